@@ -1,0 +1,36 @@
+# rackform — build, test, lint. `make help` lists the targets.
+GO      ?= go
+BIN     ?= bin/rackform
+VERSION ?= 0.1.0-dev
+LDFLAGS := -X github.com/rackform/rackform/internal/version.Version=$(VERSION)
+
+.PHONY: help build test lint demo fuzz bench generate clean
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+build: ## build bin/rackform
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/rackform
+
+test: ## vet and run every test (the command CI runs)
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+lint: ## gofmt check and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+demo: build ## run the main job on the embedded default (simulated fleet)
+	./$(BIN) validate examples/nexus-lab
+
+fuzz: ## run each fuzz target briefly
+	$(GO) test ./config -run '^$$' -fuzz FuzzLoad -fuzztime 30s
+
+bench: ## run the benchmarks
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+generate: ## regenerate committed generated code (needs protoc)
+	$(GO) generate ./...
+
+clean:
+	rm -rf bin

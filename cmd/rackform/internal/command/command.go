@@ -1,0 +1,166 @@
+// Package command implements rackform's subcommands: it parses arguments,
+// wires the concrete config, planner, executor and providers together, and
+// maps results to documented exit codes.
+package command
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/cli"
+	"github.com/mattn/go-isatty"
+
+	"github.com/rackform/rackform/internal/version"
+)
+
+// Exit codes, documented in the README. Every command maps its outcome to one
+// of these in one place.
+const (
+	ExitOK          = 0
+	ExitError       = 1
+	ExitUsage       = 2 // bad flags or arguments
+	ExitPaused      = 3 // apply paused; also fmt -check "needs formatting"
+	ExitInterrupted = 130
+)
+
+// Streams are the process's standard streams, injected so tests can capture them.
+type Streams struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Meta is what every command shares: streams, environment and presentation.
+type Meta struct {
+	Streams
+	// Color is true when stdout is a terminal and NO_COLOR is unset.
+	Color bool
+	// Getenv reads the environment; tests replace it.
+	Getenv func(string) string
+}
+
+// runner is rackform's own command shape: like cli.Command but Run takes a
+// context, so cancellation reaches every command without globals.
+type runner interface {
+	Synopsis() string
+	// Flags returns the command's flag set, bound to fresh option storage.
+	// Help text is generated from it.
+	Flags() *flag.FlagSet
+	// Usage is the one-line usage, e.g. "rackform validate [options] [DIR]".
+	Usage() string
+	// Description is the paragraph printed under the usage line.
+	Description() string
+	Run(ctx context.Context, args []string) int
+}
+
+// adapter turns a runner into a cli.Command. It is the one place a context is
+// held in a struct: hashicorp/cli's Run has no context parameter.
+type adapter struct {
+	ctx context.Context
+	r   runner
+}
+
+func (a adapter) Synopsis() string       { return a.r.Synopsis() }
+func (a adapter) Help() string           { return helpText(a.r) }
+func (a adapter) Run(args []string) int  { return a.r.Run(a.ctx, args) }
+func (a adapter) AutocompleteArgs() any  { return nil }
+func (a adapter) AutocompleteFlags() any { return nil }
+
+func helpText(r runner) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "Usage: %s\n\n", r.Usage())
+	if d := strings.TrimSpace(r.Description()); d != "" {
+		fmt.Fprintf(&b, "  %s\n\n", strings.ReplaceAll(d, "\n", "\n  "))
+	}
+	fs := r.Flags()
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		b.WriteString("Options:\n\n")
+		fs.SetOutput(&b)
+		fs.PrintDefaults()
+	}
+	return strings.TrimRight(b.String(), "\n") + "\n"
+}
+
+// parseFlags parses args with the runner's flag set, reporting errors on
+// stderr in the command's own words. ok is false when the command must exit
+// with the returned code.
+func (m *Meta) parseFlags(fs *flag.FlagSet, args []string, r runner) (rest []string, code int, ok bool) {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			fmt.Fprint(m.Stdout, helpText(r))
+			return nil, ExitOK, false
+		}
+		fmt.Fprintf(m.Stderr, "Error: %s\n\n%s\n", err, helpText(r))
+		return nil, ExitUsage, false
+	}
+	return fs.Args(), 0, true
+}
+
+// Main runs rackform with args (without the program name) and returns the
+// process exit code.
+func Main(ctx context.Context, args []string, streams Streams) int {
+	meta := &Meta{Streams: streams, Getenv: os.Getenv}
+	meta.Color = isTerminal(streams.Stdout) && os.Getenv("NO_COLOR") == ""
+	return meta.run(ctx, args)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+func (m *Meta) run(ctx context.Context, args []string) int {
+	runners := m.commands()
+	factories := make(map[string]cli.CommandFactory, len(runners))
+	for name, r := range runners {
+		r := r
+		factories[name] = func() (cli.Command, error) { return adapter{ctx: ctx, r: r}, nil }
+	}
+	c := &cli.CLI{
+		Name:           "rackform",
+		Version:        version.String(),
+		Args:           args,
+		Commands:       factories,
+		HiddenCommands: hiddenCommands,
+		HelpFunc:       m.helpFunc(runners),
+		HelpWriter:     m.Stdout,
+		ErrorWriter:    m.Stderr,
+	}
+	code, err := c.Run()
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "Error: %s\n", err)
+		return ExitError
+	}
+	return code
+}
+
+func (m *Meta) helpFunc(runners map[string]runner) cli.HelpFunc {
+	return func(cmds map[string]cli.CommandFactory) string {
+		names := make([]string, 0, len(cmds))
+		width := 0
+		for name := range cmds {
+			if _, ok := runners[name]; !ok {
+				continue // a parent of hidden nested commands, such as "provider"
+			}
+			names = append(names, name)
+			width = max(width, len(name))
+		}
+		sort.Strings(names)
+		var b strings.Builder
+		b.WriteString("Usage: rackform [--version] [--help] <command> [args]\n\n")
+		b.WriteString("rackform plans and applies firmware and runtime rollouts across bare-metal\nfleets, rack by rack.\n\nCommands:\n")
+		for _, name := range names {
+			fmt.Fprintf(&b, "    %-*s  %s\n", width, name, runners[name].Synopsis())
+		}
+		return b.String()
+	}
+}

@@ -1,0 +1,16 @@
+package command
+
+// hiddenCommands are plumbing, not for people: the built-in provider's plugin
+// entry point is started by rackform itself.
+var hiddenCommands = []string{"provider redfish"}
+
+// commands returns every subcommand by name. Each lives in its own file.
+func (m *Meta) commands() map[string]runner {
+	return map[string]runner{
+		"version":          &versionCommand{Meta: m},
+		"validate":         &validateCommand{Meta: m},
+		"fmt":              &fmtCommand{Meta: m},
+		"sim":              &simCommand{Meta: m},
+		"provider redfish": &providerRedfishCommand{Meta: m},
+	}
+}

@@ -1,0 +1,49 @@
+package command
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"runtime"
+
+	"github.com/rackform/rackform/internal/version"
+)
+
+type versionCommand struct {
+	*Meta
+	json bool
+}
+
+func (c *versionCommand) Synopsis() string    { return "Show the rackform version" }
+func (c *versionCommand) Usage() string       { return "rackform version [-json]" }
+func (c *versionCommand) Description() string { return "Prints the rackform version and the Go runtime it was built with." }
+
+func (c *versionCommand) Flags() *flag.FlagSet {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	fs.BoolVar(&c.json, "json", false, "Print the version as a JSON object.")
+	return fs
+}
+
+func (c *versionCommand) Run(_ context.Context, args []string) int {
+	fs := c.Flags()
+	rest, code, ok := c.parseFlags(fs, args, c)
+	if !ok {
+		return code
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(c.Stderr, "Error: version takes no arguments\n")
+		return ExitUsage
+	}
+	if c.json {
+		out, _ := json.MarshalIndent(map[string]string{
+			"rackform_version": version.String(),
+			"go_version":       runtime.Version(),
+			"platform":         runtime.GOOS + "_" + runtime.GOARCH,
+		}, "", "  ")
+		fmt.Fprintln(c.Stdout, string(out))
+		return ExitOK
+	}
+	fmt.Fprintf(c.Stdout, "rackform v%s\non %s_%s (%s)\n", version.String(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	return ExitOK
+}

@@ -1,0 +1,28 @@
+// Command rackform plans and applies firmware and runtime rollouts across
+// bare-metal fleets. main only wires signals to command.Main.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/rackform/rackform/cmd/rackform/internal/command"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	// The first SIGINT/SIGTERM cancels ctx (graceful: nothing new starts);
+	// command.Main decides what a second one means for the running command.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return command.Main(ctx, os.Args[1:], command.Streams{
+		Stdin:  os.Stdin,
+		Stdout: os.Stdout,
+		Stderr: os.Stderr,
+	})
+}

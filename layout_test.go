@@ -1,0 +1,80 @@
+package rackform
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/rackform/rackform"
+
+// TestImportRules enforces DESIGN.md §6: imports point one way. Each rule
+// names packages (a trailing "/..." includes sub-packages) and the imports
+// that none of their transitive dependencies may contain.
+func TestImportRules(t *testing.T) {
+	rules := []struct {
+		pkgs      string
+		forbidden []string
+		why       string
+	}{
+		{"providers/...", []string{"config", "planner", "executor", "cmd"}, "providers speak only the wire contract"},
+		{"executor/...", []string{"config", "planner!", "providers/plugin", "providers/redfish", "providers/sim", "github.com/hashicorp/go-plugin", "cmd"}, "the executor needs only the plan and the provider contract"},
+		{"planner/...", []string{"executor", "providers/plugin", "providers/redfish", "providers/sim", "github.com/hashicorp/go-plugin", "github.com/stmcginnis/gofish", "cmd"}, "the planner gets provider factories injected"},
+		{"planner/plan", []string{"config", "planner!"}, "plans are pure data"},
+		{"config/...", []string{"planner", "executor", "providers/plugin", "providers/redfish", "providers/sim", "cmd"}, "config is source structure only"},
+		{"providers/sim/...", []string{"providers/redfish", "github.com/stmcginnis/gofish"}, "the simulator is an independent implementation of Redfish"},
+		{"providers", []string{"github.com/hashicorp/go-plugin", "google.golang.org/grpc"}, "the contract is plain data"},
+	}
+	for _, r := range rules {
+		t.Run(r.pkgs, func(t *testing.T) {
+			out, err := exec.Command("go", "list", "-deps", "-test=false", "-f", "{{.ImportPath}}", "./"+r.pkgs).CombinedOutput()
+			if err != nil {
+				if strings.Contains(string(out), "matched no packages") || strings.Contains(string(out), "no Go files") {
+					t.Skipf("no packages yet for %s", r.pkgs)
+				}
+				t.Fatalf("go list: %v\n%s", err, out)
+			}
+			for _, dep := range strings.Fields(string(out)) {
+				for _, f := range r.forbidden {
+					if forbids(f, dep) {
+						t.Errorf("%s depends on %s: forbidden (%s)", r.pkgs, dep, r.why)
+					}
+				}
+			}
+		})
+	}
+}
+
+// forbids reports whether dep is matched by rule f: a path of this module
+// (with its sub-packages, or exactly when f ends in "!") or an external
+// module path prefix.
+func forbids(f, dep string) bool {
+	exact := strings.HasSuffix(f, "!")
+	f = strings.TrimSuffix(f, "!")
+	if !strings.Contains(f, ".") { // a path inside this module
+		f = module + "/" + f
+	}
+	if exact {
+		return dep == f
+	}
+	return dep == f || strings.HasPrefix(dep, f+"/")
+}
+
+func TestForbids(t *testing.T) {
+	cases := []struct {
+		rule, dep string
+		want      bool
+	}{
+		{"planner", module + "/planner", true},
+		{"planner", module + "/planner/plan", true},
+		{"planner!", module + "/planner/plan", false},
+		{"planner!", module + "/planner", true},
+		{"config", module + "/configx", false},
+		{"github.com/hashicorp/go-plugin", "github.com/hashicorp/go-plugin/internal/grpcmux", true},
+	}
+	for _, c := range cases {
+		if got := forbids(c.rule, c.dep); got != c.want {
+			t.Errorf("forbids(%q, %q) = %v, want %v", c.rule, c.dep, got, c.want)
+		}
+	}
+}

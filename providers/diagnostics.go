@@ -1,0 +1,77 @@
+package providers
+
+import (
+	"errors"
+	"strings"
+)
+
+// Severity of a Diagnostic.
+type Severity int
+
+const (
+	Error Severity = iota + 1
+	Warning
+)
+
+func (s Severity) String() string {
+	switch s {
+	case Error:
+		return "error"
+	case Warning:
+		return "warning"
+	}
+	return "unknown"
+}
+
+// Diagnostic is a provider's message: a short summary phrase and sentences
+// of detail. Server names the server it is about, if any. Never include
+// credentials.
+type Diagnostic struct {
+	Severity Severity `json:"severity"`
+	Summary  string   `json:"summary"`
+	Detail   string   `json:"detail,omitempty"`
+	Server   string   `json:"server,omitempty"`
+}
+
+// Diagnostics is a list of Diagnostic.
+type Diagnostics []Diagnostic
+
+// Errorf is a shorthand for an error diagnostic list.
+func Errorf(server, summary, detail string) Diagnostics {
+	return Diagnostics{{Severity: Error, Summary: summary, Detail: detail, Server: server}}
+}
+
+// HasErrors reports whether any diagnostic is an error.
+func (d Diagnostics) HasErrors() bool {
+	for _, x := range d {
+		if x.Severity == Error {
+			return true
+		}
+	}
+	return false
+}
+
+// Err returns the errors as one error, or nil.
+func (d Diagnostics) Err() error {
+	var errs []error
+	for _, x := range d {
+		if x.Severity == Error {
+			errs = append(errs, errors.New(x.String()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (d Diagnostic) String() string {
+	var b strings.Builder
+	if d.Server != "" {
+		b.WriteString(d.Server)
+		b.WriteString(": ")
+	}
+	b.WriteString(d.Summary)
+	if d.Detail != "" {
+		b.WriteString(": ")
+		b.WriteString(d.Detail)
+	}
+	return b.String()
+}
