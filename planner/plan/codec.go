@@ -1,0 +1,153 @@
+package plan
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// FormatVersion is the plan file format this rackform writes. Readers accept
+// the same major and any minor up to their own.
+const FormatVersion = "1.0"
+
+var checksumKey = []byte(`"checksum": "`)
+
+// Encode returns the plan file bytes: indented JSON, deterministic for equal
+// plans, with the checksum filled in. p is not modified.
+func Encode(p *Plan) ([]byte, error) {
+	c := *p
+	c.Checksum = ""
+	if c.FormatVersion == "" {
+		c.FormatVersion = FormatVersion
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(&c); err != nil {
+		return nil, fmt.Errorf("encoding plan: %w", err)
+	}
+	b := buf.Bytes()
+	sum := sha256.Sum256(b)
+	i := bytes.LastIndex(b, append(append([]byte{}, checksumKey...), '"'))
+	if i < 0 {
+		return nil, errors.New("encoding plan: checksum field missing")
+	}
+	out := make([]byte, 0, len(b)+72)
+	out = append(out, b[:i+len(checksumKey)]...)
+	out = append(out, "sha256:"+hex.EncodeToString(sum[:])...)
+	out = append(out, b[i+len(checksumKey):]...)
+	return out, nil
+}
+
+// SHA256 is the plan's identity: the hex SHA-256 of the file bytes.
+func SHA256(file []byte) string {
+	sum := sha256.Sum256(file)
+	return hex.EncodeToString(sum[:])
+}
+
+// DecodeError explains why a plan file was refused.
+type DecodeError struct {
+	Reason string
+	Err    error
+}
+
+func (e *DecodeError) Error() string {
+	if e.Err != nil {
+		return e.Reason + ": " + e.Err.Error()
+	}
+	return e.Reason
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Decode parses and verifies a plan file: JSON shape, format version,
+// checksum. It refuses corrupt, truncated, tampered and unknown-major files.
+func Decode(file []byte) (*Plan, error) {
+	if len(bytes.TrimSpace(file)) == 0 {
+		return nil, &DecodeError{Reason: "the file is empty"}
+	}
+	var head struct {
+		FormatVersion *string `json:"format_version"`
+	}
+	if err := json.Unmarshal(file, &head); err != nil {
+		return nil, syntaxError(file, err)
+	}
+	if head.FormatVersion == nil {
+		return nil, &DecodeError{Reason: "not a rackform plan file (no format_version)"}
+	}
+	if err := checkVersion(*head.FormatVersion); err != nil {
+		return nil, err
+	}
+	if err := verifyChecksum(file); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(file))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	var p Plan
+	if err := dec.Decode(&p); err != nil {
+		return nil, &DecodeError{Reason: "the plan does not match format " + *head.FormatVersion, Err: err}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &DecodeError{Reason: "unexpected data after the plan"}
+	}
+	return &p, nil
+}
+
+func syntaxError(file []byte, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) && int(se.Offset) >= len(bytes.TrimRight(file, " \t\r\n")) {
+		return &DecodeError{Reason: fmt.Sprintf("the file is truncated (ends after %d bytes)", len(file))}
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "unexpected end of JSON input") {
+		return &DecodeError{Reason: fmt.Sprintf("the file is truncated (ends after %d bytes)", len(file))}
+	}
+	return &DecodeError{Reason: "the file is not valid JSON", Err: err}
+}
+
+func checkVersion(v string) error {
+	major, minor, ok := strings.Cut(v, ".")
+	maj, err1 := strconv.Atoi(major)
+	min, err2 := strconv.Atoi(minor)
+	if !ok || err1 != nil || err2 != nil {
+		return &DecodeError{Reason: fmt.Sprintf("format_version %q is not MAJOR.MINOR", v)}
+	}
+	ourMaj, ourMin := 1, 0
+	fmt.Sscanf(FormatVersion, "%d.%d", &ourMaj, &ourMin)
+	if maj != ourMaj {
+		return &DecodeError{Reason: fmt.Sprintf("plan format %s is not supported: this rackform reads format %d.x; use the rackform version that wrote the plan, or plan again", v, ourMaj)}
+	}
+	if min > ourMin {
+		return &DecodeError{Reason: fmt.Sprintf("plan format %s is newer than this rackform (reads up to %s); upgrade rackform", v, FormatVersion)}
+	}
+	return nil
+}
+
+func verifyChecksum(file []byte) error {
+	i := bytes.LastIndex(file, checksumKey)
+	if i < 0 {
+		return &DecodeError{Reason: "the plan has no checksum"}
+	}
+	start := i + len(checksumKey)
+	end := bytes.IndexByte(file[start:], '"')
+	if end < 0 {
+		return &DecodeError{Reason: "the plan's checksum is malformed"}
+	}
+	got := string(file[start : start+end])
+	blank := make([]byte, 0, len(file))
+	blank = append(blank, file[:start]...)
+	blank = append(blank, file[start+end:]...)
+	sum := sha256.Sum256(blank)
+	want := "sha256:" + hex.EncodeToString(sum[:])
+	if got != want {
+		return &DecodeError{Reason: "the plan was modified after it was written (checksum mismatch); plan again instead of editing the file"}
+	}
+	return nil
+}

@@ -1,0 +1,185 @@
+package plan
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rackform/rackform/providers"
+)
+
+func samplePlan() *Plan {
+	at := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	return &Plan{
+		RackformVersion: "0.1.0",
+		CreatedAt:       at,
+		NotAfter:        at.Add(72 * time.Hour),
+		Config: Snapshot{Dir: "examples/nexus-lab", Files: []File{{
+			Name: "main.rf.hcl", SHA256: "abc", Content: "cluster \"a\" {\n  # \"checksum\": \"\"\n}\n",
+		}}},
+		Inputs:    Inputs{Variables: map[string]any{"site": "lab"}, Sensitive: []string{"bmc_password"}},
+		Providers: []Provider{{Name: "redfish", Version: "0.1.0", Source: "builtin", SHA256: "00ff"}},
+		Run: Run{Name: "default", Scope: "full", Stages: []Stage{{
+			ID: "stage.default", Name: "default", OnBreach: "fail",
+			Groups: []Group{{ID: "stage.default.group.default", Name: "default", Clusters: []Cluster{{
+				ID: "cluster.a", Name: "a", WindowPriority: "none",
+				Settings: Settings{DrainTimeout: Duration(20 * time.Minute)},
+				Phases: []Phase{{ID: "cluster.a.compute", Kind: PhaseCompute, Scopes: []Scope{{
+					ID: "cluster.a.compute.rack.r01", Kind: "rack", Name: "r01", Rack: "r01",
+					Servers:   []string{"a/r01/s1"},
+					Threshold: Threshold{Type: "percent", Value: 50}, Eligible: 1, Required: 1, MaxUnavailable: 1, OnBreach: "pause",
+				}}}},
+			}}}},
+		}}},
+		Servers: []Server{{
+			Address: "a/r01/s1", Name: "s1", Cluster: "a", Rack: "r01", Role: "compute", BMC: "https://127.1.1.1:8443", Provider: "redfish",
+			Observed: Observed{Reachable: true, PowerState: "On", Health: "OK", Components: []providers.Component{{ID: "BIOS", Version: "1.0"}}},
+			Action:   ActionUpgrade,
+			Changes:  []Change{{Component: "bios", Kind: "firmware", From: "1.0", To: "1.1", Reboot: true}},
+			Steps: []Step{
+				{Index: 1, Kind: StepDrain, Timeout: Duration(20 * time.Minute)},
+				{Index: 2, Kind: StepUpdate, Component: "bios", Match: &providers.Match{ID: "BIOS"}, Version: "1.1", Image: "http://127.0.0.1:9/bios-1.1.bin"},
+			},
+			Reboots: 1, Estimate: Duration(15 * time.Minute),
+		}},
+		Summary: Summary{Upgrade: 1, Racks: 1, Estimate: Duration(15 * time.Minute)},
+	}
+}
+
+func TestEncodeDecodeRoundTrip(t *testing.T) {
+	p := samplePlan()
+	b, err := Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	if !strings.HasPrefix(got.Checksum, "sha256:") {
+		t.Errorf("checksum = %q, want sha256:…", got.Checksum)
+	}
+	got.Checksum = ""
+	want := *p
+	want.FormatVersion = FormatVersion
+	if diff := cmp.Diff(&want, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	b2, err := Encode(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, b2) {
+		t.Errorf("re-encoding a decoded plan changed its bytes:\n%s\n----\n%s", b, b2)
+	}
+}
+
+func TestEncodeDeterministic(t *testing.T) {
+	a, _ := Encode(samplePlan())
+	b, _ := Encode(samplePlan())
+	if !bytes.Equal(a, b) {
+		t.Fatal("two encodings of equal plans differ")
+	}
+	if SHA256(a) != SHA256(b) {
+		t.Fatal("SHA256 differs")
+	}
+}
+
+func TestDecodeRefusals(t *testing.T) {
+	good, err := Encode(samplePlan())
+	if err != nil {
+		t.Fatal(err)
+	}
+	withVersion := func(v string) []byte {
+		p := samplePlan()
+		p.FormatVersion = v
+		b, err := Encode(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	cases := []struct {
+		name string
+		file []byte
+		want string
+	}{
+		{"empty", nil, "the file is empty"},
+		{"whitespace", []byte("  \n"), "the file is empty"},
+		{"not json", []byte("cluster \"a\" {}"), "not valid JSON"},
+		{"not a plan", []byte(`{"hello": 1}`), "not a rackform plan file"},
+		{"truncated half", good[:len(good)/2], "truncated"},
+		{"truncated end", good[:len(good)-3], "truncated"},
+		{"tampered version", bytes.Replace(good, []byte(`"to": "1.1"`), []byte(`"to": "9.9"`), 1), "modified after it was written"},
+		{"tampered content", bytes.Replace(good, []byte(`"reboots": 1`), []byte(`"reboots": 0`), 1), "modified after it was written"},
+		{"unknown major", withVersion("2.0"), "plan format 2.0 is not supported"},
+		{"newer minor", withVersion("1.7"), "newer than this rackform"},
+		{"bad version", withVersion("one"), "is not MAJOR.MINOR"},
+		{"checksum removed", bytes.Replace(good, []byte(`"checksum": "sha256:`), []byte(`"checksum_": "sha256:`), 1), "no checksum"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Decode(c.file)
+			if err == nil {
+				t.Fatal("Decode accepted the file")
+			}
+			var de *DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("error %T is not a *DecodeError: %v", err, err)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q does not contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+// A file with a valid checksum but a field this format does not know is
+// refused: apply must not silently ignore instructions.
+func TestDecodeUnknownField(t *testing.T) {
+	good, _ := Encode(samplePlan())
+	edited := bytes.Replace(good, []byte(`"rackform_version"`), []byte(`"surprise": true,
+  "rackform_version"`), 1)
+	edited = reseal(t, edited)
+	_, err := Decode(edited)
+	if err == nil || !strings.Contains(err.Error(), "surprise") {
+		t.Fatalf("Decode = %v, want an error naming the unknown field", err)
+	}
+}
+
+func reseal(t *testing.T, file []byte) []byte {
+	t.Helper()
+	i := bytes.LastIndex(file, checksumKey)
+	start := i + len(checksumKey)
+	end := bytes.IndexByte(file[start:], '"')
+	blank := append(append([]byte{}, file[:start]...), file[start+end:]...)
+	sum := sha256.Sum256(blank)
+	return append(append(append([]byte{}, file[:start]...), "sha256:"+hex.EncodeToString(sum[:])...), file[start+end:]...)
+}
+
+func FuzzDecode(f *testing.F) {
+	good, _ := Encode(samplePlan())
+	f.Add(good)
+	f.Add(good[:100])
+	f.Add([]byte(`{"format_version":"1.0","checksum":""}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := Decode(b)
+		if err != nil {
+			return
+		}
+		// Whatever decodes must encode again and decode to the same plan.
+		out, err := Encode(p)
+		if err != nil {
+			t.Fatalf("Encode of a decoded plan: %v", err)
+		}
+		if _, err := Decode(out); err != nil {
+			t.Fatalf("re-decode: %v", err)
+		}
+	})
+}

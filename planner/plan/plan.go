@@ -1,0 +1,206 @@
+// Package plan is the plan file: pure data describing exactly what apply
+// will do, and its codec. The planner makes plans; the executor runs them.
+// Nothing here talks to a BMC or reads a config.
+package plan
+
+import (
+	"time"
+
+	"github.com/rackform/rackform/providers"
+)
+
+// Plan is one reviewable, archivable upgrade plan. Its SHA-256 (of the
+// encoded file) is its identity.
+type Plan struct {
+	FormatVersion   string    `json:"format_version"`
+	RackformVersion string    `json:"rackform_version"`
+	CreatedAt       time.Time `json:"created_at"`
+	// NotAfter is when the plan expires: apply refuses it afterwards,
+	// because what was observed is too old to trust.
+	NotAfter time.Time `json:"not_after"`
+
+	Config    Snapshot   `json:"config"`
+	Inputs    Inputs     `json:"inputs"`
+	Providers []Provider `json:"providers"`
+	// Targeting records -target/-exclude, so reviewers see the plan is partial.
+	Targets  []string `json:"targets,omitempty"`
+	Excludes []string `json:"excludes,omitempty"`
+
+	Run     Run      `json:"run"`
+	Servers []Server `json:"servers"`
+	Summary Summary  `json:"summary"`
+	// Warnings are non-fatal findings shown with the plan.
+	Warnings []Message `json:"warnings,omitempty"`
+
+	// Checksum is "sha256:<hex>" of the encoded plan with Checksum empty.
+	// It detects corruption and hand edits; it is not a signature.
+	Checksum string `json:"checksum"`
+}
+
+// Snapshot is the configuration the plan was made from, every file's text.
+type Snapshot struct {
+	// Dir is the configuration path as given to plan (relative as typed).
+	Dir   string `json:"dir"`
+	Files []File `json:"files"`
+}
+
+// File is one configuration file.
+type File struct {
+	Name    string `json:"name"`
+	SHA256  string `json:"sha256"`
+	Content string `json:"content"`
+}
+
+// Inputs are the resolved variables. Sensitive values are never stored:
+// only their names, and apply requires them again.
+type Inputs struct {
+	// Variables holds non-sensitive variable values as JSON.
+	Variables map[string]any `json:"variables,omitempty"`
+	// Sensitive names the sensitive variables apply must be given again.
+	Sensitive []string `json:"sensitive,omitempty"`
+	// Env names the environment variables the config reads with env()
+	// (credentials); apply checks they are set.
+	Env []string `json:"env,omitempty"`
+}
+
+// Provider is a provider plugin the plan was made with. Apply refuses to
+// run with a different binary.
+type Provider struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// Source is "builtin" (the rackform binary) or the plugin's file name.
+	Source string `json:"source"`
+	SHA256 string `json:"sha256"`
+}
+
+// Server is one server in scope and what will happen to it.
+type Server struct {
+	// Address is cluster/rack/server, unique in a plan.
+	Address  string            `json:"address"`
+	Name     string            `json:"name"`
+	Cluster  string            `json:"cluster"`
+	Rack     string            `json:"rack"`
+	Role     string            `json:"role"`
+	NodeName string            `json:"node_name,omitempty"`
+	BMC      string            `json:"bmc"`
+	Provider string            `json:"provider"`
+	Labels   map[string]string `json:"labels,omitempty"`
+
+	Observed Observed `json:"observed"`
+	// Fingerprint of the observed state; apply re-observes and compares.
+	Fingerprint string `json:"fingerprint,omitempty"`
+
+	Action Action `json:"action"`
+	// Reason explains a skip or block, e.g. "already_at_target".
+	Reason  string   `json:"reason,omitempty"`
+	Changes []Change `json:"changes,omitempty"`
+	Steps   []Step   `json:"steps,omitempty"`
+	Reboots int      `json:"reboots"`
+	// Estimate is the expected duration of the server's steps.
+	Estimate Duration `json:"estimate"`
+}
+
+// Action is what the plan does with a server.
+type Action string
+
+const (
+	ActionUpgrade Action = "upgrade"
+	ActionSkip    Action = "skip"
+)
+
+// Skip reasons.
+const (
+	ReasonAtTarget    = "already_at_target"
+	ReasonUnreachable = "unreachable"
+	ReasonUnhealthy   = "unhealthy"
+	ReasonExcluded    = "excluded"
+	ReasonOutOfScope  = "out_of_scope"
+)
+
+// Observed is what the server's BMC reported at plan time.
+type Observed struct {
+	Reachable  bool                  `json:"reachable"`
+	PowerState string                `json:"power_state,omitempty"`
+	Health     string                `json:"health,omitempty"`
+	Components []providers.Component `json:"components,omitempty"`
+}
+
+// Change is one component moving from one version to another.
+type Change struct {
+	Component string `json:"component"`
+	Kind      string `json:"kind"` // "firmware" or "runtime"
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Reboot    bool   `json:"reboot"`
+}
+
+// StepKind extends the provider step kinds with the executor's hooks.
+type StepKind string
+
+// Step kinds. Drain and uncordon run hooks; the rest are provider steps.
+const (
+	StepDrain     StepKind = "drain"
+	StepUncordon  StepKind = "uncordon"
+	StepShutdown  StepKind = StepKind(providers.StepShutdown)
+	StepPowerOn   StepKind = StepKind(providers.StepPowerOn)
+	StepUpdate    StepKind = StepKind(providers.StepUpdate)
+	StepReset     StepKind = StepKind(providers.StepReset)
+	StepReimage   StepKind = StepKind(providers.StepReimage)
+	StepWaitReady StepKind = StepKind(providers.StepWaitReady)
+)
+
+// Step is one action on one server, numbered in execution order.
+type Step struct {
+	Index     int              `json:"index"`
+	Kind      StepKind         `json:"kind"`
+	Component string           `json:"component,omitempty"`
+	Match     *providers.Match `json:"match,omitempty"`
+	Version   string           `json:"version,omitempty"`
+	Image     string           `json:"image,omitempty"`
+	ApplyTime string           `json:"apply_time,omitempty"`
+	Method    string           `json:"method,omitempty"`
+	ResetType string           `json:"reset_type,omitempty"`
+	// Timeout bounds the step: drain (then proceed), shutdown (then force
+	// off), wait_ready (then remediation).
+	Timeout Duration                `json:"timeout,omitempty"`
+	Expect  []providers.Expectation `json:"expect,omitempty"`
+	// Estimate is the expected duration of the step.
+	Estimate Duration `json:"estimate"`
+}
+
+// ProviderStep converts a provider step to the provider contract.
+func (s Step) ProviderStep() providers.Step {
+	ps := providers.Step{
+		Kind:      providers.StepKind(s.Kind),
+		Component: s.Component,
+		Version:   s.Version,
+		ImageURI:  s.Image,
+		ApplyTime: s.ApplyTime,
+		Method:    s.Method,
+		ResetType: s.ResetType,
+		Timeout:   time.Duration(s.Timeout),
+		Expect:    s.Expect,
+	}
+	if s.Match != nil {
+		ps.Match = *s.Match
+	}
+	return ps
+}
+
+// IsHook reports whether the step runs an executor hook, not a provider step.
+func (s Step) IsHook() bool { return s.Kind == StepDrain || s.Kind == StepUncordon }
+
+// Message is a warning or note attached to the plan.
+type Message struct {
+	Summary string `json:"summary"`
+	Detail  string `json:"detail,omitempty"`
+	Server  string `json:"server,omitempty"`
+}
+
+// Summary is the headline of a plan.
+type Summary struct {
+	Upgrade  int      `json:"upgrade"`
+	Skip     int      `json:"skip"`
+	Racks    int      `json:"racks"`
+	Estimate Duration `json:"estimate"`
+}
