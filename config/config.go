@@ -4,8 +4,15 @@
 package config
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // FileSuffix is the suffix of configuration files in a directory.
@@ -36,13 +43,243 @@ func NewLoader(opts LoadOptions) *Loader {
 // Files returns every file parsed so far, by the filename used in diagnostics.
 func (l *Loader) Files() map[string]*hcl.File { return l.parser.Files() }
 
-// Config is a loaded configuration.
+// Config is a loaded configuration. Slices keep declared order (files in
+// name order, blocks in file order); lookups by name are methods.
 type Config struct {
 	// Path is the directory or file that was loaded.
 	Path string
+	// Dir is the configuration directory: file() and templatefile() paths
+	// are relative to it.
+	Dir string
+	// Files are the configuration files, byte for byte, sorted by name.
+	Files []SourceFile
+
+	Variables          []*Variable
+	Providers          []*Provider
+	Releases           []*Release
+	Catalog            *Catalog
+	Strategies         []*Strategy
+	MaintenanceWindows []*MaintenanceWindow
+	Clusters           []*Cluster
+	Rollouts           []*Rollout
+
+	// EnvReferences are the environment variables named by env() calls,
+	// sorted; MissingEnv are those that were unset or empty. Loading does
+	// not fail on them (validate needs no credentials), but anything that
+	// talks to a BMC must refuse to run while MissingEnv is not empty.
+	EnvReferences []string
+	MissingEnv    []string
+
+	// DefaultStrategy is used by clusters without a strategy attribute.
+	DefaultStrategy *Strategy
 }
 
-// Load reads path, a directory of *.rf.hcl files or one file.
+// Variable returns the variable named name, or nil.
+func (c *Config) Variable(name string) *Variable {
+	return find(c.Variables, name, func(v *Variable) string { return v.Name })
+}
+
+// Provider returns the provider named name, or nil.
+func (c *Config) Provider(name string) *Provider {
+	return find(c.Providers, name, func(v *Provider) string { return v.Name })
+}
+
+// Release returns the release named name, or nil.
+func (c *Config) Release(name string) *Release {
+	return find(c.Releases, name, func(v *Release) string { return v.Name })
+}
+
+// Strategy returns the strategy named name, or nil.
+func (c *Config) Strategy(name string) *Strategy {
+	return find(c.Strategies, name, func(v *Strategy) string { return v.Name })
+}
+
+// MaintenanceWindow returns the window named name, or nil.
+func (c *Config) MaintenanceWindow(name string) *MaintenanceWindow {
+	return find(c.MaintenanceWindows, name, func(v *MaintenanceWindow) string { return v.Name })
+}
+
+// Cluster returns the cluster named name, or nil.
+func (c *Config) Cluster(name string) *Cluster {
+	return find(c.Clusters, name, func(v *Cluster) string { return v.Name })
+}
+
+// Rollout returns the rollout named name, or nil.
+func (c *Config) Rollout(name string) *Rollout {
+	return find(c.Rollouts, name, func(v *Rollout) string { return v.Name })
+}
+
+// Server returns the server named name (server names are unique across
+// the configuration), or nil.
+func (c *Config) Server(name string) *Server {
+	for _, cl := range c.Clusters {
+		for _, r := range cl.Racks {
+			for _, s := range r.Servers {
+				if s.Name == name {
+					return s
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Servers returns every server in declared order: clusters, racks, servers.
+func (c *Config) Servers() []*Server {
+	var out []*Server
+	for _, cl := range c.Clusters {
+		out = append(out, cl.Servers()...)
+	}
+	return out
+}
+
+// InputValues returns the resolved values of the non-sensitive variables,
+// unmarked, by name: what a plan file may record.
+func (c *Config) InputValues() map[string]cty.Value {
+	out := map[string]cty.Value{}
+	for _, v := range c.Variables {
+		if !v.Sensitive && v.Value != cty.NilVal {
+			out[v.Name] = v.Value
+		}
+	}
+	return out
+}
+
+// SensitiveVariables returns the names of the sensitive variables, sorted:
+// a plan records these names and apply must be given the values again.
+func (c *Config) SensitiveVariables() []string {
+	var out []string
+	for _, v := range c.Variables {
+		if v.Sensitive {
+			out = append(out, v.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// EffectiveRollout returns the rollout to run. With name "" it is the only
+// rollout declared, or, when none is, an implicit rollout of one stage and
+// one group holding every cluster in declared order (ROLLOUT-RULES, tree).
+func (c *Config) EffectiveRollout(name string) (*Rollout, error) {
+	if name != "" {
+		if r := c.Rollout(name); r != nil {
+			return r, nil
+		}
+		return nil, fmt.Errorf("no rollout named %q", name)
+	}
+	switch len(c.Rollouts) {
+	case 0:
+		return &Rollout{
+			Name:     "default",
+			Implicit: true,
+			Scope:    ScopeFull,
+			Stages: []*Stage{{
+				Name:   "default",
+				Groups: []*Group{{Name: "default", Clusters: append([]*Cluster(nil), c.Clusters...)}},
+			}},
+		}, nil
+	case 1:
+		return c.Rollouts[0], nil
+	default:
+		names := make([]string, len(c.Rollouts))
+		for i, r := range c.Rollouts {
+			names[i] = r.Name
+		}
+		return nil, fmt.Errorf("the configuration declares %d rollouts (%s): name the one to run", len(names), strings.Join(names, ", "))
+	}
+}
+
+func find[T any](list []T, name string, key func(T) string) T {
+	for _, v := range list {
+		if key(v) == name {
+			return v
+		}
+	}
+	var zero T
+	return zero
+}
+
+// Load reads path, a directory of *.rf.hcl files or one file. It always
+// returns a Config (possibly partial) so callers can still inspect what
+// loaded; the diagnostics hold every problem found, with source ranges.
 func (l *Loader) Load(path string) (*Config, hcl.Diagnostics) {
-	return &Config{Path: path}, nil
+	cfg := &Config{Path: path}
+	names, dir, diags := configFiles(path)
+	cfg.Dir = dir
+	if diags.HasErrors() {
+		return cfg, diags
+	}
+	s := newLoadState(l, cfg)
+	var files []*hcl.File
+	for _, name := range names {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Failed to read configuration file",
+				Detail:   fmt.Sprintf("Cannot read %s: %v.", name, err),
+			})
+			continue
+		}
+		cfg.Files = append(cfg.Files, SourceFile{Name: name, Bytes: src})
+		f, pd := l.parser.ParseHCL(src, name)
+		diags = append(diags, pd...)
+		if f != nil {
+			files = append(files, f)
+		}
+	}
+	if diags.HasErrors() {
+		// A syntax error makes every later diagnostic a guess; stop here
+		// like HCL tools do.
+		return cfg, diags
+	}
+	diags = append(diags, s.load(files)...)
+	return cfg, s.scrub(diags)
+}
+
+// configFiles lists the files of path in name order and the configuration
+// directory.
+func configFiles(path string) ([]string, string, hcl.Diagnostics) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, "", hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Configuration not found",
+			Detail:   fmt.Sprintf("Cannot read %s: %v.", path, err),
+		}}
+	}
+	if !info.IsDir() {
+		if !strings.HasSuffix(path, FileSuffix) {
+			return nil, "", hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "Not a configuration file",
+				Detail:   fmt.Sprintf("%s does not end in %s; rackform reads only *%s files.", path, FileSuffix, FileSuffix),
+			}}
+		}
+		return []string{path}, filepath.Dir(path), nil
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil, path, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Cannot read configuration directory",
+			Detail:   fmt.Sprintf("Cannot list %s: %v.", path, err),
+		}}
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), FileSuffix) {
+			names = append(names, filepath.Join(path, e.Name()))
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return nil, path, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "No configuration files",
+			Detail:   fmt.Sprintf("The directory %s contains no *%s files.", path, FileSuffix),
+		}}
+	}
+	return names, path, nil
 }

@@ -1,0 +1,336 @@
+package config
+
+import (
+	"fmt"
+	"math/big"
+	"sort"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/dynblock"
+	"github.com/zclconf/go-cty/cty"
+)
+
+var clusterSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "strategy"}, {Name: "release"}, {Name: "maintenance_window"},
+		{Name: "provider"}, {Name: "labels"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "rack", LabelNames: []string{"name"}}},
+}
+
+var rackSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "for_each"}, {Name: "count"}, {Name: "name"},
+		{Name: "labels"}, {Name: "maintenance_window"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "server", LabelNames: []string{"name"}}},
+}
+
+var serverSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "for_each"}, {Name: "count"}, {Name: "name"},
+		{Name: "bmc", Required: true}, {Name: "role", Required: true},
+		{Name: "node_name"}, {Name: "labels"}, {Name: "maintenance_window"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "credentials"}},
+}
+
+var credentialsSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+	{Name: "username", Required: true}, {Name: "password", Required: true},
+}}
+
+// instance is one expansion of a block under for_each or count.
+type instance struct {
+	ctx *hcl.EvalContext
+	// key is each.key, or the count index as a decimal.
+	key     string
+	counted bool
+}
+
+// expand evaluates the for_each or count meta-argument of a block and
+// returns one evaluation context per instance, in a stable order (for_each
+// over a map or object: key order; over a set: element order; count:
+// index order). Without either, the block is one instance in ctx.
+func (s *loadState) expand(b *hcl.Block, attrs hcl.Attributes, ctx *hcl.EvalContext, diags *hcl.Diagnostics) []instance {
+	fe, cnt := attrs["for_each"], attrs["count"]
+	if fe != nil && cnt != nil {
+		*diags = append(*diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid combination of \"count\" and \"for_each\"",
+			Detail:   fmt.Sprintf("The %s block sets both count and for_each; use one.", b.Type),
+			Subject:  cnt.NameRange.Ptr(),
+		})
+		return nil
+	}
+	child := func(vars map[string]cty.Value) *hcl.EvalContext {
+		c := ctx.NewChild()
+		c.Variables = vars
+		return c
+	}
+	switch {
+	case cnt != nil:
+		v, d := cnt.Expr.Value(ctx)
+		*diags = append(*diags, d...)
+		if d.HasErrors() {
+			return nil
+		}
+		v, _ = v.Unmark()
+		if v.IsNull() || !v.IsKnown() || v.Type() != cty.Number {
+			*diags = append(*diags, invalidMeta(cnt, "The count argument must be a whole number."))
+			return nil
+		}
+		n, acc := v.AsBigFloat().Int64()
+		if acc != big.Exact || n < 0 || n > 1_000_000 {
+			*diags = append(*diags, invalidMeta(cnt, "The count argument must be a whole number from 0 to 1000000."))
+			return nil
+		}
+		out := make([]instance, n)
+		for i := range out {
+			out[i] = instance{
+				ctx:     child(map[string]cty.Value{"count": cty.ObjectVal(map[string]cty.Value{"index": cty.NumberIntVal(int64(i))})}),
+				key:     fmt.Sprint(i),
+				counted: true,
+			}
+		}
+		return out
+	case fe != nil:
+		v, d := fe.Expr.Value(ctx)
+		*diags = append(*diags, d...)
+		if d.HasErrors() {
+			return nil
+		}
+		if v.ContainsMarked() {
+			*diags = append(*diags, invalidMeta(fe, "The for_each value is derived from a sensitive value, and its keys would become names shown in plans."))
+			return nil
+		}
+		if v.IsNull() || !v.IsWhollyKnown() {
+			*diags = append(*diags, invalidMeta(fe, "The for_each value must be known and not null."))
+			return nil
+		}
+		ty := v.Type()
+		var out []instance
+		add := func(k string, val cty.Value) {
+			each := cty.ObjectVal(map[string]cty.Value{"key": cty.StringVal(k), "value": val})
+			out = append(out, instance{ctx: child(map[string]cty.Value{"each": each}), key: k})
+		}
+		switch {
+		case ty.IsMapType() || ty.IsObjectType():
+			m := v.AsValueMap()
+			for _, k := range sortedKeys(m) {
+				add(k, m[k])
+			}
+		case ty.IsSetType():
+			if !ty.ElementType().Equals(cty.String) {
+				*diags = append(*diags, invalidMeta(fe, "A for_each set must contain strings; use a map (for example with a for expression) to iterate over other values."))
+				return nil
+			}
+			for it := v.ElementIterator(); it.Next(); {
+				_, e := it.Element()
+				add(e.AsString(), e)
+			}
+		case ty.IsListType() || ty.IsTupleType():
+			// Terraform refuses lists because their indexes make unstable
+			// names; here each element must carry its name, so a list of
+			// objects with a "name" attribute (what csvdecode returns) is
+			// keyed by that name and keeps the file's order.
+			i := 0
+			for it := v.ElementIterator(); it.Next(); i++ {
+				_, e := it.Element()
+				et := e.Type()
+				if !(et.IsObjectType() && et.HasAttribute("name")) && !(et.IsMapType()) {
+					*diags = append(*diags, invalidMeta(fe, fmt.Sprintf("Element %d of the for_each list has no \"name\" attribute. A for_each list must hold objects with a name (such as csvdecode rows with a name column); otherwise use a map or a set of strings.", i)))
+					return nil
+				}
+				var name cty.Value
+				if et.IsObjectType() {
+					name = e.GetAttr("name")
+				} else {
+					name = e.Index(cty.StringVal("name"))
+				}
+				if name.IsNull() || name.Type() != cty.String {
+					*diags = append(*diags, invalidMeta(fe, fmt.Sprintf("Element %d of the for_each list has a name that is not a string.", i)))
+					return nil
+				}
+				add(name.AsString(), e)
+			}
+		default:
+			*diags = append(*diags, invalidMeta(fe, fmt.Sprintf("The for_each value must be a map, an object, a set of strings or a list of objects with a name; got %s.", ty.FriendlyName())))
+			return nil
+		}
+		return out
+	}
+	return []instance{{ctx: ctx}}
+}
+
+func invalidMeta(a *hcl.Attribute, detail string) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  fmt.Sprintf("Invalid %s argument", a.Name),
+		Detail:   detail,
+		Subject:  a.Expr.Range().Ptr(),
+	}
+}
+
+// instanceName is the name of an expanded block: its name attribute, else
+// each.key, else "LABEL-INDEX" under count, else the label.
+func (s *loadState) instanceName(b *hcl.Block, a *attrs, in instance) string {
+	if n, ok := a.str("name"); ok {
+		return n
+	}
+	switch {
+	case in.counted:
+		return fmt.Sprintf("%s-%s", b.Labels[0], in.key)
+	case in.key != "":
+		return in.key
+	}
+	return b.Labels[0]
+}
+
+func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagnostics {
+	// dynamic "rack" and dynamic "server" blocks expand here; the
+	// iterators they bind are visible to nested for_each and attributes.
+	content, diags := dynblock.Expand(b.Body, ctx).Content(clusterSchema)
+	a := s.attrs(content.Attributes, ctx, &diags)
+	c := &Cluster{Name: b.Labels[0], DeclRange: b.DefRange, Labels: a.strMap("labels")}
+	c.Strategy = s.cfg.DefaultStrategy
+	if n, rng, ok := a.ref("strategy", kindStrategy); ok {
+		c.Strategy = s.strategies[n]
+		s.requireDecoded(c.Strategy == nil, rng, kindStrategy, n, &diags)
+	}
+	if n, rng, ok := a.ref("release", kindRelease); ok {
+		c.Release = s.releases[n]
+		s.requireDecoded(c.Release == nil, rng, kindRelease, n, &diags)
+	} else if content.Attributes["release"] == nil {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Missing release",
+			Detail:   fmt.Sprintf("Cluster %q needs a target: set release = release.NAME.", c.Name),
+			Subject:  b.DefRange.Ptr(),
+		})
+	}
+	if n, rng, ok := a.ref("maintenance_window", kindMaintenanceWindow); ok {
+		c.MaintenanceWindow = s.windows[n]
+		s.requireDecoded(c.MaintenanceWindow == nil, rng, kindMaintenanceWindow, n, &diags)
+	}
+	if n, rng, ok := a.ref("provider", kindProvider); ok {
+		c.Provider = s.providers[n]
+		s.requireDecoded(c.Provider == nil, rng, kindProvider, n, &diags)
+	} else if content.Attributes["provider"] == nil && len(s.providers) == 1 {
+		for _, p := range s.providers {
+			c.Provider = p
+		}
+	} else if content.Attributes["provider"] == nil && s.providers["redfish"] != nil {
+		c.Provider = s.providers["redfish"]
+	}
+
+	for _, rb := range content.Blocks {
+		rc, d := rb.Body.Content(rackSchema)
+		diags = append(diags, d...)
+		for _, in := range s.expand(rb, rc.Attributes, ctx, &diags) {
+			ra := s.attrs(rc.Attributes, in.ctx, &diags)
+			r := &Rack{Name: s.instanceName(rb, ra, in), Cluster: c, DeclRange: rb.DefRange, Labels: ra.strMap("labels")}
+			r.MaintenanceWindow = c.MaintenanceWindow
+			if n, rng, ok := ra.ref("maintenance_window", kindMaintenanceWindow); ok {
+				r.MaintenanceWindow = s.windows[n]
+				s.requireDecoded(r.MaintenanceWindow == nil, rng, kindMaintenanceWindow, n, &diags)
+			}
+			for _, sb := range rc.Blocks {
+				sc, d := sb.Body.Content(serverSchema)
+				diags = append(diags, d...)
+				for _, sin := range s.expand(sb, sc.Attributes, in.ctx, &diags) {
+					r.Servers = append(r.Servers, s.decodeServer(sb, sc, sin, r, &diags))
+				}
+			}
+			c.Racks = append(c.Racks, r)
+		}
+	}
+	s.clusters[c.Name] = c
+	labels := cty.MapValEmpty(cty.String)
+	if len(c.Labels) > 0 {
+		m := map[string]cty.Value{}
+		for k, v := range c.Labels {
+			m[k] = cty.StringVal(v)
+		}
+		labels = cty.MapVal(m)
+	}
+	s.setObject(kindCluster, c.Name, map[string]cty.Value{"labels": labels})
+	return diags
+}
+
+// requireDecoded reports a reference whose target failed to decode, which
+// only happens after the target's own errors; it keeps nil pointers from
+// passing silently.
+func (s *loadState) requireDecoded(missing bool, rng hcl.Range, kind, name string, diags *hcl.Diagnostics) {
+	if missing {
+		*diags = append(*diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Reference to undeclared " + kindNoun(kind),
+			Detail:   fmt.Sprintf("There is no usable %s named %q.", kindNoun(kind), name),
+			Subject:  rng.Ptr(),
+		})
+	}
+}
+
+func (s *loadState) decodeServer(b *hcl.Block, c *hcl.BodyContent, in instance, r *Rack, diags *hcl.Diagnostics) *Server {
+	a := s.attrs(c.Attributes, in.ctx, diags)
+	sv := &Server{
+		Name:      s.instanceName(b, a, in),
+		Cluster:   r.Cluster,
+		Rack:      r,
+		DeclRange: b.DefRange,
+		BMCRange:  a.rng("bmc", b.DefRange),
+		RoleRange: a.rng("role", b.DefRange),
+	}
+	if bmc, ok := a.str("bmc"); ok {
+		if err := checkBMC(bmc); err != nil {
+			a.errorf(sv.BMCRange, "Invalid BMC URL", "Server %q: %s", sv.Name, err.Error())
+		}
+		sv.BMC = bmc
+	}
+	if role, ok := a.str("role"); ok {
+		if !validRole(role) {
+			a.errorf(sv.RoleRange, "Unknown role", "Server %q has role %q; a role must be %s.", sv.Name, role, orList(Roles))
+		}
+		sv.Role = role
+	}
+	sv.NodeName, _ = a.str("node_name")
+	if sv.NodeName == "" {
+		sv.NodeName = sv.Name
+	}
+	sv.Labels = a.strMap("labels")
+	sv.MaintenanceWindow = r.MaintenanceWindow
+	if n, rng, ok := a.ref("maintenance_window", kindMaintenanceWindow); ok {
+		sv.MaintenanceWindow = s.windows[n]
+		s.requireDecoded(sv.MaintenanceWindow == nil, rng, kindMaintenanceWindow, n, diags)
+	}
+	if cb := single(c.Blocks, "credentials", diags); cb != nil {
+		cc, d := cb.Body.Content(credentialsSchema)
+		*diags = append(*diags, d...)
+		ca := s.attrs(cc.Attributes, in.ctx, diags)
+		cred := &Credentials{}
+		if v, ok := ca.value("username", cty.String, true); ok {
+			u, m := v.Unmark()
+			cred.Username = NewSecret(u.AsString(), len(m) > 0)
+		}
+		if v, ok := ca.value("password", cty.String, true); ok {
+			p, m := v.Unmark()
+			if len(m) == 0 {
+				ca.errorf(ca.rng("password", cb.DefRange), "Literal password",
+					"Server %q has a password that is not a sensitive value: write it as env(\"NAME\") or a sensitive variable, so it never appears in a configuration review or a plan.", sv.Name)
+			}
+			cred.Password = NewSecret(p.AsString(), true)
+		}
+		sv.Credentials = cred
+	}
+	return sv
+}
+
+// sortServers is used by validation messages that list servers.
+func serverNames(ss []*Server) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.Name
+	}
+	sort.Strings(out)
+	return out
+}

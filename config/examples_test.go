@@ -1,0 +1,56 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// exampleDirs lists every example directory.
+func exampleDirs(t testing.TB) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join("..", "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs = append(dirs, filepath.Join("..", "examples", e.Name()))
+		}
+	}
+	if len(dirs) < 3 {
+		t.Fatalf("found %d example directories, want at least 3", len(dirs))
+	}
+	return dirs
+}
+
+func TestExamples(t *testing.T) {
+	for _, dir := range exampleDirs(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			l := NewLoader(LoadOptions{Getenv: func(string) string { return "" }})
+			cfg, diags := l.Load(dir)
+			if len(diags) > 0 {
+				t.Fatalf("want no diagnostics, got:\n%s", renderDiags(l, diags))
+			}
+			if len(cfg.Clusters) == 0 || len(cfg.Servers()) == 0 {
+				t.Fatalf("example declares no clusters or servers")
+			}
+			for _, s := range cfg.Servers() {
+				if s.Cluster == nil || s.Rack == nil || s.Cluster.Release == nil || s.Cluster.Strategy == nil {
+					t.Fatalf("server %s has unresolved references", s.Name)
+				}
+			}
+		})
+	}
+}
+
+// renderDiags renders diagnostics with source snippets for test failures.
+func renderDiags(l *Loader, diags hcl.Diagnostics) string {
+	var b bytesBuffer
+	w := hcl.NewDiagnosticTextWriter(&b, l.Files(), 100, false)
+	_ = w.WriteDiagnostics(diags)
+	return b.String()
+}

@@ -1,0 +1,244 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/tryfunc"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	ctyyaml "github.com/zclconf/go-cty-yaml"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+	"github.com/zclconf/go-cty/cty/function/stdlib"
+)
+
+// sensitiveMark is the cty mark carried by values derived from env() or a
+// sensitive variable. Marks propagate through expressions and functions,
+// so anything computed from a secret stays marked.
+type markKind string
+
+const sensitiveMark = markKind("sensitive")
+
+// functions returns the function table of a configuration rooted at
+// baseDir. It is built per load (no package-level table) because file,
+// templatefile and env close over the load's directory and environment.
+func (s *loadState) functions() map[string]function.Function {
+	fns := map[string]function.Function{
+		"abs":             stdlib.AbsoluteFunc,
+		"can":             tryfunc.CanFunc,
+		"ceil":            stdlib.CeilFunc,
+		"chomp":           stdlib.ChompFunc,
+		"chunklist":       stdlib.ChunklistFunc,
+		"coalesce":        stdlib.CoalesceFunc,
+		"coalescelist":    stdlib.CoalesceListFunc,
+		"compact":         stdlib.CompactFunc,
+		"concat":          stdlib.ConcatFunc,
+		"contains":        stdlib.ContainsFunc,
+		"csvdecode":       stdlib.CSVDecodeFunc,
+		"distinct":        stdlib.DistinctFunc,
+		"element":         stdlib.ElementFunc,
+		"endswith":        endsWithFunc,
+		"flatten":         stdlib.FlattenFunc,
+		"floor":           stdlib.FloorFunc,
+		"format":          stdlib.FormatFunc,
+		"formatdate":      stdlib.FormatDateFunc,
+		"formatlist":      stdlib.FormatListFunc,
+		"indent":          stdlib.IndentFunc,
+		"join":            stdlib.JoinFunc,
+		"jsondecode":      stdlib.JSONDecodeFunc,
+		"jsonencode":      stdlib.JSONEncodeFunc,
+		"keys":            stdlib.KeysFunc,
+		"length":          stdlib.LengthFunc,
+		"log":             stdlib.LogFunc,
+		"lookup":          stdlib.LookupFunc,
+		"lower":           stdlib.LowerFunc,
+		"max":             stdlib.MaxFunc,
+		"merge":           stdlib.MergeFunc,
+		"min":             stdlib.MinFunc,
+		"parseint":        stdlib.ParseIntFunc,
+		"pow":             stdlib.PowFunc,
+		"range":           stdlib.RangeFunc,
+		"regex":           stdlib.RegexFunc,
+		"regexall":        stdlib.RegexAllFunc,
+		"regex_replace":   stdlib.RegexReplaceFunc,
+		"replace":         stdlib.ReplaceFunc,
+		"reverse":         stdlib.ReverseListFunc,
+		"setintersection": stdlib.SetIntersectionFunc,
+		"setproduct":      stdlib.SetProductFunc,
+		"setsubtract":     stdlib.SetSubtractFunc,
+		"setunion":        stdlib.SetUnionFunc,
+		"signum":          stdlib.SignumFunc,
+		"slice":           stdlib.SliceFunc,
+		"sort":            stdlib.SortFunc,
+		"split":           stdlib.SplitFunc,
+		"startswith":      startsWithFunc,
+		"strlen":          stdlib.StrlenFunc,
+		"strrev":          stdlib.ReverseFunc,
+		"substr":          stdlib.SubstrFunc,
+		"timeadd":         stdlib.TimeAddFunc,
+		"title":           stdlib.TitleFunc,
+		"tobool":          stdlib.MakeToFunc(cty.Bool),
+		"tolist":          stdlib.MakeToFunc(cty.List(cty.DynamicPseudoType)),
+		"tomap":           stdlib.MakeToFunc(cty.Map(cty.DynamicPseudoType)),
+		"tonumber":        stdlib.MakeToFunc(cty.Number),
+		"toset":           stdlib.MakeToFunc(cty.Set(cty.DynamicPseudoType)),
+		"tostring":        stdlib.MakeToFunc(cty.String),
+		"trim":            stdlib.TrimFunc,
+		"trimprefix":      stdlib.TrimPrefixFunc,
+		"trimspace":       stdlib.TrimSpaceFunc,
+		"trimsuffix":      stdlib.TrimSuffixFunc,
+		"try":             tryfunc.TryFunc,
+		"upper":           stdlib.UpperFunc,
+		"values":          stdlib.ValuesFunc,
+		"yamldecode":      ctyyaml.YAMLDecodeFunc,
+		"yamlencode":      ctyyaml.YAMLEncodeFunc,
+		"zipmap":          stdlib.ZipmapFunc,
+		"env":             s.envFunc(),
+		"file":            s.fileFunc(),
+	}
+	// templatefile sees every function but itself, so a template cannot
+	// recurse into templatefile.
+	fns["templatefile"] = s.templateFileFunc(fns)
+	return fns
+}
+
+var startsWithFunc = function.New(&function.Spec{
+	Description: "Reports whether a string starts with a prefix.",
+	Params: []function.Parameter{
+		{Name: "str", Type: cty.String},
+		{Name: "prefix", Type: cty.String},
+	},
+	Type: function.StaticReturnType(cty.Bool),
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		return cty.BoolVal(strings.HasPrefix(args[0].AsString(), args[1].AsString())), nil
+	},
+})
+
+var endsWithFunc = function.New(&function.Spec{
+	Description: "Reports whether a string ends with a suffix.",
+	Params: []function.Parameter{
+		{Name: "str", Type: cty.String},
+		{Name: "suffix", Type: cty.String},
+	},
+	Type: function.StaticReturnType(cty.Bool),
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		return cty.BoolVal(strings.HasSuffix(args[0].AsString(), args[1].AsString())), nil
+	},
+})
+
+// envFunc returns env(NAME): the value of an environment variable, marked
+// sensitive because env is how credentials are referenced. An unset
+// variable yields "" and is recorded in Config.MissingEnv rather than
+// failing, so validate and fmt work without credentials; plan and apply,
+// which need them, refuse a configuration with missing ones.
+func (s *loadState) envFunc() function.Function {
+	return function.New(&function.Spec{
+		Description: "Reads an environment variable; the result is sensitive.",
+		Params:      []function.Parameter{{Name: "name", Type: cty.String}},
+		Type:        function.StaticReturnType(cty.String),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			name := args[0].AsString()
+			if name == "" {
+				return cty.UnknownVal(cty.String), function.NewArgErrorf(0, "the environment variable name is empty")
+			}
+			v := ""
+			if s.getenv != nil {
+				v = s.getenv(name)
+			}
+			s.envRefs[name] = v != ""
+			s.addSecret(v)
+			return cty.StringVal(v).Mark(sensitiveMark), nil
+		},
+	})
+}
+
+// resolvePath resolves a path argument of file/templatefile relative to the
+// configuration directory, and says so in errors since the working
+// directory is not what matters.
+func (s *loadState) resolvePath(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(s.baseDir, p)
+}
+
+func (s *loadState) readFile(p string) (string, error) {
+	full := s.resolvePath(p)
+	b, err := os.ReadFile(full)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return "", fmt.Errorf("no file exists at %q (paths are relative to the configuration directory %q)", full, s.baseDir)
+		}
+		return "", fmt.Errorf("reading %q (paths are relative to the configuration directory %q): %w", full, s.baseDir, err)
+	}
+	return string(b), nil
+}
+
+func (s *loadState) fileFunc() function.Function {
+	return function.New(&function.Spec{
+		Description: "Reads a file relative to the configuration directory.",
+		Params:      []function.Parameter{{Name: "path", Type: cty.String}},
+		Type:        function.StaticReturnType(cty.String),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			text, err := s.readFile(args[0].AsString())
+			if err != nil {
+				return cty.UnknownVal(cty.String), function.NewArgError(0, err)
+			}
+			return cty.StringVal(text), nil
+		},
+	})
+}
+
+func (s *loadState) templateFileFunc(fns map[string]function.Function) function.Function {
+	return function.New(&function.Spec{
+		Description: "Renders a template file relative to the configuration directory.",
+		Params: []function.Parameter{
+			{Name: "path", Type: cty.String},
+			{Name: "vars", Type: cty.DynamicPseudoType, AllowMarked: true},
+		},
+		Type: function.StaticReturnType(cty.String),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			name := args[0].AsString()
+			text, err := s.readFile(name)
+			if err != nil {
+				return cty.UnknownVal(cty.String), function.NewArgError(0, err)
+			}
+			expr, diags := hclsyntax.ParseTemplate([]byte(text), s.resolvePath(name), hcl.InitialPos)
+			if diags.HasErrors() {
+				return cty.UnknownVal(cty.String), function.NewArgErrorf(0, "template %s: %s", name, diags.Error())
+			}
+			vars, marks := args[1].Unmark()
+			if !vars.Type().IsObjectType() && !vars.Type().IsMapType() {
+				return cty.UnknownVal(cty.String), function.NewArgErrorf(1, "vars must be an object or a map")
+			}
+			ctx := &hcl.EvalContext{Variables: map[string]cty.Value{}, Functions: map[string]function.Function{}}
+			if !vars.IsNull() {
+				for k, v := range vars.AsValueMap() {
+					ctx.Variables[k] = v.WithMarks(marks)
+				}
+			}
+			for k, f := range fns {
+				ctx.Functions[k] = f
+			}
+			out, diags := expr.Value(ctx)
+			if diags.HasErrors() {
+				return cty.UnknownVal(cty.String), function.NewArgErrorf(0, "template %s: %s", name, diags.Error())
+			}
+			out, err = convertString(out)
+			if err != nil {
+				return cty.UnknownVal(cty.String), function.NewArgErrorf(0, "template %s: %v", name, err)
+			}
+			return out, nil
+		},
+	})
+}
+
+func convertString(v cty.Value) (cty.Value, error) {
+	if !v.Type().Equals(cty.String) {
+		return cty.NilVal, fmt.Errorf("result is %s, not a string", v.Type().FriendlyName())
+	}
+	return v, nil
+}

@@ -1,0 +1,546 @@
+package config
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/agext/levenshtein"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+)
+
+// Block kinds that can be referenced as KIND.NAME, plus var and local.
+const (
+	kindVar               = "var"
+	kindLocal             = "local"
+	kindProvider          = "provider"
+	kindRelease           = "release"
+	kindCatalog           = "catalog"
+	kindStrategy          = "strategy"
+	kindMaintenanceWindow = "maintenance_window"
+	kindCluster           = "cluster"
+	kindRollout           = "rollout"
+)
+
+// referenceable are the traversal roots that name declarations; other
+// roots (each, count, dynamic iterators) are scoped and left to HCL.
+var referenceable = map[string]bool{
+	kindVar: true, kindLocal: true, kindProvider: true, kindRelease: true,
+	kindStrategy: true, kindMaintenanceWindow: true, kindCluster: true,
+}
+
+var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
+	{Type: "variable", LabelNames: []string{"name"}},
+	{Type: "locals"},
+	{Type: kindProvider, LabelNames: []string{"name"}},
+	{Type: kindRelease, LabelNames: []string{"name"}},
+	{Type: kindCatalog},
+	{Type: kindStrategy, LabelNames: []string{"name"}},
+	{Type: kindMaintenanceWindow, LabelNames: []string{"name"}},
+	{Type: kindCluster, LabelNames: []string{"name"}},
+	{Type: kindRollout, LabelNames: []string{"name"}},
+}}
+
+// decl is one node of the dependency graph: a local, or a block that can
+// be referenced or references others.
+type decl struct {
+	kind, name string
+	block      *hcl.Block     // nil for locals
+	expr       hcl.Expression // locals only
+	rng        hcl.Range      // declaration range
+	deps       []*decl
+	index      int // declaration order, for deterministic sorting
+}
+
+func (d *decl) addr() string {
+	if d.kind == kindCatalog {
+		return "catalog"
+	}
+	return d.kind + "." + d.name
+}
+
+// loadState is the state of one Load call.
+type loadState struct {
+	l       *Loader
+	cfg     *Config
+	baseDir string
+	getenv  func(string) string
+	fns     map[string]function.Function
+	// secrets are the sensitive string values seen while loading; every
+	// diagnostic is scrubbed of them before it leaves Load.
+	secrets map[string]bool
+	// envRefs are the names passed to env(), and whether each was set.
+	envRefs map[string]bool
+
+	vars   map[string]cty.Value // marked when sensitive
+	locals map[string]cty.Value
+	// objects are the values of referenceable blocks: kind → name → value.
+	objects map[string]map[string]cty.Value
+
+	decls map[string]*decl
+	order []*decl
+
+	providers  map[string]*Provider
+	releases   map[string]*Release
+	strategies map[string]*Strategy
+	windows    map[string]*MaintenanceWindow
+	clusters   map[string]*Cluster
+}
+
+func newLoadState(l *Loader, cfg *Config) *loadState {
+	s := &loadState{
+		l: l, cfg: cfg, baseDir: cfg.Dir, getenv: l.opts.Getenv,
+		secrets:    map[string]bool{},
+		envRefs:    map[string]bool{},
+		vars:       map[string]cty.Value{},
+		locals:     map[string]cty.Value{},
+		objects:    map[string]map[string]cty.Value{},
+		decls:      map[string]*decl{},
+		providers:  map[string]*Provider{},
+		releases:   map[string]*Release{},
+		strategies: map[string]*Strategy{},
+		windows:    map[string]*MaintenanceWindow{},
+		clusters:   map[string]*Cluster{},
+	}
+	s.fns = s.functions()
+	cfg.DefaultStrategy = NewDefaultStrategy()
+	return s
+}
+
+func (s *loadState) addSecret(v string) {
+	if v != "" {
+		s.secrets[v] = true
+	}
+}
+
+// addSecrets records every string inside a sensitive value.
+func (s *loadState) addSecrets(v cty.Value) {
+	v, _ = v.UnmarkDeep()
+	if v.IsNull() || !v.IsKnown() {
+		return
+	}
+	switch {
+	case v.Type() == cty.String:
+		s.addSecret(v.AsString())
+	case v.Type() == cty.Number:
+		s.addSecret(v.AsBigFloat().Text('f', -1))
+	case v.CanIterateElements():
+		for it := v.ElementIterator(); it.Next(); {
+			_, e := it.Element()
+			s.addSecrets(e)
+		}
+	}
+}
+
+// scrub replaces sensitive values in diagnostic texts. Marks already keep
+// HCL from printing most of them; this is the backstop for messages that
+// embed a value (a function error quoting its argument, say).
+func (s *loadState) scrub(diags hcl.Diagnostics) hcl.Diagnostics {
+	if len(s.secrets) == 0 {
+		return diags
+	}
+	secrets := make([]string, 0, len(s.secrets))
+	for v := range s.secrets {
+		secrets = append(secrets, v)
+	}
+	// Longest first, so a secret containing another is replaced whole.
+	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	clean := func(t string) string {
+		for _, v := range secrets {
+			t = strings.ReplaceAll(t, v, "(sensitive value)")
+		}
+		return t
+	}
+	for _, d := range diags {
+		d.Summary = clean(d.Summary)
+		d.Detail = clean(d.Detail)
+	}
+	return diags
+}
+
+func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	var varBlocks, blocks []*hcl.Block
+	var localsAttrs []*hcl.Attribute
+	for _, f := range files {
+		content, d := f.Body.Content(rootSchema)
+		diags = append(diags, d...)
+		for _, b := range content.Blocks {
+			switch b.Type {
+			case "variable":
+				varBlocks = append(varBlocks, b)
+			case "locals":
+				attrs, d := b.Body.JustAttributes()
+				diags = append(diags, d...)
+				localsAttrs = append(localsAttrs, sortedAttrs(attrs)...)
+			default:
+				blocks = append(blocks, b)
+			}
+		}
+	}
+
+	diags = append(diags, s.loadVariables(varBlocks)...)
+
+	// Declarations, with duplicates reported against the first one.
+	for _, a := range localsAttrs {
+		diags = append(diags, s.declare(&decl{kind: kindLocal, name: a.Name, expr: a.Expr, rng: a.Range})...)
+	}
+	for _, b := range blocks {
+		d := &decl{kind: b.Type, block: b, rng: b.DefRange}
+		if len(b.Labels) > 0 {
+			d.name = b.Labels[0]
+			if b.Type != kindCatalog && !hclsyntax.ValidIdentifier(d.name) {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid name",
+					Detail:   fmt.Sprintf("%q is not a valid %s name: a name starts with a letter or underscore and contains only letters, digits, underscores and dashes, so it can be referenced as %s.NAME.", d.name, b.Type, b.Type),
+					Subject:  b.LabelRanges[0].Ptr(),
+				})
+			}
+		}
+		diags = append(diags, s.declare(d)...)
+	}
+
+	// Dependencies: every KIND.NAME traversal in the declaration.
+	for _, d := range s.order {
+		for _, tr := range declTraversals(d) {
+			root := tr.RootName()
+			if !referenceable[root] {
+				continue
+			}
+			name, ok := traversalName(tr)
+			if !ok {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid reference",
+					Detail:   fmt.Sprintf("A reference to a %s must be followed by its name, as in %s.NAME.", root, root),
+					Subject:  tr.SourceRange().Ptr(),
+				})
+				continue
+			}
+			if root == kindVar {
+				if _, ok := s.vars[name]; !ok {
+					diags = append(diags, s.undeclared(tr, root, name))
+				}
+				continue
+			}
+			target := s.decls[root+"."+name]
+			if target == nil {
+				diags = append(diags, s.undeclared(tr, root, name))
+				continue
+			}
+			d.deps = append(d.deps, target)
+		}
+	}
+	if diags.HasErrors() {
+		return diags
+	}
+
+	sorted, d := topoSort(s.order)
+	diags = append(diags, d...)
+	if d.HasErrors() {
+		return diags
+	}
+	for _, n := range sorted {
+		diags = append(diags, s.evaluate(n)...)
+	}
+	s.collect()
+	for name, set := range s.envRefs {
+		s.cfg.EnvReferences = append(s.cfg.EnvReferences, name)
+		if !set {
+			s.cfg.MissingEnv = append(s.cfg.MissingEnv, name)
+		}
+	}
+	sort.Strings(s.cfg.EnvReferences)
+	sort.Strings(s.cfg.MissingEnv)
+	diags = append(diags, s.validate()...)
+	return diags
+}
+
+func (s *loadState) declare(d *decl) hcl.Diagnostics {
+	key := d.addr()
+	if first, ok := s.decls[key]; ok {
+		what := "A " + d.kind + " named " + quote(d.name)
+		switch d.kind {
+		case kindLocal:
+			what = "A local value named " + quote(d.name)
+		case kindCatalog:
+			return hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate catalog block",
+				Detail:   fmt.Sprintf("Only one catalog block is allowed; the first is at %s.", posString(first.rng)),
+				Subject:  d.rng.Ptr(),
+			}}
+		}
+		return hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Duplicate " + kindNoun(d.kind) + " name",
+			Detail:   fmt.Sprintf("%s was already declared at %s. Names must be unique within their kind.", what, posString(first.rng)),
+			Subject:  d.rng.Ptr(),
+		}}
+	}
+	d.index = len(s.order)
+	s.decls[key] = d
+	s.order = append(s.order, d)
+	return nil
+}
+
+func kindNoun(kind string) string {
+	switch kind {
+	case kindLocal:
+		return "local value"
+	case kindMaintenanceWindow:
+		return "maintenance window"
+	}
+	return kind
+}
+
+// undeclared reports a reference to nothing, suggesting a close name.
+func (s *loadState) undeclared(tr hcl.Traversal, kind, name string) *hcl.Diagnostic {
+	var candidates []string
+	if kind == kindVar {
+		for n := range s.vars {
+			candidates = append(candidates, n)
+		}
+	} else {
+		for _, d := range s.order {
+			if d.kind == kind {
+				candidates = append(candidates, d.name)
+			}
+		}
+	}
+	detail := fmt.Sprintf("There is no %s named %q in the configuration.", kindNoun(kind), name)
+	if kind == kindVar {
+		detail = fmt.Sprintf("There is no variable named %q: declare it with a variable block.", name)
+	}
+	if sugg := didYouMean(name, candidates); sugg != "" {
+		detail += fmt.Sprintf(" Did you mean %s.%s?", kind, sugg)
+	}
+	summary := "Reference to undeclared " + kindNoun(kind)
+	if kind == kindVar {
+		summary = "Reference to undeclared input variable"
+	}
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: tr.SourceRange().Ptr()}
+}
+
+// didYouMean returns the candidate closest to name, if close enough to be
+// a likely typo.
+func didYouMean(name string, candidates []string) string {
+	sort.Strings(candidates)
+	best, bestDist := "", 3
+	for _, c := range candidates {
+		if d := levenshtein.Distance(name, c, nil); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+// traversalName returns NAME of KIND.NAME.
+func traversalName(tr hcl.Traversal) (string, bool) {
+	if len(tr) < 2 {
+		return "", false
+	}
+	switch step := tr[1].(type) {
+	case hcl.TraverseAttr:
+		return step.Name, true
+	case hcl.TraverseIndex:
+		if step.Key.Type() == cty.String && step.Key.IsKnown() && !step.Key.IsNull() {
+			return step.Key.AsString(), true
+		}
+	}
+	return "", false
+}
+
+// declTraversals returns every variable traversal in a declaration,
+// including nested blocks.
+func declTraversals(d *decl) []hcl.Traversal {
+	if d.expr != nil {
+		return d.expr.Variables()
+	}
+	var out []hcl.Traversal
+	var walk func(b *hclsyntax.Body)
+	walk = func(b *hclsyntax.Body) {
+		for _, a := range sortedSyntaxAttrs(b.Attributes) {
+			out = append(out, a.Expr.Variables()...)
+		}
+		for _, blk := range b.Blocks {
+			walk(blk.Body)
+		}
+	}
+	if body, ok := d.block.Body.(*hclsyntax.Body); ok {
+		walk(body)
+	}
+	return out
+}
+
+func sortedSyntaxAttrs(attrs hclsyntax.Attributes) []*hclsyntax.Attribute {
+	out := make([]*hclsyntax.Attribute, 0, len(attrs))
+	for _, a := range attrs {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].SrcRange.Start.Byte < out[j].SrcRange.Start.Byte })
+	return out
+}
+
+// sortedAttrs returns attributes in source order (hcl.Attributes is a map).
+func sortedAttrs(attrs hcl.Attributes) []*hcl.Attribute {
+	out := make([]*hcl.Attribute, 0, len(attrs))
+	for _, a := range attrs {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Range.Filename != out[j].Range.Filename {
+			return out[i].Range.Filename < out[j].Range.Filename
+		}
+		return out[i].Range.Start.Byte < out[j].Range.Start.Byte
+	})
+	return out
+}
+
+// topoSort orders declarations so each comes after what it references,
+// keeping declaration order where there is a choice. A cycle is an error
+// naming every declaration on it.
+func topoSort(nodes []*decl) ([]*decl, hcl.Diagnostics) {
+	const (
+		unvisited = iota
+		visiting
+		done
+	)
+	state := map[*decl]int{}
+	var out []*decl
+	var stack []*decl
+	var diags hcl.Diagnostics
+	reported := map[string]bool{}
+	var visit func(n *decl)
+	visit = func(n *decl) {
+		switch state[n] {
+		case done:
+			return
+		case visiting:
+			i := len(stack) - 1
+			for i >= 0 && stack[i] != n {
+				i--
+			}
+			cycle := append(append([]*decl(nil), stack[i:]...), n)
+			names := make([]string, len(cycle))
+			for j, c := range cycle {
+				names[j] = c.addr()
+			}
+			// Report each cycle once, whichever node found it.
+			members := append([]string(nil), names[:len(names)-1]...)
+			sort.Strings(members)
+			key := strings.Join(members, ",")
+			if !reported[key] {
+				reported[key] = true
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Reference cycle",
+					Detail:   fmt.Sprintf("These declarations refer to each other, so none can be evaluated first: %s.", strings.Join(names, " → ")),
+					Subject:  cycle[0].rng.Ptr(),
+				})
+			}
+			return
+		}
+		state[n] = visiting
+		stack = append(stack, n)
+		deps := append([]*decl(nil), n.deps...)
+		sort.SliceStable(deps, func(i, j int) bool { return deps[i].index < deps[j].index })
+		for _, d := range deps {
+			visit(d)
+		}
+		stack = stack[:len(stack)-1]
+		state[n] = done
+		out = append(out, n)
+	}
+	for _, n := range nodes {
+		visit(n)
+	}
+	return out, diags
+}
+
+// evalContext returns a fresh context holding every value evaluated so far.
+func (s *loadState) evalContext() *hcl.EvalContext {
+	vars := map[string]cty.Value{
+		kindVar:   cty.ObjectVal(s.vars),
+		kindLocal: cty.ObjectVal(s.locals),
+	}
+	for _, k := range []string{kindProvider, kindRelease, kindStrategy, kindMaintenanceWindow, kindCluster} {
+		vars[k] = cty.ObjectVal(s.objects[k])
+	}
+	return &hcl.EvalContext{Variables: vars, Functions: s.fns}
+}
+
+func (s *loadState) setObject(kind, name string, attrs map[string]cty.Value) {
+	if s.objects[kind] == nil {
+		s.objects[kind] = map[string]cty.Value{}
+	}
+	attrs["kind"] = cty.StringVal(kind)
+	attrs["name"] = cty.StringVal(name)
+	s.objects[kind][name] = cty.ObjectVal(attrs)
+}
+
+func (s *loadState) evaluate(d *decl) hcl.Diagnostics {
+	ctx := s.evalContext()
+	switch d.kind {
+	case kindLocal:
+		v, diags := d.expr.Value(ctx)
+		if diags.HasErrors() {
+			v = cty.DynamicVal
+		}
+		s.locals[d.name] = v
+		return diags
+	case kindProvider:
+		return s.decodeProvider(d.block, ctx)
+	case kindRelease:
+		return s.decodeRelease(d.block, ctx)
+	case kindCatalog:
+		return s.decodeCatalog(d.block, ctx)
+	case kindStrategy:
+		return s.decodeStrategy(d.block, ctx)
+	case kindMaintenanceWindow:
+		return s.decodeWindow(d.block, ctx)
+	case kindCluster:
+		return s.decodeCluster(d.block, ctx)
+	case kindRollout:
+		return s.decodeRollout(d.block, ctx)
+	}
+	return nil
+}
+
+// collect fills the Config's slices in declaration order.
+func (s *loadState) collect() {
+	for _, d := range s.order {
+		switch d.kind {
+		case kindProvider:
+			if p := s.providers[d.name]; p != nil {
+				s.cfg.Providers = append(s.cfg.Providers, p)
+			}
+		case kindRelease:
+			if r := s.releases[d.name]; r != nil {
+				s.cfg.Releases = append(s.cfg.Releases, r)
+			}
+		case kindStrategy:
+			if r := s.strategies[d.name]; r != nil {
+				s.cfg.Strategies = append(s.cfg.Strategies, r)
+			}
+		case kindMaintenanceWindow:
+			if r := s.windows[d.name]; r != nil {
+				s.cfg.MaintenanceWindows = append(s.cfg.MaintenanceWindows, r)
+			}
+		case kindCluster:
+			if r := s.clusters[d.name]; r != nil {
+				s.cfg.Clusters = append(s.cfg.Clusters, r)
+			}
+		}
+	}
+}
+
+func posString(r hcl.Range) string {
+	return fmt.Sprintf("%s:%d", r.Filename, r.Start.Line)
+}
+
+func quote(s string) string { return fmt.Sprintf("%q", s) }

@@ -1,0 +1,419 @@
+package config
+
+import (
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/rackform/rackform/config/version"
+)
+
+// SourceFile is one configuration file as read, kept byte for byte so the
+// planner can snapshot the exact source into the plan file.
+type SourceFile struct {
+	// Name is the path used in diagnostics (as given to Load, joined).
+	Name  string
+	Bytes []byte
+}
+
+// Variable is a declared input variable and its resolved value.
+type Variable struct {
+	Name        string
+	Description string
+	Type        cty.Type
+	Default     cty.Value // cty.NilVal when there is no default
+	Sensitive   bool
+	Nullable    bool
+	// Value is the resolved value, unmarked; never render it when Sensitive.
+	Value cty.Value
+	// Source says where Value came from: "default", "env", "var-file FILE", "-var".
+	Source    string
+	DeclRange hcl.Range
+}
+
+// Provider is a provider block. Its schema belongs to the plugin, so the
+// attributes are kept as evaluated values.
+type Provider struct {
+	Name string
+	// Attrs is an object of every attribute, unmarked. The names of
+	// attributes whose values are sensitive (derived from env() or a
+	// sensitive variable) are in SensitiveAttrs; those values must be
+	// passed to the plugin but never rendered or stored in a plan.
+	Attrs          cty.Value
+	SensitiveAttrs []string
+	DeclRange      hcl.Range
+}
+
+// IsSensitive reports whether attribute name holds a sensitive value.
+func (p *Provider) IsSensitive(name string) bool {
+	for _, s := range p.SensitiveAttrs {
+		if s == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Release is a named, versioned bundle of component targets.
+type Release struct {
+	Name           string
+	Version        version.Version
+	Scheme         version.Scheme
+	AllowDowngrade bool
+	// UpgradeFrom lists the versions this release is expected to be
+	// applied on top of; each is checked against the minor-skip rule.
+	UpgradeFrom []version.Version
+	// upgradeFromRanges are the ranges of the UpgradeFrom elements.
+	upgradeFromRanges []hcl.Range
+	Components        []*Component
+	DeclRange         hcl.Range
+	// VersionRange is the range of the version attribute value.
+	VersionRange hcl.Range
+}
+
+// Runtime returns the release's runtime component, or nil.
+func (r *Release) Runtime() *Component {
+	for _, c := range r.Components {
+		if c.Kind == KindRuntime {
+			return c
+		}
+	}
+	return nil
+}
+
+// Component kinds.
+const (
+	KindFirmware = "firmware"
+	KindRuntime  = "runtime"
+)
+
+// Update methods of a component.
+const (
+	MethodSimpleUpdate = "simple_update"
+	MethodPush         = "push"
+	MethodReimage      = "reimage"
+)
+
+// Apply times, as Redfish spells them (@Redfish.OperationApplyTime).
+const (
+	ApplyImmediate                  = "Immediate"
+	ApplyOnReset                    = "OnReset"
+	ApplyAtMaintenanceWindowStart   = "AtMaintenanceWindowStart"
+	ApplyInMaintenanceWindowOnReset = "InMaintenanceWindowOnReset"
+)
+
+// Component is a target for one updatable thing on a server.
+type Component struct {
+	// Name is the block label ("bios").
+	Name           string
+	Match          Match
+	Version        version.Version
+	Scheme         version.Scheme
+	Image          string
+	ApplyTime      string
+	Reboot         bool
+	Method         string
+	Kind           string
+	AllowDowngrade bool
+	// Release is the release this component belongs to.
+	Release   *Release
+	DeclRange hcl.Range
+}
+
+// Match identifies a component in a BMC's FirmwareInventory; exactly one
+// field is set. Name is a glob (path.Match syntax).
+type Match struct {
+	SoftwareID string
+	ID         string
+	Name       string
+}
+
+// Catalog lists the release versions known to exist.
+type Catalog struct {
+	Releases  []version.Version
+	DeclRange hcl.Range
+}
+
+// Threshold is a success threshold of a scope.
+type Threshold struct {
+	// Type is "count" or "percent".
+	Type  string
+	Value int
+	// Range is the range of the value (or the block when defaulted).
+	Range hcl.Range
+}
+
+// Required returns how many successes out of n eligible servers the
+// threshold needs (ROLLOUT-RULES 9): ⌈v·n/100⌉ for percent, v for count.
+func (t Threshold) Required(n int) int {
+	if t.Type == "percent" {
+		return (t.Value*n + 99) / 100
+	}
+	return t.Value
+}
+
+// Quantity is a count or a percentage, as in max_unavailable or
+// failure_budget ("2" or "25%").
+type Quantity struct {
+	Value   int
+	Percent bool
+	// Unset is true when the attribute was absent (meaning "the default").
+	Unset bool
+	Range hcl.Range
+}
+
+// Resolve returns the quantity for a scope of n servers: a percentage is
+// ⌊p·n/100⌋ (at least minimum).
+func (q Quantity) Resolve(n, minimum int) int {
+	v := q.Value
+	if q.Percent {
+		v = q.Value * n / 100
+	}
+	return max(v, minimum)
+}
+
+// Hook is a command run around a server's upgrade (drain, uncordon).
+type Hook struct {
+	Command   []string
+	Timeout   time.Duration
+	DeclRange hcl.Range
+}
+
+// Remediation is how often a server of one role may be rebooted or
+// reimaged when it does not come back healthy (ROLLOUT-RULES 30).
+type Remediation struct {
+	Reboots  int
+	Reimages int
+}
+
+// ScopeSettings are the threshold settings of a rack, batch or stage.
+type ScopeSettings struct {
+	Threshold     Threshold
+	FailureBudget Quantity
+	// OnBreach is "pause" or "fail".
+	OnBreach string
+}
+
+// ControlPlaneSettings configure the control-plane phase. Servers always go
+// one at a time, spare first (ROLLOUT-RULES 4); that is not configurable.
+type ControlPlaneSettings struct {
+	OnBreach      string
+	VerifyTimeout time.Duration
+	Remediation   Remediation
+}
+
+// ManagementSettings configure the management phase (ROLLOUT-RULES 5).
+type ManagementSettings struct {
+	ScopeSettings
+	// Groups is the number of rack-alternating groups (default 2).
+	Groups int
+	// Batches is the number of batches per group (default 2).
+	Batches       int
+	VerifyTimeout time.Duration
+	Remediation   Remediation
+}
+
+// ComputeSettings configure the compute phase (ROLLOUT-RULES 6, 7, 16, 17).
+type ComputeSettings struct {
+	ScopeSettings
+	// Order is "alphanumeric" (byte-wise) or "natural".
+	Order          string
+	MaxUnavailable Quantity
+	WaitAfterRack  time.Duration
+	PauseAfterRack bool
+	// CanaryRack, when set, is upgraded first, then the others in Order.
+	CanaryRack    string
+	VerifyTimeout time.Duration
+	Remediation   Remediation
+}
+
+// StrategyStage is a generic stage of a custom strategy: the servers it
+// selects are upgraded in batches of BatchSize. When a strategy declares
+// stages, they run in declared order instead of the default phases.
+type StrategyStage struct {
+	Name string
+	// Roles, Racks and Labels select servers; an empty selector selects all.
+	Roles  []string
+	Racks  []string
+	Labels map[string]string
+	ScopeSettings
+	BatchSize  Quantity
+	WaitAfter  time.Duration
+	PauseAfter bool
+	DeclRange  hcl.Range
+}
+
+// Strategy is how one cluster is upgraded.
+type Strategy struct {
+	Name string
+	// Implicit is true for the built-in default used by clusters without a
+	// strategy attribute.
+	Implicit        bool
+	DrainTimeout    time.Duration
+	ShutdownTimeout time.Duration
+	VerifyTimeout   time.Duration
+	Drain           *Hook
+	Uncordon        *Hook
+	ControlPlane    ControlPlaneSettings
+	Management      ManagementSettings
+	Compute         ComputeSettings
+	Stages          []*StrategyStage
+	DeclRange       hcl.Range
+}
+
+// Server roles.
+const (
+	RoleControlPlane      = "control_plane"
+	RoleControlPlaneSpare = "control_plane_spare"
+	RoleManagement        = "management"
+	RoleCompute           = "compute"
+)
+
+// Roles lists every valid role.
+var Roles = []string{RoleControlPlane, RoleControlPlaneSpare, RoleManagement, RoleCompute}
+
+// Cluster is a cluster with its racks in declared order.
+type Cluster struct {
+	Name              string
+	Strategy          *Strategy
+	Release           *Release
+	MaintenanceWindow *MaintenanceWindow
+	Provider          *Provider
+	Labels            map[string]string
+	Racks             []*Rack
+	DeclRange         hcl.Range
+}
+
+// Servers returns the cluster's servers in declared order.
+func (c *Cluster) Servers() []*Server {
+	var out []*Server
+	for _, r := range c.Racks {
+		out = append(out, r.Servers...)
+	}
+	return out
+}
+
+// Rack returns the rack named name, or nil.
+func (c *Cluster) Rack(name string) *Rack {
+	for _, r := range c.Racks {
+		if r.Name == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// Rack is a rack with its servers in declared order.
+type Rack struct {
+	Name              string
+	Cluster           *Cluster
+	Labels            map[string]string
+	MaintenanceWindow *MaintenanceWindow
+	Servers           []*Server
+	// DeclRange is the rack block (for generated racks, the block that
+	// generated it).
+	DeclRange hcl.Range
+}
+
+// Server is one machine with one BMC.
+type Server struct {
+	Name    string
+	Cluster *Cluster
+	Rack    *Rack
+	// BMC is the validated BMC URL ("https://127.1.1.1:8443").
+	BMC      string
+	Role     string
+	NodeName string
+	Labels   map[string]string
+	// MaintenanceWindow is the server's own window, else its rack's, else
+	// its cluster's; nil when none applies.
+	MaintenanceWindow *MaintenanceWindow
+	// Credentials are the server's own; nil means the provider's.
+	Credentials *Credentials
+	DeclRange   hcl.Range
+	// BMCRange and RoleRange point at the attribute values, for planner
+	// diagnostics about this server.
+	BMCRange  hcl.Range
+	RoleRange hcl.Range
+}
+
+// Credentials are a BMC login. Values derived from env() or a sensitive
+// variable are Secret; fmt and JSON never print them.
+type Credentials struct {
+	Username Secret
+	Password Secret
+}
+
+// Secret holds a credential value; String, GoString and MarshalJSON redact
+// it when it is sensitive so it cannot leak through logs or plan files.
+type Secret struct {
+	value     string
+	sensitive bool
+}
+
+// NewSecret returns a Secret holding v.
+func NewSecret(v string, sensitive bool) Secret { return Secret{value: v, sensitive: sensitive} }
+
+// Reveal returns the value, for handing to a provider.
+func (s Secret) Reveal() string { return s.value }
+
+// Sensitive reports whether the value came from a sensitive source.
+func (s Secret) Sensitive() bool { return s.sensitive }
+
+// String redacts a sensitive value.
+func (s Secret) String() string {
+	if s.sensitive {
+		return "(sensitive value)"
+	}
+	return s.value
+}
+
+// GoString redacts like String, so %#v cannot leak either.
+func (s Secret) GoString() string { return s.String() }
+
+// MarshalJSON redacts like String.
+func (s Secret) MarshalJSON() ([]byte, error) {
+	return []byte(quote(s.String())), nil
+}
+
+// Upgrade scopes of a rollout.
+const (
+	ScopeFull             = "full"
+	ScopeControlPlaneOnly = "control_plane_only"
+	ScopeFirmwareOnly     = "firmware_only"
+)
+
+// Rollout is a Fleet-style update run over clusters.
+type Rollout struct {
+	Name string
+	// Implicit is true for the rollout made when none is declared.
+	Implicit  bool
+	Scope     string
+	Stages    []*Stage
+	DeclRange hcl.Range
+}
+
+// Stage is a rollout stage; its groups run in parallel.
+type Stage struct {
+	Name           string
+	AfterStageWait time.Duration
+	Approvals      []*Approval
+	Groups         []*Group
+	DeclRange      hcl.Range
+}
+
+// Approval is a gate before or after a stage.
+type Approval struct {
+	Name        string
+	When        string // "before" or "after"
+	Description string
+	DeclRange   hcl.Range
+}
+
+// Group is a set of clusters upgraded one after another.
+type Group struct {
+	Name      string
+	Clusters  []*Cluster
+	DeclRange hcl.Range
+}

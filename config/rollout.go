@@ -1,0 +1,108 @@
+package config
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+var rolloutSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "scope"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "stage", LabelNames: []string{"name"}}},
+}
+
+var rolloutStageSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "after_stage_wait"}},
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "approval", LabelNames: []string{"name"}},
+		{Type: "group", LabelNames: []string{"name"}},
+	},
+}
+
+var approvalSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+	{Name: "when"}, {Name: "description"},
+}}
+
+var groupSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+	{Name: "clusters", Required: true},
+}}
+
+func (s *loadState) decodeRollout(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagnostics {
+	content, diags := b.Body.Content(rolloutSchema)
+	a := s.attrs(content.Attributes, ctx, &diags)
+	ro := &Rollout{Name: b.Labels[0], DeclRange: b.DefRange}
+	ro.Scope = a.oneOf("scope", ScopeFull, ScopeFull, ScopeControlPlaneOnly, ScopeFirmwareOnly)
+	stages := map[string]*Stage{}
+	// Names of gates and groups are addresses for approve/skip, so they
+	// are unique across the rollout, not just the stage.
+	gates := map[string]*Approval{}
+	groups := map[string]*Group{}
+	for _, sb := range content.Blocks {
+		st := &Stage{Name: sb.Labels[0], DeclRange: sb.DefRange}
+		if first := stages[st.Name]; first != nil {
+			diags = append(diags, dupDiag("stage", st.Name, "Rollout "+quote(ro.Name), first.DeclRange, sb.DefRange))
+			continue
+		}
+		stages[st.Name] = st
+		sc, d := sb.Body.Content(rolloutStageSchema)
+		diags = append(diags, d...)
+		sa := s.attrs(sc.Attributes, ctx, &diags)
+		st.AfterStageWait = sa.duration("after_stage_wait", 0)
+		for _, blk := range sc.Blocks {
+			switch blk.Type {
+			case "approval":
+				ap := &Approval{Name: blk.Labels[0], DeclRange: blk.DefRange}
+				if first := gates[ap.Name]; first != nil {
+					diags = append(diags, dupDiag("approval", ap.Name, "Rollout "+quote(ro.Name), first.DeclRange, blk.DefRange))
+					continue
+				}
+				gates[ap.Name] = ap
+				ac, d := blk.Body.Content(approvalSchema)
+				diags = append(diags, d...)
+				aa := s.attrs(ac.Attributes, ctx, &diags)
+				ap.When = aa.oneOf("when", "before", "before", "after")
+				ap.Description, _ = aa.str("description")
+				st.Approvals = append(st.Approvals, ap)
+			case "group":
+				g := &Group{Name: blk.Labels[0], DeclRange: blk.DefRange}
+				if first := groups[g.Name]; first != nil {
+					diags = append(diags, dupDiag("group", g.Name, "Rollout "+quote(ro.Name), first.DeclRange, blk.DefRange))
+					continue
+				}
+				groups[g.Name] = g
+				gc, d := blk.Body.Content(groupSchema)
+				diags = append(diags, d...)
+				ga := s.attrs(gc.Attributes, ctx, &diags)
+				names, ranges, _ := ga.refList("clusters", kindCluster)
+				for i, n := range names {
+					c := s.clusters[n]
+					s.requireDecoded(c == nil, ranges[i], kindCluster, n, &diags)
+					if c != nil {
+						g.Clusters = append(g.Clusters, c)
+					}
+				}
+				st.Groups = append(st.Groups, g)
+			}
+		}
+		if len(st.Groups) == 0 {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Empty stage",
+				Detail:   fmt.Sprintf("Stage %q of rollout %q has no group; add a group with clusters = [cluster.NAME].", st.Name, ro.Name),
+				Subject:  sb.DefRange.Ptr(),
+			})
+		}
+		ro.Stages = append(ro.Stages, st)
+	}
+	s.cfg.Rollouts = append(s.cfg.Rollouts, ro)
+	return diags
+}
+
+func dupDiag(what, name, owner string, first, again hcl.Range) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Duplicate " + what + " name",
+		Detail:   fmt.Sprintf("%s already has a %s named %q at %s.", owner, what, name, posString(first)),
+		Subject:  again.Ptr(),
+	}
+}

@@ -1,0 +1,312 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/rackform/rackform/config/version"
+)
+
+// checkBMC validates a BMC URL: http or https, a host, and no password in
+// it (the URL is shown in plans; credentials go in credentials blocks).
+func checkBMC(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%q is not a URL: %v.", raw, err)
+	}
+	if u.Scheme != "https" && u.Scheme != "http" {
+		return fmt.Errorf("%q must start with https:// (or http://), as in \"https://10.0.0.1:443\".", raw)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return fmt.Errorf("%q has no host.", raw)
+	}
+	if _, hasPassword := u.User.Password(); hasPassword {
+		// Do not echo the URL: it contains the password.
+		return fmt.Errorf("the BMC URL contains a password; put credentials in a credentials block or the provider, using env().")
+	}
+	if p := u.Port(); p != "" {
+		if _, err := net.LookupPort("tcp", p); err != nil {
+			return fmt.Errorf("%q has an invalid port %q.", raw, p)
+		}
+	}
+	if u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%q must be the BMC's base address, without a path, query or fragment.", raw)
+	}
+	return nil
+}
+
+// bmcKey normalizes a BMC URL so two spellings of one endpoint collide.
+func bmcKey(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
+	}
+	return strings.ToLower(u.Hostname()) + ":" + port
+}
+
+func errorAt(rng hcl.Range, summary, format string, args ...any) *hcl.Diagnostic {
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: rng.Ptr()}
+}
+
+func warningAt(rng hcl.Range, summary, format string, args ...any) *hcl.Diagnostic {
+	return &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: rng.Ptr()}
+}
+
+func where(s *Server) string {
+	return fmt.Sprintf("%s (cluster %q, rack %q)", posString(s.DeclRange), s.Cluster.Name, s.Rack.Name)
+}
+
+// validate runs the checks that need the whole model.
+func (s *loadState) validate() hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	cfg := s.cfg
+
+	// ROLLOUT-RULES 8: a server belongs to one rack of one cluster.
+	byName := map[string]*Server{}
+	byBMC := map[string]*Server{}
+	for _, c := range cfg.Clusters {
+		racks := map[string]*Rack{}
+		for _, r := range c.Racks {
+			if first := racks[r.Name]; first != nil {
+				diags = append(diags, errorAt(r.DeclRange, "Duplicate rack name",
+					"Cluster %q already has a rack named %q, declared at %s.", c.Name, r.Name, posString(first.DeclRange)))
+			} else {
+				racks[r.Name] = r
+			}
+			for _, sv := range r.Servers {
+				if first := byName[sv.Name]; first != nil {
+					diags = append(diags, errorAt(sv.DeclRange, "Duplicate server",
+						"A server named %q is already declared at %s. A server belongs to exactly one rack of one cluster.", sv.Name, where(first)))
+				} else {
+					byName[sv.Name] = sv
+				}
+				if sv.BMC == "" || checkBMC(sv.BMC) != nil {
+					continue
+				}
+				key := bmcKey(sv.BMC)
+				if first := byBMC[key]; first != nil {
+					diags = append(diags, errorAt(sv.BMCRange, "Duplicate BMC address",
+						"Server %q has the BMC address %s, which server %q at %s already has. A BMC belongs to exactly one server.", sv.Name, sv.BMC, first.Name, where(first)))
+				} else {
+					byBMC[key] = sv
+				}
+			}
+		}
+		diags = append(diags, checkPlacement(c)...)
+		diags = append(diags, checkStrategyFits(c)...)
+	}
+
+	diags = append(diags, s.checkReleases()...)
+	diags = append(diags, checkRollouts(cfg)...)
+	for _, p := range cfg.Providers {
+		if !p.Attrs.Type().HasAttribute("password") || p.IsSensitive("password") {
+			continue
+		}
+		diags = append(diags, errorAt(p.DeclRange, "Literal password",
+			"Provider %q has a password that is not a sensitive value: write password = env(\"NAME\") or use a sensitive variable, so it never appears in a configuration review or a plan.", p.Name))
+	}
+	return diags
+}
+
+// checkPlacement enforces control-plane placement
+// (seeds/nexus-rack-resiliency.md): with three or more racks, three
+// control-plane servers in distinct racks plus one spare; with two racks,
+// one control-plane server and the spare in the other rack; with one rack,
+// three control-plane servers in it.
+func checkPlacement(c *Cluster) hcl.Diagnostics {
+	var cps, spares []*Server
+	for _, sv := range c.Servers() {
+		switch sv.Role {
+		case RoleControlPlane:
+			cps = append(cps, sv)
+		case RoleControlPlaneSpare:
+			spares = append(spares, sv)
+		}
+	}
+	racks := len(c.Racks)
+	var diags hcl.Diagnostics
+	placement := func(rng hcl.Range, format string, args ...any) {
+		diags = append(diags, errorAt(rng, "Invalid control-plane placement", format, args...))
+	}
+	at := func(ss []*Server, i int) hcl.Range {
+		if i < len(ss) {
+			return ss[i].RoleRange
+		}
+		return c.DeclRange
+	}
+	switch {
+	case racks == 0:
+		return hcl.Diagnostics{warningAt(c.DeclRange, "Empty cluster", "Cluster %q has no racks, so there is nothing to upgrade.", c.Name)}
+	case racks == 1:
+		if len(cps) != 3 {
+			placement(at(cps, 3), "Cluster %q has one rack, so it needs exactly 3 control_plane servers in that rack to keep quorum; it has %d (%s).", c.Name, len(cps), list(cps))
+		}
+		if len(spares) > 1 {
+			placement(spares[1].RoleRange, "Cluster %q has %d control_plane_spare servers (%s); at most one is allowed.", c.Name, len(spares), list(spares))
+		}
+	case racks == 2:
+		if len(cps) != 1 {
+			placement(at(cps, 1), "Cluster %q has two racks, so it needs exactly 1 control_plane server and 1 control_plane_spare in the other rack; it has %d control_plane servers (%s).", c.Name, len(cps), list(cps))
+		}
+		if len(spares) != 1 {
+			placement(at(spares, 1), "Cluster %q has two racks, so it needs exactly 1 control_plane_spare, in the rack without the control_plane server; it has %d (%s).", c.Name, len(spares), list(spares))
+		}
+		if len(cps) == 1 && len(spares) == 1 && cps[0].Rack == spares[0].Rack {
+			placement(spares[0].RoleRange, "The control_plane_spare %q is in rack %q with the control_plane server %q; with two racks the spare goes in the other rack so losing a rack keeps one control-plane node.", spares[0].Name, spares[0].Rack.Name, cps[0].Name)
+		}
+	default:
+		if len(cps) != 3 {
+			placement(at(cps, 3), "Cluster %q has %d racks, so it needs exactly 3 control_plane servers, each in a different rack; it has %d (%s).", c.Name, racks, len(cps), list(cps))
+		} else {
+			seen := map[*Rack]*Server{}
+			for _, cp := range cps {
+				if other := seen[cp.Rack]; other != nil {
+					placement(cp.RoleRange, "The control_plane servers %q and %q are both in rack %q; with %d racks the 3 control-plane servers go in 3 different racks so losing a rack keeps quorum.", other.Name, cp.Name, cp.Rack.Name, racks)
+				}
+				seen[cp.Rack] = cp
+			}
+		}
+		if len(spares) != 1 {
+			placement(at(spares, 1), "Cluster %q has %d racks, so it needs exactly 1 control_plane_spare; it has %d (%s).", c.Name, racks, len(spares), list(spares))
+		}
+	}
+	return diags
+}
+
+func list(ss []*Server) string {
+	if len(ss) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, s := range ss {
+		parts = append(parts, fmt.Sprintf("%s in rack %s", s.Name, s.Rack.Name))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// checkStrategyFits checks the cluster's strategy against its racks: a
+// count threshold or max_unavailable larger than a rack's compute servers
+// can never be met (ROLLOUT-RULES 7, 9); a canary rack must exist.
+func checkStrategyFits(c *Cluster) hcl.Diagnostics {
+	st := c.Strategy
+	if st == nil {
+		return nil
+	}
+	var diags hcl.Diagnostics
+	cp := st.Compute
+	rng := func(r hcl.Range) hcl.Range {
+		if st.Implicit {
+			return c.DeclRange
+		}
+		return r
+	}
+	for _, r := range c.Racks {
+		n := 0
+		for _, sv := range r.Servers {
+			if sv.Role == RoleCompute {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		if cp.Threshold.Type == "count" && cp.Threshold.Value > n {
+			diags = append(diags, errorAt(rng(cp.Threshold.Range), "Threshold larger than the rack",
+				"Strategy %q needs %d successful servers per rack, but rack %q of cluster %q has only %d compute servers, so the threshold can never be met.", st.Name, cp.Threshold.Value, r.Name, c.Name, n))
+		}
+		if !cp.MaxUnavailable.Percent && !cp.MaxUnavailable.Unset && cp.MaxUnavailable.Value > n {
+			diags = append(diags, errorAt(rng(cp.MaxUnavailable.Range), "max_unavailable larger than the rack",
+				"Strategy %q allows %d servers down at once, but rack %q of cluster %q has only %d compute servers; use a percentage or a count up to %d.", st.Name, cp.MaxUnavailable.Value, r.Name, c.Name, n, n))
+		}
+	}
+	if cp.CanaryRack != "" && c.Rack(cp.CanaryRack) == nil {
+		var names []string
+		for _, r := range c.Racks {
+			names = append(names, r.Name)
+		}
+		detail := fmt.Sprintf("Strategy %q names canary rack %q, but cluster %q has no such rack.", st.Name, cp.CanaryRack, c.Name)
+		if sugg := didYouMean(cp.CanaryRack, names); sugg != "" {
+			detail += fmt.Sprintf(" Did you mean %q?", sugg)
+		}
+		diags = append(diags, errorAt(c.DeclRange, "Unknown canary rack", "%s", detail))
+	}
+	return diags
+}
+
+// checkReleases applies the version rules that need no observation
+// (ROLLOUT-RULES 27–29): component versions parse (done while decoding),
+// upgrade_from versions neither skip a minor nor downgrade without
+// allow_downgrade, and catalog membership.
+func (s *loadState) checkReleases() hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	var known []version.Version
+	if s.cfg.Catalog != nil {
+		known = s.cfg.Catalog.Releases
+	}
+	for _, r := range s.cfg.Releases {
+		if r.Version.IsZero() {
+			continue
+		}
+		for i, from := range r.UpgradeFrom {
+			rng := r.upgradeFromRanges[i]
+			if skipped := version.SkippedMinors(from, r.Version, known); len(skipped) > 0 {
+				diags = append(diags, errorAt(rng, "Release skips a minor version",
+					"%s → %s skips %s. A runtime release moves at most one minor version per run; upgrade to %s first.",
+					from.MinorString(), r.Version.MinorString(), strings.Join(skipped, ", "), skipped[0]))
+			}
+			if version.Compare(from, r.Version) > 0 && !r.AllowDowngrade {
+				diags = append(diags, errorAt(rng, "Downgrade not allowed",
+					"Release %q (%s) is older than %s, which it lists in upgrade_from; set allow_downgrade = true to allow going back.", r.Name, r.Version, from))
+			}
+		}
+		if len(known) > 0 {
+			found := false
+			for _, k := range known {
+				if version.Equal(k, r.Version) {
+					found = true
+				}
+			}
+			if !found {
+				diags = append(diags, warningAt(r.VersionRange, "Release not in catalog",
+					"Release %q has version %s, which the catalog does not list; the minor-skip rule relies on the catalog being complete.", r.Name, r.Version))
+			}
+		}
+	}
+	return diags
+}
+
+// checkRollouts: a cluster is in at most one group of a rollout
+// (ROLLOUT-RULES 8), and clusters left out of a rollout are reported.
+func checkRollouts(cfg *Config) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, ro := range cfg.Rollouts {
+		seen := map[*Cluster]*Group{}
+		for _, st := range ro.Stages {
+			for _, g := range st.Groups {
+				for _, c := range g.Clusters {
+					if first := seen[c]; first != nil {
+						diags = append(diags, errorAt(g.DeclRange, "Cluster in two groups",
+							"Cluster %q is already in group %q at %s; a cluster is upgraded once per rollout.", c.Name, first.Name, posString(first.DeclRange)))
+						continue
+					}
+					seen[c] = g
+				}
+			}
+		}
+		for _, c := range cfg.Clusters {
+			if seen[c] == nil {
+				diags = append(diags, warningAt(ro.DeclRange, "Cluster not in rollout",
+					"Cluster %q is in no group of rollout %q, so this rollout does not upgrade it.", c.Name, ro.Name))
+			}
+		}
+	}
+	return diags
+}

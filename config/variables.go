@@ -1,0 +1,373 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/typeexpr"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// EnvVarPrefix prefixes environment variables that set input variables.
+const EnvVarPrefix = "RACKFORM_VAR_"
+
+var variableSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "type"}, {Name: "default"}, {Name: "description"},
+		{Name: "sensitive"}, {Name: "nullable"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "validation"}},
+}
+
+var validationSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+	{Name: "condition", Required: true},
+	{Name: "error_message", Required: true},
+}}
+
+type variableDecl struct {
+	v           *Variable
+	defaults    *typeexpr.Defaults
+	validations []*hcl.Block
+	// valueRange is where the winning value was set, for diagnostics.
+	valueRange *hcl.Range
+	set        bool
+}
+
+// inputValue is a value given from outside the configuration.
+type inputValue struct {
+	raw    string         // -var or env: raw text
+	expr   hcl.Expression // var-file: an expression
+	source string
+	rng    *hcl.Range
+}
+
+func (s *loadState) loadVariables(blocks []*hcl.Block) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	decls := map[string]*variableDecl{}
+	var order []*variableDecl
+	for _, b := range blocks {
+		name := b.Labels[0]
+		if first, ok := decls[name]; ok {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate variable name",
+				Detail:   fmt.Sprintf("A variable named %q was already declared at %s. Names must be unique within their kind.", name, posString(first.v.DeclRange)),
+				Subject:  b.DefRange.Ptr(),
+			})
+			continue
+		}
+		if !hclsyntax.ValidIdentifier(name) {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid name",
+				Detail:   fmt.Sprintf("%q is not a valid variable name: a name starts with a letter or underscore and contains only letters, digits, underscores and dashes.", name),
+				Subject:  b.LabelRanges[0].Ptr(),
+			})
+			continue
+		}
+		vd, d := decodeVariable(b)
+		diags = append(diags, d...)
+		decls[name] = vd
+		order = append(order, vd)
+	}
+
+	// Inputs, lowest precedence first: environment, var files in order,
+	// -var in order. A later value replaces an earlier one.
+	inputs := map[string][]inputValue{}
+	if s.getenv != nil {
+		for _, vd := range order {
+			if raw := s.getenv(EnvVarPrefix + vd.v.Name); raw != "" {
+				inputs[vd.v.Name] = append(inputs[vd.v.Name], inputValue{raw: raw, source: "env " + EnvVarPrefix + vd.v.Name})
+			}
+		}
+	}
+	for _, path := range s.l.opts.VarFiles {
+		attrs, d := s.readVarFile(path)
+		diags = append(diags, d...)
+		for _, a := range attrs {
+			if decls[a.Name] == nil {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagWarning,
+					Summary:  "Value for undeclared variable",
+					Detail:   fmt.Sprintf("The file %s sets %q, but no variable of that name is declared; the value is ignored.", path, a.Name),
+					Subject:  a.NameRange.Ptr(),
+				})
+				continue
+			}
+			inputs[a.Name] = append(inputs[a.Name], inputValue{expr: a.Expr, source: "var-file " + path, rng: a.Expr.Range().Ptr()})
+		}
+	}
+	for _, arg := range s.l.opts.Vars {
+		name, raw, ok := strings.Cut(arg, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid -var option",
+				// The text is not echoed: a mistyped -var may hold a secret.
+				Detail: "A -var option is not of the form NAME=VALUE.",
+			})
+			continue
+		}
+		if decls[name] == nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Value for undeclared variable",
+				Detail:   fmt.Sprintf("A -var option sets %q, but no variable of that name is declared.", name),
+			})
+			continue
+		}
+		inputs[name] = append(inputs[name], inputValue{raw: raw, source: "-var"})
+	}
+
+	for _, vd := range order {
+		v := vd.v
+		val := v.Default
+		v.Source = "default"
+		if in := inputs[v.Name]; len(in) > 0 {
+			last := in[len(in)-1]
+			got, d := parseInput(v, last)
+			diags = append(diags, d...)
+			if d.HasErrors() {
+				s.vars[v.Name] = cty.DynamicVal
+				continue
+			}
+			val, v.Source, vd.valueRange, vd.set = got, last.source, last.rng, true
+		}
+		if val == cty.NilVal {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "No value for required variable",
+				Detail:   fmt.Sprintf("The variable %q has no default, so it must be set with -var, -var-file or the environment variable %s%s.", v.Name, EnvVarPrefix, v.Name),
+				Subject:  v.DeclRange.Ptr(),
+			})
+			s.vars[v.Name] = cty.DynamicVal
+			continue
+		}
+		conv, err := convert.Convert(val, v.Type)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid value for input variable",
+				Detail:   fmt.Sprintf("The value for variable %q (from %s) does not match its type %s: %s.", v.Name, v.Source, typeexpr.TypeString(v.Type), convertErr(err, v.Sensitive)),
+				Subject:  firstRange(vd.valueRange, &v.DeclRange),
+			})
+			s.vars[v.Name] = cty.DynamicVal
+			continue
+		}
+		if vd.defaults != nil {
+			conv = vd.defaults.Apply(conv)
+		}
+		if conv.IsNull() && !v.Nullable {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid value for input variable",
+				Detail:   fmt.Sprintf("The variable %q is not nullable, but its value (from %s) is null.", v.Name, v.Source),
+				Subject:  firstRange(vd.valueRange, &v.DeclRange),
+			})
+		}
+		v.Value = conv
+		if v.Sensitive {
+			s.addSecrets(conv)
+			conv = conv.Mark(sensitiveMark)
+		}
+		s.vars[v.Name] = conv
+		s.cfg.Variables = append(s.cfg.Variables, v)
+	}
+
+	// Validation rules see every variable, after all are resolved.
+	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{kindVar: cty.ObjectVal(s.vars)}, Functions: s.fns}
+	for _, vd := range order {
+		if s.vars[vd.v.Name] == cty.DynamicVal {
+			continue
+		}
+		for _, vb := range vd.validations {
+			diags = append(diags, s.checkValidation(vd, vb, ctx)...)
+		}
+	}
+	return diags
+}
+
+func convertErr(err error, sensitive bool) string {
+	if sensitive {
+		return "the value is sensitive and not shown"
+	}
+	return err.Error()
+}
+
+func firstRange(rs ...*hcl.Range) *hcl.Range {
+	for _, r := range rs {
+		if r != nil {
+			return r
+		}
+	}
+	return nil
+}
+
+func decodeVariable(b *hcl.Block) (*variableDecl, hcl.Diagnostics) {
+	v := &Variable{Name: b.Labels[0], Type: cty.DynamicPseudoType, Nullable: true, DeclRange: b.DefRange}
+	vd := &variableDecl{v: v}
+	content, diags := b.Body.Content(variableSchema)
+	if a := content.Attributes["type"]; a != nil {
+		ty, defaults, d := typeexpr.TypeConstraintWithDefaults(a.Expr)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			v.Type, vd.defaults = ty, defaults
+		}
+	}
+	for name, dst := range map[string]*string{"description": &v.Description} {
+		if a := content.Attributes[name]; a != nil {
+			diags = append(diags, decodeConst(a, cty.String, func(c cty.Value) { *dst = c.AsString() })...)
+		}
+	}
+	for name, dst := range map[string]*bool{"sensitive": &v.Sensitive, "nullable": &v.Nullable} {
+		if a := content.Attributes[name]; a != nil {
+			diags = append(diags, decodeConst(a, cty.Bool, func(c cty.Value) { *dst = c.True() })...)
+		}
+	}
+	if a := content.Attributes["default"]; a != nil {
+		val, d := a.Expr.Value(nil)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			conv, err := convert.Convert(val, v.Type)
+			if err != nil {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid default value for variable",
+					Detail:   fmt.Sprintf("The default value does not match the variable's type %s: %v.", typeexpr.TypeString(v.Type), err),
+					Subject:  a.Expr.Range().Ptr(),
+				})
+			} else {
+				if vd.defaults != nil {
+					conv = vd.defaults.Apply(conv)
+				}
+				v.Default = conv
+			}
+		}
+	}
+	for _, blk := range content.Blocks {
+		vc, d := blk.Body.Content(validationSchema)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			_ = vc
+			vd.validations = append(vd.validations, blk)
+		}
+	}
+	return vd, diags
+}
+
+// decodeConst evaluates a constant attribute (no references) of type ty.
+func decodeConst(a *hcl.Attribute, ty cty.Type, set func(cty.Value)) hcl.Diagnostics {
+	val, diags := a.Expr.Value(nil)
+	if diags.HasErrors() {
+		return diags
+	}
+	conv, err := convert.Convert(val, ty)
+	if err != nil || conv.IsNull() {
+		msg := "null is not allowed"
+		if err != nil {
+			msg = err.Error()
+		}
+		return append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Incorrect attribute value type",
+			Detail:   fmt.Sprintf("Inappropriate value for attribute %q: %s.", a.Name, msg),
+			Subject:  a.Expr.Range().Ptr(),
+		})
+	}
+	set(conv)
+	return diags
+}
+
+func (s *loadState) readVarFile(path string) ([]*hcl.Attribute, hcl.Diagnostics) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Failed to read variables file",
+			Detail:   fmt.Sprintf("Cannot read the -var-file %s: %v.", path, err),
+		}}
+	}
+	var f *hcl.File
+	var diags hcl.Diagnostics
+	if strings.HasSuffix(path, ".json") {
+		f, diags = s.l.parser.ParseJSON(src, path)
+	} else {
+		f, diags = s.l.parser.ParseHCL(src, path)
+	}
+	if diags.HasErrors() || f == nil {
+		return nil, diags
+	}
+	attrs, d := f.Body.JustAttributes()
+	return sortedAttrs(attrs), append(diags, d...)
+}
+
+// parseInput turns an input into a value. Like Terraform, a raw string
+// (-var, environment) is taken literally for a primitive type and parsed
+// as an HCL expression otherwise, so lists and maps can be passed.
+func parseInput(v *Variable, in inputValue) (cty.Value, hcl.Diagnostics) {
+	if in.expr != nil {
+		return in.expr.Value(nil)
+	}
+	if v.Type.IsPrimitiveType() {
+		return cty.StringVal(in.raw), nil
+	}
+	expr, diags := hclsyntax.ParseExpression([]byte(in.raw), fmt.Sprintf("<value for var.%s>", v.Name), hcl.InitialPos)
+	if diags.HasErrors() {
+		if v.Type == cty.DynamicPseudoType {
+			// An untyped variable given text that is not an expression is
+			// just a string.
+			return cty.StringVal(in.raw), nil
+		}
+		if v.Sensitive {
+			return cty.NilVal, hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid value for input variable",
+				Detail:   fmt.Sprintf("The value for variable %q (from %s) is not a valid expression; the value is sensitive and not shown.", v.Name, in.source),
+			}}
+		}
+		return cty.NilVal, diags
+	}
+	return expr.Value(nil)
+}
+
+func (s *loadState) checkValidation(vd *variableDecl, b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagnostics {
+	content, _ := b.Body.Content(validationSchema)
+	cond := content.Attributes["condition"]
+	msgAttr := content.Attributes["error_message"]
+	ok, diags := cond.Expr.Value(ctx)
+	if diags.HasErrors() {
+		return diags
+	}
+	ok, _ = ok.Unmark()
+	ok, err := convert.Convert(ok, cty.Bool)
+	if err != nil || ok.IsNull() || !ok.IsKnown() {
+		return append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid validation condition",
+			Detail:   "The condition of a validation rule must be true or false.",
+			Subject:  cond.Expr.Range().Ptr(),
+		})
+	}
+	if ok.True() {
+		return diags
+	}
+	msg := "The value is invalid."
+	if m, d := msgAttr.Expr.Value(ctx); !d.HasErrors() && m.Type() == cty.String && !m.IsNull() {
+		if m.IsMarked() {
+			msg = "The value is invalid (the error message depends on a sensitive value and is not shown)."
+		} else {
+			msg = m.AsString()
+		}
+	}
+	return append(diags, &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Invalid value for variable",
+		Detail:   fmt.Sprintf("%s\n\nThis was checked by the validation rule at %s (value from %s).", msg, posString(cond.Range), vd.v.Source),
+		Subject:  firstRange(vd.valueRange, &vd.v.DeclRange),
+	})
+}

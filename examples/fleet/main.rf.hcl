@@ -1,0 +1,78 @@
+# fleet: three clusters upgraded by one rollout — a canary stage, an
+# approval gate and a one-hour soak, then production in two parallel groups.
+# All BMCs are simulated on loopback (127.2.CLUSTER.SERVER).
+
+variable "bmc_password" {
+  type      = string
+  sensitive = true
+  default   = "" # supplied at plan/apply time with RACKFORM_VAR_bmc_password
+}
+
+provider "redfish" {
+  username = "admin"
+  password = var.bmc_password
+  insecure = true
+}
+
+release "r4_6_1" {
+  version      = "4.6.1"
+  upgrade_from = ["4.5.3"]
+
+  component "bios" {
+    match {
+      software_id = "BIOS"
+    }
+    version = "2.19.1"
+    scheme  = "dotted"
+    image   = "https://127.0.0.1:8080/images/bios-2.19.1.bin"
+  }
+
+  component "runtime" {
+    kind = "runtime"
+    match {
+      software_id = "runtime-os"
+    }
+    version = "4.6.1"
+    image   = "https://127.0.0.1:8080/images/runtime-4.6.1.iso"
+  }
+}
+
+maintenance_window "weeknights" {
+  start      = "2026-07-06T22:00:00+02:00"
+  duration   = "6h"
+  recurrence = "daily"
+  timezone   = "Europe/Berlin"
+}
+
+maintenance_window "sunday" {
+  start      = "2026-07-05T01:00:00Z"
+  duration   = "8h"
+  recurrence = "weekly"
+  timezone   = "UTC"
+}
+
+rollout "q3" {
+  scope = "full"
+
+  stage "canary" {
+    after_stage_wait = "1h"
+
+    approval "canary-ok" {
+      when        = "after"
+      description = "Check the canary cluster's workloads before production."
+    }
+
+    group "lab" {
+      clusters = [cluster.canary]
+    }
+  }
+
+  stage "prod" {
+    group "east" {
+      clusters = [cluster.east]
+    }
+    group "west" {
+      clusters = [cluster.west]
+    }
+  }
+}
