@@ -14,8 +14,10 @@ import (
 	"strings"
 
 	"github.com/hashicorp/cli"
+	"github.com/hashicorp/hcl/v2"
 	"github.com/mattn/go-isatty"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/internal/version"
 )
 
@@ -163,4 +165,19 @@ func (m *Meta) helpFunc(runners map[string]runner) cli.HelpFunc {
 		}
 		return b.String()
 	}
+}
+
+// stringList is a repeatable flag, such as -var and -var-file, that keeps
+// its values in command-line order (later ones win, as in Terraform).
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ", ") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// showDiagnostics renders diags on stderr the way validate does, with
+// source snippets from files (the parsed files by filename). Commands call
+// it for any user-input problem so every command reports errors alike.
+func (m *Meta) showDiagnostics(diags hcl.Diagnostics, files map[string]*hcl.File, color bool) {
+	// A failed write to stderr leaves nothing better to report it on.
+	_ = views.WriteDiagnostics(m.Stderr, views.NewDiagnostics(diags, files), color)
 }

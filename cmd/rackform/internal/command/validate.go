@@ -4,16 +4,79 @@ import (
 	"context"
 	"flag"
 	"fmt"
+
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
+	"github.com/rackform/rackform/config"
 )
 
-// validateCommand is a placeholder until its issue lands; it says so instead of pretending.
-type validateCommand struct{ *Meta }
+// validateCommand loads a configuration and reports every problem at once.
+type validateCommand struct {
+	*Meta
+	json     bool
+	noColor  bool
+	vars     stringList
+	varFiles stringList
+}
 
-func (c *validateCommand) Synopsis() string     { return "(not yet available)" }
-func (c *validateCommand) Usage() string        { return "rackform validate" }
-func (c *validateCommand) Description() string  { return "" }
-func (c *validateCommand) Flags() *flag.FlagSet { return flag.NewFlagSet("validate", flag.ContinueOnError) }
-func (c *validateCommand) Run(context.Context, []string) int {
-	fmt.Fprintln(c.Stderr, "Error: rackform validate is not implemented yet")
-	return ExitError
+func (c *validateCommand) Synopsis() string { return "Check whether the configuration is valid" }
+func (c *validateCommand) Usage() string {
+	return "rackform validate [options] [DIR]"
+}
+
+func (c *validateCommand) Description() string {
+	return `Loads the configuration in DIR (default: the current directory; a single
+*.rf.hcl file also works) and checks it: syntax, types, references, and the
+rules on servers, racks, releases, strategies and rollouts. Every error is
+reported at once, with its file, line and a source snippet. No BMC is
+contacted.
+
+Input variables come from -var, -var-file and RACKFORM_VAR_name environment
+variables, with Terraform's precedence.
+
+Exit status: 0 when the configuration is valid (warnings allowed), 1 when it
+is not, 2 on bad arguments.`
+}
+
+func (c *validateCommand) Flags() *flag.FlagSet {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	c.json, c.noColor, c.vars, c.varFiles = false, false, nil, nil
+	fs.BoolVar(&c.json, "json", false, "Print the result as JSON, in the schema of terraform validate -json.")
+	fs.BoolVar(&c.noColor, "no-color", false, "Never colour the output (also: the NO_COLOR environment variable).")
+	fs.Var(&c.vars, "var", "Set input variable `NAME=VALUE`. Repeatable; later values win.")
+	fs.Var(&c.varFiles, "var-file", "Read input variables from `FILE`. Repeatable; later files win.")
+	return fs
+}
+
+func (c *validateCommand) Run(_ context.Context, args []string) int {
+	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	if !ok {
+		return code
+	}
+	if len(rest) > 1 {
+		fmt.Fprintf(c.Stderr, "Error: validate takes at most one directory, got %d arguments\n\n%s", len(rest), helpText(c))
+		return ExitUsage
+	}
+	path := "."
+	if len(rest) == 1 {
+		path = rest[0]
+	}
+
+	loader := config.NewLoader(config.LoadOptions{Vars: c.vars, VarFiles: c.varFiles, Getenv: c.Getenv})
+	_, diags := loader.Load(path)
+	result := views.NewValidate(views.NewDiagnostics(diags, loader.Files()))
+
+	var err error
+	if c.json {
+		err = result.WriteJSON(c.Stdout)
+	} else {
+		err = result.WriteText(c.Stdout, c.Stderr, c.Color && !c.noColor)
+	}
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: writing the result: %s\n", err)
+		return ExitError
+	}
+	if !result.Valid {
+		return ExitError
+	}
+	return ExitOK
 }

@@ -131,9 +131,11 @@ func NewDiagnostic(d *hcl.Diagnostic, files map[string]*hcl.File) *Diagnostic {
 
 	var code strings.Builder
 	codeStart := -1
+	var last hcl.Range
 	sc := hcl.NewRangeScanner(src, highlight.Filename, bufio.ScanLines)
 	for sc.Scan() {
 		line := sc.Range()
+		last = line
 		if !line.Overlaps(snip) {
 			continue
 		}
@@ -145,9 +147,13 @@ func NewDiagnostic(d *hcl.Diagnostic, files map[string]*hcl.File) *Diagnostic {
 		code.WriteByte('\n')
 	}
 	if codeStart < 0 {
-		// The range lies outside the file (e.g. at its very end after the
-		// last newline): nothing to show but the position.
-		return out
+		if last.Empty() && last.Start.Byte == 0 && len(src) == 0 {
+			return out // an empty file: nothing to show but the position
+		}
+		// "found the end of the file": the range is past the last line, so
+		// show that line, where the reader has to add what is missing.
+		codeStart, s.StartLine = last.Start.Byte, last.Start.Line
+		code.Write(last.SliceBytes(src))
 	}
 	s.Code = strings.TrimSuffix(code.String(), "\n")
 	// Ranges that start or end on a newline can fall just outside Code;

@@ -79,6 +79,11 @@ func cases(t *testing.T) map[string]func() (hcl.Diagnostics, map[string]*hcl.Fil
 			files, diags := parse(t, src)
 			return diags, files
 		},
+		// "found the end of the file": the range is past the last line.
+		"syntax_eof": func() (hcl.Diagnostics, map[string]*hcl.File) {
+			files, diags := parse(t, "a = {\n")
+			return diags, files
+		},
 		"semantic_in_block": func() (hcl.Diagnostics, map[string]*hcl.File) {
 			files, _ := parse(t, serverSrc)
 			return hcl.Diagnostics{{
