@@ -1,0 +1,302 @@
+package providertest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+	"sync"
+
+	"github.com/rackform/rackform/providers"
+)
+
+// Fake is an in-memory provider: a test double for the code that drives
+// providers (the plugin shims, the planner, the executor), and the reference
+// the conformance suite is checked against. Its servers are keyed by
+// endpoint; an endpoint it does not know, or one marked Down, is
+// unreachable. An update is staged and takes effect at the next reset, as on
+// a real BMC with OperationApplyTime OnReset.
+type Fake struct {
+	mu         sync.Mutex
+	servers    map[string]*fakeServer
+	tasks      map[string]*providers.TaskStatus
+	nextTask   int
+	configured bool
+	stopped    bool
+}
+
+// FakeServer is one server of a Fake.
+type FakeServer struct {
+	Endpoint   string
+	Components []providers.Component
+	// Down makes the server unreachable.
+	Down bool
+}
+
+type fakeServer struct {
+	FakeServer
+	power   string
+	pending map[string]string // component ID → staged version
+}
+
+// NewFake returns a Fake serving servers.
+func NewFake(servers ...FakeServer) *Fake {
+	f := &Fake{servers: map[string]*fakeServer{}, tasks: map[string]*providers.TaskStatus{}}
+	for _, s := range servers {
+		s.Components = append([]providers.Component(nil), s.Components...)
+		f.servers[s.Endpoint] = &fakeServer{FakeServer: s, power: providers.PowerOn, pending: map[string]string{}}
+	}
+	return f
+}
+
+var _ providers.Provider = (*Fake)(nil)
+
+// Describe implements providers.Provider.
+func (f *Fake) Describe(context.Context) (*providers.Description, providers.Diagnostics) {
+	return &providers.Description{
+		Name:            "fake",
+		Version:         "0.0.0",
+		ProtocolVersion: providers.ProtocolVersion,
+		Schema: []providers.Attribute{
+			{Name: "username", Type: "string", Required: true, Description: "BMC user."},
+			{Name: "password", Type: "string", Sensitive: true, Description: "BMC password."},
+			{Name: "concurrency", Type: "number", Description: "Servers observed at once."},
+		},
+		Capabilities: []string{"simple_update", "power", "tasks"},
+	}, nil
+}
+
+// Configure implements providers.Provider.
+func (f *Fake) Configure(_ context.Context, req *providers.ConfigureRequest) providers.Diagnostics {
+	var cfg struct {
+		Username    *string `json:"username"`
+		Password    string  `json:"password"`
+		Concurrency int     `json:"concurrency"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(req.Config))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		// The decoder's message names the field, never its value.
+		return providers.Errorf("", "Invalid provider configuration", fmt.Sprintf("The fake provider's configuration does not decode: %v.", err))
+	}
+	if cfg.Username == nil || *cfg.Username == "" {
+		return providers.Errorf("", "Missing username", `The fake provider needs "username".`)
+	}
+	f.mu.Lock()
+	f.configured = true
+	f.mu.Unlock()
+	return nil
+}
+
+// Observe implements providers.Provider. It reads up to Concurrency servers
+// at once and calls fn from several goroutines, as a real provider may.
+func (f *Fake) Observe(ctx context.Context, req *providers.ObserveRequest, fn func(*providers.Observation) error) providers.Diagnostics {
+	if d := f.ready(); d != nil {
+		return d
+	}
+	workers := req.Concurrency
+	if workers <= 0 {
+		workers = 8
+	}
+	// A callback error stops the feed like a cancellation does.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	jobs := make(chan providers.Target)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var diags providers.Diagnostics
+	for range min(workers, max(len(req.Targets), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range jobs {
+				if err := fn(f.observe(t)); err != nil {
+					mu.Lock()
+					diags = append(diags, providers.Errorf("", "Observe stopped", err.Error())...)
+					mu.Unlock()
+					stop()
+				}
+			}
+		}()
+	}
+feed:
+	for _, t := range req.Targets {
+		select {
+		case jobs <- t:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if len(diags) == 0 && ctx.Err() != nil {
+		diags = providers.Errorf("", "Observe cancelled", ctx.Err().Error()+".")
+	}
+	return diags
+}
+
+func (f *Fake) ready() providers.Diagnostics {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.stopped:
+		return providers.Errorf("", "Provider stopped", "The fake provider was stopped.")
+	case !f.configured:
+		return providers.Errorf("", "Provider not configured", "Configure the fake provider first.")
+	}
+	return nil
+}
+
+func (f *Fake) observe(t providers.Target) *providers.Observation {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.servers[t.Endpoint]
+	if !ok || s.Down {
+		return &providers.Observation{
+			Server:      t.Name,
+			Diagnostics: providers.Errorf(t.Name, "BMC unreachable", fmt.Sprintf("Cannot connect to %s.", t.Endpoint)),
+		}
+	}
+	o := &providers.Observation{
+		Server:     t.Name,
+		Reachable:  true,
+		PowerState: s.power,
+		Health:     "OK",
+		Components: append([]providers.Component(nil), s.Components...),
+	}
+	o.Fingerprint = fingerprint(o)
+	return o
+}
+
+func fingerprint(o *providers.Observation) string {
+	cs := append([]providers.Component(nil), o.Components...)
+	sort.Slice(cs, func(i, j int) bool { return cs[i].ID < cs[j].ID })
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", o.PowerState, o.Health)
+	for _, c := range cs {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", c.ID, c.SoftwareID, c.Version)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Apply implements providers.Provider.
+func (f *Fake) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*providers.Progress) error) (*providers.ApplyResult, providers.Diagnostics) {
+	if d := f.ready(); d != nil {
+		return nil, d
+	}
+	name := req.Target.Name
+	f.mu.Lock()
+	s, ok := f.servers[req.Target.Endpoint]
+	f.mu.Unlock()
+	if !ok || s.Down {
+		return nil, providers.Errorf(name, "BMC unreachable", fmt.Sprintf("Cannot connect to %s.", req.Target.Endpoint))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, providers.Errorf(name, "Step cancelled", err.Error()+".")
+	}
+	step := req.Step
+	switch step.Kind {
+	case providers.StepUpdate:
+		f.mu.Lock()
+		c := findComponent(s.Components, step.Match)
+		if c == nil {
+			f.mu.Unlock()
+			return nil, providers.Errorf(name, "No such component", fmt.Sprintf("No component matches %q on %s.", step.Component, name))
+		}
+		f.nextTask++
+		uri := fmt.Sprintf("/redfish/v1/TaskService/Tasks/%d", f.nextTask)
+		task := &providers.TaskStatus{URI: uri, State: providers.TaskRunning}
+		f.tasks[uri] = task
+		f.mu.Unlock()
+		// The task URI is reported before the work, as the contract requires.
+		for _, pct := range []int{0, 50, 100} {
+			if err := fn(&providers.Progress{Message: "flashing " + c.ID, Percent: pct, TaskURI: uri}); err != nil {
+				return nil, providers.Errorf(name, "Step stopped", err.Error()+".")
+			}
+		}
+		f.mu.Lock()
+		s.pending[c.ID] = step.Version
+		task.State, task.Percent = providers.TaskCompleted, 100
+		f.mu.Unlock()
+		return &providers.ApplyResult{TaskURI: uri, Message: "staged " + step.Version + "; takes effect at the next reset"}, nil
+	case providers.StepReset, providers.StepPowerOn:
+		f.mu.Lock()
+		for i := range s.Components {
+			if v, ok := s.pending[s.Components[i].ID]; ok {
+				s.Components[i].Version = v
+			}
+		}
+		clear(s.pending)
+		s.power = providers.PowerOn
+		f.mu.Unlock()
+		return &providers.ApplyResult{Message: "reset"}, nil
+	case providers.StepShutdown:
+		f.mu.Lock()
+		s.power = providers.PowerOff
+		f.mu.Unlock()
+		return &providers.ApplyResult{Message: "off"}, nil
+	case providers.StepWaitReady:
+		o := f.observe(req.Target)
+		for _, e := range step.Expect {
+			c := findComponent(o.Components, e.Match)
+			if c == nil || c.Version != e.Version {
+				got := "nothing"
+				if c != nil {
+					got = c.Version
+				}
+				return nil, providers.Errorf(name, "Not at target version", fmt.Sprintf("%s reports %s, want %s.", e.Component, got, e.Version))
+			}
+		}
+		return &providers.ApplyResult{Message: "ready", Observation: o}, nil
+	}
+	return nil, providers.Errorf(name, "Unsupported step", fmt.Sprintf("The fake provider cannot %q.", step.Kind))
+}
+
+// Task implements providers.Provider. A task it does not know is Gone, as
+// on a BMC that deleted a finished task.
+func (f *Fake) Task(_ context.Context, req *providers.TaskRequest) (*providers.TaskStatus, providers.Diagnostics) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, ok := f.tasks[req.TaskURI]
+	if !ok {
+		return &providers.TaskStatus{URI: req.TaskURI, State: providers.TaskGone}, nil
+	}
+	st := *t
+	return &st, nil
+}
+
+// Stop implements providers.Provider.
+func (f *Fake) Stop(context.Context) providers.Diagnostics {
+	f.mu.Lock()
+	f.stopped = true
+	f.mu.Unlock()
+	return nil
+}
+
+// findComponent returns the component m selects, or nil.
+func findComponent(cs []providers.Component, m providers.Match) *providers.Component {
+	for i := range cs {
+		if Matches(m, cs[i]) {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+// Matches reports whether m selects c, per providers.Match.
+func Matches(m providers.Match, c providers.Component) bool {
+	switch {
+	case m.SoftwareID != "":
+		return c.SoftwareID == m.SoftwareID
+	case m.ID != "":
+		return c.ID == m.ID
+	case m.NamePattern != "":
+		ok, _ := path.Match(m.NamePattern, c.Name)
+		return ok
+	}
+	return false
+}
