@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hashicorp/hcl/v2"
 )
 
 // exampleDirs lists every example directory.
@@ -47,10 +46,3 @@ func TestExamples(t *testing.T) {
 	}
 }
 
-// renderDiags renders diagnostics with source snippets for test failures.
-func renderDiags(l *Loader, diags hcl.Diagnostics) string {
-	var b bytesBuffer
-	w := hcl.NewDiagnosticTextWriter(&b, l.Files(), 100, false)
-	_ = w.WriteDiagnostics(diags)
-	return b.String()
-}

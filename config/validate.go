@@ -131,7 +131,12 @@ func checkPlacement(c *Cluster) hcl.Diagnostics {
 			spares = append(spares, sv)
 		}
 	}
-	racks := len(c.Racks)
+	// Distinct names: a duplicated rack is reported once, as a duplicate.
+	names := map[string]bool{}
+	for _, r := range c.Racks {
+		names[r.Name] = true
+	}
+	racks := len(names)
 	var diags hcl.Diagnostics
 	placement := func(rng hcl.Range, format string, args ...any) {
 		diags = append(diags, errorAt(rng, "Invalid control-plane placement", format, args...))
