@@ -1,0 +1,494 @@
+package redfish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rackform/rackform/providers"
+)
+
+// Default bounds for steps whose Step.Timeout is zero.
+const (
+	defaultUpdateTimeout   = 60 * time.Minute
+	defaultShutdownTimeout = 10 * time.Minute
+	defaultPowerTimeout    = 10 * time.Minute
+	defaultReadyTimeout    = 30 * time.Minute
+	// forceOffTimeout bounds how long ForceOff may take to show as Off.
+	forceOffTimeout = 2 * time.Minute
+)
+
+// Apply implements providers.Provider.
+func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*providers.Progress) error) (*providers.ApplyResult, providers.Diagnostics) {
+	b, cfg, err := p.bmcFor(req.Target)
+	if err != nil {
+		return nil, p.fail(req.Target, "Cannot apply step", err)
+	}
+	if fn == nil {
+		fn = func(*providers.Progress) error { return nil }
+	}
+	s := &stepRun{p: p, b: b, cfg: cfg, t: req.Target, step: req.Step, progress: fn}
+	var res *providers.ApplyResult
+	switch req.Step.Kind {
+	case providers.StepUpdate:
+		res, err = s.update(ctx)
+	case providers.StepShutdown:
+		res, err = s.shutdown(ctx)
+	case providers.StepPowerOn:
+		res, err = s.powerOn(ctx)
+	case providers.StepReset:
+		res, err = s.reset(ctx)
+	case providers.StepReimage:
+		res, err = s.reimage(ctx)
+	case providers.StepWaitReady:
+		res, err = s.waitReady(ctx)
+	default:
+		return nil, providers.Errorf(req.Target.Name, "Unsupported step", fmt.Sprintf("The redfish provider has no step %q.", req.Step.Kind))
+	}
+	if err != nil {
+		return res, p.fail(req.Target, s.summary(), err)
+	}
+	return res, s.warnings
+}
+
+// stepRun is one Apply call.
+type stepRun struct {
+	p        *Provider
+	b        bmc
+	cfg      config
+	t        providers.Target
+	step     providers.Step
+	progress func(*providers.Progress) error
+	warnings providers.Diagnostics
+}
+
+func (s *stepRun) summary() string {
+	what := string(s.step.Kind)
+	if s.step.Component != "" {
+		what += " " + s.step.Component
+	}
+	return "Step " + what + " failed"
+}
+
+func (s *stepRun) report(msg string, pct int) error {
+	return s.progress(&providers.Progress{Message: msg, Percent: pct})
+}
+
+func (s *stepRun) deadline(def time.Duration) time.Time {
+	d := s.step.Timeout
+	if d <= 0 {
+		d = def
+	}
+	return s.p.clock.Now().Add(d)
+}
+
+// finishTask reports the task monitor at once (so the caller journals it
+// before anything else can go wrong) and waits for it.
+func (s *stepRun) finishTask(ctx context.Context, acc *accepted, deadline time.Time) (*providers.ApplyResult, error) {
+	res := &providers.ApplyResult{}
+	if acc == nil || acc.TaskURI == "" {
+		res.Message = "accepted without a task monitor"
+		return res, nil
+	}
+	res.TaskURI = acc.TaskURI
+	if err := s.progress(&providers.Progress{Message: "task started", Percent: -1, TaskURI: acc.TaskURI}); err != nil {
+		return res, err
+	}
+	// Honour the 202's Retry-After before the first poll.
+	if d, ok := parseRetryAfter(acc.RetryAfter, s.p.clock.Now()); ok {
+		if err := s.p.clock.Sleep(ctx, min(d, s.cfg.PollInterval, max(deadline.Sub(s.p.clock.Now()), 0))); err != nil {
+			return res, err
+		}
+	}
+	st, err := s.p.waitTask(ctx, s.b, s.cfg, acc.TaskURI, deadline, s.progress)
+	if err != nil {
+		return res, err
+	}
+	switch st.State {
+	case providers.TaskCompleted:
+		res.Message = "task completed"
+	case providers.TaskGone:
+		res.Message = "task monitor gone (the BMC deletes finished tasks); wait_ready verifies the outcome"
+	default:
+		msg := "the BMC task ended " + st.State
+		if len(st.Messages) > 0 {
+			msg += ": " + strings.Join(st.Messages, "; ")
+		}
+		return res, errors.New(msg)
+	}
+	return res, nil
+}
+
+func (s *stepRun) update(ctx context.Context) (*providers.ApplyResult, error) {
+	if s.step.ImageURI == "" {
+		return nil, errors.New("the step has no image_uri")
+	}
+	us, err := s.b.UpdateService(ctx)
+	if err != nil {
+		return nil, err
+	}
+	method := s.step.Method
+	if method == "" || method == MethodAuto {
+		method = s.cfg.UpdateMethod
+	}
+	remote := isRemoteImage(s.step.ImageURI)
+	if method == MethodAuto {
+		method = MethodPush
+		if us.SimpleUpdateTarget != "" && remote {
+			method = MethodSimpleUpdate
+		}
+	}
+	deadline := s.deadline(defaultUpdateTimeout)
+	var acc *accepted
+	switch method {
+	case MethodSimpleUpdate:
+		if us.SimpleUpdateTarget == "" {
+			return nil, errors.New("the BMC does not offer UpdateService.SimpleUpdate; use method \"push\"")
+		}
+		if !remote {
+			return nil, errors.New("SimpleUpdate needs an image URL the BMC can fetch, not a local path")
+		}
+		// A map, not gofish's parameter struct: gofish has no field for
+		// @Redfish.OperationApplyTime.
+		body := map[string]any{"ImageURI": s.step.ImageURI}
+		if s.step.ApplyTime != "" {
+			body["@Redfish.OperationApplyTime"] = s.step.ApplyTime
+		}
+		if err := s.report("SimpleUpdate "+redactURL(s.step.ImageURI), -1); err != nil {
+			return nil, err
+		}
+		acc, err = s.b.Post(ctx, us.SimpleUpdateTarget, body)
+	case MethodPush:
+		acc, err = s.push(ctx, us)
+	default:
+		return nil, fmt.Errorf("unknown update method %q", method)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.finishTask(ctx, acc, deadline)
+}
+
+// isRemoteImage tells an image URL (the BMC can fetch it) from a local path
+// (only the provider can read it, so it must be pushed).
+func isRemoteImage(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.Host != "" && u.Scheme != "file"
+}
+
+// redactURL drops user info from an image URL before it reaches a message.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	u.User = nil
+	return u.String()
+}
+
+func (s *stepRun) shutdown(ctx context.Context) (*providers.ApplyResult, error) {
+	sys, err := s.b.System(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if sys.PowerState == providers.PowerOff {
+		return &providers.ApplyResult{Message: "already off"}, nil
+	}
+	if allows(sys, "GracefulShutdown") {
+		if err := s.report("graceful shutdown", -1); err != nil {
+			return nil, err
+		}
+		if _, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": "GracefulShutdown"}); err != nil {
+			return nil, fmt.Errorf("requesting a graceful shutdown: %w", err)
+		}
+		off, err := s.waitPower(ctx, providers.PowerOff, s.deadline(defaultShutdownTimeout))
+		if err != nil {
+			return nil, err
+		}
+		if off {
+			return &providers.ApplyResult{Message: "shut down gracefully"}, nil
+		}
+		s.warnings = append(s.warnings, providers.Diagnostic{Severity: providers.Warning, Server: s.t.Name,
+			Summary: "Graceful shutdown timed out", Detail: "The server did not power off in time; it was forced off."})
+	}
+	if err := s.report("force off", -1); err != nil {
+		return nil, err
+	}
+	if _, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": "ForceOff"}); err != nil {
+		return nil, fmt.Errorf("forcing the server off: %w", err)
+	}
+	off, err := s.waitPower(ctx, providers.PowerOff, s.p.clock.Now().Add(forceOffTimeout))
+	if err != nil {
+		return nil, err
+	}
+	if !off {
+		return nil, fmt.Errorf("the server still reports power on %s after ForceOff", forceOffTimeout)
+	}
+	return &providers.ApplyResult{Message: "forced off"}, nil
+}
+
+// allows reports whether the system accepts resetType; a system that lists
+// nothing is assumed to accept the standard types.
+func allows(sys *systemInfo, resetType string) bool {
+	return len(sys.ResetTypes) == 0 || slices.Contains(sys.ResetTypes, resetType)
+}
+
+// waitPower polls until the power state is want (true) or the deadline
+// passes (false). Read errors are tolerated until the deadline.
+func (s *stepRun) waitPower(ctx context.Context, want string, deadline time.Time) (bool, error) {
+	for {
+		sys, err := s.b.System(ctx)
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		if err == nil && sys.PowerState == want {
+			return true, nil
+		}
+		now := s.p.clock.Now()
+		if !now.Before(deadline) {
+			return false, nil
+		}
+		if err := s.p.clock.Sleep(ctx, min(s.cfg.PollInterval, deadline.Sub(now))); err != nil {
+			return false, err
+		}
+	}
+}
+
+func (s *stepRun) powerOn(ctx context.Context) (*providers.ApplyResult, error) {
+	sys, err := s.b.System(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if sys.PowerState == providers.PowerOn {
+		return &providers.ApplyResult{Message: "already on"}, nil
+	}
+	if err := s.report("power on", -1); err != nil {
+		return nil, err
+	}
+	if _, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": "On"}); err != nil {
+		return nil, fmt.Errorf("powering on: %w", err)
+	}
+	on, err := s.waitPower(ctx, providers.PowerOn, s.deadline(defaultPowerTimeout))
+	if err != nil {
+		return nil, err
+	}
+	if !on {
+		return nil, errors.New("the server did not report power on in time")
+	}
+	return &providers.ApplyResult{Message: "powered on"}, nil
+}
+
+// resetHost resets the host with resetType, or powers it on when it is off
+// (a restart of a powered-off host is refused by most BMCs). A reset type
+// the system does not list falls back to ForceRestart.
+func (s *stepRun) resetHost(ctx context.Context, sys *systemInfo, resetType string) (*accepted, string, error) {
+	if resetType == "" {
+		resetType = "GracefulRestart"
+	}
+	if sys.PowerState == providers.PowerOff {
+		resetType = "On"
+	} else if !allows(sys, resetType) {
+		resetType = "ForceRestart"
+	}
+	if sys.ResetTarget == "" {
+		return nil, resetType, errors.New("the system offers no Reset action")
+	}
+	if err := s.report("reset "+resetType, -1); err != nil {
+		return nil, resetType, err
+	}
+	acc, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": resetType})
+	if err != nil {
+		return nil, resetType, fmt.Errorf("reset %s: %w", resetType, err)
+	}
+	return acc, resetType, nil
+}
+
+func (s *stepRun) reset(ctx context.Context) (*providers.ApplyResult, error) {
+	sys, err := s.b.System(ctx)
+	if err != nil {
+		return nil, err
+	}
+	acc, rt, err := s.resetHost(ctx, sys, s.step.ResetType)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.finishTask(ctx, acc, s.deadline(defaultPowerTimeout))
+	if res != nil && res.TaskURI == "" {
+		res.Message = "reset " + rt + " requested"
+	}
+	return res, err
+}
+
+func (s *stepRun) reimage(ctx context.Context) (*providers.ApplyResult, error) {
+	if s.step.ImageURI == "" {
+		return nil, errors.New("the step has no image_uri")
+	}
+	if !isRemoteImage(s.step.ImageURI) {
+		return nil, errors.New("virtual media needs an image URL the BMC can fetch, not a local path")
+	}
+	sys, err := s.b.System(ctx)
+	if err != nil {
+		return nil, err
+	}
+	vm, err := s.b.VirtualMedia(ctx, sys)
+	if err != nil {
+		return nil, err
+	}
+	if vm.Inserted && vm.EjectTarget != "" {
+		if err := s.report("eject "+redactURL(vm.Image), -1); err != nil {
+			return nil, err
+		}
+		if _, err := s.b.Post(ctx, vm.EjectTarget, map[string]any{}); err != nil {
+			return nil, fmt.Errorf("ejecting the current virtual media: %w", err)
+		}
+	}
+	if err := s.report("insert "+redactURL(s.step.ImageURI), -1); err != nil {
+		return nil, err
+	}
+	media := map[string]any{"Image": s.step.ImageURI, "Inserted": true, "WriteProtected": true}
+	if vm.InsertTarget != "" {
+		acc, err := s.b.Post(ctx, vm.InsertTarget, media)
+		if err != nil {
+			return nil, fmt.Errorf("inserting virtual media: %w", err)
+		}
+		if _, err := s.finishTask(ctx, acc, s.deadline(defaultPowerTimeout)); err != nil {
+			return nil, fmt.Errorf("inserting virtual media: %w", err)
+		}
+	} else if err := s.b.Patch(ctx, vm.URI, media); err != nil {
+		return nil, fmt.Errorf("inserting virtual media: %w", err)
+	}
+	if err := s.report("boot once from Cd", -1); err != nil {
+		return nil, err
+	}
+	boot := map[string]any{"Boot": map[string]any{"BootSourceOverrideTarget": "Cd", "BootSourceOverrideEnabled": "Once"}}
+	if err := s.b.Patch(ctx, sys.URI, boot); err != nil {
+		return nil, fmt.Errorf("setting the one-time boot override: %w", err)
+	}
+	resetType := "ForceRestart"
+	acc, rt, err := s.resetHost(ctx, sys, resetType)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.finishTask(ctx, acc, s.deadline(defaultPowerTimeout))
+	if res != nil {
+		res.Message = "booting " + redactURL(s.step.ImageURI) + " from virtual media (reset " + rt + ")"
+	}
+	return res, err
+}
+
+// waitReady polls until the server is on, healthy and reports every
+// expected version. Connection errors, refused connections and lost
+// sessions are normal while a BMC resets and are tolerated until the
+// deadline.
+func (s *stepRun) waitReady(ctx context.Context) (*providers.ApplyResult, error) {
+	deadline := s.deadline(defaultReadyTimeout)
+	var (
+		lastWhy string
+		lastErr error
+	)
+	for {
+		why, obs, err := s.readyOnce(ctx)
+		if ctx.Err() != nil {
+			return nil, waitErr(ctx, "waiting for the server", lastWhy, lastErr)
+		}
+		if err == nil && why == "" {
+			return &providers.ApplyResult{Message: "ready", Observation: obs}, nil
+		}
+		if err != nil {
+			lastErr = err
+		} else {
+			lastWhy, lastErr = why, nil
+			if perr := s.report(why, -1); perr != nil {
+				return nil, perr
+			}
+		}
+		now := s.p.clock.Now()
+		if !now.Before(deadline) {
+			return nil, deadlineErr("the server", deadline, lastWhy, lastErr)
+		}
+		if err := s.p.clock.Sleep(ctx, min(s.cfg.PollInterval, deadline.Sub(now))); err != nil {
+			return nil, waitErr(ctx, "waiting for the server", lastWhy, lastErr)
+		}
+	}
+}
+
+// readyOnce observes once; why is "" when the server is ready, otherwise
+// what it still waits for.
+func (s *stepRun) readyOnce(ctx context.Context) (string, *providers.Observation, error) {
+	sys, err := s.b.System(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	if sys.PowerState != providers.PowerOn {
+		return "power is " + orUnknown(sys.PowerState), nil, nil
+	}
+	if sys.Health != "OK" {
+		return "health is " + orUnknown(sys.Health), nil, nil
+	}
+	comps, err := s.b.Inventory(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	var missing []string
+	for _, e := range s.step.Expect {
+		got, ok := findComponent(comps, e.Match)
+		if !ok {
+			missing = append(missing, fmt.Sprintf("%s not reported (want %s)", orName(e.Component, e.Match), e.Version))
+		} else if got.Version != e.Version {
+			missing = append(missing, fmt.Sprintf("%s at %s (want %s)", orName(e.Component, e.Match), got.Version, e.Version))
+		}
+	}
+	if len(missing) > 0 {
+		return strings.Join(missing, ", "), nil, nil
+	}
+	obs := &providers.Observation{Server: s.t.Name, Reachable: true, PowerState: sys.PowerState, Health: sys.Health,
+		Components: comps, Fingerprint: fingerprint(sys.PowerState, sys.Health, comps)}
+	return "", obs, nil
+}
+
+// findComponent applies a Match: SoftwareID, then ID, then a path.Match
+// glob over Name. The first match wins.
+func findComponent(comps []providers.Component, m providers.Match) (providers.Component, bool) {
+	for _, c := range comps {
+		switch {
+		case m.SoftwareID != "":
+			if c.SoftwareID == m.SoftwareID {
+				return c, true
+			}
+		case m.ID != "":
+			if c.ID == m.ID {
+				return c, true
+			}
+		case m.NamePattern != "":
+			if ok, _ := path.Match(m.NamePattern, c.Name); ok {
+				return c, true
+			}
+		}
+	}
+	return providers.Component{}, false
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func orName(name string, m providers.Match) string {
+	if name != "" {
+		return name
+	}
+	switch {
+	case m.SoftwareID != "":
+		return "software id " + m.SoftwareID
+	case m.ID != "":
+		return "id " + m.ID
+	}
+	return "name " + m.NamePattern
+}

@@ -1,0 +1,221 @@
+package redfish
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rackform/rackform/providers"
+)
+
+// Update methods accepted by the update_method attribute and Step.Method.
+const (
+	MethodAuto         = "auto"
+	MethodSimpleUpdate = "simple_update"
+	MethodPush         = "push"
+)
+
+// config is the provider block, decoded and defaulted.
+type config struct {
+	Username string
+	Password string
+	// CABundle is PEM text (read from the file when the attribute was a path).
+	CABundle []byte
+	Insecure bool
+	// Timeout bounds one HTTP request attempt.
+	Timeout      time.Duration
+	Concurrency  int
+	PerBMCLimit  int
+	MaxAttempts  int
+	BaseDelay    time.Duration
+	MaxDelay     time.Duration
+	PollInterval time.Duration
+	UpdateMethod string
+}
+
+func defaultConfig() config {
+	return config{
+		Timeout:      30 * time.Second,
+		Concurrency:  64,
+		PerBMCLimit:  2,
+		MaxAttempts:  5,
+		BaseDelay:    500 * time.Millisecond,
+		MaxDelay:     30 * time.Second,
+		PollInterval: 5 * time.Second,
+		UpdateMethod: MethodAuto,
+	}
+}
+
+// schema is what Describe reports; parseConfig accepts exactly these names.
+var schema = []providers.Attribute{
+	{Name: "username", Type: "string", Description: "BMC user name; a server's own credentials override it."},
+	{Name: "password", Type: "string", Sensitive: true, Description: "BMC password. Never logged."},
+	{Name: "ca_bundle", Type: "string", Description: "PEM file path or PEM text of the CAs that sign BMC certificates (default: system roots)."},
+	{Name: "insecure", Type: "bool", Description: "Skip TLS certificate verification. Off by default; say so explicitly to turn it on."},
+	{Name: "timeout", Type: "string", Description: "Bound on one HTTP request attempt, a Go duration (default 30s)."},
+	{Name: "concurrency", Type: "number", Description: "Servers observed at once (default 64)."},
+	{Name: "per_bmc_limit", Type: "number", Description: "Requests in flight to one BMC at once (default 2)."},
+	{Name: "retry_max_attempts", Type: "number", Description: "Attempts per request on 503/busy or connection errors (default 5)."},
+	{Name: "retry_base_delay", Type: "string", Description: "First backoff delay, doubled per attempt with jitter (default 500ms)."},
+	{Name: "retry_max_delay", Type: "string", Description: "Largest backoff delay, also the cap on a BMC's Retry-After (default 30s)."},
+	{Name: "poll_interval", Type: "string", Description: "Wait between polls of a task or of a server coming back (default 5s)."},
+	{Name: "update_method", Type: "string", Description: `"auto" (SimpleUpdate when offered, else push), "simple_update" or "push".`},
+}
+
+// parseConfig decodes the provider block. Every bad attribute gets its own
+// diagnostic naming it; values never appear in a message, since any of them
+// might be a secret put in the wrong place.
+func parseConfig(raw json.RawMessage) (config, providers.Diagnostics) {
+	cfg := defaultConfig()
+	var diags providers.Diagnostics
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return cfg, nil
+	}
+	var attrs map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &attrs); err != nil {
+		return cfg, providers.Errorf("", "Invalid provider configuration", "The configuration is not a JSON object.")
+	}
+	known := map[string]bool{}
+	for _, a := range schema {
+		known[a.Name] = true
+	}
+	bad := func(name, want string) {
+		diags = append(diags, providers.Diagnostic{
+			Severity: providers.Error,
+			Summary:  "Invalid attribute " + name,
+			Detail:   fmt.Sprintf("The attribute %q must be %s.", name, want),
+		})
+	}
+	for name, v := range attrs {
+		if !known[name] {
+			diags = append(diags, providers.Diagnostic{Severity: providers.Error, Summary: "Unsupported attribute " + name,
+				Detail: fmt.Sprintf("The redfish provider has no attribute %q.", name)})
+			continue
+		}
+		if string(v) == "null" {
+			continue
+		}
+		switch name {
+		case "username", "password", "ca_bundle", "update_method":
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				bad(name, "a string")
+				continue
+			}
+			switch name {
+			case "username":
+				cfg.Username = s
+			case "password":
+				cfg.Password = s
+			case "ca_bundle":
+				pem, err := loadCABundle(s)
+				if err != nil {
+					diags = append(diags, providers.Diagnostic{Severity: providers.Error, Summary: "Invalid attribute ca_bundle", Detail: err.Error()})
+					continue
+				}
+				cfg.CABundle = pem
+			case "update_method":
+				switch s {
+				case MethodAuto, MethodSimpleUpdate, MethodPush:
+					cfg.UpdateMethod = s
+				default:
+					bad(name, `one of "auto", "simple_update" or "push"`)
+				}
+			}
+		case "insecure":
+			if json.Unmarshal(v, &cfg.Insecure) != nil {
+				bad(name, "a bool")
+			}
+		case "timeout", "retry_base_delay", "retry_max_delay", "poll_interval":
+			d, ok := parseDuration(v)
+			if !ok {
+				bad(name, `a positive duration such as "30s" (or a number of seconds)`)
+				continue
+			}
+			switch name {
+			case "timeout":
+				cfg.Timeout = d
+			case "retry_base_delay":
+				cfg.BaseDelay = d
+			case "retry_max_delay":
+				cfg.MaxDelay = d
+			case "poll_interval":
+				cfg.PollInterval = d
+			}
+		case "concurrency", "per_bmc_limit", "retry_max_attempts":
+			var n float64
+			if json.Unmarshal(v, &n) != nil || n < 1 || n != float64(int(n)) || n > 1e6 {
+				bad(name, "a whole number of at least 1")
+				continue
+			}
+			switch name {
+			case "concurrency":
+				cfg.Concurrency = int(n)
+			case "per_bmc_limit":
+				cfg.PerBMCLimit = int(n)
+			case "retry_max_attempts":
+				cfg.MaxAttempts = int(n)
+			}
+		}
+	}
+	if cfg.MaxDelay < cfg.BaseDelay {
+		diags = append(diags, providers.Diagnostic{Severity: providers.Error, Summary: "Invalid attribute retry_max_delay",
+			Detail: "retry_max_delay must not be smaller than retry_base_delay."})
+	}
+	if cfg.Insecure && len(cfg.CABundle) > 0 {
+		diags = append(diags, providers.Diagnostic{Severity: providers.Warning, Summary: "Attribute ca_bundle is ignored",
+			Detail: "insecure = true turns TLS verification off, so the CA bundle is not used."})
+	}
+	return cfg, diags
+}
+
+func parseDuration(v json.RawMessage) (time.Duration, bool) {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		d, err := time.ParseDuration(s)
+		return d, err == nil && d > 0
+	}
+	var n float64
+	if json.Unmarshal(v, &n) == nil && n > 0 && n < 1e7 {
+		return time.Duration(n * float64(time.Second)), true
+	}
+	return 0, false
+}
+
+// loadCABundle accepts PEM text or the path of a PEM file, and checks that it
+// holds at least one certificate, so a typo fails at configure time rather
+// than as a TLS error on every server.
+func loadCABundle(s string) ([]byte, error) {
+	pem := []byte(s)
+	if !strings.Contains(s, "-----BEGIN") {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			return nil, fmt.Errorf("reading the CA bundle file: %w", err)
+		}
+		pem = b
+	}
+	if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("the CA bundle holds no PEM certificate")
+	}
+	return pem, nil
+}
+
+// tlsConfig verifies BMC certificates unless insecure is set explicitly.
+func (c config) tlsConfig() *tls.Config {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if c.Insecure {
+		tc.InsecureSkipVerify = true //nolint:gosec // explicit, documented operator choice
+		return tc
+	}
+	if len(c.CABundle) > 0 {
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(c.CABundle)
+		tc.RootCAs = pool
+	}
+	return tc
+}

@@ -1,0 +1,508 @@
+package redfish
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/stmcginnis/gofish"
+	"github.com/stmcginnis/gofish/schemas"
+
+	"github.com/rackform/rackform/providers"
+)
+
+// standardSessionsURI is where Redfish 1.6+ mandates the session
+// collection; used when the service root does not link it.
+const standardSessionsURI = "/redfish/v1/SessionService/Sessions"
+
+// maxBodyBytes bounds what is read of a raw body (task monitors, errors).
+const maxBodyBytes = 1 << 20
+
+// gofishBMC implements bmc on gofish. gofish does the Redfish work (service
+// root, sessions, typed resources, collections with $expand and fallback);
+// authentication headers are added by authTransport below gofish, so the
+// session token can be replaced after a BMC reset without rebuilding
+// everything, and the provider decides between sessions and Basic auth.
+type gofishBMC struct {
+	endpoint string
+	creds    providers.Credentials
+	client   *http.Client
+	limit    int
+
+	mu  sync.Mutex // guards connecting and the fields below
+	api *gofish.APIClient
+	gen int // bumped on every (re)connect, so one 401 re-creates the session once
+	// sessionURI is the session to delete on Close; "" with Basic auth.
+	sessionURI string
+	basic      bool
+	systemURI  string
+	// inventories are the FirmwareInventory and SoftwareInventory links.
+	inventories []string
+
+	authMu sync.RWMutex
+	token  string
+	// useBasic makes authTransport send Basic credentials (sessions unsupported).
+	useBasic bool
+}
+
+func newGofishBMC(endpoint string, creds providers.Credentials, next http.RoundTripper, limit int) *gofishBMC {
+	b := &gofishBMC{endpoint: endpoint, creds: creds, limit: limit}
+	b.client = &http.Client{
+		Transport: &authTransport{next: next, b: b},
+		// A BMC redirecting elsewhere is not followed: credentials stay with the BMC.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return b
+}
+
+// authTransport adds the session token (or Basic credentials when the BMC
+// has no session service) to each request.
+type authTransport struct {
+	next http.RoundTripper
+	b    *gofishBMC
+}
+
+func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	a.b.authMu.RLock()
+	token, basic := a.b.token, a.b.useBasic
+	a.b.authMu.RUnlock()
+	if token == "" && !basic {
+		return a.next.RoundTrip(req)
+	}
+	r := req.Clone(req.Context())
+	if basic {
+		r.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(a.b.creds.Username+":"+a.b.creds.Password)))
+	} else {
+		r.Header.Set("X-Auth-Token", token)
+	}
+	return a.next.RoundTrip(r)
+}
+
+func (b *gofishBMC) setAuth(token string, basic bool) {
+	b.authMu.Lock()
+	b.token, b.useBasic = token, basic
+	b.authMu.Unlock()
+}
+
+// conn returns the connected client, connecting (service root + session)
+// on first use.
+func (b *gofishBMC) conn(ctx context.Context) (*gofish.APIClient, int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.api != nil {
+		return b.api.WithContext(ctx), b.gen, nil
+	}
+	api, err := gofish.ConnectContext(ctx, gofish.ClientConfig{
+		Endpoint:              b.endpoint,
+		HTTPClient:            b.client,
+		ReuseConnections:      true,
+		NoModifyTransport:     true,
+		MaxConcurrentRequests: int64(b.limit),
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading the service root: %w", err)
+	}
+	if err := b.login(api); err != nil {
+		return nil, 0, err
+	}
+	if f := api.Service.ProtocolFeaturesSupported.ExpandQuery; f.NoLinks {
+		// One request per collection instead of one per member.
+		opts := []schemas.QueryOption{schemas.WithExpand(schemas.ExpandOptionPeriod), schemas.WithExpandFallback(true)}
+		if f.Levels {
+			opts = append(opts, schemas.WithExpandLevel(1))
+		}
+		api.Settings.DefaultQueryOptions = []schemas.QueryGroupOption{schemas.WithCollectionQueryOpts(opts...)}
+	}
+	b.api = api
+	b.gen++
+	return api.WithContext(ctx), b.gen, nil
+}
+
+// login creates the session, falling back to Basic auth only when the BMC
+// has no session service.
+func (b *gofishBMC) login(api *gofish.APIClient) error {
+	if b.creds.Username == "" {
+		return errors.New("no credentials: set username and password in the provider block or for the server")
+	}
+	auth, err := api.Service.CreateSession(b.creds.Username, b.creds.Password)
+	if err != nil && strings.Contains(err.Error(), "no target provided") {
+		auth, err = schemas.CreateSession(api, standardSessionsURI, b.creds.Username, b.creds.Password)
+	}
+	switch {
+	case err == nil && auth != nil && auth.Token != "":
+		b.sessionURI = relPath(auth.Session)
+		b.basic = false
+		b.setAuth(auth.Token, false)
+		return nil
+	case err == nil, statusOf(err) == http.StatusNotFound, statusOf(err) == http.StatusMethodNotAllowed, statusOf(err) == http.StatusNotImplemented:
+		b.sessionURI, b.basic = "", true
+		b.setAuth("", true)
+		return nil
+	case statusOf(err) == http.StatusUnauthorized || statusOf(err) == http.StatusForbidden:
+		return fmt.Errorf("creating a session: the BMC refused the credentials of user %q (HTTP %d)", b.creds.Username, statusOf(err))
+	default:
+		return fmt.Errorf("creating a session: %w", err)
+	}
+}
+
+// do runs fn with a connected client. A 401 means the BMC forgot the session
+// (a BMC reset does that): the session is re-created once and fn repeated.
+func (b *gofishBMC) do(ctx context.Context, fn func(c *gofish.APIClient) error) error {
+	for i := 0; ; i++ {
+		c, gen, err := b.conn(ctx)
+		if err != nil {
+			return err
+		}
+		err = fn(c)
+		if i == 0 && statusOf(err) == http.StatusUnauthorized {
+			b.invalidate(gen)
+			continue
+		}
+		return err
+	}
+}
+
+func (b *gofishBMC) invalidate(gen int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.gen == gen && b.api != nil {
+		b.api = nil
+		b.setAuth("", false)
+	}
+}
+
+func (b *gofishBMC) Close(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.api == nil {
+		return nil
+	}
+	var err error
+	if b.sessionURI != "" {
+		err = schemas.DeleteSession(b.api.WithContext(ctx), b.sessionURI)
+	}
+	b.api, b.sessionURI = nil, ""
+	b.setAuth("", false)
+	b.client.CloseIdleConnections()
+	return err
+}
+
+// rawSystem is the part of a ComputerSystem that gofish keeps private
+// (action targets, allowable values, links); read from its RawData.
+type rawSystem struct {
+	Actions struct {
+		Reset struct {
+			Target     string   `json:"target"`
+			ResetTypes []string `json:"ResetType@Redfish.AllowableValues"`
+		} `json:"#ComputerSystem.Reset"`
+	}
+	Boot struct {
+		Targets []string `json:"BootSourceOverrideTarget@Redfish.AllowableValues"`
+	}
+	VirtualMedia odataLink
+}
+
+type odataLink struct {
+	ID string `json:"@odata.id"`
+}
+
+func (b *gofishBMC) System(ctx context.Context) (*systemInfo, error) {
+	var sys *schemas.ComputerSystem
+	err := b.do(ctx, func(c *gofish.APIClient) error {
+		b.mu.Lock()
+		uri := b.systemURI
+		b.mu.Unlock()
+		if uri != "" {
+			s, err := schemas.GetObject[schemas.ComputerSystem](c, uri)
+			if err == nil || statusOf(err) != http.StatusNotFound {
+				sys = s
+				return err
+			}
+		}
+		systems, err := c.Service.Systems()
+		if err != nil {
+			return fmt.Errorf("reading Systems: %w", err)
+		}
+		if len(systems) == 0 {
+			return errors.New("the BMC lists no computer system")
+		}
+		sys = systems[0]
+		b.mu.Lock()
+		b.systemURI = sys.ODataID
+		b.mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var raw rawSystem
+	_ = json.Unmarshal(sys.RawData, &raw) // gofish already decoded it once
+	info := &systemInfo{
+		URI:          sys.ODataID,
+		PowerState:   string(sys.PowerState),
+		Health:       string(sys.Status.HealthRollup),
+		ResetTarget:  raw.Actions.Reset.Target,
+		ResetTypes:   raw.Actions.Reset.ResetTypes,
+		BootTargets:  raw.Boot.Targets,
+		VirtualMedia: raw.VirtualMedia.ID,
+	}
+	if info.Health == "" {
+		info.Health = string(sys.Status.Health)
+	}
+	return info, nil
+}
+
+// rawUpdateService holds what gofish keeps private in UpdateService.
+type rawUpdateService struct {
+	Actions struct {
+		SimpleUpdate struct {
+			Target    string   `json:"target"`
+			Protocols []string `json:"TransferProtocol@Redfish.AllowableValues"`
+		} `json:"#UpdateService.SimpleUpdate"`
+	}
+	FirmwareInventory odataLink
+	SoftwareInventory odataLink
+}
+
+func (b *gofishBMC) updateService(c *gofish.APIClient) (*schemas.UpdateService, *rawUpdateService, error) {
+	us, err := c.Service.UpdateService()
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading UpdateService: %w", err)
+	}
+	if us == nil {
+		return nil, nil, errors.New("the BMC has no UpdateService")
+	}
+	var raw rawUpdateService
+	_ = json.Unmarshal(us.RawData, &raw)
+	return us, &raw, nil
+}
+
+func (b *gofishBMC) UpdateService(ctx context.Context) (*updateInfo, error) {
+	var info *updateInfo
+	err := b.do(ctx, func(c *gofish.APIClient) error {
+		us, raw, err := b.updateService(c)
+		if err != nil {
+			return err
+		}
+		info = &updateInfo{
+			URI:                  us.ODataID,
+			SimpleUpdateTarget:   raw.Actions.SimpleUpdate.Target,
+			MultipartHTTPPushURI: us.MultipartHTTPPushURI,
+			HTTPPushURI:          us.HTTPPushURI,
+			TransferProtocols:    raw.Actions.SimpleUpdate.Protocols,
+		}
+		return nil
+	})
+	return info, err
+}
+
+func (b *gofishBMC) Inventory(ctx context.Context) ([]providers.Component, error) {
+	var out []providers.Component
+	err := b.do(ctx, func(c *gofish.APIClient) error {
+		out = out[:0]
+		b.mu.Lock()
+		links := b.inventories
+		b.mu.Unlock()
+		if links == nil {
+			_, raw, err := b.updateService(c)
+			if err != nil {
+				return err
+			}
+			links = []string{}
+			for _, l := range []string{raw.FirmwareInventory.ID, raw.SoftwareInventory.ID} {
+				if l != "" {
+					links = append(links, l)
+				}
+			}
+			b.mu.Lock()
+			b.inventories = links
+			b.mu.Unlock()
+		}
+		for _, l := range links {
+			items, err := schemas.GetCollectionObjects[schemas.SoftwareInventory](c, l)
+			if err != nil {
+				return fmt.Errorf("reading %s: %w", l, err)
+			}
+			for _, it := range items {
+				out = append(out, normalizeInventory(it.ID, it.Name, it.SoftwareID, it.Version, it.Updateable))
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (b *gofishBMC) Post(ctx context.Context, uri string, body any) (*accepted, error) {
+	var acc *accepted
+	err := b.do(ctx, func(c *gofish.APIClient) error {
+		resp, err := c.Post(relPath(uri), body)
+		if err != nil {
+			return err
+		}
+		acc = acceptedFrom(resp)
+		return nil
+	})
+	return acc, err
+}
+
+func (b *gofishBMC) Patch(ctx context.Context, uri string, body any) error {
+	return b.do(ctx, func(c *gofish.APIClient) error {
+		resp, err := c.Patch(relPath(uri), body)
+		if err != nil {
+			return err
+		}
+		return schemas.CleanupHTTPResponse(resp)
+	})
+}
+
+// noSeek passes a streamed body to gofish, whose raw request API asks for an
+// io.ReadSeeker but only ever reads it. It is not replayable, so the
+// transport never retries an upload.
+type noSeek struct{ io.Reader }
+
+func (noSeek) Seek(int64, int) (int64, error) { return 0, errors.New("upload body is a stream") }
+
+func (b *gofishBMC) Upload(ctx context.Context, uri, contentType string, body io.Reader, size int64) (*accepted, error) {
+	c, _, err := b.conn(withoutAttemptTimeout(ctx))
+	if err != nil {
+		return nil, err
+	}
+	// No 401 retry here: the body is a one-shot stream.
+	resp, err := c.RunRawRequestWithHeaders(http.MethodPost, relPath(uri), noSeek{body}, contentType,
+		map[string]string{"Content-Length": fmt.Sprint(size)})
+	if err != nil {
+		return nil, err
+	}
+	return acceptedFrom(resp), nil
+}
+
+func acceptedFrom(resp *http.Response) *accepted {
+	defer schemas.DeferredCleanupHTTPResponse(resp)
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes))
+	acc := &accepted{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After"), Body: body}
+	if resp.StatusCode == http.StatusAccepted {
+		acc.TaskURI = relPath(resp.Header.Get("Location"))
+	}
+	if acc.TaskURI == "" {
+		// Some BMCs answer 200/202 with a Task body and no Location.
+		acc.TaskURI = taskURIFromBody(body)
+	}
+	return acc
+}
+
+func (b *gofishBMC) Get(ctx context.Context, uri string) (int, []byte, string, error) {
+	var (
+		status     int
+		body       []byte
+		retryAfter string
+	)
+	err := b.do(ctx, func(c *gofish.APIClient) error {
+		resp, err := c.Get(relPath(uri))
+		if err != nil {
+			var re *schemas.Error
+			if errors.As(err, &re) && re.HTTPReturnedStatusCode != http.StatusUnauthorized && re.HTTPReturnedStatusCode != 0 {
+				status, body = re.HTTPReturnedStatusCode, nil
+				return nil
+			}
+			return err
+		}
+		defer schemas.DeferredCleanupHTTPResponse(resp)
+		status, retryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
+		body, err = io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes))
+		return err
+	})
+	return status, body, retryAfter, err
+}
+
+// rawMedia holds what gofish keeps private in VirtualMedia.
+type rawMedia struct {
+	Actions struct {
+		Insert struct {
+			Target string `json:"target"`
+		} `json:"#VirtualMedia.InsertMedia"`
+		Eject struct {
+			Target string `json:"target"`
+		} `json:"#VirtualMedia.EjectMedia"`
+	}
+}
+
+type rawManager struct {
+	VirtualMedia odataLink
+}
+
+func (b *gofishBMC) VirtualMedia(ctx context.Context, sys *systemInfo) (*mediaInfo, error) {
+	var found *mediaInfo
+	err := b.do(ctx, func(c *gofish.APIClient) error {
+		links := []string{}
+		if sys.VirtualMedia != "" {
+			links = append(links, sys.VirtualMedia)
+		} else {
+			// Older BMCs (iLO 5, AMI) hang virtual media off the manager.
+			managers, err := c.Service.Managers()
+			if err != nil {
+				return fmt.Errorf("reading Managers: %w", err)
+			}
+			for _, m := range managers {
+				var rm rawManager
+				_ = json.Unmarshal(m.RawData, &rm)
+				if rm.VirtualMedia.ID != "" {
+					links = append(links, rm.VirtualMedia.ID)
+				}
+			}
+		}
+		for _, l := range links {
+			media, err := schemas.GetCollectionObjects[schemas.VirtualMedia](c, l)
+			if err != nil {
+				return fmt.Errorf("reading %s: %w", l, err)
+			}
+			for _, m := range media {
+				if !isOpticalMedia(m.MediaTypes) {
+					continue
+				}
+				var rm rawMedia
+				_ = json.Unmarshal(m.RawData, &rm)
+				found = &mediaInfo{URI: m.ODataID, InsertTarget: rm.Actions.Insert.Target, EjectTarget: rm.Actions.Eject.Target,
+					Inserted: m.Inserted != nil && *m.Inserted, Image: m.Image}
+				return nil
+			}
+		}
+		return errors.New("the BMC offers no CD/DVD virtual media")
+	})
+	return found, err
+}
+
+func isOpticalMedia(types []schemas.VirtualMediaType) bool {
+	for _, t := range types {
+		if t == schemas.CDVirtualMediaType || t == schemas.DVDVirtualMediaType {
+			return true
+		}
+	}
+	return false
+}
+
+// statusOf is the HTTP status of a gofish error, or 0.
+func statusOf(err error) int {
+	var re *schemas.Error
+	if errors.As(err, &re) {
+		return re.HTTPReturnedStatusCode
+	}
+	return 0
+}
+
+// relPath turns an absolute URI a BMC returned (Location headers often are)
+// into the path gofish expects; gofish prefixes the endpoint itself.
+func relPath(uri string) string {
+	if u, err := url.Parse(uri); err == nil && u.IsAbs() {
+		return u.RequestURI()
+	}
+	return uri
+}
+
+var _ bmc = (*gofishBMC)(nil)

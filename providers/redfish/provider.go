@@ -1,0 +1,217 @@
+// Package redfish is rackform's built-in provider: it observes and upgrades
+// servers through their BMCs' Redfish service, using gofish behind the
+// narrow bmc interface, with the habits real BMCs need (one session per BMC,
+// a per-BMC request limit, retries honouring Retry-After, tolerant task
+// monitors, TLS verification on by default).
+package redfish
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/rackform/rackform/internal/version"
+	"github.com/rackform/rackform/providers"
+)
+
+// Name is the provider's name in configs and plugin handshakes.
+const Name = "redfish"
+
+// Options are the constructor's dependencies; the zero value is usable.
+type Options struct {
+	// Logger receives the provider's logs (stderr only in the plugin); it
+	// never receives credentials. Default: discard.
+	Logger hclog.Logger
+	// Clock replaces real time in tests (waits, backoff, deadlines).
+	Clock Clock
+	// Transport, when set, replaces the TLS-configured HTTP transport under
+	// the provider's retry and limit layer (tests: fault injection, counting).
+	Transport http.RoundTripper
+}
+
+// Provider implements providers.Provider over Redfish.
+type Provider struct {
+	log   hclog.Logger
+	clock Clock
+	base  http.RoundTripper
+
+	mu    sync.Mutex
+	cfg   config
+	tr    *transport
+	owned *http.Transport // the transport Configure built, closed on Stop
+	bmcs  map[string]bmc
+}
+
+var _ providers.Provider = (*Provider)(nil)
+
+// New returns an unconfigured provider; Configure must run before Observe,
+// Apply or Task.
+func New(opts Options) *Provider {
+	p := &Provider{log: opts.Logger, clock: opts.Clock, base: opts.Transport, bmcs: map[string]bmc{}}
+	if p.log == nil {
+		p.log = hclog.NewNullLogger()
+	}
+	if p.clock == nil {
+		p.clock = realClock{}
+	}
+	return p
+}
+
+// Describe implements providers.Provider.
+func (p *Provider) Describe(context.Context) (*providers.Description, providers.Diagnostics) {
+	return &providers.Description{
+		Name:            Name,
+		Version:         version.Version,
+		ProtocolVersion: providers.ProtocolVersion,
+		Schema:          append([]providers.Attribute(nil), schema...),
+		Capabilities:    []string{"simple_update", "multipart_push", "http_push", "power", "reset", "reimage", "wait_ready", "task"},
+	}, nil
+}
+
+// Configure implements providers.Provider. Reconfiguring drops the sessions
+// made under the previous configuration.
+func (p *Provider) Configure(ctx context.Context, req *providers.ConfigureRequest) providers.Diagnostics {
+	cfg, diags := parseConfig(req.Config)
+	if diags.HasErrors() {
+		return diags
+	}
+	base := p.base
+	var owned *http.Transport
+	if base == nil {
+		owned = &http.Transport{
+			Proxy:                 nil, // BMC networks are direct; never send credentials through a proxy
+			DialContext:           (&net.Dialer{Timeout: min(cfg.Timeout, 10*time.Second), KeepAlive: 30 * time.Second}).DialContext,
+			TLSClientConfig:       cfg.tlsConfig(),
+			TLSHandshakeTimeout:   min(cfg.Timeout, 10*time.Second),
+			MaxIdleConns:          max(256, 4*cfg.Concurrency),
+			MaxIdleConnsPerHost:   cfg.PerBMCLimit,
+			IdleConnTimeout:       60 * time.Second,
+			ExpectContinueTimeout: time.Second,
+		}
+		base = owned
+	}
+	tr := newTransport(base, retryPolicy{MaxAttempts: cfg.MaxAttempts, BaseDelay: cfg.BaseDelay, MaxDelay: cfg.MaxDelay},
+		cfg.Timeout, cfg.PerBMCLimit, p.clock, p.log)
+
+	p.mu.Lock()
+	old, oldOwned := p.bmcs, p.owned
+	p.cfg, p.tr, p.owned, p.bmcs = cfg, tr, owned, map[string]bmc{}
+	p.mu.Unlock()
+	p.closeAll(ctx, old, oldOwned)
+	p.log.Debug("configured", "concurrency", cfg.Concurrency, "per_bmc_limit", cfg.PerBMCLimit, "insecure", cfg.Insecure)
+	return diags
+}
+
+// Stop implements providers.Provider: it deletes every session this provider
+// made. In-flight calls end through their own contexts.
+func (p *Provider) Stop(ctx context.Context) providers.Diagnostics {
+	p.mu.Lock()
+	old, owned := p.bmcs, p.owned
+	p.bmcs, p.owned = map[string]bmc{}, nil
+	p.mu.Unlock()
+	return p.closeAll(ctx, old, owned)
+}
+
+func (p *Provider) closeAll(ctx context.Context, bmcs map[string]bmc, owned *http.Transport) providers.Diagnostics {
+	var (
+		mu    sync.Mutex
+		diags providers.Diagnostics
+		wg    sync.WaitGroup
+	)
+	sem := make(chan struct{}, 64)
+	for key, b := range bmcs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := b.Close(ctx); err != nil {
+				mu.Lock()
+				diags = append(diags, providers.Diagnostic{Severity: providers.Warning, Summary: "Could not delete the BMC session",
+					Detail: p.scrub(err.Error()), Server: endpointOf(key)})
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if owned != nil {
+		owned.CloseIdleConnections()
+	}
+	return diags
+}
+
+// RequestCount reports how many HTTP requests (attempts included) went to
+// the BMC at endpoint since Configure; benchmarks and tests use it.
+func (p *Provider) RequestCount(endpoint string) int64 {
+	p.mu.Lock()
+	tr := p.tr
+	p.mu.Unlock()
+	u, err := url.Parse(endpoint)
+	if tr == nil || err != nil {
+		return 0
+	}
+	return tr.requests(u.Host)
+}
+
+// bmcFor returns the (cached) connection to t's BMC under t's credentials.
+func (p *Provider) bmcFor(t providers.Target) (bmc, config, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tr == nil {
+		return nil, p.cfg, fmt.Errorf("the provider is not configured")
+	}
+	endpoint, err := cleanEndpoint(t.Endpoint)
+	if err != nil {
+		return nil, p.cfg, err
+	}
+	creds := providers.Credentials{Username: p.cfg.Username, Password: p.cfg.Password}
+	if t.Credentials != nil {
+		creds = *t.Credentials
+	}
+	key := endpoint + "\x00" + creds.Username
+	b := p.bmcs[key]
+	if b == nil {
+		b = newGofishBMC(endpoint, creds, p.tr, p.cfg.PerBMCLimit)
+		p.bmcs[key] = b
+	}
+	return b, p.cfg, nil
+}
+
+// cleanEndpoint checks a BMC URL and strips any user info, which must never
+// travel into requests' error messages.
+func cleanEndpoint(s string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return "", fmt.Errorf("the BMC endpoint is not an http(s) URL")
+	}
+	u.User = nil
+	u.Path, u.RawQuery, u.Fragment = strings.TrimSuffix(u.Path, "/"), "", ""
+	if u.Path == "/redfish/v1" {
+		u.Path = ""
+	}
+	return u.String(), nil
+}
+
+func endpointOf(key string) string {
+	e, _, _ := strings.Cut(key, "\x00")
+	return e
+}
+
+// scrub removes the configured password from a message. Errors are built
+// not to carry credentials; this is the belt to those braces, since a BMC
+// may echo a request body in an error.
+func (p *Provider) scrub(s string) string {
+	p.mu.Lock()
+	pw := p.cfg.Password
+	p.mu.Unlock()
+	if len(pw) >= 3 {
+		s = strings.ReplaceAll(s, pw, "***")
+	}
+	return s
+}

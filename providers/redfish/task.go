@@ -1,0 +1,133 @@
+package redfish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rackform/rackform/providers"
+)
+
+// Task implements providers.Provider: one poll of a task monitor.
+func (p *Provider) Task(ctx context.Context, req *providers.TaskRequest) (*providers.TaskStatus, providers.Diagnostics) {
+	b, _, err := p.bmcFor(req.Target)
+	if err != nil {
+		return nil, p.fail(req.Target, "Cannot poll task", err)
+	}
+	st, err := pollTask(ctx, b, req.TaskURI)
+	if err != nil {
+		return nil, p.fail(req.Target, "Cannot poll task "+req.TaskURI, err)
+	}
+	return &st, nil
+}
+
+func pollTask(ctx context.Context, b bmc, uri string) (providers.TaskStatus, error) {
+	st, _, err := pollTaskRetryAfter(ctx, b, uri)
+	return st, err
+}
+
+func pollTaskRetryAfter(ctx context.Context, b bmc, uri string) (providers.TaskStatus, string, error) {
+	status, body, ra, err := b.Get(ctx, uri)
+	if err != nil {
+		return providers.TaskStatus{URI: uri, Percent: -1}, "", err
+	}
+	st, ok := parseTaskBody(uri, status, body)
+	if !ok {
+		return st, ra, &unreadableTaskError{status: status, body: truncate(strings.TrimSpace(string(body)), 120)}
+	}
+	return st, ra, nil
+}
+
+// unreadableTaskError is a task monitor answer that is not a task.
+type unreadableTaskError struct {
+	status int
+	body   string
+}
+
+func (e *unreadableTaskError) Error() string {
+	return fmt.Sprintf("the task monitor answered HTTP %d with a body that is not a task: %q", e.status, e.body)
+}
+
+func isUnreadable(err error) bool {
+	var u *unreadableTaskError
+	return errors.As(err, &u)
+}
+
+// maxUnreadablePolls is how many answers in a row a task monitor may give
+// that are not a task before the provider stops believing it will: a BMC
+// that answers garbage fails the step clearly instead of at the timeout.
+const maxUnreadablePolls = 3
+
+// waitTask polls uri until the task is terminal or ctx ends. Connection
+// errors are tolerated (an update may reset the BMC) until ctx's deadline.
+// A task that vanished (404) is reported as Gone: the caller verifies the
+// outcome by observing, as a real BMC deletes finished tasks.
+func (p *Provider) waitTask(ctx context.Context, b bmc, cfg config, uri string, deadline time.Time, progress func(*providers.Progress) error) (providers.TaskStatus, error) {
+	unreadable, lastState := 0, ""
+	var lastErr error
+	for {
+		st, ra, err := pollTaskRetryAfter(ctx, b, uri)
+		switch {
+		case ctx.Err() != nil:
+			return st, waitErr(ctx, "the task", lastState, lastErr)
+		case err == nil:
+			unreadable, lastErr = 0, nil
+			if st.State != lastState || st.Percent >= 0 {
+				msg := "task " + st.State
+				if len(st.Messages) > 0 {
+					msg += ": " + st.Messages[len(st.Messages)-1]
+				}
+				if err := progress(&providers.Progress{Message: msg, Percent: st.Percent, TaskURI: uri}); err != nil {
+					return st, err
+				}
+			}
+			lastState = st.State
+			if st.Terminal() {
+				return st, nil
+			}
+		case isUnreadable(err):
+			unreadable++
+			lastErr = err
+			if unreadable >= maxUnreadablePolls {
+				return st, err
+			}
+		default:
+			lastErr = err
+			p.log.Debug("task poll failed; retrying", "task", uri, "error", p.scrub(describe(err)))
+		}
+		if !p.clock.Now().Before(deadline) {
+			return st, deadlineErr("the task", deadline, lastState, lastErr)
+		}
+		wait := cfg.PollInterval
+		if d, ok := parseRetryAfter(ra, p.clock.Now()); ok {
+			wait = min(max(wait, d), max(cfg.MaxDelay, cfg.PollInterval))
+		}
+		wait = min(wait, max(deadline.Sub(p.clock.Now()), 0))
+		if err := p.clock.Sleep(ctx, wait); err != nil {
+			return st, waitErr(ctx, "the task", lastState, lastErr)
+		}
+	}
+}
+
+// waitErr explains why a wait ended with its context.
+func waitErr(ctx context.Context, what, last string, lastErr error) error {
+	msg := what + " was interrupted (" + ctx.Err().Error() + ")"
+	return withLast(msg, last, lastErr)
+}
+
+// deadlineErr explains why a bounded wait ended at its deadline.
+func deadlineErr(what string, deadline time.Time, last string, lastErr error) error {
+	return withLast(fmt.Sprintf("%s did not finish by %s", what, deadline.UTC().Format(time.RFC3339)), last, lastErr)
+}
+
+func withLast(msg, last string, lastErr error) error {
+	if last != "" {
+		msg += "; last state " + last
+	}
+	if lastErr != nil {
+		msg += "; last error: " + describe(lastErr)
+	}
+	return fmt.Errorf("%s", msg)
+}
