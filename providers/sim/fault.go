@@ -1,0 +1,198 @@
+package sim
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FaultKind names a misbehaviour a BMC can be given.
+type FaultKind string
+
+// The fault kinds. Request faults (latency, timeout, error, busy, malformed)
+// hit requests; the others change how the BMC behaves.
+const (
+	FaultNone FaultKind = ""
+	// FaultLatency adds Fault.Latency to every response.
+	FaultLatency FaultKind = "latency"
+	// FaultTimeout accepts the request and never answers, until the client
+	// gives up, Fault.Latency (default 2 minutes) passes, or the fleet closes.
+	FaultTimeout FaultKind = "timeout"
+	// FaultError answers 500 Internal Server Error with a Redfish error body.
+	FaultError FaultKind = "error"
+	// FaultBusy answers 503 Service Unavailable with Retry-After
+	// (Fault.Latency rounded to seconds, default 1).
+	FaultBusy FaultKind = "busy"
+	// FaultMalformed answers 200 with a body that is not JSON.
+	FaultMalformed FaultKind = "malformed"
+	// FaultSessionLimit caps the BMC's sessions at Fault.Limit (0: none can
+	// be created); creating one more answers 503 with a Base message.
+	FaultSessionLimit FaultKind = "session-limit"
+	// FaultTaskFail makes every update task end in Exception.
+	FaultTaskFail FaultKind = "task-fail"
+	// FaultTaskHang makes every update task stay Running forever.
+	FaultTaskHang FaultKind = "task-hang"
+	// FaultNoReturn makes the server stay Off with Health Critical after its
+	// next host reset.
+	FaultNoReturn FaultKind = "no-return"
+	// FaultIgnoreGraceful makes GracefulShutdown/GracefulRestart do nothing
+	// (an OS that ignores ACPI), so only ForceOff stops the server.
+	FaultIgnoreGraceful FaultKind = "ignore-graceful"
+)
+
+// FaultKinds lists every kind, for flag help and validation.
+func FaultKinds() []FaultKind {
+	return []FaultKind{FaultLatency, FaultTimeout, FaultError, FaultBusy, FaultMalformed, FaultSessionLimit, FaultTaskFail, FaultTaskHang, FaultNoReturn, FaultIgnoreGraceful}
+}
+
+func (k FaultKind) request() bool {
+	switch k {
+	case FaultTimeout, FaultError, FaultBusy, FaultMalformed:
+		return true
+	}
+	return false
+}
+
+// Fault is one injected misbehaviour of one BMC.
+type Fault struct {
+	Kind FaultKind `json:"kind"`
+	// Latency is the delay for latency, the hold time for timeout, and the
+	// Retry-After for busy (real time).
+	Latency time.Duration `json:"latency,omitempty"`
+	// Count limits a request fault to the next Count requests of the BMC
+	// (after which it clears itself); 0 means every request. Request faults
+	// hit every path, the unauthenticated service root included.
+	Count int `json:"count,omitempty"`
+	// Limit is the session limit for session-limit.
+	Limit int `json:"limit,omitempty"`
+}
+
+func (ft Fault) validate() error {
+	if ft.Kind == FaultNone {
+		return nil
+	}
+	for _, k := range FaultKinds() {
+		if k == ft.Kind {
+			if ft.Count < 0 || ft.Limit < 0 || ft.Latency < 0 {
+				return fmt.Errorf("fault %s: negative argument", ft.Kind)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown fault kind %q", ft.Kind)
+}
+
+// ParseFault parses KIND[:ARG], the -fault flag's form: ARG is a duration for
+// latency, timeout and busy (e.g. latency:50ms), the session count for
+// session-limit, and a request count for error and malformed (error:3 fails
+// the next three requests).
+func ParseFault(s string) (Fault, error) {
+	kind, arg, hasArg := strings.Cut(s, ":")
+	ft := Fault{Kind: FaultKind(kind)}
+	if err := ft.validate(); err != nil || ft.Kind == FaultNone {
+		return Fault{}, fmt.Errorf("unknown fault kind %q (want one of %s)", kind, kindList())
+	}
+	if !hasArg {
+		return ft, nil
+	}
+	switch ft.Kind {
+	case FaultLatency, FaultTimeout, FaultBusy:
+		d, err := time.ParseDuration(arg)
+		if err != nil || d < 0 {
+			return Fault{}, fmt.Errorf("fault %s: argument %q is not a duration", kind, arg)
+		}
+		ft.Latency = d
+	case FaultSessionLimit, FaultError, FaultMalformed:
+		n, err := strconv.Atoi(arg)
+		if err != nil || n < 0 {
+			return Fault{}, fmt.Errorf("fault %s: argument %q is not a count", kind, arg)
+		}
+		if ft.Kind == FaultSessionLimit {
+			ft.Limit = n
+		} else {
+			ft.Count = n
+		}
+	default:
+		return Fault{}, fmt.Errorf("fault %s takes no argument", kind)
+	}
+	return ft, nil
+}
+
+func kindList() string {
+	var names []string
+	for _, k := range FaultKinds() {
+		names = append(names, string(k))
+	}
+	return strings.Join(names, ", ")
+}
+
+// FaultRate injects faults by probability, deterministically from Seed:
+// for request faults (timeout, error, busy, malformed) each request of each
+// BMC fails with probability P, decided by a hash of (seed, kind, BMC name,
+// the BMC's request number); for the other kinds a fraction P of the BMCs
+// (chosen by a hash of seed, kind and name) has the fault for good. The same
+// seed and request order give the same faults.
+type FaultRate struct {
+	Seed  uint64                `json:"seed"`
+	Rates map[FaultKind]float64 `json:"rates"`
+	// Fault carries the arguments (latency, limit) of rate-injected faults.
+	Args map[FaultKind]Fault `json:"args,omitempty"`
+}
+
+// roll returns a number in [0,1) from the seed and parts.
+func roll(seed uint64, parts ...string) float64 {
+	h := fnv.New64a()
+	var b [8]byte
+	for i := range b {
+		b[i] = byte(seed >> (8 * i))
+	}
+	h.Write(b[:])
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	// fnv's low bits mix poorly for short inputs; a finaliser spreads them.
+	x := h.Sum64()
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	return float64(x>>11) / (1 << 53)
+}
+
+// faultFor returns the fault of kind k that applies to BMC b now (set on the
+// BMC, or drawn from the fleet's rate), consuming one use of a counted
+// fault. reqNo identifies the request for request faults. b.mu is held.
+func (b *bmc) faultFor(k FaultKind, reqNo uint64) (Fault, bool) {
+	for i, ft := range b.faults {
+		if ft.Kind != k {
+			continue
+		}
+		if ft.Count > 0 {
+			b.faults[i].Count--
+			if b.faults[i].Count == 0 {
+				b.faults = append(b.faults[:i:i], b.faults[i+1:]...)
+			}
+		}
+		return ft, true
+	}
+	r := b.fleet.faultRate()
+	p := r.Rates[k]
+	if p <= 0 {
+		return Fault{}, false
+	}
+	var x float64
+	if k.request() {
+		x = roll(r.Seed, string(k), b.spec.Name, strconv.FormatUint(reqNo, 10))
+	} else {
+		x = roll(r.Seed, string(k), b.spec.Name)
+	}
+	if x >= p {
+		return Fault{}, false
+	}
+	ft := r.Args[k]
+	ft.Kind = k
+	ft.Count = 0
+	return ft, true
+}

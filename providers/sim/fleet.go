@@ -1,0 +1,399 @@
+package sim
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Options configure a whole fleet.
+type Options struct {
+	// Speed scales simulated time: 1 is real time, 6000 makes a 10-minute
+	// flash take 100 ms. Zero means 1.
+	Speed float64
+	// Username and Password are the credentials every BMC accepts, by Basic
+	// auth or by creating a session.
+	Username, Password string
+	// TLS serves HTTPS with certificates signed by a CA generated at start
+	// (CACertPEM); otherwise plain HTTP.
+	TLS bool
+	// Latency is added to every response of every BMC (real time, not
+	// scaled), like a slow BMC or network. Faults can add more.
+	Latency time.Duration
+	// Log, when set, receives one line per request: BMC, method, path,
+	// status. Credentials never reach it.
+	Log io.Writer
+	// Now is the clock; nil means time.Now. Simulated time advances with it.
+	Now func() time.Time
+	// Durations of simulated operations before scaling; zero values take
+	// the defaults in DefaultTimings.
+	Timings Timings
+	// SessionLimit is how many sessions one BMC holds at once (default 16,
+	// like many BMCs); the session-limit fault lowers it.
+	SessionLimit int
+}
+
+// Timings are the simulated durations of BMC operations (before Speed).
+type Timings struct {
+	Boot, Shutdown, Flash, BMCReset, Install, SessionTimeout time.Duration
+}
+
+// DefaultTimings are plausible durations of a real server.
+var DefaultTimings = Timings{
+	Boot:           2 * time.Minute,
+	Shutdown:       30 * time.Second,
+	Flash:          10 * time.Minute,
+	BMCReset:       3 * time.Minute,
+	Install:        5 * time.Minute,
+	SessionTimeout: 30 * time.Minute,
+}
+
+// BMCSpec describes one simulated BMC and its server.
+type BMCSpec struct {
+	// Name names the server in stats, logs and errors.
+	Name string
+	// Addr is host:port to listen on; the host must be a loopback address.
+	// Port 0 picks a free port (BMCs reports the URL).
+	Addr string
+	// Profile is one of Profiles(); empty means dmtf.
+	Profile string
+	// Firmware sets initial versions by component key (BMC, BIOS, NIC, CPLD,
+	// Runtime); missing keys take the profile's defaults.
+	Firmware map[string]string
+	// PowerOn starts the server powered on.
+	PowerOn bool
+	// Health is the initial Status.Health: OK (default), Warning, Critical.
+	Health string
+}
+
+// BMCInfo is where a BMC listens.
+type BMCInfo struct {
+	Name    string `json:"name"`
+	URL     string `json:"url"`
+	Profile string `json:"profile"`
+}
+
+// Fleet is a set of simulated BMCs.
+type Fleet struct {
+	opts      Options
+	timings   Timings
+	profiles  map[string]*profile
+	bmcs      []*bmc
+	byName    map[string]*bmc
+	addrIndex map[string]*bmc // by listening address, set by Start
+	certs     *certAuthority
+	srv       *http.Server
+	done      chan struct{}
+	wg        sync.WaitGroup
+
+	mu      sync.Mutex
+	rate    FaultRate
+	started bool
+	closed  bool
+}
+
+// New checks the specs and builds the fleet; Start serves it.
+func New(opts Options, specs []BMCSpec) (*Fleet, error) {
+	if opts.Speed <= 0 {
+		opts.Speed = 1
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.SessionLimit <= 0 {
+		opts.SessionLimit = 16
+	}
+	t := opts.Timings
+	d := DefaultTimings
+	for _, p := range []struct{ v, def *time.Duration }{{&t.Boot, &d.Boot}, {&t.Shutdown, &d.Shutdown}, {&t.Flash, &d.Flash}, {&t.BMCReset, &d.BMCReset}, {&t.Install, &d.Install}, {&t.SessionTimeout, &d.SessionTimeout}} {
+		if *p.v == 0 {
+			*p.v = *p.def
+		}
+	}
+	profiles, err := loadProfiles()
+	if err != nil {
+		return nil, err
+	}
+	f := &Fleet{opts: opts, timings: t, profiles: profiles, byName: make(map[string]*bmc, len(specs)), done: make(chan struct{})}
+	addrs := map[string]string{}
+	for _, s := range specs {
+		if s.Name == "" {
+			return nil, fmt.Errorf("BMC at %s: empty name", s.Addr)
+		}
+		if _, dup := f.byName[s.Name]; dup {
+			return nil, fmt.Errorf("BMC %s: duplicate name", s.Name)
+		}
+		host, port, err := net.SplitHostPort(s.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("BMC %s: address %q: %w", s.Name, s.Addr, err)
+		}
+		if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" {
+			return nil, fmt.Errorf("BMC %s: address %s is not loopback: the simulator listens on loopback only", s.Name, s.Addr)
+		}
+		if port != "0" {
+			if other, dup := addrs[s.Addr]; dup {
+				return nil, fmt.Errorf("BMC %s: address %s already used by %s", s.Name, s.Addr, other)
+			}
+			addrs[s.Addr] = s.Name
+		}
+		pname := s.Profile
+		if pname == "" {
+			pname = ProfileDMTF
+		}
+		p, ok := profiles[pname]
+		if !ok {
+			return nil, fmt.Errorf("BMC %s: unknown profile %q (want one of %v)", s.Name, s.Profile, Profiles())
+		}
+		b, err := newBMC(f, s, p)
+		if err != nil {
+			return nil, err
+		}
+		f.bmcs = append(f.bmcs, b)
+		f.byName[s.Name] = b
+	}
+	return f, nil
+}
+
+// Start binds every listener and serves until Close or until ctx ends. The
+// error names the BMC and address that failed; on error nothing stays bound.
+func (f *Fleet) Start(ctx context.Context) error {
+	f.mu.Lock()
+	if f.started {
+		f.mu.Unlock()
+		return errors.New("sim: fleet already started")
+	}
+	f.started = true
+	f.mu.Unlock()
+	raiseFileLimit(len(f.bmcs))
+	if f.opts.TLS {
+		ca, err := newCertAuthority(time.Now()) // clients check validity against the real clock
+		if err != nil {
+			return err
+		}
+		f.certs = ca
+	}
+	// One http.Server serves every listener: the BMC is found from the
+	// connection's local address, so per-BMC cost is a listener, an accept
+	// goroutine and the compact state.
+	f.srv = &http.Server{
+		Handler:           http.HandlerFunc(f.serveHTTP),
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       90 * time.Second,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, c.LocalAddr().String())
+		},
+		ErrorLog: discardLogger(),
+	}
+	if f.certs != nil {
+		f.srv.TLSConfig = &tls.Config{GetCertificate: f.certs.certificate, MinVersion: tls.VersionTLS12}
+	}
+	lc := net.ListenConfig{}
+	for i, b := range f.bmcs {
+		ln, err := lc.Listen(ctx, "tcp", b.spec.Addr)
+		if err != nil {
+			for _, o := range f.bmcs[:i] {
+				o.ln.Close()
+			}
+			return fmt.Errorf("BMC %s: listen on %s: %w", b.spec.Name, b.spec.Addr, err)
+		}
+		b.ln = &bmcListener{Listener: ln, b: b}
+		b.addr = ln.Addr().String()
+		scheme := "http"
+		if f.certs != nil {
+			scheme = "https"
+		}
+		b.url = scheme + "://" + b.addr
+	}
+	f.mu.Lock()
+	f.addrIndex = make(map[string]*bmc, len(f.bmcs))
+	for _, b := range f.bmcs {
+		f.addrIndex[b.addr] = b
+	}
+	f.mu.Unlock()
+	for _, b := range f.bmcs {
+		f.wg.Add(1)
+		go func(b *bmc) {
+			defer f.wg.Done()
+			var ln net.Listener = b.ln
+			if f.certs != nil {
+				ln = tls.NewListener(ln, f.srv.TLSConfig)
+			}
+			_ = f.srv.Serve(ln) // returns when Close closes the listener
+		}(b)
+	}
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		select {
+		case <-ctx.Done():
+			f.Close()
+		case <-f.done:
+		}
+	}()
+	return nil
+}
+
+type connKey struct{}
+
+// Close stops every listener, ends open connections (including requests
+// held by a timeout fault) and waits for the fleet's goroutines.
+func (f *Fleet) Close() error {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil
+	}
+	f.closed = true
+	close(f.done)
+	f.mu.Unlock()
+	var err error
+	if f.srv != nil {
+		err = f.srv.Close()
+	}
+	f.wg.Wait()
+	return err
+}
+
+// Done is closed when the fleet is closed.
+func (f *Fleet) Done() <-chan struct{} { return f.done }
+
+// BMCs lists the fleet's BMCs in spec order. URLs are set once started.
+func (f *Fleet) BMCs() []BMCInfo {
+	out := make([]BMCInfo, len(f.bmcs))
+	for i, b := range f.bmcs {
+		out[i] = BMCInfo{Name: b.spec.Name, URL: b.url, Profile: b.prof.name}
+	}
+	return out
+}
+
+// CACertPEM is the CA that signs every BMC's certificate (nil without TLS or
+// before Start).
+func (f *Fleet) CACertPEM() []byte {
+	if f.certs == nil {
+		return nil
+	}
+	return f.certs.caPEM
+}
+
+// Stats returns one BMC's counters (zero for an unknown name).
+func (f *Fleet) Stats(name string) Stats {
+	b, ok := f.byName[name]
+	if !ok {
+		return Stats{}
+	}
+	return b.snapshot()
+}
+
+// AllStats returns every BMC's counters by name.
+func (f *Fleet) AllStats() map[string]Stats {
+	out := make(map[string]Stats, len(f.bmcs))
+	for _, b := range f.bmcs {
+		out[b.spec.Name] = b.snapshot()
+	}
+	return out
+}
+
+// Versions returns the versions a BMC currently reports, by component key.
+func (f *Fleet) Versions(name string) map[string]string {
+	b, ok := f.byName[name]
+	if !ok {
+		return nil
+	}
+	return b.versionsNow()
+}
+
+// PowerState returns the server's current power state (On, Off, PoweringOn,
+// PoweringOff) and health.
+func (f *Fleet) PowerState(name string) (power, health string) {
+	b, ok := f.byName[name]
+	if !ok {
+		return "", ""
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.advance(f.opts.Now())
+	return b.power, b.health
+}
+
+// SetFault injects ft into the named BMC, replacing any fault of the same
+// kind. A Fault with Kind FaultNone clears every fault of that BMC.
+func (f *Fleet) SetFault(name string, ft Fault) error {
+	b, ok := f.byName[name]
+	if !ok {
+		return fmt.Errorf("sim: no BMC named %q", name)
+	}
+	if err := ft.validate(); err != nil {
+		return fmt.Errorf("BMC %s: %w", name, err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ft.Kind == FaultNone {
+		b.faults = nil
+		return nil
+	}
+	out := b.faults[:0:0]
+	for _, o := range b.faults {
+		if o.Kind != ft.Kind {
+			out = append(out, o)
+		}
+	}
+	b.faults = append(out, ft)
+	return nil
+}
+
+// SetFaultRate sets fleet-wide faults by probability (see FaultRate).
+func (f *Fleet) SetFaultRate(r FaultRate) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rate = r
+}
+
+func (f *Fleet) faultRate() FaultRate {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.rate
+}
+
+// scale converts a simulated duration to real time.
+func (f *Fleet) scale(d time.Duration) time.Duration {
+	return time.Duration(float64(d) / f.opts.Speed)
+}
+
+// retryAfter is the Retry-After value (whole real seconds, 0..10) for a wait
+// of d real time.
+func retryAfter(d time.Duration) string {
+	s := int(d / time.Second)
+	return strconv.Itoa(min(max(s, 0), 10))
+}
+
+// raiseFileLimit lifts the soft RLIMIT_NOFILE towards the hard limit: every
+// BMC holds a listener and clients open connections to it.
+func raiseFileLimit(n int) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return
+	}
+	if want := uint64(n)*2 + 1024; rl.Cur < want && rl.Cur < rl.Max {
+		rl.Cur = min(want, rl.Max)
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl)
+	}
+}
+
+// sortedKeys returns m's keys sorted.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,156 @@
+package sim
+
+import (
+	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+)
+
+type updateParams struct {
+	ImageURI         string
+	Targets          []string
+	TransferProtocol string
+	ApplyTime        string `json:"@Redfish.OperationApplyTime"`
+}
+
+func (p *updateParams) check(w http.ResponseWriter) bool {
+	switch p.ApplyTime {
+	case "", "Immediate", "OnReset":
+	default:
+		writeError(w, http.StatusBadRequest, "Base.1.8.PropertyValueNotInList", "The value \""+p.ApplyTime+"\" for the property @Redfish.OperationApplyTime is not in the list of acceptable values (Immediate, OnReset).")
+		return false
+	}
+	if len(p.Targets) > 1 {
+		writeError(w, http.StatusBadRequest, "Base.1.8.PropertyValueFormatError", "Targets lists more than one item: update one component at a time.")
+		return false
+	}
+	return true
+}
+
+func (p *updateParams) target() string {
+	if len(p.Targets) == 0 {
+		return ""
+	}
+	return cleanPath(p.Targets[0])
+}
+
+// simpleUpdate handles UpdateService.SimpleUpdate: the image is never
+// fetched; its name says what it is (see the package documentation).
+func (b *bmc) simpleUpdate(w http.ResponseWriter, r *http.Request) {
+	var req updateParams
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if req.ImageURI == "" {
+		writeError(w, http.StatusBadRequest, "Base.1.8.ActionParameterMissing", "The action SimpleUpdate requires the parameter ImageURI to be present in the request body.")
+		return
+	}
+	switch strings.ToUpper(req.TransferProtocol) {
+	case "", "HTTP", "HTTPS":
+	default:
+		writeError(w, http.StatusBadRequest, "Base.1.8.ActionParameterNotSupported", "The parameter TransferProtocol with the value \""+req.TransferProtocol+"\" is not supported (HTTP, HTTPS).")
+		return
+	}
+	if !req.check(w) {
+		return
+	}
+	b.accept(w, req.ImageURI, req.target(), req.ApplyTime)
+}
+
+// push handles HttpPushUri (the body is the image) and MultipartHttpPushUri
+// (UpdateParameters + UpdateFile parts). The body is streamed and counted,
+// never held in memory.
+func (b *bmc) push(w http.ResponseWriter, r *http.Request) {
+	var params updateParams
+	var image string
+	var n int64
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt == "multipart/form-data" {
+		mr, err := r.MultipartReader()
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "Base.1.8.MalformedJSON", "The multipart body could not be read: "+err.Error())
+			return
+		}
+		for {
+			part, err := mr.NextPart()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				writeError(w, http.StatusBadRequest, "Base.1.8.GeneralError", "The multipart body could not be read: "+err.Error())
+				return
+			}
+			switch {
+			case part.FormName() == "UpdateParameters" || part.FormName() == "parameters":
+				if err := json.NewDecoder(io.LimitReader(part, 1<<20)).Decode(&params); err != nil {
+					writeError(w, http.StatusBadRequest, "Base.1.8.MalformedJSON", "UpdateParameters is not valid JSON.")
+					return
+				}
+			case part.FileName() != "" || part.FormName() == "UpdateFile":
+				if image == "" {
+					image = part.FileName()
+				}
+				c, err := io.Copy(io.Discard, part)
+				n += c
+				if err != nil {
+					return // the client went away mid-upload
+				}
+			default:
+				_, _ = io.Copy(io.Discard, io.LimitReader(part, 1<<20))
+			}
+			part.Close()
+		}
+		if image == "" {
+			writeError(w, http.StatusBadRequest, "Base.1.8.ActionParameterMissing", "The multipart body has no UpdateFile part.")
+			return
+		}
+	} else {
+		image = r.Header.Get("X-Image-Name")
+		if image == "" {
+			image = r.URL.Query().Get("image")
+		}
+		if _, p, err := mime.ParseMediaType(r.Header.Get("Content-Disposition")); err == nil && image == "" {
+			image = p["filename"]
+		}
+		c, err := io.Copy(io.Discard, r.Body)
+		n += c
+		if err != nil {
+			return
+		}
+		if image == "" {
+			image = "unnamed.bin"
+		}
+	}
+	if !params.check(w) {
+		return
+	}
+	b.mu.Lock()
+	b.stats.PushBytes += n
+	b.mu.Unlock()
+	b.accept(w, image, params.target(), params.ApplyTime)
+}
+
+// accept creates the task and answers 202 with the task monitor.
+func (b *bmc) accept(w http.ResponseWriter, image, target, applyTime string) {
+	b.mu.Lock()
+	now := b.fleet.opts.Now()
+	b.advance(now)
+	t := b.startTask(now, image, target, applyTime)
+	doc := b.taskDoc(t, now)
+	b.mu.Unlock()
+	monitor := b.prof.taskMonitor(t.id)
+	w.Header().Set("Location", monitor)
+	w.Header().Set("Retry-After", retryAfter(t.end.Sub(now)))
+	if b.prof.monitorVanishes {
+		// iLO answers with a message, not the task: clients must follow
+		// the Location header.
+		writeJSON(w, http.StatusAccepted, map[string]any{"error": map[string]any{
+			"code": "iLO.0.10.ExtendedInfo", "message": "See @Message.ExtendedInfo for more information.",
+			"@Message.ExtendedInfo": []any{map[string]any{"MessageId": "Base.1.4.Success"}},
+		}})
+		return
+	}
+	writeJSON(w, http.StatusAccepted, doc)
+}
