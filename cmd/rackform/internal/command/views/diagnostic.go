@@ -31,6 +31,10 @@ type Diagnostic struct {
 	Detail   string   `json:"detail"`
 	Range    *Range   `json:"range,omitempty"`
 	Snippet  *Snippet `json:"snippet,omitempty"`
+
+	// sourceHidden is true when the snippet was left out because the
+	// source holds a secret, so the text view can say so.
+	sourceHidden bool
 }
 
 // Pos is a position in a source file.
@@ -118,6 +122,10 @@ func NewDiagnostic(d *hcl.Diagnostic, files map[string]*hcl.File) *Diagnostic {
 		End:      Pos{Line: highlight.End.Line, Column: highlight.End.Column, Byte: highlight.End.Byte},
 	}
 
+	if isSensitiveSource(d) {
+		out.sourceHidden = true
+		return out
+	}
 	file := files[highlight.Filename]
 	if file == nil || file.Bytes == nil {
 		return out
@@ -208,6 +216,21 @@ func contextString(file *hcl.File, offset int) string {
 		fmt.Fprintf(&b, " %q", l)
 	}
 	return b.String()
+}
+
+// SensitiveSource is implemented by the Extra of a diagnostic whose source
+// range itself holds a secret, such as a var-file line that sets a
+// sensitive variable. Such a diagnostic keeps its range but gets no
+// snippet, so the secret is not copied from the file into a CI log. The
+// loader (package config) implements it; hcl.DiagnosticExtra finds it
+// through wrapping extras.
+type SensitiveSource interface {
+	DiagnosticSourceIsSensitive() bool
+}
+
+func isSensitiveSource(d *hcl.Diagnostic) bool {
+	s, ok := hcl.DiagnosticExtra[SensitiveSource](d)
+	return ok && s.DiagnosticSourceIsSensitive()
 }
 
 func severity(s hcl.DiagnosticSeverity) string {

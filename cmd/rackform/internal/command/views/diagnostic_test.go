@@ -153,6 +153,18 @@ func cases(t *testing.T) map[string]func() (hcl.Diagnostics, map[string]*hcl.Fil
 				}},
 			}}, files
 		},
+		// A var-file line that sets a sensitive variable is not shown.
+		"sensitive_source": func() (hcl.Diagnostics, map[string]*hcl.File) {
+			src := "token = \"hunter2\"\n"
+			files, _ := parse(t, src)
+			return hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid value for variable",
+				Detail:   "The token must not contain a name.",
+				Subject:  rangeOf(t, src, `"hunter2"`),
+				Extra:    sensitiveExtra{},
+			}}, files
+		},
 		"no_source": func() (hcl.Diagnostics, map[string]*hcl.File) {
 			return hcl.Diagnostics{{
 				Severity: hcl.DiagError,
@@ -207,6 +219,10 @@ func TestDiagnosticRendering(t *testing.T) {
 		})
 	}
 }
+
+type sensitiveExtra struct{}
+
+func (sensitiveExtra) DiagnosticSourceIsSensitive() bool { return true }
 
 var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
 

@@ -55,7 +55,11 @@ func snippetText(d *Diagnostic, st style) string {
 	var b strings.Builder
 	s := d.Snippet
 	if s == nil {
-		fmt.Fprintf(&b, "  on %s line %d:\n  (source code not available)\n", d.Range.Filename, d.Range.Start.Line)
+		why := "(source code not available)"
+		if d.sourceHidden {
+			why = "(source code not shown: it holds a sensitive value)"
+		}
+		fmt.Fprintf(&b, "  on %s line %d:\n  %s\n", d.Range.Filename, d.Range.Start.Line, why)
 		return b.String()
 	}
 	in := ""
