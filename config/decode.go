@@ -62,7 +62,8 @@ func (a *attrs) value(name string, ty cty.Type, allowSensitive bool) (cty.Value,
 		return cty.NilVal, false
 	}
 	if !v.IsWhollyKnown() {
-		a.errorf(at.Expr.Range(), "Unknown value", "The value of %q cannot be determined when the configuration is loaded.", name)
+		// Only a variable or local that already failed is unknown; its
+		// error was reported where it failed.
 		return cty.NilVal, false
 	}
 	if v.ContainsMarked() && !allowSensitive {

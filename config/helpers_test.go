@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -97,3 +98,5 @@ func renderDiags(l *Loader, diags hcl.Diagnostics) string {
 	_ = w.WriteDiagnostics(diags)
 	return b.String()
 }
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

@@ -139,6 +139,14 @@ func (s *loadState) addSecrets(v cty.Value) {
 // HCL from printing most of them; this is the backstop for messages that
 // embed a value (a function error quoting its argument, say).
 func (s *loadState) scrub(diags hcl.Diagnostics) hcl.Diagnostics {
+	for _, d := range diags {
+		// Renderers (HCL's, Terraform-style views) print the values of the
+		// variables an expression uses; drop the context when any is
+		// sensitive so they cannot.
+		if d.Expression != nil && d.EvalContext != nil && usesSensitive(d.Expression, d.EvalContext) {
+			d.EvalContext = nil
+		}
+	}
 	if len(s.secrets) == 0 {
 		return diags
 	}
@@ -159,6 +167,20 @@ func (s *loadState) scrub(diags hcl.Diagnostics) hcl.Diagnostics {
 		d.Detail = clean(d.Detail)
 	}
 	return diags
+}
+
+func usesSensitive(expr hcl.Expression, ctx *hcl.EvalContext) bool {
+	for _, tr := range expr.Variables() {
+		v, diags := tr.TraverseAbs(ctx)
+		if diags.HasErrors() {
+			// Could not tell; assume the worst.
+			return true
+		}
+		if v.ContainsMarked() {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
@@ -182,18 +204,22 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 		}
 	}
 
+	// Variable errors do not stop loading: a failed variable evaluates as
+	// unknown, and whatever uses it is skipped quietly, so the user still
+	// sees every other error.
 	diags = append(diags, s.loadVariables(varBlocks)...)
+	var refDiags hcl.Diagnostics
 
 	// Declarations, with duplicates reported against the first one.
 	for _, a := range localsAttrs {
-		diags = append(diags, s.declare(&decl{kind: kindLocal, name: a.Name, expr: a.Expr, rng: a.Range})...)
+		refDiags = append(refDiags, s.declare(&decl{kind: kindLocal, name: a.Name, expr: a.Expr, rng: a.Range})...)
 	}
 	for _, b := range blocks {
 		d := &decl{kind: b.Type, block: b, rng: b.DefRange}
 		if len(b.Labels) > 0 {
 			d.name = b.Labels[0]
 			if b.Type != kindCatalog && !hclsyntax.ValidIdentifier(d.name) {
-				diags = append(diags, &hcl.Diagnostic{
+				refDiags = append(refDiags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Invalid name",
 					Detail:   fmt.Sprintf("%q is not a valid %s name: a name starts with a letter or underscore and contains only letters, digits, underscores and dashes, so it can be referenced as %s.NAME.", d.name, b.Type, b.Type),
@@ -201,7 +227,7 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 				})
 			}
 		}
-		diags = append(diags, s.declare(d)...)
+		refDiags = append(refDiags, s.declare(d)...)
 	}
 
 	// Dependencies: every KIND.NAME traversal in the declaration.
@@ -213,7 +239,7 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 			}
 			name, ok := traversalName(tr)
 			if !ok {
-				diags = append(diags, &hcl.Diagnostic{
+				refDiags = append(refDiags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Invalid reference",
 					Detail:   fmt.Sprintf("A reference to a %s must be followed by its name, as in %s.NAME.", root, root),
@@ -223,19 +249,20 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 			}
 			if root == kindVar {
 				if _, ok := s.vars[name]; !ok {
-					diags = append(diags, s.undeclared(tr, root, name))
+					refDiags = append(refDiags, s.undeclared(tr, root, name))
 				}
 				continue
 			}
 			target := s.decls[root+"."+name]
 			if target == nil {
-				diags = append(diags, s.undeclared(tr, root, name))
+				refDiags = append(refDiags, s.undeclared(tr, root, name))
 				continue
 			}
 			d.deps = append(d.deps, target)
 		}
 	}
-	if diags.HasErrors() {
+	diags = append(diags, refDiags...)
+	if refDiags.HasErrors() {
 		return diags
 	}
 

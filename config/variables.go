@@ -126,6 +126,9 @@ func (s *loadState) loadVariables(blocks []*hcl.Block) hcl.Diagnostics {
 
 	for _, vd := range order {
 		v := vd.v
+		// Every declared variable is listed, even one whose value failed,
+		// so its sensitivity is known to callers.
+		s.cfg.Variables = append(s.cfg.Variables, v)
 		val := v.Default
 		v.Source = "default"
 		if in := inputs[v.Name]; len(in) > 0 {
@@ -176,7 +179,6 @@ func (s *loadState) loadVariables(blocks []*hcl.Block) hcl.Diagnostics {
 			conv = conv.Mark(sensitiveMark)
 		}
 		s.vars[v.Name] = conv
-		s.cfg.Variables = append(s.cfg.Variables, v)
 	}
 
 	// Validation rules see every variable, after all are resolved.
