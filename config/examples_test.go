@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
 )
 
 // exampleDirs lists every example directory.
@@ -45,4 +44,3 @@ func TestExamples(t *testing.T) {
 		})
 	}
 }
-
