@@ -98,6 +98,10 @@ type Server struct {
 	Reboots int      `json:"reboots"`
 	// Estimate is the expected duration of the server's steps.
 	Estimate Duration `json:"estimate"`
+	// Windows are the server's own maintenance window's open intervals
+	// (when it differs from its cluster's): apply starts the server only
+	// inside one (ROLLOUT-RULES 20).
+	Windows []Interval `json:"windows,omitempty"`
 }
 
 // Action is what the plan does with a server.
@@ -132,6 +136,9 @@ type Change struct {
 	From      string `json:"from"`
 	To        string `json:"to"`
 	Reboot    bool   `json:"reboot"`
+	// Downgrade is set when To is older than From (allowed by
+	// allow_downgrade), so reviewers cannot miss it.
+	Downgrade bool `json:"downgrade,omitempty"`
 }
 
 // StepKind extends the provider step kinds with the executor's hooks.

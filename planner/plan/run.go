@@ -42,6 +42,8 @@ type Group struct {
 	ID       string    `json:"id"`
 	Name     string    `json:"name"`
 	Clusters []Cluster `json:"clusters"`
+	// Estimate is the sum of its clusters' estimates (they run in turn).
+	Estimate Duration `json:"estimate"`
 }
 
 // Cluster runs after the previous cluster of its group, in the order given
@@ -93,13 +95,20 @@ const (
 	PhaseControlPlane PhaseKind = "control_plane"
 	PhaseManagement   PhaseKind = "management"
 	PhaseCompute      PhaseKind = "compute"
+	// PhaseStage is a stage of a strategy that declares its own stages
+	// instead of the three default phases.
+	PhaseStage PhaseKind = "stage"
 )
 
 // Phase is one of the cluster's phases, run in order.
 type Phase struct {
-	ID     string    `json:"id"`
-	Kind   PhaseKind `json:"kind"`
-	Scopes []Scope   `json:"scopes"`
+	ID   string    `json:"id"`
+	Kind PhaseKind `json:"kind"`
+	// Name is the strategy stage's name for PhaseStage, else the kind.
+	Name   string  `json:"name,omitempty"`
+	Scopes []Scope `json:"scopes"`
+	// Estimate is the sum of its scopes' estimates, waits included.
+	Estimate Duration `json:"estimate"`
 }
 
 // Scope is a rack, a batch or the serial control plane: the unit that has

@@ -1,0 +1,311 @@
+package planner
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/config/version"
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
+)
+
+// finding is one problem found on many servers: reported once, naming the
+// servers, so a fleet-wide mismatch is one readable error, not ten thousand.
+type finding struct {
+	severity hcl.DiagnosticSeverity
+	summary  string
+	detail   string
+	subject  *hcl.Range
+	servers  []string
+}
+
+// findings collects findings in first-seen order.
+type findings struct {
+	order []string
+	byKey map[string]*finding
+}
+
+func (f *findings) add(key string, sev hcl.DiagnosticSeverity, subject *hcl.Range, summary, detail, server string) {
+	if f.byKey == nil {
+		f.byKey = map[string]*finding{}
+	}
+	x := f.byKey[key]
+	if x == nil {
+		x = &finding{severity: sev, summary: summary, detail: detail, subject: subject}
+		f.byKey[key] = x
+		f.order = append(f.order, key)
+	}
+	x.servers = append(x.servers, server)
+}
+
+// maxNamed is how many servers a finding names before "and N more".
+const maxNamed = 10
+
+func (f *findings) diagnostics() hcl.Diagnostics {
+	var out hcl.Diagnostics
+	for _, k := range f.order {
+		x := f.byKey[k]
+		names := x.servers
+		more := ""
+		if len(names) > maxNamed {
+			more = fmt.Sprintf(" and %d more", len(names)-maxNamed)
+			names = names[:maxNamed]
+		}
+		noun := "Server"
+		if len(x.servers) > 1 {
+			noun = "Servers"
+		}
+		out = append(out, &hcl.Diagnostic{
+			Severity: x.severity,
+			Summary:  x.summary,
+			Detail:   fmt.Sprintf("%s %s%s: %s", noun, strings.Join(names, ", "), more, x.detail),
+			Subject:  x.subject,
+		})
+	}
+	return out
+}
+
+// inScopeComponents are the release components the rollout's scope
+// upgrades: firmware_only drops the runtime (ROLLOUT-RULES 3).
+func (p *planning) inScopeComponents(r *config.Release) []*config.Component {
+	var out []*config.Component
+	for _, c := range r.Components {
+		if p.rollout.Scope == config.ScopeFirmwareOnly && c.Kind == config.KindRuntime {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func providerMatch(m config.Match) providers.Match {
+	return providers.Match{SoftwareID: m.SoftwareID, ID: m.ID, NamePattern: m.Name}
+}
+
+// matching returns the observed components a release component's match
+// rule selects: SoftwareId, inventory Id, or a glob over Name.
+func matching(m config.Match, observed []providers.Component) []providers.Component {
+	var out []providers.Component
+	for _, o := range observed {
+		var ok bool
+		switch {
+		case m.SoftwareID != "":
+			ok = o.SoftwareID == m.SoftwareID
+		case m.ID != "":
+			ok = o.ID == m.ID
+		case m.Name != "":
+			ok, _ = path.Match(m.Name, o.Name)
+		}
+		if ok {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// diff decides what happens to every in-scope server.
+func (p *planning) diff() {
+	p.servers = make(map[string]*plan.Server, len(p.inScope))
+	var f findings
+	for _, s := range p.inScope {
+		addr := address(s)
+		ps := &plan.Server{
+			Address: addr, Name: s.Name, Cluster: s.Cluster.Name, Rack: s.Rack.Name, Role: s.Role,
+			NodeName: s.NodeName, BMC: s.BMC, Labels: s.Labels,
+		}
+		if s.Cluster.Provider != nil {
+			ps.Provider = s.Cluster.Provider.Name
+		}
+		if w := s.MaintenanceWindow; w != nil && w != s.Cluster.MaintenanceWindow {
+			ps.Windows = p.intervals(w)
+		}
+		p.servers[addr] = ps
+		o := p.observed[addr]
+		if o == nil {
+			o = &providers.Observation{Server: addr, Diagnostics: providers.Diagnostics{{
+				Severity: providers.Error, Summary: "No observation", Detail: "the provider returned nothing for this server",
+			}}}
+		}
+		ps.Observed = plan.Observed{Reachable: o.Reachable, PowerState: o.PowerState, Health: o.Health, Components: sortedComponents(o.Components)}
+		if o.Reachable {
+			ps.Fingerprint = o.Fingerprint
+			if ps.Fingerprint == "" {
+				ps.Fingerprint = fingerprint(o)
+			}
+		}
+		switch {
+		case !o.Reachable:
+			p.unavailable(s, ps, plan.ReasonUnreachable, "unreachable", describe(o.Diagnostics))
+			continue
+		case o.Health == "Critical":
+			p.unavailable(s, ps, plan.ReasonUnhealthy, "unhealthy", "its BMC reports health Critical")
+			continue
+		}
+		if s.Cluster.Release == nil {
+			continue // config reported the missing release
+		}
+		p.diffServer(s, ps, &f)
+	}
+	p.diags = append(p.diags, f.diagnostics()...)
+}
+
+func describe(d providers.Diagnostics) string {
+	if len(d) == 0 {
+		return "the provider gave no reason"
+	}
+	var msgs []string
+	for _, x := range d {
+		x.Server = ""
+		msgs = append(msgs, x.String())
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// unavailable applies OnUnreachable to a server that cannot be upgraded
+// now: either the plan fails naming it, or it is planned as skipped with
+// the reason and a warning. Never dropped silently.
+func (p *planning) unavailable(s *config.Server, ps *plan.Server, reason, what, why string) {
+	if p.opts.OnUnreachable == OnUnreachableBlock {
+		p.errorf(rangePtr(s.DeclRange), "Server "+what,
+			"Server %s is %s (%s). Fix it, -exclude it, or plan with -on-unreachable=skip to plan it as skipped.", ps.Address, what, why)
+		return
+	}
+	ps.Action, ps.Reason = plan.ActionSkip, reason
+	p.warnf(rangePtr(s.DeclRange), "Server "+what+", skipped",
+		"Server %s is %s (%s); it is planned as skipped and counts for no threshold.", ps.Address, what, why)
+}
+
+func sortedComponents(in []providers.Component) []providers.Component {
+	out := append([]providers.Component(nil), in...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// diffServer compares each in-scope component with what the server
+// reports, scheme-aware (ROLLOUT-RULES 27–29), and builds the steps.
+func (p *planning) diffServer(s *config.Server, ps *plan.Server, f *findings) {
+	rel := s.Cluster.Release
+	ok := true
+	var targets []*config.Component
+	for _, c := range p.inScopeComponents(rel) {
+		found := matching(c.Match, ps.Observed.Components)
+		if len(found) == 0 {
+			ok = false
+			f.add("missing\x00"+s.Cluster.Name+"\x00"+c.Name, hcl.DiagError, rangePtr(c.DeclRange), "Component not found on server",
+				fmt.Sprintf("the BMC reports no component matching %s for component %q of release %q. Check the match rule or the server's inventory.", describeMatch(c.Match), c.Name, rel.Name),
+				ps.Address)
+			continue
+		}
+		var lowest, highest version.Version
+		var seen []string
+		undecidable := false
+		for _, o := range found {
+			v, err := version.Parse(o.Version, c.Scheme)
+			if err != nil {
+				undecidable = true
+				f.add("parse\x00"+s.Cluster.Name+"\x00"+c.Name+"\x00"+o.Version, hcl.DiagError, rangePtr(c.DeclRange), "Undecidable version",
+					fmt.Sprintf("component %q reports version %q (inventory %q), which is not a %s version, so it cannot be compared with %s.", c.Name, o.Version, o.ID, c.Scheme, c.Version),
+					ps.Address)
+				continue
+			}
+			if lowest.IsZero() || version.Compare(v, lowest) < 0 {
+				lowest = v
+			}
+			if highest.IsZero() || version.Compare(v, highest) > 0 {
+				highest = v
+			}
+			if !contains(seen, o.Version) {
+				seen = append(seen, o.Version)
+			}
+		}
+		if undecidable {
+			ok = false
+			continue
+		}
+		from := strings.Join(seen, ", ")
+		down := version.Compare(highest, c.Version) > 0
+		up := version.Compare(lowest, c.Version) < 0
+		switch {
+		case down && !c.AllowDowngrade:
+			ok = false
+			f.add("downgrade\x00"+s.Cluster.Name+"\x00"+c.Name+"\x00"+from, hcl.DiagError, rangePtr(c.DeclRange), "Downgrade refused",
+				fmt.Sprintf("component %q is at %s, newer than the target %s of release %q. Set allow_downgrade = true on the component or release to downgrade on purpose.", c.Name, from, c.Version, rel.Name),
+				ps.Address)
+			continue
+		case !down && !up:
+			continue // at target
+		}
+		if c.Kind == config.KindRuntime && up {
+			if missing := p.skippedMinors(lowest, c.Version); len(missing) > 0 {
+				ok = false
+				f.add("minor\x00"+s.Cluster.Name+"\x00"+lowest.MinorString(), hcl.DiagError, rangePtr(rel.VersionRange), "Minor version skipped",
+					fmt.Sprintf("the runtime %q would move from %s to %s, skipping %s. A run may move at most one minor version (ROLLOUT-RULES 27): upgrade to release %s first.",
+						c.Name, lowest, c.Version, strings.Join(missing, ", "), missing[0]),
+					ps.Address)
+				continue
+			}
+		}
+		ps.Changes = append(ps.Changes, plan.Change{
+			Component: c.Name, Kind: c.Kind, From: from, To: c.Version.String(), Reboot: c.Reboot, Downgrade: down,
+		})
+		targets = append(targets, c)
+	}
+	if !ok {
+		return
+	}
+	if len(ps.Changes) == 0 {
+		ps.Action, ps.Reason = plan.ActionSkip, plan.ReasonAtTarget
+		return
+	}
+	ps.Action = plan.ActionUpgrade
+	ps.Steps, ps.Reboots = p.steps(s, targets)
+	for _, st := range ps.Steps {
+		ps.Estimate += st.Estimate
+	}
+}
+
+// skippedMinors names the minor releases an upgrade from → to jumps over;
+// with a catalog, each is named by its newest known version.
+func (p *planning) skippedMinors(from, to version.Version) []string {
+	var known []version.Version
+	if p.cfg.Catalog != nil {
+		known = p.cfg.Catalog.Releases
+	}
+	minors := version.SkippedMinors(from, to, known)
+	for i, m := range minors {
+		var best version.Version
+		for _, k := range known {
+			if k.MinorString() == m && (best.IsZero() || version.Compare(k, best) > 0) {
+				best = k
+			}
+		}
+		if !best.IsZero() {
+			minors[i] = best.String()
+		}
+	}
+	return minors
+}
+
+func describeMatch(m config.Match) string {
+	switch {
+	case m.SoftwareID != "":
+		return fmt.Sprintf("software_id %q", m.SoftwareID)
+	case m.ID != "":
+		return fmt.Sprintf("id %q", m.ID)
+	}
+	return fmt.Sprintf("name %q", m.Name)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,130 @@
+package planner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/providers"
+)
+
+// observe reads every in-scope server through its cluster's provider: one
+// Observe stream per provider, all providers at once, each bounded by
+// Parallelism. Servers a provider did not report are recorded as
+// unreachable rather than dropped.
+func (p *planning) observe(ctx context.Context) {
+	p.observed = make(map[string]*providers.Observation, len(p.inScope))
+	byProvider := map[string][]*config.Server{}
+	var names []string
+	for _, s := range p.inScope {
+		prov := s.Cluster.Provider
+		if prov == nil {
+			continue // reported once per cluster below
+		}
+		if _, ok := byProvider[prov.Name]; !ok {
+			names = append(names, prov.Name)
+		}
+		byProvider[prov.Name] = append(byProvider[prov.Name], s)
+	}
+	reported := map[*config.Cluster]bool{}
+	for _, s := range p.inScope {
+		if s.Cluster.Provider == nil && !reported[s.Cluster] {
+			reported[s.Cluster] = true
+			p.errorf(rangePtr(s.Cluster.DeclRange), "No provider for cluster",
+				"Cluster %q has no provider: declare a provider block and set provider = provider.NAME.", s.Cluster.Name)
+		}
+	}
+	sort.Strings(names)
+
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	type failure struct {
+		name  string
+		diags providers.Diagnostics
+	}
+	var failures []failure
+	for _, name := range names {
+		servers := byProvider[name]
+		prov := p.opts.Providers[name]
+		if prov == nil {
+			decl := servers[0].Cluster.Provider
+			p.errorf(rangePtr(decl.DeclRange), "Provider not started",
+				"Provider %q is used by %d servers but was not started.", name, len(servers))
+			continue
+		}
+		targets := make([]providers.Target, len(servers))
+		for i, s := range servers {
+			targets[i] = target(s)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			diags := prov.Observe(ctx, &providers.ObserveRequest{Targets: targets, Concurrency: p.opts.Parallelism},
+				func(o *providers.Observation) error {
+					mu.Lock()
+					defer mu.Unlock()
+					// Keep the first report: a provider retrying must not
+					// replace a good observation with a worse one.
+					if _, dup := p.observed[o.Server]; !dup {
+						p.observed[o.Server] = o
+					}
+					return nil
+				})
+			if diags.HasErrors() {
+				mu.Lock()
+				failures = append(failures, failure{name, diags})
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	sort.Slice(failures, func(i, j int) bool { return failures[i].name < failures[j].name })
+	for _, f := range failures {
+		decl := p.cfg.Provider(f.name)
+		var msgs []string
+		for _, d := range f.diags {
+			if d.Severity == providers.Error {
+				msgs = append(msgs, d.String())
+			}
+		}
+		subject := rangePtrOf(decl)
+		p.errorf(subject, "Provider failed to observe", "Provider %q could not observe the servers: %s.", f.name, strings.Join(msgs, "; "))
+	}
+}
+
+func rangePtrOf(decl *config.Provider) *hcl.Range {
+	if decl == nil {
+		return nil
+	}
+	return rangePtr(decl.DeclRange)
+}
+
+// target is how a provider reaches s. Credentials are revealed here, in
+// memory only, because the provider must log in; they never reach the plan.
+func target(s *config.Server) providers.Target {
+	t := providers.Target{Name: address(s), Endpoint: s.BMC}
+	if c := s.Credentials; c != nil {
+		t.Credentials = &providers.Credentials{Username: c.Username.Reveal(), Password: c.Password.Reveal()}
+	}
+	return t
+}
+
+// fingerprint is the fallback when a provider sends none: a hash of what
+// matters for drift, in a canonical order.
+func fingerprint(o *providers.Observation) string {
+	comps := append([]providers.Component(nil), o.Components...)
+	sort.Slice(comps, func(i, j int) bool { return comps[i].ID < comps[j].ID })
+	b, _ := json.Marshal(struct {
+		Power, Health string
+		Components    []providers.Component
+	}{o.PowerState, o.Health, comps})
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,210 @@
+// Package planner turns a loaded configuration and what the BMCs report into
+// a plan: observe → diff → validate → order. Providers are injected, so the
+// planner never starts a plugin itself.
+package planner
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
+)
+
+// DefaultNotAfter is how long a plan stays valid when Options.NotAfter is 0:
+// long enough for a review cycle, short enough that observations are fresh.
+const DefaultNotAfter = 72 * time.Hour
+
+// DefaultParallelism bounds concurrent BMC reads when Options.Parallelism is 0.
+const DefaultParallelism = 10
+
+// What to do with a server that cannot be observed or reports itself unhealthy.
+const (
+	// OnUnreachableSkip plans the server as skipped, with the reason, and
+	// warns: the rest of the fleet is still planned.
+	OnUnreachableSkip = "skip"
+	// OnUnreachableBlock makes any such server a plan error.
+	OnUnreachableBlock = "block"
+)
+
+// Options are everything the planner needs besides the configuration.
+type Options struct {
+	// Providers are configured provider instances by provider block name.
+	// The caller starts and configures them and closes them afterwards.
+	Providers map[string]providers.Provider
+	// ProviderInfo records the provider plugins (name, version, source,
+	// binary hash) in the plan, so apply can refuse other binaries.
+	ProviderInfo []plan.Provider
+	// Now is the plan's creation time; it also decides window priority.
+	Now time.Time
+	// RackformVersion is written into the plan.
+	RackformVersion string
+	// Targets and Excludes are -target/-exclude addresses: CLUSTER,
+	// CLUSTER/RACK or CLUSTER/RACK/SERVER. With Targets, only the servers
+	// under one of them are planned; Excludes removes servers.
+	Targets  []string
+	Excludes []string
+	// Rollout names the rollout to plan when the configuration declares
+	// more than one.
+	Rollout string
+	// Parallelism bounds how many servers each provider reads at once.
+	Parallelism int
+	// NotAfter is how long the plan is valid (default DefaultNotAfter).
+	NotAfter time.Duration
+	// OnUnreachable is OnUnreachableSkip (default) or OnUnreachableBlock.
+	// The configuration has no strategy attribute for it yet, so the
+	// command line decides.
+	OnUnreachable string
+}
+
+// Plan observes every in-scope server of cfg, diffs it against its
+// release, validates the version, threshold and ordering rules, and returns
+// the ordered plan. With errors in the diagnostics the plan is nil.
+func Plan(ctx context.Context, cfg *config.Config, opts Options) (*plan.Plan, hcl.Diagnostics) {
+	if opts.NotAfter <= 0 {
+		opts.NotAfter = DefaultNotAfter
+	}
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = DefaultParallelism
+	}
+	if opts.OnUnreachable == "" {
+		opts.OnUnreachable = OnUnreachableSkip
+	}
+	now := opts.Now.UTC()
+	p := &planning{cfg: cfg, opts: opts, now: now}
+	return p.run(ctx)
+}
+
+// planning is the state of one Plan call.
+type planning struct {
+	cfg  *config.Config
+	opts Options
+	now  time.Time
+
+	diags   hcl.Diagnostics
+	rollout *config.Rollout
+	// clusters are the clusters of the rollout in plan order per group.
+	inScope []*config.Server
+	// observed holds each in-scope server's observation by address.
+	observed map[string]*providers.Observation
+	// servers are the plan's servers by address.
+	servers map[string]*plan.Server
+}
+
+func (p *planning) errorf(subject *hcl.Range, summary, format string, args ...any) {
+	p.diags = append(p.diags, &hcl.Diagnostic{
+		Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: subject,
+	})
+}
+
+func (p *planning) warnf(subject *hcl.Range, summary, format string, args ...any) {
+	p.diags = append(p.diags, &hcl.Diagnostic{
+		Severity: hcl.DiagWarning, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: subject,
+	})
+}
+
+func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
+	ro, err := p.cfg.EffectiveRollout(p.opts.Rollout)
+	if err != nil {
+		p.errorf(nil, "No rollout to plan", "%s.", capitalize(err.Error()))
+		return nil, p.diags
+	}
+	p.rollout = ro
+	p.checkRolloutMembership()
+	p.selectServers()
+	if p.diags.HasErrors() {
+		return nil, p.diags
+	}
+	p.observe(ctx)
+	if err := ctx.Err(); err != nil {
+		p.errorf(nil, "Plan interrupted", "Observing the servers was interrupted: %v.", err)
+		return nil, p.diags
+	}
+	p.diff()
+	run := p.order()
+	if p.diags.HasErrors() {
+		return nil, p.diags
+	}
+	out := &plan.Plan{
+		FormatVersion:   plan.FormatVersion,
+		RackformVersion: p.opts.RackformVersion,
+		CreatedAt:       p.now,
+		NotAfter:        p.now.Add(p.opts.NotAfter),
+		Config:          snapshot(p.cfg),
+		Inputs:          inputs(p.cfg),
+		Providers:       sortedProviders(p.opts.ProviderInfo),
+		Targets:         p.opts.Targets,
+		Excludes:        p.opts.Excludes,
+		Run:             run,
+	}
+	for _, s := range p.inScope {
+		out.Servers = append(out.Servers, *p.servers[address(s)])
+	}
+	for _, d := range p.diags {
+		if d.Severity == hcl.DiagWarning {
+			out.Warnings = append(out.Warnings, plan.Message{Summary: d.Summary, Detail: d.Detail})
+		}
+	}
+	out.Summary = summarize(out)
+	return out, p.diags
+}
+
+// checkRolloutMembership enforces ROLLOUT-RULES 8 across the rollout: a
+// cluster (and so its servers) may sit in only one group.
+func (p *planning) checkRolloutMembership() {
+	type seen struct {
+		stage, group string
+		rng          hcl.Range
+	}
+	where := map[*config.Cluster]seen{}
+	for _, st := range p.rollout.Stages {
+		for _, g := range st.Groups {
+			for _, c := range g.Clusters {
+				if first, ok := where[c]; ok {
+					rng := g.DeclRange
+					p.errorf(rangePtr(rng), "Cluster in two rollout groups",
+						"Cluster %q is in group %q of stage %q and again in group %q of stage %q (first at %s); its servers would be upgraded twice. Put each cluster in one group.",
+						c.Name, first.group, first.stage, g.Name, st.Name, first.rng)
+					continue
+				}
+				where[c] = seen{st.Name, g.Name, g.DeclRange}
+			}
+		}
+	}
+	for _, c := range p.cfg.Clusters {
+		if _, ok := where[c]; !ok {
+			p.warnf(rangePtr(c.DeclRange), "Cluster not in the rollout",
+				"Cluster %q is in no group of rollout %q, so this plan does not upgrade it.", c.Name, p.rollout.Name)
+		}
+	}
+}
+
+// rangePtr returns a pointer to r, or nil when r is the zero range (an
+// implicit object has no source to point at).
+func rangePtr(r hcl.Range) *hcl.Range {
+	if r.Filename == "" {
+		return nil
+	}
+	return r.Ptr()
+}
+
+func sortedProviders(in []plan.Provider) []plan.Provider {
+	out := append([]plan.Provider(nil), in...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	if c := s[0]; c >= 'a' && c <= 'z' {
+		return string(c-'a'+'A') + s[1:]
+	}
+	return s
+}

@@ -1,0 +1,129 @@
+package planner
+
+import (
+	"time"
+
+	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
+)
+
+// The estimate model: a fixed typical duration per step kind, capped by
+// the step's timeout when it has one. Nothing is scaled by component size
+// or measured: the numbers are there to compare plans and to size
+// maintenance windows, not to promise a finish time. Waits after racks and
+// stages are added at full length; pauses and approvals count as zero,
+// because they last as long as people take.
+const (
+	estimateDrain           = 5 * time.Minute
+	estimateShutdown        = 3 * time.Minute
+	estimateFirmwareUpdate  = 10 * time.Minute
+	estimateRuntimeUpdate   = 20 * time.Minute
+	estimateReimage         = 30 * time.Minute
+	estimateReset           = 10 * time.Minute
+	estimateWaitReady       = 10 * time.Minute
+	estimateUncordon        = 1 * time.Minute
+	estimateNoRebootRefresh = 2 * time.Minute
+)
+
+func capped(typical, timeout time.Duration) plan.Duration {
+	if timeout > 0 && timeout < typical {
+		return plan.Duration(timeout)
+	}
+	return plan.Duration(typical)
+}
+
+// verifyTimeout is how long wait_ready waits for a server of s's role.
+func verifyTimeout(st *config.Strategy, s *config.Server) time.Duration {
+	var t time.Duration
+	switch s.Role {
+	case config.RoleControlPlane, config.RoleControlPlaneSpare:
+		t = st.ControlPlane.VerifyTimeout
+	case config.RoleManagement:
+		t = st.Management.VerifyTimeout
+	case config.RoleCompute:
+		t = st.Compute.VerifyTimeout
+	}
+	if t == 0 {
+		t = st.VerifyTimeout
+	}
+	return t
+}
+
+// steps lays out one server's upgrade (DESIGN.md §1, strategy 4): drain and
+// shutdown when the host goes down, one update per changed firmware
+// component, the runtime reimage, one reset that applies what was staged,
+// wait until healthy at every target version, uncordon. It returns the
+// steps and the number of host reboots.
+func (p *planning) steps(s *config.Server, changed []*config.Component) ([]plan.Step, int) {
+	st := s.Cluster.Strategy
+	down := false
+	var reimage *config.Component
+	for _, c := range changed {
+		if c.Reboot || c.Kind == config.KindRuntime {
+			down = true
+		}
+		if c.Kind == config.KindRuntime && c.Method == config.MethodReimage {
+			reimage = c
+		}
+	}
+	var out []plan.Step
+	add := func(step plan.Step) {
+		step.Index = len(out) + 1
+		out = append(out, step)
+	}
+	if down {
+		if st.Drain != nil {
+			add(plan.Step{Kind: plan.StepDrain, Timeout: plan.Duration(st.DrainTimeout), Estimate: capped(estimateDrain, st.DrainTimeout)})
+		}
+		add(plan.Step{Kind: plan.StepShutdown, Timeout: plan.Duration(st.ShutdownTimeout), Estimate: capped(estimateShutdown, st.ShutdownTimeout)})
+	}
+	// Firmware before the runtime: the new image may need the new firmware.
+	for _, kind := range []string{config.KindFirmware, config.KindRuntime} {
+		for _, c := range changed {
+			if c.Kind != kind || c == reimage {
+				continue
+			}
+			m := providerMatch(c.Match)
+			est := estimateFirmwareUpdate
+			if c.Kind == config.KindRuntime {
+				est = estimateRuntimeUpdate
+			}
+			add(plan.Step{
+				Kind: plan.StepUpdate, Component: c.Name, Match: &m, Version: c.Version.String(),
+				Image: c.Image, ApplyTime: c.ApplyTime, Method: c.Method, Estimate: plan.Duration(est),
+			})
+		}
+	}
+	reboots := 0
+	switch {
+	case reimage != nil:
+		// Reimaging boots the host, which also applies staged firmware.
+		m := providerMatch(reimage.Match)
+		add(plan.Step{
+			Kind: plan.StepReimage, Component: reimage.Name, Match: &m, Version: reimage.Version.String(),
+			Image: reimage.Image, Method: reimage.Method, Estimate: plan.Duration(estimateReimage),
+		})
+		reboots = 1
+	case down:
+		// The host is off after shutdown: "On" boots it and applies what
+		// was staged for the next reset.
+		add(plan.Step{Kind: plan.StepReset, ResetType: "On", Estimate: plan.Duration(estimateReset)})
+		reboots = 1
+	}
+	vt := verifyTimeout(st, s)
+	wait := plan.Step{Kind: plan.StepWaitReady, Timeout: plan.Duration(vt), Estimate: capped(estimateWaitReady, vt)}
+	if !down {
+		wait.Estimate = capped(estimateNoRebootRefresh, vt)
+	}
+	// Expect every in-scope component at target, not only the changed
+	// ones: a reset must not have rolled anything back.
+	for _, c := range p.inScopeComponents(s.Cluster.Release) {
+		wait.Expect = append(wait.Expect, providers.Expectation{Component: c.Name, Match: providerMatch(c.Match), Version: c.Version.String()})
+	}
+	add(wait)
+	if down && st.Uncordon != nil {
+		add(plan.Step{Kind: plan.StepUncordon, Timeout: plan.Duration(st.Uncordon.Timeout), Estimate: capped(estimateUncordon, st.Uncordon.Timeout)})
+	}
+	return out, reboots
+}
