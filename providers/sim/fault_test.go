@@ -1,0 +1,233 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestRequestFaults(t *testing.T) {
+	for _, tc := range []struct {
+		fault      Fault
+		wantStatus int
+		wantJSON   bool
+		check      func(t *testing.T, r reply)
+	}{
+		{Fault{Kind: FaultError}, 500, true, nil},
+		{Fault{Kind: FaultBusy, Latency: 3 * time.Second}, 503, true, func(t *testing.T, r reply) {
+			if got := r.header.Get("Retry-After"); got != "3" {
+				t.Errorf("Retry-After %q, want 3", got)
+			}
+		}},
+		{Fault{Kind: FaultMalformed}, 200, false, nil},
+	} {
+		t.Run(string(tc.fault.Kind), func(t *testing.T) {
+			f, u := one(t, Options{}, ProfileDMTF)
+			ft := tc.fault
+			ft.Count = 2
+			if err := f.SetFault("s1", ft); err != nil {
+				t.Fatal(err)
+			}
+			var got []int
+			for i := 0; i < 3; i++ {
+				r := call(t, "GET", u+"/redfish/v1/Systems", nil, true)
+				got = append(got, r.status)
+				if i == 0 {
+					var v any
+					if isJSON := json.Unmarshal(r.body, &v) == nil; isJSON != tc.wantJSON {
+						t.Errorf("body is JSON: %v, want %v: %s", isJSON, tc.wantJSON, r.body)
+					}
+					if tc.check != nil {
+						tc.check(t, r)
+					}
+				}
+			}
+			if diff := cmp.Diff([]int{tc.wantStatus, tc.wantStatus, 200}, got); diff != "" {
+				t.Errorf("statuses; the fault clears after Count requests (-want +got):\n%s", diff)
+			}
+			if st := f.Stats("s1"); st.FaultsInjected != 2 {
+				t.Errorf("FaultsInjected = %d, want 2", st.FaultsInjected)
+			}
+		})
+	}
+}
+
+func TestLatencyFault(t *testing.T) {
+	f, u := one(t, Options{Latency: 20 * time.Millisecond}, ProfileDMTF)
+	if err := f.SetFault("s1", Fault{Kind: FaultLatency, Latency: 80 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	call(t, "GET", u+"/redfish/v1/", nil, false)
+	if d := time.Since(begin); d < 100*time.Millisecond {
+		t.Errorf("request took %v, want at least 100ms (20ms base + 80ms fault)", d)
+	}
+}
+
+func TestTimeoutFaultHoldsUntilTheClientGivesUp(t *testing.T) {
+	f, u := one(t, Options{}, ProfileDMTF)
+	if err := f.SetFault("s1", Fault{Kind: FaultTimeout}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", u+"/redfish/v1/", nil)
+	_, err := http.DefaultClient.Do(req)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the client's deadline", err)
+	}
+	// Close must not wait for the held request's two minutes.
+	done := make(chan struct{})
+	go func() { f.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close blocked by a held request")
+	}
+}
+
+func TestTimeoutFaultIsBounded(t *testing.T) {
+	f, u := one(t, Options{}, ProfileDMTF)
+	if err := f.SetFault("s1", Fault{Kind: FaultTimeout, Latency: 50 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := client.Get(u + "/redfish/v1/")
+	if err == nil {
+		t.Fatal("a timed-out request got an answer")
+	}
+}
+
+func TestTaskFaults(t *testing.T) {
+	const su = "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate"
+	for _, tc := range []struct {
+		kind      FaultKind
+		wantState string
+		wantBIOS  string
+	}{
+		{FaultTaskFail, "Exception", "1.0"},
+		{FaultTaskHang, "Running", "1.0"},
+	} {
+		t.Run(string(tc.kind), func(t *testing.T) {
+			clk := newClock()
+			f := start(t, Options{Now: clk.Now}, BMCSpec{Name: "s1", PowerOn: true, Firmware: map[string]string{"BIOS": "1.0"}})
+			u := f.BMCs()[0].URL
+			if err := f.SetFault("s1", Fault{Kind: tc.kind}); err != nil {
+				t.Fatal(err)
+			}
+			flash(t, clk, u, su, "http://h/bios-2.0.bin", "Immediate")
+			clk.Advance(time.Hour)
+			// The DMTF profile's task answers 202 while it runs.
+			task := call(t, "GET", u+"/redfish/v1/TaskService/Tasks/1", nil, true).json(t)
+			if task["TaskState"] != tc.wantState {
+				t.Errorf("TaskState %v, want %s", task["TaskState"], tc.wantState)
+			}
+			call(t, "POST", u+"/redfish/v1/Systems/437XR1138R2/Actions/ComputerSystem.Reset", map[string]string{"ResetType": "ForceRestart"}, true)
+			clk.Advance(time.Hour)
+			if v := f.Versions("s1")["BIOS"]; v != tc.wantBIOS {
+				t.Errorf("BIOS %q, want %q", v, tc.wantBIOS)
+			}
+		})
+	}
+}
+
+func TestNoReturnFault(t *testing.T) {
+	clk := newClock()
+	f := start(t, Options{Now: clk.Now}, BMCSpec{Name: "s1", PowerOn: true})
+	u := f.BMCs()[0].URL
+	if err := f.SetFault("s1", Fault{Kind: FaultNoReturn}); err != nil {
+		t.Fatal(err)
+	}
+	call(t, "POST", u+"/redfish/v1/Systems/437XR1138R2/Actions/ComputerSystem.Reset", map[string]string{"ResetType": "ForceRestart"}, true)
+	clk.Advance(time.Hour)
+	sys := get(t, u+"/redfish/v1/Systems/437XR1138R2")
+	if sys["PowerState"] != "Off" || at(sys, "Status", "Health") != "Critical" {
+		t.Errorf("PowerState %v Health %v, want Off Critical", sys["PowerState"], at(sys, "Status", "Health"))
+	}
+}
+
+func TestIgnoreGracefulFault(t *testing.T) {
+	clk := newClock()
+	f := start(t, Options{Now: clk.Now}, BMCSpec{Name: "s1", PowerOn: true})
+	u := f.BMCs()[0].URL
+	if err := f.SetFault("s1", Fault{Kind: FaultIgnoreGraceful}); err != nil {
+		t.Fatal(err)
+	}
+	reset := u + "/redfish/v1/Systems/437XR1138R2/Actions/ComputerSystem.Reset"
+	call(t, "POST", reset, map[string]string{"ResetType": "GracefulShutdown"}, true)
+	clk.Advance(10 * time.Minute)
+	if p, _ := f.PowerState("s1"); p != "On" {
+		t.Fatalf("after an ignored GracefulShutdown: %s, want On", p)
+	}
+	call(t, "POST", reset, map[string]string{"ResetType": "ForceOff"}, true)
+	if p, _ := f.PowerState("s1"); p != "Off" {
+		t.Errorf("after ForceOff: %s", p)
+	}
+}
+
+func TestFaultRateIsDeterministic(t *testing.T) {
+	specs := func() []BMCSpec {
+		var s []BMCSpec
+		for i := 0; i < 40; i++ {
+			s = append(s, BMCSpec{Name: "n" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Addr: "127.0.0.1:0"})
+		}
+		return s
+	}
+	run := func(seed uint64) []int {
+		f := start(t, Options{}, specs()...)
+		f.SetFaultRate(FaultRate{Seed: seed, Rates: map[FaultKind]float64{FaultBusy: 0.3}})
+		var statuses []int
+		for _, b := range f.BMCs() {
+			for i := 0; i < 3; i++ {
+				statuses = append(statuses, call(t, "GET", b.URL+"/redfish/v1/Systems", nil, true).status)
+			}
+		}
+		return statuses
+	}
+	a, b, c := run(7), run(7), run(8)
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Errorf("same seed, different faults:\n%s", diff)
+	}
+	if cmp.Equal(a, c) {
+		t.Error("different seeds gave the same faults")
+	}
+	busy := 0
+	for _, s := range a {
+		if s == 503 {
+			busy++
+		}
+	}
+	if busy < 15 || busy > 60 { // 120 requests at p=0.3
+		t.Errorf("%d of 120 requests busy at rate 0.3", busy)
+	}
+}
+
+func TestParseFault(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Fault
+		err  bool
+	}{
+		{"latency:50ms", Fault{Kind: FaultLatency, Latency: 50 * time.Millisecond}, false},
+		{"busy", Fault{Kind: FaultBusy}, false},
+		{"session-limit:1", Fault{Kind: FaultSessionLimit, Limit: 1}, false},
+		{"error:3", Fault{Kind: FaultError, Count: 3}, false},
+		{"no-return", Fault{Kind: FaultNoReturn}, false},
+		{"latency:soon", Fault{}, true},
+		{"explode", Fault{}, true},
+		{"task-fail:1", Fault{}, true},
+	} {
+		got, err := ParseFault(tc.in)
+		if (err != nil) != tc.err {
+			t.Errorf("ParseFault(%q) error %v, want error %v", tc.in, err, tc.err)
+			continue
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("ParseFault(%q) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
