@@ -1,0 +1,101 @@
+// Package plugin carries the provider contract (package providers) over
+// gRPC through hashicorp/go-plugin: the handshake, the client and server
+// shims, starting plugin processes, and finding and pinning plugin binaries.
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/rackform/rackform/providers"
+	pb "github.com/rackform/rackform/providers/plugin/proto/providerv1"
+)
+
+// The handshake cookie only keeps a plugin binary from being run by hand and
+// from talking to a host of another program; it is not a security measure
+// (that is the SHA-256 pin and AutoMTLS).
+const (
+	MagicCookieKey   = "RACKFORM_PLUGIN_MAGIC_COOKIE"
+	MagicCookieValue = "b7d3a7a4e1c94c0e9b1f5b8e0f6a2c51-rackform-provider"
+)
+
+// PluginName is the one plugin a provider binary serves.
+const PluginName = "provider"
+
+// Handshake is the go-plugin handshake every rackform provider plugin uses.
+// Its ProtocolVersion is the protocol major: a plugin built for another
+// major is refused at start.
+func Handshake() goplugin.HandshakeConfig {
+	return goplugin.HandshakeConfig{
+		ProtocolVersion:  providers.ProtocolVersion,
+		MagicCookieKey:   MagicCookieKey,
+		MagicCookieValue: MagicCookieValue,
+	}
+}
+
+// PluginMap is the plugin set served by a provider binary implementing p;
+// logger receives the stack of a provider panic.
+func PluginMap(p providers.Provider, logger hclog.Logger) goplugin.PluginSet {
+	return goplugin.PluginSet{PluginName: &ProviderPlugin{Impl: p, Logger: logger}}
+}
+
+// ProviderPlugin is the go-plugin GRPCPlugin for a provider. On the plugin
+// side Impl is the provider; on the host side Name is the provider's name,
+// used in the diagnostics the client writes when the transport fails.
+type ProviderPlugin struct {
+	goplugin.NetRPCUnsupportedPlugin
+	Impl   providers.Provider
+	Logger hclog.Logger
+	Name   string
+}
+
+var _ goplugin.GRPCPlugin = (*ProviderPlugin)(nil)
+
+// GRPCServer registers the provider's gRPC service.
+func (p *ProviderPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
+	if p.Impl == nil {
+		return fmt.Errorf("plugin: no provider to serve")
+	}
+	pb.RegisterProviderServer(s, &GRPCServer{Impl: p.Impl, Logger: p.Logger})
+	return nil
+}
+
+// GRPCClient returns the host's view of the provider: a providers.Provider.
+func (p *ProviderPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return &GRPCClient{Name: p.Name, client: pb.NewProviderClient(c)}, nil
+}
+
+// Serve runs p as a plugin and returns when the host ends it. It is all a
+// plugin's main needs to call. logger must write JSON to the process's real
+// stderr (NewLogger does): the host parses those lines and re-logs them at
+// their level, and stdout belongs to the go-plugin handshake.
+func Serve(p providers.Provider, logger hclog.Logger) {
+	goplugin.Serve(&goplugin.ServeConfig{
+		HandshakeConfig: Handshake(),
+		Plugins:         PluginMap(p, logger),
+		GRPCServer:      goplugin.DefaultGRPCServer,
+		Logger:          logger,
+	})
+}
+
+// NewLogger is the logger a plugin process should use: JSON lines on stderr,
+// which the host turns back into log entries of the same level.
+func NewLogger(name string, level hclog.Level) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Name:       name,
+		Level:      level,
+		Output:     os.Stderr,
+		JSONFormat: true,
+	})
+}
+
+// IsPluginProcess reports whether the process was started by a rackform host
+// as a plugin, so that a plugin entry point run by hand can say what it is.
+func IsPluginProcess(getenv func(string) string) bool {
+	return getenv(MagicCookieKey) == MagicCookieValue
+}
