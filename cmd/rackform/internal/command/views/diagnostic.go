@@ -155,7 +155,7 @@ func NewDiagnostic(d *hcl.Diagnostic, files map[string]*hcl.File) *Diagnostic {
 		code.WriteByte('\n')
 	}
 	if codeStart < 0 {
-		if last.Empty() && last.Start.Byte == 0 && len(src) == 0 {
+		if len(src) == 0 {
 			return out // an empty file: nothing to show but the position
 		}
 		// "found the end of the file": the range is past the last line, so

@@ -318,3 +318,26 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs (-want +got):\n%s", path, diff)
 	}
 }
+
+// FuzzDiagnostics renders the parser's diagnostics for arbitrary source:
+// the renderer must never panic and its offsets must stay inside Code,
+// whatever ranges the parser reports.
+func FuzzDiagnostics(f *testing.F) {
+	f.Add(serverSrc)
+	f.Add("a = {\n")
+	f.Add("cluster \"east\" {\n  rack \"r01\" {\n    server \"a\" {\n      role = \n    }\n  }\n}\n")
+	f.Add("x = \"unterminated\n")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, src string) {
+		p := hclparse.NewParser()
+		_, diags := p.ParseHCL([]byte(src), "main.rf.hcl")
+		for _, d := range NewDiagnostics(diags, p.Files()) {
+			if s := d.Snippet; s != nil {
+				if s.HighlightStartOffset < 0 || s.HighlightStartOffset > s.HighlightEndOffset || s.HighlightEndOffset > len(s.Code) {
+					t.Fatalf("highlight %d-%d outside code of %d bytes", s.HighlightStartOffset, s.HighlightEndOffset, len(s.Code))
+				}
+			}
+			DiagnosticText(d, true)
+		}
+	})
+}
