@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -35,7 +36,7 @@ func (c *GRPCClient) transportDiags(ctx context.Context, op, server string, err 
 		return providers.Errorf(server, "Cancelled", fmt.Sprintf("%s on provider %q was cancelled: %v.", op, c.Name, context.Cause(ctx)))
 	}
 	detail := fmt.Sprintf("%s on provider %q failed: %s (%s).", op, c.Name, st.Message(), st.Code())
-	if c.exited != nil && c.exited() {
+	if c.processExited() {
 		detail += " The plugin process has exited; its last log lines say why."
 	}
 	return providers.Errorf(server, fmt.Sprintf("Provider %q failed", c.Name), detail)
@@ -43,10 +44,27 @@ func (c *GRPCClient) transportDiags(ctx context.Context, op, server string, err 
 
 func (c *GRPCClient) brokenStream(op, server string) providers.Diagnostics {
 	detail := fmt.Sprintf("The %s stream of provider %q ended before the provider finished.", op, c.Name)
-	if c.exited != nil && c.exited() {
+	if c.processExited() {
 		detail += " The plugin process has exited; its last log lines say why."
 	}
 	return providers.Errorf(server, fmt.Sprintf("Provider %q failed", c.Name), detail)
+}
+
+// processExited reports whether the plugin process is gone. A broken
+// connection is usually seen a moment before the process is reaped, so it
+// waits briefly: this runs only on the error path, where saying "the plugin
+// exited" rather than "the connection failed" is worth a few milliseconds.
+func (c *GRPCClient) processExited() bool {
+	if c.exited == nil {
+		return false
+	}
+	for range 25 {
+		if c.exited() {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
 }
 
 // Describe implements providers.Provider.
