@@ -409,7 +409,7 @@ func (s *stepRun) waitReady(ctx context.Context) (*providers.ApplyResult, error)
 		}
 		now := s.p.clock.Now()
 		if !now.Before(deadline) {
-			return nil, deadlineErr("the server", deadline, lastWhy, lastErr)
+			return nil, deadlineErr("the server was not ready", deadline, "still "+lastWhy, lastErr)
 		}
 		if err := s.p.clock.Sleep(ctx, min(s.cfg.PollInterval, deadline.Sub(now))); err != nil {
 			return nil, waitErr(ctx, "waiting for the server", lastWhy, lastErr)

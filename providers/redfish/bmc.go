@@ -28,8 +28,9 @@ type bmc interface {
 	Post(ctx context.Context, uri string, body any) (*accepted, error)
 	// Patch sends a JSON PATCH.
 	Patch(ctx context.Context, uri string, body any) error
-	// Upload POSTs a streamed body of exactly size bytes.
-	Upload(ctx context.Context, uri, contentType string, body io.Reader, size int64) (*accepted, error)
+	// Upload POSTs a streamed body of exactly size bytes. filename, when
+	// set, names a raw image in a Content-Disposition header.
+	Upload(ctx context.Context, uri, contentType, filename string, body io.Reader, size int64) (*accepted, error)
 	// VirtualMedia finds a CD/DVD virtual media slot.
 	VirtualMedia(ctx context.Context, system *systemInfo) (*mediaInfo, error)
 	// Get reads uri raw: the status and at most a bounded body (task monitors

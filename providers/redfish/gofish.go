@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -369,14 +370,17 @@ type noSeek struct{ io.Reader }
 
 func (noSeek) Seek(int64, int) (int64, error) { return 0, errors.New("upload body is a stream") }
 
-func (b *gofishBMC) Upload(ctx context.Context, uri, contentType string, body io.Reader, size int64) (*accepted, error) {
+func (b *gofishBMC) Upload(ctx context.Context, uri, contentType, filename string, body io.Reader, size int64) (*accepted, error) {
 	c, _, err := b.conn(withoutAttemptTimeout(ctx))
 	if err != nil {
 		return nil, err
 	}
 	// No 401 retry here: the body is a one-shot stream.
-	resp, err := c.RunRawRequestWithHeaders(http.MethodPost, relPath(uri), noSeek{body}, contentType,
-		map[string]string{"Content-Length": fmt.Sprint(size)})
+	headers := map[string]string{"Content-Length": fmt.Sprint(size)}
+	if filename != "" {
+		headers["Content-Disposition"] = mime.FormatMediaType("attachment", map[string]string{"filename": filename})
+	}
+	resp, err := c.RunRawRequestWithHeaders(http.MethodPost, relPath(uri), noSeek{body}, contentType, headers)
 	if err != nil {
 		return nil, err
 	}
@@ -462,14 +466,25 @@ func (b *gofishBMC) VirtualMedia(ctx context.Context, sys *systemInfo) (*mediaIn
 			if err != nil {
 				return fmt.Errorf("reading %s: %w", l, err)
 			}
+			// Prefer a slot that says it takes CDs; AMI lists no MediaTypes,
+			// so a slot named like a CD drive is the next best.
+			var pick *schemas.VirtualMedia
 			for _, m := range media {
-				if !isOpticalMedia(m.MediaTypes) {
-					continue
+				if isOpticalMedia(m.MediaTypes) {
+					pick = m
+					break
 				}
+			}
+			for _, m := range media {
+				if pick == nil && len(m.MediaTypes) == 0 && (strings.Contains(strings.ToUpper(m.ID), "CD") || strings.Contains(strings.ToUpper(m.Name), "CD")) {
+					pick = m
+				}
+			}
+			if pick != nil {
 				var rm rawMedia
-				_ = json.Unmarshal(m.RawData, &rm)
-				found = &mediaInfo{URI: m.ODataID, InsertTarget: rm.Actions.Insert.Target, EjectTarget: rm.Actions.Eject.Target,
-					Inserted: m.Inserted != nil && *m.Inserted, Image: m.Image}
+				_ = json.Unmarshal(pick.RawData, &rm)
+				found = &mediaInfo{URI: pick.ODataID, InsertTarget: rm.Actions.Insert.Target, EjectTarget: rm.Actions.Eject.Target,
+					Inserted: pick.Inserted != nil && *pick.Inserted, Image: pick.Image}
 				return nil
 			}
 		}

@@ -6,10 +6,14 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/stmcginnis/gofish/schemas"
 
 	"github.com/rackform/rackform/providers"
 )
@@ -137,13 +141,34 @@ func describe(err error) string {
 		return "connection refused: " + err.Error()
 	case errors.As(err, &serr), errors.As(err, &terr):
 		return "malformed JSON from the BMC: " + err.Error()
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "malformed JSON from the BMC (the document ends early): " + err.Error()
+	}
+	var re *schemas.Error
+	if errors.As(err, &re) && re.HTTPReturnedStatusCode != 0 {
+		// gofish's text is the whole error body; say status, id and message.
+		short := fmt.Sprintf("HTTP %d", re.HTTPReturnedStatusCode)
+		if re.Code != "" {
+			short += " " + re.Code
+		}
+		if re.Message != "" {
+			short += ": " + truncate(re.Message, 200)
+		}
+		for _, x := range re.ExtendedInfos {
+			if x.MessageID != "" && x.MessageID != re.Code {
+				short += " (" + x.MessageID + ")"
+				break
+			}
+		}
+		msg := err.Error()
+		if i := strings.Index(msg, re.Error()); i >= 0 {
+			return msg[:i] + short
+		}
+		return short
 	}
 	var nerr net.Error
 	if errors.As(err, &nerr) && nerr.Timeout() {
 		return "timed out: " + err.Error()
-	}
-	if s := statusOf(err); s != 0 {
-		return "HTTP " + truncate(err.Error(), 400)
 	}
 	return truncate(err.Error(), 600)
 }

@@ -165,6 +165,18 @@ func taskURIFromBody(body []byte) string {
 	return ""
 }
 
+// taskResourceFromBody is the @odata.id of a Task body, or "".
+func taskResourceFromBody(body []byte) string {
+	var t rawTask
+	if len(body) == 0 || json.Unmarshal(body, &t) != nil {
+		return ""
+	}
+	if t.TaskState == "" && !strings.Contains(t.ODataType, "#Task.") {
+		return ""
+	}
+	return relPath(t.ODataID)
+}
+
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s

@@ -152,7 +152,7 @@ func (s *stepRun) push(ctx context.Context, us *updateInfo) (*accepted, error) {
 		if err := s.report(fmt.Sprintf("multipart push of %s (%d bytes)", img.name, img.size), -1); err != nil {
 			return nil, err
 		}
-		acc, err := s.b.Upload(ctx, us.MultipartHTTPPushURI, ct, body, size)
+		acc, err := s.b.Upload(ctx, us.MultipartHTTPPushURI, ct, "", body, size)
 		if err != nil {
 			return nil, fmt.Errorf("multipart push: %w", err)
 		}
@@ -168,7 +168,7 @@ func (s *stepRun) push(ctx context.Context, us *updateInfo) (*accepted, error) {
 	if err := s.report(fmt.Sprintf("push of %s (%d bytes)", img.name, img.size), -1); err != nil {
 		return nil, err
 	}
-	acc, err := s.b.Upload(ctx, us.HTTPPushURI, "application/octet-stream", &exactReader{r: img.body, left: img.size}, img.size)
+	acc, err := s.b.Upload(ctx, us.HTTPPushURI, "application/octet-stream", img.name, &exactReader{r: img.body, left: img.size}, img.size)
 	if err != nil {
 		return nil, fmt.Errorf("push: %w", err)
 	}

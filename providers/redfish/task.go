@@ -29,9 +29,20 @@ func pollTask(ctx context.Context, b bmc, uri string) (providers.TaskStatus, err
 }
 
 func pollTaskRetryAfter(ctx context.Context, b bmc, uri string) (providers.TaskStatus, string, error) {
+	return pollTaskRetryAfterResource(ctx, b, uri, nil)
+}
+
+// pollTaskRetryAfterResource polls uri once; when resource is not nil it
+// records the Task resource the answer names (monitors and tasks differ).
+func pollTaskRetryAfterResource(ctx context.Context, b bmc, uri string, resource *string) (providers.TaskStatus, string, error) {
 	status, body, ra, err := b.Get(ctx, uri)
 	if err != nil {
 		return providers.TaskStatus{URI: uri, Percent: -1}, "", err
+	}
+	if resource != nil {
+		if r := taskResourceFromBody(body); r != "" {
+			*resource = r
+		}
 	}
 	st, ok := parseTaskBody(uri, status, body)
 	if !ok {
@@ -65,10 +76,18 @@ const maxUnreadablePolls = 3
 // A task that vanished (404) is reported as Gone: the caller verifies the
 // outcome by observing, as a real BMC deletes finished tasks.
 func (p *Provider) waitTask(ctx context.Context, b bmc, cfg config, uri string, deadline time.Time, progress func(*providers.Progress) error) (providers.TaskStatus, error) {
-	unreadable, lastState := 0, ""
+	unreadable, lastState, resource := 0, "", ""
 	var lastErr error
 	for {
-		st, ra, err := pollTaskRetryAfter(ctx, b, uri)
+		st, ra, err := pollTaskRetryAfterResource(ctx, b, uri, &resource)
+		if err == nil && st.State == providers.TaskGone && resource != "" && resource != uri {
+			// iLO deletes the monitor of a finished task but keeps the Task
+			// resource a 202 body named: read the outcome there.
+			if fin, ferr := pollTask(ctx, b, resource); ferr == nil && fin.Terminal() && fin.State != providers.TaskGone {
+				fin.URI = uri
+				st = fin
+			}
+		}
 		switch {
 		case ctx.Err() != nil:
 			return st, waitErr(ctx, "the task", lastState, lastErr)
@@ -98,7 +117,7 @@ func (p *Provider) waitTask(ctx context.Context, b bmc, cfg config, uri string, 
 			p.log.Debug("task poll failed; retrying", "task", uri, "error", p.scrub(describe(err)))
 		}
 		if !p.clock.Now().Before(deadline) {
-			return st, deadlineErr("the task", deadline, lastState, lastErr)
+			return st, deadlineErr("the task did not finish", deadline, lastState, lastErr)
 		}
 		wait := cfg.PollInterval
 		if d, ok := parseRetryAfter(ra, p.clock.Now()); ok {
@@ -119,12 +138,12 @@ func waitErr(ctx context.Context, what, last string, lastErr error) error {
 
 // deadlineErr explains why a bounded wait ended at its deadline.
 func deadlineErr(what string, deadline time.Time, last string, lastErr error) error {
-	return withLast(fmt.Sprintf("%s did not finish by %s", what, deadline.UTC().Format(time.RFC3339)), last, lastErr)
+	return withLast(fmt.Sprintf("%s by %s", what, deadline.UTC().Format(time.RFC3339)), last, lastErr)
 }
 
 func withLast(msg, last string, lastErr error) error {
 	if last != "" {
-		msg += "; last state " + last
+		msg += "; last: " + last
 	}
 	if lastErr != nil {
 		msg += "; last error: " + describe(lastErr)

@@ -198,7 +198,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		wait := t.policy.backoff(attempt, t.rnd)
 		if resp != nil {
 			if ra, ok := parseRetryAfter(resp.Header.Get("Retry-After"), t.clock.Now()); ok {
-				wait = min(max(ra, wait/2), t.policy.MaxDelay)
+				wait = min(ra, t.policy.MaxDelay)
 			}
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
