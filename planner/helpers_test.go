@@ -121,3 +121,13 @@ func errorSummaries(diags hcl.Diagnostics) []string {
 	}
 	return out
 }
+
+// writeTemp writes src as main.rf.hcl in a temporary directory.
+func writeTemp(t testing.TB, src string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.rf.hcl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

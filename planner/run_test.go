@@ -1,0 +1,216 @@
+package planner
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/planner/plannertest"
+)
+
+// twoClusters is a fixture with clusters c (from fixture) and d, and the
+// rollout given.
+func twoClusters(rollout string) string {
+	return fixture{racks: [][]string{{"r1", "a:cp", "b:cp", "x:cp"}}}.String() + `
+cluster "d" {
+  strategy = strategy.s
+  release  = release.r
+  rack "r1" {
+    server "d1" {
+      bmc  = "https://127.4.0.1:8443"
+      role = "control_plane"
+    }
+    server "d2" {
+      bmc  = "https://127.4.0.2:8443"
+      role = "control_plane"
+    }
+    server "d3" {
+      bmc  = "https://127.4.0.3:8443"
+      role = "control_plane"
+    }
+  }
+}
+` + rollout
+}
+
+func TestRule01And02StagesGroupsAndGates(t *testing.T) {
+	src := twoClusters(`
+rollout "ro" {
+  stage "canary" {
+    after_stage_wait = "2h"
+    approval "qa" {
+      when        = "after"
+      description = "QA signs off"
+    }
+    group "first" {
+      clusters = [cluster.c]
+    }
+  }
+  stage "rest" {
+    group "g1" {
+      clusters = [cluster.d]
+    }
+  }
+}
+`)
+	p := mustPlan(t, loadText(t, src), nil, nil)
+	type stage struct {
+		ID     string
+		Gates  []plan.Gate
+		Wait   plan.Duration
+		Groups []string
+	}
+	var got []stage
+	for _, st := range p.Run.Stages {
+		s := stage{ID: st.ID, Gates: st.Gates, Wait: st.AfterWait}
+		for _, g := range st.Groups {
+			s.Groups = append(s.Groups, g.ID)
+		}
+		got = append(got, s)
+	}
+	want := []stage{
+		{ID: "stage.canary", Gates: []plan.Gate{{ID: "stage.canary.gate.qa", Name: "qa", When: "after", Description: "QA signs off"}}, Wait: plan.Duration(2 * time.Hour), Groups: []string{"stage.canary.group.first"}},
+		{ID: "stage.rest", Groups: []string{"stage.rest.group.g1"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stages (-want +got):\n%s", diff)
+	}
+	// Stage estimate: its group plus the after-stage wait; the run sums stages.
+	st := p.Run.Stages[0]
+	if st.Estimate != st.Groups[0].Estimate+plan.Duration(2*time.Hour) {
+		t.Errorf("stage estimate %s, want group %s + 2h", st.Estimate, st.Groups[0].Estimate)
+	}
+	if p.Summary.Estimate != p.Run.Stages[0].Estimate+p.Run.Stages[1].Estimate {
+		t.Errorf("total %s is not the sum of the stages", p.Summary.Estimate)
+	}
+}
+
+func TestGroupsRunInParallelForTheEstimate(t *testing.T) {
+	src := twoClusters(`
+rollout "ro" {
+  stage "all" {
+    group "g1" {
+      clusters = [cluster.c]
+    }
+    group "g2" {
+      clusters = [cluster.d]
+    }
+  }
+}
+`)
+	p := mustPlan(t, loadText(t, src), nil, nil)
+	st := p.Run.Stages[0]
+	if st.Estimate != max(st.Groups[0].Estimate, st.Groups[1].Estimate) {
+		t.Errorf("stage estimate %s, want the longest group (%s, %s)", st.Estimate, st.Groups[0].Estimate, st.Groups[1].Estimate)
+	}
+}
+
+func TestRule08ClusterInTwoGroupsIsAnError(t *testing.T) {
+	// The configuration check refuses this too; the planner checks again
+	// because a plan must never upgrade a server twice, whoever built the
+	// model.
+	src := twoClusters(`
+rollout "ro" {
+  stage "s1" {
+    group "g1" {
+      clusters = [cluster.c]
+    }
+  }
+  stage "s2" {
+    group "g2" {
+      clusters = [cluster.d]
+    }
+  }
+}
+`)
+	cfg := loadText(t, src)
+	_, diags := planWith(t, cfg, nil, nil)
+	if diags.HasErrors() {
+		t.Fatalf("valid rollout: %s", diags.Error())
+	}
+	cfg.Rollouts[0].Stages[1].Groups[0].Clusters = append(cfg.Rollouts[0].Stages[1].Groups[0].Clusters, cfg.Cluster("c"))
+	_, diags = planWith(t, cfg, nil, nil)
+	if diff := cmp.Diff([]string{"Cluster in two rollout groups"}, errorSummaries(diags)); diff != "" {
+		t.Fatalf("errors (-want +got):\n%s", diff)
+	}
+}
+
+func TestServerStepsAndEstimate(t *testing.T) {
+	cfg := loadDir(t, "testdata/nexus")
+	p := mustPlan(t, cfg, nil, nil)
+	var s plan.Server
+	for _, x := range p.Servers {
+		if x.Name == "c1a" {
+			s = x
+		}
+	}
+	type step struct {
+		Kind      plan.StepKind
+		Component string
+		Timeout   plan.Duration
+		Estimate  plan.Duration
+	}
+	var got []step
+	var sum plan.Duration
+	for i, st := range s.Steps {
+		if st.Index != i+1 {
+			t.Errorf("step %d has index %d", i+1, st.Index)
+		}
+		got = append(got, step{st.Kind, st.Component, st.Timeout, st.Estimate})
+		sum += st.Estimate
+	}
+	m := func(d time.Duration) plan.Duration { return plan.Duration(d) }
+	want := []step{
+		{plan.StepDrain, "", m(20 * time.Minute), m(estimateDrain)},
+		{plan.StepShutdown, "", m(10 * time.Minute), m(estimateShutdown)},
+		{plan.StepUpdate, "bios", 0, m(estimateFirmwareUpdate)},
+		{plan.StepUpdate, "bmc", 0, m(estimateFirmwareUpdate)},
+		{plan.StepReimage, "runtime", 0, m(estimateReimage)},
+		{plan.StepWaitReady, "", m(time.Hour), m(estimateWaitReady)},
+		{plan.StepUncordon, "", m(10 * time.Minute), m(estimateUncordon)},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if s.Estimate != sum || s.Reboots != 1 {
+		t.Errorf("estimate %s (steps sum %s), reboots %d", s.Estimate, sum, s.Reboots)
+	}
+}
+
+func TestStepsWithoutReboot(t *testing.T) {
+	cfg := loadDir(t, "testdata/nexus")
+	// Only the BMC (Immediate, no reboot) is behind: no drain, no shutdown.
+	provs, fs := fakes(cfg, func(int, *config.Server) plannertest.State { return plannertest.AtTarget })
+	for _, o := range fs["redfish"].Servers {
+		for i, c := range o.Components {
+			if c.ID == "BMC" {
+				o.Components[i].Version = "1.11"
+			}
+		}
+	}
+	p := mustPlan(t, cfg, nil, func(o *Options) { o.Providers = provs })
+	var kinds []plan.StepKind
+	for _, st := range p.Servers[0].Steps {
+		kinds = append(kinds, st.Kind)
+	}
+	if diff := cmp.Diff([]plan.StepKind{plan.StepUpdate, plan.StepWaitReady}, kinds); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if p.Servers[0].Reboots != 0 {
+		t.Errorf("reboots %d, want 0", p.Servers[0].Reboots)
+	}
+}
+
+func TestScopeEstimateIsTheMakespan(t *testing.T) {
+	racks := withCP([]string{"r1", "a:c", "b:c", "c:c", "d:c", "e:c"})
+	cfg := loadText(t, fixture{strategy: "compute {\nmax_unavailable = 2\n}", racks: racks}.String())
+	p := mustPlan(t, cfg, nil, nil)
+	sc := computeScopes(p)[0]
+	// Five equal servers two at a time: three rounds.
+	if sc.Estimate != 3*p.Servers[len(p.Servers)-1].Estimate {
+		t.Errorf("rack estimate %s, want 3 × %s", sc.Estimate, p.Servers[len(p.Servers)-1].Estimate)
+	}
+}
