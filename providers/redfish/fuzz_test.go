@@ -1,0 +1,113 @@
+package redfish
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stmcginnis/gofish/schemas"
+
+	"github.com/rackform/rackform/providers"
+)
+
+// mockupDocs returns the mockup documents under testdata whose path
+// contains sub, as fuzz seeds.
+func mockupDocs(f *testing.F, sub string) [][]byte {
+	f.Helper()
+	var docs [][]byte
+	_ = filepath.WalkDir(filepath.Join("testdata", "mockups"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") && strings.Contains(filepath.ToSlash(p), sub) {
+			if b, err := os.ReadFile(p); err == nil {
+				docs = append(docs, b)
+			}
+		}
+		return nil
+	})
+	if len(docs) == 0 {
+		f.Fatalf("no mockup documents under %s", sub)
+	}
+	return docs
+}
+
+// FuzzParseTaskBody feeds task monitor answers: it must never panic, never
+// call garbage "Completed", and give percentages in range.
+func FuzzParseTaskBody(f *testing.F) {
+	for _, s := range []string{
+		`{"@odata.type":"#Task.v1_4_3.Task","TaskState":"Running","PercentComplete":40,"Messages":[{"Message":"m"}]}`,
+		`{"TaskState":"Completed","TaskStatus":"Critical"}`, `{"error":{"code":"iLO.0.10.ExtendedInfo"}}`, ``, `{`, `null`, `[]`,
+	} {
+		for _, st := range []int{200, 202, 204, 404, 500} {
+			f.Add(st, []byte(s))
+		}
+	}
+	for _, d := range mockupDocs(f, "UpdateService/index.json") {
+		f.Add(200, d)
+	}
+	f.Fuzz(func(t *testing.T, status int, body []byte) {
+		st, ok := parseTaskBody("/t", status, body)
+		if !ok {
+			return
+		}
+		if st.Percent < -1 || st.Percent > 100 {
+			t.Errorf("percent %d out of range", st.Percent)
+		}
+		switch st.State {
+		case providers.TaskNew, providers.TaskStarting, providers.TaskRunning, providers.TaskCompleted,
+			providers.TaskException, providers.TaskKilled, providers.TaskGone:
+		default:
+			t.Errorf("state %q is not a provider task state", st.State)
+		}
+		if st.State == providers.TaskCompleted && len(strings.TrimSpace(string(body))) > 0 && !json.Valid(body) {
+			t.Errorf("invalid JSON taken for a completed task: %q", body)
+		}
+	})
+}
+
+// FuzzParseInventory decodes SoftwareInventory members as gofish does and
+// normalises them: no panic, trimmed versions, a non-empty id whenever
+// there is a name, and an order-independent fingerprint.
+func FuzzParseInventory(f *testing.F) {
+	for _, d := range mockupDocs(f, "Inventory/") {
+		f.Add(d)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var si schemas.SoftwareInventory
+		if json.Unmarshal(body, &si) != nil {
+			return
+		}
+		c := normalizeInventory(si.ID, si.Name, si.SoftwareID, si.Version, si.Updateable)
+		if c.Version != strings.TrimSpace(c.Version) {
+			t.Errorf("version %q not trimmed", c.Version)
+		}
+		if c.ID == "" && c.Name != "" {
+			t.Errorf("component %q has no id", c.Name)
+		}
+		other := providers.Component{ID: "zz", Version: "1"}
+		if fingerprint("On", "OK", []providers.Component{c, other}) != fingerprint("On", "OK", []providers.Component{other, c}) {
+			t.Error("fingerprint depends on order")
+		}
+		// The other readers of raw bodies must not panic on it either.
+		_ = taskURIFromBody(body)
+		_ = taskResourceFromBody(body)
+	})
+}
+
+// FuzzParseRetryAfter: never negative, never beyond the bound it accepts.
+func FuzzParseRetryAfter(f *testing.F) {
+	for _, s := range []string{"5", "0", "-1", "Wed, 21 Oct 2015 07:28:00 GMT", "Sun, 06 Nov 1994 08:49:37 GMT", "120", "", "1e3", " 7 "} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s string) {
+		d, ok := parseRetryAfter(s, now)
+		if !ok && d != 0 {
+			t.Errorf("not ok but %v", d)
+		}
+		if d < 0 {
+			t.Errorf("negative wait %v for %q", d, s)
+		}
+	})
+}
