@@ -118,8 +118,8 @@ func (p *planning) diff() {
 			Address: addr, Name: s.Name, Cluster: s.Cluster.Name, Rack: s.Rack.Name, Role: s.Role,
 			NodeName: s.NodeName, BMC: s.BMC, Labels: s.Labels,
 		}
-		if s.Cluster.Provider != nil {
-			ps.Provider = s.Cluster.Provider.Name
+		if prov := p.provider(s.Cluster); prov != nil {
+			ps.Provider = prov.Name
 		}
 		if w := s.MaintenanceWindow; w != nil && w != s.Cluster.MaintenanceWindow {
 			ps.Windows = p.intervals(w)

@@ -24,7 +24,7 @@ func (p *planning) observe(ctx context.Context) {
 	byProvider := map[string][]*config.Server{}
 	var names []string
 	for _, s := range p.inScope {
-		prov := s.Cluster.Provider
+		prov := p.provider(s.Cluster)
 		if prov == nil {
 			continue // reported once per cluster below
 		}
@@ -35,7 +35,7 @@ func (p *planning) observe(ctx context.Context) {
 	}
 	reported := map[*config.Cluster]bool{}
 	for _, s := range p.inScope {
-		if s.Cluster.Provider == nil && !reported[s.Cluster] {
+		if p.provider(s.Cluster) == nil && !reported[s.Cluster] {
 			reported[s.Cluster] = true
 			p.errorf(rangePtr(s.Cluster.DeclRange), "No provider for cluster",
 				"Cluster %q has no provider: declare a provider block and set provider = provider.NAME.", s.Cluster.Name)
@@ -54,7 +54,7 @@ func (p *planning) observe(ctx context.Context) {
 		servers := byProvider[name]
 		prov := p.opts.Providers[name]
 		if prov == nil {
-			decl := servers[0].Cluster.Provider
+			decl := p.provider(servers[0].Cluster)
 			p.errorf(rangePtr(decl.DeclRange), "Provider not started",
 				"Provider %q is used by %d servers but was not started.", name, len(servers))
 			continue
@@ -127,4 +127,21 @@ func fingerprint(o *providers.Observation) string {
 	}{o.PowerState, o.Health, comps})
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// provider is the cluster's provider block (see ProviderOf).
+func (p *planning) provider(c *config.Cluster) *config.Provider { return ProviderOf(p.cfg, c) }
+
+// ProviderOf is the provider block cluster c uses. A cluster without a
+// provider attribute uses the only provider, or the one named "redfish";
+// config applies the same default but only when the provider block happens
+// to be decoded before the cluster, so callers should not rely on that.
+func ProviderOf(cfg *config.Config, c *config.Cluster) *config.Provider {
+	if c.Provider != nil {
+		return c.Provider
+	}
+	if len(cfg.Providers) == 1 {
+		return cfg.Providers[0]
+	}
+	return cfg.Provider("redfish")
 }

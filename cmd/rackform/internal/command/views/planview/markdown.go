@@ -1,0 +1,121 @@
+package planview
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/rackform/rackform/planner/plan"
+)
+
+// MarkdownLimit is the most bytes WriteMarkdown writes: PR comments are
+// capped at 65,536 characters, and a margin keeps bots' own text fitting.
+const MarkdownLimit = 60 * 1024
+
+// WriteMarkdown renders p as a pull-request comment: the summary first,
+// then a table per scope. When the whole plan does not fit in limit bytes
+// (MarkdownLimit when 0), server rows are left out from the end and a note
+// says how many; sha is the plan file's SHA-256, when known.
+func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
+	if limit <= 0 {
+		limit = MarkdownLimit
+	}
+	var head bytes.Buffer
+	fmt.Fprintf(&head, "### rackform plan: %s\n\n", mdEscape(SummaryLine(p.Summary)))
+	fmt.Fprintf(&head, "Rollout `%s`, scope `%s`, created %s, valid until %s.", p.Run.Name, p.Run.Scope,
+		p.CreatedAt.UTC().Format(time.RFC3339), p.NotAfter.UTC().Format(time.RFC3339))
+	if sha != "" {
+		fmt.Fprintf(&head, " Plan SHA-256 `%s`.", sha)
+	}
+	head.WriteString("\n")
+	if len(p.Targets) > 0 {
+		fmt.Fprintf(&head, "\nOnly `-target %s`.\n", strings.Join(p.Targets, "`, `-target "))
+	}
+	if len(p.Excludes) > 0 {
+		fmt.Fprintf(&head, "\nWithout `-exclude %s`.\n", strings.Join(p.Excludes, "`, `-exclude "))
+	}
+	if len(p.Warnings) > 0 {
+		head.WriteString("\n**Warnings**\n\n")
+		for _, m := range p.Warnings {
+			line := m.Summary
+			if m.Detail != "" {
+				line += ": " + m.Detail
+			}
+			fmt.Fprintf(&head, "- %s\n", mdEscape(line))
+		}
+	}
+
+	entries := Entries(p)
+	var body bytes.Buffer
+	// Room for the truncation note, so adding it never breaks the limit.
+	const noteRoom = 256
+	budget := limit - head.Len() - noteRoom
+	shown := 0
+	var last Entry
+	for _, e := range entries {
+		var chunk bytes.Buffer
+		mdHeaders(&chunk, last, e)
+		fmt.Fprintf(&chunk, "| `%s` | %s | %s | %s |\n", e.Server.Address, mdAction(e.Server), mdEscape(mdChanges(e.Server)), mdEstimate(e.Server))
+		if body.Len()+chunk.Len() > budget {
+			break
+		}
+		body.Write(chunk.Bytes())
+		shown++
+		last = e
+	}
+	out := head
+	out.Write(body.Bytes())
+	if left := len(entries) - shown; left > 0 {
+		fmt.Fprintf(&out, "\n> **Truncated:** %d of %d servers are not shown to keep this comment under %d KB. Run `rackform show PLANFILE` for all of them.\n",
+			left, len(entries), limit/1024)
+	}
+	_, err := w.Write(out.Bytes())
+	return err
+}
+
+func mdHeaders(w io.Writer, prev, e Entry) {
+	if e.Scope == nil {
+		if prev.Scope != nil || prev.Server == nil {
+			fmt.Fprintf(w, "\n#### Servers outside the run tree\n\n| server | action | changes | estimate |\n|---|---|---|---|\n")
+		}
+		return
+	}
+	changed := false
+	if prev.Stage != e.Stage || prev.Group != e.Group || prev.Cluster != e.Cluster {
+		changed = true
+		fmt.Fprintf(w, "\n#### Stage `%s` › group `%s` › cluster `%s` (~%s, %s)\n", e.Stage.Name, e.Group.Name, e.Cluster.Name, Duration(e.Cluster.Estimate), windowText(e.Cluster))
+	}
+	if changed || prev.Phase != e.Phase || prev.Scope != e.Scope {
+		fmt.Fprintf(w, "\n**%s › %s** (~%s): %s\n\n| server | action | changes | estimate |\n|---|---|---|---|\n",
+			PhaseTitle(e.Phase), ScopeTitle(e.Scope), Duration(e.Scope.Estimate), mdEscape(ScopeRule(e.Scope)))
+	}
+}
+
+func mdAction(s *plan.Server) string {
+	if s.Action == plan.ActionUpgrade {
+		return "upgrade"
+	}
+	return "skip (" + ReasonText(s.Reason) + ")"
+}
+
+func mdChanges(s *plan.Server) string {
+	var parts []string
+	for _, c := range s.Changes {
+		parts = append(parts, ChangeText(c))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func mdEstimate(s *plan.Server) string {
+	if s.Action != plan.ActionUpgrade {
+		return ""
+	}
+	return fmt.Sprintf("~%s, %s", Duration(s.Estimate), plural(s.Reboots, "reboot", "reboots"))
+}
+
+// mdEscape keeps text from breaking a table row or turning into markup.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
+}

@@ -1,0 +1,259 @@
+package planview
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
+	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/planner"
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/planner/plannertest"
+	"github.com/rackform/rackform/providers"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+var testNow = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func getenv(name string) string {
+	switch name {
+	case "RACKFORM_BMC_PASSWORD", "BMC_PASSWORD":
+		return "pw-from-env"
+	}
+	return ""
+}
+
+// fixtureState makes plans interesting: some servers at target, one
+// unreachable, the rest behind.
+func fixtureState(i int, _ *config.Server) plannertest.State {
+	switch {
+	case i == 1:
+		return plannertest.Unreachable
+	case i%7 == 3:
+		return plannertest.AtTarget
+	}
+	return plannertest.Behind
+}
+
+func makePlan(t testing.TB, dir string) (*plan.Plan, []byte, []*views.Diagnostic) {
+	t.Helper()
+	loader := config.NewLoader(config.LoadOptions{Getenv: getenv})
+	cfg, diags := loader.Load(dir)
+	if diags.HasErrors() {
+		t.Fatalf("loading %s: %s", dir, diags.Error())
+	}
+	fs := plannertest.FromConfig(cfg, fixtureState)
+	provs := map[string]providers.Provider{}
+	for n, f := range fs {
+		provs[n] = f
+	}
+	p, pd := planner.Plan(context.Background(), cfg, planner.Options{
+		Providers: provs, Now: testNow, RackformVersion: "0.0.0-test",
+		ProviderInfo: []plan.Provider{{Name: "redfish", Version: "0.0.0-test", Source: "builtin", SHA256: strings.Repeat("0", 64)}},
+	})
+	diags = append(diags, pd...)
+	if diags.HasErrors() {
+		for _, d := range diags {
+			t.Logf("%s: %s", d.Summary, d.Detail)
+		}
+		t.Fatalf("planning %s failed", dir)
+	}
+	b, err := plan.Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, b, views.NewDiagnostics(diags, loader.Files())
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", name, diff)
+	}
+}
+
+func fixtures(t *testing.T) map[string]string {
+	out := map[string]string{"planner-nexus": "../../../../../../planner/testdata/nexus"}
+	dirs, _ := filepath.Glob("../../../../../../examples/*")
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			out[filepath.Base(d)] = d
+		}
+	}
+	for _, want := range []string{"nexus-lab", "fleet", "pause-rack"} {
+		if out[want] == "" {
+			t.Errorf("example %s is missing", want)
+		}
+	}
+	return out
+}
+
+func TestGolden(t *testing.T) {
+	for name, dir := range fixtures(t) {
+		t.Run(name, func(t *testing.T) {
+			p, file, diags := makePlan(t, dir)
+			var text, color, md, stream bytes.Buffer
+			if err := WriteText(&text, p, false); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteText(&color, p, true); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteMarkdown(&md, p, plan.SHA256(file), 0); err != nil {
+				t.Fatal(err)
+			}
+			s := NewStream(&stream)
+			if err := s.Version("0.0.0-test"); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Diagnostics(diags); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Plan(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.PlanFile("plan.json", plan.SHA256(file)); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, name+".txt", text.Bytes())
+			golden(t, name+".color.txt", color.Bytes())
+			golden(t, name+".md", md.Bytes())
+			golden(t, name+".jsonl", stream.Bytes())
+			golden(t, name+".plan.json", file)
+
+			if bytes.Contains(text.Bytes(), []byte("\x1b[")) {
+				t.Error("the plain text has escape sequences")
+			}
+			ansi := regexp.MustCompile("\x1b\\[[0-9;]*m")
+			if got := ansi.ReplaceAllString(color.String(), ""); got != text.String() {
+				t.Errorf("the coloured text differs from the plain text by more than escapes:\n%s", cmp.Diff(text.String(), got))
+			}
+			for _, line := range strings.Split(strings.TrimSpace(stream.String()), "\n") {
+				if !strings.HasPrefix(line, `{"type":`) {
+					t.Errorf("stream line is not a typed object: %s", line)
+				}
+			}
+			if !strings.Contains(text.String(), "Plan: "+SummaryLine(p.Summary)) {
+				t.Error("the text does not end with the summary line")
+			}
+		})
+	}
+}
+
+func TestSummaryLine(t *testing.T) {
+	cases := []struct {
+		s    plan.Summary
+		want string
+	}{
+		{plan.Summary{Upgrade: 12, Racks: 3, Skip: 1, Estimate: plan.Duration(12*time.Hour + 5*time.Minute)}, "12 servers to upgrade in 3 racks, 1 skipped, ~12h5m"},
+		{plan.Summary{Upgrade: 1, Racks: 1, Estimate: plan.Duration(45 * time.Minute)}, "1 server to upgrade in 1 rack, 0 skipped, ~45m"},
+		{plan.Summary{Skip: 4}, "0 servers to upgrade in 0 racks, 4 skipped, ~0m"},
+	}
+	for _, c := range cases {
+		if got := SummaryLine(c.s); got != c.want {
+			t.Errorf("SummaryLine(%+v) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}
+
+// bigFleet writes a configuration of racks × servers compute servers.
+func bigFleet(t *testing.T, racks, servers int) string {
+	var b strings.Builder
+	b.WriteString(`provider "redfish" {}
+release "r" {
+  version = "4.6.1"
+  component "bios" {
+    version = "2.80"
+    scheme  = "dotted"
+    image   = "http://127.0.0.1:9/bios.bin"
+    match {
+      software_id = "BIOS"
+    }
+  }
+}
+cluster "big" {
+  release = release.r
+`)
+	for r := 0; r < racks; r++ {
+		fmt.Fprintf(&b, "  rack \"rack%03d\" {\n", r)
+		for s := 0; s < servers; s++ {
+			role := "compute"
+			switch {
+			case r < 3 && s == 0:
+				role = "control_plane"
+			case r == 0 && s == 1:
+				role = "control_plane_spare"
+			}
+			fmt.Fprintf(&b, "    server \"r%03d-s%02d\" {\n      bmc = \"https://127.5.%d.%d:8443\"\n      role = %q\n    }\n", r, s, r, s+1, role)
+		}
+		b.WriteString("  }\n")
+	}
+	b.WriteString("}\n")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.rf.hcl"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestMarkdownStaysUnderTheLimit(t *testing.T) {
+	p, file, _ := makePlan(t, bigFleet(t, 60, 40)) // 2,400 servers
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, p, plan.SHA256(file), 0); err != nil {
+		t.Fatal(err)
+	}
+	if md.Len() > MarkdownLimit {
+		t.Errorf("markdown is %d bytes, over %d", md.Len(), MarkdownLimit)
+	}
+	rows := strings.Count(md.String(), "\n| `big/")
+	m := regexp.MustCompile(`\*\*Truncated:\*\* (\d+) of (\d+) servers are not shown`).FindStringSubmatch(md.String())
+	if m == nil {
+		t.Fatalf("no truncation note in:\n%s", md.String()[md.Len()-500:])
+	}
+	if m[2] != fmt.Sprint(len(p.Servers)) || m[1] != fmt.Sprint(len(p.Servers)-rows) {
+		t.Errorf("note says %s of %s not shown; %d rows of %d servers are", m[1], m[2], rows, len(p.Servers))
+	}
+	// A small plan is not truncated.
+	var small bytes.Buffer
+	p, _, _ = makePlan(t, "../../../../../../planner/testdata/nexus")
+	if err := WriteMarkdown(&small, p, "", 0); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(small.String(), "Truncated") {
+		t.Error("a small plan was truncated")
+	}
+}
+
+func TestDuration(t *testing.T) {
+	cases := map[time.Duration]string{
+		0: "0m", 45 * time.Minute: "45m", 4*time.Hour + 36*time.Minute: "4h36m", 12 * time.Hour: "12h", 30 * time.Second: "30s",
+		72*time.Hour + 30*time.Second: "72h",
+	}
+	for d, want := range cases {
+		if got := Duration(plan.Duration(d)); got != want {
+			t.Errorf("Duration(%s) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package planview
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/rackform/rackform/planner/plan"
+)
+
+// ANSI sequences for the text view; nothing is written when colour is off.
+const (
+	ansiReset  = "\x1b[0m"
+	ansiBold   = "\x1b[1m"
+	ansiYellow = "\x1b[33m"
+	ansiGreen  = "\x1b[32m"
+	ansiGray   = "\x1b[90m"
+	ansiCyan   = "\x1b[36m"
+)
+
+type style bool
+
+func (s style) wrap(text string, codes ...string) string {
+	if !s || text == "" {
+		return text
+	}
+	return strings.Join(codes, "") + text + ansiReset
+}
+
+// WriteText renders p for people: grouped stage → group → cluster → phase
+// → scope → server, every number resolved, ending with the summary line.
+func WriteText(w io.Writer, p *plan.Plan, color bool) error {
+	bw := bufio.NewWriter(w)
+	st := style(color)
+	fmt.Fprintf(bw, "%s rollout %q, scope %s\n", st.wrap("Plan:", ansiBold), p.Run.Name, p.Run.Scope)
+	fmt.Fprintf(bw, "  created %s, valid until %s\n", p.CreatedAt.UTC().Format(time.RFC3339), p.NotAfter.UTC().Format(time.RFC3339))
+	if len(p.Targets) > 0 {
+		fmt.Fprintf(bw, "  only -target %s\n", strings.Join(p.Targets, ", "))
+	}
+	if len(p.Excludes) > 0 {
+		fmt.Fprintf(bw, "  without -exclude %s\n", strings.Join(p.Excludes, ", "))
+	}
+	var last Entry
+	for _, e := range Entries(p) {
+		writeHeaders(bw, st, last, e)
+		marker := st.wrap("~", ansiYellow, ansiBold)
+		if e.Server.Action != plan.ActionUpgrade {
+			marker = st.wrap("-", ansiGray)
+		}
+		indent := strings.Repeat("  ", 5)
+		if e.Scope == nil {
+			indent = "  "
+		}
+		detail := ServerDetail(e.Server)
+		if e.Server.Action != plan.ActionUpgrade {
+			detail = st.wrap(detail, ansiGray)
+		}
+		fmt.Fprintf(bw, "%s%s %s  %s\n", indent, marker, e.Server.Address, detail)
+		last = e
+	}
+	if len(p.Warnings) > 0 {
+		fmt.Fprintf(bw, "\n%s\n", st.wrap("Warnings:", ansiYellow, ansiBold))
+		for _, m := range p.Warnings {
+			line := m.Summary
+			if m.Detail != "" {
+				line += ": " + m.Detail
+			}
+			fmt.Fprintf(bw, "  - %s\n", line)
+		}
+	}
+	fmt.Fprintf(bw, "\n%s %s\n", st.wrap("Plan:", ansiBold), st.wrap(SummaryLine(p.Summary), summaryColor(p.Summary)))
+	return bw.Flush()
+}
+
+func summaryColor(s plan.Summary) string {
+	if s.Upgrade == 0 {
+		return ansiGreen
+	}
+	return ansiBold
+}
+
+// writeHeaders writes the tree headings that change between prev and e.
+func writeHeaders(w io.Writer, st style, prev, e Entry) {
+	if e.Scope == nil {
+		if prev.Scope != nil || prev.Server == nil {
+			fmt.Fprintf(w, "\nServers outside the run tree:\n")
+		}
+		return
+	}
+	changed := false
+	if prev.Stage != e.Stage {
+		changed = true
+		gates := ""
+		for _, g := range e.Stage.Gates {
+			gates += fmt.Sprintf(", approval %q %s", g.Name, g.When)
+		}
+		wait := ""
+		if e.Stage.AfterWait > 0 {
+			wait = ", then wait " + Duration(e.Stage.AfterWait)
+		}
+		fmt.Fprintf(w, "\n%s  ~%s%s%s\n", st.wrap("Stage "+e.Stage.Name, ansiBold), Duration(e.Stage.Estimate), gates, wait)
+	}
+	if changed || prev.Group != e.Group {
+		changed = true
+		fmt.Fprintf(w, "  %s  ~%s (groups of a stage run in parallel)\n", st.wrap("Group "+e.Group.Name, ansiBold), Duration(e.Group.Estimate))
+	}
+	if changed || prev.Cluster != e.Cluster {
+		changed = true
+		fmt.Fprintf(w, "    %s  ~%s, %s%s\n", st.wrap("Cluster "+e.Cluster.Name, ansiBold, ansiCyan), Duration(e.Cluster.Estimate), windowText(e.Cluster), nextOpening(e.Cluster))
+	}
+	if changed || prev.Phase != e.Phase {
+		changed = true
+		fmt.Fprintf(w, "      %s  ~%s\n", st.wrap(PhaseTitle(e.Phase), ansiBold), Duration(e.Phase.Estimate))
+	}
+	if changed || prev.Scope != e.Scope {
+		fmt.Fprintf(w, "        %s  ~%s: %s\n", ScopeTitle(e.Scope), Duration(e.Scope.Estimate), ScopeRule(e.Scope))
+	}
+}
+
+// nextOpening names the first window interval when the window is not open.
+func nextOpening(c *plan.Cluster) string {
+	if c.WindowPriority == "open" || c.WindowPriority == "none" {
+		return ""
+	}
+	if len(c.Windows) == 0 {
+		return " (no opening before the plan expires)"
+	}
+	return " (next opens " + c.Windows[0].Start.UTC().Format(time.RFC3339) + ")"
+}
