@@ -372,3 +372,25 @@ func TestFileErrorNamesDirectory(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestIndexReference: a name that is not an identifier, like a release
+// named after its version, is referenced with an index.
+func TestIndexReference(t *testing.T) {
+	cfg := load(t, `release "4.6.1" {
+  version = "4.6.1"
+}
+cluster "east-1" {
+  release = release["4.6.1"]
+}
+rollout "r" {
+  stage "s" {
+    group "g" {
+      clusters = [cluster.east-1]
+    }
+  }
+}
+`)
+	if cfg.Cluster("east-1").Release != cfg.Release("4.6.1") {
+		t.Errorf("release[\"4.6.1\"] not resolved")
+	}
+}

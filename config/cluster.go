@@ -172,8 +172,34 @@ func invalidMeta(a *hcl.Attribute, detail string) *hcl.Diagnostic {
 }
 
 // instanceName is the name of an expanded block: its name attribute, else
-// each.key, else "LABEL-INDEX" under count, else the label.
+// each.key, else "LABEL-INDEX" under count, else the label. Names are
+// addresses on the command line (skip, -target) and in plans, so they are
+// checked like labels.
 func (s *loadState) instanceName(b *hcl.Block, a *attrs, in instance) string {
+	n := s.rawInstanceName(b, a, in)
+	if !validObjectName(n) {
+		rng := a.rng("name", b.LabelRanges[0])
+		a.errorf(rng, "Invalid name", "%q is not a valid %s name: a name starts with a letter or digit and contains only letters, digits, '-', '_', '.' and ':'.", n, b.Type)
+	}
+	return n
+}
+
+func validObjectName(n string) bool {
+	if n == "" || len(n) > 253 {
+		return false
+	}
+	for i, r := range n {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case i > 0 && (r == '-' || r == '_' || r == '.' || r == ':'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (s *loadState) rawInstanceName(b *hcl.Block, a *attrs, in instance) string {
 	if n, ok := a.str("name"); ok {
 		return n
 	}

@@ -218,11 +218,11 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 		d := &decl{kind: b.Type, block: b, rng: b.DefRange}
 		if len(b.Labels) > 0 {
 			d.name = b.Labels[0]
-			if b.Type != kindCatalog && !hclsyntax.ValidIdentifier(d.name) {
+			if !validObjectName(d.name) {
 				refDiags = append(refDiags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Invalid name",
-					Detail:   fmt.Sprintf("%q is not a valid %s name: a name starts with a letter or underscore and contains only letters, digits, underscores and dashes, so it can be referenced as %s.NAME.", d.name, b.Type, b.Type),
+					Detail:   fmt.Sprintf("%q is not a valid %s name: a name starts with a letter or digit and contains only letters, digits, '-', '_', '.' and ':'.", d.name, b.Type),
 					Subject:  b.LabelRanges[0].Ptr(),
 				})
 			}
@@ -344,13 +344,22 @@ func (s *loadState) undeclared(tr hcl.Traversal, kind, name string) *hcl.Diagnos
 		detail = fmt.Sprintf("There is no variable named %q: declare it with a variable block.", name)
 	}
 	if sugg := didYouMean(name, candidates); sugg != "" {
-		detail += fmt.Sprintf(" Did you mean %s.%s?", kind, sugg)
+		detail += fmt.Sprintf(" Did you mean %s?", refSyntax(kind, sugg))
 	}
 	summary := "Reference to undeclared " + kindNoun(kind)
 	if kind == kindVar {
 		summary = "Reference to undeclared input variable"
 	}
 	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: tr.SourceRange().Ptr()}
+}
+
+// refSyntax spells a reference: kind.name, or kind["name"] when name is
+// not an identifier.
+func refSyntax(kind, name string) string {
+	if hclsyntax.ValidIdentifier(name) {
+		return kind + "." + name
+	}
+	return fmt.Sprintf("%s[%q]", kind, name)
 }
 
 // didYouMean returns the candidate closest to name, if close enough to be

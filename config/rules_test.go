@@ -521,6 +521,16 @@ func TestRules(t *testing.T) {
 					"main.rf.hcl:33,16-33,21"},
 			},
 		},
+		{name: "invalid server name", files: func(t *testing.T) map[string]string {
+			return map[string]string{"main.rf.hcl": replace(t, base, `server "a1" {`, `server "a1" {
+      name = "a 1"`)}
+		},
+			want: []diag{
+				{"error", "Invalid name",
+					"\"a 1\" is not a valid server name: a name starts with a letter or digit and contains only letters, digits, '-', '_', '.' and ':'.",
+					"main.rf.hcl:18,14-18,19"},
+			},
+		},
 		{name: "only rf.hcl files are read", files: func(t *testing.T) map[string]string {
 			return map[string]string{"main.rf.hcl": base, "x.tf": "garbage {"}
 		}},
