@@ -1,6 +1,3 @@
-// Package config loads a rackform configuration (a directory of *.rf.hcl
-// files) into a typed model, with hcl.Diagnostics carrying source ranges.
-// It is source structure only: no I/O against BMCs, no planning.
 package config
 
 import (

@@ -1,9 +1,14 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // exampleDirs lists every example directory.
@@ -42,5 +47,27 @@ func TestExamples(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReadmeSnippets parses every hcl snippet of examples/README.md, so the
+// language reference cannot show syntax that does not parse.
+func TestReadmeSnippets(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "examples", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(string(src), "```hcl\n")
+	if len(parts) < 8 {
+		t.Fatalf("found %d hcl snippets, want at least 7", len(parts)-1)
+	}
+	for i, p := range parts[1:] {
+		snippet, _, ok := strings.Cut(p, "```")
+		if !ok {
+			t.Fatalf("snippet %d is not closed", i+1)
+		}
+		if _, diags := hclsyntax.ParseConfig([]byte(snippet), fmt.Sprintf("README snippet %d", i+1), hcl.InitialPos); diags.HasErrors() {
+			t.Errorf("snippet %d does not parse: %s\n%s", i+1, diags.Error(), snippet)
+		}
 	}
 }
