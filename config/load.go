@@ -262,17 +262,30 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 		}
 	}
 	diags = append(diags, refDiags...)
-	if refDiags.HasErrors() {
-		return diags
-	}
 
 	sorted, d := topoSort(s.order)
 	diags = append(diags, d...)
 	if d.HasErrors() {
+		// Evaluating around a cycle would only produce confusing echoes.
 		return diags
 	}
+	// Evaluate even after reference errors, so the user sees every other
+	// problem too; HCL's own complaints about the broken references
+	// ("Unsupported attribute") repeat what was reported, so they are
+	// dropped.
+	var broken []hcl.Range
+	for _, rd := range refDiags {
+		if rd.Subject != nil {
+			broken = append(broken, *rd.Subject)
+		}
+	}
 	for _, n := range sorted {
-		diags = append(diags, s.evaluate(n)...)
+		for _, ed := range s.evaluate(n) {
+			if ed.Subject != nil && overlapsAny(*ed.Subject, broken) {
+				continue
+			}
+			diags = append(diags, ed)
+		}
 	}
 	s.collect()
 	for name, set := range s.envRefs {
@@ -285,6 +298,15 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 	sort.Strings(s.cfg.MissingEnv)
 	diags = append(diags, s.validate()...)
 	return diags
+}
+
+func overlapsAny(r hcl.Range, rs []hcl.Range) bool {
+	for _, o := range rs {
+		if r.Filename == o.Filename && r.Start.Byte < o.End.Byte && o.Start.Byte < r.End.Byte {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *loadState) declare(d *decl) hcl.Diagnostics {
