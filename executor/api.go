@@ -1,0 +1,236 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/user"
+	"strings"
+	"time"
+
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
+)
+
+// Options are an Executor's dependencies. Plan, PlanSHA256 and Backend are
+// required; the rest have defaults.
+type Options struct {
+	// Plan is the decoded plan; PlanSHA256 its identity (hex SHA-256 of the
+	// file bytes), which keys the journal.
+	Plan       *plan.Plan
+	PlanSHA256 string
+	// PlanFile is the encoded plan. When set, Run stores it in the backend
+	// so `continue` and `status` need no path.
+	PlanFile []byte
+	// Providers by plan.Server.Provider name. Only Run needs them: control
+	// operations and Status work without.
+	Providers map[string]providers.Provider
+	Backend   Backend
+	// Clock defaults to the real clock.
+	Clock Clock
+	// Hooks runs drain and uncordon commands; default ExecHooks.
+	Hooks HookRunner
+	// Events receives the event stream; default: discarded.
+	Events Sink
+	// Logger defaults to discarding.
+	Logger *slog.Logger
+	// Holder names who runs this process in locks and control records;
+	// default "user@host".
+	Holder string
+	// LockTimeout is how long Run waits for a held lock (0: refuse at once).
+	LockTimeout time.Duration
+	// PollInterval is how often a running apply reads control records
+	// written by other processes while it waits, and how often an in-flight
+	// BMC task is polled on resume. Default 2s.
+	PollInterval time.Duration
+	// Synchronous runs provider and hook work on the scheduler goroutine,
+	// one operation at a time in launch order. Event streams and journals
+	// are then byte-for-byte deterministic under a fake clock; it is for
+	// tests and golden files, never for real BMCs (no parallelism, no
+	// engine-enforced hook timeouts).
+	Synchronous bool
+}
+
+// Clock is the executor's time source. At returns a channel that receives
+// once the clock reaches t (at once if t is past); deadlines are absolute
+// so a fake clock advanced early still fires them.
+//
+// A clock may also implement Skipper: when nothing is in flight and the
+// scheduler would only wait for time to pass (a wait_after, a window), it
+// calls SkipTo instead of waiting, so tests with a fake clock never sleep.
+type Clock interface {
+	Now() time.Time
+	At(t time.Time) <-chan time.Time
+}
+
+// Skipper is implemented by fake clocks; see Clock.
+type Skipper interface {
+	SkipTo(t time.Time)
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+func (realClock) At(t time.Time) <-chan time.Time {
+	return time.After(time.Until(t))
+}
+
+// RealClock is the wall clock.
+func RealClock() Clock { return realClock{} }
+
+// Hook is one drain or uncordon command for one server.
+type Hook struct {
+	// Name is "drain" or "uncordon".
+	Name string
+	Argv []string
+	// Env holds RACKFORM_SERVER, RACKFORM_NODE, RACKFORM_RACK and
+	// RACKFORM_CLUSTER as KEY=VALUE.
+	Env []string
+	// Timeout bounds the command; the executor also cancels ctx at the
+	// deadline on its own clock.
+	Timeout time.Duration
+}
+
+// HookRunner runs hooks. Run returns nil on success; a timeout is reported
+// as an error wrapping context.DeadlineExceeded.
+type HookRunner interface {
+	Run(ctx context.Context, h Hook) error
+}
+
+// Sink receives events. Event is called from the scheduler goroutine only,
+// so it sees events in order and must not block for long.
+type Sink interface {
+	Event(Event)
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(Event)
+
+// Event implements Sink.
+func (f SinkFunc) Event(e Event) { f(e) }
+
+type discardSink struct{}
+
+func (discardSink) Event(Event) {}
+
+// OutcomeStatus is how Run ended.
+type OutcomeStatus string
+
+// Outcomes and their exit codes (DESIGN §3).
+const (
+	OutcomeCompleted   OutcomeStatus = "completed"   // exit 0
+	OutcomeFailed      OutcomeStatus = "failed"      // exit 1
+	OutcomePaused      OutcomeStatus = "paused"      // exit 3
+	OutcomeStopped     OutcomeStatus = "stopped"     // exit 3: `rackform apply`/`continue` resumes
+	OutcomeInterrupted OutcomeStatus = "interrupted" // exit 130
+)
+
+// Outcome is the result of Run.
+type Outcome struct {
+	Status OutcomeStatus `json:"status"`
+	// Reason is the state reason: threshold, after_rack, approval, window…
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Next are the exact commands that resume the run, e.g.
+	// "rackform continue" or "rackform approve stage.prod.gate.qa".
+	Next []string `json:"next,omitempty"`
+}
+
+// ExitCode maps the outcome to rackform's exit codes.
+func (o Outcome) ExitCode() int {
+	switch o.Status {
+	case OutcomeCompleted:
+		return 0
+	case OutcomePaused, OutcomeStopped:
+		return 3
+	case OutcomeInterrupted:
+		return 130
+	}
+	return 1
+}
+
+func (o Outcome) String() string {
+	s := string(o.Status)
+	if o.Reason != "" {
+		s += "(" + o.Reason + ")"
+	}
+	if o.Message != "" {
+		s += ": " + o.Message
+	}
+	if len(o.Next) > 0 {
+		s += "; next: " + strings.Join(o.Next, ", ")
+	}
+	return s
+}
+
+// Errors Run and the control operations return; match with errors.Is/As.
+var (
+	// ErrAlreadyApplied: the plan's journal says it completed (rule 25).
+	ErrAlreadyApplied = errors.New("this plan has already been applied completely; plan again to make further changes")
+	// ErrRunFailed: the plan's run failed; a new plan picks up what is left.
+	ErrRunFailed = errors.New("this plan's run failed; plan again to pick up the servers that are not at target")
+	// ErrExpired: now is past the plan's not_after.
+	ErrExpired = errors.New("the plan has expired")
+)
+
+// RefusedError is a control operation (approve, skip, continue, stop) that
+// was refused without recording anything.
+type RefusedError struct {
+	Op     string
+	Target string
+	Reason string
+}
+
+func (e *RefusedError) Error() string {
+	if e.Target == "" {
+		return fmt.Sprintf("%s refused: %s", e.Op, e.Reason)
+	}
+	return fmt.Sprintf("%s %s refused: %s", e.Op, e.Target, e.Reason)
+}
+
+// defaultHolder is "user@host", used in locks and control records.
+func defaultHolder() string {
+	name := "unknown"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown-host"
+	}
+	return name + "@" + host
+}
+
+func (o *Options) withDefaults() error {
+	if o.Plan == nil {
+		return errors.New("executor: no plan")
+	}
+	if o.PlanSHA256 == "" {
+		return errors.New("executor: no plan SHA-256")
+	}
+	if o.Backend == nil {
+		return errors.New("executor: no state backend")
+	}
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	if o.Hooks == nil {
+		o.Hooks = ExecHooks{}
+	}
+	if o.Events == nil {
+		o.Events = discardSink{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Holder == "" {
+		o.Holder = defaultHolder()
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = 2 * time.Second
+	}
+	return nil
+}

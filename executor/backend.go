@@ -1,0 +1,123 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Backend stores plans, journals and the lock. It is deliberately small and
+// byte-oriented so a PostgreSQL backend (a plans table, a journal table
+// with a bigserial position, a lock row taken with SELECT … FOR UPDATE)
+// fits without touching the engine. The local implementation is
+// executor/state.Dir; executor/state.Memory is for tests.
+type Backend interface {
+	// SavePlan stores a plan file under its SHA-256 and makes it the
+	// current plan (what `continue` and `status` use without a path).
+	SavePlan(ctx context.Context, sha string, file []byte) error
+	// LoadPlan returns a stored plan file; ErrNotFound if unknown.
+	LoadPlan(ctx context.Context, sha string) ([]byte, error)
+	// CurrentPlan is the SHA of the most recently saved plan; ErrNotFound
+	// when there is none.
+	CurrentPlan(ctx context.Context) (string, error)
+
+	// Append adds one journal record (one JSON object, no newline) to the
+	// plan's journal and returns its position. The record must be durable
+	// (fsynced, committed) before Append returns: the engine announces an
+	// action this way and only then acts. Appends from several processes
+	// are serialised; positions grow with append order.
+	Append(ctx context.Context, sha string, record []byte) (int64, error)
+	// Read returns the complete records after position `after` (-1: all),
+	// in order. A torn trailing record (a crash in the middle of a write)
+	// is not returned.
+	Read(ctx context.Context, sha string, after int64) ([]Entry, error)
+
+	// Lock takes the state lock for info.PlanSHA256, or returns a
+	// *LockedError naming the holder. It does not wait.
+	Lock(ctx context.Context, info LockInfo) error
+	// Unlock releases the lock if its ID is id (force-unlock uses the ID
+	// shown in the LockedError); ErrNotFound when no lock is held.
+	Unlock(ctx context.Context, id string) error
+	// LockHolder returns the current holder, or ErrNotFound.
+	LockHolder(ctx context.Context) (*LockInfo, error)
+}
+
+// Entry is one journal record with its position.
+type Entry struct {
+	Pos  int64
+	Data []byte
+}
+
+// ErrNotFound is returned by backends for a missing plan, journal or lock.
+var ErrNotFound = errors.New("not found")
+
+// LockInfo describes the lock holder.
+type LockInfo struct {
+	// ID is what `rackform force-unlock ID` takes.
+	ID         string    `json:"id"`
+	Who        string    `json:"who"` // user@host
+	PID        int       `json:"pid"`
+	PlanSHA256 string    `json:"plan_sha256"`
+	Since      time.Time `json:"since"`
+}
+
+// LockedError says the lock is held, by whom, since when, for which plan.
+type LockedError struct {
+	Holder LockInfo
+}
+
+func (e *LockedError) Error() string {
+	h := e.Holder
+	return fmt.Sprintf("the state is locked by %s (pid %d) since %s, applying plan %s; if that apply is gone, run: rackform force-unlock %s",
+		h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), short(h.PlanSHA256), h.ID)
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+// ForceUnlock removes the lock whose ID is id, whoever holds it; the
+// operator got the ID from the LockedError message.
+func ForceUnlock(ctx context.Context, b Backend, id string) error {
+	h, err := b.LockHolder(ctx)
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("force-unlock %s: the state is not locked", id)
+	}
+	if err != nil {
+		return fmt.Errorf("force-unlock %s: %w", id, err)
+	}
+	if h.ID != id {
+		return fmt.Errorf("force-unlock %s: the lock is held by %s with ID %s, not %s", id, h.Who, h.ID, id)
+	}
+	return b.Unlock(ctx, id)
+}
+
+// acquire takes the lock, retrying on the clock until timeout.
+func acquire(ctx context.Context, b Backend, info LockInfo, timeout time.Duration, clock Clock, poll time.Duration) error {
+	deadline := clock.Now().Add(timeout)
+	for {
+		err := b.Lock(ctx, info)
+		var le *LockedError
+		if !errors.As(err, &le) {
+			return err
+		}
+		now := clock.Now()
+		if !now.Before(deadline) {
+			return err
+		}
+		next := now.Add(min(poll, deadline.Sub(now)))
+		if sk, ok := clock.(Skipper); ok {
+			sk.SkipTo(next)
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-clock.At(next):
+		}
+	}
+}

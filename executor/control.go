@@ -1,0 +1,115 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+)
+
+// Control operations record a request in the journal, after checking it
+// against the state replayed from the same journal. They take no lock, so
+// another CI job can stop, skip or approve while an apply runs; the running
+// apply reads new records between scheduling decisions (and every
+// PollInterval while it waits) and obeys them. A request that became moot
+// in the meantime (e.g. skipping a server that just completed) is ignored
+// by the apply.
+
+func (e *Executor) control(ctx context.Context, rec *Record) error {
+	rec.V = JournalVersion
+	rec.Time = e.o.Clock.Now().UTC()
+	rec.By = e.o.Holder
+	b, err := encodeRecord(rec)
+	if err != nil {
+		return err
+	}
+	if _, err := e.o.Backend.Append(ctx, e.o.PlanSHA256, b); err != nil {
+		return fmt.Errorf("recording %s for plan %s: %w", rec.Type, short(e.o.PlanSHA256), err)
+	}
+	return nil
+}
+
+func (e *Executor) started(ctx context.Context, op string) (*model, error) {
+	m, _, err := e.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if m.records == 0 {
+		return nil, &RefusedError{Op: op, Reason: "plan " + short(e.o.PlanSHA256) + " has not been applied yet; run rackform apply PLANFILE"}
+	}
+	switch m.run.st.Name {
+	case Completed, Skipped:
+		return nil, &RefusedError{Op: op, Reason: "the run is already " + m.run.st.String()}
+	case Failed:
+		return nil, &RefusedError{Op: op, Reason: "the run failed (" + m.run.st.Message + "); plan again to pick up the servers not at target"}
+	}
+	return m, nil
+}
+
+// Continue records a continue: pauses after a rack end, a stop is lifted,
+// and breached scopes are re-evaluated (rule 15: one still breached stays
+// paused and says why). The CLI then calls Run to drive the run.
+func (e *Executor) Continue(ctx context.Context) error {
+	if _, err := e.started(ctx, "continue"); err != nil {
+		return err
+	}
+	return e.control(ctx, &Record{Type: recContinue})
+}
+
+// Approve records the approval of a pending gate (rule 18). A gate not yet
+// reached, already approved or skipped is refused.
+func (e *Executor) Approve(ctx context.Context, gateID string) error {
+	m, err := e.started(ctx, "approve")
+	if err != nil {
+		return err
+	}
+	n := m.nodes[gateID]
+	if n == nil || n.kind != KindGate {
+		return &RefusedError{Op: "approve", Target: gateID, Reason: "the plan has no such gate"}
+	}
+	switch n.st.Name {
+	case Pending:
+	case NotStarted:
+		return &RefusedError{Op: "approve", Target: gateID, Reason: "the gate has not been reached yet (approvals are given when the run waits at the gate)"}
+	default:
+		return &RefusedError{Op: "approve", Target: gateID, Reason: "the gate is already " + n.st.String()}
+	}
+	return e.control(ctx, &Record{Type: recApprove, Target: gateID})
+}
+
+// Stop records a stop (rule 22): nothing new starts, work in flight
+// finishes, the run becomes stopped; apply or continue resumes it.
+func (e *Executor) Stop(ctx context.Context) error {
+	m, err := e.started(ctx, "stop")
+	if err != nil {
+		return err
+	}
+	if m.stopRequested() || m.run.st.Name == Stopped {
+		return &RefusedError{Op: "stop", Reason: "the run is already stopped or stopping"}
+	}
+	return e.control(ctx, &Record{Type: recStop})
+}
+
+// Skip records skipping a server, scope (rack or batch), phase, cluster,
+// group, stage, wait, pause or gate that is not terminal (rule 23). A
+// skipped server is neither success nor failure and leaves N; a server with
+// an operation in flight is skipped when that operation returns.
+func (e *Executor) Skip(ctx context.Context, addr string) error {
+	m, _, err := e.load(ctx)
+	if err != nil {
+		return err
+	}
+	n := m.nodes[addr]
+	if n == nil {
+		return &RefusedError{Op: "skip", Target: addr, Reason: "the plan has no server, rack, batch, cluster, group, stage, wait or gate with this address"}
+	}
+	if n.kind == KindRun {
+		return &RefusedError{Op: "skip", Target: addr, Reason: "the run itself cannot be skipped; use rackform stop"}
+	}
+	if n.st.Name.Terminal() {
+		return &RefusedError{Op: "skip", Target: addr, Reason: "it is already " + n.st.String()}
+	}
+	switch m.run.st.Name {
+	case Completed, Failed, Skipped:
+		return &RefusedError{Op: "skip", Target: addr, Reason: "the run is already " + m.run.st.String()}
+	}
+	return e.control(ctx, &Record{Type: recSkip, Target: addr})
+}

@@ -1,0 +1,262 @@
+package executortest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/rackform/rackform/providers"
+)
+
+// Script says how one fake server behaves. The zero Script succeeds.
+type Script struct {
+	// FailApply fails the n-th Apply call on this server (1-based).
+	FailApply int
+	// FailKind fails every Apply of this step kind.
+	FailKind providers.StepKind
+	// HangApply blocks the n-th Apply call until Release or ctx is done.
+	HangApply int
+	// Drift makes the server report a changed BMC version at observe time.
+	Drift bool
+	// AtTarget makes the server already report every target version.
+	AtTarget bool
+	// Unreachable makes the BMC unreachable.
+	Unreachable bool
+	// WaitReadyFails fails that many wait_ready calls.
+	WaitReadyFails int
+	// TaskState is what Task returns (default Completed).
+	TaskState string
+}
+
+// Call is one Apply the fake received.
+type Call struct {
+	Server    string
+	Kind      providers.StepKind
+	Component string
+	ResetType string
+}
+
+// Provider is a scripted fake provider keyed by target name (the plan
+// server address). Updates and reimages take effect at once and report a
+// task URI first, like a BMC accepting SimpleUpdate; the effect survives a
+// cancelled caller, as on a real BMC.
+type Provider struct {
+	mu      sync.Mutex
+	servers map[string]*fakeServer
+	calls   []Call
+	tasks   map[string]string
+	nextID  int
+	hangs   map[string]chan struct{}
+	started map[string]chan struct{}
+	polls   int
+}
+
+type fakeServer struct {
+	script     Script
+	components []providers.Component
+	power      string
+	applies    int
+	waitFails  int
+	targets    map[string]string // component ID → target version
+}
+
+var _ providers.Provider = (*Provider)(nil)
+
+// NewProvider returns an empty fake.
+func NewProvider() *Provider {
+	return &Provider{servers: map[string]*fakeServer{}, tasks: map[string]string{},
+		hangs: map[string]chan struct{}{}, started: map[string]chan struct{}{}}
+}
+
+// Add registers a server with its initial components and script; targets
+// maps component IDs to their target versions (for AtTarget).
+func (p *Provider) Add(addr string, comps []providers.Component, targets map[string]string, s Script) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fs := &fakeServer{script: s, components: append([]providers.Component(nil), comps...), power: providers.PowerOn, targets: targets}
+	if s.AtTarget {
+		for i := range fs.components {
+			if v, ok := targets[fs.components[i].ID]; ok {
+				fs.components[i].Version = v
+			}
+		}
+	}
+	if s.Drift {
+		fs.components = append(fs.components, providers.Component{ID: "NIC", Version: "9.9"})
+	}
+	p.servers[addr] = fs
+	p.hangs[addr] = make(chan struct{})
+	p.started[addr] = make(chan struct{}, 16)
+}
+
+// Release lets a hanging Apply on addr return.
+func (p *Provider) Release(addr string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	close(p.hangs[addr])
+	p.hangs[addr] = make(chan struct{})
+}
+
+// Hanging receives each time an Apply on addr starts hanging.
+func (p *Provider) Hanging(addr string) <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.started[addr]
+}
+
+// Calls returns the Apply calls so far.
+func (p *Provider) Calls() []Call {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Call(nil), p.calls...)
+}
+
+// Count counts Apply calls on server of kind (any kind when "").
+func (p *Provider) Count(server string, kind providers.StepKind) int {
+	n := 0
+	for _, c := range p.Calls() {
+		if c.Server == server && (kind == "" || c.Kind == kind) {
+			n++
+		}
+	}
+	return n
+}
+
+// Polls counts Task calls.
+func (p *Provider) Polls() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.polls
+}
+
+// Fingerprint is the fake's fingerprint of a component list; plans built by
+// Builder use it, so undrifted servers match.
+func Fingerprint(comps []providers.Component) string {
+	parts := make([]string, 0, len(comps))
+	for _, c := range comps {
+		parts = append(parts, c.ID+"="+c.Version)
+	}
+	sort.Strings(parts)
+	sum := sha256.Sum256([]byte(strings.Join(parts, ",")))
+	return hex.EncodeToString(sum[:8])
+}
+
+// Describe implements providers.Provider.
+func (p *Provider) Describe(context.Context) (*providers.Description, providers.Diagnostics) {
+	return &providers.Description{Name: "fake", Version: "0.0.0", ProtocolVersion: providers.ProtocolVersion}, nil
+}
+
+// Configure implements providers.Provider.
+func (p *Provider) Configure(context.Context, *providers.ConfigureRequest) providers.Diagnostics {
+	return nil
+}
+
+// Stop implements providers.Provider.
+func (p *Provider) Stop(context.Context) providers.Diagnostics { return nil }
+
+// Observe implements providers.Provider.
+func (p *Provider) Observe(ctx context.Context, req *providers.ObserveRequest, fn func(*providers.Observation) error) providers.Diagnostics {
+	for _, t := range req.Targets {
+		p.mu.Lock()
+		s := p.servers[t.Name]
+		var o *providers.Observation
+		switch {
+		case s == nil || s.script.Unreachable:
+			o = &providers.Observation{Server: t.Name, Diagnostics: providers.Errorf(t.Name, "BMC unreachable", "connection refused")}
+		default:
+			o = &providers.Observation{Server: t.Name, Reachable: true, PowerState: s.power, Health: "OK",
+				Components: append([]providers.Component(nil), s.components...), Fingerprint: Fingerprint(s.components)}
+		}
+		p.mu.Unlock()
+		if err := fn(o); err != nil {
+			return providers.Errorf(t.Name, "observe callback failed", err.Error())
+		}
+	}
+	return nil
+}
+
+// Apply implements providers.Provider.
+func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*providers.Progress) error) (*providers.ApplyResult, providers.Diagnostics) {
+	name := req.Target.Name
+	p.mu.Lock()
+	s := p.servers[name]
+	if s == nil {
+		p.mu.Unlock()
+		return nil, providers.Errorf(name, "unknown server", "")
+	}
+	s.applies++
+	n := s.applies
+	p.calls = append(p.calls, Call{Server: name, Kind: req.Step.Kind, Component: req.Step.Component, ResetType: req.Step.ResetType})
+	hang := s.script.HangApply == n
+	hangCh, startedCh := p.hangs[name], p.started[name]
+	fail := s.script.FailApply == n || (s.script.FailKind != "" && s.script.FailKind == req.Step.Kind)
+	var uri string
+	switch req.Step.Kind {
+	case providers.StepUpdate, providers.StepReimage:
+		for i := range s.components {
+			if matchComp(req.Step.Match, s.components[i]) {
+				s.components[i].Version = req.Step.Version
+			}
+		}
+		p.nextID++
+		uri = fmt.Sprintf("/redfish/v1/TaskService/Tasks/%d", p.nextID)
+		p.tasks[uri] = name
+	case providers.StepShutdown:
+		s.power = providers.PowerOff
+	case providers.StepPowerOn, providers.StepReset:
+		s.power = providers.PowerOn
+	case providers.StepWaitReady:
+		if s.waitFails < s.script.WaitReadyFails {
+			s.waitFails++
+			fail = true
+		}
+	}
+	p.mu.Unlock()
+	if uri != "" {
+		if err := fn(&providers.Progress{TaskURI: uri, Percent: 0, Message: "task created"}); err != nil {
+			return nil, providers.Errorf(name, "progress callback failed", err.Error())
+		}
+	}
+	if hang {
+		startedCh <- struct{}{}
+		select {
+		case <-hangCh:
+		case <-ctx.Done():
+			return nil, providers.Errorf(name, "cancelled", ctx.Err().Error())
+		}
+	}
+	if fail {
+		return nil, providers.Errorf(name, string(req.Step.Kind)+" failed", "scripted failure")
+	}
+	return &providers.ApplyResult{TaskURI: uri, Message: string(req.Step.Kind) + " ok"}, nil
+}
+
+func matchComp(m providers.Match, c providers.Component) bool {
+	switch {
+	case m.SoftwareID != "":
+		return c.SoftwareID == m.SoftwareID
+	case m.ID != "":
+		return c.ID == m.ID
+	}
+	return false
+}
+
+// Task implements providers.Provider.
+func (p *Provider) Task(_ context.Context, req *providers.TaskRequest) (*providers.TaskStatus, providers.Diagnostics) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.polls++
+	s := p.servers[req.Target.Name]
+	state := providers.TaskCompleted
+	if s != nil && s.script.TaskState != "" {
+		state = s.script.TaskState
+	}
+	if _, ok := p.tasks[req.TaskURI]; !ok {
+		state = providers.TaskGone
+	}
+	return &providers.TaskStatus{URI: req.TaskURI, State: state, Percent: 100}, nil
+}

@@ -1,0 +1,381 @@
+package executor
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/rackform/rackform/planner/plan"
+)
+
+// node is one element of the run tree. Containers (stage, group, cluster,
+// phase, run) derive most of their state from their children; scopes,
+// servers, gates, waits and pauses are driven by the scheduler.
+type node struct {
+	id, name string
+	kind     Kind
+	parent   *node
+	kids     []*node
+	st       State
+	// at is the journal position of the last state change: a continue or
+	// an approval counts only when it comes after the pause it answers.
+	at int64
+	// skip is set by a `skip` record for this node or an ancestor.
+	skip bool
+
+	stage   *plan.Stage
+	gate    *plan.Gate
+	cluster *plan.Cluster
+	scope   *plan.Scope
+	srv     *plan.Server
+
+	// stage: the parts in order; scope: wait and pause nodes.
+	before, groups, after []*node
+	wait, pause           *node
+	// phase: the scopes in order.
+	scopes []*node
+	// first is the index of the first scope that may still need work.
+	first int
+	// cluster: control-plane servers in flight or down (rule 4).
+	cpBusy int
+	// group: the clusters in order.
+	clusters []*node
+
+	sc *scopeRun
+	sv *serverRun
+}
+
+// scopeRun counts a scope's servers by outcome (kept incrementally so the
+// scheduler never scans a 10,000-server rack).
+type scopeRun struct {
+	servers                                         []*node
+	cursor                                          int
+	notStarted, running, succeeded, failed, skipped int
+	// down counts failed servers that were touched (step, unhealthy): in a
+	// serial scope they block the next start (rule 4).
+	down int
+	// lastCompute: the last scope of a compute phase, which never pauses
+	// after itself (rule 17).
+	last bool
+}
+
+// Counts are a scope's numbers, in status and events.
+type Counts struct {
+	Servers    int `json:"servers"`
+	Eligible   int `json:"eligible"`
+	Required   int `json:"required"`
+	Budget     int `json:"budget"`
+	NotStarted int `json:"not_started"`
+	Running    int `json:"running"`
+	Succeeded  int `json:"succeeded"`
+	Failed     int `json:"failed"`
+	Skipped    int `json:"skipped"`
+}
+
+func (s *scopeRun) eligible() int { return len(s.servers) - s.skipped }
+
+// required is the number of successes the scope needs. The plan resolved
+// it for N planned servers; skips at apply time shrink N (rule 9), so it is
+// recomputed then: ceil(v·N/100) for percent, min(v, N) for count *(choice:
+// skipping servers never makes a count threshold impossible)*.
+func required(p *plan.Scope, n int) int {
+	if n == p.Eligible {
+		return p.Required
+	}
+	switch p.Threshold.Type {
+	case "percent":
+		return (p.Threshold.Value*n + 99) / 100
+	case "count":
+		return min(p.Threshold.Value, n)
+	}
+	return min(p.Required, n)
+}
+
+func (n *node) counts() *Counts {
+	s := n.sc
+	e := s.eligible()
+	return &Counts{
+		Servers: len(s.servers), Eligible: e, Required: required(n.scope, e), Budget: n.scope.Budget,
+		NotStarted: s.notStarted, Running: s.running, Succeeded: s.succeeded, Failed: s.failed, Skipped: s.skipped,
+	}
+}
+
+// model is the run tree rebuilt from the plan and the journal.
+type model struct {
+	p       *plan.Plan
+	run     *node
+	nodes   map[string]*node
+	servers map[string]*node
+	// order lists every node in tree order, for Status.
+	order []*node
+
+	// Control positions: a stop is in force when it comes after the last
+	// run start or continue.
+	lastStop, lastResume, lastContinue int64
+	approved                           map[string]bool
+	skips                              []string
+	// records counts the journal records applied.
+	records int
+	// breaches counts scopes and stages paused or failed for threshold;
+	// pauses counts pause nodes paused: both stop new starts everywhere.
+	breaches, pauses int
+}
+
+func buildModel(p *plan.Plan) (*model, error) {
+	m := &model{p: p, nodes: map[string]*node{}, servers: map[string]*node{}, approved: map[string]bool{},
+		lastStop: -1, lastResume: -1, lastContinue: -1}
+	byAddr := map[string]*plan.Server{}
+	for i := range p.Servers {
+		s := &p.Servers[i]
+		byAddr[s.Address] = s
+	}
+	add := func(parent *node, id, name string, kind Kind) (*node, error) {
+		if id == "" {
+			return nil, fmt.Errorf("plan: a %s under %s has no id", kind, parent.id)
+		}
+		if _, dup := m.nodes[id]; dup {
+			return nil, fmt.Errorf("plan: %q appears twice in the run tree", id)
+		}
+		n := &node{id: id, name: name, kind: kind, parent: parent, st: State{Name: NotStarted}, at: -1}
+		m.nodes[id] = n
+		m.order = append(m.order, n)
+		if parent != nil {
+			parent.kids = append(parent.kids, n)
+		}
+		return n, nil
+	}
+	run, _ := add(nil, "run", p.Run.Name, KindRun)
+	m.run = run
+	for si := range p.Run.Stages {
+		ps := &p.Run.Stages[si]
+		st, err := add(run, ps.ID, ps.Name, KindStage)
+		if err != nil {
+			return nil, err
+		}
+		st.stage = ps
+		for gi := range ps.Gates {
+			if ps.Gates[gi].When != "after" {
+				g, err := add(st, ps.Gates[gi].ID, ps.Gates[gi].Name, KindGate)
+				if err != nil {
+					return nil, err
+				}
+				g.gate = &ps.Gates[gi]
+				st.before = append(st.before, g)
+			}
+		}
+		for gi := range ps.Groups {
+			pg := &ps.Groups[gi]
+			g, err := add(st, pg.ID, pg.Name, KindGroup)
+			if err != nil {
+				return nil, err
+			}
+			st.groups = append(st.groups, g)
+			for ci := range pg.Clusters {
+				pc := &pg.Clusters[ci]
+				c, err := add(g, pc.ID, pc.Name, KindCluster)
+				if err != nil {
+					return nil, err
+				}
+				c.cluster = pc
+				g.clusters = append(g.clusters, c)
+				for phi := range pc.Phases {
+					pp := &pc.Phases[phi]
+					ph, err := add(c, pp.ID, string(pp.Kind), KindPhase)
+					if err != nil {
+						return nil, err
+					}
+					for sci := range pp.Scopes {
+						psc := &pp.Scopes[sci]
+						sc, err := add(ph, psc.ID, psc.Name, KindScope)
+						if err != nil {
+							return nil, err
+						}
+						sc.scope = psc
+						sc.sc = &scopeRun{last: sci == len(pp.Scopes)-1}
+						ph.scopes = append(ph.scopes, sc)
+						for _, addr := range psc.Servers {
+							ps := byAddr[addr]
+							if ps == nil {
+								return nil, fmt.Errorf("plan: scope %s lists server %q, which the plan does not describe", psc.ID, addr)
+							}
+							sv, err := add(sc, addr, ps.Name, KindServer)
+							if err != nil {
+								return nil, fmt.Errorf("plan: server %s is in two scopes", addr)
+							}
+							sv.srv = ps
+							sv.sv = newServerRun(ps, pc.Settings)
+							m.servers[addr] = sv
+							sc.sc.servers = append(sc.sc.servers, sv)
+							if ps.Action == plan.ActionSkip {
+								reason := ps.Reason
+								if reason == "" {
+									reason = "plan"
+								}
+								sv.st = State{Name: Skipped, Reason: reason, Message: "skipped in the plan"}
+								sc.sc.skipped++
+							} else {
+								sc.sc.notStarted++
+							}
+						}
+						if psc.WaitAfter > 0 {
+							w, err := add(ph, psc.ID+".wait", "wait after "+psc.Name, KindWait)
+							if err != nil {
+								return nil, err
+							}
+							sc.wait = w
+						}
+						if psc.PauseAfter && sci < len(pp.Scopes)-1 {
+							pa, err := add(ph, psc.ID+".pause", "pause after "+psc.Name, KindPause)
+							if err != nil {
+								return nil, err
+							}
+							sc.pause = pa
+						}
+					}
+				}
+			}
+		}
+		for gi := range ps.Gates {
+			if ps.Gates[gi].When == "after" {
+				g, err := add(st, ps.Gates[gi].ID, ps.Gates[gi].Name, KindGate)
+				if err != nil {
+					return nil, err
+				}
+				g.gate = &ps.Gates[gi]
+				st.after = append(st.after, g)
+			}
+		}
+		if ps.AfterWait > 0 {
+			w, err := add(st, ps.ID+".wait", "wait after "+ps.Name, KindWait)
+			if err != nil {
+				return nil, err
+			}
+			st.wait = w
+		}
+	}
+	return m, nil
+}
+
+// bucket moves a server between its scope's counters.
+func bucket(s *scopeRun, st State, d int) {
+	switch st.Name {
+	case NotStarted, Pending:
+		s.notStarted += d
+	case Completed:
+		s.succeeded += d
+	case Failed:
+		s.failed += d
+		if st.Reason == ReasonStep || st.Reason == ReasonUnhealthy {
+			s.down += d
+		}
+	case Skipped:
+		s.skipped += d
+	default:
+		s.running += d
+	}
+}
+
+func isBreach(n *node, st State) bool {
+	return (n.kind == KindScope || n.kind == KindStage) && (st.Name == Paused || st.Name == Failed) && st.Reason == ReasonThreshold
+}
+
+// setState changes a node's state and keeps the counters right. It is the
+// only place states change, live or on replay.
+func (m *model) setState(n *node, st State, pos int64) {
+	old := n.st
+	if n.kind == KindServer {
+		sc := n.parent.sc
+		bucket(sc, old, -1)
+		bucket(sc, st, +1)
+		if isCP(n.srv.Role) {
+			c := clusterOf(n)
+			if cpBusy(old) {
+				c.cpBusy--
+			}
+			if cpBusy(st) {
+				c.cpBusy++
+			}
+		}
+	}
+	if isBreach(n, old) {
+		m.breaches--
+	}
+	if isBreach(n, st) {
+		m.breaches++
+	}
+	if n.kind == KindPause && old.Name == Paused {
+		m.pauses--
+	}
+	if n.kind == KindPause && st.Name == Paused {
+		m.pauses++
+	}
+	n.st = st
+	n.at = pos
+}
+
+func isCP(role string) bool { return strings.HasPrefix(role, "control_plane") }
+
+// cpBusy: a control-plane server that is down (rule 4): in flight, or
+// failed after being touched.
+func cpBusy(st State) bool {
+	switch st.Name {
+	case Running, Stopping, Paused:
+		return true
+	case Failed:
+		return st.Reason == ReasonStep || st.Reason == ReasonUnhealthy
+	}
+	return false
+}
+
+func clusterOf(n *node) *node {
+	for ; n != nil; n = n.parent {
+		if n.kind == KindCluster {
+			return n
+		}
+	}
+	return nil
+}
+
+// apply applies one journal record at pos to the model. Replay is applying
+// every record in order; the live engine appends a record and then applies
+// it, so live state and replayed state cannot disagree.
+func (m *model) apply(r *Record, pos int64) error {
+	m.records++
+	switch r.Type {
+	case recRunStarted:
+		m.lastResume = pos
+	case recRunEnded:
+	case recState:
+		n := m.nodes[r.ID]
+		if n == nil {
+			return fmt.Errorf("journal: state of %q, which is not in the plan", r.ID)
+		}
+		m.setState(n, State{Name: r.State, Reason: r.Reason, Message: r.Message, Until: r.Until}, pos)
+	case recObserved, recStepStarted, recTaskURI, recStepDone, recStepFailed:
+		n := m.servers[r.Server]
+		if n == nil {
+			return fmt.Errorf("journal: record for server %q, which is not in the plan", r.Server)
+		}
+		return n.sv.apply(r)
+	case recContinue:
+		m.lastResume = pos
+		m.lastContinue = pos
+	case recApprove:
+		m.approved[r.Target] = true
+	case recStop:
+		m.lastStop = pos
+	case recSkip:
+		m.skips = append(m.skips, r.Target)
+	default:
+		return fmt.Errorf("journal: unknown record type %q", r.Type)
+	}
+	return nil
+}
+
+func (m *model) stopRequested() bool { return m.lastStop > m.lastResume }
+
+// opKey names one operation on a server in the journal.
+func stepOp(index int) string         { return "step:" + strconv.Itoa(index) }
+func remedyOp(k int, a string) string { return "remedy:" + strconv.Itoa(k) + ":" + a }
+
+const opPowerOff = "power_off"

@@ -1,0 +1,485 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
+)
+
+// Defaults when neither the step nor the cluster settings say (rule 21).
+const (
+	defaultDrainTimeout    = 20 * time.Minute
+	defaultShutdownTimeout = 10 * time.Minute
+	defaultHookTimeout     = 5 * time.Minute
+)
+
+func firstDuration(ds ...plan.Duration) time.Duration {
+	for _, d := range ds {
+		if d > 0 {
+			return time.Duration(d)
+		}
+	}
+	return 0
+}
+
+func (r *runner) settings(sv *node) plan.Settings { return clusterOf(sv).cluster.Settings }
+
+// decide starts a running server's next operation, or ends it.
+func (r *runner) decide(ctx context.Context, sv *node) {
+	if sv.st.Name.Terminal() || r.ops[sv] != nil || r.graceful {
+		return
+	}
+	if sv.skip {
+		r.set(ctx, sv, State{Name: Skipped, Reason: ReasonUser, Message: "skipped by the operator"})
+		return
+	}
+	s := sv.sv
+	if s.inflight != "" {
+		r.resume(ctx, sv)
+		return
+	}
+	if !s.observed {
+		r.launch(ctx, &opRun{sv: sv, kind: opObserve})
+		return
+	}
+	if s.failMsg != "" {
+		r.set(ctx, sv, State{Name: Failed, Reason: ReasonStep, Message: s.failMsg})
+		return
+	}
+	if s.remActive {
+		if s.remWait {
+			r.start(ctx, sv, remedyOp(s.rem, "wait_ready"))
+			return
+		}
+		if k := s.rem + 1; k <= len(s.actions) {
+			r.start(ctx, sv, remedyOp(k, s.actions[k-1]))
+			return
+		}
+		if sv.srv.Role == "compute" && !s.poweredOff {
+			r.start(ctx, sv, opPowerOff)
+			return
+		}
+		msg := fmt.Sprintf("did not come back healthy and at target (%s)", s.remErr)
+		if n := len(s.actions); n > 0 {
+			msg += fmt.Sprintf(" after remediation (%s)", strings.Join(s.actions, ", then "))
+		}
+		if sv.srv.Role == "compute" {
+			msg += "; powered off"
+		}
+		r.set(ctx, sv, State{Name: Failed, Reason: ReasonUnhealthy, Message: msg + "; the server is unhealthy and needs a replace"})
+		return
+	}
+	if s.pc < len(sv.srv.Steps) {
+		r.start(ctx, sv, stepOp(sv.srv.Steps[s.pc].Index))
+		return
+	}
+	msg := ""
+	if len(s.warnings) > 0 {
+		msg = strings.Join(s.warnings, "; ")
+	}
+	r.set(ctx, sv, State{Name: Completed, Message: msg})
+}
+
+// start journals step_started and launches the op: the record is durable
+// before the provider or hook is called.
+func (r *runner) start(ctx context.Context, sv *node, op string) {
+	o := r.opFor(sv, op)
+	r.emit(ctx, &Record{Type: recStepStarted, Server: sv.id, Op: op, Kind: opLabel(o)})
+	if r.err != nil {
+		return
+	}
+	r.launch(ctx, o)
+}
+
+func opLabel(o *opRun) string {
+	if o.kind == opHook {
+		return o.hook.Name
+	}
+	return string(o.pstep.Kind)
+}
+
+// opFor builds the provider step or hook for an op.
+func (r *runner) opFor(sv *node, op string) *opRun {
+	set := r.settings(sv)
+	st := sv.sv.stepFor(op)
+	o := &opRun{sv: sv, op: op, step: st, kind: opApply}
+	switch {
+	case op == opPowerOff:
+		o.pstep = providers.Step{Kind: providers.StepShutdown, Timeout: firstDuration(set.ShutdownTimeout, plan.Duration(defaultShutdownTimeout))}
+		return o
+	case strings.HasSuffix(op, ":reboot"):
+		o.pstep = providers.Step{Kind: providers.StepReset}
+		return o
+	}
+	if st == nil {
+		o.pstep = providers.Step{Kind: providers.StepReset}
+		return o
+	}
+	if st.IsHook() {
+		o.kind = opHook
+		h := Hook{Name: string(st.Kind), Env: []string{
+			"RACKFORM_SERVER=" + sv.srv.Name,
+			"RACKFORM_NODE=" + nodeName(sv.srv),
+			"RACKFORM_RACK=" + sv.srv.Rack,
+			"RACKFORM_CLUSTER=" + sv.srv.Cluster,
+			"RACKFORM_ADDRESS=" + sv.srv.Address,
+		}}
+		if st.Kind == plan.StepDrain {
+			h.Argv = set.DrainHook
+			h.Timeout = firstDuration(st.Timeout, set.DrainTimeout, plan.Duration(defaultDrainTimeout))
+		} else {
+			h.Argv = set.UncordonHook
+			h.Timeout = firstDuration(st.Timeout, set.HookTimeout, plan.Duration(defaultHookTimeout))
+		}
+		o.hook = h
+		return o
+	}
+	o.pstep = st.ProviderStep()
+	switch st.Kind {
+	case plan.StepShutdown:
+		o.pstep.Timeout = firstDuration(st.Timeout, set.ShutdownTimeout, plan.Duration(defaultShutdownTimeout))
+	case plan.StepWaitReady:
+		o.pstep.Timeout = firstDuration(st.Timeout, set.VerifyTimeout)
+	}
+	return o
+}
+
+func nodeName(s *plan.Server) string {
+	if s.NodeName != "" {
+		return s.NodeName
+	}
+	return s.Name
+}
+
+// resume continues an op the journal shows in flight after a crash: poll
+// its BMC task when one was recorded, otherwise verify whether a versioned
+// step already took effect before running it again. A completed step is
+// never run twice.
+func (r *runner) resume(ctx context.Context, sv *node) {
+	s := sv.sv
+	o := r.opFor(sv, s.inflight)
+	if s.taskURI != "" {
+		o.kind, o.uri = opPoll, s.taskURI
+		r.event(Event{Type: "step_resumed", Server: sv.id, Op: o.op, TaskURI: o.uri, Message: "polling the task recorded before the restart"})
+		r.launch(ctx, o)
+		return
+	}
+	if o.kind == opApply && o.step != nil && o.step.Version != "" {
+		o.kind = opVerify
+		r.event(Event{Type: "step_resumed", Server: sv.id, Op: o.op, Message: "checking whether the step took effect before the restart"})
+		r.launch(ctx, o)
+		return
+	}
+	// Idempotent steps (hooks, power, wait_ready) are simply run again.
+	r.start(ctx, sv, s.inflight)
+}
+
+func (r *runner) launch(ctx context.Context, o *opRun) {
+	r.ops[o.sv] = o
+	r.inflight++
+	if o.kind == opHook && o.hook.Timeout > 0 && !r.o.Synchronous {
+		o.deadline = r.o.Clock.Now().Add(o.hook.Timeout)
+		r.timed[o] = true
+	}
+	if r.o.Synchronous {
+		r.syncQ = append(r.syncQ, o)
+		return
+	}
+	opCtx, cancel := context.WithCancel(ctx)
+	o.cancel = cancel
+	go func() {
+		m := r.work(opCtx, o)
+		select {
+		case r.msgs <- m:
+		case <-ctx.Done():
+		}
+	}()
+}
+
+func (r *runner) target(sv *node) providers.Target {
+	return providers.Target{Name: sv.srv.Address, Endpoint: sv.srv.BMC}
+}
+
+// work does one op. It runs on a worker goroutine (or inline when
+// Synchronous) and touches nothing but its arguments and the provider.
+func (r *runner) work(ctx context.Context, o *opRun) msg {
+	sv := o.sv
+	prov := r.o.Providers[sv.srv.Provider]
+	switch o.kind {
+	case opObserve, opVerify:
+		obs, err := observe(ctx, prov, r.target(sv))
+		m := msg{o: o, done: err == nil, err: err, obs: obs}
+		if o.kind == opVerify && err == nil {
+			m.verified = hasVersion(o.step, obs)
+		}
+		return m
+	case opHook:
+		if len(o.hook.Argv) == 0 {
+			return msg{o: o, done: true, message: "no " + o.hook.Name + " hook configured"}
+		}
+		err := r.o.Hooks.Run(ctx, o.hook)
+		return msg{o: o, done: err == nil, err: err}
+	case opPoll:
+		return r.pollTask(ctx, prov, o)
+	}
+	last := ""
+	res, diags := prov.Apply(ctx, &providers.ApplyRequest{Target: r.target(sv), Step: o.pstep}, func(p *providers.Progress) error {
+		if p.TaskURI != "" && p.TaskURI != last {
+			last = p.TaskURI
+			if err := r.handoff(ctx, msg{o: o, task: p.TaskURI}); err != nil {
+				return err
+			}
+		}
+		if p.Message != "" || p.Percent >= 0 {
+			r.progress(ctx, msg{o: o, prog: true, percent: p.Percent, progMsg: p.Message})
+		}
+		return nil
+	})
+	if err := diags.Err(); err != nil {
+		return msg{o: o, err: err}
+	}
+	m := msg{o: o, done: true}
+	if res != nil {
+		m.message = res.Message
+	}
+	return m
+}
+
+// handoff gives the scheduler a task URI to journal and waits until it is
+// durable, so a crash from now on resumes by polling the task.
+func (r *runner) handoff(ctx context.Context, m msg) error {
+	if r.o.Synchronous {
+		return r.recordTask(ctx, m)
+	}
+	m.ack = make(chan error, 1)
+	select {
+	case r.msgs <- m:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-m.ack:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *runner) progress(ctx context.Context, m msg) {
+	if r.o.Synchronous {
+		r.progressEvent(m)
+		return
+	}
+	select {
+	case r.msgs <- m:
+	case <-ctx.Done():
+	}
+}
+
+func (r *runner) recordTask(ctx context.Context, m msg) error {
+	r.emit(ctx, &Record{Type: recTaskURI, Server: m.o.sv.id, Op: m.o.op, TaskURI: m.task})
+	return r.err
+}
+
+func (r *runner) progressEvent(m msg) {
+	e := Event{Type: "step_progress", Server: m.o.sv.id, Op: m.o.op, StepKind: opLabel(m.o), Message: m.progMsg}
+	if m.percent >= 0 {
+		p := m.percent
+		e.Percent = &p
+	}
+	r.event(e)
+}
+
+func observe(ctx context.Context, p providers.Provider, t providers.Target) (*providers.Observation, error) {
+	var got *providers.Observation
+	diags := p.Observe(ctx, &providers.ObserveRequest{Targets: []providers.Target{t}, Concurrency: 1}, func(o *providers.Observation) error {
+		got = o
+		return nil
+	})
+	if got == nil {
+		if err := diags.Err(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("the provider returned no observation for %s", t.Name)
+	}
+	return got, nil
+}
+
+// pollTask polls a recorded BMC task until it is terminal. A task that is
+// gone (BMCs delete finished tasks) is verified by observing.
+func (r *runner) pollTask(ctx context.Context, prov providers.Provider, o *opRun) msg {
+	for {
+		ts, diags := prov.Task(ctx, &providers.TaskRequest{Target: r.target(o.sv), TaskURI: o.uri})
+		if err := diags.Err(); err != nil {
+			return msg{o: o, err: fmt.Errorf("polling task %s: %w", o.uri, err)}
+		}
+		if ts.Terminal() {
+			switch ts.State {
+			case providers.TaskCompleted:
+				return msg{o: o, done: true, message: "task " + o.uri + " completed"}
+			case providers.TaskGone:
+				if o.step == nil || o.step.Version == "" {
+					return msg{o: o, done: true, message: "task " + o.uri + " is gone; the step is idempotent"}
+				}
+				obs, err := observe(ctx, prov, r.target(o.sv))
+				if err != nil {
+					return msg{o: o, err: err}
+				}
+				if hasVersion(o.step, obs) || (o.step.ApplyTime != "" && o.step.ApplyTime != "Immediate") {
+					// A staged update shows its version only after the
+					// reset; wait_ready verifies it later.
+					return msg{o: o, done: true, message: "task " + o.uri + " is gone; verified by observing"}
+				}
+				return msg{o: o, err: fmt.Errorf("task %s is gone and %s is not at %s", o.uri, o.step.Component, o.step.Version)}
+			}
+			return msg{o: o, err: fmt.Errorf("task %s ended %s: %s", o.uri, ts.State, strings.Join(ts.Messages, "; "))}
+		}
+		if r.o.Synchronous {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return msg{o: o, err: ctx.Err()}
+		case <-r.o.Clock.At(r.o.Clock.Now().Add(r.o.PollInterval)):
+		}
+	}
+}
+
+// handle applies a worker message on the scheduler goroutine.
+func (r *runner) handle(ctx context.Context, m msg) {
+	if m.task != "" {
+		err := r.recordTask(ctx, m)
+		if m.ack != nil {
+			m.ack <- err
+		}
+		return
+	}
+	if m.prog {
+		r.progressEvent(m)
+		return
+	}
+	o := m.o
+	delete(r.ops, o.sv)
+	delete(r.timed, o)
+	r.inflight--
+	if o.cancel != nil {
+		o.cancel()
+	}
+	sv := o.sv
+	defer func() { r.ready = append(r.ready, sv) }()
+	switch o.kind {
+	case opObserve:
+		r.preflight(ctx, sv, m)
+		return
+	case opVerify:
+		switch {
+		case m.err != nil:
+			r.emit(ctx, &Record{Type: recStepFailed, Server: sv.id, Op: o.op, Error: "verifying after a restart: " + m.err.Error()})
+		case m.verified:
+			r.emit(ctx, &Record{Type: recStepDone, Server: sv.id, Op: o.op, Message: "verified after a restart: " + o.step.Component + " is at " + o.step.Version})
+		default:
+			r.start(ctx, sv, o.op)
+		}
+		return
+	}
+	if m.err != nil && o.kind == opHook && o.hook.Name == string(plan.StepDrain) && (o.timedOut || errors.Is(m.err, context.DeadlineExceeded)) {
+		// Rule 21: drain is bounded; the upgrade proceeds.
+		r.emit(ctx, &Record{Type: recStepDone, Server: sv.id, Op: o.op,
+			Message: fmt.Sprintf("drain did not finish within %s; proceeding", o.hook.Timeout)})
+		return
+	}
+	if m.err != nil {
+		e := m.err.Error()
+		if o.timedOut {
+			e = fmt.Sprintf("%s hook did not finish within %s", o.hook.Name, o.hook.Timeout)
+		}
+		r.emit(ctx, &Record{Type: recStepFailed, Server: sv.id, Op: o.op, Error: e})
+		return
+	}
+	r.emit(ctx, &Record{Type: recStepDone, Server: sv.id, Op: o.op, Message: m.message})
+}
+
+// preflight checks a server before its first step: unreachable, already at
+// target (rule 24), drifted (rule 26).
+func (r *runner) preflight(ctx context.Context, sv *node, m msg) {
+	switch {
+	case m.err != nil:
+		r.set(ctx, sv, State{Name: Failed, Reason: ReasonUnreachable, Message: "not touched: observing before the first step failed: " + m.err.Error()})
+	case !m.obs.Reachable:
+		msg := "not touched: the BMC is unreachable"
+		if err := m.obs.Diagnostics.Err(); err != nil {
+			msg += ": " + err.Error()
+		}
+		r.set(ctx, sv, State{Name: Failed, Reason: ReasonUnreachable, Message: msg})
+	case atTarget(sv.srv, m.obs):
+		r.set(ctx, sv, State{Name: Skipped, Reason: ReasonAtTarget, Message: "already at target"})
+	default:
+		if d := drift(sv.srv, m.obs); d != "" {
+			r.set(ctx, sv, State{Name: Failed, Reason: ReasonDrift, Message: "not touched: drifted since the plan: " + d})
+			return
+		}
+		r.emit(ctx, &Record{Type: recObserved, Server: sv.id, Fingerprint: m.obs.Fingerprint})
+	}
+}
+
+func (r *runner) event(e Event) {
+	e.V = EventVersion
+	e.Time = r.o.Clock.Now().UTC()
+	r.o.Events.Event(e)
+}
+
+// recordEvent turns an applied journal record into its event.
+func (r *runner) recordEvent(rec *Record, old State) {
+	e := Event{Time: rec.Time}
+	switch rec.Type {
+	case recRunStarted:
+		e.Type, e.PlanSHA256, e.By = "apply_started", rec.PlanSHA256, rec.By
+		if r.m.records > 1 {
+			e.Type = "apply_resumed"
+		}
+	case recRunEnded:
+		return
+	case recState:
+		n := r.m.nodes[rec.ID]
+		e.Type = eventType(n.kind, old, n.st)
+		e.ID, e.Kind, e.State, e.Reason, e.Message, e.Until = n.id, n.kind, rec.State, rec.Reason, rec.Message, rec.Until
+		if n.parent != nil {
+			e.Parent = n.parent.id
+		}
+		switch n.kind {
+		case KindScope:
+			e.Counts = n.counts()
+		case KindServer:
+			e.Counts = n.parent.counts()
+		}
+	case recObserved:
+		e.Type, e.Server, e.Message = "server_observed", rec.Server, "no drift"
+	case recStepStarted, recStepDone, recStepFailed, recTaskURI:
+		e.Type = map[string]string{recStepStarted: "step_started", recStepDone: "step_completed", recStepFailed: "step_failed", recTaskURI: "step_task"}[rec.Type]
+		e.Server, e.Op, e.TaskURI = rec.Server, rec.Op, rec.TaskURI
+		e.Message = rec.Message
+		if rec.Error != "" {
+			e.Message = rec.Error
+		}
+		if sv := r.m.servers[rec.Server]; sv != nil {
+			st := sv.sv.status(rec.Op)
+			e.StepKind = st.Kind
+			e.Component = st.Component
+		}
+	case recContinue, recApprove, recStop, recSkip:
+		e.Type = map[string]string{recContinue: "continue_requested", recApprove: "gate_approved", recStop: "stop_requested", recSkip: "skip_requested"}[rec.Type]
+		e.Target, e.By = rec.Target, rec.By
+	default:
+		return
+	}
+	e.V = EventVersion
+	if e.Time.IsZero() {
+		e.Time = r.o.Clock.Now().UTC()
+	}
+	r.o.Events.Event(e)
+}

@@ -1,0 +1,88 @@
+package executor
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// JournalVersion is the journal record schema version ("v"). A reader
+// refuses records of a higher version.
+const JournalVersion = 1
+
+// Record types. See doc.go for the schema.
+const (
+	recRunStarted  = "run_started"
+	recRunEnded    = "run_ended"
+	recState       = "state"
+	recObserved    = "observed"
+	recStepStarted = "step_started"
+	recTaskURI     = "task_uri"
+	recStepDone    = "step_done"
+	recStepFailed  = "step_failed"
+	recContinue    = "continue"
+	recApprove     = "approve"
+	recStop        = "stop"
+	recSkip        = "skip"
+)
+
+// Record is one journal line. Fields are set per Type; unset ones are
+// omitted. Records never hold secrets: provider messages are diagnostics
+// summaries, hook output is not recorded.
+type Record struct {
+	V    int       `json:"v"`
+	Time time.Time `json:"time"`
+	Type string    `json:"type"`
+
+	// run_started, run_ended
+	PlanSHA256 string `json:"plan_sha256,omitempty"`
+	PID        int    `json:"pid,omitempty"`
+	Outcome    string `json:"outcome,omitempty"`
+
+	// state
+	ID      string     `json:"id,omitempty"`
+	State   StateName  `json:"state,omitempty"`
+	Reason  string     `json:"reason,omitempty"`
+	Message string     `json:"message,omitempty"`
+	Until   *time.Time `json:"until,omitempty"`
+
+	// observed, step_*, task_uri
+	Server      string `json:"server,omitempty"`
+	Op          string `json:"op,omitempty"`
+	Kind        string `json:"kind,omitempty"`
+	TaskURI     string `json:"task_uri,omitempty"`
+	Error       string `json:"error,omitempty"`
+	Fingerprint string `json:"fingerprint,omitempty"`
+
+	// continue, approve, stop, skip
+	Target string `json:"target,omitempty"`
+	By     string `json:"by,omitempty"`
+}
+
+func encodeRecord(r *Record) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+func decodeRecord(b []byte) (*Record, error) {
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, err
+	}
+	if r.V < 1 || r.V > JournalVersion {
+		return nil, fmt.Errorf("journal record version %d is not supported (this rackform reads up to %d)", r.V, JournalVersion)
+	}
+	return &r, nil
+}
+
+// crashDebris reports whether a line is what a crash can leave behind
+// (NUL bytes a file system extended the file with), safe to ignore.
+func crashDebris(b []byte) bool {
+	return len(bytes.Trim(b, "\x00 \t\r")) == 0
+}

@@ -1,0 +1,329 @@
+package executor
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
+)
+
+// serverRun is one server's progress through its steps, rebuilt from
+// observed/step_*/task_uri records. The per-server program is: observe
+// (drift, already at target), the plan's steps in order, and when a
+// wait_ready step fails, the role's remediation actions each followed by
+// wait_ready again (rule 30), then power off (compute) and fail.
+type serverRun struct {
+	p *plan.Server
+	// pos maps a plan step Index to its position in p.Steps.
+	pos map[int]int
+	// actions are the remediation actions for the role ("reboot",
+	// "reimage"), reimage only when the plan has a reimage step.
+	actions []string
+
+	observed bool
+	pc       int // position in p.Steps of the next step
+
+	remActive  bool
+	rem        int  // remediation actions begun
+	remWait    bool // the current action finished; wait_ready is next
+	waitPos    int  // position of the wait_ready step being remediated
+	poweredOff bool
+	remErr     string
+
+	failMsg  string
+	warnings []string
+
+	// inflight is the op announced by step_started and not yet finished;
+	// after a crash it is resumed (task URI) or verified, never blindly
+	// repeated.
+	inflight string
+	taskURI  string
+
+	ops   []string // ops in the order first started, for Status
+	steps map[string]*StepStatus
+}
+
+// StepStatus is one operation on a server, for Status.
+type StepStatus struct {
+	Op        string    `json:"op"`
+	Kind      string    `json:"kind"`
+	Component string    `json:"component,omitempty"`
+	State     StateName `json:"state"`
+	Message   string    `json:"message,omitempty"`
+	TaskURI   string    `json:"task_uri,omitempty"`
+	Attempts  int       `json:"attempts,omitempty"`
+}
+
+// defaultRemediation is rule 30 when the plan does not say.
+var defaultRemediation = map[string][]string{
+	"control_plane":       {"reboot"},
+	"control_plane_spare": {"reboot"},
+	"management":          {"reboot", "reimage"},
+	"compute":             {"reimage"},
+}
+
+func newServerRun(p *plan.Server, set plan.Settings) *serverRun {
+	s := &serverRun{p: p, pos: map[int]int{}, steps: map[string]*StepStatus{}}
+	hasReimage := false
+	for i, st := range p.Steps {
+		s.pos[st.Index] = i
+		if st.Kind == plan.StepReimage {
+			hasReimage = true
+		}
+		s.steps[stepOp(st.Index)] = &StepStatus{Op: stepOp(st.Index), Kind: string(st.Kind), Component: st.Component, State: NotStarted}
+		s.ops = append(s.ops, stepOp(st.Index))
+	}
+	s.actions = remediation(set, p.Role, hasReimage)
+	return s
+}
+
+// remediation resolves the actions for the server's role.
+func remediation(set plan.Settings, role string, hasReimage bool) []string {
+	var acts []string
+	if set.Remediation != nil {
+		acts = set.Remediation[role]
+		if acts == nil && isCP(role) {
+			acts = set.Remediation["control_plane"]
+		}
+	} else {
+		acts = defaultRemediation[role]
+	}
+	var out []string
+	for _, a := range acts {
+		if a == "reimage" && !hasReimage {
+			continue // firmware_only plans carry no runtime image to reimage with
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// parseOp splits "step:3", "remedy:1:reimage", "power_off".
+func parseOp(op string) (kind string, n int, action string) {
+	parts := strings.Split(op, ":")
+	switch parts[0] {
+	case "step":
+		if len(parts) == 2 {
+			n, _ = strconv.Atoi(parts[1])
+		}
+		return "step", n, ""
+	case "remedy":
+		if len(parts) == 3 {
+			n, _ = strconv.Atoi(parts[1])
+			return "remedy", n, parts[2]
+		}
+	}
+	return parts[0], 0, ""
+}
+
+func (s *serverRun) status(op string) *StepStatus {
+	st := s.steps[op]
+	if st == nil {
+		st = &StepStatus{Op: op, State: NotStarted}
+		kind, _, action := parseOp(op)
+		switch {
+		case kind == "remedy":
+			st.Kind = action
+		case op == opPowerOff:
+			st.Kind = "power_off"
+		}
+		s.steps[op] = st
+	}
+	return st
+}
+
+func (s *serverRun) apply(r *Record) error {
+	switch r.Type {
+	case recObserved:
+		s.observed = true
+		return nil
+	case recStepStarted:
+		if _, known := s.steps[r.Op]; !known {
+			s.ops = append(s.ops, r.Op)
+		}
+		st := s.status(r.Op)
+		st.State, st.Attempts, st.TaskURI, st.Message = Running, st.Attempts+1, "", ""
+		s.inflight, s.taskURI = r.Op, ""
+		if kind, k, action := parseOp(r.Op); kind == "remedy" && action != "wait_ready" {
+			s.remActive, s.rem, s.remWait = true, k, false
+		}
+		return nil
+	case recTaskURI:
+		s.status(r.Op).TaskURI = r.TaskURI
+		if s.inflight == r.Op {
+			s.taskURI = r.TaskURI
+		}
+		return nil
+	}
+	st := s.status(r.Op)
+	s.inflight, s.taskURI = "", ""
+	kind, n, action := parseOp(r.Op)
+	if r.Type == recStepDone {
+		st.State, st.Message = Completed, r.Message
+		switch {
+		case kind == "step":
+			if i, ok := s.pos[n]; ok {
+				s.pc = i + 1
+			}
+		case kind == "remedy" && action == "wait_ready":
+			s.remActive, s.remWait = false, false
+			s.pc = s.waitPos + 1
+		case kind == "remedy":
+			s.remWait = true
+		case r.Op == opPowerOff:
+			s.poweredOff = true
+		}
+		return nil
+	}
+	// step_failed
+	st.State, st.Message = Failed, r.Error
+	switch {
+	case kind == "step":
+		i, ok := s.pos[n]
+		if !ok {
+			return fmt.Errorf("journal: server %s has no step %d", s.p.Address, n)
+		}
+		switch s.p.Steps[i].Kind {
+		case plan.StepWaitReady:
+			s.remActive, s.rem, s.remWait, s.waitPos, s.remErr = true, 0, false, i, r.Error
+		case plan.StepUncordon:
+			// The server is upgraded and healthy; a node left cordoned is
+			// for the operator (as Nexus documents), not a failure.
+			s.warnings = append(s.warnings, "uncordon failed: "+r.Error+"; uncordon the node by hand")
+			s.pc = i + 1
+		default:
+			s.failMsg = fmt.Sprintf("step %d (%s) failed: %s", n, stepLabel(s.p.Steps[i]), r.Error)
+		}
+	case kind == "remedy":
+		s.remWait = false
+		s.remErr = r.Error
+	case r.Op == opPowerOff:
+		s.poweredOff = true
+		s.warnings = append(s.warnings, "power off failed: "+r.Error)
+	}
+	return nil
+}
+
+func stepLabel(st plan.Step) string {
+	if st.Component != "" {
+		return string(st.Kind) + " " + st.Component
+	}
+	return string(st.Kind)
+}
+
+// stepFor returns the plan step an op runs (nil for power_off).
+func (s *serverRun) stepFor(op string) *plan.Step {
+	kind, n, action := parseOp(op)
+	switch kind {
+	case "step":
+		if i, ok := s.pos[n]; ok {
+			return &s.p.Steps[i]
+		}
+	case "remedy":
+		switch action {
+		case "wait_ready":
+			return &s.p.Steps[s.waitPos]
+		case "reimage":
+			for i := range s.p.Steps {
+				if s.p.Steps[i].Kind == plan.StepReimage {
+					return &s.p.Steps[i]
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// matches reports whether component c is selected by m.
+func matches(m providers.Match, c providers.Component) bool {
+	switch {
+	case m.SoftwareID != "":
+		return c.SoftwareID == m.SoftwareID
+	case m.ID != "":
+		return c.ID == m.ID
+	case m.NamePattern != "":
+		ok, _ := path.Match(m.NamePattern, c.Name)
+		return ok
+	}
+	return false
+}
+
+// hasVersion reports whether obs shows the component of step st at its
+// target version. Equality is exact: the planner wrote the version the BMC
+// reports *(choice: no scheme-aware comparison at apply time)*.
+func hasVersion(st *plan.Step, obs *providers.Observation) bool {
+	if st == nil || st.Version == "" || obs == nil {
+		return false
+	}
+	m := providers.Match{}
+	if st.Match != nil {
+		m = *st.Match
+	}
+	for _, c := range obs.Components {
+		if matches(m, c) {
+			return c.Version == st.Version
+		}
+	}
+	return false
+}
+
+// atTarget reports whether every versioned step is already satisfied
+// (rule 24). A server with no versioned step is never "at target".
+func atTarget(p *plan.Server, obs *providers.Observation) bool {
+	n := 0
+	for i := range p.Steps {
+		st := &p.Steps[i]
+		if st.Version == "" || (st.Kind != plan.StepUpdate && st.Kind != plan.StepReimage) {
+			continue
+		}
+		n++
+		if !hasVersion(st, obs) {
+			return false
+		}
+	}
+	return n > 0
+}
+
+// drift describes what changed between the plan's observation and now
+// (rule 26), or "" when nothing did.
+func drift(p *plan.Server, obs *providers.Observation) string {
+	if p.Fingerprint == "" || obs.Fingerprint == p.Fingerprint {
+		return ""
+	}
+	var diffs []string
+	before := map[string]providers.Component{}
+	for _, c := range p.Observed.Components {
+		before[c.ID] = c
+	}
+	now := map[string]bool{}
+	for _, c := range obs.Components {
+		now[c.ID] = true
+		b, ok := before[c.ID]
+		switch {
+		case !ok:
+			diffs = append(diffs, fmt.Sprintf("%s %s appeared", c.ID, c.Version))
+		case b.Version != c.Version:
+			diffs = append(diffs, fmt.Sprintf("%s %s → %s", c.ID, b.Version, c.Version))
+		}
+	}
+	for _, c := range p.Observed.Components {
+		if !now[c.ID] {
+			diffs = append(diffs, fmt.Sprintf("%s %s disappeared", c.ID, c.Version))
+		}
+	}
+	if p.Observed.PowerState != "" && obs.PowerState != p.Observed.PowerState {
+		diffs = append(diffs, fmt.Sprintf("power %s → %s", p.Observed.PowerState, obs.PowerState))
+	}
+	if p.Observed.Health != "" && obs.Health != p.Observed.Health {
+		diffs = append(diffs, fmt.Sprintf("health %s → %s", p.Observed.Health, obs.Health))
+	}
+	slices.Sort(diffs)
+	if len(diffs) == 0 {
+		return fmt.Sprintf("fingerprint %s → %s", short(p.Fingerprint), short(obs.Fingerprint))
+	}
+	return strings.Join(diffs, ", ")
+}

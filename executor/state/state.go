@@ -1,0 +1,473 @@
+// Package state holds the executor's state backends: Dir, the local
+// directory (default .rackform/), and Memory, for tests. Both implement
+// executor.Backend.
+package state
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"syscall"
+
+	"github.com/rackform/rackform/executor"
+)
+
+// DefaultDir is the state directory apply uses unless told otherwise.
+const DefaultDir = ".rackform"
+
+// Dir is the local state backend:
+//
+//	DIR/plans/<sha>.json      plan files by SHA-256
+//	DIR/current               the SHA of the plan applied last
+//	DIR/journal/<sha>.jsonl   one journal per plan, one record a line
+//	DIR/lock.json             the lock holder, while held
+//
+// Appends take an exclusive flock on the journal file, so control records
+// from other processes interleave with a running apply line by line, and
+// are fsynced before Append returns. A torn last line (a writer that died
+// mid-write; it held the flock) is cut off by the next append.
+type Dir struct {
+	path string
+
+	mu    sync.Mutex
+	files map[string]*os.File
+}
+
+var _ executor.Backend = (*Dir)(nil)
+
+// Open opens (creating) the state directory at path.
+func Open(path string) (*Dir, error) {
+	for _, d := range []string{path, filepath.Join(path, "plans"), filepath.Join(path, "journal")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("state directory %s: %w", path, err)
+		}
+	}
+	return &Dir{path: path, files: map[string]*os.File{}}, nil
+}
+
+// Close closes cached journal files.
+func (d *Dir) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var errs []error
+	for k, f := range d.files {
+		errs = append(errs, f.Close())
+		delete(d.files, k)
+	}
+	return errors.Join(errs...)
+}
+
+func checkSHA(sha string) error {
+	if len(sha) < 8 || len(sha) > 128 {
+		return fmt.Errorf("invalid plan SHA %q", sha)
+	}
+	for _, c := range sha {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return fmt.Errorf("invalid plan SHA %q", sha)
+		}
+	}
+	return nil
+}
+
+// writeFile writes atomically: temp file, fsync, rename, fsync directory.
+func writeFile(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+// SavePlan implements executor.Backend.
+func (d *Dir) SavePlan(_ context.Context, sha string, file []byte) error {
+	if err := checkSHA(sha); err != nil {
+		return err
+	}
+	p := filepath.Join(d.path, "plans", sha+".json")
+	if old, err := os.ReadFile(p); err != nil || !bytes.Equal(old, file) {
+		if err := writeFile(p, file); err != nil {
+			return fmt.Errorf("saving plan %s: %w", sha, err)
+		}
+	}
+	return writeFile(filepath.Join(d.path, "current"), []byte(sha+"\n"))
+}
+
+// LoadPlan implements executor.Backend.
+func (d *Dir) LoadPlan(_ context.Context, sha string) ([]byte, error) {
+	if err := checkSHA(sha); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(filepath.Join(d.path, "plans", sha+".json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("plan %s: %w", sha, executor.ErrNotFound)
+	}
+	return b, err
+}
+
+// CurrentPlan implements executor.Backend.
+func (d *Dir) CurrentPlan(context.Context) (string, error) {
+	b, err := os.ReadFile(filepath.Join(d.path, "current"))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("no plan has been applied in %s: %w", d.path, executor.ErrNotFound)
+	}
+	if err != nil {
+		return "", err
+	}
+	return string(bytes.TrimSpace(b)), nil
+}
+
+func (d *Dir) journal(sha string) (*os.File, error) {
+	if err := checkSHA(sha); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if f := d.files[sha]; f != nil {
+		return f, nil
+	}
+	p := filepath.Join(d.path, "journal", sha+".jsonl")
+	_, statErr := os.Stat(p)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if errors.Is(statErr, os.ErrNotExist) {
+		if err := syncDir(filepath.Dir(p)); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	d.files[sha] = f
+	return f, nil
+}
+
+// Append implements executor.Backend. The position is the byte offset just
+// past the record's newline.
+func (d *Dir) Append(_ context.Context, sha string, record []byte) (int64, error) {
+	if bytes.IndexByte(record, '\n') >= 0 {
+		return 0, errors.New("a journal record must be one line")
+	}
+	f, err := d.journal(sha)
+	if err != nil {
+		return 0, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return 0, fmt.Errorf("locking the journal: %w", err)
+	}
+	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	end, err := repairTail(f)
+	if err != nil {
+		return 0, fmt.Errorf("journal %s: %w", sha, err)
+	}
+	line := make([]byte, 0, len(record)+1)
+	line = append(append(line, record...), '\n')
+	if _, err := f.WriteAt(line, end); err != nil {
+		return 0, fmt.Errorf("journal %s: %w", sha, err)
+	}
+	if err := f.Sync(); err != nil {
+		return 0, fmt.Errorf("journal %s: fsync: %w", sha, err)
+	}
+	return end + int64(len(line)), nil
+}
+
+// repairTail cuts a torn last line off and returns the end offset.
+func repairTail(f *os.File) (int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	size := fi.Size()
+	if size == 0 {
+		return 0, nil
+	}
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], size-1); err != nil {
+		return 0, err
+	}
+	if last[0] == '\n' {
+		return size, nil
+	}
+	// Find the last newline before the torn record.
+	end := int64(0)
+	buf := make([]byte, 4096)
+	for off := size; off > 0; {
+		n := min(int64(len(buf)), off)
+		off -= n
+		if _, err := f.ReadAt(buf[:n], off); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			end = off + int64(i) + 1
+			break
+		}
+	}
+	if err := f.Truncate(end); err != nil {
+		return 0, err
+	}
+	return end, f.Sync()
+}
+
+// Read implements executor.Backend.
+func (d *Dir) Read(_ context.Context, sha string, after int64) ([]executor.Entry, error) {
+	if err := checkSHA(sha); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(d.path, "journal", sha+".jsonl"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	start := max(after, 0)
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() <= start {
+		return nil, nil
+	}
+	buf := make([]byte, fi.Size()-start)
+	if _, err := f.ReadAt(buf, start); err != nil {
+		return nil, err
+	}
+	return splitLines(buf, start), nil
+}
+
+// splitLines returns the complete lines of buf; a trailing partial line is
+// torn or still being written and is left out.
+func splitLines(buf []byte, base int64) []executor.Entry {
+	var out []executor.Entry
+	off := 0
+	for {
+		i := bytes.IndexByte(buf[off:], '\n')
+		if i < 0 {
+			return out
+		}
+		line := buf[off : off+i]
+		off += i + 1
+		if len(bytes.TrimSpace(line)) > 0 {
+			out = append(out, executor.Entry{Pos: base + int64(off), Data: line})
+		}
+	}
+}
+
+func (d *Dir) lockPath() string { return filepath.Join(d.path, "lock.json") }
+
+// Lock implements executor.Backend: the lock file is written whole and
+// then hard-linked into place, which fails if it exists.
+func (d *Dir) Lock(_ context.Context, info executor.LockInfo) error {
+	b, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(d.path, ".lock-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	tmp.Close()
+	if err := os.Link(tmp.Name(), d.lockPath()); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			h, herr := d.LockHolder(context.Background())
+			if herr != nil {
+				return fmt.Errorf("the state is locked and the lock file is unreadable (%v); remove %s if no apply is running", herr, d.lockPath())
+			}
+			return &executor.LockedError{Holder: *h}
+		}
+		return err
+	}
+	return syncDir(d.path)
+}
+
+// Unlock implements executor.Backend.
+func (d *Dir) Unlock(ctx context.Context, id string) error {
+	h, err := d.LockHolder(ctx)
+	if err != nil {
+		return err
+	}
+	if h.ID != id {
+		return fmt.Errorf("the lock is held by %s with ID %s, not %s", h.Who, h.ID, id)
+	}
+	if err := os.Remove(d.lockPath()); err != nil {
+		return err
+	}
+	return syncDir(d.path)
+}
+
+// LockHolder implements executor.Backend.
+func (d *Dir) LockHolder(context.Context) (*executor.LockInfo, error) {
+	b, err := os.ReadFile(d.lockPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, executor.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	var h executor.LockInfo
+	if err := json.Unmarshal(b, &h); err != nil {
+		return nil, fmt.Errorf("lock file %s: %w", d.lockPath(), err)
+	}
+	return &h, nil
+}
+
+// Memory is an in-memory Backend for tests and benchmarks. Positions are
+// byte offsets as in Dir, so journal sizes are comparable.
+type Memory struct {
+	mu       sync.Mutex
+	plans    map[string][]byte
+	current  string
+	journals map[string][]executor.Entry
+	lock     *executor.LockInfo
+}
+
+var _ executor.Backend = (*Memory)(nil)
+
+// NewMemory returns an empty Memory backend.
+func NewMemory() *Memory {
+	return &Memory{plans: map[string][]byte{}, journals: map[string][]executor.Entry{}}
+}
+
+// SavePlan implements executor.Backend.
+func (m *Memory) SavePlan(_ context.Context, sha string, file []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.plans[sha] = bytes.Clone(file)
+	m.current = sha
+	return nil
+}
+
+// LoadPlan implements executor.Backend.
+func (m *Memory) LoadPlan(_ context.Context, sha string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.plans[sha]
+	if !ok {
+		return nil, executor.ErrNotFound
+	}
+	return bytes.Clone(b), nil
+}
+
+// CurrentPlan implements executor.Backend.
+func (m *Memory) CurrentPlan(context.Context) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.current == "" {
+		return "", executor.ErrNotFound
+	}
+	return m.current, nil
+}
+
+// Append implements executor.Backend.
+func (m *Memory) Append(_ context.Context, sha string, record []byte) (int64, error) {
+	if bytes.IndexByte(record, '\n') >= 0 {
+		return 0, errors.New("a journal record must be one line")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	j := m.journals[sha]
+	var end int64
+	if len(j) > 0 {
+		end = j[len(j)-1].Pos
+	}
+	pos := end + int64(len(record)) + 1
+	m.journals[sha] = append(j, executor.Entry{Pos: pos, Data: bytes.Clone(record)})
+	return pos, nil
+}
+
+// Read implements executor.Backend.
+func (m *Memory) Read(_ context.Context, sha string, after int64) ([]executor.Entry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	j := m.journals[sha]
+	i := sort.Search(len(j), func(i int) bool { return j[i].Pos > after })
+	return append([]executor.Entry(nil), j[i:]...), nil
+}
+
+// Size is the journal's size in bytes.
+func (m *Memory) Size(sha string) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	j := m.journals[sha]
+	if len(j) == 0 {
+		return 0
+	}
+	return j[len(j)-1].Pos
+}
+
+// Lock implements executor.Backend.
+func (m *Memory) Lock(_ context.Context, info executor.LockInfo) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lock != nil {
+		return &executor.LockedError{Holder: *m.lock}
+	}
+	h := info
+	m.lock = &h
+	return nil
+}
+
+// Unlock implements executor.Backend.
+func (m *Memory) Unlock(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lock == nil {
+		return executor.ErrNotFound
+	}
+	if m.lock.ID != id {
+		return fmt.Errorf("the lock is held by %s with ID %s, not %s", m.lock.Who, m.lock.ID, id)
+	}
+	m.lock = nil
+	return nil
+}
+
+// LockHolder implements executor.Backend.
+func (m *Memory) LockHolder(context.Context) (*executor.LockInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lock == nil {
+		return nil, executor.ErrNotFound
+	}
+	h := *m.lock
+	return &h, nil
+}
