@@ -25,6 +25,8 @@ const (
 
 // Apply implements providers.Provider.
 func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*providers.Progress) error) (*providers.ApplyResult, providers.Diagnostics) {
+	ctx, done := p.call(ctx)
+	defer done()
 	b, cfg, err := p.bmcFor(req.Target)
 	if err != nil {
 		return nil, p.fail(req.Target, "Cannot apply step", err)

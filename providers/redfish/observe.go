@@ -32,6 +32,8 @@ func (p *Provider) Observe(ctx context.Context, req *providers.ObserveRequest, f
 		conc = req.Concurrency
 	}
 	conc = min(conc, len(req.Targets))
+	ctx, done := p.call(ctx)
+	defer done()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 

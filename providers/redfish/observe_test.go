@@ -160,6 +160,16 @@ func TestObserveBasicAuthFallback(t *testing.T) {
 	}
 }
 
+// TestObserveInsecure: without a CA bundle the self-signed BMC is refused
+// (TestObserveFailures), with an explicit insecure = true it is read.
+func TestObserveInsecure(t *testing.T) {
+	m := newMockupServer(t, "csm/DL325")
+	p := configure(t, Options{}, map[string]any{"insecure": true})
+	if o := observeAll(t, p, providers.Target{Name: "s", Endpoint: m.URL})[0]; !o.Reachable {
+		t.Fatalf("insecure = true: %v", o.Diagnostics.Err())
+	}
+}
+
 func TestObserveFailures(t *testing.T) {
 	m := newMockupServer(t, "dmtf/public-rackmount1")
 	cases := []struct {

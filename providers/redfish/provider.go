@@ -7,6 +7,7 @@ package redfish
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -43,7 +44,11 @@ type Provider struct {
 	base  http.RoundTripper
 
 	mu    sync.Mutex
-	cfg   config
+	// stop is cancelled by Stop: every Observe, Apply and Task call derives
+	// from it, so Stop ends work in flight before deleting sessions.
+	stop       context.Context
+	stopCancel context.CancelFunc
+	cfg        config
 	tr    *transport
 	owned *http.Transport // the transport Configure built, closed on Stop
 	bmcs  map[string]bmc
@@ -55,6 +60,7 @@ var _ providers.Provider = (*Provider)(nil)
 // Apply or Task.
 func New(opts Options) *Provider {
 	p := &Provider{log: opts.Logger, clock: opts.Clock, base: opts.Transport, bmcs: map[string]bmc{}}
+	p.stop, p.stopCancel = context.WithCancel(context.Background())
 	if p.log == nil {
 		p.log = hclog.NewNullLogger()
 	}
@@ -115,8 +121,24 @@ func (p *Provider) Stop(ctx context.Context) providers.Diagnostics {
 	p.mu.Lock()
 	old, owned := p.bmcs, p.owned
 	p.bmcs, p.owned = map[string]bmc{}, nil
+	p.stopCancel()
+	// A stopped provider may be configured and used again.
+	p.stop, p.stopCancel = context.WithCancel(context.Background())
 	p.mu.Unlock()
 	return p.closeAll(ctx, old, owned)
+}
+
+// errStopped is the cause of contexts ended by Stop.
+var errStopped = errors.New("the provider was stopped")
+
+// call derives a call's context from ctx that Stop also ends.
+func (p *Provider) call(ctx context.Context) (context.Context, context.CancelFunc) {
+	p.mu.Lock()
+	stop := p.stop
+	p.mu.Unlock()
+	ctx, cancel := context.WithCancelCause(ctx)
+	unhook := context.AfterFunc(stop, func() { cancel(errStopped) })
+	return ctx, func() { unhook(); cancel(nil) }
 }
 
 func (p *Provider) closeAll(ctx context.Context, bmcs map[string]bmc, owned *http.Transport) providers.Diagnostics {

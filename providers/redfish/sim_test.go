@@ -447,3 +447,47 @@ func TestFaultMatrix(t *testing.T) {
 		})
 	}
 }
+
+// TestStopEndsWorkInFlight: Stop interrupts a step waiting on a hung task
+// and still deletes the session.
+func TestStopEndsWorkInFlight(t *testing.T) {
+	env := startSim(t, sim.Options{}, []sim.BMCSpec{{Name: "c01", Profile: sim.ProfileDMTF, PowerOn: true}}, nil, Options{})
+	if err := env.fleet.SetFault("c01", sim.Fault{Kind: sim.FaultTaskHang}); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	type out struct {
+		d providers.Diagnostics
+	}
+	done := make(chan out)
+	go func() {
+		_, d := env.p.Apply(context.Background(), &providers.ApplyRequest{Target: env.targets["c01"],
+			Step: providers.Step{Kind: providers.StepUpdate, ImageURI: "http://127.0.0.1:9/bios-3.0.bin", Timeout: time.Hour}},
+			func(p *providers.Progress) error {
+				if p.TaskURI != "" {
+					select {
+					case <-started:
+					default:
+						close(started)
+					}
+				}
+				return nil
+			})
+		done <- out{d}
+	}()
+	<-started
+	if d := env.p.Stop(context.Background()); d.HasErrors() {
+		t.Fatal(d.Err())
+	}
+	select {
+	case o := <-done:
+		if !o.d.HasErrors() || !strings.Contains(o.d.Err().Error(), "interrupted") {
+			t.Errorf("Apply after Stop: %v", o.d.Err())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Apply still running 5s after Stop")
+	}
+	if st := env.fleet.Stats("c01"); st.SessionsOpen != 0 {
+		t.Errorf("%d sessions open after Stop", st.SessionsOpen)
+	}
+}

@@ -12,6 +12,8 @@ import (
 
 // Task implements providers.Provider: one poll of a task monitor.
 func (p *Provider) Task(ctx context.Context, req *providers.TaskRequest) (*providers.TaskStatus, providers.Diagnostics) {
+	ctx, done := p.call(ctx)
+	defer done()
 	b, _, err := p.bmcFor(req.Target)
 	if err != nil {
 		return nil, p.fail(req.Target, "Cannot poll task", err)
