@@ -43,15 +43,15 @@ type Provider struct {
 	clock Clock
 	base  http.RoundTripper
 
-	mu    sync.Mutex
+	mu sync.Mutex
 	// stop is cancelled by Stop: every Observe, Apply and Task call derives
 	// from it, so Stop ends work in flight before deleting sessions.
 	stop       context.Context
 	stopCancel context.CancelFunc
 	cfg        config
-	tr    *transport
-	owned *http.Transport // the transport Configure built, closed on Stop
-	bmcs  map[string]bmc
+	tr         *transport
+	owned      *http.Transport // the transport Configure built, closed on Stop
+	bmcs       map[string]bmc
 }
 
 var _ providers.Provider = (*Provider)(nil)
