@@ -2,6 +2,7 @@ package redfish
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,6 +24,9 @@ type mockupServer struct {
 	password string
 	// noSessions makes session creation 405, as on BMCs without a session service.
 	noSessions bool
+	// echoLogin makes session creation fail with the request body echoed
+	// in the error, as careless BMCs do: the password comes back.
+	echoLogin bool
 
 	requests atomic.Int64
 	mu       sync.Mutex
@@ -72,6 +76,11 @@ func (m *mockupServer) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodPost && p == "/redfish/v1/SessionService/Sessions":
 		if m.noSessions {
 			http.Error(w, `{"error":{"message":"not allowed"}}`, http.StatusMethodNotAllowed)
+			return
+		}
+		if m.echoLogin {
+			body, _ := io.ReadAll(r.Body)
+			http.Error(w, `{"error":{"code":"Base.1.8.MalformedJSON","message":"cannot parse `+strings.ReplaceAll(string(body), `"`, `'`)+`"}}`, http.StatusBadRequest)
 			return
 		}
 		var body struct{ UserName, Password string }

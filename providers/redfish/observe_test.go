@@ -205,6 +205,20 @@ func TestObserveFailures(t *testing.T) {
 	}
 }
 
+// TestPasswordEchoedByBMC: a BMC that quotes the login body in its error
+// must not get the password into a diagnostic.
+func TestPasswordEchoedByBMC(t *testing.T) {
+	m := newMockupServer(t, "csm/Gigabyte")
+	m.echoLogin = true
+	var logs bytes.Buffer
+	p := configure(t, Options{Logger: testLogger(&logs)}, map[string]any{"ca_bundle": caPEM(m)})
+	o := observeAll(t, p, providers.Target{Name: "s", Endpoint: m.URL})[0]
+	if o.Reachable || !strings.Contains(o.Diagnostics.Err().Error(), "cannot parse") {
+		t.Fatalf("want the BMC's error, got %+v", o)
+	}
+	assertNoSecret(t, o.Diagnostics.Err().Error()+logs.String(), testPassword)
+}
+
 func assertNoSecret(t *testing.T, text string, secrets ...string) {
 	t.Helper()
 	for _, s := range secrets {
