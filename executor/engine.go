@@ -689,7 +689,9 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 			r.set(ctx, sc, st)
 		} else {
 			r.startServers(ctx, sc)
-			if s.notStarted == 0 && s.running == 0 {
+			if s.notStarted == 0 && s.running == 0 && s.eligible() == 0 {
+				r.set(ctx, sc, State{Name: Skipped, Reason: ReasonEmpty, Message: "no eligible servers left (rule 9)"})
+			} else if s.notStarted == 0 && s.running == 0 {
 				msg := fmt.Sprintf("%d succeeded", s.succeeded)
 				if s.failed > 0 {
 					msg += fmt.Sprintf(", %d failed: %s", s.failed, strings.Join(r.failedServers(sc), ", "))

@@ -68,7 +68,7 @@ func (s *JSONSink) Event(e Event) {
 func verb(old, new State) string {
 	switch new.Name {
 	case Running:
-		if old.Name == Paused || old.Name == Stopped || old.Name == Stopping || old.Name == Pending {
+		if old.Name == Paused || old.Name == Stopped || old.Name == Stopping {
 			return "resumed"
 		}
 		return "started"

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rackform/rackform/providers"
 )
@@ -38,6 +39,7 @@ type Call struct {
 	Kind      providers.StepKind
 	Component string
 	ResetType string
+	Timeout   time.Duration
 }
 
 // Provider is a scripted fake provider keyed by target name (the plan
@@ -190,7 +192,7 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 	}
 	s.applies++
 	n := s.applies
-	p.calls = append(p.calls, Call{Server: name, Kind: req.Step.Kind, Component: req.Step.Component, ResetType: req.Step.ResetType})
+	p.calls = append(p.calls, Call{Server: name, Kind: req.Step.Kind, Component: req.Step.Component, ResetType: req.Step.ResetType, Timeout: req.Step.Timeout})
 	hang := s.script.HangApply == n
 	hangCh, startedCh := p.hangs[name], p.started[name]
 	fail := s.script.FailApply == n || (s.script.FailKind != "" && s.script.FailKind == req.Step.Kind)
