@@ -188,7 +188,7 @@ func TestStepsEveryProfile(t *testing.T) {
 				env.mustApply(t, "c01", providers.Step{Kind: providers.StepUpdate, Component: "NIC", ImageURI: images.URL + "/nic-22.1.bin"})
 			} else {
 				// Firmware pushed from a local file (streamed, multipart where offered).
-				env.mustApply(t, "c01", providers.Step{Kind: providers.StepUpdate, Component: "NIC", ImageURI: nicImage, Method: MethodPush})
+				env.mustApply(t, "c01", providers.Step{Kind: providers.StepUpdate, Component: "NIC", ImageURI: nicImage, Method: MethodPush, ApplyTime: "Immediate"})
 				if st := env.fleet.Stats("c01"); st.PushBytes < 100_000 {
 					t.Errorf("the BMC received %d image bytes, want the whole 100000-byte image", st.PushBytes)
 				}
