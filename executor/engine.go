@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rackform/rackform/planner/plan"
@@ -128,6 +129,8 @@ type runner struct {
 	ready    []*node
 	skipsAt  int
 
+	workers sync.WaitGroup
+
 	graceful bool
 	changed  bool
 	deadline time.Time
@@ -197,7 +200,26 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	if r.err != nil {
 		return Outcome{}, r.err
 	}
-	return r.loop(ctx, hard)
+	out, err := r.loop(ctx, hard)
+	r.waitWorkers()
+	return out, err
+}
+
+// waitWorkers waits for worker goroutines, whose contexts are cancelled
+// once Run stops, so no provider call of this Run outlives it (a resume in
+// the same process must not race an old call). Providers honour ctx; the
+// bound only guards against one that does not.
+func (r *runner) waitWorkers() {
+	done := make(chan struct{})
+	go func() {
+		r.workers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		r.o.Logger.Error("provider calls did not return after the apply stopped")
+	}
 }
 
 func randomID() string {

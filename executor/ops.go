@@ -192,7 +192,12 @@ func (r *runner) launch(ctx context.Context, o *opRun) {
 	}
 	opCtx, cancel := context.WithCancel(ctx)
 	o.cancel = cancel
+	r.workers.Add(1)
 	go func() {
+		defer r.workers.Done()
+		if opCtx.Err() != nil {
+			return // stopped at once before the call began
+		}
 		m := r.work(opCtx, o)
 		select {
 		case r.msgs <- m:

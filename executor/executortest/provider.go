@@ -184,6 +184,10 @@ func (p *Provider) Observe(ctx context.Context, req *providers.ObserveRequest, f
 // Apply implements providers.Provider.
 func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*providers.Progress) error) (*providers.ApplyResult, providers.Diagnostics) {
 	name := req.Target.Name
+	if err := ctx.Err(); err != nil {
+		// As over gRPC: a call with a cancelled context never reaches the BMC.
+		return nil, providers.Errorf(name, "cancelled", err.Error())
+	}
 	p.mu.Lock()
 	s := p.servers[name]
 	if s == nil {
