@@ -897,10 +897,16 @@ func (r *runner) outcome() (Outcome, bool) {
 func (r *runner) why(s StateName) string {
 	var out []string
 	for _, n := range r.m.order {
-		if n.st.Name != s || n.kind == KindRun || n.kind == KindStage || n.kind == KindGroup || n.kind == KindPhase {
+		if n.st.Name != s {
 			continue
 		}
-		if n.kind == KindCluster && n.st.Reason == ReasonThreshold {
+		switch n.kind {
+		case KindScope, KindPause, KindGate, KindWait:
+		case KindCluster:
+			if n.st.Reason != ReasonWindow {
+				continue
+			}
+		default:
 			continue
 		}
 		out = append(out, n.id+": "+n.st.String()+" "+n.st.Message)
