@@ -21,6 +21,9 @@ import (
 //	req/server  k, HTTP requests per server (from the provider's count)
 //	bound-s     the latency lower bound ceil(N/C)·k·L (L > 0 only)
 //	x-bound     wall time / bound
+//	warm-*      the same for a second Observe on the same provider, which
+//	            reuses sessions and discovered links (what apply's re-observe
+//	            before each server pays)
 //
 // The 10,000-BMC cases take about a minute: run them with -benchtime=1x.
 func BenchmarkObserve(b *testing.B) {
@@ -61,8 +64,8 @@ func benchObserve(b *testing.B, n int, lat time.Duration, conc int) {
 	cfg, _ := json.Marshal(map[string]any{"username": testUser, "password": testPassword, "ca_bundle": string(f.CACertPEM()),
 		"concurrency": conc, "timeout": "60s"})
 
-	var wall time.Duration
-	var requests int64
+	var wall, warmWall time.Duration
+	var requests, warmRequests int64
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
@@ -87,9 +90,20 @@ func benchObserve(b *testing.B, n int, lat time.Duration, conc int) {
 		if d.HasErrors() || unreachable > 0 {
 			b.Fatalf("observe: %v; %d unreachable", d.Err(), unreachable)
 		}
+		cold := int64(0)
 		for _, t := range targets {
-			requests += p.RequestCount(t.Endpoint)
+			cold += p.RequestCount(t.Endpoint)
 		}
+		requests += cold
+		start = time.Now()
+		if d := p.Observe(ctx, &providers.ObserveRequest{Targets: targets}, func(*providers.Observation) error { return nil }); d.HasErrors() {
+			b.Fatal(d.Err())
+		}
+		warmWall += time.Since(start)
+		for _, t := range targets {
+			warmRequests += p.RequestCount(t.Endpoint)
+		}
+		warmRequests -= cold
 		p.Stop(ctx)
 		b.StartTimer()
 	}
@@ -98,9 +112,15 @@ func benchObserve(b *testing.B, n int, lat time.Duration, conc int) {
 	k := float64(requests) / float64(b.N) / float64(n)
 	b.ReportMetric(perObserve, "s/observe")
 	b.ReportMetric(k, "req/server")
+	warmPer := warmWall.Seconds() / float64(b.N)
+	warmK := float64(warmRequests) / float64(b.N) / float64(n)
+	b.ReportMetric(warmPer, "warm-s/observe")
+	b.ReportMetric(warmK, "warm-req/server")
 	if lat > 0 {
 		bound := math.Ceil(float64(n)/float64(conc)) * k * lat.Seconds()
 		b.ReportMetric(bound, "bound-s")
 		b.ReportMetric(perObserve/bound, "x-bound")
+		warmBound := math.Ceil(float64(n)/float64(conc)) * warmK * lat.Seconds()
+		b.ReportMetric(warmPer/warmBound, "warm-x-bound")
 	}
 }
