@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -165,25 +166,7 @@ cluster "c" {
 
 // TestInventoryCSV10000 generates a 10,000-server inventory and loads it
 // through csvdecode and for_each, the way large fleets are described.
-func TestInventoryCSV10000(t *testing.T) {
-	const racks, perRack = 100, 100
-	var b strings.Builder
-	b.WriteString("name,rack,bmc,role\n")
-	for r := 1; r <= racks; r++ {
-		for s := 1; s <= perRack; s++ {
-			role := "compute"
-			switch {
-			case s == 1 && r <= 3:
-				role = "control_plane"
-			case s == 1 && r == 4:
-				role = "control_plane_spare"
-			case s == 2:
-				role = "management"
-			}
-			fmt.Fprintf(&b, "r%03d-s%03d,r%03d,https://127.%d.%d.%d:8443,%s\n", r, s, r, r/256+1, r%256, s, role)
-		}
-	}
-	src := relSrc + `
+const inventorySrc = relSrc + `
 locals {
   inventory = csvdecode(file("inventory.csv"))
   by_rack   = { for s in local.inventory : s.rack => s... }
@@ -200,10 +183,32 @@ cluster "big" {
   }
 }
 `
-	writeConfig(t, map[string]string{"main.rf.hcl": src})
-	if err := os.WriteFile("inventory.csv", []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
+
+// inventoryCSV returns racks×perRack servers with a valid control-plane
+// placement.
+func inventoryCSV(racks, perRack int) string {
+	var b strings.Builder
+	b.WriteString("name,rack,bmc,role\n")
+	for r := 1; r <= racks; r++ {
+		for s := 1; s <= perRack; s++ {
+			role := "compute"
+			switch {
+			case s == 1 && r <= 3:
+				role = "control_plane"
+			case s == 1 && r == 4:
+				role = "control_plane_spare"
+			case s == 2:
+				role = "management"
+			}
+			fmt.Fprintf(&b, "r%03d-s%03d,r%03d,https://127.%d.%d.%d:8443,%s\n", r, s, r, r/256+1, r%256, s, role)
+		}
 	}
+	return b.String()
+}
+
+func TestInventoryCSV10000(t *testing.T) {
+	const racks, perRack = 100, 100
+	writeConfig(t, map[string]string{"main.rf.hcl": inventorySrc, "inventory.csv": inventoryCSV(racks, perRack)})
 	start := time.Now()
 	l := NewLoader(LoadOptions{})
 	cfg, diags := l.Load(".")
@@ -226,4 +231,23 @@ cluster "big" {
 		t.Errorf("lookup r042-s007 = %+v", s)
 	}
 	t.Logf("loaded %d servers in %s", len(servers), elapsed)
+}
+
+// BenchmarkLoad measures loading a CSV inventory of 100 to 10,000 servers.
+func BenchmarkLoad(b *testing.B) {
+	for _, n := range []int{400, 1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			dir := b.TempDir()
+			for name, src := range map[string]string{"main.rf.hcl": inventorySrc, "inventory.csv": inventoryCSV(n/100, 100)} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for b.Loop() {
+				if _, diags := NewLoader(LoadOptions{}).Load(dir); diags.HasErrors() {
+					b.Fatal(diags)
+				}
+			}
+		})
+	}
 }

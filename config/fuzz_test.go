@@ -30,12 +30,15 @@ func FuzzLoad(f *testing.F) {
 		f.Add([]byte(all.String()))
 	}
 	f.Add([]byte(base))
+	// One directory per worker process, rewritten for each input: inputs
+	// run one at a time in a worker, and a fresh TempDir per input costs
+	// more than loading does.
+	dir := f.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "inventory.csv"), inventory, 0o644); err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, "main"+FileSuffix), src, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "inventory.csv"), inventory, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		l := NewLoader(LoadOptions{Getenv: func(string) string { return "fuzz-secret" }})
