@@ -312,7 +312,7 @@ func overlapsAny(r hcl.Range, rs []hcl.Range) bool {
 func (s *loadState) declare(d *decl) hcl.Diagnostics {
 	key := d.addr()
 	if first, ok := s.decls[key]; ok {
-		what := "A " + d.kind + " named " + quote(d.name)
+		what := "A " + kindNoun(d.kind) + " named " + quote(d.name)
 		switch d.kind {
 		case kindLocal:
 			what = "A local value named " + quote(d.name)

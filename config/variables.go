@@ -309,22 +309,18 @@ func (s *loadState) readVarFile(path string) ([]*hcl.Attribute, hcl.Diagnostics)
 }
 
 // parseInput turns an input into a value. Like Terraform, a raw string
-// (-var, environment) is taken literally for a primitive type and parsed
-// as an HCL expression otherwise, so lists and maps can be passed.
+// (-var, environment) is taken literally for a primitive or unconstrained
+// type and parsed as an HCL expression for collection and structural
+// types, so lists and maps can be passed.
 func parseInput(v *Variable, in inputValue) (cty.Value, hcl.Diagnostics) {
 	if in.expr != nil {
 		return in.expr.Value(nil)
 	}
-	if v.Type.IsPrimitiveType() {
+	if v.Type.IsPrimitiveType() || v.Type == cty.DynamicPseudoType {
 		return cty.StringVal(in.raw), nil
 	}
 	expr, diags := hclsyntax.ParseExpression([]byte(in.raw), fmt.Sprintf("<value for var.%s>", v.Name), hcl.InitialPos)
 	if diags.HasErrors() {
-		if v.Type == cty.DynamicPseudoType {
-			// An untyped variable given text that is not an expression is
-			// just a string.
-			return cty.StringVal(in.raw), nil
-		}
 		if v.Sensitive {
 			return cty.NilVal, hcl.Diagnostics{{
 				Severity: hcl.DiagError,

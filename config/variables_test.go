@@ -22,6 +22,9 @@ variable "limit" {
   type    = number
   default = 1
 }
+variable "anything" {
+  default = "d"
+}
 variable "opts" {
   type = object({
     name  = string
@@ -61,8 +64,9 @@ func TestVariablePrecedence(t *testing.T) {
 		{
 			name:     "-var beats var-file, later -var beats earlier",
 			varFiles: map[string]string{"1.rfvars.hcl": `site = "file1"`},
-			vars:     []string{"site=cli1", "site=cli2", "limit=7", `opts={name="n"}`},
+			vars:     []string{"site=cli1", "site=cli2", "limit=7", `opts={name="n"}`, "anything=abc"},
 			want: map[string]cty.Value{
+				"anything": cty.StringVal("abc"),
 				"site":  cty.StringVal("cli2"),
 				"limit": cty.NumberIntVal(7),
 				"opts":  cty.ObjectVal(map[string]cty.Value{"name": cty.StringVal("n"), "extra": cty.StringVal("x")}),
