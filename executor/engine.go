@@ -790,9 +790,10 @@ func (r *runner) startServers(ctx context.Context, sc *node) {
 
 // refresh derives a container's state from its children.
 func (r *runner) refresh(ctx context.Context, n *node) {
-	if n.st.Name.Terminal() {
+	if n.st.Name.Terminal() || !n.dirty {
 		return
 	}
+	n.dirty = false
 	st := derive(n)
 	if st.Name == NotStarted && (n.st.Name == Pending || n.st.Name == Running) {
 		return // explicit: waiting for a window or approval, or just started

@@ -22,6 +22,8 @@ type node struct {
 	at int64
 	// skip is set by a `skip` record for this node or an ancestor.
 	skip bool
+	// dirty: a child changed state since this container was last derived.
+	dirty bool
 
 	stage   *plan.Stage
 	gate    *plan.Gate
@@ -136,7 +138,7 @@ func buildModel(p *plan.Plan) (*model, error) {
 		if _, dup := m.nodes[id]; dup {
 			return nil, fmt.Errorf("plan: %q appears twice in the run tree", id)
 		}
-		n := &node{id: id, name: name, kind: kind, parent: parent, st: State{Name: NotStarted}, at: -1}
+		n := &node{id: id, name: name, kind: kind, parent: parent, st: State{Name: NotStarted}, at: -1, dirty: true}
 		m.nodes[id] = n
 		m.order = append(m.order, n)
 		if parent != nil {
@@ -311,6 +313,9 @@ func (m *model) setState(n *node, st State, pos int64) {
 	}
 	n.st = st
 	n.at = pos
+	if n.parent != nil {
+		n.parent.dirty = true
+	}
 }
 
 func isCP(role string) bool { return strings.HasPrefix(role, "control_plane") }

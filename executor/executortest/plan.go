@@ -42,6 +42,7 @@ type Builder struct {
 	Scripts map[string]Script
 	// NoHooks leaves drain/uncordon out of the servers' steps.
 	NoHooks bool
+	index   map[string]int
 }
 
 // StageB builds a stage.
@@ -167,10 +168,8 @@ func (c *ClusterB) Scope(sp Scope) *ClusterB {
 }
 
 func (b *Builder) server(addr string) *plan.Server {
-	for i := range b.servers {
-		if b.servers[i].Address == addr {
-			return &b.servers[i]
-		}
+	if i, ok := b.index[addr]; ok {
+		return &b.servers[i]
 	}
 	return nil
 }
@@ -202,6 +201,10 @@ func (b *Builder) addServer(addr, name, cluster, rack, role string) {
 		Fingerprint: Fingerprint(comps), Action: plan.ActionUpgrade,
 		Changes: []plan.Change{{Component: "bios", Kind: "firmware", From: "1.0", To: "2.0", Reboot: true}, {Component: "runtime", Kind: "runtime", From: "4.5", To: "4.6"}},
 		Steps:   steps, Reboots: 1}
+	if b.index == nil {
+		b.index = map[string]int{}
+	}
+	b.index[addr] = len(b.servers)
 	b.servers = append(b.servers, s)
 	if b.Provider != nil {
 		b.Provider.Add(addr, comps, Targets(), b.Scripts[addr])

@@ -1,0 +1,166 @@
+// Package executor applies a plan: the rollout state machine of
+// ROLLOUT-RULES.md, the journal that makes apply resumable, the state lock,
+// and the event stream. It imports only planner/plan and the providers
+// contract; the CLI wires concrete providers, backends and views.
+//
+// # API for the CLI
+//
+//	e, err := executor.New(executor.Options{
+//		Plan: p, PlanSHA256: sha, PlanFile: file,       // plan.Decode'd, plan.SHA256(file)
+//		Providers: map[string]providers.Provider{...},  // by plan.Server.Provider
+//		Backend:   dir,                                 // state.Open(".rackform")
+//		Events:    executor.NewJSONSink(os.Stdout),     // or a TTY/plain view's Sink
+//		LockTimeout: flagLockTimeout,
+//	})
+//	out, err := e.Run(ctx, hard)  // ctx: first SIGINT/SIGTERM; hard: second
+//	os.Exit(out.ExitCode())       // 0 completed, 1 failed, 3 paused/stopped, 130 interrupted
+//
+// Refusals come back as errors and touch nothing: ErrAlreadyApplied
+// (rule 25), ErrRunFailed, ErrExpired (not_after), *LockedError (holder,
+// since, plan, and the force-unlock ID), and a missing provider. The CLI
+// checks the file itself (plan.Decode), -expect-sha256, plugin hashes and
+// sensitive inputs before calling New.
+//
+// Commands that work from any machine sharing the backend:
+//
+//	rackform continue       sha, _ := b.CurrentPlan(ctx); file, _ := b.LoadPlan(ctx, sha)
+//	                        → New(...).Continue(ctx), then Run
+//	rackform approve GATE   → Approve(ctx, gate), then Run
+//	rackform stop           → Stop(ctx)            (a running apply obeys it)
+//	rackform skip ADDR      → Skip(ctx, addr)      (a running apply obeys it)
+//	rackform status [-json] → Status(ctx)          (*Status marshals as the JSON form)
+//	rackform force-unlock ID → executor.ForceUnlock(ctx, b, id)
+//
+// Control operations validate against the replayed state and append one
+// record; they take no lock. A running apply reads the journal between
+// scheduling decisions and every PollInterval while it waits. Outcome.Next
+// holds the exact commands to print ("rackform continue", "rackform
+// approve stage.prod.gate.qa").
+//
+// # Scheduling
+//
+// One goroutine (the loop in Run) owns all state and makes every decision;
+// workers only call providers and hooks and report back on a channel. The
+// decisions are level-triggered ("given this state, what may start now?"),
+// so the same code resumes from a replayed journal. Per ROLLOUT-RULES:
+//
+//   - Stages run in order; a stage is completed when its groups, after-gates
+//     and after-wait are done; the wait and the after-gates start together
+//     (1, 19). Before-gates make the stage pending(approval) (18).
+//   - Groups run in parallel; a group's clusters run one at a time, chosen
+//     by window class at that moment (open, opening within 4h, none, closed;
+//     ties in plan order). Only an open or absent window starts a cluster;
+//     blocked ones are pending(window) and the next is tried; when all are
+//     blocked the run waits for the earliest opening. Windows never
+//     interrupt a started cluster (2, 20).
+//   - Phases run in order; scopes of a phase in order (3, 6). Servers of a
+//     scope start in plan order up to max_unavailable (7); a "serial" scope
+//     runs one at a time and stops at a down server; no second
+//     control-plane server of a cluster starts while one is in flight or
+//     failed after being touched (4).
+//   - N excludes skipped servers; when apply-time skips shrink N, required
+//     is recomputed (percent: ceil(v·N/100); count: min(v, N)); the budget
+//     stays as planned (9, 10). A scope is breached when failed > budget or
+//     succeeded + not-yet-terminal < required (11). A breach stops new
+//     starts everywhere; in-flight servers finish all their steps; the scope
+//     and its ancestors become paused(threshold) or failed(threshold) per
+//     on_breach; a stage whose cluster failed fails, or pauses when the
+//     stage's on_breach is "pause" (12). Continue re-evaluates: still
+//     breached ⇒ stays paused with the reason and the servers to skip (15).
+//   - Rule 13 and waits: the next scope starts as soon as succeeded ≥
+//     required only when the scope has neither wait_after nor pause_after.
+//     With a wait, the wait starts when the scope is terminal (the last
+//     straggler done) and the next scope starts when it ends (16). With
+//     pause_after (not on the last scope of a phase), the run pauses
+//     (after_rack) when the scope is terminal; its wait runs meanwhile
+//     (17). Once a scope met its threshold it is never breached afterwards;
+//     later failures are counted and reported (13, 14).
+//   - A pending gate, a breach, or a pause ends Run with OutcomePaused once
+//     nothing is in flight; timed waits (wait_after, windows) are waited in
+//     the process.
+//   - Stop (22): nothing new starts, in-flight servers finish their steps,
+//     outcome stopped; the next Run or Continue lifts it. Graceful ctx
+//     cancellation: only the operations in flight finish (servers may stop
+//     between steps), outcome interrupted. Hard cancellation: Run returns
+//     at once, after its cancelled provider calls return.
+//   - Skip (23) marks the target and its non-terminal descendants skipped;
+//     a server with an operation in flight is skipped when it returns.
+//
+// Per server: observe (unreachable ⇒ failed(unreachable); every versioned
+// step already satisfied ⇒ skipped(already_at_target) (24); fingerprint
+// differs ⇒ failed(drift) with the component differences, not touched
+// (26)); then the plan's steps. Drain runs the drain hook bounded by the
+// step's or cluster's drain timeout (default 20m); on timeout the upgrade
+// proceeds, on a non-zero exit the server fails untouched. Shutdown passes
+// shutdown_timeout (default 10m) to the provider, which forces off after
+// it (21). A failed uncordon is a warning on a completed server. A failed
+// wait_ready starts remediation (30): the role's actions from
+// Settings.Remediation (default control plane: reboot; management: reboot,
+// reimage; compute: reimage), each followed by wait_ready; then compute is
+// powered off and the server is failed(unhealthy) "needs a replace".
+//
+// # Journal
+//
+// One journal per plan SHA in the backend: append-only JSON lines, each
+// durable before the action it announces. Replaying it rebuilds the state;
+// the live engine writes a record and then applies it through the same
+// code, so they cannot disagree. Record schema (version "v": 1):
+//
+//	{"v":1,"time":RFC3339,"type":T, ...}
+//	run_started   plan_sha256, pid, by          an apply began (lifts a stop)
+//	run_ended     outcome, message               an apply ended
+//	state         id, state, reason?, message?, until?   any node's state change
+//	observed      server, fingerprint            pre-flight check passed
+//	step_started  server, op, kind               written before Apply/hook is called
+//	task_uri      server, op, task_uri           written as soon as Progress carries it
+//	step_done     server, op, message?
+//	step_failed   server, op, error
+//	continue      by
+//	approve       target (gate id), by
+//	stop          by
+//	skip          target (node id), by
+//
+// op is "step:<plan step index>", "remedy:<k>:<reboot|reimage|wait_ready>"
+// or "power_off". Node ids are the plan's ids (stage, gate, group, cluster,
+// phase, scope), server addresses, "<scope>.wait", "<scope>.pause",
+// "<stage>.wait" and "run". A continue or approval counts against pauses
+// recorded before it (by journal position).
+//
+// Resume: an op with step_started and no step_done/step_failed was in
+// flight. With a task_uri it is resumed by polling provider.Task
+// (Completed ⇒ done; Exception/Killed ⇒ failed; Gone ⇒ verified by
+// observing, staged updates trusted to wait_ready). Without one, a
+// versioned step (update, reimage) is first verified by observing and only
+// run again if the component is not at its version; other steps are
+// idempotent and run again. A completed step is never run twice. A torn
+// last line is ignored when reading and cut off by the next append; a
+// corrupt line elsewhere is an error naming its position.
+//
+// # Events
+//
+// Event is one JSON line (NewJSONSink), version "v": 1, with "time" and
+// "type" plus the fields that type uses: id, kind, parent, state, reason,
+// message, until, counts (scope numbers on scope and server events),
+// server, op, step_kind, component, task_uri, percent, plan_sha256, target,
+// by, outcome. Types:
+//
+//	apply_started apply_resumed apply_interrupting apply_ended(outcome)
+//	<kind>_<verb>  kind: run stage gate wait group cluster phase scope server;
+//	               verb: started resumed pending paused stopping stopped
+//	               skipped failed completed
+//	rack_pause rack_pause_released   pause_after_rack
+//	breach                           a scope breached (before its paused/failed event)
+//	server_observed
+//	step_started step_task step_progress step_completed step_failed step_resumed
+//	continue_requested gate_approved stop_requested skip_requested
+//
+// testdata/events.golden.jsonl and testdata/journal.golden.jsonl show a
+// complete stream.
+//
+// # Backends
+//
+// Backend is small and byte-oriented (plans by SHA, journal append/read
+// with positions, a lock row) so PostgreSQL can implement it later with
+// the same records. executor/state has the local directory backend and an
+// in-memory one; executor/executortest has fakes for tests.
+package executor
