@@ -531,6 +531,52 @@ func TestRules(t *testing.T) {
 					"main.rf.hcl:18,14-18,19"},
 			},
 		},
+		{name: "self reference", files: func(t *testing.T) map[string]string {
+			return map[string]string{"main.rf.hcl": replace(t, base, "release = release.r1\n", "release = release.r1\n  labels = { me = cluster.c1.name }\n")}
+		},
+			want: []diag{
+				{"error", "Reference cycle",
+					"These declarations refer to each other, so none can be evaluated first: cluster.c1 → cluster.c1.",
+					"main.rf.hcl:14,1-14,13"},
+			},
+		},
+		{name: "component without match or image", files: func(t *testing.T) map[string]string {
+			return map[string]string{"main.rf.hcl": replace(t, base, `  component "bios" {`, `  component "nic" {
+    version = "1.0"
+    scheme  = "dotted"
+  }
+  component "bios" {`)}
+		},
+			want: []diag{
+				{"error", "Missing image",
+					"Component \"nic\" is updated with \"simple_update\", which needs an image URI: set image.",
+					"main.rf.hcl:4,3-4,18"},
+				{"error", "Missing match block",
+					"Component \"nic\" needs a match block saying how to find it in the BMC's firmware inventory: software_id, id or name.",
+					"main.rf.hcl:4,3-4,18"},
+			},
+		},
+		{name: "dynamic components are checked", files: func(t *testing.T) map[string]string {
+			return map[string]string{"main.rf.hcl": replace(t, base, `  component "bios" {`, `  dynamic "component" {
+    for_each = { nic = "1.0", raid = "x.1" }
+    labels   = [component.key]
+    content {
+      match {
+        id = component.key
+      }
+      version = component.value
+      scheme  = "dotted"
+      image   = "https://127.0.0.1/${component.key}.bin"
+    }
+  }
+  component "bios" {`)}
+		},
+			want: []diag{
+				{"error", "Invalid version",
+					"version does not parse under the \"dotted\" scheme: \"x.1\" is not a dotted version (integers separated by dots): field 1 is \"x\".",
+					"main.rf.hcl:11,17-11,32"},
+			},
+		},
 		{name: "only rf.hcl files are read", files: func(t *testing.T) map[string]string {
 			return map[string]string{"main.rf.hcl": base, "x.tf": "garbage {"}
 		}},
