@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
@@ -69,5 +70,44 @@ func TestReadmeSnippets(t *testing.T) {
 		if _, diags := hclsyntax.ParseConfig([]byte(snippet), fmt.Sprintf("README snippet %d", i+1), hcl.InitialPos); diags.HasErrors() {
 			t.Errorf("snippet %d does not parse: %s\n%s", i+1, diags.Error(), snippet)
 		}
+	}
+}
+
+func TestLoadPaths(t *testing.T) {
+	writeConfig(t, map[string]string{"a.rf.hcl": base, "notes.hcl": "x = 1\n", "b.rf.hcl": "locals {\n  x = 1\n}\n"})
+	if err := os.Mkdir("sub", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("sub", "c.rf.hcl"), []byte("garbage {"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path      string
+		wantFiles []string
+		want      []diag
+	}{
+		{".", []string{"a.rf.hcl", "b.rf.hcl"}, nil},
+		{"a.rf.hcl", []string{"a.rf.hcl"}, nil},
+		{"notes.hcl", nil, []diag{{"error", "Not a configuration file", "notes.hcl does not end in .rf.hcl; rackform reads only *.rf.hcl files.", ""}}},
+		{"missing", nil, []diag{{"error", "Configuration not found", "Cannot read missing: stat missing: no such file or directory.", ""}}},
+		{"sub", []string{filepath.Join("sub", "c.rf.hcl")}, []diag{{"error", "Unclosed configuration block", "There is no closing brace for this block before the end of the file. This may be caused by incorrect brace nesting elsewhere in this file.", "sub/c.rf.hcl:1,9-1,10"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			cfg, diags := NewLoader(LoadOptions{}).Load(tt.path)
+			if diff := cmp.Diff(tt.want, flatten(diags)); diff != "" {
+				t.Errorf("diagnostics (-want +got):\n%s", diff)
+			}
+			var names []string
+			for _, f := range cfg.Files {
+				names = append(names, f.Name)
+				if len(f.Bytes) == 0 {
+					t.Errorf("%s: no bytes kept", f.Name)
+				}
+			}
+			if diff := cmp.Diff(tt.wantFiles, names); diff != "" {
+				t.Errorf("files (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

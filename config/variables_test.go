@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -212,7 +213,9 @@ locals {
 
 func TestSecretRedaction(t *testing.T) {
 	s := NewSecret("hunter2", true)
-	for _, got := range []string{s.String(), s.GoString(), mustJSON(t, s)} {
+	c := &Credentials{Username: NewSecret("root", false), Password: s}
+	for _, got := range []string{s.String(), s.GoString(), mustJSON(t, s), mustJSON(t, c),
+		fmt.Sprintf("%v %+v %#v %s", *c, *c, c, c)} {
 		if strings.Contains(got, "hunter2") {
 			t.Errorf("secret leaked: %s", got)
 		}
