@@ -68,9 +68,9 @@ func TestVariablePrecedence(t *testing.T) {
 			vars:     []string{"site=cli1", "site=cli2", "limit=7", `opts={name="n"}`, "anything=abc"},
 			want: map[string]cty.Value{
 				"anything": cty.StringVal("abc"),
-				"site":  cty.StringVal("cli2"),
-				"limit": cty.NumberIntVal(7),
-				"opts":  cty.ObjectVal(map[string]cty.Value{"name": cty.StringVal("n"), "extra": cty.StringVal("x")}),
+				"site":     cty.StringVal("cli2"),
+				"limit":    cty.NumberIntVal(7),
+				"opts":     cty.ObjectVal(map[string]cty.Value{"name": cty.StringVal("n"), "extra": cty.StringVal("x")}),
 			},
 			source: "-var",
 		},
