@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"math/big"
-	"sort"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/dynblock"
@@ -349,14 +348,4 @@ func (s *loadState) decodeServer(b *hcl.Block, c *hcl.BodyContent, in instance, 
 		sv.Credentials = cred
 	}
 	return sv
-}
-
-// sortServers is used by validation messages that list servers.
-func serverNames(ss []*Server) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = s.Name
-	}
-	sort.Strings(out)
-	return out
 }

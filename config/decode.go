@@ -235,7 +235,7 @@ func (a *attrs) quantity(name string, fallback hcl.Range) Quantity {
 	return q
 }
 
-// labelsKeys returns map keys sorted, for deterministic messages.
+// sortedKeys returns map keys sorted, for deterministic order.
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
