@@ -577,6 +577,48 @@ func TestRules(t *testing.T) {
 					"main.rf.hcl:11,17-11,32"},
 			},
 		},
+		{name: "four racks spare shares a rack", files: func(t *testing.T) map[string]string {
+			src := replace(t, base, `role = "control_plane"
+    }
+    server "a2"`, `role = "control_plane_spare"
+    }
+    server "a2"`)
+			src = replace(t, src, `role = "control_plane"
+    }
+    server "a3"`, `role = "compute"
+    }
+    server "a3"`)
+			src = replaceLast(t, src, `  }
+}
+`, `  }
+  rack "b" {
+    server "b1" {
+      bmc  = "https://127.0.1.1:8443"
+      role = "control_plane"
+    }
+  }
+  rack "c" {
+    server "c1" {
+      bmc  = "https://127.0.2.1:8443"
+      role = "control_plane"
+    }
+  }
+  rack "d" {
+    server "d1" {
+      bmc  = "https://127.0.3.1:8443"
+      role = "compute"
+    }
+  }
+}
+`)
+			return map[string]string{"main.rf.hcl": src}
+		},
+			want: []diag{
+				{"warning", "Control-plane spare shares a rack",
+					"The control_plane_spare \"a1\" is in rack \"a\" with the control_plane server \"a3\", but rack \"d\" has no control-plane server; with 4 racks the spare belongs in a rack of its own.",
+					"main.rf.hcl:19,14-19,35"},
+			},
+		},
 		{name: "only rf.hcl files are read", files: func(t *testing.T) map[string]string {
 			return map[string]string{"main.rf.hcl": base, "x.tf": "garbage {"}
 		}},

@@ -181,6 +181,24 @@ func checkPlacement(c *Cluster) hcl.Diagnostics {
 		}
 		if len(spares) != 1 {
 			placement(at(spares, 1), "Cluster %q has %d racks, so it needs exactly 1 control_plane_spare; it has %d (%s).", c.Name, racks, len(spares), list(spares))
+		} else if racks >= 4 {
+			// With four or more racks the spare gets a rack of its own
+			// (the resiliency layout), so one rack failure costs at most
+			// one control-plane node, spare included.
+			withCP := map[string]*Server{}
+			for _, cp := range cps {
+				withCP[cp.Rack.Name] = cp
+			}
+			if other := withCP[spares[0].Rack.Name]; other != nil {
+				for _, r := range c.Racks {
+					if withCP[r.Name] == nil {
+						diags = append(diags, warningAt(spares[0].RoleRange, "Control-plane spare shares a rack",
+							"The control_plane_spare %q is in rack %q with the control_plane server %q, but rack %q has no control-plane server; with %d racks the spare belongs in a rack of its own.",
+							spares[0].Name, spares[0].Rack.Name, other.Name, r.Name, racks))
+						break
+					}
+				}
+			}
 		}
 	}
 	return diags
