@@ -38,6 +38,8 @@ var credentialsSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 	{Name: "username", Required: true}, {Name: "password", Required: true},
 }}
 
+const maxCount = 100_000
+
 // instance is one expansion of a block under for_each or count.
 type instance struct {
 	ctx *hcl.EvalContext
@@ -79,8 +81,10 @@ func (s *loadState) expand(b *hcl.Block, attrs hcl.Attributes, ctx *hcl.EvalCont
 			return nil
 		}
 		n, acc := v.AsBigFloat().Int64()
-		if acc != big.Exact || n < 0 || n > 1_000_000 {
-			*diags = append(*diags, invalidMeta(cnt, "The count argument must be a whole number from 0 to 1000000."))
+		// The cap is ten times the largest fleet rackform is built for; a
+		// typo like count = 1e9 must not exhaust memory while loading.
+		if acc != big.Exact || n < 0 || n > maxCount {
+			*diags = append(*diags, invalidMeta(cnt, fmt.Sprintf("The count argument must be a whole number from 0 to %d.", maxCount)))
 			return nil
 		}
 		out := make([]instance, n)
