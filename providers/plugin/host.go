@@ -23,7 +23,7 @@ type Spec struct {
 	// Path is the executable; Args are its arguments (without argv[0]).
 	Path string
 	Args []string
-	// Env is added to the host's environment for the plugin.
+	// Env is added to the host's environment for the plugin, overriding it.
 	Env []string
 	// SHA256 is the expected hex SHA-256 of Path. When set, a binary that
 	// hashes differently is refused before it is executed.
@@ -73,7 +73,13 @@ func Start(ctx context.Context, spec Spec, logger hclog.Logger) (*Client, error)
 		timeout = time.Until(dl)
 	}
 	cmd := exec.Command(spec.Path, spec.Args...)
-	cmd.Env = append(cmd.Env, spec.Env...)
+	// The environment is built here (SkipHostEnv below) so that Spec.Env
+	// and the log level override the host's values instead of being
+	// overridden by them.
+	cmd.Env = append(os.Environ(), spec.Env...)
+	if lvl := logger.GetLevel(); lvl != hclog.NoLevel && lvl != hclog.Off {
+		cmd.Env = append(cmd.Env, EnvLogLevel+"="+lvl.String())
+	}
 	tail := &tailBuffer{max: 4 << 10}
 	pc := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  Handshake(),
@@ -81,6 +87,7 @@ func Start(ctx context.Context, spec Spec, logger hclog.Logger) (*Client, error)
 		Cmd:              cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		AutoMTLS:         true,
+		SkipHostEnv:      true,
 		StartTimeout:     timeout,
 		Logger:           logger.Named("provider." + spec.Name),
 		Stderr:           tail,

@@ -6,7 +6,7 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
@@ -83,13 +83,24 @@ func Serve(p providers.Provider, logger hclog.Logger) {
 	})
 }
 
+// EnvLogLevel carries the host logger's level to the plugin, so the plugin
+// does not format lines the host would drop.
+const EnvLogLevel = "RACKFORM_PLUGIN_LOG_LEVEL"
+
 // NewLogger is the logger a plugin process should use: JSON lines on stderr,
-// which the host turns back into log entries of the same level.
-func NewLogger(name string, level hclog.Level) hclog.Logger {
+// which the host turns back into log entries of the same level, at the level
+// the host asked for in EnvLogLevel (default info).
+// w must be the process's real stderr, captured before Serve starts (Serve
+// redirects os.Stderr to the host's stdio stream).
+func NewLogger(name string, w io.Writer, getenv func(string) string) hclog.Logger {
+	level := hclog.LevelFromString(getenv(EnvLogLevel))
+	if level == hclog.NoLevel {
+		level = hclog.Info
+	}
 	return hclog.New(&hclog.LoggerOptions{
 		Name:       name,
 		Level:      level,
-		Output:     os.Stderr,
+		Output:     w,
 		JSONFormat: true,
 	})
 }

@@ -45,7 +45,7 @@ func (p *logged) Observe(ctx context.Context, req *providers.ObserveRequest, fn 
 }
 
 func main() {
-	logger := plugin.NewLogger("fakeplugin", hclog.Trace)
+	logger := plugin.NewLogger("fakeplugin", os.Stderr, os.Getenv)
 	if m := os.Getenv("FAKEPLUGIN_MARKER"); m != "" {
 		// Proves to a test that this binary was executed.
 		_ = os.WriteFile(m, []byte("started\n"), 0o644)
