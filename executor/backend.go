@@ -22,12 +22,14 @@ type Backend interface {
 	// when there is none.
 	CurrentPlan(ctx context.Context) (string, error)
 
-	// Append adds one journal record (one JSON object, no newline) to the
-	// plan's journal and returns its position. The record must be durable
-	// (fsynced, committed) before Append returns: the engine announces an
-	// action this way and only then acts. Appends from several processes
-	// are serialised; positions grow with append order.
-	Append(ctx context.Context, sha string, record []byte) (int64, error)
+	// Append adds records (each one JSON object, no newline) to the plan's
+	// journal, in order, and returns their positions. They must be durable
+	// (fsynced, committed) before Append returns: the engine announces
+	// actions this way and only then acts. One call is one fsync or one
+	// transaction (group commit). Appends from several processes are
+	// serialised; positions grow with append order. After a crash any
+	// prefix of a batch may be present.
+	Append(ctx context.Context, sha string, records ...[]byte) ([]int64, error)
 	// Read returns the complete records after position `after` (-1: all),
 	// in order. A torn trailing record (a crash in the middle of a write)
 	// is not returned.

@@ -31,7 +31,7 @@ func BenchmarkApply(b *testing.B) {
 	for _, bc := range []struct {
 		servers int
 		backend string
-	}{{1000, "memory"}, {10000, "memory"}, {1000, "dir"}} {
+	}{{1000, "memory"}, {10000, "memory"}, {1000, "dir"}, {10000, "dir"}} {
 		b.Run(fmt.Sprintf("servers=%d/%s", bc.servers, bc.backend), func(b *testing.B) {
 			b.ReportAllocs()
 			var journal int64

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -120,6 +121,10 @@ type runner struct {
 
 	cursor int64
 	own    map[int64]bool
+	// pending records are applied but not yet durable; launchQ holds the
+	// operations they announce, started only after the flush.
+	pending []pendingRecord
+	launchQ []*opRun
 
 	ops      map[*node]*opRun
 	timed    map[*opRun]bool
@@ -288,6 +293,16 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 		select {
 		case m := <-r.msgs:
 			r.handle(hard, m)
+			// Take what else has arrived, so one pass (and one fsync)
+			// covers many results.
+			for more := true; more && r.err == nil; {
+				select {
+				case m := <-r.msgs:
+					r.handle(hard, m)
+				default:
+					more = false
+				}
+			}
 		case <-r.o.Clock.At(wake):
 		case <-graceful:
 		case <-hard.Done():
@@ -295,8 +310,20 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 	}
 }
 
-// emit journals a record durably, applies it to the model and emits its
-// event. After the first error nothing more is written.
+// unflushed is the position of a record applied but not yet durable: no
+// continue or approval can answer it until it has its real position.
+const unflushed = math.MaxInt64
+
+type pendingRecord struct {
+	rec  *Record
+	data []byte
+}
+
+// emit records a state change: it is applied to the model and its event
+// sent at once, and made durable by the next flush, which happens before
+// any operation it announces is started (group commit: one fsync per
+// scheduling pass, not per record). After the first error nothing more is
+// written.
 func (r *runner) emit(ctx context.Context, rec *Record) {
 	if r.err != nil {
 		return
@@ -316,18 +343,46 @@ func (r *runner) emit(ctx context.Context, rec *Record) {
 	if rec.Type == recState {
 		old = r.m.nodes[rec.ID].st
 	}
-	pos, err := r.o.Backend.Append(ctx, r.sha, b)
-	if err != nil {
-		r.err = fmt.Errorf("writing the journal of plan %s: %w", short(r.sha), err)
-		return
-	}
-	r.own[pos] = true
-	if err := r.m.apply(rec, pos); err != nil {
+	if err := r.m.apply(rec, unflushed); err != nil {
 		r.err = err
 		return
 	}
+	r.pending = append(r.pending, pendingRecord{rec, b})
 	r.changed = true
 	r.recordEvent(rec, old)
+}
+
+// flush makes pending records durable, gives them their positions, and
+// then starts the operations they announced.
+func (r *runner) flush(ctx context.Context) {
+	if r.err == nil && len(r.pending) > 0 {
+		batch := make([][]byte, len(r.pending))
+		for i, p := range r.pending {
+			batch[i] = p.data
+		}
+		pos, err := r.o.Backend.Append(ctx, r.sha, batch...)
+		if err != nil {
+			r.err = fmt.Errorf("writing the journal of plan %s: %w", short(r.sha), err)
+		} else {
+			for i, p := range r.pending {
+				r.own[pos[i]] = true
+				switch p.rec.Type {
+				case recState:
+					r.m.nodes[p.rec.ID].at = pos[i]
+				case recRunStarted:
+					r.m.lastResume = pos[i]
+				}
+			}
+		}
+		r.pending = r.pending[:0]
+	}
+	if r.err != nil {
+		return
+	}
+	for _, o := range r.launchQ {
+		r.begin(ctx, o)
+	}
+	r.launchQ = r.launchQ[:0]
 }
 
 // poll applies records other processes appended (stop, skip, continue,
@@ -401,6 +456,7 @@ func (r *runner) reconcile(ctx context.Context) {
 			r.decide(ctx, sv)
 		}
 		if !r.changed {
+			r.flush(ctx)
 			return
 		}
 	}
@@ -944,6 +1000,7 @@ func (r *runner) finish(ctx context.Context, out Outcome) {
 		r.set(ctx, r.m.run, State{Name: Stopped, Message: out.Message})
 	}
 	r.emit(ctx, &Record{Type: recRunEnded, Outcome: string(out.Status), Message: out.Message})
+	r.flush(ctx)
 	o := out
 	r.event(Event{Type: "apply_ended", Outcome: &o})
 }

@@ -179,9 +179,15 @@ func (r *runner) resume(ctx context.Context, sv *node) {
 	r.start(ctx, sv, s.inflight)
 }
 
+// launch counts an op as in flight at once; it starts after the next
+// flush, when the records announcing it are durable.
 func (r *runner) launch(ctx context.Context, o *opRun) {
 	r.ops[o.sv] = o
 	r.inflight++
+	r.launchQ = append(r.launchQ, o)
+}
+
+func (r *runner) begin(ctx context.Context, o *opRun) {
 	if o.kind == opHook && o.hook.Timeout > 0 && !r.o.Synchronous {
 		o.deadline = r.o.Clock.Now().Add(o.hook.Timeout)
 		r.timed[o] = true
@@ -288,6 +294,7 @@ func (r *runner) progress(ctx context.Context, m msg) {
 
 func (r *runner) recordTask(ctx context.Context, m msg) error {
 	r.emit(ctx, &Record{Type: recTaskURI, Server: m.o.sv.id, Op: m.o.op, TaskURI: m.task})
+	r.flush(ctx)
 	return r.err
 }
 

@@ -77,19 +77,27 @@ type Crash struct {
 // ErrCrashed is what Append returns once the crash point is reached.
 var ErrCrashed = errors.New("simulated crash")
 
-// Append implements executor.Backend.
-func (c *Crash) Append(ctx context.Context, sha string, rec []byte) (int64, error) {
+// Append implements executor.Backend. A batch that crosses the crash
+// point is written up to it, as a crash between write and fsync may leave.
+func (c *Crash) Append(ctx context.Context, sha string, recs ...[]byte) ([]int64, error) {
 	c.mu.Lock()
-	if c.n >= c.After {
+	room := c.After - c.n
+	if room >= len(recs) {
+		c.n += len(recs)
 		c.mu.Unlock()
-		if c.OnCrash != nil {
-			c.OnCrash()
-		}
-		return 0, ErrCrashed
+		return c.Backend.Append(ctx, sha, recs...)
 	}
-	c.n++
+	c.n += max(room, 0)
 	c.mu.Unlock()
-	return c.Backend.Append(ctx, sha, rec)
+	if room > 0 {
+		if _, err := c.Backend.Append(ctx, sha, recs[:room]...); err != nil {
+			return nil, err
+		}
+	}
+	if c.OnCrash != nil {
+		c.OnCrash()
+	}
+	return nil, ErrCrashed
 }
 
 // Appended counts successful appends.

@@ -172,33 +172,41 @@ func (d *Dir) journal(sha string) (*os.File, error) {
 	return f, nil
 }
 
-// Append implements executor.Backend. The position is the byte offset just
-// past the record's newline.
-func (d *Dir) Append(_ context.Context, sha string, record []byte) (int64, error) {
-	if bytes.IndexByte(record, '\n') >= 0 {
-		return 0, errors.New("a journal record must be one line")
+// Append implements executor.Backend. A record's position is the byte
+// offset just past its newline.
+func (d *Dir) Append(_ context.Context, sha string, records ...[]byte) ([]int64, error) {
+	size := 0
+	for _, r := range records {
+		if bytes.IndexByte(r, '\n') >= 0 {
+			return nil, errors.New("a journal record must be one line")
+		}
+		size += len(r) + 1
 	}
 	f, err := d.journal(sha)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		return 0, fmt.Errorf("locking the journal: %w", err)
+		return nil, fmt.Errorf("locking the journal: %w", err)
 	}
 	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	end, err := repairTail(f)
 	if err != nil {
-		return 0, fmt.Errorf("journal %s: %w", sha, err)
+		return nil, fmt.Errorf("journal %s: %w", sha, err)
 	}
-	line := make([]byte, 0, len(record)+1)
-	line = append(append(line, record...), '\n')
-	if _, err := f.WriteAt(line, end); err != nil {
-		return 0, fmt.Errorf("journal %s: %w", sha, err)
+	buf := make([]byte, 0, size)
+	pos := make([]int64, len(records))
+	for i, r := range records {
+		buf = append(append(buf, r...), '\n')
+		pos[i] = end + int64(len(buf))
+	}
+	if _, err := f.WriteAt(buf, end); err != nil {
+		return nil, fmt.Errorf("journal %s: %w", sha, err)
 	}
 	if err := f.Sync(); err != nil {
-		return 0, fmt.Errorf("journal %s: fsync: %w", sha, err)
+		return nil, fmt.Errorf("journal %s: fsync: %w", sha, err)
 	}
-	return end + int64(len(line)), nil
+	return pos, nil
 }
 
 // repairTail cuts a torn last line off and returns the end offset.
@@ -399,9 +407,11 @@ func (m *Memory) CurrentPlan(context.Context) (string, error) {
 }
 
 // Append implements executor.Backend.
-func (m *Memory) Append(_ context.Context, sha string, record []byte) (int64, error) {
-	if bytes.IndexByte(record, '\n') >= 0 {
-		return 0, errors.New("a journal record must be one line")
+func (m *Memory) Append(_ context.Context, sha string, records ...[]byte) ([]int64, error) {
+	for _, r := range records {
+		if bytes.IndexByte(r, '\n') >= 0 {
+			return nil, errors.New("a journal record must be one line")
+		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -410,8 +420,13 @@ func (m *Memory) Append(_ context.Context, sha string, record []byte) (int64, er
 	if len(j) > 0 {
 		end = j[len(j)-1].Pos
 	}
-	pos := end + int64(len(record)) + 1
-	m.journals[sha] = append(j, executor.Entry{Pos: pos, Data: bytes.Clone(record)})
+	pos := make([]int64, len(records))
+	for i, r := range records {
+		end += int64(len(r)) + 1
+		pos[i] = end
+		j = append(j, executor.Entry{Pos: end, Data: bytes.Clone(r)})
+	}
+	m.journals[sha] = j
 	return pos, nil
 }
 
