@@ -40,6 +40,10 @@ var credentialsSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 
 const maxCount = 100_000
 
+// maxInstances caps the racks and servers one load may expand to, since
+// nested count/for_each multiply; 20× the largest fleet rackform targets.
+const maxInstances = 200_000
+
 // instance is one expansion of a block under for_each or count.
 type instance struct {
 	ctx *hcl.EvalContext
@@ -53,6 +57,31 @@ type instance struct {
 // over a map or object: key order; over a set: element order; count:
 // index order). Without either, the block is one instance in ctx.
 func (s *loadState) expand(b *hcl.Block, attrs hcl.Attributes, ctx *hcl.EvalContext, diags *hcl.Diagnostics) []instance {
+	if s.tooMany {
+		return nil
+	}
+	out := s.expandInstances(b, attrs, ctx, diags)
+	s.instances += len(out)
+	limit := maxInstances
+	if s.l.maxInstances > 0 {
+		limit = s.l.maxInstances
+	}
+	if s.instances > limit {
+		if !s.tooMany {
+			s.tooMany = true
+			*diags = append(*diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Too many instances",
+				Detail:   fmt.Sprintf("The configuration expands to more than %d racks and servers; check the count and for_each arguments.", limit),
+				Subject:  b.DefRange.Ptr(),
+			})
+		}
+		return nil
+	}
+	return out
+}
+
+func (s *loadState) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl.EvalContext, diags *hcl.Diagnostics) []instance {
 	fe, cnt := attrs["for_each"], attrs["count"]
 	if fe != nil && cnt != nil {
 		*diags = append(*diags, &hcl.Diagnostic{

@@ -30,6 +30,8 @@ type LoadOptions struct {
 type Loader struct {
 	opts   LoadOptions
 	parser *hclparse.Parser
+	// maxInstances overrides the expansion cap in tests (0: the default).
+	maxInstances int
 }
 
 // NewLoader returns a Loader with opts.

@@ -251,3 +251,25 @@ func BenchmarkLoad(b *testing.B) {
 		})
 	}
 }
+
+func TestTooManyInstances(t *testing.T) {
+	src := relSrc + `cluster "c" {
+  release = release.r1
+  rack "r" {
+    count = 1000
+    server "s" {
+      count = 1000
+      bmc   = "https://127.0.0.1"
+      role  = "compute"
+    }
+  }
+}`
+	writeConfig(t, map[string]string{"main.rf.hcl": src})
+	l := NewLoader(LoadOptions{})
+	l.maxInstances = 5000 // the default needs seconds to reach
+	_, diags := l.Load(".")
+	got := flatten(diags)
+	if len(got) == 0 || got[0].Summary != "Too many instances" || got[0].Range != "main.rf.hcl:9,5-9,15" || len(got) != 1 {
+		t.Fatalf("diagnostics (%d): %v", len(got), got[:min(len(got), 3)])
+	}
+}

@@ -83,6 +83,11 @@ type loadState struct {
 	decls map[string]*decl
 	order []*decl
 
+	// instances counts expanded racks and servers; tooMany is set once the
+	// cap was reported.
+	instances int
+	tooMany   bool
+
 	providers  map[string]*Provider
 	releases   map[string]*Release
 	strategies map[string]*Strategy
@@ -296,6 +301,11 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 	}
 	sort.Strings(s.cfg.EnvReferences)
 	sort.Strings(s.cfg.MissingEnv)
+	if s.tooMany {
+		// The model is truncated; checking it would bury the one error
+		// that matters under consequences of the truncation.
+		return diags
+	}
 	diags = append(diags, s.validate()...)
 	return diags
 }
