@@ -16,6 +16,7 @@ import (
 
 	"github.com/rackform/rackform/providers"
 	"github.com/rackform/rackform/providers/providertest"
+	"github.com/rackform/rackform/providers/redfish"
 )
 
 // The out-of-process tests run a real plugin binary, built once from
@@ -27,7 +28,17 @@ var fakePlugin struct {
 	err  error
 }
 
+// testPluginEnv makes the test binary serve a real provider as a plugin
+// instead of running tests: the out-of-process tests of the built-in
+// provider re-execute this binary, as rackform re-executes itself.
+const testPluginEnv = "RACKFORM_TEST_SERVE_PLUGIN"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(testPluginEnv) == redfish.Name {
+		logger := NewLogger(redfish.Name, os.Stderr, os.Getenv)
+		Serve(redfish.New(redfish.Options{Logger: logger}), logger)
+		os.Exit(0)
+	}
 	code := m.Run()
 	if fakePlugin.dir != "" {
 		os.RemoveAll(fakePlugin.dir)
