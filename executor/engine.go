@@ -464,6 +464,7 @@ func (r *runner) reconcile(ctx context.Context) {
 
 func (r *runner) skipTree(ctx context.Context, n *node) {
 	if n.st.Name.Terminal() {
+		r.clearBreaches(n)
 		return
 	}
 	n.skip = true
@@ -481,6 +482,19 @@ func (r *runner) skipTree(ctx context.Context, n *node) {
 		return // skipped when its operation in flight returns
 	}
 	r.set(ctx, n, State{Name: Skipped, Reason: ReasonUser, Message: "skipped by the operator"})
+}
+
+// clearBreaches stops failed(threshold) scopes under a skipped node from
+// holding the run: the operator skipped past them (a stage paused by its
+// on_breach = "pause" is resumed by skipping it).
+func (r *runner) clearBreaches(n *node) {
+	if n.kind == KindScope && isBreach(n, n.st) && !n.cleared {
+		n.cleared = true
+		r.m.breaches--
+	}
+	for _, k := range n.kids {
+		r.clearBreaches(k)
+	}
 }
 
 func (r *runner) stepRun(ctx context.Context) {

@@ -24,6 +24,9 @@ type node struct {
 	skip bool
 	// dirty: a child changed state since this container was last derived.
 	dirty bool
+	// cleared: a failed(threshold) scope that a skip took out of the
+	// breach count.
+	cleared bool
 
 	stage   *plan.Stage
 	gate    *plan.Gate

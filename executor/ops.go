@@ -169,7 +169,9 @@ func (r *runner) resume(ctx context.Context, sv *node) {
 		r.launch(ctx, o)
 		return
 	}
-	if o.kind == opApply && o.step != nil && o.step.Version != "" {
+	// Only plan steps are verified by version: a remediation reimage
+	// rewrites a version that is already there, so it is run again.
+	if o.kind == opApply && o.step != nil && o.step.Version != "" && strings.HasPrefix(o.op, "step:") {
 		o.kind = opVerify
 		r.event(Event{Type: "step_resumed", Server: sv.id, Op: o.op, Message: "checking whether the step took effect before the restart"})
 		r.launch(ctx, o)

@@ -852,3 +852,95 @@ func TestRule30Remediation(t *testing.T) {
 		})
 	}
 }
+
+func TestRule12StageOnBreachPauseThenSkipStage(t *testing.T) {
+	h := newHarness(t)
+	b := executortest.NewBuilder(h.prov)
+	b.Scripts = map[string]Script{"c1/r01/r01-s01": {FailKind: providers.StepUpdate}}
+	b.Stage("canary").OnBreach("pause").Group(b, "g").Cluster("c1").Scope(S{Name: "r01", Servers: 1, OnBreach: "fail"})
+	b.Stage("prod").Group(b, "g").Cluster("c2").Scope(S{Name: "r01", Servers: 1})
+	h.plan = b.Plan()
+	out := h.run()
+	wantOutcome(t, out, executor.OutcomePaused, executor.ReasonThreshold)
+	wantStates(t, h, map[string]string{rackID("r01"): "failed(threshold)", "cluster.c1": "failed(threshold)", "stage.canary": "paused(threshold)", "run": "paused(threshold)"})
+	ctx := context.Background()
+	// Continue alone cannot help: the cluster failed.
+	if err := h.exec().Continue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantOutcome(t, h.run(), executor.OutcomePaused, executor.ReasonThreshold)
+	if err := h.exec().Skip(ctx, "stage.canary"); err != nil {
+		t.Fatal(err)
+	}
+	wantOutcome(t, h.run(), executor.OutcomeCompleted, "")
+	wantStates(t, h, map[string]string{"stage.canary": "skipped(user)", "c2/r01/r01-s01": "completed"})
+}
+
+func TestRule20WindowThatNeverOpensPausesBlocked(t *testing.T) {
+	T := executortest.Epoch
+	h := newHarness(t)
+	b := executortest.NewBuilder(h.prov)
+	b.Stage("s").Group(b, "g").Cluster("late", plan.Interval{Start: T.Add(-2 * time.Hour), End: T.Add(-time.Hour)}).Scope(S{Name: "r01", Servers: 1})
+	h.plan = b.Plan()
+	out := h.run()
+	wantOutcome(t, out, executor.OutcomePaused, executor.ReasonBlocked)
+	if !strings.Contains(out.Message, "cluster.late") || !strings.Contains(out.Message, "no opening before the plan expires") {
+		t.Errorf("message %q", out.Message)
+	}
+	if err := h.exec().Skip(context.Background(), "cluster.late"); err != nil {
+		t.Fatal(err)
+	}
+	wantOutcome(t, h.run(), executor.OutcomeCompleted, "")
+}
+
+func TestRule05ManagementBatchesEachNeedTheirThreshold(t *testing.T) {
+	half := plan.Threshold{Type: "percent", Value: 50}
+	t.Run("one failure of two meets 50%", func(t *testing.T) {
+		h := newHarness(t)
+		h.plan = executortest.Single(h.prov, map[string]Script{"c1/a1/a1-s01": {FailKind: providers.StepUpdate}},
+			S{Phase: plan.PhaseManagement, Kind: "batch", Name: "a1", Servers: 2, Threshold: half},
+			S{Phase: plan.PhaseManagement, Kind: "batch", Name: "a2", Servers: 2, Threshold: half})
+		wantOutcome(t, h.run(), executor.OutcomeCompleted, "")
+		wantStates(t, h, map[string]string{"cluster.c1.management.batch.a1": "completed", "cluster.c1.management.batch.a2": "completed"})
+	})
+	t.Run("a batch below its threshold stops the next", func(t *testing.T) {
+		h := newHarness(t)
+		h.plan = executortest.Single(h.prov, map[string]Script{"c1/a1/a1-s01": {FailKind: providers.StepUpdate}, "c1/a1/a1-s02": {FailKind: providers.StepUpdate}},
+			S{Phase: plan.PhaseManagement, Kind: "batch", Name: "a1", Servers: 2, Threshold: half},
+			S{Phase: plan.PhaseManagement, Kind: "batch", Name: "a2", Servers: 2, Threshold: half})
+		wantOutcome(t, h.run(), executor.OutcomePaused, executor.ReasonThreshold)
+		wantStates(t, h, map[string]string{"cluster.c1.management.batch.a1": "paused(threshold)", "cluster.c1.management.batch.a2": "not_started"})
+	})
+}
+
+func TestRule30RemediationResumesWithoutSkippingTheReimage(t *testing.T) {
+	// A crash while "remedy:1:reimage" is being announced must still run
+	// that reimage on resume (the runtime is already at its version from
+	// the first reimage, so a version check would wrongly call it done).
+	// A crash after the BMC accepted it but before its task URI was
+	// journaled re-runs it: remediation is not verified by version.
+	clean := newHarness(t)
+	srv := "c1/r01/r01-s01"
+	clean.plan = executortest.Single(clean.prov, map[string]Script{srv: {WaitReadyFails: 1}}, S{Name: "r01", Servers: 1})
+	mem := clean.backend
+	clean.run()
+	entries, _ := mem.Read(context.Background(), sha, -1)
+	k := 0
+	for i, e := range entries {
+		if strings.Contains(string(e.Data), `"op":"remedy:1:reimage"`) {
+			k = i // crash while writing that record
+			break
+		}
+	}
+	h := newHarness(t)
+	h.plan = executortest.Single(h.prov, map[string]Script{srv: {WaitReadyFails: 1}}, S{Name: "r01", Servers: 1})
+	m2 := h.backend
+	h.backend = &executortest.Crash{Backend: m2, After: k}
+	h.exec().Run(context.Background(), context.Background())
+	h.backend = m2
+	runToCompletion(t, h, 1)
+	if n := h.prov.Count(srv, providers.StepReimage); n != 2 {
+		t.Errorf("reimage ran %d times, want 2 (the step and the remediation)", n)
+	}
+	wantStates(t, h, map[string]string{srv: "completed"})
+}
