@@ -2,18 +2,381 @@ package command
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rackform/rackform/providers/sim"
 )
 
-// simCommand is a placeholder until its issue lands; it says so instead of pretending.
-type simCommand struct{ *Meta }
+// defaultSimPassword is the simulator's own test credential, used when
+// neither -password nor RACKFORM_SIM_PASSWORD sets one. It guards nothing
+// real: the simulator serves loopback only.
+const defaultSimPassword = "rackform-sim"
 
-func (c *simCommand) Synopsis() string     { return "(not yet available)" }
-func (c *simCommand) Usage() string        { return "rackform sim" }
-func (c *simCommand) Description() string  { return "" }
-func (c *simCommand) Flags() *flag.FlagSet { return flag.NewFlagSet("sim", flag.ContinueOnError) }
-func (c *simCommand) Run(context.Context, []string) int {
-	fmt.Fprintln(c.Stderr, "Error: rackform sim is not implemented yet")
-	return ExitError
+// simCommand serves a simulated fleet of Redfish BMCs until interrupted.
+type simCommand struct {
+	*Meta
+	n          int
+	base       string
+	port       int
+	profile    string
+	speed      float64
+	tls        bool
+	username   string
+	password   string
+	faults     stringList
+	faultRates stringList
+	seed       uint64
+	admin      string
+	caOut      string
+	atTarget   string
+	firmware   stringList
+	target     stringList
+	latency    time.Duration
+	log        bool
+}
+
+func (c *simCommand) Synopsis() string { return "Serve a simulated fleet of Redfish BMCs" }
+func (c *simCommand) Usage() string    { return "rackform sim [options]" }
+
+func (c *simCommand) Description() string {
+	return `Serves N simulated Redfish BMCs on loopback, one address per BMC from
+-base upward (127.1.1.1, 127.1.1.2, ... 127.1.1.254, 127.1.2.1, ...), all on
+-port. Each BMC behaves like a real one at -speed times real time: sessions,
+resets that take minutes, SimpleUpdate and multipart push creating tasks,
+versions that change after the required reset, VirtualMedia reimage.
+Profiles: dmtf, ilo5, ami, openbmc, or mixed (cycling through them).
+
+Images name their component and version: .../bios-2.80.bin updates BIOS to
+2.80, runtime-4.6.1.iso (VirtualMedia) installs Runtime 4.6.1. Components:
+BMC, BIOS, NIC, CPLD, Runtime.
+
+Faults: -fault NAME=KIND[:ARG] on one BMC, -fault-rate KIND[:ARG]=P across
+the fleet (deterministic with -seed). Kinds: latency:DUR, timeout[:DUR],
+error[:COUNT], busy[:DUR], malformed[:COUNT], session-limit:N, task-fail,
+task-hang, no-return, ignore-graceful.
+
+Prints a ready line, the credentials it accepts and the BMC URLs on stdout,
+then serves until SIGINT or SIGTERM. -admin serves a JSON control API
+(GET /stats, GET /stats/NAME, GET /bmcs, POST /faults).`
+}
+
+func (c *simCommand) Flags() *flag.FlagSet {
+	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	c.faults, c.faultRates, c.firmware, c.target = nil, nil, nil, nil
+	fs.IntVar(&c.n, "n", 10, "Serve `N` BMCs.")
+	fs.StringVar(&c.base, "base", "127.1.1.1", "First BMC `IP` (loopback); the others follow.")
+	fs.IntVar(&c.port, "port", 8443, "TCP `PORT` of every BMC (0: a free port each).")
+	fs.StringVar(&c.profile, "profile", "dmtf", "Hardware `PROFILE`: dmtf, ilo5, ami, openbmc or mixed.")
+	fs.Float64Var(&c.speed, "speed", 1, "Time scale `X`: 6000 makes a 10-minute flash take 100 ms.")
+	fs.BoolVar(&c.tls, "tls", false, "Serve HTTPS with a CA generated at start (see -ca-out).")
+	fs.StringVar(&c.username, "username", "admin", "User `NAME` the BMCs accept.")
+	fs.StringVar(&c.password, "password", "", "`PASSWORD` the BMCs accept (default: RACKFORM_SIM_PASSWORD, else "+defaultSimPassword+").")
+	fs.Var(&c.faults, "fault", "Inject a fault: `NAME=KIND[:ARG]`. Repeatable.")
+	fs.Var(&c.faultRates, "fault-rate", "Inject a fault by probability: `KIND[:ARG]=P`. Repeatable.")
+	fs.Uint64Var(&c.seed, "seed", 1, "`SEED` of -fault-rate.")
+	fs.StringVar(&c.admin, "admin", "", "Serve the JSON control API on `ADDR` (loopback), e.g. 127.0.0.1:9900.")
+	fs.StringVar(&c.caOut, "ca-out", "", "Write the CA certificate (PEM) to `FILE` (with -tls).")
+	fs.StringVar(&c.atTarget, "at-target", "", "BMC `NAMES` (comma-separated) that start at the -target versions.")
+	fs.Var(&c.firmware, "firmware", "Initial version of a component on every BMC: `COMPONENT=VERSION`. Repeatable.")
+	fs.Var(&c.target, "target", "Version the -at-target BMCs start with: `COMPONENT=VERSION`. Repeatable.")
+	fs.DurationVar(&c.latency, "latency", 0, "Add `DURATION` to every response of every BMC.")
+	fs.BoolVar(&c.log, "log", false, "Log every request on stderr.")
+	return fs
+}
+
+func (c *simCommand) Run(ctx context.Context, args []string) int {
+	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	if !ok {
+		return code
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(c.Stderr, "Error: sim takes no arguments, got %q\n\n%s", rest, helpText(c))
+		return ExitUsage
+	}
+	specs, err := c.specs()
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s\n\n%s", err, helpText(c))
+		return ExitUsage
+	}
+	serve, err := c.serveOptions()
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s\n\n%s", err, helpText(c))
+		return ExitUsage
+	}
+	if err := serveFleet(ctx, c.Stdout, c.Stderr, serve, specs); err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
+		return ExitError
+	}
+	return ExitOK
+}
+
+// fleetServe is how serveFleet runs a fleet, whatever built its specs
+// (flags here; a configuration's inventory elsewhere).
+type fleetServe struct {
+	Options sim.Options
+	// Faults are injected per BMC name before the fleet serves.
+	Faults map[string][]sim.Fault
+	Rate   sim.FaultRate
+	// Admin is the control API's address ("" for none).
+	Admin string
+	// CAOut receives the CA certificate with TLS ("" for none).
+	CAOut string
+}
+
+func (c *simCommand) serveOptions() (fleetServe, error) {
+	var s fleetServe
+	pw := c.password
+	if pw == "" {
+		pw = c.Getenv("RACKFORM_SIM_PASSWORD")
+	}
+	if pw == "" {
+		pw = defaultSimPassword
+	}
+	if c.speed <= 0 {
+		return s, fmt.Errorf("-speed must be positive, got %v", c.speed)
+	}
+	s.Options = sim.Options{Speed: c.speed, Username: c.username, Password: pw, TLS: c.tls, Latency: c.latency}
+	if c.log {
+		s.Options.Log = c.Stderr
+	}
+	s.Faults = map[string][]sim.Fault{}
+	for _, f := range c.faults {
+		name, spec, ok := strings.Cut(f, "=")
+		if !ok || name == "" {
+			return s, fmt.Errorf("-fault %q: want NAME=KIND[:ARG]", f)
+		}
+		ft, err := sim.ParseFault(spec)
+		if err != nil {
+			return s, fmt.Errorf("-fault %q: %w", f, err)
+		}
+		s.Faults[name] = append(s.Faults[name], ft)
+	}
+	s.Rate = sim.FaultRate{Seed: c.seed, Rates: map[sim.FaultKind]float64{}, Args: map[sim.FaultKind]sim.Fault{}}
+	for _, r := range c.faultRates {
+		spec, pstr, ok := strings.Cut(r, "=")
+		p, err := strconv.ParseFloat(pstr, 64)
+		if !ok || err != nil || p < 0 || p > 1 {
+			return s, fmt.Errorf("-fault-rate %q: want KIND[:ARG]=P with P in [0,1]", r)
+		}
+		ft, err := sim.ParseFault(spec)
+		if err != nil {
+			return s, fmt.Errorf("-fault-rate %q: %w", r, err)
+		}
+		s.Rate.Rates[ft.Kind] = p
+		s.Rate.Args[ft.Kind] = ft
+	}
+	if c.caOut != "" && !c.tls {
+		return s, errors.New("-ca-out needs -tls")
+	}
+	s.Admin, s.CAOut = c.admin, c.caOut
+	return s, nil
+}
+
+func parseVersions(flagName string, l stringList) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range l {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || v == "" {
+			return nil, fmt.Errorf("%s %q: want COMPONENT=VERSION", flagName, kv)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// specs builds the fleet from the flags.
+func (c *simCommand) specs() ([]sim.BMCSpec, error) {
+	if c.n < 1 {
+		return nil, fmt.Errorf("-n must be at least 1, got %d", c.n)
+	}
+	if c.port < 0 || c.port > 65535 {
+		return nil, fmt.Errorf("-port %d is not a TCP port", c.port)
+	}
+	profiles := []string{c.profile}
+	if c.profile == "mixed" {
+		profiles = sim.Profiles()
+	}
+	ips, err := simAddresses(c.base, c.n)
+	if err != nil {
+		return nil, err
+	}
+	firmware, err := parseVersions("-firmware", c.firmware)
+	if err != nil {
+		return nil, err
+	}
+	target, err := parseVersions("-target", c.target)
+	if err != nil {
+		return nil, err
+	}
+	atTarget := map[string]bool{}
+	if c.atTarget != "" {
+		if len(target) == 0 {
+			return nil, errors.New("-at-target needs -target COMPONENT=VERSION")
+		}
+		for _, n := range strings.Split(c.atTarget, ",") {
+			atTarget[strings.TrimSpace(n)] = true
+		}
+	}
+	width := max(4, len(strconv.Itoa(c.n)))
+	specs := make([]sim.BMCSpec, c.n)
+	for i := range specs {
+		name := fmt.Sprintf("bmc-%0*d", width, i+1)
+		fw := map[string]string{}
+		for k, v := range firmware {
+			fw[k] = v
+		}
+		if atTarget[name] {
+			for k, v := range target {
+				fw[k] = v
+			}
+			delete(atTarget, name)
+		}
+		specs[i] = sim.BMCSpec{
+			Name:     name,
+			Addr:     net.JoinHostPort(ips[i].String(), strconv.Itoa(c.port)),
+			Profile:  profiles[i%len(profiles)],
+			Firmware: fw,
+			PowerOn:  true,
+		}
+	}
+	if len(atTarget) > 0 {
+		var unknown []string
+		for name := range atTarget {
+			unknown = append(unknown, name)
+		}
+		sort.Strings(unknown)
+		return nil, fmt.Errorf("-at-target names %s, not BMCs of this fleet (bmc-%0*d..bmc-%0*d)", strings.Join(unknown, ", "), width, 1, width, c.n)
+	}
+	return specs, nil
+}
+
+// simAddresses returns n loopback IPv4 addresses from base, skipping .0 and
+// .255 in the last octet.
+func simAddresses(base string, n int) ([]net.IP, error) {
+	ip := net.ParseIP(base).To4()
+	if ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("-base %q is not a loopback IPv4 address", base)
+	}
+	out := make([]net.IP, 0, n)
+	cur := [4]byte{ip[0], ip[1], ip[2], ip[3]}
+	for len(out) < n {
+		if cur[3] != 0 && cur[3] != 255 {
+			out = append(out, net.IPv4(cur[0], cur[1], cur[2], cur[3]).To4())
+		}
+		// Increment as a 24-bit number inside 127.0.0.0/8.
+		for i := 3; i >= 1; i-- {
+			cur[i]++
+			if cur[i] != 0 {
+				break
+			}
+			if i == 1 {
+				return nil, fmt.Errorf("-base %s: %d BMCs do not fit in 127.0.0.0/8", base, n)
+			}
+		}
+	}
+	return out, nil
+}
+
+// serveFleet builds the fleet from specs, serves it, prints what it serves
+// on out, and blocks until ctx ends; then it stops every listener. The specs
+// may come from flags or from a configuration's inventory.
+func serveFleet(ctx context.Context, out, errOut io.Writer, s fleetServe, specs []sim.BMCSpec) error {
+	fleet, err := sim.New(s.Options, specs)
+	if err != nil {
+		return err
+	}
+	for name, faults := range s.Faults {
+		for _, ft := range faults {
+			if err := fleet.SetFault(name, ft); err != nil {
+				return fmt.Errorf("-fault: %w", err)
+			}
+		}
+	}
+	if len(s.Rate.Rates) > 0 {
+		fleet.SetFaultRate(s.Rate)
+	}
+	if err := fleet.Start(ctx); err != nil {
+		return err
+	}
+	defer fleet.Close()
+	if s.CAOut != "" {
+		if err := os.WriteFile(s.CAOut, fleet.CACertPEM(), 0o644); err != nil {
+			return fmt.Errorf("writing the CA certificate: %w", err)
+		}
+	}
+	var admin *http.Server
+	if s.Admin != "" {
+		host, _, err := net.SplitHostPort(s.Admin)
+		if ip := net.ParseIP(host); err != nil || ((ip == nil || !ip.IsLoopback()) && host != "localhost") {
+			return fmt.Errorf("-admin %q: want a loopback host:port", s.Admin)
+		}
+		ln, err := net.Listen("tcp", s.Admin)
+		if err != nil {
+			return fmt.Errorf("-admin: %w", err)
+		}
+		admin = &http.Server{Handler: fleet.AdminHandler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = admin.Serve(ln) }()
+		defer admin.Close()
+		s.Admin = ln.Addr().String()
+	}
+	printReady(out, fleet.BMCs(), s)
+	select {
+	case <-ctx.Done():
+	case <-fleet.Done():
+	}
+	fmt.Fprintln(errOut, "rackform sim: stopping")
+	if err := fleet.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintln(errOut, "rackform sim: stopped")
+	return nil
+}
+
+func printReady(out io.Writer, bmcs []sim.BMCInfo, s fleetServe) {
+	hostPort := func(u string) (string, string) {
+		h, p, _ := net.SplitHostPort(u[strings.Index(u, "://")+3:])
+		return h, p
+	}
+	scheme := "http"
+	if s.Options.TLS {
+		scheme = "https"
+	}
+	firstHost, port := hostPort(bmcs[0].URL)
+	lastHost, lastPort := hostPort(bmcs[len(bmcs)-1].URL)
+	where := firstHost
+	if len(bmcs) > 1 {
+		where += ".." + lastHost
+	}
+	portText := "port " + port
+	if port != lastPort {
+		portText = "various ports"
+	}
+	fmt.Fprintf(out, "rackform sim: ready: %d BMCs on %s %s (%s)\n", len(bmcs), where, portText, scheme)
+	fmt.Fprintf(out, "rackform sim: credentials: %s / %s (the simulator's own test credentials, accepted by every BMC)\n", s.Options.Username, s.Options.Password)
+	if s.CAOut != "" {
+		fmt.Fprintf(out, "rackform sim: CA certificate: %s\n", s.CAOut)
+	}
+	if s.Admin != "" {
+		fmt.Fprintf(out, "rackform sim: admin API: http://%s\n", s.Admin)
+	}
+	show := bmcs
+	if len(bmcs) > 20 {
+		show = append(append([]sim.BMCInfo{}, bmcs[:3]...), bmcs[len(bmcs)-1])
+	}
+	for i, b := range show {
+		if len(bmcs) > 20 && i == 3 {
+			fmt.Fprintf(out, "  ... %d more\n", len(bmcs)-4)
+		}
+		fmt.Fprintf(out, "  %s %s (%s)\n", b.Name, b.URL, b.Profile)
+	}
 }
