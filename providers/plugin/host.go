@@ -23,6 +23,10 @@ type Spec struct {
 	// Path is the executable; Args are its arguments (without argv[0]).
 	Path string
 	Args []string
+	// Argv0 is the program name the process sees; "" means Path. A binary
+	// that dispatches on its name (a test binary run as "rackform" by
+	// testscript) needs it to be re-executed as itself.
+	Argv0 string
 	// Env is added to the host's environment for the plugin, overriding it.
 	Env []string
 	// SHA256 is the expected hex SHA-256 of Path. When set, a binary that
@@ -37,7 +41,7 @@ func BuiltinSpec(name string) (Spec, error) {
 	if err != nil {
 		return Spec{}, fmt.Errorf("locating the rackform binary for provider %q: %w", name, err)
 	}
-	return Spec{Name: name, Path: exe, Args: []string{"provider", name}}, nil
+	return Spec{Name: name, Path: exe, Args: []string{"provider", name}, Argv0: os.Args[0]}, nil
 }
 
 // Client is a running provider plugin. It implements providers.Provider;
@@ -73,6 +77,9 @@ func Start(ctx context.Context, spec Spec, logger hclog.Logger) (*Client, error)
 		timeout = time.Until(dl)
 	}
 	cmd := exec.Command(spec.Path, spec.Args...)
+	if spec.Argv0 != "" {
+		cmd.Args[0] = spec.Argv0
+	}
 	// The environment is built here (SkipHostEnv below) so that Spec.Env
 	// and the log level override the host's values instead of being
 	// overridden by them.

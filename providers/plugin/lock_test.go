@@ -179,3 +179,25 @@ func TestDir(t *testing.T) {
 		}
 	}
 }
+
+func TestBuiltin(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := BuiltinSpec("redfish")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Spec{Name: "redfish", Path: exe, Args: []string{"provider", "redfish"}, Argv0: os.Args[0]}
+	if diff := cmp.Diff(want, spec); diff != "" {
+		t.Errorf("BuiltinSpec (-want +got):\n%s", diff)
+	}
+	got, err := BuiltinSHA256()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum, _ := FileSHA256(exe); got != sum || !isSHA256(got) {
+		t.Errorf("BuiltinSHA256 = %q, want the running binary's hash %q", got, sum)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,13 +29,12 @@ var fakePlugin struct {
 	err  error
 }
 
-// testPluginEnv makes the test binary serve a real provider as a plugin
-// instead of running tests: the out-of-process tests of the built-in
-// provider re-execute this binary, as rackform re-executes itself.
-const testPluginEnv = "RACKFORM_TEST_SERVE_PLUGIN"
-
+// TestMain serves the built-in Redfish provider when this test binary is
+// run as "rackform provider redfish": the out-of-process tests re-execute it
+// exactly as rackform re-executes itself (BuiltinSpec), under the program
+// name a testscript would give it.
 func TestMain(m *testing.M) {
-	if os.Getenv(testPluginEnv) == redfish.Name {
+	if filepath.Base(os.Args[0]) == "rackform" && slices.Equal(os.Args[1:], []string{"provider", redfish.Name}) {
 		logger := NewLogger(redfish.Name, os.Stderr, os.Getenv)
 		Serve(redfish.New(redfish.Options{Logger: logger}), logger)
 		os.Exit(0)

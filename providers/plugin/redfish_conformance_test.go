@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -32,14 +31,15 @@ const (
 // go-plugin with AutoMTLS.
 func startBuiltin(t *testing.T, logs *syncBuffer) *Client {
 	t.Helper()
-	exe, err := os.Executable()
+	spec, err := BuiltinSpec(redfish.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
+	spec.Argv0 = "rackform" // as testscript names the binary; TestMain dispatches on it
 	logger := hclog.New(&hclog.LoggerOptions{Name: "host", Level: hclog.Debug, Output: logs})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	c, err := Start(ctx, Spec{Name: redfish.Name, Path: exe, Env: []string{testPluginEnv + "=" + redfish.Name}}, logger)
+	c, err := Start(ctx, spec, logger)
 	if err != nil {
 		t.Fatalf("starting the redfish plugin: %v", err)
 	}
