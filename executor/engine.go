@@ -168,11 +168,6 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 			o.Logger.Error("releasing the state lock", "id", info.ID, "err", err)
 		}
 	}()
-	if o.PlanFile != nil {
-		if err := o.Backend.SavePlan(hard, o.PlanSHA256, o.PlanFile); err != nil {
-			return Outcome{}, fmt.Errorf("storing plan %s: %w", short(o.PlanSHA256), err)
-		}
-	}
 	m, cursor, err := e.load(hard)
 	if err != nil {
 		return Outcome{}, err
@@ -186,6 +181,12 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	if na := o.Plan.NotAfter; !na.IsZero() && o.Clock.Now().After(na) {
 		return Outcome{}, fmt.Errorf("plan %s: %w (not_after %s); plan again", short(o.PlanSHA256), ErrExpired, na.UTC().Format(time.RFC3339))
 	}
+	if o.PlanFile != nil {
+		if err := o.Backend.SavePlan(hard, o.PlanSHA256, o.PlanFile); err != nil {
+			return Outcome{}, fmt.Errorf("storing plan %s: %w", short(o.PlanSHA256), err)
+		}
+	}
+	o.Logger.Info("applying plan", "plan", short(o.PlanSHA256), "resumed", m.records > 0, "holder", o.Holder)
 	r := &runner{e: e, o: o, m: m, sha: o.PlanSHA256, cursor: cursor, own: map[int64]bool{},
 		ops: map[*node]*opRun{}, timed: map[*opRun]bool{}, msgs: make(chan msg, 256), skipsAt: 0}
 	resumed := m.records > 0

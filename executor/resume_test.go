@@ -414,3 +414,63 @@ func TestStatusJSONShape(t *testing.T) {
 		}
 	}
 }
+
+// Stop and skip recorded through another handle on the same directory (as
+// another CI job would) reach a running apply.
+func TestControlFromAnotherProcessReachesRunningApply(t *testing.T) {
+	dir := t.TempDir()
+	apply, err := state.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer apply.Close()
+	h := newHarness(t)
+	h.async = true
+	h.backend = apply
+	h.plan = executortest.Single(h.prov, map[string]Script{rackServer("r01", 1): {HangApply: 1}},
+		S{Name: "r01", Servers: 3, MaxUnavailable: 1, Threshold: plan.Threshold{Type: "count", Value: 1}})
+	done := make(chan executor.Outcome)
+	go func() { done <- h.run() }()
+	<-h.prov.Hanging(rackServer("r01", 1))
+
+	other, err := state.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	o := h.options()
+	o.Backend, o.Providers, o.Holder = other, nil, "ops@laptop"
+	ctl, err := executor.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := ctl.Skip(ctx, rackServer("r01", 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctl.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.prov.Release(rackServer("r01", 1))
+	wantOutcome(t, <-done, executor.OutcomeStopped, "")
+	st, err := ctl.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Run.State.Name != executor.Stopped || len(st.Next) != 1 || st.Next[0] != "rackform continue" {
+		t.Errorf("status: run %s, next %v", st.Run.State, st.Next)
+	}
+	wantStates(t, h, map[string]string{rackServer("r01", 1): "completed", rackServer("r01", 2): "skipped(user)", rackServer("r01", 3): "not_started"})
+	if err := ctl.Continue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.async = false
+	wantOutcome(t, h.run(), executor.OutcomeCompleted, "")
+	found := false
+	for _, e := range h.events {
+		found = found || (e.Type == "skip_requested" && e.Target == rackServer("r01", 2) && e.By == "ops@laptop")
+	}
+	if !found {
+		t.Error("the running apply emitted no skip_requested event from ops@laptop")
+	}
+}

@@ -9,8 +9,10 @@ type Status struct {
 	V          int    `json:"v"`
 	PlanSHA256 string `json:"plan_sha256"`
 	// Stopping is true while a stop is requested and not yet effective.
-	StopRequested bool  `json:"stop_requested,omitempty"`
-	Run           *Node `json:"run"`
+	StopRequested bool `json:"stop_requested,omitempty"`
+	// Next are the commands that move a paused, stopped or gated run on.
+	Next []string `json:"next,omitempty"`
+	Run  *Node    `json:"run"`
 }
 
 // Node is one node of the state tree.
@@ -30,7 +32,20 @@ func (e *Executor) Status(ctx context.Context) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Status{V: JournalVersion, PlanSHA256: e.o.PlanSHA256, StopRequested: m.stopRequested(), Run: snapshot(m.run)}, nil
+	st := &Status{V: JournalVersion, PlanSHA256: e.o.PlanSHA256, StopRequested: m.stopRequested(), Run: snapshot(m.run)}
+	cont := m.stopRequested() || m.run.st.Name == Stopped
+	for _, n := range m.order {
+		switch {
+		case n.kind == KindGate && n.st.Name == Pending:
+			st.Next = append(st.Next, "rackform approve "+n.id)
+		case (n.kind == KindScope || n.kind == KindPause || n.kind == KindStage) && n.st.Name == Paused:
+			cont = true
+		}
+	}
+	if cont && !m.run.st.Name.Terminal() {
+		st.Next = append(st.Next, "rackform continue")
+	}
+	return st, nil
 }
 
 func snapshot(n *node) *Node {
