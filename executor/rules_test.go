@@ -150,14 +150,14 @@ func TestRule04ControlPlaneStrictlyOneAtATime(t *testing.T) {
 		b := executortest.NewBuilder(h.prov)
 		b.Scripts = map[string]Script{addrOf("spare", 1): {HangApply: 1}}
 		b.Stage("s").Group(b, "g").Cluster("c1").
-			Scope(S{Phase: plan.PhaseControlPlane, Kind: "serial", Name: "spare", Servers: 1, Role: "control_plane_spare"}).
+			// A zero threshold lets the next scope start at once (rule 13):
+			// only the cluster-wide control-plane guard holds it back.
+			Scope(S{Phase: plan.PhaseControlPlane, Kind: "serial", Name: "spare", Servers: 1, Role: "control_plane_spare", Threshold: plan.Threshold{Type: "count", Value: 0}}).
 			Scope(S{Phase: plan.PhaseControlPlane, Kind: "rack", Name: "cp", Servers: 2, Role: "control_plane", Threshold: plan.Threshold{Type: "count", Value: 0}})
 		h.plan = b.Plan()
 		done := make(chan executor.Outcome)
 		go func() { done <- h.run() }()
 		<-h.prov.Hanging(addrOf("spare", 1))
-		// The spare scope met its threshold? No: it needs its one server.
-		// Even so nothing of "cp" may start while the spare is down.
 		h.prov.Release(addrOf("spare", 1))
 		wantOutcome(t, <-done, executor.OutcomeCompleted, "")
 		if h.index("server_started", addrOf("cp", 1)) < h.index("server_completed", addrOf("spare", 1)) {
@@ -246,14 +246,27 @@ func rackServer(rack string, i int) string {
 func twoDigits(i int) string { return string(rune('0'+i/10)) + string(rune('0'+i%10)) }
 
 func TestRule09NExcludesSkipped(t *testing.T) {
-	// 10 servers, 75%: 2 already at target leave N = 8, required ceil(6) = 6.
-	h := newHarness(t)
-	scripts := map[string]Script{rackServer("r01", 1): {AtTarget: true}, rackServer("r01", 2): {AtTarget: true}}
-	h.plan = executortest.Single(h.prov, scripts, S{Name: "r01", Servers: 10, Threshold: plan.Threshold{Type: "percent", Value: 75}})
-	wantOutcome(t, h.run(), executor.OutcomeCompleted, "")
-	c := h.node(rackID("r01")).Counts
-	if diff := cmp.Diff(executor.Counts{Servers: 10, Eligible: 8, Required: 6, Budget: 2, Succeeded: 8, Skipped: 2}, *c); diff != "" {
-		t.Error(diff)
+	// 10 servers, 75%: one already at target leaves N = 9, required
+	// ceil(6.75) = 7 (floor would be 6). With a generous budget, three
+	// failures breach only because 9 − 3 < 7; two failures do not.
+	for _, tc := range []struct {
+		failures int
+		want     string
+	}{{2, "completed"}, {3, "paused(threshold)"}} {
+		h := newHarness(t)
+		scripts := map[string]Script{rackServer("r01", 1): {AtTarget: true}}
+		for i := 2; i < 2+tc.failures; i++ {
+			scripts[rackServer("r01", i)] = Script{FailKind: providers.StepUpdate}
+		}
+		h.plan = executortest.Single(h.prov, scripts, S{Name: "r01", Servers: 10, Threshold: plan.Threshold{Type: "percent", Value: 75}, Budget: 5, BudgetSet: true})
+		h.run()
+		c := h.node(rackID("r01")).Counts
+		if c.Eligible != 9 || c.Required != 7 || c.Skipped != 1 {
+			t.Errorf("counts %+v, want eligible 9, required 7", *c)
+		}
+		if got := h.state(rackID("r01")); got != tc.want {
+			t.Errorf("%d failures: %s, want %s", tc.failures, got, tc.want)
+		}
 	}
 }
 
