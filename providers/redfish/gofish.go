@@ -42,7 +42,6 @@ type gofishBMC struct {
 	gen int // bumped on every (re)connect, so one 401 re-creates the session once
 	// sessionURI is the session to delete on Close; "" with Basic auth.
 	sessionURI string
-	basic      bool
 	systemURI  string
 	// inventories are the FirmwareInventory and SoftwareInventory links.
 	inventories []string
@@ -139,11 +138,10 @@ func (b *gofishBMC) login(api *gofish.APIClient) error {
 	switch {
 	case err == nil && auth != nil && auth.Token != "":
 		b.sessionURI = relPath(auth.Session)
-		b.basic = false
 		b.setAuth(auth.Token, false)
 		return nil
 	case err == nil, statusOf(err) == http.StatusNotFound, statusOf(err) == http.StatusMethodNotAllowed, statusOf(err) == http.StatusNotImplemented:
-		b.sessionURI, b.basic = "", true
+		b.sessionURI = ""
 		b.setAuth("", true)
 		return nil
 	case statusOf(err) == http.StatusUnauthorized || statusOf(err) == http.StatusForbidden:
