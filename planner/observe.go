@@ -61,7 +61,7 @@ func (p *planning) observe(ctx context.Context) {
 		}
 		targets := make([]providers.Target, len(servers))
 		for i, s := range servers {
-			targets[i] = target(s)
+			targets[i] = Target(s)
 		}
 		wg.Add(1)
 		go func() {
@@ -106,9 +106,9 @@ func rangePtrOf(decl *config.Provider) *hcl.Range {
 	return rangePtr(decl.DeclRange)
 }
 
-// target is how a provider reaches s. Credentials are revealed here, in
+// Target is how a provider reaches server s, named by its plan address. Credentials are revealed here, in
 // memory only, because the provider must log in; they never reach the plan.
-func target(s *config.Server) providers.Target {
+func Target(s *config.Server) providers.Target {
 	t := providers.Target{Name: address(s), Endpoint: s.BMC}
 	if c := s.Credentials; c != nil {
 		t.Credentials = &providers.Credentials{Username: c.Username.Reveal(), Password: c.Password.Reveal()}

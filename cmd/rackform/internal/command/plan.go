@@ -1,0 +1,218 @@
+package command
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
+	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/internal/version"
+	"github.com/rackform/rackform/planner"
+	"github.com/rackform/rackform/planner/plan"
+)
+
+// Exit codes of plan -detailed-exitcode.
+const exitChanges = 2
+
+// planCommand observes the fleet and writes the upgrade plan.
+type planCommand struct {
+	*Meta
+	// start and now are replaced by tests; nil means the real plugins and
+	// clock.
+	start providerStarter
+	now   func() time.Time
+
+	out           string
+	vars          stringList
+	varFiles      stringList
+	targets       stringList
+	excludes      stringList
+	detailed      bool
+	json          bool
+	parallelism   int
+	noColor       bool
+	onUnreachable string
+	rollout       string
+	notAfter      time.Duration
+}
+
+func (c *planCommand) Synopsis() string { return "Observe the fleet and write an upgrade plan" }
+func (c *planCommand) Usage() string    { return "rackform plan [options] [DIR]" }
+
+func (c *planCommand) Description() string {
+	return `Loads the configuration in DIR (default: the current directory), asks every
+server's BMC for its power state, health and firmware inventory through the
+provider plugins, diffs what it reports against the release, checks the
+version, threshold and control-plane rules, and prints the ordered plan:
+stages, groups, clusters, phases, racks and batches, servers and steps, with
+every threshold, wait and pause resolved to numbers.
+
+With -out the plan is written to FILE: a deterministic JSON document holding
+the configuration's text, the non-sensitive inputs, the provider binaries'
+hashes and what every server reported. It holds no secret. Its SHA-256,
+printed at the end, is the plan's identity for review and apply.
+
+Addresses for -target and -exclude are CLUSTER, CLUSTER/RACK or
+CLUSTER/RACK/SERVER; each must match at least one server.
+
+Exit status: 0 on success, 1 on errors (bad arguments too). With
+-detailed-exitcode: 0 when nothing needs upgrading, 1 on errors, 2 when the
+plan has changes.`
+}
+
+func (c *planCommand) Flags() *flag.FlagSet {
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	c.vars, c.varFiles, c.targets, c.excludes = nil, nil, nil, nil
+	fs.StringVar(&c.out, "out", "", "Write the plan file to `FILE`.")
+	fs.Var(&c.vars, "var", "Set input variable `NAME=VALUE`. Repeatable; later values win.")
+	fs.Var(&c.varFiles, "var-file", "Read input variables from `FILE`. Repeatable; later files win.")
+	fs.Var(&c.targets, "target", "Plan only the servers under `ADDR` (CLUSTER[/RACK[/SERVER]]). Repeatable.")
+	fs.Var(&c.excludes, "exclude", "Leave out the servers under `ADDR`. Repeatable.")
+	fs.BoolVar(&c.detailed, "detailed-exitcode", false, "Exit 2 when the plan has changes, 0 when it has none.")
+	fs.BoolVar(&c.json, "json", false, "Print a JSON-lines stream (one object per line) instead of text.")
+	fs.IntVar(&c.parallelism, "parallelism", planner.DefaultParallelism, "Read at most `N` BMCs at once per provider.")
+	fs.BoolVar(&c.noColor, "no-color", false, "Never colour the output (also: the NO_COLOR environment variable).")
+	fs.StringVar(&c.onUnreachable, "on-unreachable", planner.OnUnreachableSkip, "What an unreachable or unhealthy server does: `skip` it (with a warning) or block the plan.")
+	fs.StringVar(&c.rollout, "rollout", "", "Plan the rollout `NAME` when the configuration declares several.")
+	fs.DurationVar(&c.notAfter, "valid-for", planner.DefaultNotAfter, "How long the plan may be applied after it is made (`DURATION`).")
+	return fs
+}
+
+func (c *planCommand) Run(ctx context.Context, args []string) int {
+	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	if !ok {
+		// Usage errors exit 1, so -detailed-exitcode's 2 always means changes.
+		if code == ExitUsage {
+			return ExitError
+		}
+		return code
+	}
+	if len(rest) > 1 {
+		fmt.Fprintf(c.Stderr, "Error: plan takes at most one directory, got %d arguments\n\n%s", len(rest), helpText(c))
+		return ExitError
+	}
+	if c.onUnreachable != planner.OnUnreachableSkip && c.onUnreachable != planner.OnUnreachableBlock {
+		fmt.Fprintf(c.Stderr, "Error: -on-unreachable must be %q or %q, got %q\n", planner.OnUnreachableSkip, planner.OnUnreachableBlock, c.onUnreachable)
+		return ExitError
+	}
+	if c.parallelism < 1 {
+		fmt.Fprintf(c.Stderr, "Error: -parallelism must be at least 1, got %d\n", c.parallelism)
+		return ExitError
+	}
+	path := "."
+	if len(rest) == 1 {
+		path = rest[0]
+	}
+	color := c.Color && !c.noColor
+	var stream *planview.Stream
+	if c.json {
+		stream = planview.NewStream(c.Stdout)
+		if err := stream.Version(version.String()); err != nil {
+			return c.writeFailed(err)
+		}
+	}
+
+	loader := config.NewLoader(config.LoadOptions{Vars: c.vars, VarFiles: c.varFiles, Getenv: c.Getenv})
+	cfg, diags := loader.Load(path)
+	report := func(d hcl.Diagnostics) bool {
+		if len(d) == 0 {
+			return true
+		}
+		if stream != nil {
+			return stream.Diagnostics(views.NewDiagnostics(d, loader.Files())) == nil
+		}
+		c.showDiagnostics(d, loader.Files(), color)
+		return true
+	}
+	if diags.HasErrors() {
+		report(diags)
+		return ExitError
+	}
+
+	start := c.start
+	if start == nil {
+		start = pluginStarter(cfg.Dir, c.Getenv, c.Stderr)
+	}
+	running, pd := startProviders(ctx, cfg, start)
+	defer running.Close()
+	diags = append(diags, pd...)
+	if diags.HasErrors() {
+		report(diags)
+		return ExitError
+	}
+
+	now := time.Now
+	if c.now != nil {
+		now = c.now
+	}
+	p, pd := planner.Plan(ctx, cfg, planner.Options{
+		Providers:       running.byName,
+		ProviderInfo:    running.info,
+		Now:             now(),
+		RackformVersion: version.String(),
+		Targets:         c.targets,
+		Excludes:        c.excludes,
+		Rollout:         c.rollout,
+		Parallelism:     c.parallelism,
+		NotAfter:        c.notAfter,
+		OnUnreachable:   c.onUnreachable,
+	})
+	diags = append(diags, pd...)
+	if !report(diags) {
+		return c.writeFailed(fmt.Errorf("writing diagnostics"))
+	}
+	if diags.HasErrors() || p == nil {
+		return ExitError
+	}
+	file, err := plan.Encode(p)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
+		return ExitError
+	}
+	sha := plan.SHA256(file)
+	if c.out != "" {
+		// The plan holds no secret, so it may be read by reviewers and CI.
+		if err := os.WriteFile(c.out, file, 0o644); err != nil {
+			fmt.Fprintf(c.Stderr, "Error: writing the plan file: %s\n", err)
+			return ExitError
+		}
+	}
+	if stream != nil {
+		err = stream.Plan(p)
+		if err == nil {
+			err = stream.PlanFile(c.out, sha)
+		}
+	} else {
+		err = c.writeText(p, sha, color)
+	}
+	if err != nil {
+		return c.writeFailed(err)
+	}
+	if c.detailed && p.Summary.Upgrade > 0 {
+		return exitChanges
+	}
+	return ExitOK
+}
+
+func (c *planCommand) writeText(p *plan.Plan, sha string, color bool) error {
+	if err := planview.WriteText(c.Stdout, p, color); err != nil {
+		return err
+	}
+	if c.out != "" {
+		_, err := fmt.Fprintf(c.Stdout, "\nSaved the plan to %s\nPlan SHA-256: %s\nTo apply exactly this plan: rackform apply -expect-sha256 %s %s\n", c.out, sha, sha, c.out)
+		return err
+	}
+	_, err := fmt.Fprintf(c.Stdout, "\nPlan SHA-256: %s\nThe plan was not saved; run plan with -out FILE to apply exactly this plan.\n", sha)
+	return err
+}
+
+func (c *planCommand) writeFailed(err error) int {
+	fmt.Fprintf(c.Stderr, "Error: writing the plan: %s\n", err)
+	return ExitError
+}

@@ -1,0 +1,176 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+
+	"github.com/hashicorp/hcl/v2"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/planner"
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
+	"github.com/rackform/rackform/providers/plugin"
+)
+
+// providerStarter starts the plugin for one provider block and returns it
+// unconfigured, what the plan records about its binary, and how to stop
+// it. Commands use startPlugin; tests inject in-process providers.
+type providerStarter func(ctx context.Context, decl *config.Provider) (providers.Provider, plan.Provider, func(), error)
+
+// runningProviders are the started and configured providers of a
+// configuration, by provider block name.
+type runningProviders struct {
+	byName map[string]providers.Provider
+	info   []plan.Provider
+	stops  []func()
+}
+
+// Close stops every provider plugin that was started.
+func (r *runningProviders) Close() {
+	for i := len(r.stops) - 1; i >= 0; i-- {
+		r.stops[i]()
+	}
+	r.stops = nil
+}
+
+// startProviders starts every provider a cluster of cfg uses and configures
+// it with its block's attributes. Sensitive attributes (env(), sensitive
+// variables) are in the JSON handed to Configure, which stays in memory and
+// on the plugin's mTLS channel; nothing here logs or stores it. The caller
+// must Close the result, also when diagnostics have errors.
+func startProviders(ctx context.Context, cfg *config.Config, start providerStarter) (*runningProviders, hcl.Diagnostics) {
+	r := &runningProviders{byName: map[string]providers.Provider{}}
+	var diags hcl.Diagnostics
+	used := map[string]*config.Provider{}
+	for _, c := range cfg.Clusters {
+		if p := planner.ProviderOf(cfg, c); p != nil {
+			used[p.Name] = p
+		}
+	}
+	names := make([]string, 0, len(used))
+	for n := range used {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		decl := used[name]
+		subject := decl.DeclRange.Ptr()
+		prov, info, stop, err := start(ctx, decl)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError, Summary: "Failed to start provider",
+				Detail: fmt.Sprintf("Provider %q could not be started: %v.", name, err), Subject: subject,
+			})
+			continue
+		}
+		r.stops = append(r.stops, stop)
+		desc, pd := prov.Describe(ctx)
+		if pd.HasErrors() {
+			diags = append(diags, providerDiags(name, "describe itself", pd, subject)...)
+			continue
+		}
+		if info.Version == "" && desc != nil {
+			info.Version = desc.Version
+		}
+		if info.Name == "" {
+			info.Name = name
+		}
+		raw, err := ctyjson.Marshal(decl.Attrs, decl.Attrs.Type())
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError, Summary: "Invalid provider configuration",
+				// The error is not quoted: it could carry an attribute value.
+				Detail: fmt.Sprintf("The attributes of provider %q cannot be passed to the plugin as JSON.", name), Subject: subject,
+			})
+			continue
+		}
+		if cd := prov.Configure(ctx, &providers.ConfigureRequest{Config: raw}); cd.HasErrors() {
+			diags = append(diags, providerDiags(name, "accept its configuration", cd, subject)...)
+			continue
+		}
+		r.byName[name] = prov
+		r.info = append(r.info, info)
+	}
+	return r, diags
+}
+
+func providerDiags(name, what string, pd providers.Diagnostics, subject *hcl.Range) hcl.Diagnostics {
+	var out hcl.Diagnostics
+	for _, d := range pd {
+		sev := hcl.DiagError
+		if d.Severity == providers.Warning {
+			sev = hcl.DiagWarning
+		}
+		detail := d.Detail
+		if detail == "" {
+			detail = fmt.Sprintf("Provider %q did not %s.", name, what)
+		}
+		out = append(out, &hcl.Diagnostic{Severity: sev, Summary: fmt.Sprintf("Provider %q: %s", name, d.Summary), Detail: detail, Subject: subject})
+	}
+	return out
+}
+
+// pluginStarter starts providers out of process: the built-in redfish
+// provider by re-executing this binary, any other from the plugins
+// directory, pinned by the lock file beside the configuration.
+func pluginStarter(cfgDir string, getenv func(string) string, stderr io.Writer) providerStarter {
+	return func(ctx context.Context, decl *config.Provider) (providers.Provider, plan.Provider, func(), error) {
+		logger := plugin.NewLogger("rackform", stderr, getenv)
+		var spec plugin.Spec
+		info := plan.Provider{Name: decl.Name}
+		if decl.Name == "redfish" {
+			var err error
+			if spec, err = plugin.BuiltinSpec(decl.Name); err != nil {
+				return nil, info, nil, err
+			}
+			if info.SHA256, err = plugin.BuiltinSHA256(); err != nil {
+				return nil, info, nil, err
+			}
+			info.Source = "builtin"
+		} else {
+			bins, err := plugin.Discover(plugin.Dir("", getenv))
+			if err != nil {
+				return nil, info, nil, err
+			}
+			var bin *plugin.Binary
+			for i := range bins {
+				if bins[i].Name == decl.Name {
+					bin = &bins[i]
+				}
+			}
+			if bin == nil {
+				return nil, info, nil, fmt.Errorf("no plugin binary %s%s in %s", plugin.BinaryPrefix, decl.Name, plugin.Dir("", getenv))
+			}
+			lock, err := plugin.LoadLock(filepath.Join(cfgDir, plugin.LockFile))
+			if err != nil {
+				return nil, info, nil, err
+			}
+			if spec, err = lock.Spec(*bin); err != nil {
+				return nil, info, nil, err
+			}
+			info.Source, info.SHA256 = filepath.Base(bin.Path), spec.SHA256
+		}
+		c, err := plugin.Start(ctx, spec, logger)
+		if err != nil {
+			return nil, info, nil, err
+		}
+		return c, info, c.Close, nil
+	}
+}
+
+// providerTargets maps every server of cfg, by plan address, to how its
+// provider reaches it, credentials included (in memory only). Apply uses it
+// to turn a plan's server addresses back into targets.
+func providerTargets(cfg *config.Config) map[string]providers.Target {
+	out := map[string]providers.Target{}
+	for _, s := range cfg.Servers() {
+		t := planner.Target(s)
+		out[t.Name] = t
+	}
+	return out
+}

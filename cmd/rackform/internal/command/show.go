@@ -1,0 +1,89 @@
+package command
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
+	"github.com/rackform/rackform/planner/plan"
+)
+
+// showCommand renders a saved plan file.
+type showCommand struct {
+	*Meta
+	json    bool
+	format  string
+	noColor bool
+}
+
+func (c *showCommand) Synopsis() string { return "Show a saved plan" }
+func (c *showCommand) Usage() string    { return "rackform show [options] PLANFILE" }
+
+func (c *showCommand) Description() string {
+	return `Verifies a plan file written by "rackform plan -out" and renders it: as
+text (the default, as plan prints it), as markdown for a pull-request
+comment (-format=markdown, kept under 60 KB: servers beyond that are left
+out with a note saying how many), or as the plan file itself (-json, for
+policy checks such as OPA/conftest). A corrupt, truncated, edited or
+unknown-format file is refused.
+
+Exit status: 0 on success, 1 when the file cannot be read or is refused.`
+}
+
+func (c *showCommand) Flags() *flag.FlagSet {
+	fs := flag.NewFlagSet("show", flag.ContinueOnError)
+	fs.BoolVar(&c.json, "json", false, "Print the plan file itself (JSON); same as -format=json.")
+	fs.StringVar(&c.format, "format", "text", "Output `FORMAT`: text, markdown or json.")
+	fs.BoolVar(&c.noColor, "no-color", false, "Never colour the output (also: the NO_COLOR environment variable).")
+	return fs
+}
+
+func (c *showCommand) Run(_ context.Context, args []string) int {
+	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	if !ok {
+		return code
+	}
+	if len(rest) != 1 {
+		fmt.Fprintf(c.Stderr, "Error: show takes one plan file, got %d arguments\n\n%s", len(rest), helpText(c))
+		return ExitUsage
+	}
+	format := c.format
+	if c.json {
+		format = "json"
+	}
+	switch format {
+	case "text", "markdown", "json":
+	default:
+		fmt.Fprintf(c.Stderr, "Error: -format must be text, markdown or json, got %q\n", format)
+		return ExitUsage
+	}
+	name := rest[0]
+	file, err := os.ReadFile(name)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: cannot read the plan file: %s\n", err)
+		return ExitError
+	}
+	p, err := plan.Decode(file)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s is not a usable plan: %s\n", name, err)
+		return ExitError
+	}
+	switch format {
+	case "json":
+		_, err = c.Stdout.Write(file)
+	case "markdown":
+		err = planview.WriteMarkdown(c.Stdout, p, plan.SHA256(file), planview.MarkdownLimit)
+	default:
+		err = planview.WriteText(c.Stdout, p, c.Color && !c.noColor)
+		if err == nil {
+			_, err = fmt.Fprintf(c.Stdout, "\nPlan SHA-256: %s\n", plan.SHA256(file))
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: writing the plan: %s\n", err)
+		return ExitError
+	}
+	return ExitOK
+}
