@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -225,5 +226,30 @@ func assertNoSecret(t *testing.T, text string, secrets ...string) {
 		if strings.Contains(text, s) {
 			t.Errorf("a password appears in diagnostics or logs:\n%s", text)
 		}
+	}
+}
+
+// TestWaitReadyFakeClock: wait_ready is bounded by Step.Timeout on the
+// provider's clock, so a test clock makes a 30-minute wait instant. The
+// DMTF mockup's health is Warning, so the server never becomes ready.
+func TestWaitReadyFakeClock(t *testing.T) {
+	m := newMockupServer(t, "dmtf/public-rackmount1")
+	clock := newFakeClock()
+	p := configure(t, Options{Clock: clock}, map[string]any{"ca_bundle": caPEM(m), "poll_interval": "1m"})
+	start := time.Now()
+	_, d := p.Apply(context.Background(), &providers.ApplyRequest{Target: providers.Target{Name: "r01-c01", Endpoint: m.URL},
+		Step: providers.Step{Kind: providers.StepWaitReady, Timeout: 30 * time.Minute}}, nil)
+	if !d.HasErrors() || !strings.Contains(d.Err().Error(), "not ready by") || !strings.Contains(d.Err().Error(), "health is Warning") {
+		t.Fatalf("want a timeout naming the health, got %v", d.Err())
+	}
+	var waited time.Duration
+	for _, s := range clock.slept() {
+		waited += s
+	}
+	if waited != 30*time.Minute {
+		t.Errorf("waited %v on the provider's clock, want the step timeout of 30m", waited)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("took %v of real time", el)
 	}
 }
