@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 
 	"github.com/rackform/rackform/providers"
 )
@@ -98,6 +99,9 @@ func Start(ctx context.Context, spec Spec, logger hclog.Logger) (*Client, error)
 		StartTimeout:     timeout,
 		Logger:           logger.Named("provider." + spec.Name),
 		Stderr:           tail,
+		GRPCDialOptions: []grpc.DialOption{
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
+		},
 	})
 	c, err := dispense(pc, spec.Name)
 	if err == nil && ctx.Err() != nil {

@@ -70,17 +70,31 @@ func (p *ProviderPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, c
 	return &GRPCClient{Name: p.Name, client: pb.NewProviderClient(c)}, nil
 }
 
+// maxMessage bounds one gRPC message. gRPC's default of 4 MiB is too small
+// for an ObserveRequest naming a large fleet (100,000 targets with
+// credentials are about 10 MiB); observations themselves stream one server
+// per message.
+const maxMessage = 256 << 20
+
 // Serve runs p as a plugin and returns when the host ends it. It is all a
 // plugin's main needs to call. logger must write JSON to the process's real
 // stderr (NewLogger does): the host parses those lines and re-logs them at
 // their level, and stdout belongs to the go-plugin handshake.
 func Serve(p providers.Provider, logger hclog.Logger) {
-	goplugin.Serve(&goplugin.ServeConfig{
+	goplugin.Serve(ServeConfig(p, logger))
+}
+
+// ServeConfig is the go-plugin configuration Serve uses, for plugins that
+// need to adjust it (tests that fake another protocol major).
+func ServeConfig(p providers.Provider, logger hclog.Logger) *goplugin.ServeConfig {
+	return &goplugin.ServeConfig{
 		HandshakeConfig: Handshake(),
 		Plugins:         PluginMap(p, logger),
-		GRPCServer:      goplugin.DefaultGRPCServer,
-		Logger:          logger,
-	})
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return goplugin.DefaultGRPCServer(append(opts, grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage)))
+		},
+		Logger: logger,
+	}
 }
 
 // EnvLogLevel carries the host logger's level to the plugin, so the plugin

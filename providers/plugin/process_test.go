@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,6 +52,11 @@ func buildFakePlugin(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("builds a plugin binary")
 	}
+	return buildFakePluginTB(t)
+}
+
+func buildFakePluginTB(t testing.TB) string {
+	t.Helper()
 	fakePlugin.once.Do(func() {
 		fakePlugin.dir, fakePlugin.err = os.MkdirTemp("", "rackform-plugin-test")
 		if fakePlugin.err != nil {
@@ -249,5 +255,32 @@ func TestProcessLogs(t *testing.T) {
 	}
 	if strings.Contains(out, secret) {
 		t.Errorf("a credential reached the log:\n%s", out)
+	}
+}
+
+// TestProcessLargeFleet observes a fleet whose request is larger than gRPC's
+// default 4 MiB message limit: every server must come back, one per target.
+func TestProcessLargeFleet(t *testing.T) {
+	c, _ := startFake(t)
+	ctx := t.Context()
+	if d := c.Configure(ctx, &providers.ConfigureRequest{Config: []byte(`{"username":"u"}`)}); d.HasErrors() {
+		t.Fatal(d.Err())
+	}
+	const n = 50_000
+	pad := strings.Repeat("x", 80)
+	targets := make([]providers.Target, n)
+	for i := range targets {
+		targets[i] = providers.Target{Name: fmt.Sprintf("east-1/r%03d/c%05d-%s", i/40, i, pad), Endpoint: "https://127.1.0.1:8443"}
+	}
+	seen := make(map[string]bool, n)
+	diags := c.Observe(ctx, &providers.ObserveRequest{Targets: targets}, func(o *providers.Observation) error {
+		seen[o.Server] = o.Reachable
+		return nil
+	})
+	if diags.HasErrors() {
+		t.Fatalf("Observe: %v", diags.Err())
+	}
+	if len(seen) != n {
+		t.Errorf("got %d observations, want %d", len(seen), n)
 	}
 }

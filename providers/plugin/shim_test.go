@@ -75,6 +75,11 @@ func (f *funcProvider) Stop(ctx context.Context) providers.Diagnostics {
 // returns the host's client of it.
 func connect(t *testing.T, p providers.Provider) (*GRPCClient, *goplugin.GRPCServer) {
 	t.Helper()
+	return connectTB(t, p)
+}
+
+func connectTB(t testing.TB, p providers.Provider) (*GRPCClient, *goplugin.GRPCServer) {
+	t.Helper()
 	client, server := goplugin.TestPluginGRPCConn(t, false, goplugin.PluginSet{PluginName: &ProviderPlugin{Impl: p, Name: "test"}})
 	// Close shuts the server down through go-plugin's controller; stopping
 	// the server here as well would race inside go-plugin.

@@ -50,23 +50,18 @@ func main() {
 		// Proves to a test that this binary was executed.
 		_ = os.WriteFile(m, []byte("started\n"), 0o644)
 	}
-	hs := plugin.Handshake()
-	if v := os.Getenv("FAKEPLUGIN_PROTOCOL"); v != "" {
-		n, _ := strconv.Atoi(v)
-		hs.ProtocolVersion = uint(n)
-	}
-	if v := os.Getenv("FAKEPLUGIN_COOKIE"); v != "" {
-		hs.MagicCookieValue = v
-	}
 	p := &logged{
 		Fake:   providertest.NewFake(providertest.FakeFleet()...),
 		logger: logger,
 		crash:  os.Getenv("FAKEPLUGIN_CRASH") == "observe",
 	}
-	goplugin.Serve(&goplugin.ServeConfig{
-		HandshakeConfig: hs,
-		Plugins:         plugin.PluginMap(p, logger),
-		GRPCServer:      goplugin.DefaultGRPCServer,
-		Logger:          logger,
-	})
+	cfg := plugin.ServeConfig(p, logger)
+	if v := os.Getenv("FAKEPLUGIN_PROTOCOL"); v != "" {
+		n, _ := strconv.Atoi(v)
+		cfg.ProtocolVersion = uint(n)
+	}
+	if v := os.Getenv("FAKEPLUGIN_COOKIE"); v != "" {
+		cfg.MagicCookieValue = v
+	}
+	goplugin.Serve(cfg)
 }
