@@ -49,7 +49,8 @@ func BuiltinSpec(name string) (Spec, error) {
 // Close ends the plugin process.
 type Client struct {
 	*GRPCClient
-	pc *goplugin.Client
+	pc     *goplugin.Client
+	logger hclog.Logger
 }
 
 var _ providers.Provider = (*Client)(nil)
@@ -112,7 +113,7 @@ func Start(ctx context.Context, spec Spec, logger hclog.Logger) (*Client, error)
 		return nil, startError(spec, err, tail.String())
 	}
 	c.exited = pc.Exited
-	return &Client{GRPCClient: c, pc: pc}, nil
+	return &Client{GRPCClient: c, pc: pc, logger: logger}, nil
 }
 
 func dispense(pc *goplugin.Client, name string) (*GRPCClient, error) {
@@ -153,8 +154,24 @@ func startError(spec Spec, err error, stderr string) error {
 	return errors.New(b.String())
 }
 
-// Close ends the plugin process: gracefully if it answers, killed if not.
+// closeStopTimeout bounds the Stop that Close sends before ending the
+// process: long enough for a provider to delete its BMC sessions, short
+// enough that a wedged plugin cannot hold rackform's exit.
+const closeStopTimeout = 30 * time.Second
+
+// Close asks the provider to Stop (so it deletes its BMC sessions: real BMCs
+// hold few, and a leaked one lingers until it times out), then ends the
+// plugin process, gracefully if it answers and killed if not. Close takes
+// no context on purpose: it is cleanup, which must still run after the
+// caller's context was cancelled by an interrupt.
 func (c *Client) Close() {
+	if !c.pc.Exited() {
+		ctx, cancel := context.WithTimeout(context.Background(), closeStopTimeout)
+		if d := c.GRPCClient.Stop(ctx); d.HasErrors() {
+			c.logger.Warn("provider did not stop cleanly", "provider", c.Name, "error", d.Err())
+		}
+		cancel()
+	}
 	c.pc.Kill()
 }
 

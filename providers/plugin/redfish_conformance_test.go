@@ -43,12 +43,7 @@ func startBuiltin(t *testing.T, logs *syncBuffer) *Client {
 	if err != nil {
 		t.Fatalf("starting the redfish plugin: %v", err)
 	}
-	t.Cleanup(func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		c.Stop(stopCtx) // deletes the BMC sessions before the process ends
-		c.Close()
-	})
+	t.Cleanup(c.Close)
 	return c
 }
 
@@ -159,5 +154,59 @@ func runRedfishConformance(t *testing.T, profile, imageBase string) {
 	}
 	if bytes.Contains([]byte(logs.String()), []byte(simPassword)) {
 		t.Errorf("the password reached the host log")
+	}
+}
+
+// TestRedfishPluginCloseDeletesSessions closes the plugin without an
+// explicit Stop, as a host does when it exits: the BMC sessions the provider
+// opened must still be deleted.
+func TestRedfishPluginCloseDeletesSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a plugin process and a simulated fleet")
+	}
+	specs := []sim.BMCSpec{{Name: "c01", Addr: "127.0.0.1:0", PowerOn: true}, {Name: "c02", Addr: "127.0.0.1:0", Profile: sim.ProfileILO5, PowerOn: true}}
+	fleet, err := sim.New(sim.Options{Speed: simSpeed, Username: simUser, Password: simPassword, TLS: true}, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	if err := fleet.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	var targets []providers.Target
+	for _, b := range fleet.BMCs() {
+		targets = append(targets, providers.Target{Name: b.Name, Endpoint: b.URL})
+	}
+	c := startBuiltin(t, &syncBuffer{})
+	cfg, _ := json.Marshal(map[string]any{"username": simUser, "password": simPassword, "ca_bundle": string(fleet.CACertPEM())})
+	if d := c.Configure(ctx, &providers.ConfigureRequest{Config: cfg}); d.HasErrors() {
+		t.Fatal(d.Err())
+	}
+	d := c.Observe(ctx, &providers.ObserveRequest{Targets: targets}, func(o *providers.Observation) error {
+		if !o.Reachable {
+			t.Errorf("%s unreachable: %v", o.Server, o.Diagnostics.Err())
+		}
+		return nil
+	})
+	if d.HasErrors() {
+		t.Fatal(d.Err())
+	}
+	open := 0
+	for _, sp := range specs {
+		open += fleet.Stats(sp.Name).SessionsOpen
+	}
+	if open == 0 {
+		t.Fatal("the provider opened no sessions: nothing to check")
+	}
+	c.Close()
+	if !c.Exited() {
+		t.Error("the plugin process still runs after Close")
+	}
+	for _, sp := range specs {
+		if st := fleet.Stats(sp.Name); st.SessionsOpen != 0 {
+			t.Errorf("%s: %d sessions still open after Close", sp.Name, st.SessionsOpen)
+		}
 	}
 }
