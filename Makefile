@@ -23,8 +23,14 @@ lint: ## gofmt check and go vet
 demo: build ## run the main job on the embedded default (simulated fleet)
 	./$(BIN) validate examples/nexus-lab
 
-fuzz: ## run each fuzz target briefly
-	$(GO) test ./config -run '^$$' -fuzz FuzzLoad -fuzztime 30s
+fuzz: ## run each fuzz target briefly (-fuzzminimizetime bounds minimizing a large failing input)
+	$(GO) test ./config -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 30s -fuzzminimizetime 5s
+	$(GO) test ./cmd/rackform/internal/command/views -run '^$$' -fuzz '^FuzzDiagnostics$$' -fuzztime 20s -fuzzminimizetime 5s
+	$(GO) test ./planner/plan -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 20s -fuzzminimizetime 5s
+	$(GO) test ./executor -run '^$$' -fuzz '^FuzzJournalReplay$$' -fuzztime 20s -fuzzminimizetime 5s
+	$(GO) test ./providers/redfish -run '^$$' -fuzz '^FuzzParseTaskBody$$' -fuzztime 20s -fuzzminimizetime 5s
+	$(GO) test ./providers/redfish -run '^$$' -fuzz '^FuzzParseInventory$$' -fuzztime 20s -fuzzminimizetime 5s
+	$(GO) test ./providers/redfish -run '^$$' -fuzz '^FuzzParseRetryAfter$$' -fuzztime 20s -fuzzminimizetime 5s
 
 bench: ## run the benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./...
