@@ -59,6 +59,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"exitcode": cmdExitcode,
 		"replace":  cmdReplace,
+		"waitport": cmdWaitPort,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/hcl/v2"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
@@ -120,7 +121,14 @@ func providerDiags(name, what string, pd providers.Diagnostics, subject *hcl.Ran
 // directory, pinned by the lock file beside the configuration.
 func pluginStarter(cfgDir string, getenv func(string) string, stderr io.Writer) providerStarter {
 	return func(ctx context.Context, decl *config.Provider) (providers.Provider, plan.Provider, func(), error) {
-		logger := plugin.NewLogger("rackform", stderr, getenv)
+		// The host's own log of plugin lifecycle and plugin log lines:
+		// quiet (warnings and errors) unless the plugin log level asks for
+		// more, and plain text because people read stderr.
+		level := hclog.LevelFromString(getenv(plugin.EnvLogLevel))
+		if level == hclog.NoLevel {
+			level = hclog.Warn
+		}
+		logger := hclog.New(&hclog.LoggerOptions{Name: "rackform", Output: stderr, Level: level})
 		var spec plugin.Spec
 		info := plan.Provider{Name: decl.Name}
 		if decl.Name == "redfish" {

@@ -116,11 +116,15 @@ func (s *Stream) Plan(p *plan.Plan) error {
 	}{header{TypeChangeSummary, "info", "Plan: " + SummaryLine(p.Summary)}, p.Summary})
 }
 
-// PlanFile reports the written plan file and its identity.
+// PlanFile reports the plan's identity and, when it was saved, its path.
 func (s *Stream) PlanFile(path, sha string) error {
+	msg := fmt.Sprintf("Saved the plan to %s (SHA-256 %s)", path, sha)
+	if path == "" {
+		msg = fmt.Sprintf("The plan was not saved (SHA-256 %s)", sha)
+	}
 	return s.enc.Encode(struct {
 		header
-		Path   string `json:"path"`
+		Path   string `json:"path,omitempty"`
 		SHA256 string `json:"sha256"`
-	}{header{TypePlanFile, "info", fmt.Sprintf("Saved the plan to %s (SHA-256 %s)", path, sha)}, path, sha})
+	}{header{TypePlanFile, "info", msg}, path, sha})
 }
