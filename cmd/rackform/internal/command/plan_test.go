@@ -72,7 +72,7 @@ func runShow(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-func behindState(int, *config.Server) plannertest.State { return plannertest.Behind }
+func behindState(int, *config.Server) plannertest.State   { return plannertest.Behind }
 func atTargetState(int, *config.Server) plannertest.State { return plannertest.AtTarget }
 
 func TestPlanExitCodes(t *testing.T) {
