@@ -443,6 +443,12 @@ func (r *runner) halted() bool {
 // picks up from the replayed state.
 func (r *runner) reconcile(ctx context.Context) {
 	for i := 0; r.err == nil; i++ {
+		if i == 100000 {
+			// Decisions converge in a few passes; this only guards against
+			// a journal edited into a contradiction.
+			r.err = fmt.Errorf("plan %s: the scheduler did not settle; the journal may be inconsistent", short(r.sha))
+			return
+		}
 		r.changed = false
 		r.deadline = time.Time{}
 		for ; r.skipsAt < len(r.m.skips); r.skipsAt++ {

@@ -226,7 +226,9 @@ func (s *serverRun) stepFor(op string) *plan.Step {
 	case "remedy":
 		switch action {
 		case "wait_ready":
-			return &s.p.Steps[s.waitPos]
+			if s.waitPos < len(s.p.Steps) {
+				return &s.p.Steps[s.waitPos]
+			}
 		case "reimage":
 			for i := range s.p.Steps {
 				if s.p.Steps[i].Kind == plan.StepReimage {
