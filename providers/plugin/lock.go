@@ -68,12 +68,12 @@ type HashMismatchError struct {
 }
 
 func (e *HashMismatchError) Error() string {
-	from := "the expected hash"
+	pinned := "was expected"
 	if e.Lock != "" {
-		from = e.Lock
+		pinned = "is pinned in " + e.Lock
 	}
-	return fmt.Sprintf("refusing provider %q: %s has SHA-256 %s, but %s pins %s; if this binary is the one you want, pin it again",
-		e.Provider, e.Path, e.Got, from, e.Want)
+	return fmt.Sprintf("refusing provider %q: %s has SHA-256 %s, but %s %s; if this binary is the one you want, pin it again",
+		e.Provider, e.Path, e.Got, e.Want, pinned)
 }
 
 // LoadLock reads a lock file. A missing file is an empty lock: nothing is

@@ -100,7 +100,7 @@ func TestLockVerifyRefuses(t *testing.T) {
 	if !errors.As(err, &mismatch) {
 		t.Fatalf("Verify of a changed binary = %v, want a HashMismatchError", err)
 	}
-	for _, part := range []string{`"acme"`, bin, "SHA-256 " + got, lockPath + " pins " + want} {
+	for _, part := range []string{`"acme"`, bin, "SHA-256 " + got, want + " is pinned in " + lockPath} {
 		if !strings.Contains(err.Error(), part) {
 			t.Errorf("error %q does not mention %q", err, part)
 		}

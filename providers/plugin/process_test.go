@@ -149,7 +149,7 @@ func TestProcessHashMismatch(t *testing.T) {
 			if !errors.As(err, &mismatch) {
 				t.Fatalf("Start = %v, want a HashMismatchError", err)
 			}
-			for _, part := range []string{bin, "SHA-256 " + sum, "pins " + wrong} {
+			for _, part := range []string{bin, "SHA-256 " + sum, wrong + " was expected"} {
 				if !strings.Contains(err.Error(), part) {
 					t.Errorf("error %q does not mention %q", err, part)
 				}
