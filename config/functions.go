@@ -51,7 +51,7 @@ func (s *loadState) functions() map[string]function.Function {
 		"jsondecode":      stdlib.JSONDecodeFunc,
 		"jsonencode":      stdlib.JSONEncodeFunc,
 		"keys":            stdlib.KeysFunc,
-		"length":          stdlib.LengthFunc,
+		"length":          lengthFunc,
 		"log":             stdlib.LogFunc,
 		"lookup":          stdlib.LookupFunc,
 		"lower":           stdlib.LowerFunc,
@@ -104,6 +104,49 @@ func (s *loadState) functions() map[string]function.Function {
 	fns["templatefile"] = s.templateFileFunc(fns)
 	return fns
 }
+
+// lengthFunc is Terraform's length: the number of characters (grapheme
+// clusters) of a string, elements of a list, set or map, or elements or
+// attributes of a tuple or object. cty's stdlib version refuses strings
+// and objects. The result keeps the argument's marks, so the length of a
+// secret is itself sensitive.
+var lengthFunc = function.New(&function.Spec{
+	Description: "Returns the length of a string, collection or structural value.",
+	Params: []function.Parameter{{
+		Name:             "value",
+		Type:             cty.DynamicPseudoType,
+		AllowDynamicType: true,
+		AllowUnknown:     true,
+		AllowMarked:      true,
+	}},
+	Type: func(args []cty.Value) (cty.Type, error) {
+		ty := args[0].Type()
+		switch {
+		case ty == cty.String, ty == cty.DynamicPseudoType, ty.IsListType(), ty.IsSetType(), ty.IsMapType(), ty.IsTupleType(), ty.IsObjectType():
+			return cty.Number, nil
+		}
+		return cty.Number, function.NewArgErrorf(0, "argument must be a string, a collection type or a structural type, not %s", ty.FriendlyName())
+	},
+	RefineResult: func(b *cty.RefinementBuilder) *cty.RefinementBuilder {
+		return b.NotNull().NumberRangeLowerBound(cty.Zero, true)
+	},
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		v, marks := args[0].Unmark()
+		ty := v.Type()
+		switch {
+		case ty == cty.DynamicPseudoType:
+			return cty.UnknownVal(cty.Number).WithMarks(marks), nil
+		case ty.IsTupleType():
+			return cty.NumberIntVal(int64(len(ty.TupleElementTypes()))).WithMarks(marks), nil
+		case ty.IsObjectType():
+			return cty.NumberIntVal(int64(len(ty.AttributeTypes()))).WithMarks(marks), nil
+		case ty == cty.String:
+			n, err := stdlib.Strlen(v)
+			return n.WithMarks(marks), err
+		}
+		return v.Length().WithMarks(marks), nil
+	},
+})
 
 var startsWithFunc = function.New(&function.Spec{
 	Description: "Reports whether a string starts with a prefix.",
