@@ -11,20 +11,27 @@
 //
 //	dmtf     DMTF public-rackmount1: Systems/437XR1138R2, Managers/BMC, Chassis/1U,
 //	         SimpleUpdate (+ ActionInfo) and HttpPushUri /FWUpdate, VirtualMedia
-//	         under the system (Systems/437XR1138R2/VirtualMedia/CD1), $expand,
-//	         task monitors that stay after the task finished (200 + Task).
+//	         under the system (Systems/437XR1138R2/VirtualMedia/CD1), $expand;
+//	         the task itself answers 202 while it runs (as iDRAC does, and as
+//	         sushy expects), the monitor TaskMonitors/{id} stays (200 + Task).
 //	ilo5     HPE ProLiant DL325 / iLO 5: numeric ids (Systems/1, Managers/1),
 //	         SimpleUpdate and HttpPushUri /cgi-bin/uploadFile (multipart),
-//	         VirtualMedia Managers/1/VirtualMedia/2, $expand=.($levels=1), task
-//	         monitors that vanish (404) once the task finished, tasks that
-//	         report New before Starting.
+//	         VirtualMedia Managers/1/VirtualMedia/2, $expand=.($levels=1); the
+//	         202 answer to an update has no body (follow Location), and the
+//	         monitor Tasks/{id}/Monitor vanishes (404) once the task finished.
 //	ami      Gigabyte / AMI MegaRAC: Systems/Self, Managers/Self, SimpleUpdate at
 //	         the non-standard /redfish/v1/UpdateService/Actions/SimpleUpdate,
-//	         VirtualMedia Managers/Self/VirtualMedia/CD1, $expand.
+//	         VirtualMedia Managers/Self/VirtualMedia/CD1, $expand, monitor
+//	         TaskService/TaskMonitors/{id}.
 //	openbmc  OpenBMC bmcweb: Systems/system, Managers/bmc, push only
 //	         (MultipartHttpPushUri and HttpPushUri /redfish/v1/UpdateService/update,
 //	         no SimpleUpdate), hash-like inventory ids, no $expand,
-//	         VirtualMedia Managers/bmc/VirtualMedia/1.
+//	         VirtualMedia Managers/bmc/VirtualMedia/1, monitor Tasks/{id}/Monitor.
+//
+// Every update answers 202 Accepted with Location (the task monitor) and
+// Retry-After; every profile except ilo5 puts the Task in the body. Tasks go
+// New → Starting → Running (PercentComplete) → Completed or Exception, and a
+// monitor answers 202 with the Task while it runs.
 //
 // # Components
 //

@@ -159,6 +159,9 @@ func (b *bmc) renderSystem(doc map[string]any) map[string]any {
 	doc = with(doc, bootTargets, "Boot", "BootSourceOverrideTarget@Redfish.AllowableValues")
 	doc = with(doc, bootEnabled, "Boot", "BootSourceOverrideEnabled@Redfish.AllowableValues")
 	doc = with(doc, b.spec.Name, "HostName")
+	if _, ok := doc["BiosVersion"]; ok {
+		doc = with(doc, b.version(ComponentBIOS), "BiosVersion")
+	}
 	target := b.prof.systemPath + "/Actions/ComputerSystem.Reset"
 	doc = with(doc, target, "Actions", "#ComputerSystem.Reset", "target")
 	doc = with(doc, resetTypes, "Actions", "#ComputerSystem.Reset", "ResetType@Redfish.AllowableValues")

@@ -144,12 +144,9 @@ func (b *bmc) accept(w http.ResponseWriter, image, target, applyTime string) {
 	w.Header().Set("Location", monitor)
 	w.Header().Set("Retry-After", retryAfter(t.end.Sub(now)))
 	if b.prof.monitorVanishes {
-		// iLO answers with a message, not the task: clients must follow
-		// the Location header.
-		writeJSON(w, http.StatusAccepted, map[string]any{"error": map[string]any{
-			"code": "iLO.0.10.ExtendedInfo", "message": "See @Message.ExtendedInfo for more information.",
-			"@Message.ExtendedInfo": []any{map[string]any{"MessageId": "Base.1.4.Success"}},
-		}})
+		// iLO-style: no task in the body, so clients must follow Location
+		// to the monitor (which vanishes once the task ends).
+		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	writeJSON(w, http.StatusAccepted, doc)
