@@ -31,6 +31,11 @@
 //	rackform status [-json] → Status(ctx)          (*Status marshals as the JSON form)
 //	rackform force-unlock ID → executor.ForceUnlock(ctx, b, id)
 //
+// Events carry changes only: a view that starts on a resumed run (or
+// `status`) draws the initial picture from Status, then applies events.
+// After a hard stop the journal still shows the servers in flight as
+// running; the next Run resumes them.
+//
 // Control operations validate against the replayed state and append one
 // record; they take no lock. A running apply reads the journal between
 // scheduling decisions and every PollInterval while it waits. Outcome.Next

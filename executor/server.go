@@ -59,11 +59,16 @@ type StepStatus struct {
 }
 
 // defaultRemediation is rule 30 when the plan does not say.
-var defaultRemediation = map[string][]string{
-	"control_plane":       {"reboot"},
-	"control_plane_spare": {"reboot"},
-	"management":          {"reboot", "reimage"},
-	"compute":             {"reimage"},
+func defaultRemediation(role string) []string {
+	switch {
+	case isCP(role):
+		return []string{"reboot"}
+	case role == "management":
+		return []string{"reboot", "reimage"}
+	case role == "compute":
+		return []string{"reimage"}
+	}
+	return nil
 }
 
 func newServerRun(p *plan.Server, set plan.Settings) *serverRun {
@@ -90,7 +95,7 @@ func remediation(set plan.Settings, role string, hasReimage bool) []string {
 			acts = set.Remediation["control_plane"]
 		}
 	} else {
-		acts = defaultRemediation[role]
+		acts = defaultRemediation(role)
 	}
 	var out []string
 	for _, a := range acts {
