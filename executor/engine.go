@@ -768,6 +768,13 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 			r.set(ctx, sc, State{Name: Skipped, Reason: ReasonEmpty, Message: "no eligible servers"})
 			break
 		}
+		// Containers would derive running anyway; setting them first keeps
+		// the event stream in tree order for views.
+		for p := sc.parent; p != nil; p = p.parent {
+			if p.st.Name == NotStarted || p.st.Name == Pending {
+				r.set(ctx, p, State{Name: Running})
+			}
+		}
 		r.set(ctx, sc, State{Name: Running})
 	case Paused:
 		if sc.st.Reason == ReasonThreshold && r.m.lastContinue > sc.at {
