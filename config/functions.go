@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -99,10 +100,71 @@ func (s *loadState) functions() map[string]function.Function {
 		"env":             s.envFunc(),
 		"file":            s.fileFunc(),
 	}
+	for name, fn := range fns {
+		if name != "try" && name != "can" { // they take expressions, not values
+			fns[name] = guardSecrets(fn)
+		}
+	}
 	// templatefile sees every function but itself, so a template cannot
 	// recurse into templatefile.
-	fns["templatefile"] = s.templateFileFunc(fns)
+	fns["templatefile"] = guardSecrets(s.templateFileFunc(fns))
 	return fns
+}
+
+// errSensitiveCall replaces the error of a function called with a sensitive
+// argument: function errors often quote their arguments ("cannot parse
+// \"hunter2\" as a base 10 integer"), so the message is never built
+// from the values at all.
+const errSensitiveCall = "the call involves a sensitive value, so the details of the error are not shown"
+
+// guardSecrets wraps fn so that when any argument carries a mark, an error
+// from fn (at type checking or at the call) is replaced with one that
+// quotes nothing. Otherwise fn behaves exactly as before: the wrapper
+// declares fn's parameter types, so HCL converts arguments the same way,
+// and lets fn itself handle nulls, unknowns and marks.
+func guardSecrets(fn function.Function) function.Function {
+	passThrough := func(p function.Parameter) function.Parameter {
+		p.AllowNull, p.AllowUnknown, p.AllowDynamicType, p.AllowMarked = true, true, true, true
+		return p
+	}
+	params := fn.Params()
+	for i := range params {
+		params[i] = passThrough(params[i])
+	}
+	var varParam *function.Parameter
+	if vp := fn.VarParam(); vp != nil {
+		p := passThrough(*vp)
+		varParam = &p
+	}
+	return function.New(&function.Spec{
+		Description: fn.Description(),
+		Params:      params,
+		VarParam:    varParam,
+		Type: func(args []cty.Value) (cty.Type, error) {
+			ty, err := fn.ReturnTypeForValues(args)
+			return ty, redactCallError(err, args)
+		},
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			v, err := fn.Call(args)
+			return v, redactCallError(err, args)
+		},
+	})
+}
+
+func redactCallError(err error, args []cty.Value) error {
+	if err == nil {
+		return nil
+	}
+	for _, a := range args {
+		if a.ContainsMarked() {
+			var argErr function.ArgError
+			if errors.As(err, &argErr) {
+				return function.NewArgErrorf(argErr.Index, errSensitiveCall)
+			}
+			return errors.New(errSensitiveCall)
+		}
+	}
+	return err
 }
 
 // lengthFunc is Terraform's length: the number of characters (grapheme

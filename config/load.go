@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
@@ -140,9 +142,12 @@ func (s *loadState) addSecrets(v cty.Value) {
 	}
 }
 
-// scrub replaces sensitive values in diagnostic texts. Marks already keep
-// HCL from printing most of them; this is the backstop for messages that
-// embed a value (a function error quoting its argument, say).
+// scrub is the last line of defence for diagnostic texts: messages are
+// built without sensitive values (attributes refuse marked values,
+// functions called with one report a fixed error, variable errors say
+// "not shown"), and whatever still embeds one whole has it replaced here.
+// Only whole tokens are replaced, so a short secret ("x") cannot maul the
+// words around it ("extra.vars").
 func (s *loadState) scrub(diags hcl.Diagnostics) hcl.Diagnostics {
 	for _, d := range diags {
 		// Renderers (HCL's, Terraform-style views) print the values of the
@@ -160,18 +165,81 @@ func (s *loadState) scrub(diags hcl.Diagnostics) hcl.Diagnostics {
 		secrets = append(secrets, v)
 	}
 	// Longest first, so a secret containing another is replaced whole.
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
-	clean := func(t string) string {
-		for _, v := range secrets {
-			t = strings.ReplaceAll(t, v, "(sensitive value)")
+	sort.Slice(secrets, func(i, j int) bool {
+		if len(secrets[i]) != len(secrets[j]) {
+			return len(secrets[i]) > len(secrets[j])
 		}
-		return t
-	}
+		return secrets[i] < secrets[j]
+	})
 	for _, d := range diags {
-		d.Summary = clean(d.Summary)
-		d.Detail = clean(d.Detail)
+		d.Summary = redactTokens(d.Summary, secrets)
+		d.Detail = redactTokens(d.Detail, secrets)
 	}
 	return diags
+}
+
+// redacted replaces a sensitive value in a message.
+const redacted = "(sensitive value)"
+
+// redactTokens replaces every occurrence of a secret in text that stands
+// as a token of its own: an end of the occurrence that is a letter, digit
+// or underscore must not touch another one. "x" is replaced in `"x"` and
+// `x.vars` but not in "extra"; "pw" in `(pw)` but not in "pwd".
+func redactTokens(text string, secrets []string) string {
+	var present []string
+	for _, sec := range secrets {
+		if sec != "" && strings.Contains(text, sec) {
+			present = append(present, sec)
+		}
+	}
+	if len(present) == 0 {
+		return text
+	}
+	secrets = present
+	var b strings.Builder
+	changed := false
+	prev := rune(-1) // the rune before i, -1 at the start
+	for i := 0; i < len(text); {
+		if sec := tokenAt(text, i, prev, secrets); sec != "" {
+			b.WriteString(redacted)
+			changed = true
+			i += len(sec)
+			prev, _ = utf8.DecodeLastRuneInString(sec)
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		b.WriteString(text[i : i+size])
+		prev = r
+		i += size
+	}
+	if !changed {
+		return text
+	}
+	return b.String()
+}
+
+// tokenAt returns the longest secret (secrets are sorted longest first)
+// that starts at text[i] as a token of its own, or "".
+func tokenAt(text string, i int, prev rune, secrets []string) string {
+	for _, sec := range secrets {
+		if sec == "" || !strings.HasPrefix(text[i:], sec) {
+			continue
+		}
+		first, _ := utf8.DecodeRuneInString(sec)
+		last, _ := utf8.DecodeLastRuneInString(sec)
+		if prev >= 0 && isWordRune(prev) && isWordRune(first) {
+			continue
+		}
+		if next, _ := utf8.DecodeRuneInString(text[i+len(sec):]); i+len(sec) < len(text) && isWordRune(next) && isWordRune(last) {
+			continue
+		}
+		return sec
+	}
+	return ""
+}
+
+func isWordRune(r rune) bool {
+	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
 func usesSensitive(expr hcl.Expression, ctx *hcl.EvalContext) bool {

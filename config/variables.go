@@ -240,7 +240,7 @@ func decodeVariable(b *hcl.Block) (*variableDecl, hcl.Diagnostics) {
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Invalid default value for variable",
-					Detail:   fmt.Sprintf("The default value does not match the variable's type %s: %v.", typeexpr.TypeString(v.Type), err),
+					Detail:   fmt.Sprintf("The default value does not match the variable's type %s: %s.", typeexpr.TypeString(v.Type), convertErr(err, v.Sensitive)),
 					Subject:  a.Expr.Range().Ptr(),
 				})
 			} else {
