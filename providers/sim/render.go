@@ -1,8 +1,9 @@
 package sim
 
 import (
+	"fmt"
+	"hash/fnv"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -236,7 +237,9 @@ func (b *bmc) renderInventory(i int) map[string]any {
 		doc = with(doc, "/redfish/v1/$metadata#SoftwareInventory.SoftwareInventory", "@odata.context")
 	}
 	if _, ok := doc["@odata.etag"]; ok {
-		doc = with(doc, `W/"`+strconv.Itoa(len(b.versions[i]))+b.versions[i]+`"`, "@odata.etag")
+		h := fnv.New32a()
+		h.Write([]byte(b.versions[i]))
+		doc = with(doc, fmt.Sprintf(`W/"%08X"`, h.Sum32()), "@odata.etag")
 	}
 	return doc
 }

@@ -31,6 +31,9 @@ func TestTenThousandBMCs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the 10,000-BMC fleet")
 	}
+	if raceEnabled {
+		t.Skip("-race: the race detector caps live goroutines below 10,000")
+	}
 	const n = 10000
 	begin := time.Now()
 	f, err := New(Options{Username: testUser, Password: testPass, Speed: 6000}, fleetSpecs(n))
