@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -87,9 +86,14 @@ func LoadLock(path string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading lock file: %w", err)
 	}
+	return parseLock(data, path)
+}
+
+// parseLock decodes a lock file's bytes; path is only for messages.
+func parseLock(data []byte, path string) (*Lock, error) {
+	l := &Lock{Providers: map[string]Pin{}, path: path}
 	var raw lockJSON
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&raw); err != nil {
+	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("lock file %s is not valid: %w", path, err)
 	}
 	if raw.FormatVersion != lockFormat {

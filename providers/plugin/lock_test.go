@@ -115,6 +115,7 @@ func TestLockVerifyRefuses(t *testing.T) {
 func TestLoadLockRejects(t *testing.T) {
 	cases := []struct{ name, content, want string }{
 		{"not json", `{`, "is not valid"},
+		{"trailing data", `{"format_version": 1} {}`, "is not valid"},
 		{"other major", `{"format_version": 2, "providers": {}}`, "format_version 2"},
 		{"bad hash", `{"format_version": 1, "providers": {"acme": {"sha256": "abc"}}}`, `provider "acme": sha256 "abc" is not 64 lowercase hex digits`},
 		{"bad name", `{"format_version": 1, "providers": {"Acme!": {"sha256": "` + acmeHash + `"}}}`, `provider name "Acme!" is not valid`},
@@ -200,4 +201,29 @@ func TestBuiltin(t *testing.T) {
 	if sum, _ := FileSHA256(exe); got != sum || !isSHA256(got) {
 		t.Errorf("BuiltinSHA256 = %q, want the running binary's hash %q", got, sum)
 	}
+}
+
+// FuzzLoadLock feeds arbitrary bytes as a lock file: parsing must not
+// panic, and whatever it accepts must marshal to a file it reads the same.
+func FuzzLoadLock(f *testing.F) {
+	golden, err := os.ReadFile(filepath.Join("testdata", "lock.golden.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(golden)
+	f.Add([]byte(`{"format_version": 1}`))
+	f.Add([]byte(`{"format_version": 1, "providers": {"a": {"sha256": "` + acmeHash + `"}}, "extra": true}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := parseLock(data, LockFile)
+		if err != nil {
+			return
+		}
+		back, err := parseLock(l.Marshal(), LockFile)
+		if err != nil {
+			t.Fatalf("a written lock does not load: %v", err)
+		}
+		if diff := cmp.Diff(l.Providers, back.Providers); diff != "" {
+			t.Errorf("round trip (-want +got):\n%s", diff)
+		}
+	})
 }
