@@ -679,9 +679,24 @@ func (r *runner) stepGroup(ctx context.Context, g *node) {
 		if started == nil {
 			break
 		}
-		r.set(ctx, started, State{Name: Running})
+		r.startChain(ctx, started)
 	}
 	r.refresh(ctx, g)
+}
+
+// startChain sets n running, and first its ancestors that are not yet:
+// they would derive running anyway, but setting them top-down keeps the
+// event stream in tree order for views.
+func (r *runner) startChain(ctx context.Context, n *node) {
+	var chain []*node
+	for p := n; p != nil; p = p.parent {
+		if p.st.Name == NotStarted || p.st.Name == Pending || p == n {
+			chain = append(chain, p)
+		}
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		r.set(ctx, chain[i], State{Name: Running})
+	}
 }
 
 func (r *runner) stepCluster(ctx context.Context, c *node) {
@@ -768,14 +783,7 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 			r.set(ctx, sc, State{Name: Skipped, Reason: ReasonEmpty, Message: "no eligible servers"})
 			break
 		}
-		// Containers would derive running anyway; setting them first keeps
-		// the event stream in tree order for views.
-		for p := sc.parent; p != nil; p = p.parent {
-			if p.st.Name == NotStarted || p.st.Name == Pending {
-				r.set(ctx, p, State{Name: Running})
-			}
-		}
-		r.set(ctx, sc, State{Name: Running})
+		r.startChain(ctx, sc)
 	case Paused:
 		if sc.st.Reason == ReasonThreshold && r.m.lastContinue > sc.at {
 			if why := r.breach(sc); why != "" {
