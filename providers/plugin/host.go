@@ -59,9 +59,11 @@ var _ providers.Provider = (*Client)(nil)
 const defaultStartTimeout = time.Minute
 
 // Start verifies (when spec.SHA256 is set) and starts a provider plugin,
-// completing the go-plugin handshake with AutoMTLS. ctx bounds the start
-// only; the plugin runs until Close. The plugin's stderr log lines are
-// re-logged through logger at their own level.
+// completing the go-plugin handshake with AutoMTLS. ctx concerns the start
+// only: its deadline bounds the handshake (default one minute), and a
+// cancellation during the handshake is acted on once it ends (go-plugin
+// cannot be interrupted mid-start). The plugin then runs until Close. Its
+// stderr log lines are re-logged through logger at their own level.
 func Start(ctx context.Context, spec Spec, logger hclog.Logger) (*Client, error) {
 	if spec.SHA256 != "" {
 		if err := verifyFile(spec.Name, spec.Path, spec.SHA256, ""); err != nil {
@@ -105,12 +107,13 @@ func Start(ctx context.Context, spec Spec, logger hclog.Logger) (*Client, error)
 		},
 	})
 	c, err := dispense(pc, spec.Name)
-	if err == nil && ctx.Err() != nil {
-		err = fmt.Errorf("starting provider %q: %w", spec.Name, ctx.Err())
-	}
 	if err != nil {
 		pc.Kill()
 		return nil, startError(spec, err, tail.String())
+	}
+	if err := ctx.Err(); err != nil {
+		pc.Kill()
+		return nil, fmt.Errorf("starting provider %q: %w", spec.Name, err)
 	}
 	c.exited = pc.Exited
 	return &Client{GRPCClient: c, pc: pc, logger: logger}, nil
