@@ -957,3 +957,31 @@ func TestRule30RemediationResumesWithoutSkippingTheReimage(t *testing.T) {
 	}
 	wantStates(t, h, map[string]string{srv: "completed"})
 }
+
+func TestRule08ServerInTwoScopesIsRefused(t *testing.T) {
+	h := newHarness(t)
+	p := executortest.Single(h.prov, nil, S{Name: "r01", Servers: 1}, S{Name: "r02", Servers: 1})
+	scopes := p.Run.Stages[0].Groups[0].Clusters[0].Phases[0].Scopes
+	scopes[1].Servers = append(scopes[1].Servers, scopes[0].Servers[0])
+	_, err := executor.New(executor.Options{Plan: p, PlanSHA256: sha, Backend: h.backend})
+	if err == nil || !strings.Contains(err.Error(), "c1/r01/r01-s01 is in two scopes") {
+		t.Fatalf("New = %v, want a refusal naming the server", err)
+	}
+}
+
+func TestRule03FirmwareOnlyRemediationCannotReimage(t *testing.T) {
+	h := newHarness(t)
+	p := executortest.Single(h.prov, map[string]Script{"c1/r01/r01-s01": {WaitReadyFails: 1}}, S{Name: "r01", Servers: 1, Threshold: plan.Threshold{Type: "count", Value: 0}})
+	// firmware_only: the planner leaves the runtime reimage out.
+	s := &p.Servers[0]
+	s.Steps = slices.DeleteFunc(s.Steps, func(st plan.Step) bool { return st.Kind == plan.StepReimage })
+	h.plan = p
+	h.run()
+	n := h.node("c1/r01/r01-s01")
+	if n.State.String() != "failed(unhealthy)" || !strings.Contains(n.Message, "powered off") {
+		t.Errorf("%s %q", n.State, n.Message)
+	}
+	if c := h.prov.Count("c1/r01/r01-s01", providers.StepReimage); c != 0 {
+		t.Errorf("a firmware_only plan reimaged %d times", c)
+	}
+}
