@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -212,5 +213,35 @@ func TestScopeEstimateIsTheMakespan(t *testing.T) {
 	// Five equal servers two at a time: three rounds.
 	if sc.Estimate != 3*p.Servers[len(p.Servers)-1].Estimate {
 		t.Errorf("rack estimate %s, want 3 × %s", sc.Estimate, p.Servers[len(p.Servers)-1].Estimate)
+	}
+}
+
+func TestRule20ServerWindowsAreInThePlan(t *testing.T) {
+	extra := `maintenance_window "nightly" {
+  start      = "2026-11-20T22:00:00Z"
+  duration   = "4h"
+  recurrence = "daily"
+}
+`
+	src := fixture{racks: withCP([]string{"r1", "a:c", "b:c"}), extra: extra}.String()
+	// Give server b its own window.
+	src = strings.Replace(src, "server \"b\" {\n", "server \"b\" {\n      maintenance_window = maintenance_window.nightly\n", 1)
+	p := mustPlan(t, loadText(t, src), nil, nil)
+	for _, s := range p.Servers {
+		switch s.Name {
+		case "b":
+			want := []plan.Interval{
+				{Start: time.Date(2026, 11, 21, 22, 0, 0, 0, time.UTC), End: time.Date(2026, 11, 22, 2, 0, 0, 0, time.UTC)},
+				{Start: time.Date(2026, 11, 22, 22, 0, 0, 0, time.UTC), End: time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC)},
+				{Start: time.Date(2026, 11, 23, 22, 0, 0, 0, time.UTC), End: time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)},
+			}
+			if diff := cmp.Diff(want, s.Windows); diff != "" {
+				t.Errorf("b's windows (-want +got):\n%s", diff)
+			}
+		default:
+			if s.Windows != nil {
+				t.Errorf("%s has windows %v but no window of its own", s.Name, s.Windows)
+			}
+		}
 	}
 }

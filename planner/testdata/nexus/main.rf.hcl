@@ -1,6 +1,7 @@
 provider "redfish" {
   username = "admin"
   password = env("BMC_PASSWORD")
+  ipmi_key = var.ipmi_secret
 }
 
 variable "site" {
