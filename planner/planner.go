@@ -88,7 +88,7 @@ type planning struct {
 
 	diags   hcl.Diagnostics
 	rollout *config.Rollout
-	// clusters are the clusters of the rollout in plan order per group.
+	// inScope are the servers the plan covers, in rollout order.
 	inScope []*config.Server
 	// observed holds each in-scope server's observation by address.
 	observed map[string]*providers.Observation
