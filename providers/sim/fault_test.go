@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"runtime"
 	"testing"
 	"time"
 
@@ -229,5 +230,41 @@ func TestParseFault(t *testing.T) {
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("ParseFault(%q) (-want +got):\n%s", tc.in, diff)
 		}
+	}
+}
+
+func TestNothingRunsAfterClose(t *testing.T) {
+	base := runtime.NumGoroutine()
+	ctx, cancel := context.WithCancel(t.Context())
+	specs := fleetSpecs(50)
+	f, err := New(Options{Username: testUser, Password: testPass}, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SetFault(specs[0].Name, Fault{Kind: FaultTimeout}); err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan error, 1)
+	go func() {
+		_, err := client.Get(f.BMCs()[0].URL + "/redfish/v1/")
+		held <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // let the request reach the held handler
+	cancel()                          // the start context ends the fleet
+	f.Close()                         // and Close waits until it has stopped
+	if err := <-held; err == nil {
+		t.Error("the held request got an answer")
+	}
+	client.CloseIdleConnections()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > base+2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > base+2 {
+		buf := make([]byte, 1<<16)
+		t.Errorf("%d goroutines after Close, %d before Start:\n%s", n, base, buf[:runtime.Stack(buf, true)])
 	}
 }

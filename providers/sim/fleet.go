@@ -95,6 +95,9 @@ type Fleet struct {
 	done      chan struct{}
 	wg        sync.WaitGroup
 
+	closeOnce sync.Once
+	closeErr  error
+
 	mu      sync.Mutex
 	rate    FaultRate
 	started bool
@@ -167,7 +170,7 @@ func New(opts Options, specs []BMCSpec) (*Fleet, error) {
 // error names the BMC and address that failed; on error nothing stays bound.
 func (f *Fleet) Start(ctx context.Context) error {
 	f.mu.Lock()
-	if f.started {
+	if f.started || f.closed {
 		f.mu.Unlock()
 		return errors.New("sim: fleet already started")
 	}
@@ -230,9 +233,8 @@ func (f *Fleet) Start(ctx context.Context) error {
 			_ = f.srv.Serve(ln) // returns when Close closes the listener
 		}(b)
 	}
-	f.wg.Add(1)
+	// Not in wg: Close waits for wg, and this goroutine may be the caller.
 	go func() {
-		defer f.wg.Done()
 		select {
 		case <-ctx.Done():
 			f.Close()
@@ -245,22 +247,20 @@ func (f *Fleet) Start(ctx context.Context) error {
 type connKey struct{}
 
 // Close stops every listener, ends open connections (including requests
-// held by a timeout fault) and waits for the fleet's goroutines.
+// held by a timeout fault) and waits for the fleet's goroutines. Every call
+// returns once the fleet has stopped.
 func (f *Fleet) Close() error {
-	f.mu.Lock()
-	if f.closed {
+	f.closeOnce.Do(func() {
+		f.mu.Lock()
+		f.closed = true
+		close(f.done)
 		f.mu.Unlock()
-		return nil
-	}
-	f.closed = true
-	close(f.done)
-	f.mu.Unlock()
-	var err error
-	if f.srv != nil {
-		err = f.srv.Close()
-	}
-	f.wg.Wait()
-	return err
+		if f.srv != nil {
+			f.closeErr = f.srv.Close()
+		}
+		f.wg.Wait()
+	})
+	return f.closeErr
 }
 
 // Done is closed when the fleet is closed.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -127,6 +128,53 @@ func BenchmarkFleetMemory(b *testing.B) {
 		if err := f.Start(context.Background()); err != nil {
 			b.Fatal(err)
 		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		used := (after.HeapAlloc + after.StackInuse) - (before.HeapAlloc + before.StackInuse)
+		b.ReportMetric(float64(used)/n, "bytes/BMC")
+		f.Close()
+	}
+}
+
+// BenchmarkFleetMemoryActive reports the memory per BMC once each BMC holds
+// a session and an update task and has served a few requests.
+func BenchmarkFleetMemoryActive(b *testing.B) {
+	const n = 2000
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	for i := 0; i < b.N; i++ {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		f, err := New(Options{Username: testUser, Password: testPass, Speed: 6000}, fleetSpecs(n))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Start(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 16)
+		for _, bmc := range f.BMCs() {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func(u string) {
+				defer wg.Done()
+				defer func() { <-sem }()
+				for _, r := range []struct{ method, path, body string }{
+					{"POST", "/redfish/v1/SessionService/Sessions", `{"UserName":"` + testUser + `","Password":"` + testPass + `"}`},
+					{"GET", "/redfish/v1/Systems", ""},
+					{"POST", "/FWUpdate", "image"},
+				} {
+					req, _ := http.NewRequest(r.method, u+r.path, strings.NewReader(r.body))
+					req.SetBasicAuth(testUser, testPass)
+					req.Header.Set("X-Image-Name", "nic-2.0.bin")
+					if resp, err := c.Do(req); err == nil {
+						resp.Body.Close()
+					}
+				}
+			}(bmc.URL)
+		}
+		wg.Wait()
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		used := (after.HeapAlloc + after.StackInuse) - (before.HeapAlloc + before.StackInuse)
