@@ -391,3 +391,40 @@ func TestDeterminism(t *testing.T) {
 		t.Errorf("the plan does not decode: %v", err)
 	}
 }
+
+func TestSecretWrittenInTheConfigurationRefusesThePlan(t *testing.T) {
+	base := fixture{racks: [][]string{{"r1", "a:cp", "b:cp", "c:cp"}}}.String()
+	src := base + `
+variable "token" {
+  type      = string
+  sensitive = true
+  default   = "written-in-the-file"
+}
+`
+	_, diags := planWith(t, loadText(t, src), nil, nil)
+	if diff := cmp.Diff([]string{"Secret in the configuration text"}, errorSummaries(diags)); diff != "" {
+		t.Fatalf("errors (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(diags[0].Detail, "sensitive variable token") || strings.Contains(diags[0].Detail, "written-in-the-file") {
+		t.Errorf("the error must name the variable and not the value: %s", diags[0].Detail)
+	}
+	// Given from outside, the value is not in the snapshot: fine.
+	cfg, d := config.NewLoader(config.LoadOptions{Vars: []string{"token=given-on-the-command-line"}}).Load(writeTemp(t, src))
+	if d.HasErrors() {
+		t.Fatal(d.Error())
+	}
+	p, diags := planWith(t, cfg, nil, nil)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	b, err := plan.Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte("given-on-the-command-line")) {
+		t.Error("a sensitive -var value is in the plan")
+	}
+	if diff := cmp.Diff([]string{"token"}, p.Inputs.Sensitive); diff != "" {
+		t.Errorf("sensitive names (-want +got):\n%s", diff)
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -120,4 +122,75 @@ func summarize(p *plan.Plan) plan.Summary {
 		s.Estimate += st.Estimate
 	}
 	return s
+}
+
+// minSecretLen is the shortest sensitive value the leak check looks for:
+// shorter ones ("", "x") would match by accident and reveal nothing.
+const minSecretLen = 4
+
+// secrets returns the sensitive values of cfg by where they come from:
+// sensitive variables, sensitive provider attributes, server passwords.
+func secrets(cfg *config.Config) map[string]string {
+	out := map[string]string{}
+	var walk func(from string, v cty.Value)
+	walk = func(from string, v cty.Value) {
+		v, _ = v.UnmarkDeep()
+		switch {
+		case v == cty.NilVal || v.IsNull() || !v.IsKnown():
+		case v.Type() == cty.String:
+			if s := v.AsString(); len(s) >= minSecretLen {
+				out[s] = from
+			}
+		case v.CanIterateElements():
+			for it := v.ElementIterator(); it.Next(); {
+				_, e := it.Element()
+				walk(from, e)
+			}
+		}
+	}
+	for _, v := range cfg.Variables {
+		if v.Sensitive {
+			walk("sensitive variable "+v.Name, v.Value)
+		}
+	}
+	for _, p := range cfg.Providers {
+		for _, a := range p.SensitiveAttrs {
+			if p.Attrs.Type().IsObjectType() && p.Attrs.Type().HasAttribute(a) {
+				walk(fmt.Sprintf("attribute %s of provider %q", a, p.Name), p.Attrs.GetAttr(a))
+			}
+		}
+	}
+	for _, s := range cfg.Servers() {
+		if s.Credentials != nil && len(s.Credentials.Password.Reveal()) >= minSecretLen {
+			out[s.Credentials.Password.Reveal()] = "the password of server " + s.Name
+		}
+	}
+	return out
+}
+
+// checkSnapshot refuses a plan whose configuration snapshot would contain
+// a sensitive value, such as a sensitive variable whose value is its
+// default written in the configuration: the plan file is archived and
+// reviewed, and must never hold a secret. The message names where the
+// value comes from, never the value.
+func (p *planning) checkSnapshot(snap plan.Snapshot) {
+	sec := secrets(p.cfg)
+	if len(sec) == 0 {
+		return
+	}
+	values := make([]string, 0, len(sec))
+	for v := range sec {
+		values = append(values, v)
+	}
+	sort.Slice(values, func(i, j int) bool { return sec[values[i]] < sec[values[j]] })
+	for _, f := range snap.Files {
+		for _, value := range values {
+			from := sec[value]
+			if strings.Contains(f.Content, value) {
+				p.errorf(nil, "Secret in the configuration text",
+					"The value of %s appears in %s. The plan records every configuration file's text, so it would contain the secret: set the value with -var, a -var-file outside the configuration, or RACKFORM_VAR_ (and env() for credentials) instead of writing it in the configuration.",
+					from, f.Name)
+			}
+		}
+	}
 }

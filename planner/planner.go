@@ -127,6 +127,8 @@ func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
 	}
 	p.diff()
 	run := p.order()
+	snap := snapshot(p.cfg)
+	p.checkSnapshot(snap)
 	if p.diags.HasErrors() {
 		return nil, p.diags
 	}
@@ -135,7 +137,7 @@ func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
 		RackformVersion: p.opts.RackformVersion,
 		CreatedAt:       p.now,
 		NotAfter:        p.now.Add(p.opts.NotAfter),
-		Config:          snapshot(p.cfg),
+		Config:          snap,
 		Inputs:          inputs(p.cfg),
 		Providers:       sortedProviders(p.opts.ProviderInfo),
 		Targets:         p.opts.Targets,
