@@ -12,7 +12,7 @@ variable "site" {
 variable "ipmi_secret" {
   type      = string
   sensitive = true
-  default   = "unused"
+  default   = ""
 }
 
 release "r461" {
