@@ -5,6 +5,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -272,11 +273,19 @@ func TestMultipartPushStreams(t *testing.T) {
 	req, _ := http.NewRequest("POST", u+"/redfish/v1/UpdateService/update", pr)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	req.SetBasicAuth(testUser, testPass)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+	runtime.ReadMemStats(&after)
+	// Client and server share this process: both together must allocate
+	// far less than the image, or something buffered it.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > size/4 {
+		t.Errorf("the upload allocated %d bytes for a %d-byte image: the body was buffered", alloc, size)
+	}
 	if resp.StatusCode != 202 || !strings.HasSuffix(resp.Header.Get("Location"), "/Monitor") {
 		t.Fatalf("push: %d Location %q", resp.StatusCode, resp.Header.Get("Location"))
 	}

@@ -3,11 +3,15 @@ package command
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -208,5 +212,49 @@ func TestSimServesUntilCancelled(t *testing.T) {
 	if conn, err := net.DialTimeout("tcp", u, time.Second); err == nil {
 		conn.Close()
 		t.Errorf("%s still listening after stop", u)
+	}
+}
+
+func TestSimTLSWritesTheCA(t *testing.T) {
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	pr, pw := io.Pipe()
+	m := &Meta{Streams: Streams{Stdin: strings.NewReader(""), Stdout: pw, Stderr: io.Discard}, Getenv: func(string) string { return "" }}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- m.run(ctx, []string{"sim", "-n", "1", "-base", "127.78.2.1", "-port", "0", "-tls", "-ca-out", ca, "-password", "pw1"})
+		pw.Close()
+	}()
+	var url string
+	lines := bufio.NewScanner(pr)
+	for url == "" && lines.Scan() {
+		if f := strings.Fields(lines.Text()); len(f) == 3 && f[0] == "bmc-0001" {
+			url = f[1]
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	pem, err := os.ReadFile(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatal("-ca-out wrote no certificate")
+	}
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	req, _ := http.NewRequest("GET", url+"/redfish/v1/Systems", nil)
+	req.SetBasicAuth("admin", "pw1")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("verified HTTPS to %s: %v", url, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("status %d with -password pw1", resp.StatusCode)
+	}
+	cancel()
+	if code := <-done; code != ExitOK {
+		t.Errorf("exit %d", code)
 	}
 }
