@@ -61,9 +61,11 @@ type Fault struct {
 	// Latency is the delay for latency, the hold time for timeout, and the
 	// Retry-After for busy (real time).
 	Latency time.Duration `json:"latency,omitempty"`
-	// Count limits a request fault to the next Count requests of the BMC
-	// (after which it clears itself); 0 means every request. Request faults
-	// hit every path, the unauthenticated service root included.
+	// Count limits the fault to its next Count uses, after which it clears
+	// itself: requests for request faults and latency, tasks for task-fail
+	// and task-hang, boots for no-return, graceful requests for
+	// ignore-graceful, session creations for session-limit. 0 means for
+	// good. Request faults hit every path, the open service root included.
 	Count int `json:"count,omitempty"`
 	// Limit is the session limit for session-limit.
 	Limit int `json:"limit,omitempty"`
