@@ -268,3 +268,24 @@ func TestNothingRunsAfterClose(t *testing.T) {
 		t.Errorf("%d goroutines after Close, %d before Start:\n%s", n, base, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+func TestCountedTaskFaultClears(t *testing.T) {
+	clk := newClock()
+	f := start(t, Options{Now: clk.Now}, BMCSpec{Name: "s1", Profile: ProfileAMI, PowerOn: true})
+	u := f.BMCs()[0].URL
+	if err := f.SetFault("s1", Fault{Kind: FaultTaskFail, Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	flash(t, clk, u, "/redfish/v1/UpdateService/Actions/SimpleUpdate", "http://h/nic-2.0.bin", "")
+	flash(t, clk, u, "/redfish/v1/UpdateService/Actions/SimpleUpdate", "http://h/nic-2.0.bin", "")
+	var got []string
+	for _, id := range []string{"1", "2"} {
+		got = append(got, str(get(t, u+"/redfish/v1/TaskService/Tasks/"+id)["TaskState"]))
+	}
+	if diff := cmp.Diff([]string{"Exception", "Completed"}, got); diff != "" {
+		t.Errorf("task states (-want +got):\n%s", diff)
+	}
+	if st := f.Stats("s1"); st.TasksFailed != 1 || st.TasksCompleted != 1 || f.Versions("s1")["NIC"] != "2.0" {
+		t.Errorf("stats %+v, NIC %s", st, f.Versions("s1")["NIC"])
+	}
+}
