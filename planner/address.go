@@ -71,6 +71,14 @@ func (p *planning) selectServers() {
 					if p.rollout.Scope == config.ScopeControlPlaneOnly && !isControlPlane(s) {
 						continue
 					}
+					// An exclude is checked against every server, so one
+					// that only overlaps no -target is not called a typo.
+					out := false
+					for i, x := range p.opts.Excludes {
+						if targetMatches(x, s) {
+							excludeHit[i], out = true, true
+						}
+					}
 					if len(p.opts.Targets) > 0 {
 						in := false
 						for i, t := range p.opts.Targets {
@@ -80,12 +88,6 @@ func (p *planning) selectServers() {
 						}
 						if !in {
 							continue
-						}
-					}
-					out := false
-					for i, x := range p.opts.Excludes {
-						if targetMatches(x, s) {
-							excludeHit[i], out = true, true
 						}
 					}
 					if out {

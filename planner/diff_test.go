@@ -428,3 +428,17 @@ variable "token" {
 		t.Errorf("sensitive names (-want +got):\n%s", diff)
 	}
 }
+
+func TestMissingEnvironmentVariablesRefuseThePlan(t *testing.T) {
+	cfg, diags := config.NewLoader(config.LoadOptions{Getenv: func(string) string { return "" }}).Load("testdata/nexus")
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	_, diags = planWith(t, cfg, nil, nil)
+	if diff := cmp.Diff([]string{"Missing environment variables"}, errorSummaries(diags)); diff != "" {
+		t.Fatalf("errors (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(diags[0].Detail, "BMC_PASSWORD") {
+		t.Errorf("detail: %s", diags[0].Detail)
+	}
+}

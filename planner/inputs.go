@@ -10,8 +10,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
@@ -57,49 +55,7 @@ func inputs(cfg *config.Config) plan.Inputs {
 		out.Variables[name] = val
 	}
 	out.Sensitive = cfg.SensitiveVariables()
-	out.Env = envNames(cfg)
-	return out
-}
-
-// envNames finds the env("NAME") calls with a literal name in the
-// configuration's source, so apply can check those variables are set.
-func envNames(cfg *config.Config) []string {
-	seen := map[string]bool{}
-	for _, f := range cfg.Files {
-		// Parsing is what costs on large generated inventories; most
-		// files never call env.
-		if !bytes.Contains(f.Bytes, []byte("env")) {
-			continue
-		}
-		file, diags := hclsyntax.ParseConfig(f.Bytes, f.Name, hcl.InitialPos)
-		if diags.HasErrors() {
-			continue
-		}
-		body, ok := file.Body.(*hclsyntax.Body)
-		if !ok {
-			continue
-		}
-		_ = hclsyntax.VisitAll(body, func(n hclsyntax.Node) hcl.Diagnostics {
-			call, ok := n.(*hclsyntax.FunctionCallExpr)
-			if !ok || call.Name != "env" || len(call.Args) != 1 {
-				return nil
-			}
-			v, d := call.Args[0].Value(nil)
-			if d.HasErrors() || !v.IsKnown() || v.IsNull() || v.Type() != cty.String {
-				return nil
-			}
-			seen[v.AsString()] = true
-			return nil
-		})
-	}
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	if len(out) == 0 {
-		return nil
-	}
+	out.Env = append([]string(nil), cfg.EnvReferences...)
 	return out
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -115,6 +116,13 @@ func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
 		return nil, p.diags
 	}
 	p.rollout = ro
+	if len(p.cfg.MissingEnv) > 0 {
+		// Without them providers would log in with empty credentials.
+		p.errorf(nil, "Missing environment variables",
+			"The configuration reads %s with env(), but %s not set or empty. Set %s before planning; apply needs %s too.",
+			strings.Join(p.cfg.MissingEnv, ", "), isAre(len(p.cfg.MissingEnv)), itThem(len(p.cfg.MissingEnv)), itThem(len(p.cfg.MissingEnv)))
+		return nil, p.diags
+	}
 	p.checkRolloutMembership()
 	p.selectServers()
 	if p.diags.HasErrors() {
@@ -199,6 +207,20 @@ func sortedProviders(in []plan.Provider) []plan.Provider {
 	out := append([]plan.Provider(nil), in...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "it is"
+	}
+	return "they are"
+}
+
+func itThem(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 func capitalize(s string) string {

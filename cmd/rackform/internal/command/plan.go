@@ -139,9 +139,15 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 	if start == nil {
 		start = pluginStarter(cfg.Dir, c.Getenv, c.Stderr)
 	}
-	running, pd := startProviders(ctx, cfg, start)
+	running := &runningProviders{}
+	// With credentials missing the planner refuses before observing; no
+	// plugin needs to start for that.
+	if len(cfg.MissingEnv) == 0 {
+		var pd hcl.Diagnostics
+		running, pd = startProviders(ctx, cfg, start)
+		diags = append(diags, pd...)
+	}
 	defer running.Close()
-	diags = append(diags, pd...)
 	if diags.HasErrors() {
 		report(diags)
 		return ExitError
