@@ -60,6 +60,8 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		doc := pr.docs[p]
 		doc = with(doc, b.version(ComponentBMC), "FirmwareVersion")
 		doc = with(doc, map[string]any{"State": "Enabled", "Health": "OK"}, "Status")
+		doc = with(doc, pr.managerPath+"/Actions/Manager.Reset", "Actions", "#Manager.Reset", "target")
+		doc = with(doc, pr.managerPath+"/ResetActionInfo", "Actions", "#Manager.Reset", "@Redfish.ActionInfo")
 		if strings.HasPrefix(pr.vmediaColl, pr.managerPath) {
 			doc = with(doc, ref(pr.vmediaColl), "VirtualMedia")
 		}
@@ -166,6 +168,7 @@ func (b *bmc) renderSystem(doc map[string]any) map[string]any {
 	target := b.prof.systemPath + "/Actions/ComputerSystem.Reset"
 	doc = with(doc, target, "Actions", "#ComputerSystem.Reset", "target")
 	doc = with(doc, resetTypes, "Actions", "#ComputerSystem.Reset", "ResetType@Redfish.AllowableValues")
+	doc = with(doc, b.prof.systemPath+"/ResetActionInfo", "Actions", "#ComputerSystem.Reset", "@Redfish.ActionInfo")
 	return doc
 }
 

@@ -165,7 +165,12 @@ func TestProfilesShapes(t *testing.T) {
 			if allowed, _ := at(sys, "Boot", "BootSourceOverrideTarget@Redfish.AllowableValues").([]any); len(allowed) == 0 {
 				t.Error("no allowable boot targets")
 			}
+			info := get(t, u+str(at(sys, "Actions", "#ComputerSystem.Reset", "@Redfish.ActionInfo")))
+			if params, _ := info["Parameters"].([]any); len(params) == 0 || at(params[0].(map[string]any), "Name") != "ResetType" {
+				t.Errorf("ResetActionInfo %v", info)
+			}
 			mgr := get(t, u+got.Manager)
+			get(t, u+str(at(mgr, "Actions", "#Manager.Reset", "@Redfish.ActionInfo")))
 			if mgr["FirmwareVersion"] == "" {
 				t.Error("manager without FirmwareVersion")
 			}
