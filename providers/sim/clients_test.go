@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -255,5 +256,64 @@ func TestSushyCLI(t *testing.T) {
 	}
 	if st := f.Stats("cli"); st.Reimages != 1 || st.SessionsOpen != 0 {
 		t.Errorf("stats: reimages %d, sessions open %d", st.Reimages, st.SessionsOpen)
+	}
+}
+
+// TestClientsReadEveryProfile reads each profile's inventory with
+// redfishtool and sushycli: the shapes copied from real BMCs must suit
+// clients written for real BMCs.
+func TestClientsReadEveryProfile(t *testing.T) {
+	tool := needTool(t, "redfishtool", "redfishtool")
+	cli := needTool(t, "sushycli", "python3-sushy-cli")
+	var specs []BMCSpec
+	for i, p := range Profiles() {
+		specs = append(specs, BMCSpec{Name: p, Addr: fmt.Sprintf("127.77.254.%d:0", i+1), Profile: p, PowerOn: true, Firmware: map[string]string{"BIOS": "9.9." + p}})
+	}
+	f := start(t, Options{TLS: true, Speed: 6000}, specs...)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, f.CACertPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := clientEnv()
+	for _, b := range f.BMCs() {
+		t.Run(b.Name, func(t *testing.T) {
+			host := strings.TrimPrefix(b.URL, "https://")
+			rt := func(args ...string) map[string]any {
+				return decode(t, run(t, env, tool, append([]string{"-r", host, "-u", testUser, "-p", testPass, "-S", "Always"}, args...)...))
+			}
+			sys := rt("Systems", "-1")
+			mgr := rt("Managers", "-1")
+			rt("Chassis", "-1")
+			if sys["PowerState"] != "On" || mgr["FirmwareVersion"] != f.Versions(b.Name)["BMC"] {
+				t.Errorf("redfishtool: PowerState %v, FirmwareVersion %v", sys["PowerState"], mgr["FirmwareVersion"])
+			}
+			coll := rt("raw", "GET", "/redfish/v1/UpdateService/FirmwareInventory")
+			found := false
+			for _, m := range coll["Members"].([]any) {
+				item := rt("raw", "GET", str(m.(map[string]any)["@odata.id"]))
+				if item["SoftwareId"] == "BIOS" {
+					found = item["Version"] == "9.9."+b.Name
+				}
+			}
+			if !found {
+				t.Errorf("redfishtool: no BIOS item at version 9.9.%s", b.Name)
+			}
+			sc := func(args ...string) string {
+				return run(t, env, cli, append(args, "--username", testUser, "--password", testPass, "--service-endpoint", b.URL, "--tls-certificates", ca)...)
+			}
+			var inv []map[string]any
+			if err := json.Unmarshal([]byte(sc("system", "inventory", "show", "-f", "json")), &inv); err != nil || len(inv) != 1 || inv[0]["Identity"] != sys["Id"] {
+				t.Errorf("sushycli system inventory: %v %v", inv, err)
+			}
+			if err := json.Unmarshal([]byte(sc("manager", "inventory", "show", "-f", "json")), &inv); err != nil || len(inv) != 1 || inv[0]["Identity"] != mgr["Id"] {
+				t.Errorf("sushycli manager inventory: %v %v", inv, err)
+			}
+			if err := json.Unmarshal([]byte(sc("chassis", "inventory", "show", "-f", "json")), &inv); err != nil || len(inv) != 1 {
+				t.Errorf("sushycli chassis inventory: %v %v", inv, err)
+			}
+			if !strings.Contains(sc("system", "power", "show"), "ON") {
+				t.Error("sushycli: power is not ON")
+			}
+		})
 	}
 }
