@@ -151,6 +151,7 @@ func (p *planning) diff() {
 		}
 		p.diffServer(s, ps, &f)
 	}
+	p.reportUnavailable()
 	p.diags = append(p.diags, f.diagnostics()...)
 }
 
@@ -170,14 +171,60 @@ func describe(d providers.Diagnostics) string {
 // now: either the plan fails naming it, or it is planned as skipped with
 // the reason and a warning. Never dropped silently.
 func (p *planning) unavailable(s *config.Server, ps *plan.Server, reason, what, why string) {
+	d := &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Server " + what + ", skipped", Subject: rangePtr(s.DeclRange),
+		Detail: fmt.Sprintf("Server %s is %s (%s); it is planned as skipped and counts for no threshold.", ps.Address, what, why)}
 	if p.opts.OnUnreachable == OnUnreachableBlock {
-		p.errorf(rangePtr(s.DeclRange), "Server "+what,
-			"Server %s is %s (%s). Fix it, -exclude it, or plan with -on-unreachable=skip to plan it as skipped.", ps.Address, what, why)
-		return
+		d.Severity, d.Summary = hcl.DiagError, "Server "+what
+		d.Detail = fmt.Sprintf("Server %s is %s (%s). Fix it, -exclude it, or plan with -on-unreachable=skip to plan it as skipped.", ps.Address, what, why)
+	} else {
+		ps.Action, ps.Reason = plan.ActionSkip, reason
 	}
-	ps.Action, ps.Reason = plan.ActionSkip, reason
-	p.warnf(rangePtr(s.DeclRange), "Server "+what+", skipped",
-		"Server %s is %s (%s); it is planned as skipped and counts for no threshold.", ps.Address, what, why)
+	p.unavail = append(p.unavail, unavailableServer{addr: ps.Address, what: what, diag: d})
+}
+
+// maxServerDiags is how many unreachable or unhealthy servers get their
+// own diagnostic; a dead network must not bury the output in thousands.
+// The plan's warnings still list every one.
+const maxServerDiags = 10
+
+// unavailableServer is a server unavailable() reported.
+type unavailableServer struct {
+	addr, what string
+	diag       *hcl.Diagnostic
+}
+
+// reportUnavailable adds the first maxServerDiags diagnostics and one
+// summary of the rest.
+func (p *planning) reportUnavailable() {
+	for i, u := range p.unavail {
+		if i < maxServerDiags {
+			p.diags = append(p.diags, u.diag)
+		}
+	}
+	if rest := p.unavail[min(len(p.unavail), maxServerDiags):]; len(rest) > 0 {
+		names := make([]string, 0, maxNamed)
+		for _, u := range rest[:min(len(rest), maxNamed)] {
+			names = append(names, u.addr)
+		}
+		more := ""
+		if len(rest) > maxNamed {
+			more = fmt.Sprintf(" and %d more", len(rest)-maxNamed)
+		}
+		first := rest[0].diag
+		p.unavailSummary = &hcl.Diagnostic{
+			Severity: first.Severity,
+			Summary:  fmt.Sprintf("%d more servers unreachable or unhealthy", len(rest)),
+			Detail:   fmt.Sprintf("Also %s: %s%s.", ternary(first.Severity == hcl.DiagError, "blocking the plan", "planned as skipped"), strings.Join(names, ", "), more),
+		}
+		p.diags = append(p.diags, p.unavailSummary)
+	}
+}
+
+func ternary(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
 }
 
 func sortedComponents(in []providers.Component) []providers.Component {

@@ -442,3 +442,40 @@ func TestMissingEnvironmentVariablesRefuseThePlan(t *testing.T) {
 		t.Errorf("detail: %s", diags[0].Detail)
 	}
 }
+
+func TestManyUnreachableServersAreSummarised(t *testing.T) {
+	rack := []string{"r1"}
+	for i := 0; i < 25; i++ {
+		rack = append(rack, "s"+itoa(10+i)+":c")
+	}
+	cfg := loadText(t, fixture{racks: withCP(rack)}.String())
+	state := func(_ int, s *config.Server) plannertest.State {
+		if s.Rack.Name == "r1" && s.Name < "s30" {
+			return plannertest.Unreachable // s10..s29: 20 servers
+		}
+		return plannertest.Behind
+	}
+	p, diags := planWith(t, cfg, state, nil)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if len(diags) != maxServerDiags+1 {
+		t.Fatalf("%d diagnostics, want %d per server and one summary", len(diags), maxServerDiags)
+	}
+	last := diags[len(diags)-1]
+	if last.Summary != "10 more servers unreachable or unhealthy" || !strings.Contains(last.Detail, "c/r1/s20, ") || !strings.Contains(last.Detail, "c/r1/s29.") {
+		t.Errorf("summary: %s: %s", last.Summary, last.Detail)
+	}
+	if len(p.Warnings) != 20 {
+		t.Errorf("the plan lists %d warnings, want all 20", len(p.Warnings))
+	}
+	for _, w := range p.Warnings {
+		if w.Server == "" {
+			t.Errorf("warning without its server: %+v", w)
+		}
+	}
+	_, diags = planWith(t, cfg, state, func(o *Options) { o.OnUnreachable = OnUnreachableBlock })
+	if n := len(errorSummaries(diags)); n != maxServerDiags+1 {
+		t.Errorf("%d errors when blocking, want %d", n, maxServerDiags+1)
+	}
+}

@@ -95,6 +95,10 @@ type planning struct {
 	observed map[string]*providers.Observation
 	// servers are the plan's servers by address.
 	servers map[string]*plan.Server
+	// unavail are the servers skipped (or blocking) because they are
+	// unreachable or unhealthy, in plan order.
+	unavail        []unavailableServer
+	unavailSummary *hcl.Diagnostic
 }
 
 func (p *planning) errorf(subject *hcl.Range, summary, format string, args ...any) {
@@ -155,8 +159,15 @@ func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
 	for _, s := range p.inScope {
 		out.Servers = append(out.Servers, *p.servers[address(s)])
 	}
+	// The plan lists every skipped server's warning, even those the
+	// diagnostics summarised.
+	summarised := map[*hcl.Diagnostic]bool{p.unavailSummary: true}
+	for _, u := range p.unavail {
+		summarised[u.diag] = true
+		out.Warnings = append(out.Warnings, plan.Message{Summary: u.diag.Summary, Detail: u.diag.Detail, Server: u.addr})
+	}
 	for _, d := range p.diags {
-		if d.Severity == hcl.DiagWarning {
+		if d.Severity == hcl.DiagWarning && !summarised[d] {
 			out.Warnings = append(out.Warnings, plan.Message{Summary: d.Summary, Detail: d.Detail})
 		}
 	}

@@ -38,12 +38,19 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 	}
 	if len(p.Warnings) > 0 {
 		head.WriteString("\n**Warnings**\n\n")
-		for _, m := range p.Warnings {
+		// Warnings get at most a quarter of the comment, so a fleet of
+		// unreachable servers still leaves room for the plan itself.
+		for i, m := range p.Warnings {
 			line := m.Summary
 			if m.Detail != "" {
 				line += ": " + m.Detail
 			}
-			fmt.Fprintf(&head, "- %s\n", mdEscape(line))
+			item := fmt.Sprintf("- %s\n", mdEscape(line))
+			if head.Len()+len(item) > limit/4 {
+				fmt.Fprintf(&head, "- … and %d more warnings (`rackform show PLANFILE` lists them all)\n", len(p.Warnings)-i)
+				break
+			}
+			head.WriteString(item)
 		}
 	}
 

@@ -220,6 +220,10 @@ cluster "big" {
 
 func TestMarkdownStaysUnderTheLimit(t *testing.T) {
 	p, file, _ := makePlan(t, bigFleet(t, 60, 40)) // 2,400 servers
+	// A thousand warnings must not push the servers out or the limit up.
+	for i := 0; i < 1000; i++ {
+		p.Warnings = append(p.Warnings, plan.Message{Summary: "Server unreachable, skipped", Detail: strings.Repeat("x", 200), Server: fmt.Sprint(i)})
+	}
 	var md bytes.Buffer
 	if err := WriteMarkdown(&md, p, plan.SHA256(file), 0); err != nil {
 		t.Fatal(err)
@@ -234,6 +238,12 @@ func TestMarkdownStaysUnderTheLimit(t *testing.T) {
 	}
 	if m[2] != fmt.Sprint(len(p.Servers)) || m[1] != fmt.Sprint(len(p.Servers)-rows) {
 		t.Errorf("note says %s of %s not shown; %d rows of %d servers are", m[1], m[2], rows, len(p.Servers))
+	}
+	if rows < 300 {
+		t.Errorf("only %d server rows fit", rows)
+	}
+	if !regexp.MustCompile(`- … and \d+ more warnings`).MatchString(md.String()) {
+		t.Error("no note on the warnings left out")
 	}
 	// A small plan is not truncated.
 	var small bytes.Buffer
