@@ -228,6 +228,8 @@ func TestTargetAndExclude(t *testing.T) {
 		{"rack", []string{"c/r1"}, nil, []string{"c/r1/a", "c/r1/b"}, nil},
 		{"server", []string{"c/r2/c"}, nil, []string{"c/r2/c"}, nil},
 		{"rack minus a server", []string{"c/r1"}, []string{"c/r1/a"}, []string{"c/r1/b"}, nil},
+		{"exclude outside the targets is no typo", []string{"c/r1"}, []string{"c/r2/c"}, []string{"c/r1/a", "c/r1/b"}, nil},
+		{"cluster", []string{"c"}, []string{"c/x-cp1", "c/x-cp2", "c/x-cp3"}, []string{"c/r1/a", "c/r1/b", "c/r2/c"}, nil},
 		{"target matching nothing", []string{"c/r9"}, nil, nil, []string{"Target matches nothing"}},
 		{"no prefix matching", []string{"c/r"}, nil, nil, []string{"Target matches nothing"}},
 		{"exclude matching nothing", nil, []string{"nope"}, nil, []string{"Exclude matches nothing"}},
