@@ -262,3 +262,68 @@ func TestWindowThatNeverOpensBeforeExpiryWarns(t *testing.T) {
 		t.Errorf("with a long validity the window opens once: %+v", p.Warnings)
 	}
 }
+
+func TestStrategyStagesReplaceTheDefaultPhases(t *testing.T) {
+	racks := withCP([]string{"r1", "m1:m", "a:c", "b:c", "c:c"}, []string{"r2", "m2:m", "d:c", "e:c"})
+	strategy := `stage "management" {
+  roles = ["management"]
+}
+stage "canary" {
+  racks       = ["r2"]
+  batch_size  = 1
+  pause_after = true
+}
+stage "rest" {
+  batch_size = "50%"
+  wait_after = "10m"
+}`
+	p := mustPlan(t, loadText(t, fixture{strategy: strategy, racks: racks}.String()), nil, nil)
+	type scope struct {
+		Phase   string
+		Scope   string
+		Servers string
+		Pause   bool
+		Wait    time.Duration
+	}
+	var got []scope
+	for _, ph := range p.Run.Stages[0].Groups[0].Clusters[0].Phases {
+		if ph.Kind != plan.PhaseStage {
+			t.Errorf("phase %s has kind %s, want stage", ph.ID, ph.Kind)
+		}
+		for _, sc := range ph.Scopes {
+			var names []string
+			for _, a := range sc.Servers {
+				names = append(names, a[strings.LastIndex(a, "/")+1:])
+			}
+			got = append(got, scope{ph.Name, sc.Name, strings.Join(names, " "), sc.PauseAfter, time.Duration(sc.WaitAfter)})
+		}
+	}
+	want := []scope{
+		{"management", "batch 1", "m1 m2", false, 0},
+		// The canary stage takes what is left of r2, one server at a time.
+		{"canary", "batch 1", "d", false, 0},
+		{"canary", "batch 2", "e", true, 0},
+		// The rest: the control plane one at a time first (spare first),
+		// then batches of ⌊50% of 3⌋ = 1 of what is left.
+		{"rest", "control plane", "spare cp1 cp2 cp3", false, 0},
+		{"rest", "batch 1", "a", false, 0},
+		{"rest", "batch 2", "b", false, 0},
+		{"rest", "batch 3", "c", false, 10 * time.Minute},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("scopes (-want +got):\n%s", diff)
+	}
+
+	t.Run("a server no stage selects is an error", func(t *testing.T) {
+		strategy := `stage "compute" {
+  roles = ["compute"]
+}`
+		_, diags := planWith(t, loadText(t, fixture{strategy: strategy, racks: racks}.String()), nil, nil)
+		if diff := cmp.Diff([]string{"Server in no strategy stage"}, errorSummaries(diags)); diff != "" {
+			t.Fatalf("errors (-want +got):\n%s", diff)
+		}
+		if !strings.Contains(diags[0].Detail, "c/x-cp1/cp1") || !strings.Contains(diags[0].Detail, "c/r1/m1") {
+			t.Errorf("detail: %s", diags[0].Detail)
+		}
+	})
+}
