@@ -384,3 +384,14 @@ func TestParseImage(t *testing.T) {
 		}
 	}
 }
+
+func TestTimingsOverride(t *testing.T) {
+	clk := newClock()
+	f := start(t, Options{Now: clk.Now, Timings: Timings{Boot: 10 * time.Second}}, BMCSpec{Name: "s1"})
+	u := f.BMCs()[0].URL
+	call(t, "POST", u+"/redfish/v1/Systems/437XR1138R2/Actions/ComputerSystem.Reset", map[string]string{"ResetType": "On"}, true)
+	clk.Advance(10 * time.Second)
+	if p, _ := f.PowerState("s1"); p != "On" {
+		t.Errorf("after the 10 s boot: %s", p)
+	}
+}

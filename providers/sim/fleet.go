@@ -35,7 +35,7 @@ type Options struct {
 	// Now is the clock; nil means time.Now. Simulated time advances with it.
 	Now func() time.Time
 	// Durations of simulated operations before scaling; zero values take
-	// the defaults in DefaultTimings.
+	// the defaults of DefaultTimings.
 	Timings Timings
 	// SessionLimit is how many sessions one BMC holds at once (default 16,
 	// like many BMCs); the session-limit fault lowers it.
@@ -47,14 +47,18 @@ type Timings struct {
 	Boot, Shutdown, Flash, BMCReset, Install, SessionTimeout time.Duration
 }
 
-// DefaultTimings are plausible durations of a real server.
-var DefaultTimings = Timings{
-	Boot:           2 * time.Minute,
-	Shutdown:       30 * time.Second,
-	Flash:          10 * time.Minute,
-	BMCReset:       3 * time.Minute,
-	Install:        5 * time.Minute,
-	SessionTimeout: 30 * time.Minute,
+// DefaultTimings returns plausible durations of a real server: boot 2m,
+// graceful shutdown 30s, flash 10m, BMC reset 3m, runtime install 5m,
+// session timeout 30m.
+func DefaultTimings() Timings {
+	return Timings{
+		Boot:           2 * time.Minute,
+		Shutdown:       30 * time.Second,
+		Flash:          10 * time.Minute,
+		BMCReset:       3 * time.Minute,
+		Install:        5 * time.Minute,
+		SessionTimeout: 30 * time.Minute,
+	}
 }
 
 // BMCSpec describes one simulated BMC and its server.
@@ -116,7 +120,7 @@ func New(opts Options, specs []BMCSpec) (*Fleet, error) {
 		opts.SessionLimit = 16
 	}
 	t := opts.Timings
-	d := DefaultTimings
+	d := DefaultTimings()
 	for _, p := range []struct{ v, def *time.Duration }{{&t.Boot, &d.Boot}, {&t.Shutdown, &d.Shutdown}, {&t.Flash, &d.Flash}, {&t.BMCReset, &d.BMCReset}, {&t.Install, &d.Install}, {&t.SessionTimeout, &d.SessionTimeout}} {
 		if *p.v == 0 {
 			*p.v = *p.def
