@@ -128,6 +128,9 @@ func BenchmarkPlan(b *testing.B) {
 			b.ReportMetric(float64(wall)/float64(bound), "x-lower-bound")
 			b.ReportMetric(float64(cpu.Milliseconds()), "cpu-ms/op")
 			b.ReportMetric(float64(size)/float64(n), "plan-bytes/server")
+			// Peak resident memory of the whole process so far; sizes run
+			// in increasing order, so it is the peak of this size.
+			b.ReportMetric(float64(peakRSS())/(1<<20), "peak-rss-MB")
 		})
 	}
 }
@@ -153,4 +156,13 @@ func BenchmarkPlanNoLatency(b *testing.B) {
 			}
 		})
 	}
+}
+
+// peakRSS is the process's peak resident set size in bytes.
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss * 1024 // Linux reports kilobytes
 }
