@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
@@ -479,5 +480,47 @@ func TestManyUnreachableServersAreSummarised(t *testing.T) {
 	_, diags = planWith(t, cfg, state, func(o *Options) { o.OnUnreachable = OnUnreachableBlock })
 	if n := len(errorSummaries(diags)); n != maxServerDiags+1 {
 		t.Errorf("%d errors when blocking, want %d", n, maxServerDiags+1)
+	}
+}
+
+// failingProvider fails every Observe call as a whole.
+type failingProvider struct{ *plannertest.Provider }
+
+func (failingProvider) Observe(context.Context, *providers.ObserveRequest, func(*providers.Observation) error) providers.Diagnostics {
+	return providers.Errorf("", "Plugin crashed", "the plugin process exited")
+}
+
+func TestProviderFailuresNameTheProvider(t *testing.T) {
+	cfg := loadText(t, fixture{racks: [][]string{{"r1", "a:cp", "b:cp", "c:cp"}}}.String())
+	cases := []struct {
+		name  string
+		provs map[string]providers.Provider
+		want  string
+	}{
+		{"observe fails", map[string]providers.Provider{"redfish": failingProvider{&plannertest.Provider{}}}, "Provider failed to observe"},
+		{"not started", map[string]providers.Provider{}, "Provider not started"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, diags := Plan(context.Background(), cfg, Options{Providers: c.provs, Now: testNow})
+			if diff := cmp.Diff([]string{c.want}, errorSummaries(diags)); diff != "" {
+				t.Fatalf("errors (-want +got):\n%s", diff)
+			}
+			if diags[0].Subject == nil || !strings.Contains(diags[0].Detail, `"redfish"`) {
+				t.Errorf("the error must name and point at the provider: %s %v", diags[0].Detail, diags[0].Subject)
+			}
+		})
+	}
+}
+
+func TestCancelledPlanIsAnError(t *testing.T) {
+	cfg := loadText(t, fixture{racks: [][]string{{"r1", "a:cp", "b:cp", "c:cp"}}}.String())
+	provs, fs := fakes(cfg, allBehind)
+	fs["redfish"].Latency = time.Hour
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	p, diags := Plan(ctx, cfg, Options{Providers: provs, Now: testNow})
+	if p != nil || !diags.HasErrors() {
+		t.Fatalf("a cancelled plan must fail: %v", diags)
 	}
 }
