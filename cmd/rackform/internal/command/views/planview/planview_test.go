@@ -267,3 +267,15 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestMarkdownTruncationGolden(t *testing.T) {
+	p, file, _ := makePlan(t, "../../../../../../examples/nexus-lab")
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, p, plan.SHA256(file), 4096); err != nil {
+		t.Fatal(err)
+	}
+	if md.Len() > 4096 {
+		t.Errorf("%d bytes over the 4096 limit", md.Len())
+	}
+	golden(t, "nexus-lab.truncated.md", md.Bytes())
+}
