@@ -14,5 +14,12 @@ func (m *Meta) commands() map[string]runner {
 		"plan":             &planCommand{Meta: m},
 		"show":             &showCommand{Meta: m},
 		"provider redfish": &providerRedfishCommand{Meta: m},
+		"apply":            &applyCommand{Meta: m},
+		"continue":         &continueCommand{Meta: m},
+		"approve":          &approveCommand{Meta: m},
+		"stop":             &stopCommand{Meta: m},
+		"skip":             &skipCommand{Meta: m},
+		"status":           &statusCommand{Meta: m},
+		"force-unlock":     &forceUnlockCommand{Meta: m},
 	}
 }

@@ -1,0 +1,604 @@
+package command
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
+	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/executor/state"
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
+	"github.com/rackform/rackform/providers/plugin"
+)
+
+// applyCommand applies a saved plan.
+type applyCommand struct {
+	*Meta
+	runOpts
+	expectSHA string
+}
+
+func (c *applyCommand) Synopsis() string { return "Apply a saved plan, rack by rack" }
+func (c *applyCommand) Usage() string    { return "rackform apply [options] PLANFILE" }
+
+func (c *applyCommand) Description() string {
+	return `Applies exactly the plan in PLANFILE (written by "rackform plan -out"):
+stage by stage, cluster by cluster, rack by rack, with the thresholds, waits,
+pauses and approval gates the plan resolved. Every state change is written to
+a journal in the state directory before it is acted on, so running apply
+again with the same plan after a crash resumes where it stopped: BMC tasks
+in flight are polled, not started again, and no step runs twice.
+
+The plan is refused, and nothing is touched, when it is corrupt, truncated,
+edited or of an unknown format; when it has expired; when it has already
+been applied; when -expect-sha256 does not match; when the provider plugin
+binaries differ from those that made the plan; when a sensitive variable or
+an environment variable the configuration reads is not supplied; and when
+another apply holds the state lock (with -lock-timeout, apply waits for it).
+
+Providers are configured from the configuration snapshot inside the plan and
+the plan's variable values, never from the files in the working directory.
+Sensitive variables are not stored in a plan: supply them again with -var,
+-var-file or RACKFORM_VAR_name, and set the environment variables the
+configuration reads with env().
+
+The first SIGINT or SIGTERM starts nothing new, lets running BMC operations
+finish and exits 130; a second one exits at once (the journal stays
+consistent and the next apply resumes).
+
+Exit status: 0 completed, 1 failed or refused, 3 paused (after a rack, at an
+approval gate, on a breached threshold) or stopped, 130 interrupted. A pause
+prints the exact command that continues the run.`
+}
+
+func (c *applyCommand) Flags() *flag.FlagSet {
+	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
+	c.runOpts.flags(fs)
+	fs.StringVar(&c.expectSHA, "expect-sha256", "", "Refuse the plan unless its SHA-256 is `HASH` (as printed by plan).")
+	return fs
+}
+
+func (c *applyCommand) Run(ctx context.Context, args []string) int {
+	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	if !ok {
+		return code
+	}
+	if len(rest) != 1 {
+		fmt.Fprintf(c.Stderr, "Error: apply takes one plan file, got %d arguments\n\n%s", len(rest), helpText(c))
+		return ExitUsage
+	}
+	name := rest[0]
+	file, err := os.ReadFile(name)
+	if err != nil {
+		return c.fail("cannot read the plan file: %s", err)
+	}
+	p, err := plan.Decode(file)
+	if err != nil {
+		return c.fail("%s is not a usable plan: %s", name, err)
+	}
+	sha := plan.SHA256(file)
+	if c.expectSHA != "" && !strings.EqualFold(strings.TrimPrefix(c.expectSHA, "sha256:"), sha) {
+		return c.fail("%s has SHA-256 %s, not the expected %s; it is not the plan that was reviewed", name, sha, c.expectSHA)
+	}
+	return c.runOpts.apply(ctx, c.Meta, p, sha, file, nil)
+}
+
+// runOpts are the options of the commands that drive a run: apply,
+// continue and approve.
+type runOpts struct {
+	json        bool
+	jsonInto    string
+	lockTimeout time.Duration
+	stateDir    string
+	vars        stringList
+	varFiles    stringList
+	noColor     bool
+
+	// Tests replace these; nil means the real ones.
+	start   providerStarter
+	hashOf  func(plan.Provider, func(string) string) (string, error)
+	clock   executor.Clock
+	holder  string
+	poll    time.Duration
+	signals func(chan<- os.Signal) func()
+}
+
+func (o *runOpts) flags(fs *flag.FlagSet) {
+	o.vars, o.varFiles = nil, nil
+	fs.BoolVar(&o.json, "json", false, "Print the versioned JSON-lines event stream on stdout instead of the progress view.")
+	fs.StringVar(&o.jsonInto, "json-into", "", "Also write the JSON-lines event stream to `FILE` (beside the progress view).")
+	fs.DurationVar(&o.lockTimeout, "lock-timeout", 0, "Wait up to `DURATION` for a state lock held by another apply (default: refuse at once).")
+	fs.StringVar(&o.stateDir, "state-dir", state.DefaultDir, "Keep the journal, plans and lock in `DIR`.")
+	fs.Var(&o.vars, "var", "Set input variable `NAME=VALUE` (sensitive variables must be given again). Repeatable.")
+	fs.Var(&o.varFiles, "var-file", "Read input variables from `FILE`. Repeatable.")
+	fs.BoolVar(&o.noColor, "no-color", false, "Never colour or redraw the output (also: the NO_COLOR environment variable).")
+}
+
+// fail prints an error and returns ExitError.
+func (m *Meta) fail(format string, args ...any) int {
+	fmt.Fprintf(m.Stderr, "Error: "+format+"\n", args...)
+	return ExitError
+}
+
+// openState opens the state backend in dir.
+func openState(dir string) (*state.Dir, error) {
+	b, err := state.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("opening the state directory %s: %w", dir, err)
+	}
+	return b, nil
+}
+
+// currentPlan loads the plan the state backend applied last, verified like
+// a plan file.
+func currentPlan(ctx context.Context, b executor.Backend, dir string) (*plan.Plan, string, []byte, error) {
+	sha, err := b.CurrentPlan(ctx)
+	if errors.Is(err, executor.ErrNotFound) {
+		return nil, "", nil, fmt.Errorf("the state directory %s holds no plan; run rackform apply PLANFILE first", dir)
+	}
+	if err != nil {
+		return nil, "", nil, err
+	}
+	file, err := b.LoadPlan(ctx, sha)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("loading plan %s from %s: %w", shortSHA(sha), dir, err)
+	}
+	if got := plan.SHA256(file); got != sha {
+		return nil, "", nil, fmt.Errorf("the stored plan %s in %s does not hash to its name (%s); it was modified", shortSHA(sha), dir, shortSHA(got))
+	}
+	p, err := plan.Decode(file)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("the stored plan %s is not usable: %w", shortSHA(sha), err)
+	}
+	return p, sha, file, nil
+}
+
+func shortSHA(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+// controlExecutor builds an executor without providers, for control
+// operations and status.
+func controlExecutor(b executor.Backend, p *plan.Plan, sha string) (*executor.Executor, error) {
+	return executor.New(executor.Options{Plan: p, PlanSHA256: sha, Backend: b})
+}
+
+// apply checks that the plan may run, starts its providers from the
+// plan's configuration snapshot and drives the run. control, when set, is
+// recorded (continue, approve) after every check passed and before Run.
+func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, file []byte, control func(*executor.Executor) error) int {
+	clock := o.clock
+	if clock == nil {
+		clock = executor.RealClock()
+	}
+	if na := p.NotAfter; !na.IsZero() && clock.Now().After(na) {
+		return m.fail("plan %s expired at %s (made %s); plan again: what it observed is too old to trust", shortSHA(sha), na.UTC().Format(time.RFC3339), p.CreatedAt.UTC().Format(time.RFC3339))
+	}
+	b, err := openState(o.stateDir)
+	if err != nil {
+		return m.fail("%s", err)
+	}
+	defer b.Close()
+
+	ctl, err := controlExecutor(b, p, sha)
+	if err != nil {
+		return m.fail("%s", err)
+	}
+	st, err := ctl.Status(ctx)
+	if err != nil {
+		return m.fail("%s", err)
+	}
+	switch st.Run.State.Name {
+	case executor.Completed, executor.Skipped:
+		return m.fail("plan %s: %s", shortSHA(sha), executor.ErrAlreadyApplied)
+	case executor.Failed:
+		return m.fail("plan %s: %s", shortSHA(sha), executor.ErrRunFailed)
+	}
+	if o.lockTimeout == 0 {
+		if h, err := b.LockHolder(ctx); err == nil {
+			if control != nil {
+				// Another process is applying this backend's run: record
+				// the request for it to obey, and leave the driving to it.
+				if h.PlanSHA256 == sha {
+					if err := control(ctl); err != nil {
+						return m.controlFailed(err)
+					}
+					fmt.Fprintf(m.Stdout, "Recorded. The apply running as %s (pid %d, since %s) will act on it.\n", h.Who, h.PID, h.Since.UTC().Format(time.RFC3339))
+					return ExitOK
+				}
+			}
+			return m.fail("%s", &executor.LockedError{Holder: *h})
+		}
+	}
+	if err := checkInputs(p, o.vars, o.varFiles, m.Getenv); err != nil {
+		return m.fail("%s", err)
+	}
+	hashOf := o.hashOf
+	if hashOf == nil {
+		hashOf = pluginSHA256
+	}
+	for _, pp := range p.Providers {
+		got, err := hashOf(pp, m.Getenv)
+		if err != nil {
+			return m.fail("provider %q: %s", pp.Name, err)
+		}
+		if got != pp.SHA256 {
+			return m.fail("provider %q: the plugin binary (%s) hashes to %s, but the plan was made with %s; apply runs only the provider code that made the plan: plan again with this rackform", pp.Name, pp.Source, shortSHA(got), shortSHA(pp.SHA256))
+		}
+	}
+
+	cfg, loader, cleanup, diags := loadSnapshot(p, o.vars, o.varFiles, m.Getenv)
+	defer cleanup()
+	color := m.Color && !o.noColor
+	if diags.HasErrors() {
+		m.showDiagnostics(diags, loader.Files(), color)
+		return ExitError
+	}
+	if len(cfg.MissingEnv) > 0 {
+		return m.fail("the configuration reads the environment variables %s, which are not set", strings.Join(cfg.MissingEnv, ", "))
+	}
+
+	// Signals: the first one is graceful (ctx, also cancelled by main), the
+	// second one hard.
+	graceful, cancelGraceful := context.WithCancel(ctx)
+	defer cancelGraceful()
+	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelHard()
+	sigs := o.signals
+	if sigs == nil {
+		sigs = notifySignals
+	}
+	sigc := make(chan os.Signal, 4)
+	stopSigs := sigs(sigc)
+	defer stopSigs()
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-hard.Done():
+				return
+			case <-sigc:
+				n++
+				if n == 1 {
+					fmt.Fprintln(m.Stderr, "Interrupt received: starting nothing new, letting running BMC operations finish. Interrupt again to exit at once.")
+					cancelGraceful()
+				} else {
+					cancelHard()
+					return
+				}
+			}
+		}
+	}()
+
+	start := o.start
+	if start == nil {
+		start = pluginStarter(cfg.Dir, m.Getenv, m.Stderr)
+	}
+	running, pd := startProviders(hard, cfg, start)
+	defer running.Close()
+	if pd.HasErrors() {
+		m.showDiagnostics(pd, loader.Files(), color)
+		return ExitError
+	}
+	for _, info := range running.info {
+		for _, pp := range p.Providers {
+			if pp.Name == info.Name && info.SHA256 != "" && info.SHA256 != pp.SHA256 {
+				return m.fail("provider %q: the started plugin hashes to %s, but the plan was made with %s", pp.Name, shortSHA(info.SHA256), shortSHA(pp.SHA256))
+			}
+		}
+	}
+	provs := map[string]providers.Provider{}
+	targets := providerTargets(cfg)
+	for name, pr := range running.byName {
+		provs[name] = &credentialed{Provider: pr, targets: targets}
+	}
+
+	// Output: the human view unless -json; the JSON stream on stdout
+	// (-json) or into a file (-json-into).
+	var sinks []executor.Sink
+	var view *applyview.View
+	if o.json {
+		sinks = append(sinks, executor.NewJSONSink(m.Stdout))
+	} else {
+		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: color, Color: color})
+		sinks = append(sinks, view)
+	}
+	if o.jsonInto != "" {
+		f, err := os.OpenFile(o.jsonInto, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return m.fail("opening -json-into file: %s", err)
+		}
+		defer f.Close()
+		sinks = append(sinks, executor.NewJSONSink(f))
+	}
+	e, err := executor.New(executor.Options{
+		Plan: p, PlanSHA256: sha, PlanFile: file,
+		Providers: provs, Backend: b, Clock: clock,
+		Events:      multiSink(sinks),
+		Holder:      o.holder,
+		LockTimeout: o.lockTimeout,
+		// Control records from other processes (stop, skip, approve) are
+		// noticed within a second.
+		PollInterval: pollOr(o.poll, time.Second),
+	})
+	if err != nil {
+		return m.fail("%s", err)
+	}
+	if view != nil {
+		if st, err := e.Status(ctx); err == nil {
+			view.Start(st)
+		}
+		defer view.Close()
+	}
+	if control != nil {
+		if err := control(e); err != nil {
+			return m.controlFailed(err)
+		}
+	}
+	out, err := e.Run(graceful, hard)
+	if err != nil {
+		if view != nil {
+			view.Close()
+		}
+		var le *executor.LockedError
+		switch {
+		case errors.As(err, &le):
+			return m.fail("%s", le)
+		case hard.Err() != nil:
+			fmt.Fprintln(m.Stderr, "Interrupted.")
+			return ExitInterrupted
+		}
+		return m.fail("%s", err)
+	}
+	if hard.Err() != nil && out.Status == executor.OutcomeInterrupted {
+		return ExitInterrupted
+	}
+	return out.ExitCode()
+}
+
+func pollOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+func (m *Meta) controlFailed(err error) int {
+	var re *executor.RefusedError
+	if errors.As(err, &re) {
+		fmt.Fprintf(m.Stderr, "Error: %s\n", re)
+		return ExitError
+	}
+	return m.fail("%s", err)
+}
+
+// notifySignals relays SIGINT and SIGTERM to c until the returned function
+// is called. It only adds a listener: main's NotifyContext still turns the
+// first signal into a cancelled context, and neither signal kills the
+// process while both listen.
+func notifySignals(c chan<- os.Signal) func() {
+	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+	return func() { signal.Stop(c) }
+}
+
+type multiSink []executor.Sink
+
+func (s multiSink) Event(e executor.Event) {
+	for _, x := range s {
+		x.Event(e)
+	}
+}
+
+// credentialed adds each server's credentials from the configuration to
+// the targets the executor passes (it knows only names and BMC URLs from
+// the plan, which holds no secret).
+type credentialed struct {
+	providers.Provider
+	targets map[string]providers.Target
+}
+
+func (c *credentialed) fill(t providers.Target) providers.Target {
+	if ct, ok := c.targets[t.Name]; ok && ct.Credentials != nil && t.Credentials == nil {
+		t.Credentials = ct.Credentials
+	}
+	return t
+}
+
+func (c *credentialed) Observe(ctx context.Context, req *providers.ObserveRequest, fn func(*providers.Observation) error) providers.Diagnostics {
+	r := *req
+	r.Targets = make([]providers.Target, len(req.Targets))
+	for i, t := range req.Targets {
+		r.Targets[i] = c.fill(t)
+	}
+	return c.Provider.Observe(ctx, &r, fn)
+}
+
+func (c *credentialed) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*providers.Progress) error) (*providers.ApplyResult, providers.Diagnostics) {
+	r := *req
+	r.Target = c.fill(r.Target)
+	return c.Provider.Apply(ctx, &r, fn)
+}
+
+func (c *credentialed) Task(ctx context.Context, req *providers.TaskRequest) (*providers.TaskStatus, providers.Diagnostics) {
+	r := *req
+	r.Target = c.fill(r.Target)
+	return c.Provider.Task(ctx, &r)
+}
+
+// pluginSHA256 hashes the binary that would serve provider pp: the
+// rackform binary for the built-in one, else the plugin in the plugins
+// directory.
+func pluginSHA256(pp plan.Provider, getenv func(string) string) (string, error) {
+	if pp.Source == "builtin" {
+		return plugin.BuiltinSHA256()
+	}
+	dir := plugin.Dir("", getenv)
+	bins, err := plugin.Discover(dir)
+	if err != nil {
+		return "", err
+	}
+	for _, b := range bins {
+		if b.Name == pp.Name {
+			return plugin.FileSHA256(b.Path)
+		}
+	}
+	return "", fmt.Errorf("no plugin binary %s%s in %s", plugin.BinaryPrefix, pp.Name, dir)
+}
+
+// checkInputs refuses to go on when a sensitive variable of the plan is not
+// supplied again, or an environment variable the configuration reads is
+// unset. Values are never read into messages.
+func checkInputs(p *plan.Plan, vars, varFiles []string, getenv func(string) string) error {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	given := map[string]bool{}
+	for _, v := range vars {
+		name, _, _ := strings.Cut(v, "=")
+		given[strings.TrimSpace(name)] = true
+	}
+	parser := hclparse.NewParser()
+	for _, path := range varFiles {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("cannot read the -var-file %s: %v", path, err)
+		}
+		var f *hcl.File
+		var diags hcl.Diagnostics
+		if strings.HasSuffix(path, ".json") {
+			f, diags = parser.ParseJSON(src, path)
+		} else {
+			f, diags = parser.ParseHCL(src, path)
+		}
+		if diags.HasErrors() || f == nil {
+			return fmt.Errorf("the -var-file %s cannot be parsed", path)
+		}
+		attrs, _ := f.Body.JustAttributes()
+		for n := range attrs {
+			given[n] = true
+		}
+	}
+	var missing []string
+	for _, n := range p.Inputs.Sensitive {
+		if !given[n] && getenv(config.EnvVarPrefix+n) == "" {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the sensitive variables %s are not stored in the plan and must be given again: use -var NAME=VALUE, -var-file or %sNAME", strings.Join(missing, ", "), config.EnvVarPrefix)
+	}
+	sensitive := map[string]bool{}
+	for _, n := range p.Inputs.Sensitive {
+		sensitive[n] = true
+	}
+	for _, v := range vars {
+		name, _, _ := strings.Cut(v, "=")
+		name = strings.TrimSpace(name)
+		if _, inPlan := p.Inputs.Variables[name]; inPlan && !sensitive[name] {
+			return fmt.Errorf("-var %s: the variable is not sensitive, so its value is in the plan; apply uses exactly what was reviewed (plan again to change it)", name)
+		}
+	}
+	var unset []string
+	for _, n := range p.Inputs.Env {
+		if getenv(n) == "" {
+			unset = append(unset, n)
+		}
+	}
+	if len(unset) > 0 {
+		return fmt.Errorf("the configuration reads the environment variables %s (credentials), which are not set", strings.Join(unset, ", "))
+	}
+	return nil
+}
+
+// loadSnapshot loads the configuration recorded in the plan, from a
+// temporary directory, with the plan's non-sensitive variable values (which
+// win over anything given now) and the sensitive ones given again. Files the
+// configuration reads with file() are not in the snapshot; they are copied
+// from the plan's configuration directory when it exists.
+func loadSnapshot(p *plan.Plan, vars, varFiles []string, getenv func(string) string) (*config.Config, *config.Loader, func(), hcl.Diagnostics) {
+	loader := config.NewLoader(config.LoadOptions{Vars: vars, VarFiles: varFiles, Getenv: getenv})
+	tmp, err := os.MkdirTemp("", "rackform-apply-")
+	if err != nil {
+		return nil, loader, func() {}, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot create a temporary directory", Detail: err.Error()}}
+	}
+	cleanup := func() { os.RemoveAll(tmp) }
+	fail := func(summary string, err error) (*config.Config, *config.Loader, func(), hcl.Diagnostics) {
+		return nil, loader, cleanup, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: err.Error()}}
+	}
+	dir := filepath.Join(tmp, "config")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fail("Cannot write the configuration snapshot", err)
+	}
+	snap := map[string]bool{}
+	for _, f := range p.Config.Files {
+		name := filepath.FromSlash(f.Name)
+		if filepath.IsAbs(name) || strings.HasPrefix(filepath.Clean(name), "..") {
+			name = filepath.Base(name)
+		}
+		snap[filepath.Clean(name)] = true
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return fail("Cannot write the configuration snapshot", err)
+		}
+		if err := os.WriteFile(path, []byte(f.Content), 0o600); err != nil {
+			return fail("Cannot write the configuration snapshot", err)
+		}
+	}
+	if src := p.Config.Dir; src != "" {
+		if fi, err := os.Stat(src); err == nil && fi.IsDir() {
+			entries, _ := os.ReadDir(src)
+			for _, en := range entries {
+				if !en.Type().IsRegular() || snap[en.Name()] || strings.HasSuffix(en.Name(), ".rf.hcl") {
+					continue
+				}
+				if b, err := os.ReadFile(filepath.Join(src, en.Name())); err == nil {
+					_ = os.WriteFile(filepath.Join(dir, en.Name()), b, 0o600)
+				}
+			}
+		}
+	}
+	files := append([]string(nil), varFiles...)
+	if len(p.Inputs.Variables) > 0 {
+		b, err := json.Marshal(p.Inputs.Variables)
+		if err != nil {
+			return fail("Cannot encode the plan's variables", err)
+		}
+		path := filepath.Join(tmp, "plan-inputs.json")
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			return fail("Cannot write the plan's variables", err)
+		}
+		files = append(files, path)
+	}
+	// Only sensitive variables come from -var: the others are the plan's.
+	sensitive := map[string]bool{}
+	for _, n := range p.Inputs.Sensitive {
+		sensitive[n] = true
+	}
+	var keep []string
+	for _, v := range vars {
+		name, _, _ := strings.Cut(v, "=")
+		if sensitive[strings.TrimSpace(name)] {
+			keep = append(keep, v)
+		}
+	}
+	loader = config.NewLoader(config.LoadOptions{Vars: keep, VarFiles: files, Getenv: getenv})
+	cfg, diags := loader.Load(dir)
+	return cfg, loader, cleanup, diags
+}

@@ -1,0 +1,51 @@
+package command
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/rackform/rackform/executor"
+)
+
+// approveCommand approves a pending approval gate and resumes the run.
+type approveCommand struct {
+	*Meta
+	runOpts
+}
+
+func (c *approveCommand) Synopsis() string { return "Approve a pending approval gate and resume" }
+func (c *approveCommand) Usage() string    { return "rackform approve [options] GATE" }
+
+func (c *approveCommand) Description() string {
+	return `Approves the approval gate GATE (its address, e.g. stage.canary.gate.qa, as
+apply printed it) of the run the state directory applied last, then applies
+the rest of the plan in this process, like continue. A gate the run has not
+reached yet, or one already approved or skipped, is refused. Approvals do
+not expire.
+
+When another apply of the same plan is running, approve only records the
+approval for it and exits 0.
+
+Exit status: as apply: 0 completed, 1 failed or refused, 3 paused or
+stopped, 130 interrupted.`
+}
+
+func (c *approveCommand) Flags() *flag.FlagSet {
+	fs := flag.NewFlagSet("approve", flag.ContinueOnError)
+	c.runOpts.flags(fs)
+	return fs
+}
+
+func (c *approveCommand) Run(ctx context.Context, args []string) int {
+	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	if !ok {
+		return code
+	}
+	if len(rest) != 1 {
+		fmt.Fprintf(c.Stderr, "Error: approve takes one gate address, got %d arguments\n\n%s", len(rest), helpText(c))
+		return ExitUsage
+	}
+	gate := rest[0]
+	return resume(ctx, c.Meta, &c.runOpts, func(e *executor.Executor) error { return e.Approve(ctx, gate) })
+}

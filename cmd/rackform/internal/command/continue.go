@@ -1,0 +1,67 @@
+package command
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/rackform/rackform/executor"
+)
+
+// continueCommand resumes a paused or stopped run from the state backend.
+type continueCommand struct {
+	*Meta
+	runOpts
+}
+
+func (c *continueCommand) Synopsis() string { return "Resume a paused or stopped apply" }
+func (c *continueCommand) Usage() string    { return "rackform continue [options]" }
+
+func (c *continueCommand) Description() string {
+	return `Resumes the run of the plan the state directory applied last: a pause
+after a rack ends, a stop is lifted, and breached thresholds are checked
+again (a scope that is still breached stays paused and says which servers to
+skip or fix). It needs no plan file: the plan is in the state directory, so
+continue may run in another CI job sharing it. It then applies the rest of
+the plan in this process, like apply, so it takes apply's options
+(sensitive variables must be given again).
+
+When another apply of the same plan is running, continue only records the
+request for it and exits 0.
+
+Exit status: as apply: 0 completed, 1 failed or refused, 3 paused or
+stopped, 130 interrupted.`
+}
+
+func (c *continueCommand) Flags() *flag.FlagSet {
+	fs := flag.NewFlagSet("continue", flag.ContinueOnError)
+	c.runOpts.flags(fs)
+	return fs
+}
+
+func (c *continueCommand) Run(ctx context.Context, args []string) int {
+	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	if !ok {
+		return code
+	}
+	if len(rest) != 0 {
+		fmt.Fprintf(c.Stderr, "Error: continue takes no arguments, got %d\n\n%s", len(rest), helpText(c))
+		return ExitUsage
+	}
+	return resume(ctx, c.Meta, &c.runOpts, func(e *executor.Executor) error { return e.Continue(ctx) })
+}
+
+// resume loads the current plan from the state backend and drives its run
+// after recording control.
+func resume(ctx context.Context, m *Meta, o *runOpts, control func(*executor.Executor) error) int {
+	b, err := openState(o.stateDir)
+	if err != nil {
+		return m.fail("%s", err)
+	}
+	p, sha, file, err := currentPlan(ctx, b, o.stateDir)
+	b.Close()
+	if err != nil {
+		return m.fail("%s", err)
+	}
+	return o.apply(ctx, m, p, sha, file, control)
+}

@@ -1,0 +1,61 @@
+package command
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/executor/state"
+)
+
+// forceUnlockCommand removes a state lock left by an apply that is gone.
+type forceUnlockCommand struct {
+	*Meta
+	stateDir string
+}
+
+func (c *forceUnlockCommand) Synopsis() string {
+	return "Remove a state lock left by an apply that is gone"
+}
+func (c *forceUnlockCommand) Usage() string { return "rackform force-unlock [options] ID" }
+
+func (c *forceUnlockCommand) Description() string {
+	return `Removes the state lock whose ID is ID, as printed when apply was refused
+because the state was locked. Only do this when the apply holding it is
+gone (its machine crashed, its job was killed): two applies of one run at
+once would act on the same servers.
+
+Exit status: 0 when the lock was removed, 1 when no lock has this ID.`
+}
+
+func (c *forceUnlockCommand) Flags() *flag.FlagSet {
+	fs := flag.NewFlagSet("force-unlock", flag.ContinueOnError)
+	fs.StringVar(&c.stateDir, "state-dir", state.DefaultDir, "The state `DIR` holding the lock.")
+	return fs
+}
+
+func (c *forceUnlockCommand) Run(ctx context.Context, args []string) int {
+	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	if !ok {
+		return code
+	}
+	if len(rest) != 1 {
+		fmt.Fprintf(c.Stderr, "Error: force-unlock takes one lock ID, got %d arguments\n\n%s", len(rest), helpText(c))
+		return ExitUsage
+	}
+	b, err := openState(c.stateDir)
+	if err != nil {
+		return c.fail("%s", err)
+	}
+	defer b.Close()
+	h, err := b.LockHolder(ctx)
+	if err := executor.ForceUnlock(ctx, b, rest[0]); err != nil {
+		return c.fail("%s", err)
+	}
+	if err == nil {
+		fmt.Fprintf(c.Stdout, "Removed the lock %s held by %s (pid %d) since %s for plan %s.\n", h.ID, h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), shortSHA(h.PlanSHA256))
+	}
+	return ExitOK
+}

@@ -1,0 +1,68 @@
+package command
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/rackform/rackform/executor/state"
+)
+
+// skipCommand skips a server, scope, wait or gate of the run.
+type skipCommand struct {
+	*Meta
+	stateDir string
+}
+
+func (c *skipCommand) Synopsis() string {
+	return "Skip a server, rack, batch, cluster, stage, wait or gate"
+}
+func (c *skipCommand) Usage() string { return "rackform skip [options] ADDR" }
+
+func (c *skipCommand) Description() string {
+	return `Records skipping ADDR in the run of the plan the state directory applied
+last. ADDR is a server address (CLUSTER/RACK/SERVER) or the id of a rack,
+batch, phase, cluster, group, stage, wait, pause or gate, as status shows
+them. A skipped server counts as neither success nor failure and leaves its
+scope's N, so a breached threshold can be met again; "rackform continue"
+then resumes. Something already finished cannot be skipped. A running apply
+obeys the skip; a server with an operation in flight is skipped when that
+operation returns.
+
+Exit status: 0 when the skip is recorded, 1 when it is refused.`
+}
+
+func (c *skipCommand) Flags() *flag.FlagSet {
+	fs := flag.NewFlagSet("skip", flag.ContinueOnError)
+	fs.StringVar(&c.stateDir, "state-dir", state.DefaultDir, "The state `DIR` of the run.")
+	return fs
+}
+
+func (c *skipCommand) Run(ctx context.Context, args []string) int {
+	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	if !ok {
+		return code
+	}
+	if len(rest) != 1 {
+		fmt.Fprintf(c.Stderr, "Error: skip takes one address, got %d arguments\n\n%s", len(rest), helpText(c))
+		return ExitUsage
+	}
+	b, err := openState(c.stateDir)
+	if err != nil {
+		return c.fail("%s", err)
+	}
+	defer b.Close()
+	p, sha, _, err := currentPlan(ctx, b, c.stateDir)
+	if err != nil {
+		return c.fail("%s", err)
+	}
+	e, err := controlExecutor(b, p, sha)
+	if err != nil {
+		return c.fail("%s", err)
+	}
+	if err := e.Skip(ctx, rest[0]); err != nil {
+		return c.controlFailed(err)
+	}
+	fmt.Fprintf(c.Stdout, "Skip of %s recorded for plan %s.\n", rest[0], shortSHA(sha))
+	return ExitOK
+}

@@ -1,0 +1,83 @@
+package command
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
+	"github.com/rackform/rackform/executor/state"
+)
+
+// statusCommand shows the state of the run.
+type statusCommand struct {
+	*Meta
+	stateDir string
+	json     bool
+}
+
+func (c *statusCommand) Synopsis() string { return "Show the state of the run" }
+func (c *statusCommand) Usage() string    { return "rackform status [options]" }
+
+func (c *statusCommand) Description() string {
+	return `Shows the run of the plan the state directory applied last, replayed from
+its journal: every stage, group, cluster, phase and rack or batch with its
+state and counts, the servers that are not simply done or waiting (running,
+failed, skipped), who holds the state lock, and the commands that move a
+paused or stopped run on. With -json, the whole state tree (schema "v": 1),
+every server included.
+
+Exit status: 0, or 1 when there is no run to show.`
+}
+
+func (c *statusCommand) Flags() *flag.FlagSet {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.StringVar(&c.stateDir, "state-dir", state.DefaultDir, "The state `DIR` of the run.")
+	fs.BoolVar(&c.json, "json", false, "Print the state tree as JSON.")
+	return fs
+}
+
+func (c *statusCommand) Run(ctx context.Context, args []string) int {
+	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	if !ok {
+		return code
+	}
+	if len(rest) != 0 {
+		fmt.Fprintf(c.Stderr, "Error: status takes no arguments, got %d\n\n%s", len(rest), helpText(c))
+		return ExitUsage
+	}
+	b, err := openState(c.stateDir)
+	if err != nil {
+		return c.fail("%s", err)
+	}
+	defer b.Close()
+	p, sha, _, err := currentPlan(ctx, b, c.stateDir)
+	if err != nil {
+		return c.fail("%s", err)
+	}
+	e, err := controlExecutor(b, p, sha)
+	if err != nil {
+		return c.fail("%s", err)
+	}
+	st, err := e.Status(ctx)
+	if err != nil {
+		return c.fail("%s", err)
+	}
+	if c.json {
+		enc := json.NewEncoder(c.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(st); err != nil {
+			return c.fail("writing the status: %s", err)
+		}
+		return ExitOK
+	}
+	if err := applyview.WriteStatus(c.Stdout, p, st); err != nil {
+		return c.fail("writing the status: %s", err)
+	}
+	if h, err := b.LockHolder(ctx); err == nil {
+		fmt.Fprintf(c.Stdout, "Locked by %s (pid %d) since %s for plan %s (lock ID %s).\n", h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), shortSHA(h.PlanSHA256), h.ID)
+	}
+	return ExitOK
+}

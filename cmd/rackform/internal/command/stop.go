@@ -1,0 +1,70 @@
+package command
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/rackform/rackform/executor/state"
+)
+
+// stopCommand asks the running apply to stop.
+type stopCommand struct {
+	*Meta
+	stateDir string
+}
+
+func (c *stopCommand) Synopsis() string {
+	return "Stop the run: nothing new starts, work in flight finishes"
+}
+func (c *stopCommand) Usage() string { return "rackform stop [options]" }
+
+func (c *stopCommand) Description() string {
+	return `Records a stop for the run of the plan the state directory applied last.
+A running apply (in this or another process sharing the state directory)
+starts nothing new, lets the servers in flight finish their steps, and ends
+with the run stopped (exit 3). "rackform continue" or applying the plan
+again resumes it.
+
+Exit status: 0 when the stop is recorded, 1 when it is refused (no run, or
+the run is already stopped or finished).`
+}
+
+func (c *stopCommand) Flags() *flag.FlagSet {
+	fs := flag.NewFlagSet("stop", flag.ContinueOnError)
+	fs.StringVar(&c.stateDir, "state-dir", state.DefaultDir, "The state `DIR` of the run.")
+	return fs
+}
+
+func (c *stopCommand) Run(ctx context.Context, args []string) int {
+	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	if !ok {
+		return code
+	}
+	if len(rest) != 0 {
+		fmt.Fprintf(c.Stderr, "Error: stop takes no arguments, got %d\n\n%s", len(rest), helpText(c))
+		return ExitUsage
+	}
+	b, err := openState(c.stateDir)
+	if err != nil {
+		return c.fail("%s", err)
+	}
+	defer b.Close()
+	p, sha, _, err := currentPlan(ctx, b, c.stateDir)
+	if err != nil {
+		return c.fail("%s", err)
+	}
+	e, err := controlExecutor(b, p, sha)
+	if err != nil {
+		return c.fail("%s", err)
+	}
+	if err := e.Stop(ctx); err != nil {
+		return c.controlFailed(err)
+	}
+	if h, err := b.LockHolder(ctx); err == nil {
+		fmt.Fprintf(c.Stdout, "Stop recorded for plan %s. The apply running as %s (pid %d) starts nothing new and ends once the servers in flight finish.\n", shortSHA(sha), h.Who, h.PID)
+	} else {
+		fmt.Fprintf(c.Stdout, "Stop recorded for plan %s. No apply is running; the next apply or continue lifts the stop.\n", shortSHA(sha))
+	}
+	return ExitOK
+}

@@ -1,0 +1,572 @@
+// Package applyview renders a running apply for people: plain lines when
+// the output is not a terminal (CI logs), and a live view redrawn in place
+// on a terminal (per rack or batch: a bar, done/failed/running counts, and
+// an ETA from the plan's estimates). It is an executor.Sink; the JSON-lines
+// stream is the executor's own JSONSink.
+package applyview
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/planner/plan"
+)
+
+// Options choose the rendering.
+type Options struct {
+	// Live redraws a block of per-scope bars in place with ANSI escapes;
+	// otherwise every notable event is one plain line.
+	Live bool
+	// Color colours bars and states (live view only).
+	Color bool
+	// Now is the wall clock of the live view's ETA between events; nil
+	// means time.Now.
+	Now func() time.Time
+	// Refresh is how often the live view redraws without events (default
+	// 1s; negative: never).
+	Refresh time.Duration
+	// MaxRows bounds the scope rows of the live view (default 12); the
+	// others are summarised in one line.
+	MaxRows int
+}
+
+// row is one scope (rack, batch or the serial control plane).
+type row struct {
+	id      string
+	label   string
+	est     time.Duration
+	wait    time.Duration
+	counts  executor.Counts
+	state   executor.State
+	started time.Time
+}
+
+// View is the human apply view. It is safe for use from the executor's
+// scheduler goroutine and its own refresh goroutine.
+type View struct {
+	mu   sync.Mutex
+	w    io.Writer
+	opts Options
+	sha  string
+	p    *plan.Plan
+
+	rows    []*row
+	byID    map[string]*row
+	servers map[string]string // server address → scope id
+
+	start    time.Time // first event
+	last     time.Time // latest event
+	drawn    int       // lines of the live block on screen
+	dirty    bool
+	lastDraw time.Time
+	ended    bool
+	closed   bool
+	stop     chan struct{}
+	header   bool
+}
+
+// New returns a view writing to w for plan p with identity sha.
+func New(w io.Writer, p *plan.Plan, sha string, opts Options) *View {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Refresh == 0 {
+		opts.Refresh = time.Second
+	}
+	if opts.MaxRows <= 0 {
+		opts.MaxRows = 12
+	}
+	v := &View{w: w, opts: opts, sha: sha, p: p, byID: map[string]*row{}, servers: map[string]string{}, stop: make(chan struct{})}
+	for _, st := range p.Run.Stages {
+		for _, g := range st.Groups {
+			for _, c := range g.Clusters {
+				for _, ph := range c.Phases {
+					for _, sc := range ph.Scopes {
+						r := &row{id: sc.ID, label: scopeLabel(c.Name, ph, sc), est: time.Duration(sc.Estimate), wait: time.Duration(sc.WaitAfter),
+							counts: executor.Counts{Servers: len(sc.Servers), Eligible: sc.Eligible, Required: sc.Required, Budget: sc.Budget, NotStarted: sc.Eligible, Skipped: len(sc.Servers) - sc.Eligible},
+							state:  executor.State{Name: executor.NotStarted}}
+						v.rows = append(v.rows, r)
+						v.byID[sc.ID] = r
+						for _, s := range sc.Servers {
+							v.servers[s] = sc.ID
+						}
+					}
+				}
+			}
+		}
+	}
+	if opts.Live && opts.Refresh > 0 {
+		go v.refresh()
+	}
+	return v
+}
+
+// scopeLabel names a scope for people: "lab/r1" for a rack, "lab control
+// plane", "lab management A1" for a batch.
+func scopeLabel(cluster string, ph plan.Phase, sc plan.Scope) string {
+	switch {
+	case sc.Kind == "rack" && sc.Rack != "":
+		return cluster + "/" + sc.Rack
+	case ph.Kind == plan.PhaseControlPlane:
+		return cluster + " control plane"
+	}
+	name := sc.Name
+	if name == "" {
+		name = sc.ID
+	}
+	return cluster + " " + strings.ReplaceAll(name, "_", " ")
+}
+
+func (v *View) refresh() {
+	t := time.NewTicker(v.opts.Refresh)
+	defer t.Stop()
+	for {
+		select {
+		case <-v.stop:
+			return
+		case <-t.C:
+			v.mu.Lock()
+			if !v.closed && !v.ended {
+				v.draw(v.opts.Now())
+			}
+			v.mu.Unlock()
+		}
+	}
+}
+
+// Start draws the initial picture of a resumed run from its status.
+func (v *View) Start(st *executor.Status) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var walk func(n *executor.Node)
+	walk = func(n *executor.Node) {
+		if n == nil {
+			return
+		}
+		if r := v.byID[n.ID]; r != nil && n.Kind == executor.KindScope {
+			r.state = n.State
+			if n.Counts != nil {
+				r.counts = *n.Counts
+			}
+		}
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	walk(st.Run)
+}
+
+// Close stops the refresh and leaves the last picture on screen.
+func (v *View) Close() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return
+	}
+	v.closed = true
+	close(v.stop)
+	if v.opts.Live && !v.ended {
+		v.draw(v.last)
+	}
+}
+
+// Event implements executor.Sink.
+func (v *View) Event(e executor.Event) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return
+	}
+	if v.start.IsZero() {
+		v.start = e.Time
+	}
+	if e.Time.After(v.last) {
+		v.last = e.Time
+	}
+	if r := v.rowOf(e); r != nil && e.Counts != nil {
+		r.counts = *e.Counts
+	}
+	if e.Type == "apply_ended" && v.opts.Live {
+		// Leave the last picture on screen above the outcome.
+		v.draw(v.opts.Now())
+		v.drawn = 0
+	}
+	for _, l := range v.lines(e) {
+		v.println(l, e)
+	}
+	if v.opts.Live && !v.ended {
+		// Redraw at most ten times a second; the ticker catches up.
+		if now := v.opts.Now(); now.Sub(v.lastDraw) >= 100*time.Millisecond || e.Type == "apply_ended" {
+			v.draw(now)
+		} else {
+			v.dirty = true
+		}
+	}
+}
+
+func (v *View) rowOf(e executor.Event) *row {
+	switch e.Kind {
+	case executor.KindScope:
+		return v.byID[e.ID]
+	case executor.KindServer:
+		if r := v.byID[e.Parent]; r != nil {
+			return r
+		}
+		return v.byID[v.servers[e.ID]]
+	}
+	return nil
+}
+
+// println writes one log line: in the live view above the block.
+func (v *View) println(l string, e executor.Event) {
+	if v.opts.Live {
+		v.clear()
+		fmt.Fprintln(v.w, l)
+		return
+	}
+	fmt.Fprintf(v.w, "[%s] %s\n", clock(e.Time.Sub(v.start)), l)
+}
+
+// lines are the log lines an event produces (none for most).
+func (v *View) lines(e executor.Event) []string {
+	live := v.opts.Live
+	switch e.Type {
+	case "apply_started", "apply_resumed":
+		verb := "Applying"
+		if e.Type == "apply_resumed" {
+			verb = "Resuming"
+		}
+		s := v.p.Summary
+		return []string{fmt.Sprintf("%s plan %s: %d servers to upgrade in %d racks, %d skipped, estimated %s", verb, shortSHA(v.sha), s.Upgrade, s.Racks, s.Skip, human(time.Duration(s.Estimate)))}
+	case "apply_interrupting":
+		return []string{"Interrupted: starting nothing new; letting the BMC operations in flight finish"}
+	case "apply_ended":
+		v.ended = true
+		return v.ending(e)
+	case "breach":
+		return []string{fmt.Sprintf("%s: threshold breached: %s", v.label(e.ID), e.Message)}
+	case "rack_pause":
+		return []string{fmt.Sprintf("%s: pausing after this rack", v.label(strings.TrimSuffix(e.ID, ".pause")))}
+	case "rack_pause_released":
+		return []string{fmt.Sprintf("%s: pause released (%s)", v.label(strings.TrimSuffix(e.ID, ".pause")), e.Message)}
+	case "continue_requested":
+		return []string{"Continue requested by " + e.By}
+	case "stop_requested":
+		return []string{"Stop requested by " + e.By + ": nothing new starts; servers in flight finish"}
+	case "skip_requested":
+		return []string{"Skip of " + e.Target + " requested by " + e.By}
+	case "gate_approved":
+		return []string{"Gate " + e.Target + " approved by " + e.By}
+	case "server_observed":
+		return nil
+	case "step_failed":
+		return []string{fmt.Sprintf("  %s: %s failed: %s", e.Server, stepName(e), e.Message)}
+	case "step_started":
+		if strings.HasPrefix(e.Op, "remedy:") || e.Op == "power_off" {
+			return []string{fmt.Sprintf("  %s: remediation: %s", e.Server, stepName(e))}
+		}
+		return nil
+	case "step_resumed":
+		if live {
+			return nil
+		}
+		return []string{fmt.Sprintf("  %s: resuming %s", e.Server, stepName(e))}
+	}
+	verbIdx := strings.LastIndex(e.Type, "_")
+	if verbIdx < 0 {
+		return nil
+	}
+	verb := e.Type[verbIdx+1:]
+	switch e.Kind {
+	case executor.KindScope:
+		r := v.byID[e.ID]
+		if r == nil {
+			return nil
+		}
+		r.state = executor.State{Name: e.State, Reason: e.Reason, Message: e.Message}
+		if verb == "started" || verb == "resumed" {
+			if r.started.IsZero() || verb == "started" {
+				r.started = e.Time
+			}
+		}
+		switch verb {
+		case "started":
+			return []string{fmt.Sprintf("%s: started: %d servers, %d must succeed, %d may fail", r.label, r.counts.Eligible, r.counts.Required, r.counts.Budget)}
+		case "completed", "failed", "paused", "skipped", "stopped":
+			l := fmt.Sprintf("%s: %s: %s", r.label, stateText(r.state), countsText(r.counts))
+			if eta, ok := v.eta(e.Time); ok && verb == "completed" {
+				l += ", ETA " + human(eta)
+			}
+			return []string{l}
+		}
+		return nil
+	case executor.KindServer:
+		if live && verb != "failed" {
+			return nil
+		}
+		switch verb {
+		case "completed", "failed", "skipped", "stopped":
+			st := executor.State{Name: e.State, Reason: e.Reason, Message: e.Message}
+			l := fmt.Sprintf("  %s: %s", e.ID, stateText(st))
+			if e.Counts != nil && !live {
+				c := e.Counts
+				l += fmt.Sprintf(" (%s %d/%d done, %d failed, %d running)", v.label(e.Parent), c.Succeeded, c.Eligible, c.Failed, c.Running)
+			}
+			return []string{l}
+		}
+		return nil
+	case executor.KindGate:
+		if verb == "pending" {
+			return []string{fmt.Sprintf("Gate %s is waiting for approval: rackform approve %s", e.ID, e.ID)}
+		}
+		if verb == "skipped" {
+			return []string{fmt.Sprintf("Gate %s skipped", e.ID)}
+		}
+	case executor.KindWait:
+		if verb == "started" {
+			l := "Waiting: " + e.ID
+			if e.Until != nil {
+				l += fmt.Sprintf(" (%s)", human(e.Until.Sub(e.Time)))
+			}
+			return []string{l}
+		}
+	case executor.KindCluster:
+		if verb == "pending" && e.Reason == executor.ReasonWindow {
+			return []string{fmt.Sprintf("Cluster %s waits for its maintenance window: %s", e.ID, e.Message)}
+		}
+	}
+	return nil
+}
+
+func (v *View) label(id string) string {
+	if r := v.byID[id]; r != nil {
+		return r.label
+	}
+	return id
+}
+
+// ending is the outcome: what happened and what to run next.
+func (v *View) ending(e executor.Event) []string {
+	o := e.Outcome
+	if o == nil {
+		return nil
+	}
+	var out []string
+	switch o.Status {
+	case executor.OutcomeCompleted:
+		out = append(out, "Apply complete: "+o.Message)
+	case executor.OutcomeFailed:
+		out = append(out, "Apply failed: "+o.Message)
+	case executor.OutcomePaused:
+		out = append(out, fmt.Sprintf("Apply paused (%s): %s", o.Reason, o.Message))
+	case executor.OutcomeStopped:
+		out = append(out, "Apply stopped: "+o.Message)
+	case executor.OutcomeInterrupted:
+		out = append(out, "Apply interrupted: "+o.Message)
+	default:
+		out = append(out, "Apply ended: "+o.String())
+	}
+	for _, n := range o.Next {
+		if strings.Contains(n, "PLANFILE") {
+			out = append(out, "To resume, run: "+n)
+			continue
+		}
+		out = append(out, "To continue, run: "+n)
+	}
+	return out
+}
+
+func stepName(e executor.Event) string {
+	s := e.StepKind
+	if e.Component != "" {
+		s = e.Component + " " + s
+	}
+	if strings.HasPrefix(e.Op, "remedy:") {
+		parts := strings.Split(e.Op, ":")
+		s = parts[len(parts)-1]
+	}
+	if s == "" {
+		s = e.Op
+	}
+	return s
+}
+
+func stateText(s executor.State) string {
+	t := string(s.Name)
+	if s.Reason != "" {
+		t += "(" + s.Reason + ")"
+	}
+	if s.Message != "" && s.Name != executor.Completed {
+		t += " " + s.Message
+	}
+	return t
+}
+
+func countsText(c executor.Counts) string {
+	return fmt.Sprintf("%d/%d done, %d failed, %d skipped", c.Succeeded, c.Eligible, c.Failed, c.Skipped)
+}
+
+// eta sums what is left of the plan's estimates at t: a running scope's
+// estimate less its elapsed time, the whole estimate of scopes not started,
+// and the waits after scopes not yet past them.
+func (v *View) eta(t time.Time) (time.Duration, bool) {
+	var left time.Duration
+	for _, r := range v.rows {
+		switch {
+		case r.state.Name.Terminal():
+		case r.state.Name == executor.NotStarted:
+			left += r.est + r.wait
+		default:
+			rem := r.est
+			if !r.started.IsZero() {
+				rem -= t.Sub(r.started)
+			}
+			left += max(rem, 0) + r.wait
+		}
+	}
+	return left, true
+}
+
+// human formats a duration like the plan does: "~1h20m", "~40m", "~0m".
+func human(d time.Duration) string {
+	d = d.Round(time.Minute)
+	h, m := int(d.Hours()), int(d.Minutes())%60
+	if h > 0 {
+		if m == 0 {
+			return fmt.Sprintf("~%dh", h)
+		}
+		return fmt.Sprintf("~%dh%dm", h, m)
+	}
+	return fmt.Sprintf("~%dm", m)
+}
+
+// clock formats elapsed time as mm:ss or h:mm:ss.
+func clock(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int(d.Seconds())
+	if s >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%02d:%02d", s/60, s%60)
+}
+
+func shortSHA(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+// clear erases the live block so log lines can be printed above it.
+func (v *View) clear() {
+	if v.drawn > 0 {
+		fmt.Fprintf(v.w, "\x1b[%dA\x1b[J", v.drawn)
+		v.drawn = 0
+	}
+}
+
+const barWidth = 20
+
+// draw redraws the live block at now.
+func (v *View) draw(now time.Time) {
+	var b strings.Builder
+	elapsed := time.Duration(0)
+	if !v.start.IsZero() {
+		elapsed = now.Sub(v.start)
+	}
+	eta, _ := v.eta(v.etaTime(now))
+	fmt.Fprintf(&b, "plan %s  elapsed %s  ETA %s\n", shortSHA(v.sha), clock(elapsed), human(eta))
+	var shown []*row
+	done, waiting := 0, 0
+	for _, r := range v.rows {
+		switch {
+		case r.state.Name == executor.NotStarted:
+			waiting++
+		case r.state.Name.Terminal() && r.state.Name != executor.Failed:
+			done++
+			if len(v.rows) <= v.opts.MaxRows {
+				shown = append(shown, r)
+			}
+		default:
+			shown = append(shown, r)
+		}
+	}
+	if len(v.rows) <= v.opts.MaxRows {
+		shown = shown[:0]
+		shown = append(shown, v.rows...)
+	}
+	width := 0
+	for _, r := range shown {
+		width = max(width, len(r.label))
+	}
+	for i, r := range shown {
+		if i == v.opts.MaxRows {
+			break
+		}
+		c := r.counts
+		fmt.Fprintf(&b, "  %-*s %s %3d/%-3d done %3d failed %3d running  %s\n", width, r.label, v.bar(c), c.Succeeded, c.Eligible, c.Failed, c.Running, v.colorState(r.state))
+	}
+	if len(v.rows) > v.opts.MaxRows {
+		fmt.Fprintf(&b, "  %d scopes done, %d not started, %d in all\n", done, waiting, len(v.rows))
+	}
+	v.clear()
+	out := b.String()
+	fmt.Fprint(v.w, out)
+	v.drawn = strings.Count(out, "\n")
+	v.lastDraw = now
+	v.dirty = false
+}
+
+// etaTime is the time the ETA is computed at: the wall clock, unless the
+// events run on another clock (a fake one), then the latest event.
+func (v *View) etaTime(now time.Time) time.Time {
+	if v.last.IsZero() || now.Sub(v.last) > 24*time.Hour || v.last.Sub(now) > time.Minute {
+		return v.last
+	}
+	return now
+}
+
+func (v *View) bar(c executor.Counts) string {
+	n := c.Eligible
+	if n <= 0 {
+		return "[" + strings.Repeat("-", barWidth) + "]"
+	}
+	ok := c.Succeeded * barWidth / n
+	bad := c.Failed * barWidth / n
+	if c.Failed > 0 && bad == 0 {
+		bad = 1
+	}
+	if ok+bad > barWidth {
+		ok = barWidth - bad
+	}
+	rest := barWidth - ok - bad
+	if v.opts.Color {
+		return "[" + "\x1b[32m" + strings.Repeat("#", ok) + "\x1b[31m" + strings.Repeat("x", bad) + "\x1b[0m" + strings.Repeat("-", rest) + "]"
+	}
+	return "[" + strings.Repeat("#", ok) + strings.Repeat("x", bad) + strings.Repeat("-", rest) + "]"
+}
+
+func (v *View) colorState(s executor.State) string {
+	t := string(s.Name)
+	if s.Reason != "" {
+		t += "(" + s.Reason + ")"
+	}
+	if !v.opts.Color {
+		return t
+	}
+	switch s.Name {
+	case executor.Completed:
+		return "\x1b[32m" + t + "\x1b[0m"
+	case executor.Failed:
+		return "\x1b[31m" + t + "\x1b[0m"
+	case executor.Paused, executor.Pending, executor.Stopped, executor.Stopping:
+		return "\x1b[33m" + t + "\x1b[0m"
+	}
+	return t
+}

@@ -1,0 +1,95 @@
+package applyview
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/planner/plan"
+)
+
+// WriteStatus renders a run's state tree for `rackform status`: every
+// container and scope with its state and counts, the servers that are
+// running, failed or skipped (completed and not-started ones are only
+// counted), waits, gates and pauses, and the commands that move the run on.
+func WriteStatus(w io.Writer, p *plan.Plan, st *executor.Status) error {
+	var b strings.Builder
+	run := st.Run.State
+	run.Message = ""
+	fmt.Fprintf(&b, "Plan %s: run %s\n", shortSHA(st.PlanSHA256), stateText(run))
+	if st.StopRequested {
+		b.WriteString("A stop is requested: nothing new starts; servers in flight finish.\n")
+	}
+	labels := map[string]string{}
+	for _, s := range p.Run.Stages {
+		for _, g := range s.Groups {
+			for _, c := range g.Clusters {
+				for _, ph := range c.Phases {
+					for _, sc := range ph.Scopes {
+						labels[sc.ID] = scopeLabel(c.Name, ph, sc)
+					}
+				}
+			}
+		}
+	}
+	var walk func(n *executor.Node, depth int)
+	walk = func(n *executor.Node, depth int) {
+		ind := strings.Repeat("  ", depth)
+		switch n.Kind {
+		case executor.KindRun:
+		case executor.KindServer:
+			switch n.State.Name {
+			case executor.Completed, executor.NotStarted:
+				return
+			}
+			fmt.Fprintf(&b, "%s%s: %s\n", ind, n.ID, stateText(n.State))
+			for _, s := range n.Steps {
+				if s.State == executor.Running || s.State == executor.Failed {
+					what := s.Kind
+					if s.Component != "" {
+						what = s.Component + " " + what
+					}
+					fmt.Fprintf(&b, "%s  %s %s: %s", ind, s.Op, what, s.State)
+					if s.Message != "" {
+						fmt.Fprintf(&b, " %s", s.Message)
+					}
+					if s.TaskURI != "" {
+						fmt.Fprintf(&b, " (task %s)", s.TaskURI)
+					}
+					b.WriteString("\n")
+				}
+			}
+			return
+		case executor.KindScope:
+			l := labels[n.ID]
+			if l == "" {
+				l = n.ID
+			}
+			fmt.Fprintf(&b, "%s%s (%s): %s", ind, l, n.ID, stateText(n.State))
+			if c := n.Counts; c != nil {
+				fmt.Fprintf(&b, "; %s, %d running, %d must succeed", countsText(*c), c.Running, c.Required)
+			}
+			b.WriteString("\n")
+		default:
+			// Containers repeat their child's message; the scope or
+			// server below says it.
+			st := n.State
+			st.Message = ""
+			fmt.Fprintf(&b, "%s%s %s: %s\n", ind, n.Kind, n.ID, stateText(st))
+		}
+		d := depth + 1
+		if n.Kind == executor.KindRun {
+			d = depth
+		}
+		for _, c := range n.Children {
+			walk(c, d)
+		}
+	}
+	walk(st.Run, 0)
+	for _, n := range st.Next {
+		fmt.Fprintf(&b, "To continue, run: %s\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
