@@ -258,3 +258,11 @@ func TestSimTLSWritesTheCA(t *testing.T) {
 		t.Errorf("exit %d", code)
 	}
 }
+
+func TestSimHelp(t *testing.T) {
+	code, stdout, _ := runCommand(t, false, "sim", "-h")
+	if code != ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	golden(t, "testdata/sim/help.golden", []byte(stdout))
+}
