@@ -140,6 +140,9 @@ cluster "bench" {
 			b.ReportMetric(float64(wall)/float64(bound), "x-lower-bound")
 			b.ReportMetric(float64(cpu.Milliseconds()), "cpu-ms/op")
 			b.ReportMetric(float64(size)/float64(n), "plan-bytes/server")
+			// Peak resident memory of the whole process so far; sizes run
+			// in increasing order, so it is the peak of this size.
+			b.ReportMetric(float64(peakRSS())/(1<<20), "peak-rss-MB")
 		})
 	}
 }
@@ -150,4 +153,13 @@ func benchCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// peakRSS is the process's peak resident set size in bytes.
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss * 1024 // Linux reports kilobytes
 }
