@@ -5,10 +5,12 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"net/http"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -181,4 +183,38 @@ func BenchmarkFleetMemoryActive(b *testing.B) {
 		b.ReportMetric(float64(used)/n, "bytes/BMC")
 		f.Close()
 	}
+}
+
+// BenchmarkRequests measures how many authenticated GETs per second the
+// simulator serves (keep-alive clients over 100 BMCs), so a provider
+// benchmark can tell whether the simulator is its bottleneck.
+func BenchmarkRequests(b *testing.B) {
+	f, err := New(Options{Username: testUser, Password: testPass}, fleetSpecs(100))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	bmcs := f.BMCs()
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	var next atomic.Int64
+	b.ResetTimer()
+	begin := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			u := bmcs[next.Add(1)%int64(len(bmcs))].URL
+			req, _ := http.NewRequest("GET", u+"/redfish/v1/UpdateService/FirmwareInventory?$expand=.($levels=1)", nil)
+			req.SetBasicAuth(testUser, testPass)
+			resp, err := c.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(begin).Seconds(), "req/s")
 }
