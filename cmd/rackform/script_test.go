@@ -60,6 +60,14 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"exitcode": cmdExitcode,
 		"replace":  cmdReplace,
 		"waitport": cmdWaitPort,
+		"bgstart":  cmdBgStart,
+		"bgsignal": cmdBgSignal,
+		"bgwait":   cmdBgWait,
+		"waitfor":  cmdWaitFor,
+		"sleep":    cmdSleep,
+		"simcheck": cmdSimCheck,
+		"planedit": cmdPlanEdit,
+		"nosecret": cmdNoSecret,
 	}
 }
 
