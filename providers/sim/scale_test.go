@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"runtime"
 	"strings"
@@ -90,6 +91,13 @@ func TestTenThousandBMCs(t *testing.T) {
 		t.Fatal("fleet did not stop after its context ended")
 	}
 	f.Close()
+	for _, i := range []int{0, 1234, n - 1} {
+		addr := strings.TrimPrefix(bmcs[i].URL, "http://")
+		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			conn.Close()
+			t.Errorf("%s still listens on %s after Close", bmcs[i].Name, addr)
+		}
+	}
 	t.Logf("10,000 BMCs started in %v, whole test %v", started, time.Since(begin))
 }
 
