@@ -202,7 +202,7 @@ func cmdSimCheck(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: simcheck ADMIN [-untouched NAMES] [-max-flashes N] COMPONENT=VERSION...")
 	}
 	admin := args[0]
-	untouched := map[string]bool{}
+	untouched, failed := map[string]bool{}, map[string]bool{}
 	maxFlashes := 1
 	want := map[string]string{}
 	for i := 1; i < len(args); i++ {
@@ -211,6 +211,11 @@ func cmdSimCheck(ts *testscript.TestScript, neg bool, args []string) {
 			i++
 			for _, n := range strings.Split(args[i], ",") {
 				untouched[n] = true
+			}
+		case "-failed":
+			i++
+			for _, n := range strings.Split(args[i], ",") {
+				failed[n] = true
 			}
 		case "-max-flashes":
 			i++
@@ -239,6 +244,12 @@ func cmdSimCheck(ts *testscript.TestScript, neg bool, args []string) {
 		if untouched[n] {
 			if s.Updates != 0 || len(s.Flashes) != 0 || s.Reimages != 0 {
 				problems = append(problems, fmt.Sprintf("%s was touched: %d updates, flashes %v, %d reimages", n, s.Updates, s.Flashes, s.Reimages))
+			}
+			continue
+		}
+		if failed[n] {
+			if len(s.Flashes) != 0 || s.Reimages != 0 {
+				problems = append(problems, fmt.Sprintf("%s should have failed before any flash: flashes %v, %d reimages", n, s.Flashes, s.Reimages))
 			}
 			continue
 		}

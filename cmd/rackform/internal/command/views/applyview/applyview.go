@@ -295,7 +295,7 @@ func (v *View) lines(e executor.Event) []string {
 		}
 		switch verb {
 		case "started":
-			return []string{fmt.Sprintf("%s: started: %d servers, %d must succeed, %d may fail", r.label, r.counts.Eligible, r.counts.Required, r.counts.Budget)}
+			return []string{fmt.Sprintf("%s: started: %s, %d must succeed, %d may fail", r.label, plural(r.counts.Eligible, "server"), r.counts.Required, r.counts.Budget)}
 		case "completed", "failed", "paused", "skipped", "stopped":
 			l := fmt.Sprintf("%s: %s: %s", r.label, stateText(r.state), countsText(r.counts))
 			if eta, ok := v.eta(e.Time); ok && verb == "completed" {
@@ -569,4 +569,11 @@ func (v *View) colorState(s executor.State) string {
 		return "\x1b[33m" + t + "\x1b[0m"
 	}
 	return t
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
