@@ -21,8 +21,6 @@ import (
 // long enough for a review cycle, short enough that observations are fresh.
 const DefaultNotAfter = 72 * time.Hour
 
-// DefaultParallelism bounds concurrent BMC reads when Options.Parallelism is 0.
-const DefaultParallelism = 10
 
 // What to do with a server that cannot be observed or reports itself unhealthy.
 const (
@@ -53,7 +51,9 @@ type Options struct {
 	// Rollout names the rollout to plan when the configuration declares
 	// more than one.
 	Rollout string
-	// Parallelism bounds how many servers each provider reads at once.
+	// Parallelism bounds how many servers each provider reads at once;
+	// 0 leaves it to the provider (its block's own setting or default),
+	// so a command-line default never overrides the configuration.
 	Parallelism int
 	// NotAfter is how long the plan is valid (default DefaultNotAfter).
 	NotAfter time.Duration
@@ -70,8 +70,8 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (*plan.Plan, hc
 	if opts.NotAfter <= 0 {
 		opts.NotAfter = DefaultNotAfter
 	}
-	if opts.Parallelism <= 0 {
-		opts.Parallelism = DefaultParallelism
+	if opts.Parallelism < 0 {
+		opts.Parallelism = 0
 	}
 	if opts.OnUnreachable == "" {
 		opts.OnUnreachable = OnUnreachableSkip

@@ -76,7 +76,7 @@ func (c *planCommand) Flags() *flag.FlagSet {
 	fs.Var(&c.excludes, "exclude", "Leave out the servers under `ADDR`. Repeatable.")
 	fs.BoolVar(&c.detailed, "detailed-exitcode", false, "Exit 2 when the plan has changes, 0 when it has none.")
 	fs.BoolVar(&c.json, "json", false, "Print a JSON-lines stream (one object per line) instead of text.")
-	fs.IntVar(&c.parallelism, "parallelism", planner.DefaultParallelism, "Read at most `N` BMCs at once per provider.")
+	fs.IntVar(&c.parallelism, "parallelism", 0, "Read at most `N` BMCs at once per provider (default: the provider's own limit, such as the redfish block's concurrency).")
 	fs.BoolVar(&c.noColor, "no-color", false, "Never colour the output (also: the NO_COLOR environment variable).")
 	fs.StringVar(&c.onUnreachable, "on-unreachable", planner.OnUnreachableSkip, "What an unreachable or unhealthy server does: `skip` it (with a warning) or block the plan.")
 	fs.StringVar(&c.rollout, "rollout", "", "Plan the rollout `NAME` when the configuration declares several.")
@@ -101,8 +101,8 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: -on-unreachable must be %q or %q, got %q\n", planner.OnUnreachableSkip, planner.OnUnreachableBlock, c.onUnreachable)
 		return ExitError
 	}
-	if c.parallelism < 1 {
-		fmt.Fprintf(c.Stderr, "Error: -parallelism must be at least 1, got %d\n", c.parallelism)
+	if c.parallelism < 0 {
+		fmt.Fprintf(c.Stderr, "Error: -parallelism must be 1 or more (0: the provider's own limit), got %d\n", c.parallelism)
 		return ExitError
 	}
 	path := "."
