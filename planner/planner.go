@@ -21,7 +21,6 @@ import (
 // long enough for a review cycle, short enough that observations are fresh.
 const DefaultNotAfter = 72 * time.Hour
 
-
 // What to do with a server that cannot be observed or reports itself unhealthy.
 const (
 	// OnUnreachableSkip plans the server as skipped, with the reason, and
