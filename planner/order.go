@@ -409,7 +409,11 @@ func (p *planning) thresholds(sc *plan.Scope, ss config.ScopeSettings, maxUnavai
 		sc.Threshold = plan.Threshold{Type: "percent", Value: 100}
 	}
 	th := config.Threshold{Type: sc.Threshold.Type, Value: sc.Threshold.Value}
-	sc.Required = th.Required(n)
+	// N = 0 makes the scope skipped(empty): it requires nothing, whatever
+	// a count threshold says (ROLLOUT-RULES 9).
+	if n > 0 {
+		sc.Required = th.Required(n)
+	}
 	if n > 0 && sc.Required > n {
 		p.errorf(rangePtr(ss.Threshold.Range), "Threshold cannot be met",
 			"The %s has %d servers to upgrade, but its threshold requires %d successes (%s %d). Lower the threshold or use a percentage.",

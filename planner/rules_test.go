@@ -196,6 +196,15 @@ func TestRule09CountThresholdAboveEligibleIsAnError(t *testing.T) {
 	if diags.HasErrors() {
 		t.Errorf("an empty rack must not fail its threshold: %s", diags.Error())
 	}
+	p, _ := planWith(t, cfg, func(_ int, s *config.Server) plannertest.State {
+		if s.Name == "c" || s.Name == "d" {
+			return plannertest.AtTarget
+		}
+		return plannertest.Behind
+	}, nil)
+	if sc := computeScopes(p)[1]; sc.Eligible != 0 || sc.Required != 0 || sc.Budget != 0 {
+		t.Errorf("empty rack: N %d, required %d, budget %d; want all 0", sc.Eligible, sc.Required, sc.Budget)
+	}
 }
 
 func TestRule10FailureBudget(t *testing.T) {
