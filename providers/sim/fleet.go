@@ -42,7 +42,9 @@ type Options struct {
 	SessionLimit int
 }
 
-// Timings are the simulated durations of BMC operations (before Speed).
+// Timings are the simulated durations of BMC operations, divided by Speed
+// when they run; SessionTimeout alone is clock time (clients hold sessions
+// in real time), not scaled.
 type Timings struct {
 	Boot, Shutdown, Flash, BMCReset, Install, SessionTimeout time.Duration
 }
