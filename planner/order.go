@@ -147,10 +147,11 @@ func (p *planning) cluster(c *config.Cluster, servers []*config.Server) plan.Clu
 	if c.MaintenanceWindow != nil {
 		cl.Windows = p.intervals(c.MaintenanceWindow)
 		if len(cl.Windows) == 0 {
-			// Apply only starts a cluster inside its window: this plan
-			// would expire with the cluster pending(window).
-			p.warnf(rangePtr(c.DeclRange), "Window does not open before the plan expires",
-				"Cluster %q has maintenance window %s, which does not open between %s and %s, when this plan expires; apply will leave the cluster pending. Plan closer to the window or with a longer -valid-for.",
+			// Apply may start a cluster only inside its window, and a plan
+			// without intervals reads as "no window": refuse rather than
+			// hand apply a plan it could misread.
+			p.errorf(rangePtr(c.DeclRange), "Window does not open before the plan expires",
+				"Cluster %q has maintenance window %s, which does not open between %s and %s, when this plan expires, so apply could never start it. Plan closer to the window, with a longer -valid-for, or -exclude the cluster.",
 				c.Name, c.MaintenanceWindow.Name, p.now.Format(time.RFC3339), p.now.Add(p.opts.NotAfter).Format(time.RFC3339))
 		}
 	}

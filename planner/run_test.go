@@ -246,18 +246,18 @@ func TestRule20ServerWindowsAreInThePlan(t *testing.T) {
 	}
 }
 
-func TestWindowThatNeverOpensBeforeExpiryWarns(t *testing.T) {
+func TestWindowThatNeverOpensBeforeExpiryIsAnError(t *testing.T) {
 	extra := `maintenance_window "later" {
   start    = "2026-12-24T22:00:00Z"
   duration = "4h"
 }
 `
 	src := fixture{racks: withCP([]string{"r1", "a:c"}), extra: extra, cluster: "maintenance_window = maintenance_window.later"}.String()
-	p := mustPlan(t, loadText(t, src), nil, nil)
-	if len(p.Warnings) != 1 || p.Warnings[0].Summary != "Window does not open before the plan expires" {
-		t.Errorf("warnings: %+v", p.Warnings)
+	_, diags := planWith(t, loadText(t, src), nil, nil)
+	if diff := cmp.Diff([]string{"Window does not open before the plan expires"}, errorSummaries(diags)); diff != "" {
+		t.Fatalf("errors (-want +got):\n%s", diff)
 	}
-	p = mustPlan(t, loadText(t, src), nil, func(o *Options) { o.NotAfter = 40 * 24 * time.Hour })
+	p := mustPlan(t, loadText(t, src), nil, func(o *Options) { o.NotAfter = 40 * 24 * time.Hour })
 	if len(p.Warnings) != 0 || len(p.Run.Stages[0].Groups[0].Clusters[0].Windows) != 1 {
 		t.Errorf("with a long validity the window opens once: %+v", p.Warnings)
 	}
