@@ -5,6 +5,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -123,6 +124,11 @@ func (p *planning) diff() {
 		}
 		if w := s.MaintenanceWindow; w != nil && w != s.Cluster.MaintenanceWindow {
 			ps.Windows = p.intervals(w)
+			if len(ps.Windows) == 0 {
+				f.add("window\x00"+w.Name, hcl.DiagError, rangePtr(w.DeclRange), "Window does not open before the plan expires",
+					fmt.Sprintf("maintenance window %s does not open before this plan expires at %s, so apply could never start them. Plan closer to the window, with a longer -valid-for, or -exclude them.", w.Name, p.now.Add(p.opts.NotAfter).Format(time.RFC3339)),
+					addr)
+			}
 		}
 		p.servers[addr] = ps
 		o := p.observed[addr]

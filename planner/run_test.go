@@ -327,3 +327,20 @@ stage "rest" {
 		}
 	})
 }
+
+func TestServerWindowThatNeverOpensIsAnError(t *testing.T) {
+	extra := `maintenance_window "far" {
+  start    = "2027-01-01T00:00:00Z"
+  duration = "4h"
+}
+`
+	src := fixture{racks: withCP([]string{"r1", "a:c", "b:c"}), extra: extra}.String()
+	src = strings.Replace(src, "server \"b\" {\n", "server \"b\" {\n      maintenance_window = maintenance_window.far\n", 1)
+	_, diags := planWith(t, loadText(t, src), nil, nil)
+	if diff := cmp.Diff([]string{"Window does not open before the plan expires"}, errorSummaries(diags)); diff != "" {
+		t.Fatalf("errors (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(diags[0].Detail, "c/r1/b") {
+		t.Errorf("detail: %s", diags[0].Detail)
+	}
+}
