@@ -47,5 +47,13 @@ func (c *approveCommand) Run(ctx context.Context, args []string) int {
 		return ExitUsage
 	}
 	gate := rest[0]
-	return resume(ctx, c.Meta, &c.runOpts, func(e *executor.Executor) error { return e.Approve(ctx, gate) })
+	return resume(ctx, c.Meta, &c.runOpts, func(e *executor.Executor) error {
+		if err := e.Approve(ctx, gate); err != nil {
+			return err
+		}
+		if !c.json {
+			fmt.Fprintf(c.Stdout, "Approved %s.\n", gate)
+		}
+		return nil
+	})
 }
