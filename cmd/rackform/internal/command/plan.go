@@ -78,9 +78,9 @@ func (c *planCommand) Flags() *flag.FlagSet {
 	fs.BoolVar(&c.json, "json", false, "Print a JSON-lines stream (one object per line) instead of text.")
 	fs.IntVar(&c.parallelism, "parallelism", 0, "Read at most `N` BMCs at once per provider (default: the provider's own limit, such as the redfish block's concurrency).")
 	fs.BoolVar(&c.noColor, "no-color", false, "Never colour the output (also: the NO_COLOR environment variable).")
-	fs.StringVar(&c.onUnreachable, "on-unreachable", planner.OnUnreachableSkip, "What an unreachable or unhealthy server does: `skip` it (with a warning) or block the plan.")
+	fs.StringVar(&c.onUnreachable, "on-unreachable", planner.OnUnreachableSkip, "`MODE` for unreachable or unhealthy servers: skip (plan them as skipped, with a warning) or block (fail the plan).")
 	fs.StringVar(&c.rollout, "rollout", "", "Plan the rollout `NAME` when the configuration declares several.")
-	fs.DurationVar(&c.notAfter, "valid-for", planner.DefaultNotAfter, "How long the plan may be applied after it is made (`DURATION`).")
+	fs.DurationVar(&c.notAfter, "valid-for", planner.DefaultNotAfter, "How long after it is made the plan may be applied: a `DURATION` such as 24h.")
 	return fs
 }
 
