@@ -286,16 +286,26 @@ func simStats(ts *testscript.TestScript, admin string) map[string]sim.Stats {
 
 // cmdPlanEdit changes a plan file and re-encodes it with a valid checksum,
 // as a plan made by other provider code would look:
-// planedit FILE provider-sha256 NAME HEX.
+// planedit FILE provider-sha256 NAME HEX, or planedit FILE format-version V.
 func cmdPlanEdit(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 4 || args[1] != "provider-sha256" {
-		ts.Fatalf("usage: planedit FILE provider-sha256 NAME HEX")
+	if neg || len(args) < 3 {
+		ts.Fatalf("usage: planedit FILE provider-sha256 NAME HEX | planedit FILE format-version V")
 	}
 	file := ts.MkAbs(args[0])
 	b, err := os.ReadFile(file)
 	ts.Check(err)
 	p, err := plan.Decode(b)
 	ts.Check(err)
+	if args[1] == "format-version" {
+		p.FormatVersion = args[2]
+		out, err := plan.Encode(p)
+		ts.Check(err)
+		ts.Check(os.WriteFile(file, out, 0o644))
+		return
+	}
+	if len(args) != 4 || args[1] != "provider-sha256" {
+		ts.Fatalf("usage: planedit FILE provider-sha256 NAME HEX | planedit FILE format-version V")
+	}
 	found := false
 	for i := range p.Providers {
 		if p.Providers[i].Name == args[2] {
