@@ -31,6 +31,10 @@ const (
 	ExitInterrupted = 130
 )
 
+// cliNoSuchCommand is what hashicorp/cli returns for a missing or unknown
+// subcommand; no rackform command returns it.
+const cliNoSuchCommand = 127
+
 // Streams are the process's standard streams, injected so tests can capture them.
 type Streams struct {
 	Stdin  io.Reader
@@ -41,7 +45,9 @@ type Streams struct {
 // Meta is what every command shares: streams, environment and presentation.
 type Meta struct {
 	Streams
-	// Color is true when stdout is a terminal and NO_COLOR is unset.
+	// Color is true when stdout and stderr are terminals and NO_COLOR is
+	// unset: diagnostics go to stderr, results to stdout, and neither may
+	// write escapes into a redirected file.
 	Color bool
 	// Getenv reads the environment; tests replace it.
 	Getenv func(string) string
@@ -88,7 +94,11 @@ func helpText(r runner) string {
 		fs.SetOutput(&b)
 		fs.PrintDefaults()
 	}
-	return strings.TrimRight(b.String(), "\n") + "\n"
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // parseFlags parses args with the runner's flag set, reporting errors on
@@ -111,7 +121,7 @@ func (m *Meta) parseFlags(fs *flag.FlagSet, args []string, r runner) (rest []str
 // process exit code.
 func Main(ctx context.Context, args []string, streams Streams) int {
 	meta := &Meta{Streams: streams, Getenv: os.Getenv}
-	meta.Color = isTerminal(streams.Stdout) && os.Getenv("NO_COLOR") == ""
+	meta.Color = isTerminal(streams.Stdout) && isTerminal(streams.Stderr) && os.Getenv("NO_COLOR") == ""
 	return meta.run(ctx, args)
 }
 
@@ -141,6 +151,9 @@ func (m *Meta) run(ctx context.Context, args []string) int {
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "Error: %s\n", err)
 		return ExitError
+	}
+	if code == cliNoSuchCommand {
+		return ExitUsage // help was printed to stderr
 	}
 	return code
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/providers/sim"
 )
 
@@ -43,6 +44,8 @@ type simCommand struct {
 	target     stringList
 	latency    time.Duration
 	log        bool
+	configDir  string
+	down       string
 }
 
 func (c *simCommand) Synopsis() string { return "Serve a simulated fleet of Redfish BMCs" }
@@ -91,6 +94,8 @@ func (c *simCommand) Flags() *flag.FlagSet {
 	fs.Var(&c.target, "target", "Version the -at-target BMCs start with: `COMPONENT=VERSION`. Repeatable.")
 	fs.DurationVar(&c.latency, "latency", 0, "Add `DURATION` to every response of every BMC.")
 	fs.BoolVar(&c.log, "log", false, "Log every request on stderr.")
+	fs.StringVar(&c.configDir, "config", "", "Serve one BMC per server of the configuration in `DIR`, at the server's bmc address (-n and -base are ignored). -at-target then names servers, which start at their cluster's release versions.")
+	fs.StringVar(&c.down, "down", "", "With -config: server `NAMES` (comma-separated) whose BMC is not served at all (unreachable).")
 	return fs
 }
 
@@ -103,7 +108,17 @@ func (c *simCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: sim takes no arguments, got %q\n\n%s", rest, helpText(c))
 		return ExitUsage
 	}
-	specs, err := c.specs()
+	var specs []sim.BMCSpec
+	var err error
+	if c.configDir != "" {
+		cfg, ok := c.loadSimConfig(c.configDir)
+		if !ok {
+			return ExitError
+		}
+		specs, err = c.specsFromConfig(cfg)
+	} else {
+		specs, err = c.specs()
+	}
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "Error: %s\n\n%s", err, helpText(c))
 		return ExitUsage
@@ -192,6 +207,19 @@ func parseVersions(flagName string, l stringList) (map[string]string, error) {
 		out[k] = v
 	}
 	return out, nil
+}
+
+// specsFromConfig builds the fleet from a configuration's inventory.
+func (c *simCommand) specsFromConfig(cfg *config.Config) ([]sim.BMCSpec, error) {
+	firmware, err := parseVersions("-firmware", c.firmware)
+	if err != nil {
+		return nil, err
+	}
+	target, err := parseVersions("-target", c.target)
+	if err != nil {
+		return nil, err
+	}
+	return c.configSpecs(cfg, firmware, target)
 }
 
 // specs builds the fleet from the flags.

@@ -15,9 +15,11 @@ type versionCommand struct {
 	json bool
 }
 
-func (c *versionCommand) Synopsis() string    { return "Show the rackform version" }
-func (c *versionCommand) Usage() string       { return "rackform version [-json]" }
-func (c *versionCommand) Description() string { return "Prints the rackform version and the Go runtime it was built with." }
+func (c *versionCommand) Synopsis() string { return "Show the rackform version" }
+func (c *versionCommand) Usage() string    { return "rackform version [-json]" }
+func (c *versionCommand) Description() string {
+	return "Prints the rackform version and the Go runtime it was built with."
+}
 
 func (c *versionCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
