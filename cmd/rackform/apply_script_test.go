@@ -202,7 +202,7 @@ func cmdSimCheck(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: simcheck ADMIN [-untouched NAMES] [-max-flashes N] COMPONENT=VERSION...")
 	}
 	admin := args[0]
-	untouched, failed := map[string]bool{}, map[string]bool{}
+	untouched, failed, ignore := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	maxFlashes := 1
 	want := map[string]string{}
 	for i := 1; i < len(args); i++ {
@@ -211,6 +211,11 @@ func cmdSimCheck(ts *testscript.TestScript, neg bool, args []string) {
 			i++
 			for _, n := range strings.Split(args[i], ",") {
 				untouched[n] = true
+			}
+		case "-ignore":
+			i++
+			for _, n := range strings.Split(args[i], ",") {
+				ignore[n] = true
 			}
 		case "-failed":
 			i++
@@ -241,6 +246,9 @@ func cmdSimCheck(ts *testscript.TestScript, neg bool, args []string) {
 	for _, n := range names {
 		s := stats[n]
 		fmt.Fprintf(&b, "%s flashes=%v reimages=%d updates=%d power=%s health=%s versions=%v\n", n, s.Flashes, s.Reimages, s.Updates, s.PowerState, s.Health, s.Versions)
+		if ignore[n] {
+			continue
+		}
 		if untouched[n] {
 			if s.Updates != 0 || len(s.Flashes) != 0 || s.Reimages != 0 {
 				problems = append(problems, fmt.Sprintf("%s was touched: %d updates, flashes %v, %d reimages", n, s.Updates, s.Flashes, s.Reimages))
