@@ -240,8 +240,14 @@ func (v *View) lines(e executor.Event) []string {
 		if e.Type == "apply_resumed" {
 			verb = "Resuming"
 		}
-		s := v.p.Summary
-		return []string{fmt.Sprintf("%s plan %s: %d servers to upgrade in %d racks, %d skipped, estimated %s", verb, shortSHA(v.sha), s.Upgrade, s.Racks, s.Skip, human(time.Duration(s.Estimate)))}
+		up, skip, racks := summary(v.p)
+		est := time.Duration(v.p.Summary.Estimate)
+		if est == 0 {
+			for _, st := range v.p.Run.Stages {
+				est += time.Duration(st.Estimate)
+			}
+		}
+		return []string{fmt.Sprintf("%s plan %s: %s to upgrade in %s, %d skipped, estimated %s", verb, shortSHA(v.sha), plural(up, "server"), plural(racks, "rack"), skip, human(est))}
 	case "apply_interrupting":
 		return []string{"Interrupted: starting nothing new; letting the BMC operations in flight finish"}
 	case "apply_ended":
@@ -510,7 +516,7 @@ func (v *View) draw(now time.Time) {
 			break
 		}
 		c := r.counts
-		fmt.Fprintf(&b, "  %-*s %s %3d/%-3d done %3d failed %3d running  %s\n", width, r.label, v.bar(c), c.Succeeded, c.Eligible, c.Failed, c.Running, v.colorState(r.state))
+		fmt.Fprintf(&b, "  %-*s %s %7s done %3d failed %3d running  %s\n", width, r.label, v.bar(c), fmt.Sprintf("%d/%d", c.Succeeded, c.Eligible), c.Failed, c.Running, v.colorState(r.state))
 	}
 	if len(v.rows) > v.opts.MaxRows {
 		fmt.Fprintf(&b, "  %d scopes done, %d not started, %d in all\n", done, waiting, len(v.rows))
@@ -538,7 +544,7 @@ func (v *View) bar(c executor.Counts) string {
 		return "[" + strings.Repeat("-", barWidth) + "]"
 	}
 	ok := c.Succeeded * barWidth / n
-	bad := c.Failed * barWidth / n
+	bad := (c.Succeeded+c.Failed)*barWidth/n - ok
 	if c.Failed > 0 && bad == 0 {
 		bad = 1
 	}
@@ -576,4 +582,22 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// summary counts the plan's servers to upgrade and skip, and the racks of
+// the former.
+func summary(p *plan.Plan) (up, skip, racks int) {
+	seen := map[string]bool{}
+	for _, s := range p.Servers {
+		if s.Action != plan.ActionUpgrade {
+			skip++
+			continue
+		}
+		up++
+		if k := s.Cluster + "/" + s.Rack; !seen[k] {
+			seen[k] = true
+			racks++
+		}
+	}
+	return up, skip, racks
 }

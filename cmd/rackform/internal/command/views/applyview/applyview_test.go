@@ -1,0 +1,180 @@
+package applyview_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
+	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/executor/executortest"
+	"github.com/rackform/rackform/executor/state"
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got), rerun with -update if intended:\n%s", path, diff)
+	}
+}
+
+const sha = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+
+type S = executortest.Scope
+
+// scenario is the fixed run the golden files show, on a fake clock: a
+// control plane, rack r01 (3 servers, 2 must succeed; r01-s02 never comes
+// back healthy, gets its reimage, and fails) with a pause after it, and
+// rack r02 after a continue. Each apply renders into out through a fresh
+// view, as each process does; json gets the event stream.
+func scenario(t *testing.T, opts applyview.Options) (human, json string) {
+	t.Helper()
+	prov := executortest.NewProvider()
+	clock := executortest.NewClock(executortest.Epoch)
+	b := executortest.NewBuilder(prov)
+	b.Scripts = map[string]executortest.Script{"c1/r01/r01-s02": {WaitReadyFails: 5}}
+	b.Stage("main").Group(b, "all").Cluster("c1").
+		Scope(S{Phase: plan.PhaseControlPlane, Kind: "serial", Name: "cp", Servers: 1, Role: "control_plane_spare"}).
+		Scope(S{Name: "r01", Servers: 3, Threshold: plan.Threshold{Type: "count", Value: 2}, PauseAfter: true}).
+		Scope(S{Name: "r02", Servers: 2, WaitAfter: 0})
+	p := b.Plan()
+	// The builder leaves estimates out; give each scope 40 minutes, as a
+	// plan would, so the ETA has something to count down.
+	for si := range p.Run.Stages {
+		st := &p.Run.Stages[si]
+		for gi := range st.Groups {
+			for ci := range st.Groups[gi].Clusters {
+				c := &st.Groups[gi].Clusters[ci]
+				for pi := range c.Phases {
+					for k := range c.Phases[pi].Scopes {
+						c.Phases[pi].Scopes[k].Estimate = plan.Duration(40 * time.Minute)
+						st.Estimate += plan.Duration(40 * time.Minute)
+					}
+				}
+			}
+		}
+	}
+	backend := state.NewMemory()
+	var out, js bytes.Buffer
+	if opts.Now == nil {
+		opts.Now = clock.Now
+	}
+	opts.Refresh = -1
+	run := func(control func(*executor.Executor) error) executor.Outcome {
+		view := applyview.New(&out, p, sha, opts)
+		e, err := executor.New(executor.Options{
+			Plan: p, PlanSHA256: sha, Backend: backend, Clock: clock,
+			Providers: map[string]providers.Provider{"fake": prov},
+			Hooks:     executortest.NewHooks(), Holder: "tester@host", Synchronous: true,
+			Events: executor.SinkFunc(func(ev executor.Event) {
+				view.Event(ev)
+				executor.NewJSONSink(&js).Event(ev)
+			}),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := e.Status(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		view.Start(st)
+		if control != nil {
+			if err := control(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		o, err := e.Run(context.Background(), context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		view.Close()
+		return o
+	}
+	if o := run(nil); o.Status != executor.OutcomePaused || o.Reason != executor.ReasonAfterRack {
+		t.Fatalf("first apply: %s, want paused(after_rack)", o)
+	}
+	clock.Advance(20 * time.Minute)
+	if o := run(func(e *executor.Executor) error { return e.Continue(context.Background()) }); o.Status != executor.OutcomeCompleted {
+		t.Fatalf("continue: %s, want completed", o)
+	}
+	return out.String(), js.String()
+}
+
+// TestGoldenPlain pins the plain-line rendering (not a TTY) and the JSON
+// stream of the same run.
+func TestGoldenPlain(t *testing.T) {
+	human, js := scenario(t, applyview.Options{})
+	if strings.Contains(human, "\x1b") {
+		t.Error("plain output holds escape sequences")
+	}
+	golden(t, "plain.golden", []byte(human))
+	golden(t, "events.golden.jsonl", []byte(js))
+}
+
+// TestGoldenLive pins the live view: the block of bars redrawn in place
+// (cursor up, clear), log lines above it, and the final picture kept.
+func TestGoldenLive(t *testing.T) {
+	human, _ := scenario(t, applyview.Options{Live: true})
+	if !strings.Contains(human, "\x1b[") {
+		t.Error("live output never redraws")
+	}
+	golden(t, "live.golden", []byte(human))
+}
+
+// TestPlainContent checks what the plain lines must say, independently of
+// the golden file: the remediation, the failure, the pause and the exact
+// command to continue, and the final summary.
+func TestPlainContent(t *testing.T) {
+	human, _ := scenario(t, applyview.Options{})
+	for _, want := range []string{
+		"Applying plan 001122334455: 6 servers to upgrade in 3 racks, 0 skipped, estimated ~2h",
+		"c1/r01: started: 3 servers, 2 must succeed, 1 may fail",
+		"  c1/r01/r01-s02: remediation: reimage",
+		"  c1/r01/r01-s02: failed(unhealthy)",
+		"c1/r01: completed: 2/3 done, 1 failed, 0 skipped",
+		"Apply paused (after_rack): ",
+		"To continue, run: rackform continue",
+		"Resuming plan 001122334455: ",
+		"c1/r02: completed: 2/2 done, 0 failed, 0 skipped",
+		"Apply complete: ",
+	} {
+		if !strings.Contains(human, want) {
+			t.Errorf("plain output lacks %q:\n%s", want, human)
+		}
+	}
+}
+
+// TestETA checks the estimate left: the plan's scope estimates, a running
+// scope's less its elapsed time.
+func TestETA(t *testing.T) {
+	human, _ := scenario(t, applyview.Options{})
+	if !strings.Contains(human, "c1 control plane: completed: 1/1 done, 0 failed, 0 skipped, ETA ~1h20m") {
+		t.Errorf("no ETA after the control plane:\n%s", human)
+	}
+}
