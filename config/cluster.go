@@ -373,6 +373,7 @@ func (s *loadState) decodeServer(b *hcl.Block, c *hcl.BodyContent, in instance, 
 		if v, ok := ca.value("password", cty.String, true); ok {
 			p, m := v.Unmark()
 			if len(m) == 0 {
+				s.addSensitiveSource(cc.Attributes["password"].Range)
 				ca.errorf(ca.rng("password", cb.DefRange), "Literal password",
 					"Server %q has a password that is not a sensitive value: write it as env(\"NAME\") or a sensitive variable, so it never appears in a configuration review or a plan.", sv.Name)
 			}

@@ -76,6 +76,11 @@ type loadState struct {
 	secrets map[string]bool
 	// envRefs are the names passed to env(), and whether each was set.
 	envRefs map[string]bool
+	// sensitiveSrc are source ranges that hold a sensitive value as text:
+	// var-file entries of sensitive variables, literal passwords, the
+	// defaults of sensitive variables. A diagnostic whose snippet would
+	// show one of their lines gets a sensitiveSource Extra.
+	sensitiveSrc []hcl.Range
 
 	vars   map[string]cty.Value // marked when sensitive
 	locals map[string]cty.Value
@@ -157,6 +162,11 @@ func (s *loadState) scrub(diags hcl.Diagnostics) hcl.Diagnostics {
 			d.EvalContext = nil
 		}
 	}
+	for _, d := range diags {
+		if s.showsSensitiveSource(d) {
+			d.Extra = sensitiveSource{wrapped: d.Extra}
+		}
+	}
 	if len(s.secrets) == 0 {
 		return diags
 	}
@@ -176,6 +186,63 @@ func (s *loadState) scrub(diags hcl.Diagnostics) hcl.Diagnostics {
 		d.Detail = redactTokens(d.Detail, secrets)
 	}
 	return diags
+}
+
+// sensitiveSource is the Extra of a diagnostic whose source lines hold a
+// sensitive value, such as a var-file line setting a sensitive variable.
+// Renderers show its range but no snippet (views.SensitiveSource); it
+// wraps any Extra the diagnostic already had.
+type sensitiveSource struct{ wrapped any }
+
+// DiagnosticSourceIsSensitive implements views.SensitiveSource.
+func (sensitiveSource) DiagnosticSourceIsSensitive() bool { return true }
+
+// UnwrapDiagnosticExtra lets hcl.DiagnosticExtra find the wrapped Extra.
+func (s sensitiveSource) UnwrapDiagnosticExtra() any { return s.wrapped }
+
+// SourceIsSensitive reports whether d's source lines hold a sensitive
+// value, so that no snippet of them may be shown.
+func SourceIsSensitive(d *hcl.Diagnostic) bool {
+	x, ok := hcl.DiagnosticExtra[interface{ DiagnosticSourceIsSensitive() bool }](d)
+	return ok && x.DiagnosticSourceIsSensitive()
+}
+
+// addSensitiveSource records a range whose text holds a secret.
+func (s *loadState) addSensitiveSource(r hcl.Range) {
+	s.sensitiveSrc = append(s.sensitiveSrc, r)
+}
+
+// showsSensitiveSource reports whether a snippet of d, which shows whole
+// lines of its subject and context, would show a line of a sensitive range.
+func (s *loadState) showsSensitiveSource(d *hcl.Diagnostic) bool {
+	if d.Subject == nil {
+		return false
+	}
+	shown := []hcl.Range{*d.Subject}
+	if d.Context != nil {
+		shown = append(shown, *d.Context)
+	}
+	for _, r := range shown {
+		for _, sr := range s.sensitiveSrc {
+			if r.Filename == sr.Filename && linesOverlap(r, sr) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func linesOverlap(a, b hcl.Range) bool {
+	lines := func(r hcl.Range) (int, int) {
+		end := r.End.Line
+		if end < r.Start.Line {
+			end = r.Start.Line
+		}
+		return r.Start.Line, end
+	}
+	as, ae := lines(a)
+	bs, be := lines(b)
+	return as <= be && bs <= ae
 }
 
 // redacted replaces a sensitive value in a message.

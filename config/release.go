@@ -220,6 +220,9 @@ func (s *loadState) decodeProvider(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagn
 		if len(marks) > 0 {
 			s.addSecrets(unmarked)
 			p.SensitiveAttrs = append(p.SensitiveAttrs, at.Name)
+		} else if at.Name == "password" {
+			// A literal password (an error of its own): its line is a secret.
+			s.addSensitiveSource(at.Range)
 		}
 		vals[at.Name] = unmarked
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strings"
@@ -34,7 +35,9 @@ type variableDecl struct {
 	validations []*hcl.Block
 	// valueRange is where the winning value was set, for diagnostics.
 	valueRange *hcl.Range
-	set        bool
+	// defaultRange is the default attribute, nil without one.
+	defaultRange *hcl.Range
+	set          bool
 }
 
 // inputValue is a value given from outside the configuration.
@@ -71,6 +74,9 @@ func (s *loadState) loadVariables(blocks []*hcl.Block) hcl.Diagnostics {
 		}
 		vd, d := decodeVariable(b)
 		diags = append(diags, d...)
+		if vd.v.Sensitive && vd.defaultRange != nil {
+			s.addSensitiveSource(*vd.defaultRange)
+		}
 		decls[name] = vd
 		order = append(order, vd)
 	}
@@ -86,8 +92,24 @@ func (s *loadState) loadVariables(blocks []*hcl.Block) hcl.Diagnostics {
 		}
 	}
 	for _, path := range s.l.opts.VarFiles {
-		attrs, d := s.readVarFile(path)
+		attrs, src, d := s.readVarFile(path)
 		diags = append(diags, d...)
+		if d.HasErrors() {
+			// The file is malformed (a syntax error, a duplicate), so which
+			// line sets what is uncertain: if it may set a sensitive
+			// variable, show none of it.
+			for _, vd := range order {
+				if vd.v.Sensitive && bytes.Contains(src, []byte(vd.v.Name)) {
+					s.addSensitiveSource(wholeFile(path, src))
+					break
+				}
+			}
+		}
+		for _, a := range attrs {
+			if vd := decls[a.Name]; vd != nil && vd.v.Sensitive {
+				s.addSensitiveSource(a.Range)
+			}
+		}
 		for _, a := range attrs {
 			if decls[a.Name] == nil {
 				diags = append(diags, &hcl.Diagnostic{
@@ -133,6 +155,9 @@ func (s *loadState) loadVariables(blocks []*hcl.Block) hcl.Diagnostics {
 		v.Source = "default"
 		if in := inputs[v.Name]; len(in) > 0 {
 			last := in[len(in)-1]
+			if v.Sensitive && last.expr == nil {
+				s.addSensitiveSource(wholeFile(inputFilename(v.Name), []byte(last.raw)))
+			}
 			got, d := parseInput(v, last)
 			diags = append(diags, d...)
 			if d.HasErrors() {
@@ -232,6 +257,7 @@ func decodeVariable(b *hcl.Block) (*variableDecl, hcl.Diagnostics) {
 		}
 	}
 	if a := content.Attributes["default"]; a != nil {
+		vd.defaultRange = a.Range.Ptr()
 		val, d := a.Expr.Value(nil)
 		diags = append(diags, d...)
 		if !d.HasErrors() {
@@ -285,10 +311,19 @@ func decodeConst(a *hcl.Attribute, ty cty.Type, set func(cty.Value)) hcl.Diagnos
 	return diags
 }
 
-func (s *loadState) readVarFile(path string) ([]*hcl.Attribute, hcl.Diagnostics) {
+// wholeFile is a range over every line of src.
+func wholeFile(name string, src []byte) hcl.Range {
+	return hcl.Range{
+		Filename: name,
+		Start:    hcl.InitialPos,
+		End:      hcl.Pos{Line: bytes.Count(src, []byte("\n")) + 1, Column: 1, Byte: len(src)},
+	}
+}
+
+func (s *loadState) readVarFile(path string) ([]*hcl.Attribute, []byte, hcl.Diagnostics) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, hcl.Diagnostics{{
+		return nil, nil, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Failed to read variables file",
 			Detail:   fmt.Sprintf("Cannot read the -var-file %s: %v.", path, err),
@@ -302,10 +337,10 @@ func (s *loadState) readVarFile(path string) ([]*hcl.Attribute, hcl.Diagnostics)
 		f, diags = s.l.parser.ParseHCL(src, path)
 	}
 	if diags.HasErrors() || f == nil {
-		return nil, diags
+		return nil, src, diags
 	}
 	attrs, d := f.Body.JustAttributes()
-	return sortedAttrs(attrs), append(diags, d...)
+	return sortedAttrs(attrs), src, append(diags, d...)
 }
 
 // parseInput turns an input into a value. Like Terraform, a raw string
@@ -319,7 +354,7 @@ func parseInput(v *Variable, in inputValue) (cty.Value, hcl.Diagnostics) {
 	if v.Type.IsPrimitiveType() || v.Type == cty.DynamicPseudoType {
 		return cty.StringVal(in.raw), nil
 	}
-	expr, diags := hclsyntax.ParseExpression([]byte(in.raw), fmt.Sprintf("<value for var.%s>", v.Name), hcl.InitialPos)
+	expr, diags := hclsyntax.ParseExpression([]byte(in.raw), inputFilename(v.Name), hcl.InitialPos)
 	if diags.HasErrors() {
 		if v.Sensitive {
 			return cty.NilVal, hcl.Diagnostics{{
@@ -332,6 +367,10 @@ func parseInput(v *Variable, in inputValue) (cty.Value, hcl.Diagnostics) {
 	}
 	return expr.Value(nil)
 }
+
+// inputFilename names the text of a -var or environment value in the
+// ranges of diagnostics about it.
+func inputFilename(name string) string { return fmt.Sprintf("<value for var.%s>", name) }
 
 func (s *loadState) checkValidation(vd *variableDecl, b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagnostics {
 	content, _ := b.Body.Content(validationSchema)
