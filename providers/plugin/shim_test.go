@@ -552,3 +552,37 @@ func TestTransportFailure(t *testing.T) {
 		t.Errorf("Task after the plugin stopped: diagnostics %v, want a failure naming provider test and server r01-c01", diags)
 	}
 }
+
+// TestObserveConcurrentCallbacks has the provider call back from many
+// goroutines at once, as a provider may: the server shim must serialise
+// the sends (a gRPC stream allows one sender; -race checks it) and lose none.
+func TestObserveConcurrentCallbacks(t *testing.T) {
+	const workers, each = 8, 200
+	p := &funcProvider{observe: func(_ context.Context, r *providers.ObserveRequest, fn func(*providers.Observation) error) providers.Diagnostics {
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range each {
+					_ = fn(&providers.Observation{Server: r.Targets[w*each+i].Name, Reachable: true})
+				}
+			}()
+		}
+		wg.Wait()
+		return nil
+	}}
+	c, _ := connect(t, p)
+	var targets []providers.Target
+	for i := range workers * each {
+		targets = append(targets, providers.Target{Name: fmt.Sprint("s", i)})
+	}
+	seen := map[string]bool{}
+	diags := c.Observe(t.Context(), &providers.ObserveRequest{Targets: targets}, func(o *providers.Observation) error {
+		seen[o.Server] = true
+		return nil
+	})
+	if diags.HasErrors() || len(seen) != len(targets) {
+		t.Errorf("got %d distinct observations of %d, diagnostics %v", len(seen), len(targets), diags.Err())
+	}
+}

@@ -70,8 +70,8 @@ func TestBroken(t *testing.T) {
 	if how == "" {
 		t.Skip("run by TestSuiteCatchesBrokenProviders")
 	}
-	providertest.Run(t, fakeFixture(func(_ *testing.T, f *providertest.Fake) providers.Provider {
-		return &broken{Fake: f, how: how}
+	providertest.Run(t, providertest.FakeFixture(func(*testing.T) providers.Provider {
+		return &broken{Fake: providertest.NewFake(providertest.FakeFleet()...), how: how}
 	}))
 }
 

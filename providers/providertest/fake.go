@@ -10,6 +10,7 @@ import (
 	"path"
 	"sort"
 	"sync"
+	"testing"
 
 	"github.com/rackform/rackform/providers"
 )
@@ -93,7 +94,8 @@ func (f *Fake) Configure(_ context.Context, req *providers.ConfigureRequest) pro
 }
 
 // Observe implements providers.Provider. It reads up to Concurrency servers
-// at once and calls fn from several goroutines, as a real provider may.
+// at once and calls fn from one goroutine at a time, as the plugin client
+// and the redfish provider do.
 func (f *Fake) Observe(ctx context.Context, req *providers.ObserveRequest, fn func(*providers.Observation) error) providers.Diagnostics {
 	if d := f.ready(); d != nil {
 		return d
@@ -114,12 +116,13 @@ func (f *Fake) Observe(ctx context.Context, req *providers.ObserveRequest, fn fu
 		go func() {
 			defer wg.Done()
 			for t := range jobs {
-				if err := fn(f.observe(t)); err != nil {
-					mu.Lock()
+				o := f.observe(t)
+				mu.Lock()
+				if err := fn(o); err != nil {
 					diags = append(diags, providers.Errorf("", "Observe stopped", err.Error())...)
-					mu.Unlock()
 					stop()
 				}
+				mu.Unlock()
 			}
 		}()
 	}
@@ -299,4 +302,49 @@ func Matches(m providers.Match, c providers.Component) bool {
 		return ok
 	}
 	return false
+}
+
+// FakeFleet is the fleet FakeFixture expects a Fake to serve.
+func FakeFleet() []FakeServer {
+	return []FakeServer{
+		{Endpoint: "https://127.1.0.1:8443", Components: []providers.Component{
+			{ID: "BMC", Name: "BMC Firmware", SoftwareID: "bmc", Version: "1.10", Updateable: true},
+			{ID: "BIOS", Name: "System ROM", SoftwareID: "bios", Version: "2.0.1", Updateable: true},
+		}},
+		{Endpoint: "https://127.1.0.2:8443", Components: []providers.Component{
+			{ID: "BMC", Name: "BMC Firmware", SoftwareID: "bmc", Version: "1.10", Updateable: true},
+			{ID: "BIOS", Name: "System ROM", SoftwareID: "bios", Version: "2.0.1", Updateable: true},
+		}},
+	}
+}
+
+// FakeFixture is the conformance fixture for a Fake serving FakeFleet.
+// newProvider returns the provider under test: the Fake itself, or a client
+// of it through the plugin protocol.
+func FakeFixture(newProvider func(t *testing.T) providers.Provider) Fixture {
+	bios := providers.Match{ID: "BIOS"}
+	return Fixture{
+		Name:          "fake",
+		New:           newProvider,
+		Config:        json.RawMessage(`{"username":"admin","password":"s3cret-pw"}`),
+		InvalidConfig: json.RawMessage(`{"user":"admin","password":"s3cret-pw"}`),
+		Servers: []Server{
+			{Target: providers.Target{Name: "r01-c01", Endpoint: "https://127.1.0.1:8443"},
+				Versions: []providers.Expectation{{Component: "bios", Match: bios, Version: "2.0.1"}}},
+			{Target: providers.Target{Name: "r01-c02", Endpoint: "https://127.1.0.2:8443",
+				Credentials: &providers.Credentials{Username: "root", Password: "target-pw"}},
+				Versions: []providers.Expectation{{Component: "bmc", Match: providers.Match{SoftwareID: "bmc"}, Version: "1.10"}}},
+		},
+		Unreachable: providers.Target{Name: "r01-c03", Endpoint: "https://127.1.0.3:8443"},
+		Update: Update{
+			Server: 0,
+			Steps: []providers.Step{
+				{Kind: providers.StepUpdate, Component: "bios", Match: bios, Version: "2.1.0", ImageURI: "http://127.0.0.1/bios.bin", ApplyTime: "OnReset"},
+				{Kind: providers.StepReset, ResetType: "GracefulRestart"},
+				{Kind: providers.StepWaitReady, Expect: []providers.Expectation{{Component: "bios", Match: bios, Version: "2.1.0"}}},
+			},
+			After: providers.Expectation{Component: "bios", Match: bios, Version: "2.1.0"},
+		},
+		Secrets: []string{"s3cret-pw", "target-pw"},
+	}
 }
