@@ -1,0 +1,349 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rackform/rackform/providers/sim"
+)
+
+// rackformBin makes the test binary callable as "rackform" (testscript.Main
+// dispatches on the program name) and returns its path.
+func rackformBin(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "rackform")
+	if err := os.Symlink(exe, bin); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// e2eFleet is an in-process simulated fleet with its admin API on loopback,
+// and a configuration for it.
+type e2eFleet struct {
+	fleet *sim.Fleet
+	admin string
+	dir   string // the configuration directory
+}
+
+const e2ePassword = "e2e-Planted-pw"
+
+// startE2EFleet serves racks×perRack BMCs on 127.77.OCTET.x:18443 at speed,
+// with faults by BMC name, and writes a matching configuration.
+func startE2EFleet(t *testing.T, octet, racks, perRack int, speed float64, faults map[string]string) *e2eFleet {
+	t.Helper()
+	var specs []sim.BMCSpec
+	for i := 0; i < racks*perRack; i++ {
+		specs = append(specs, sim.BMCSpec{
+			Name:     fmt.Sprintf("bmc-%04d", i+1),
+			Addr:     fmt.Sprintf("127.77.%d.%d:18443", octet, i+1),
+			Firmware: map[string]string{"BIOS": "2.70", "Runtime": "4.6.0"},
+			PowerOn:  true,
+		})
+	}
+	f, err := sim.New(sim.Options{Speed: speed, Username: "admin", Password: e2ePassword}, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, spec := range faults {
+		ft, err := sim.ParseFault(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.SetFault(name, ft); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := f.Start(ctx); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: f.AdminHandler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() {
+		srv.Close()
+		cancel()
+		f.Close()
+	})
+	dir := filepath.Join(t.TempDir(), "fleet")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.rf.hcl"), []byte(e2eConfig(octet, racks, perRack)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return &e2eFleet{fleet: f, admin: ln.Addr().String(), dir: dir}
+}
+
+// e2eConfig is a cluster of racks with the control plane placed as the
+// planner requires (2 racks: control plane + spare; 3 or more: one control
+// plane server per rack and a spare in the last), compute for the rest.
+func e2eConfig(octet, racks, perRack int) string {
+	var b strings.Builder
+	b.WriteString(`provider "redfish" {
+  username           = "admin"
+  password           = env("RACKFORM_SIM_PASSWORD")
+  timeout            = "2s"
+  poll_interval      = "10ms"
+  retry_base_delay   = "5ms"
+  retry_max_delay    = "20ms"
+  retry_max_attempts = 3
+}
+
+release "r" {
+  version = "4.6.1"
+  component "bios" {
+    version = "2.80"
+    scheme  = "dotted"
+    image   = "http://127.0.0.1:9/bios-2.80.bin"
+    match {
+      id = "BIOS"
+    }
+  }
+  component "runtime" {
+    kind    = "runtime"
+    version = "4.6.1"
+    image   = "http://127.0.0.1:9/runtime-4.6.1.iso"
+    match {
+      id = "Runtime"
+    }
+  }
+}
+
+strategy "fast" {
+  verify_timeout   = "5s"
+  drain_timeout    = "2s"
+  shutdown_timeout = "2s"
+  compute {
+    wait_after_rack = "0s"
+  }
+}
+
+cluster "lab" {
+  release  = release.r
+  strategy = strategy.fast
+`)
+	n := 0
+	for r := 1; r <= racks; r++ {
+		fmt.Fprintf(&b, "  rack \"r%d\" {\n", r)
+		for s := 0; s < perRack; s++ {
+			n++
+			name, role := fmt.Sprintf("s%d", n), "compute"
+			switch {
+			case racks >= 3 && s == 0:
+				role = "control_plane"
+			case racks >= 3 && s == 1 && r == racks:
+				role = "control_plane_spare"
+			case racks == 2 && s == 0 && r == 1:
+				role = "control_plane"
+			case racks == 2 && s == 0 && r == 2:
+				role = "control_plane_spare"
+			}
+			fmt.Fprintf(&b, "    server %q {\n      bmc  = \"http://127.77.%d.%d:18443\"\n      role = %q\n    }\n", name, octet, n, role)
+		}
+		b.WriteString("  }\n")
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func (f *e2eFleet) stats(t *testing.T) map[string]sim.Stats {
+	t.Helper()
+	resp, err := http.Get("http://" + f.admin + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		BMCs map[string]sim.Stats `json:"bmcs"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	return body.BMCs
+}
+
+// checkFleet asserts from the simulator's own counters that no server was
+// flashed or reimaged twice and every one is at the target.
+func (f *e2eFleet) checkFleet(t *testing.T) {
+	t.Helper()
+	st := f.stats(t)
+	names := make([]string, 0, len(st))
+	for n := range st {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		s := st[n]
+		for comp, k := range s.Flashes {
+			if k > 1 {
+				t.Errorf("%s: %s flashed %d times", n, comp, k)
+			}
+		}
+		if s.Reimages > 1 {
+			t.Errorf("%s: reimaged %d times", n, s.Reimages)
+		}
+		if s.Versions["BIOS"] != "2.80" || s.Versions["Runtime"] != "4.6.1" {
+			t.Errorf("%s left behind: BIOS %s, Runtime %s (power %s, health %s)", n, s.Versions["BIOS"], s.Versions["Runtime"], s.PowerState, s.Health)
+		}
+	}
+}
+
+type e2eEnv struct {
+	bin, work string
+	env       []string
+}
+
+func newE2EEnv(t *testing.T) *e2eEnv {
+	return &e2eEnv{bin: rackformBin(t), work: t.TempDir(),
+		env: append(os.Environ(), "RACKFORM_SIM_PASSWORD="+e2ePassword, "NO_COLOR=1")}
+}
+
+// run runs rackform to completion and returns its exit code and output.
+func (e *e2eEnv) run(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(e.bin, args...)
+	cmd.Dir, cmd.Env = e.work, e.env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatal(err)
+		}
+	}
+	return cmd.ProcessState.ExitCode(), out.String()
+}
+
+var lockIDRe = regexp.MustCompile(`rackform force-unlock ([0-9a-f]+)`)
+
+// TestApplyCrash kills `rackform apply` (the real binary, the built-in
+// provider out of process, an in-process simulated fleet) with SIGKILL at
+// 50 random points and re-runs it until it completes, a fresh fleet per
+// round, and asserts from the simulator's counters that no server was
+// flashed twice and none was left behind. A killed apply leaves its lock;
+// the operator's documented way out, force-unlock with the ID from the
+// refusal, is what the test does.
+func TestApplyCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test: 50 kills of the real binary")
+	}
+	const kills = 50
+	seed := uint64(20261121)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	t.Logf("seed %d", seed)
+	deadline := time.Now().Add(150 * time.Second)
+	e := newE2EEnv(t)
+	done, round := 0, 0
+	for done < kills {
+		round++
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d kills in time", done)
+		}
+		f := startE2EFleet(t, 30+round, 2, 4, 3000, nil)
+		stateDir := fmt.Sprintf("st%d", round)
+		planFile := fmt.Sprintf("plan%d.json", round)
+		if code, out := e.run(t, "plan", "-no-color", "-out", planFile, f.dir); code != 0 {
+			t.Fatalf("plan: exit %d\n%s", code, out)
+		}
+		attempts := 0
+		for {
+			attempts++
+			if attempts > 200 || time.Now().After(deadline) {
+				t.Fatalf("round %d: apply did not complete after %d attempts", round, attempts)
+			}
+			cmd := exec.Command(e.bin, "apply", "-state-dir", stateDir, planFile)
+			cmd.Dir, cmd.Env = e.work, e.env
+			// Its own process group, so the plugin it starts can be found
+			// again: a provider plugin outlives a SIGKILLed host (go-plugin
+			// has nothing that ends it), and would hold its BMC sessions.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(exited) }()
+			killAt := time.Duration(30+rng.IntN(570)) * time.Millisecond
+			killed := false
+			select {
+			case <-exited:
+			case <-time.After(killAt):
+				if done < kills {
+					_ = cmd.Process.Signal(syscall.SIGKILL)
+					killed = true
+				}
+				<-exited
+			}
+			// The orphaned plugin, if any: the crash is of the host process;
+			// the next apply starts its own plugin.
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			code := cmd.ProcessState.ExitCode()
+			switch {
+			case killed && code == -1:
+				done++
+				continue
+			case code == 0:
+			case code == 1 && strings.Contains(out.String(), "the state is locked by"):
+				m := lockIDRe.FindStringSubmatch(out.String())
+				if m == nil {
+					t.Fatalf("lock refusal without an ID:\n%s", out.String())
+				}
+				if c, o := e.run(t, "force-unlock", "-state-dir", stateDir, m[1]); c != 0 {
+					t.Fatalf("force-unlock: exit %d\n%s", c, o)
+				}
+				continue
+			default:
+				if killed {
+					// Killed just as it exited on its own.
+					done++
+					continue
+				}
+				t.Fatalf("round %d attempt %d: apply exited %d:\n%s", round, attempts, code, out.String())
+			}
+			break
+		}
+		t.Logf("round %d: completed after %d attempts (%d kills so far)", round, attempts, done)
+		f.checkFleet(t)
+		if t.Failed() {
+			files, _ := filepath.Glob(filepath.Join(e.work, stateDir, "journal", "*.jsonl"))
+			for _, j := range files {
+				b, _ := os.ReadFile(j)
+				t.Logf("journal %s:\n%s", j, b)
+			}
+			return
+		}
+		if code, out := e.run(t, "status", "-state-dir", stateDir); code != 0 || !strings.Contains(out, "run completed") {
+			t.Fatalf("status after round %d: exit %d\n%s", round, code, out)
+		}
+		if t.Failed() {
+			return
+		}
+	}
+}
