@@ -310,6 +310,9 @@ func TestApplyCrash(t *testing.T) {
 				done++
 				continue
 			case code == 0:
+			case code == 1 && strings.Contains(out.String(), "this plan has already been applied completely"):
+				// The previous attempt completed the run and was killed
+				// before it exited.
 			case code == 1 && strings.Contains(out.String(), "the state is locked by"):
 				m := lockIDRe.FindStringSubmatch(out.String())
 				if m == nil {
