@@ -1,6 +1,5 @@
-# nexus-lab: one cluster of four racks upgraded the Operator Nexus way.
-# The inventory (40 servers) comes from inventory.csv; every BMC is a
-# simulated one on loopback (https://127.1.RACK.SERVER:8443).
+# nexus-lab: one cluster of four racks (40 servers from inventory.csv) upgraded
+# the Operator Nexus way; every BMC is simulated on loopback (127.1.RACK.SERVER).
 
 variable "bmc_username" {
   type        = string
@@ -15,6 +14,7 @@ provider "redfish" {
   concurrency   = 16
   per_bmc_limit = 2
   timeout       = "30s"
+  poll_interval = var.bmc_poll_interval
 }
 
 locals {

@@ -20,19 +20,18 @@ release "r4_6_1" {
 
   component "bmc" {
     match {
-      id = "BMC"
+      software_id = "BMC"
     }
     version    = "7.10.30"
     scheme     = "dotted"
     image      = "https://127.0.0.1:8080/images/bmc-7.10.30.bin"
     apply_time = "Immediate"
-    method     = "push"
     reboot     = false
   }
 
   component "nic" {
     match {
-      name = "NIC*"
+      software_id = "NIC"
     }
     version = "22.31.6"
     scheme  = "dotted"
@@ -42,7 +41,7 @@ release "r4_6_1" {
   component "runtime" {
     kind = "runtime"
     match {
-      software_id = "runtime-os"
+      software_id = "Runtime"
     }
     version = "4.6.1"
     image   = "https://127.0.0.1:8080/images/runtime-4.6.1.iso"
