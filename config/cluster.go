@@ -50,6 +50,8 @@ type instance struct {
 	// key is each.key, or the count index as a decimal.
 	key     string
 	counted bool
+	// value is each.value (cty.NilVal under count or without for_each).
+	value cty.Value
 }
 
 // expand evaluates the for_each or count meta-argument of a block and
@@ -143,7 +145,7 @@ func (s *loadState) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl
 		var out []instance
 		add := func(k string, val cty.Value) {
 			each := cty.ObjectVal(map[string]cty.Value{"key": cty.StringVal(k), "value": val})
-			out = append(out, instance{ctx: child(map[string]cty.Value{"each": each}), key: k})
+			out = append(out, instance{ctx: child(map[string]cty.Value{"each": each}), key: k, value: val})
 		}
 		switch {
 		case ty.IsMapType() || ty.IsObjectType():
@@ -338,16 +340,21 @@ func (s *loadState) decodeServer(b *hcl.Block, c *hcl.BodyContent, in instance, 
 		DeclRange: b.DefRange,
 		BMCRange:  a.rng("bmc", b.DefRange),
 		RoleRange: a.rng("role", b.DefRange),
+		eachValue: in.value,
+		eachKey:   in.key,
+	}
+	if in.counted {
+		sv.eachKey = ""
 	}
 	if bmc, ok := a.str("bmc"); ok {
 		if err := checkBMC(bmc); err != nil {
-			a.errorf(sv.BMCRange, "Invalid BMC URL", "Server %q: %s", sv.Name, err.Error())
+			a.errorf(sv.BMCRange, "Invalid BMC URL", "Server %s: %s", s.serverRef(sv), err.Error())
 		}
 		sv.BMC = bmc
 	}
 	if role, ok := a.str("role"); ok {
 		if !validRole(role) {
-			a.errorf(sv.RoleRange, "Unknown role", "Server %q has role %q; a role must be %s.", sv.Name, role, orList(Roles))
+			a.errorf(sv.RoleRange, "Unknown role", "Server %s has role %q; a role must be %s.", s.serverRef(sv), role, orList(Roles))
 		}
 		sv.Role = role
 	}

@@ -28,13 +28,44 @@ func (s *loadState) attrs(m hcl.Attributes, ctx *hcl.EvalContext, diags *hcl.Dia
 	return &attrs{s: s, m: m, ctx: ctx, diags: diags}
 }
 
+// errorf reports an error at r. When r is an attribute's value (or an
+// element of a list value), the diagnostic carries that expression and the
+// context it was evaluated in, so renderers can say what its references
+// were (each.value.role is "computer") and which instance of a for_each
+// failed. Load strips sensitive values from such contexts.
 func (a *attrs) errorf(r hcl.Range, summary, format string, args ...any) {
-	*a.diags = append(*a.diags, &hcl.Diagnostic{
+	d := &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  summary,
 		Detail:   fmt.Sprintf(format, args...),
 		Subject:  r.Ptr(),
-	})
+	}
+	if expr := a.exprAt(r); expr != nil {
+		d.Expression, d.EvalContext = expr, a.ctx
+	}
+	*a.diags = append(*a.diags, d)
+}
+
+// exprAt returns the attribute value expression whose range is r, or the
+// element of a list expression whose range is r; nil if none is.
+func (a *attrs) exprAt(r hcl.Range) hcl.Expression {
+	for _, at := range a.m {
+		er := at.Expr.Range()
+		if er.Filename != r.Filename || r.Start.Byte < er.Start.Byte || r.End.Byte > er.End.Byte {
+			continue
+		}
+		if er == r {
+			return at.Expr
+		}
+		if elems, diags := hcl.ExprList(at.Expr); !diags.HasErrors() {
+			for _, e := range elems {
+				if e.Range() == r {
+					return e
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // rng returns the range of the attribute's value, or fallback if unset.

@@ -38,7 +38,7 @@ func (s *loadState) functions() map[string]function.Function {
 		"compact":         stdlib.CompactFunc,
 		"concat":          stdlib.ConcatFunc,
 		"contains":        stdlib.ContainsFunc,
-		"csvdecode":       stdlib.CSVDecodeFunc,
+		"csvdecode":       s.csvDecodeFunc(),
 		"distinct":        stdlib.DistinctFunc,
 		"element":         stdlib.ElementFunc,
 		"endswith":        endsWithFunc,
@@ -291,6 +291,9 @@ func (s *loadState) fileFunc() function.Function {
 			text, err := s.readFile(args[0].AsString())
 			if err != nil {
 				return cty.UnknownVal(cty.String), function.NewArgError(0, err)
+			}
+			if _, seen := s.fileTexts[text]; !seen {
+				s.fileTexts[text] = args[0].AsString()
 			}
 			return cty.StringVal(text), nil
 		},

@@ -76,6 +76,10 @@ type loadState struct {
 	secrets map[string]bool
 	// envRefs are the names passed to env(), and whether each was set.
 	envRefs map[string]bool
+	// fileTexts maps what file() returned to the path it was given, and
+	// csvSources are csvdecode results over such texts (origin.go).
+	fileTexts  map[string]string
+	csvSources []*csvSource
 	// sensitiveSrc are source ranges that hold a sensitive value as text:
 	// var-file entries of sensitive variables, literal passwords, the
 	// defaults of sensitive variables. A diagnostic whose snippet would
@@ -107,6 +111,7 @@ func newLoadState(l *Loader, cfg *Config) *loadState {
 		l: l, cfg: cfg, baseDir: cfg.Dir, getenv: l.opts.Getenv,
 		secrets:    map[string]bool{},
 		envRefs:    map[string]bool{},
+		fileTexts:  map[string]string{},
 		vars:       map[string]cty.Value{},
 		locals:     map[string]cty.Value{},
 		objects:    map[string]map[string]cty.Value{},
@@ -154,12 +159,16 @@ func (s *loadState) addSecrets(v cty.Value) {
 // Only whole tokens are replaced, so a short secret ("x") cannot maul the
 // words around it ("extra.vars").
 func (s *loadState) scrub(diags hcl.Diagnostics) hcl.Diagnostics {
+	// Renderers (HCL's, Terraform-style views) print the values of the
+	// variables an expression uses from its EvalContext. Each context is
+	// replaced by one holding only what the expression refers to, with
+	// every sensitive part replaced by a marked unknown: renderers show
+	// the rest (each.value.role is "computer") and cannot show a secret,
+	// which is no longer there.
+	roots := map[rootKey]cty.Value{}
 	for _, d := range diags {
-		// Renderers (HCL's, Terraform-style views) print the values of the
-		// variables an expression uses; drop the context when any is
-		// sensitive so they cannot.
-		if d.Expression != nil && d.EvalContext != nil && usesSensitive(d.Expression, d.EvalContext) {
-			d.EvalContext = nil
+		if d.EvalContext != nil {
+			d.EvalContext = safeContext(d.Expression, d.EvalContext, roots)
 		}
 	}
 	for _, d := range diags {
@@ -309,18 +318,90 @@ func isWordRune(r rune) bool {
 	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
-func usesSensitive(expr hcl.Expression, ctx *hcl.EvalContext) bool {
+// rootKey identifies a variable of one evaluation context, so a value
+// shared by many diagnostics (var, local) is made safe once.
+type rootKey struct {
+	ctx  *hcl.EvalContext
+	name string
+}
+
+// safeContext returns a context with the variables expr refers to, looked
+// up through ctx and its parents, each with its sensitive parts replaced
+// (withoutSecrets). Without an expression there is nothing to describe.
+func safeContext(expr hcl.Expression, ctx *hcl.EvalContext, cache map[rootKey]cty.Value) *hcl.EvalContext {
+	if expr == nil {
+		return nil
+	}
+	vars := map[string]cty.Value{}
 	for _, tr := range expr.Variables() {
-		v, diags := tr.TraverseAbs(ctx)
-		if diags.HasErrors() {
-			// Could not tell; assume the worst.
-			return true
+		name := tr.RootName()
+		if _, done := vars[name]; done {
+			continue
 		}
-		if v.ContainsMarked() {
-			return true
+		for c := ctx; c != nil; c = c.Parent() {
+			v, ok := c.Variables[name]
+			if !ok {
+				continue
+			}
+			key := rootKey{c, name}
+			safe, ok := cache[key]
+			if !ok {
+				safe = withoutSecrets(v)
+				cache[key] = safe
+			}
+			vars[name] = safe
+			break
 		}
 	}
-	return false
+	if len(vars) == 0 {
+		return nil
+	}
+	return &hcl.EvalContext{Variables: vars}
+}
+
+// withoutSecrets returns v with every marked part replaced by an unknown
+// value of its type carrying the same marks: the structure stays (so
+// each.value.role can still be described) but no secret is left in it.
+func withoutSecrets(v cty.Value) cty.Value {
+	if !v.ContainsMarked() {
+		return v
+	}
+	if v.IsMarked() {
+		_, marks := v.Unmark()
+		return cty.UnknownVal(v.Type()).WithMarks(marks)
+	}
+	if v.IsNull() || !v.IsKnown() {
+		return v
+	}
+	ty := v.Type()
+	switch {
+	case ty.IsObjectType():
+		attrs := map[string]cty.Value{}
+		for k, e := range v.AsValueMap() {
+			attrs[k] = withoutSecrets(e)
+		}
+		return cty.ObjectVal(attrs)
+	case ty.IsTupleType():
+		elems := v.AsValueSlice()
+		for i, e := range elems {
+			elems[i] = withoutSecrets(e)
+		}
+		return cty.TupleVal(elems)
+	case ty.IsMapType() && v.LengthInt() > 0:
+		m := v.AsValueMap()
+		for k, e := range m {
+			m[k] = withoutSecrets(e)
+		}
+		return cty.MapVal(m)
+	case ty.IsListType() && v.LengthInt() > 0:
+		elems := v.AsValueSlice()
+		for i, e := range elems {
+			elems[i] = withoutSecrets(e)
+		}
+		return cty.ListVal(elems)
+	}
+	// A set cannot hold unknowns that stay distinct; make it all unknown.
+	return cty.UnknownVal(ty).Mark(sensitiveMark)
 }
 
 func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {

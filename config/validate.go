@@ -64,6 +64,14 @@ func where(s *Server) string {
 	return fmt.Sprintf("%s (cluster %q, rack %q)", posString(s.DeclRange), s.Cluster.Name, s.Rack.Name)
 }
 
+// whereFrom is where, with the inventory line a generated server came from.
+func (s *loadState) whereFrom(sv *Server) string {
+	if o := s.origin(sv.eachValue, sv.eachKey, sv.Name); o != "" {
+		return fmt.Sprintf("%s (cluster %q, rack %q, from %s)", posString(sv.DeclRange), sv.Cluster.Name, sv.Rack.Name, o)
+	}
+	return where(sv)
+}
+
 // validate runs the checks that need the whole model.
 func (s *loadState) validate() hcl.Diagnostics {
 	var diags hcl.Diagnostics
@@ -84,7 +92,7 @@ func (s *loadState) validate() hcl.Diagnostics {
 			for _, sv := range r.Servers {
 				if first := byName[sv.Name]; first != nil {
 					diags = append(diags, errorAt(sv.DeclRange, "Duplicate server",
-						"A server named %q is already declared at %s. A server belongs to exactly one rack of one cluster.", sv.Name, where(first)))
+						"A server named %s is already declared at %s. A server belongs to exactly one rack of one cluster.", s.serverRef(sv), s.whereFrom(first)))
 				} else {
 					byName[sv.Name] = sv
 				}
@@ -94,7 +102,7 @@ func (s *loadState) validate() hcl.Diagnostics {
 				key := bmcKey(sv.BMC)
 				if first := byBMC[key]; first != nil {
 					diags = append(diags, errorAt(sv.BMCRange, "Duplicate BMC address",
-						"Server %q has the BMC address %s, which server %q at %s already has. A BMC belongs to exactly one server.", sv.Name, sv.BMC, first.Name, where(first)))
+						"Server %s has the BMC address %s, which server %q at %s already has. A BMC belongs to exactly one server.", s.serverRef(sv), sv.BMC, first.Name, s.whereFrom(first)))
 				} else {
 					byBMC[key] = sv
 				}

@@ -234,9 +234,11 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-// TestSensitiveEvalContextDropped: renderers print the values an
-// expression uses from diag.EvalContext, so it must not hold secrets.
-func TestSensitiveEvalContextDropped(t *testing.T) {
+// TestEvalContextsHoldNoSecrets: renderers print the values an expression
+// uses from diag.EvalContext, so no context leaving Load may hold a
+// secret; a sensitive value is there only as a marked unknown, while
+// everything else stays describable.
+func TestEvalContextsHoldNoSecrets(t *testing.T) {
 	src := base + `
 variable "pw" {
   sensitive = true
@@ -248,24 +250,54 @@ variable "plain" {
 locals {
   x = tonumber(var.pw)
   y = tonumber(var.plain)
+  z = { secret = var.pw, name = "n" }
+  w = tonumber(local.z.name)
 }
 `
 	writeConfig(t, map[string]string{"main.rf.hcl": src})
 	_, diags := NewLoader(LoadOptions{}).Load(".")
-	if len(diags) != 2 {
-		t.Fatalf("want 2 diagnostics, got %d: %v", len(diags), diags)
+	if len(diags) != 3 {
+		t.Fatalf("want 3 diagnostics, got %d: %v", len(diags), diags)
 	}
 	for _, d := range diags {
-		if d.Expression == nil {
-			t.Fatalf("diagnostic without expression: %v", d)
+		if d.Expression == nil || d.EvalContext == nil {
+			t.Fatalf("diagnostic without expression or context: %v", d)
 		}
-		root := d.Expression.Variables()[0]
-		name := root[1].(hcl.TraverseAttr).Name
-		switch {
-		case name == "pw" && d.EvalContext != nil:
-			t.Errorf("diagnostic using var.pw keeps its EvalContext")
-		case name == "plain" && d.EvalContext == nil:
-			t.Errorf("diagnostic using var.plain lost its EvalContext")
+		for name, v := range d.EvalContext.Variables {
+			if strings.Contains(fmt.Sprintf("%#v", v), "pw-value") {
+				t.Errorf("%s: the context's %s holds the secret: %#v", d.Detail, name, v)
+			}
+		}
+		tr := d.Expression.Variables()[0]
+		v, vd := tr.TraverseAbs(d.EvalContext)
+		if vd.HasErrors() {
+			t.Fatalf("%s does not resolve in the context: %s", traversalText(tr), vd.Error())
+		}
+		switch traversalText(tr) {
+		case "var.pw":
+			if v.IsKnown() || !v.IsMarked() {
+				t.Errorf("var.pw is %#v, want a marked unknown", v)
+			}
+		case "var.plain":
+			if v.Equals(cty.StringVal("abc")) != cty.True {
+				t.Errorf("var.plain is %#v, want \"abc\"", v)
+			}
+		case "local.z.name":
+			if v.Equals(cty.StringVal("n")) != cty.True {
+				t.Errorf("local.z.name is %#v, want \"n\"", v)
+			}
+		default:
+			t.Errorf("unexpected traversal %s", traversalText(tr))
 		}
 	}
+}
+
+func traversalText(tr hcl.Traversal) string {
+	out := tr.RootName()
+	for _, step := range tr[1:] {
+		if a, ok := step.(hcl.TraverseAttr); ok {
+			out += "." + a.Name
+		}
+	}
+	return out
 }
