@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime/pprof"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,7 +95,7 @@ func runRedfishConformance(t *testing.T, profile, imageBase string) {
 	}
 	t.Cleanup(func() {
 		cancel()
-		fleet.Close()
+		closeFleet(t, fleet)
 	})
 
 	bios := func(v string) providers.Expectation {
@@ -174,7 +176,7 @@ func TestRedfishPluginCloseDeletesSessions(t *testing.T) {
 	if err := fleet.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer fleet.Close()
+	defer closeFleet(t, fleet)
 	var targets []providers.Target
 	for _, b := range fleet.BMCs() {
 		targets = append(targets, providers.Target{Name: b.Name, Endpoint: b.URL})
@@ -208,5 +210,23 @@ func TestRedfishPluginCloseDeletesSessions(t *testing.T) {
 		if st := fleet.Stats(sp.Name); st.SessionsOpen != 0 {
 			t.Errorf("%s: %d sessions still open after Close", sp.Name, st.SessionsOpen)
 		}
+	}
+}
+
+// closeFleet closes a simulated fleet, turning a Close that hangs into a
+// failure with every goroutine's stack rather than a silent test timeout.
+func closeFleet(t *testing.T, fleet *sim.Fleet) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		fleet.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		var stacks strings.Builder
+		pprof.Lookup("goroutine").WriteTo(&stacks, 2)
+		t.Errorf("sim: fleet.Close did not return within 30s; goroutines:\n%s", stacks.String())
 	}
 }
