@@ -340,11 +340,9 @@ func (s *loadState) decodeServer(b *hcl.Block, c *hcl.BodyContent, in instance, 
 		DeclRange: b.DefRange,
 		BMCRange:  a.rng("bmc", b.DefRange),
 		RoleRange: a.rng("role", b.DefRange),
-		eachValue: in.value,
-		eachKey:   in.key,
 	}
-	if in.counted {
-		sv.eachKey = ""
+	if in.value != cty.NilVal {
+		s.generated[sv] = in
 	}
 	if bmc, ok := a.str("bmc"); ok {
 		if err := checkBMC(bmc); err != nil {

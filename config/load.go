@@ -80,6 +80,11 @@ type loadState struct {
 	// csvSources are csvdecode results over such texts (origin.go).
 	fileTexts  map[string]string
 	csvSources []*csvSource
+	// generated are the for_each instances servers came from, and
+	// stageRacks the ranges of each strategy stage's racks elements, for
+	// diagnostics. (Side tables keep the model's structs comparable.)
+	generated  map[*Server]instance
+	stageRacks map[*StrategyStage][]hcl.Range
 	// sensitiveSrc are source ranges that hold a sensitive value as text:
 	// var-file entries of sensitive variables, literal passwords, the
 	// defaults of sensitive variables. A diagnostic whose snippet would
@@ -112,6 +117,8 @@ func newLoadState(l *Loader, cfg *Config) *loadState {
 		secrets:    map[string]bool{},
 		envRefs:    map[string]bool{},
 		fileTexts:  map[string]string{},
+		generated:  map[*Server]instance{},
+		stageRacks: map[*StrategyStage][]hcl.Range{},
 		vars:       map[string]cty.Value{},
 		locals:     map[string]cty.Value{},
 		objects:    map[string]map[string]cty.Value{},

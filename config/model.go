@@ -336,12 +336,6 @@ type Server struct {
 	// diagnostics about this server.
 	BMCRange  hcl.Range
 	RoleRange hcl.Range
-
-	// eachValue and eachKey are each.value and each.key of the for_each
-	// instance that generated the server, so diagnostics can say where it
-	// came from (an inventory line).
-	eachValue cty.Value
-	eachKey   string
 }
 
 // Credentials are a BMC login. Values derived from env() or a sensitive

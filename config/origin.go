@@ -117,10 +117,19 @@ func (s *loadState) origin(value cty.Value, key, name string) string {
 	return ""
 }
 
+// serverOrigin is origin for a server ("" unless for_each made it).
+func (s *loadState) serverOrigin(sv *Server) string {
+	in, ok := s.generated[sv]
+	if !ok {
+		return ""
+	}
+	return s.origin(in.value, in.key, sv.Name)
+}
+
 // serverRef names a server in messages: "r01-s03", followed by where a
 // generated server came from: "r01-s03" (from inventory.csv line 4).
 func (s *loadState) serverRef(sv *Server) string {
-	if o := s.origin(sv.eachValue, sv.eachKey, sv.Name); o != "" {
+	if o := s.serverOrigin(sv); o != "" {
 		return fmt.Sprintf("%q (from %s)", sv.Name, o)
 	}
 	return fmt.Sprintf("%q", sv.Name)

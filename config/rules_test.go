@@ -457,6 +457,160 @@ func TestRules(t *testing.T) {
 					"main.rf.hcl:31,1-31,17"},
 			},
 		},
+		{name: "count threshold larger than a management batch", files: func(t *testing.T) map[string]string {
+			// One rack: group A holds the 3 management servers, in
+			// batches of 2 and 1 (ROLLOUT-RULES 5); group B is empty.
+			src := replace(t, base, "release = release.r1\n", "release = release.r1\n  strategy = strategy.s\n")
+			src = replace(t, src, `role = "control_plane"
+    }
+  }`, `role = "control_plane"
+    }
+    server "m1" {
+      bmc  = "https://127.0.1.1:8443"
+      role = "management"
+    }
+    server "m2" {
+      bmc  = "https://127.0.1.2:8443"
+      role = "management"
+    }
+    server "m3" {
+      bmc  = "https://127.0.1.3:8443"
+      role = "management"
+    }
+  }`)
+			return map[string]string{"main.rf.hcl": src + "strategy \"s\" {\n  management {\n    threshold {\n      type  = \"count\"\n      value = 2\n    }\n  }\n}\n"}
+		},
+			want: []diag{
+				{"error", "Threshold larger than the batch",
+					"Strategy \"s\" needs 2 successful servers per management batch, but batch 2 of management group A in cluster \"c1\" has only 1 server, so the threshold can never be met; use a percentage or a count up to 1.",
+					"main.rf.hcl:48,15-48,16"},
+			},
+		},
+		{name: "management batches alternate racks", files: func(t *testing.T) map[string]string {
+			// Racks in order r1, r2, r3 (not as declared): group A = r1
+			// and r3, 4 management servers in batches of 2 and 2; group B
+			// = r2, 1 server. Grouping in declared order (r2, r1, r3)
+			// would make batch 2 of group A the one that is too small.
+			srv := func(name, role string, ip int) string {
+				return fmt.Sprintf("    server %q {\n      bmc  = \"https://127.0.0.%d:8443\"\n      role = %q\n    }\n", name, ip, role)
+			}
+			src := relSrc + "cluster \"c1\" {\n  release  = release.r1\n  strategy = strategy.s\n" +
+				"  rack \"r2\" {\n" + srv("cp2", "control_plane", 1) + srv("spare", "control_plane_spare", 2) + srv("r2-m1", "management", 3) + "  }\n" +
+				"  rack \"r1\" {\n" + srv("cp1", "control_plane", 4) + srv("r1-m1", "management", 5) + srv("r1-m2", "management", 6) + "  }\n" +
+				"  rack \"r3\" {\n" + srv("cp3", "control_plane", 7) + srv("r3-m1", "management", 8) + srv("r3-m2", "management", 9) + "  }\n}\n"
+			return map[string]string{"main.rf.hcl": src + "strategy \"s\" {\n  management {\n    threshold {\n      type  = \"count\"\n      value = 2\n    }\n  }\n}\n"}
+		},
+			want: []diag{
+				{"error", "Threshold larger than the batch",
+					"Strategy \"s\" needs 2 successful servers per management batch, but batch 1 of management group B in cluster \"c1\" has only 1 server, so the threshold can never be met; use a percentage or a count up to 1.",
+					"main.rf.hcl:55,15-55,16"},
+			},
+		},
+		{name: "strategy stage selects an unknown rack", files: func(t *testing.T) map[string]string {
+			src := replace(t, base, "release = release.r1\n", "release = release.r1\n  strategy = strategy.s\n")
+			src += `cluster "c2" {
+  release  = release.r1
+  strategy = strategy.s
+  rack "aa" {
+    server "x1" {
+      bmc  = "https://127.0.9.1:8443"
+      role = "control_plane"
+    }
+    server "x2" {
+      bmc  = "https://127.0.9.2:8443"
+      role = "control_plane"
+    }
+    server "x3" {
+      bmc  = "https://127.0.9.3:8443"
+      role = "control_plane"
+    }
+  }
+}
+strategy "s" {
+  stage "first" {
+    racks = ["a"]
+  }
+  stage "rest" {
+    racks = ["a", "aa"]
+  }
+}
+`
+			return map[string]string{"main.rf.hcl": src}
+		},
+			want: []diag{
+				{"error", "Unknown rack",
+					"Stage \"rest\" of strategy \"s\" selects rack \"aa\", but cluster \"c1\", which uses the strategy, has no such rack. Did you mean \"a\"?",
+					"main.rf.hcl:55,19-55,23"},
+				{"error", "Unknown rack",
+					"Stage \"first\" of strategy \"s\" selects rack \"a\", but cluster \"c2\", which uses the strategy, has no such rack. Did you mean \"aa\"?",
+					"main.rf.hcl:52,14-52,17"},
+				{"error", "Unknown rack",
+					"Stage \"rest\" of strategy \"s\" selects rack \"a\", but cluster \"c2\", which uses the strategy, has no such rack. Did you mean \"aa\"?",
+					"main.rf.hcl:55,14-55,17"},
+			},
+		},
+		{name: "strategy stage batch_size and threshold larger than its batches", files: func(t *testing.T) map[string]string {
+			src := replace(t, base, "release = release.r1\n", "release = release.r1\n  strategy = strategy.s\n")
+			src = replace(t, src, `role = "control_plane"
+    }
+  }`, `role = "control_plane"
+    }
+    server "w1" {
+      bmc  = "https://127.0.1.1:8443"
+      role = "compute"
+    }
+    server "w2" {
+      bmc  = "https://127.0.1.2:8443"
+      role = "compute"
+    }
+    server "w3" {
+      bmc  = "https://127.0.1.3:8443"
+      role = "compute"
+    }
+    server "m1" {
+      bmc  = "https://127.0.1.4:8443"
+      role = "management"
+    }
+  }`)
+			return map[string]string{"main.rf.hcl": src + `strategy "s" {
+  stage "compute" {
+    roles      = ["compute"]
+    batch_size = 2
+    threshold {
+      type  = "count"
+      value = 2
+    }
+  }
+  stage "management" {
+    roles      = ["management"]
+    batch_size = 4
+  }
+  stage "control" {
+    roles = ["control_plane"]
+    threshold {
+      type  = "count"
+      value = 1
+    }
+  }
+  stage "fits" {
+    batch_size = "50%"
+    threshold {
+      type  = "percent"
+      value = 100
+    }
+  }
+}
+`}
+		},
+			want: []diag{
+				{"error", "Threshold larger than the batch",
+					"Stage \"compute\" of strategy \"s\" needs 2 successful servers per batch, but in cluster \"c1\" its last batch (batch 2) has only 1 server, so the threshold can never be met; use a percentage or a count up to 1.",
+					"main.rf.hcl:54,15-54,16"},
+				{"error", "batch_size larger than the stage",
+					"Stage \"management\" of strategy \"s\" has batch_size 4, but in cluster \"c1\" it takes only 1 server besides control-plane servers; use a percentage or a count up to 1.",
+					"main.rf.hcl:59,18-59,19"},
+			},
+		},
 		{name: "unknown canary rack", files: func(t *testing.T) map[string]string {
 			src := replace(t, base, "release = release.r1\n", "release = release.r1\n  strategy = strategy.s\n")
 			return map[string]string{"main.rf.hcl": src + "strategy \"s\" {\n  compute {\n    canary_rack = \"b\"\n  }\n}\n"}

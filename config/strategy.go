@@ -231,6 +231,16 @@ func (s *loadState) decodeStrategy(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagn
 			}
 		}
 		stg.Racks, _ = sa.strList("racks")
+		if len(stg.Racks) > 0 {
+			exprs, _ := hcl.ExprList(c.Attributes["racks"].Expr)
+			for i := range stg.Racks {
+				r := sa.rng("racks", sb.DefRange)
+				if len(exprs) == len(stg.Racks) {
+					r = exprs[i].Range()
+				}
+				s.stageRacks[stg] = append(s.stageRacks[stg], r)
+			}
+		}
 		stg.Labels = sa.strMap("labels")
 		stg.BatchSize = sa.quantity("batch_size", sb.DefRange)
 		if stg.BatchSize.Unset {

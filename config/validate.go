@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -66,7 +68,7 @@ func where(s *Server) string {
 
 // whereFrom is where, with the inventory line a generated server came from.
 func (s *loadState) whereFrom(sv *Server) string {
-	if o := s.origin(sv.eachValue, sv.eachKey, sv.Name); o != "" {
+	if o := s.serverOrigin(sv); o != "" {
 		return fmt.Sprintf("%s (cluster %q, rack %q, from %s)", posString(sv.DeclRange), sv.Cluster.Name, sv.Rack.Name, o)
 	}
 	return where(sv)
@@ -109,7 +111,7 @@ func (s *loadState) validate() hcl.Diagnostics {
 			}
 		}
 		diags = append(diags, checkPlacement(c)...)
-		diags = append(diags, checkStrategyFits(c)...)
+		diags = append(diags, s.checkStrategyFits(c)...)
 	}
 
 	diags = append(diags, s.checkReleases()...)
@@ -226,7 +228,7 @@ func list(ss []*Server) string {
 // checkStrategyFits checks the cluster's strategy against its racks: a
 // count threshold or max_unavailable larger than a rack's compute servers
 // can never be met (ROLLOUT-RULES 7, 9); a canary rack must exist.
-func checkStrategyFits(c *Cluster) hcl.Diagnostics {
+func (s *loadState) checkStrategyFits(c *Cluster) hcl.Diagnostics {
 	st := c.Strategy
 	if st == nil {
 		return nil
@@ -259,17 +261,244 @@ func checkStrategyFits(c *Cluster) hcl.Diagnostics {
 		}
 	}
 	if cp.CanaryRack != "" && c.Rack(cp.CanaryRack) == nil {
-		var names []string
-		for _, r := range c.Racks {
-			names = append(names, r.Name)
-		}
 		detail := fmt.Sprintf("Strategy %q names canary rack %q, but cluster %q has no such rack.", st.Name, cp.CanaryRack, c.Name)
-		if sugg := didYouMean(cp.CanaryRack, names); sugg != "" {
-			detail += fmt.Sprintf(" Did you mean %q?", sugg)
-		}
-		diags = append(diags, errorAt(c.DeclRange, "Unknown canary rack", "%s", detail))
+		diags = append(diags, errorAt(c.DeclRange, "Unknown canary rack", "%s%s", detail, suggestRack(c, cp.CanaryRack)))
+	}
+	if len(st.Stages) > 0 {
+		// Generic stages replace the default phases (the planner runs
+		// either), so the management checks apply only without them.
+		diags = append(diags, s.checkStagesFit(c, rng)...)
+	} else {
+		diags = append(diags, checkManagementFits(c, rng)...)
 	}
 	return diags
+}
+
+// suggestRack is " Did you mean "r01"?" when cluster c has a rack named
+// close to name, else "".
+func suggestRack(c *Cluster, name string) string {
+	var names []string
+	for _, r := range c.Racks {
+		names = append(names, r.Name)
+	}
+	if sugg := didYouMean(name, names); sugg != "" {
+		return fmt.Sprintf(" Did you mean %q?", sugg)
+	}
+	return ""
+}
+
+// checkManagementFits checks a count threshold against the management
+// batches the planner makes (ROLLOUT-RULES 5): management servers grouped
+// by rack, racks in the compute order alternating between the groups
+// (1st, 3rd, … rack → A; 2nd, 4th, … → B), each group cut into batches,
+// the first ⌈n/b⌉ servers, then the rest. Every batch must reach the
+// threshold, so a count above the smallest batch can never be met.
+func checkManagementFits(c *Cluster, rng func(hcl.Range) hcl.Range) hcl.Diagnostics {
+	st := c.Strategy
+	ms := st.Management
+	if ms.Threshold.Type != "count" {
+		return nil
+	}
+	var mgmt []*Server
+	for _, sv := range c.Servers() {
+		if sv.Role == RoleManagement {
+			mgmt = append(mgmt, sv)
+		}
+	}
+	groups := make([][]*Server, max(ms.Groups, 1))
+	for i, r := range racksInOrder(mgmt, st.Compute.Order) {
+		groups[i%len(groups)] = append(groups[i%len(groups)], r...)
+	}
+	smallest, where := 0, ""
+	for g, list := range groups {
+		for b, size := range batchSizes(len(list), max(ms.Batches, 1)) {
+			if smallest == 0 || size < smallest {
+				smallest, where = size, fmt.Sprintf("batch %d of management group %s", b+1, groupLetter(g))
+			}
+		}
+	}
+	if smallest == 0 || ms.Threshold.Value <= smallest {
+		return nil
+	}
+	return hcl.Diagnostics{errorAt(rng(ms.Threshold.Range), "Threshold larger than the batch",
+		"Strategy %q needs %d successful servers per management batch, but %s in cluster %q has only %d %s, so the threshold can never be met; use a percentage or a count up to %d.",
+		st.Name, ms.Threshold.Value, where, c.Name, smallest, plural(smallest, "server"), smallest)}
+}
+
+// checkStagesFit checks a strategy's generic stages against cluster c:
+// every rack a stage selects exists in c; a count batch_size is not larger
+// than the servers the stage takes (like max_unavailable, ROLLOUT-RULES
+// 7); a count threshold is not larger than its smallest batch (9). A stage
+// takes the servers its selectors match that no earlier stage took; its
+// control-plane servers go one at a time, the others in batches of
+// batch_size, the last batch holding the rest.
+func (s *loadState) checkStagesFit(c *Cluster, rng func(hcl.Range) hcl.Range) hcl.Diagnostics {
+	st := c.Strategy
+	var diags hcl.Diagnostics
+	taken := map[*Server]bool{}
+	for _, stg := range st.Stages {
+		for i, name := range stg.Racks {
+			if c.Rack(name) == nil {
+				r := stg.DeclRange
+				if rs := s.stageRacks[stg]; i < len(rs) {
+					r = rs[i]
+				}
+				diags = append(diags, errorAt(rng(r), "Unknown rack",
+					"Stage %q of strategy %q selects rack %q, but cluster %q, which uses the strategy, has no such rack.%s",
+					stg.Name, st.Name, name, c.Name, suggestRack(c, name)))
+			}
+		}
+		n := 0
+		for _, sv := range c.Servers() {
+			if taken[sv] || !stageSelects(stg, sv) {
+				continue
+			}
+			taken[sv] = true
+			if sv.Role != RoleControlPlane && sv.Role != RoleControlPlaneSpare {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		bs := stg.BatchSize
+		if !bs.Percent && !bs.Unset && bs.Value > n {
+			diags = append(diags, errorAt(rng(bs.Range), "batch_size larger than the stage",
+				"Stage %q of strategy %q has batch_size %d, but in cluster %q it takes only %d %s besides control-plane servers; use a percentage or a count up to %d.",
+				stg.Name, st.Name, bs.Value, c.Name, n, plural(n, "server"), n))
+			continue
+		}
+		size := bs.Resolve(n, 1)
+		smallest := size
+		if n%size != 0 {
+			smallest = n % size
+		}
+		if n < size {
+			smallest = n
+		}
+		if stg.Threshold.Type == "count" && stg.Threshold.Value > smallest {
+			diags = append(diags, errorAt(rng(stg.Threshold.Range), "Threshold larger than the batch",
+				"Stage %q of strategy %q needs %d successful servers per batch, but in cluster %q its %s has only %d %s, so the threshold can never be met; use a percentage or a count up to %d.",
+				stg.Name, st.Name, stg.Threshold.Value, c.Name, batchName(n, size), smallest, plural(smallest, "server"), smallest))
+		}
+	}
+	return diags
+}
+
+func batchName(n, size int) string {
+	if n <= size {
+		return "one batch"
+	}
+	return fmt.Sprintf("last batch (batch %d)", (n+size-1)/size)
+}
+
+// stageSelects reports whether a stage's selectors match sv; an empty
+// selector matches every server.
+func stageSelects(stg *StrategyStage, sv *Server) bool {
+	if len(stg.Roles) > 0 && !slices.Contains(stg.Roles, sv.Role) {
+		return false
+	}
+	if len(stg.Racks) > 0 && !slices.Contains(stg.Racks, sv.Rack.Name) {
+		return false
+	}
+	for k, v := range stg.Labels {
+		if sv.Labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// batchSizes cuts n servers into at most b consecutive batches, each
+// ⌈remaining/batches left⌉ long; empty batches are dropped.
+func batchSizes(n, b int) []int {
+	var out []int
+	for i := 0; i < b && n > 0; i++ {
+		size := (n + (b - i) - 1) / (b - i)
+		out = append(out, size)
+		n -= size
+	}
+	return out
+}
+
+// racksInOrder groups servers by rack (declared order inside a rack) and
+// orders the racks alphanumerically (byte-wise) or naturally.
+func racksInOrder(servers []*Server, order string) [][]*Server {
+	idx := map[string]int{}
+	var names []string
+	var racks [][]*Server
+	for _, sv := range servers {
+		i, ok := idx[sv.Rack.Name]
+		if !ok {
+			i = len(racks)
+			idx[sv.Rack.Name] = i
+			names = append(names, sv.Rack.Name)
+			racks = append(racks, nil)
+		}
+		racks[i] = append(racks[i], sv)
+	}
+	less := func(a, b string) bool { return a < b }
+	if order == OrderNatural {
+		less = naturalLess
+	}
+	sorted := append([]string(nil), names...)
+	sort.SliceStable(sorted, func(i, j int) bool { return less(sorted[i], sorted[j]) })
+	out := make([][]*Server, len(sorted))
+	for i, n := range sorted {
+		out[i] = racks[idx[n]]
+	}
+	return out
+}
+
+// naturalLess compares runs of digits by value and everything else
+// byte-wise ("rack2" < "rack10"); equal values with more leading zeros
+// sort later.
+func naturalLess(a, b string) bool {
+	isDigit := func(c byte) bool { return c >= '0' && c <= '9' }
+	digits := func(s string) (string, string) {
+		i := 0
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		return s[:i], s[i:]
+	}
+	for a != "" && b != "" {
+		if isDigit(a[0]) && isDigit(b[0]) {
+			na, ra := digits(a)
+			nb, rb := digits(b)
+			ta, tb := strings.TrimLeft(na, "0"), strings.TrimLeft(nb, "0")
+			if len(ta) != len(tb) {
+				return len(ta) < len(tb)
+			}
+			if ta != tb {
+				return ta < tb
+			}
+			if na != nb {
+				return len(na) < len(nb)
+			}
+			a, b = ra, rb
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+func groupLetter(i int) string {
+	if i < 26 {
+		return string(rune('A' + i))
+	}
+	return fmt.Sprint(i + 1)
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
 }
 
 // checkReleases applies the version rules that need no observation
