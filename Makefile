@@ -20,8 +20,8 @@ lint: ## gofmt check and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-demo: build ## run the main job on the embedded default (simulated fleet)
-	./$(BIN) validate examples/nexus-lab
+demo: build ## sim → plan → apply (with a pause and continue) on the embedded nexus-lab example
+	./$(BIN) demo
 
 fuzz: ## run each fuzz target briefly (-fuzzminimizetime bounds minimizing a large failing input)
 	$(GO) test ./config -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 30s -fuzzminimizetime 5s

@@ -11,6 +11,7 @@ func (m *Meta) commands() map[string]runner {
 		"validate":         &validateCommand{Meta: m},
 		"fmt":              &fmtCommand{Meta: m},
 		"sim":              &simCommand{Meta: m},
+		"demo":             &demoCommand{Meta: m},
 		"plan":             &planCommand{Meta: m},
 		"show":             &showCommand{Meta: m},
 		"provider redfish": &providerRedfishCommand{Meta: m},
