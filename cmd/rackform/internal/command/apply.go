@@ -224,7 +224,9 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 					return ExitOK
 				}
 			}
-			return m.fail("%s", &executor.LockedError{Holder: *h})
+			code := m.fail("%s", &executor.LockedError{Holder: *h})
+			staleLockHint(m, h)
+			return code
 		}
 	}
 	if err := checkInputs(p, o.vars, o.varFiles, m.Getenv); err != nil {
@@ -317,7 +319,8 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 	if o.json {
 		sinks = append(sinks, executor.NewJSONSink(m.Stdout))
 	} else {
-		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: color, Color: color})
+		live := isTerminal(m.Stdout) && !o.noColor && m.Getenv("TERM") != "dumb"
+		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: live, Color: color})
 		sinks = append(sinks, view)
 	}
 	if o.jsonInto != "" {
@@ -360,7 +363,9 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 		var le *executor.LockedError
 		switch {
 		case errors.As(err, &le):
-			return m.fail("%s", le)
+			code := m.fail("%s", le)
+			staleLockHint(m, &le.Holder)
+			return code
 		case hard.Err() != nil:
 			fmt.Fprintln(m.Stderr, "Interrupted.")
 			return ExitInterrupted
@@ -601,4 +606,18 @@ func loadSnapshot(p *plan.Plan, vars, varFiles []string, getenv func(string) str
 	loader = config.NewLoader(config.LoadOptions{Vars: keep, VarFiles: files, Getenv: getenv})
 	cfg, diags := loader.Load(dir)
 	return cfg, loader, cleanup, diags
+}
+
+// staleLockHint says so when the lock holder is a process of this host that
+// no longer runs (a crashed or killed apply). It never removes the lock
+// itself: a state directory shared between machines or containers with the
+// same host name could make that guess wrong.
+func staleLockHint(m *Meta, h *executor.LockInfo) {
+	host, err := os.Hostname()
+	if err != nil || h.PID <= 0 || !strings.HasSuffix(h.Who, "@"+host) {
+		return
+	}
+	if err := syscall.Kill(h.PID, 0); errors.Is(err, syscall.ESRCH) {
+		fmt.Fprintf(m.Stderr, "Note: pid %d is not running on this host (%s): the apply holding the lock is gone.\n", h.PID, host)
+	}
 }
