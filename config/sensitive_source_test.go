@@ -150,4 +150,16 @@ func TestSensitiveSourceHidden(t *testing.T) {
 			t.Errorf("diagnostic shows a secret: %s", text)
 		}
 	}
+	// A -var value parsed as an expression: its diagnostics point into
+	// the value's own text, which is the secret.
+	_, diags = loadFiles(t, map[string]string{"main.rf.hcl": base + "variable \"keys\" {\n  type      = list(string)\n  sensitive = true\n}\n"},
+		LoadOptions{Vars: []string{"keys=[hunter2]"}})
+	if len(diags) == 0 {
+		t.Fatal("no diagnostic for a -var value that refers to a variable")
+	}
+	for _, d := range diags {
+		if d.Subject == nil || d.Subject.Filename != inputFilename("keys") || !SourceIsSensitive(d) {
+			t.Errorf("want a sensitive-source diagnostic in %s, got %+v", inputFilename("keys"), d)
+		}
+	}
 }
