@@ -416,25 +416,34 @@ func countsText(c executor.Counts) string {
 	return fmt.Sprintf("%d/%d done, %d failed, %d skipped", c.Succeeded, c.Eligible, c.Failed, c.Skipped)
 }
 
-// eta sums what is left of the plan's estimates at t: a running scope's
-// estimate less its elapsed time, the whole estimate of scopes not started,
-// and the waits after scopes not yet past them.
+// eta is the time left at t. The plan's estimates say how much work is
+// left: the whole estimate (and wait) of scopes not started, the share of
+// a running scope's estimate its servers have not finished. Once some work
+// is done, the pace so far (elapsed time per estimated time done) scales
+// it, so the ETA follows a fleet that runs faster or slower than planned
+// (or a time-scaled simulator).
 func (v *View) eta(t time.Time) (time.Duration, bool) {
-	var left time.Duration
+	var left, done time.Duration
 	for _, r := range v.rows {
 		switch {
 		case r.state.Name.Terminal():
+			done += r.est
 		case r.state.Name == executor.NotStarted:
 			left += r.est + r.wait
 		default:
-			rem := r.est
-			if !r.started.IsZero() {
-				rem -= t.Sub(r.started)
+			frac := 0.0
+			if n := r.counts.Eligible; n > 0 {
+				frac = float64(r.counts.Succeeded+r.counts.Failed) / float64(n)
 			}
-			left += max(rem, 0) + r.wait
+			done += time.Duration(frac * float64(r.est))
+			left += time.Duration((1-frac)*float64(r.est)) + r.wait
 		}
 	}
-	return left, true
+	elapsed := t.Sub(v.start)
+	if v.start.IsZero() || elapsed <= 0 || done <= 0 {
+		return left, true
+	}
+	return time.Duration(float64(left) * float64(elapsed) / float64(done)), true
 }
 
 // human formats a duration like the plan does: "~1h20m", "~40m", "~0m".
@@ -553,7 +562,16 @@ func (v *View) bar(c executor.Counts) string {
 	}
 	rest := barWidth - ok - bad
 	if v.opts.Color {
-		return "[" + "\x1b[32m" + strings.Repeat("#", ok) + "\x1b[31m" + strings.Repeat("x", bad) + "\x1b[0m" + strings.Repeat("-", rest) + "]"
+		var b strings.Builder
+		b.WriteString("[")
+		if ok > 0 {
+			b.WriteString("\x1b[32m" + strings.Repeat("#", ok) + "\x1b[0m")
+		}
+		if bad > 0 {
+			b.WriteString("\x1b[31m" + strings.Repeat("x", bad) + "\x1b[0m")
+		}
+		b.WriteString(strings.Repeat("-", rest) + "]")
+		return b.String()
 	}
 	return "[" + strings.Repeat("#", ok) + strings.Repeat("x", bad) + strings.Repeat("-", rest) + "]"
 }

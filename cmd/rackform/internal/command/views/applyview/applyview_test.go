@@ -178,3 +178,27 @@ func TestETA(t *testing.T) {
 		t.Errorf("no ETA after the control plane:\n%s", human)
 	}
 }
+
+// TestETAPace: once work is done, the pace so far scales what is left. The
+// control plane (estimated 40m) took 10m, so the two racks left (80m
+// estimated) should take 20m.
+func TestETAPace(t *testing.T) {
+	p := &plan.Plan{Run: plan.Run{Stages: []plan.Stage{{Groups: []plan.Group{{Clusters: []plan.Cluster{{Name: "c1", Phases: []plan.Phase{
+		{Kind: plan.PhaseControlPlane, Scopes: []plan.Scope{{ID: "cp", Kind: "serial", Name: "cp", Servers: []string{"c1/r1/cp"}, Eligible: 1, Required: 1, Estimate: plan.Duration(40 * time.Minute)}}},
+		{Kind: plan.PhaseCompute, Scopes: []plan.Scope{
+			{ID: "r1", Kind: "rack", Rack: "r1", Servers: []string{"c1/r1/a"}, Eligible: 1, Required: 1, Estimate: plan.Duration(40 * time.Minute)},
+			{ID: "r2", Kind: "rack", Rack: "r2", Servers: []string{"c1/r2/b"}, Eligible: 1, Required: 1, Estimate: plan.Duration(40 * time.Minute)},
+		}},
+	}}}}}}}}}
+	var out bytes.Buffer
+	v := applyview.New(&out, p, sha, applyview.Options{Refresh: -1})
+	t0 := executortest.Epoch
+	v.Event(executor.Event{Time: t0, Type: "apply_started"})
+	v.Event(executor.Event{Time: t0, Type: "scope_started", ID: "cp", Kind: executor.KindScope, State: executor.Running})
+	v.Event(executor.Event{Time: t0.Add(10 * time.Minute), Type: "scope_completed", ID: "cp", Kind: executor.KindScope, State: executor.Completed,
+		Counts: &executor.Counts{Servers: 1, Eligible: 1, Required: 1, Succeeded: 1}})
+	v.Close()
+	if !strings.Contains(out.String(), "[10:00] c1 control plane: completed: 1/1 done, 0 failed, 0 skipped, ETA ~20m") {
+		t.Fatalf("want an ETA of ~20m at the pace so far:\n%s", out.String())
+	}
+}
