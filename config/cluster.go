@@ -275,12 +275,10 @@ func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 	if n, rng, ok := a.ref("provider", kindProvider); ok {
 		c.Provider = s.providers[n]
 		s.requireDecoded(c.Provider == nil, rng, kindProvider, n, &diags)
-	} else if content.Attributes["provider"] == nil && len(s.providers) == 1 {
-		for _, p := range s.providers {
-			c.Provider = p
-		}
-	} else if content.Attributes["provider"] == nil && s.providers["redfish"] != nil {
-		c.Provider = s.providers["redfish"]
+	} else if content.Attributes["provider"] == nil {
+		// Provider blocks may be decoded after this cluster (they are not
+		// its dependencies), so the default is chosen once all are known.
+		s.defaultProvider = append(s.defaultProvider, c)
 	}
 
 	for _, rb := range content.Blocks {

@@ -105,6 +105,9 @@ type loadState struct {
 	tooMany   bool
 
 	providers  map[string]*Provider
+	// defaultProvider are clusters without a provider attribute; they get
+	// the only provider, or the one named "redfish", after evaluation.
+	defaultProvider []*Cluster
 	releases   map[string]*Release
 	strategies map[string]*Strategy
 	windows    map[string]*MaintenanceWindow
@@ -515,6 +518,7 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 			diags = append(diags, ed)
 		}
 	}
+	s.assignDefaultProviders()
 	s.collect()
 	for name, set := range s.envRefs {
 		s.cfg.EnvReferences = append(s.cfg.EnvReferences, name)
@@ -800,6 +804,20 @@ func (s *loadState) evaluate(d *decl) hcl.Diagnostics {
 		return s.decodeRollout(d.block, ctx)
 	}
 	return nil
+}
+
+// assignDefaultProviders gives clusters without a provider attribute the
+// configuration's only provider, or else the one named "redfish".
+func (s *loadState) assignDefaultProviders() {
+	for _, c := range s.defaultProvider {
+		if len(s.providers) == 1 {
+			for _, p := range s.providers {
+				c.Provider = p
+			}
+		} else {
+			c.Provider = s.providers["redfish"]
+		}
+	}
 }
 
 // collect fills the Config's slices in declaration order.
