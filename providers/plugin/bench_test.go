@@ -53,3 +53,19 @@ func BenchmarkObserve(b *testing.B) {
 		run(b, c)
 	})
 }
+
+// BenchmarkStart measures a plugin's life: start with AutoMTLS, one
+// Describe, Close (Stop, then the process ends).
+func BenchmarkStart(b *testing.B) {
+	bin := buildFakePluginTB(b)
+	for range b.N {
+		c, err := Start(context.Background(), Spec{Name: "fake", Path: bin}, hclog.NewNullLogger())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, d := c.Describe(context.Background()); d.HasErrors() {
+			b.Fatal(d.Err())
+		}
+		c.Close()
+	}
+}
