@@ -79,9 +79,10 @@ Simulated time runs -speed times faster than real time, for the BMCs and
 for the apply's own clock alike: at 600, a 10-minute flash takes a second
 and the 15-minute wait after a rack 1.5 seconds.
 
-The BMC credentials are the simulator's own, generated for the run and
-given to the example's provider through RACKFORM_BMC_PASSWORD in this
-process only; they are never printed. The example's BMC addresses
+The BMC credentials are the simulator's own (the password is generated for
+the run unless RACKFORM_SIM_PASSWORD sets it) and reach the example's
+provider through RACKFORM_BMC_PASSWORD in this process only; they are never
+printed. The example's BMC addresses
 (127.1.RACK.SERVER:8443) must be free.
 
 Exit status: 0 when every reachable server ended at the release versions,
@@ -133,9 +134,18 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 
 	// The simulator's own credentials, for this run only, reach the
 	// example's provider block through env() as a real password would.
-	password, err := demoPassword()
-	if err != nil {
-		return c.fail("generating the simulator's password: %s", err)
+	// Like `rackform sim`, RACKFORM_SIM_PASSWORD sets it.
+	password := ""
+	if c.Getenv != nil {
+		password = c.Getenv("RACKFORM_SIM_PASSWORD")
+	}
+	pwOrigin := "RACKFORM_SIM_PASSWORD"
+	if password == "" {
+		var err error
+		if password, err = demoPassword(); err != nil {
+			return c.fail("generating the simulator's password: %s", err)
+		}
+		pwOrigin = "a password generated for this run"
 	}
 	meta := *c.Meta
 	parent := c.Getenv
@@ -189,7 +199,7 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 	fmt.Fprintf(out, "  - %s: already at release %s\n", strings.Join(demoAtTarget, ", "), rel.Version)
 	fmt.Fprintf(out, "  - the others: %s\n", demoVersionList(demoFirmware))
 	fmt.Fprintf(out, "Target, release %s: %s\n", rel.Version, demoVersionList(target))
-	fmt.Fprintf(out, "Credentials: the simulator's own (user %s, a password generated for this run), handed to the example's provider through %s; never printed.\n", demoUser, demoPasswordEnv)
+	fmt.Fprintf(out, "Credentials: the simulator's own (user %s, %s), handed to the example's provider through %s; never printed.\n", demoUser, pwOrigin, demoPasswordEnv)
 	fmt.Fprintf(out, "Time runs %s× faster than real time, for the BMCs and for apply's clock: a 10-minute flash takes %s, the 15-minute wait after a rack %s.\n",
 		demoNum(c.speed), demoReal(10*time.Minute, c.speed), demoReal(15*time.Minute, c.speed))
 
@@ -226,7 +236,7 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 	code = (&applyCommand{Meta: &meta, runOpts: opts}).Run(ctx, applyArgs)
 	pauses := 0
 	for code == ExitPaused {
-		st, err := demoRunState(ctx, stateDir)
+		st, rack, err := demoRunState(ctx, stateDir)
 		if err != nil {
 			return c.fail("reading the run's state: %s", err)
 		}
@@ -234,14 +244,19 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 			fmt.Fprintf(c.Stderr, "Error: the run stopped as %s, not at a pause after a rack; the demo stops here.\n", st)
 			return ExitError
 		}
+		if rack == "" {
+			rack = "a compute rack"
+		} else {
+			rack = "compute rack " + rack
+		}
 		pauses++
 		contArgs := append([]string{}, common...)
 		fmt.Fprintln(out)
 		if pauses == 1 {
-			fmt.Fprintf(out, "The run paused after a compute rack, as pause_after_rack = true asks: apply exited %d.\n", ExitPaused)
+			fmt.Fprintf(out, "The run paused after %s, as pause_after_rack = true asks: apply exited %d.\n", rack, ExitPaused)
 			fmt.Fprintln(out, "An operator checks the rack's workloads, then resumes the run from any machine sharing the state directory with:")
 		} else {
-			fmt.Fprintln(out, "Paused after the next rack; the operator resumes again with:")
+			fmt.Fprintf(out, "Paused again, after %s; the operator resumes with:\n", rack)
 		}
 		fmt.Fprintf(out, "\n  rackform continue %s\n\n", strings.Join(contArgs, " "))
 		fmt.Fprintln(out, "The demo runs it now.")
@@ -311,26 +326,55 @@ func (c *demoCommand) loadDemoConfig(dir string) (*config.Config, bool) {
 	return cfg, true
 }
 
-// demoRunState is the run's state as the state directory records it.
-func demoRunState(ctx context.Context, dir string) (executor.State, error) {
+// demoRunState is the run's state as the state directory records it, and
+// the name of the rack whose pause_after_rack pause holds it ("" for none).
+func demoRunState(ctx context.Context, dir string) (executor.State, string, error) {
 	b, err := openState(dir)
 	if err != nil {
-		return executor.State{}, err
+		return executor.State{}, "", err
 	}
 	defer b.Close()
 	p, sha, _, err := currentPlan(ctx, b, dir)
 	if err != nil {
-		return executor.State{}, err
+		return executor.State{}, "", err
 	}
 	ctl, err := controlExecutor(b, p, sha)
 	if err != nil {
-		return executor.State{}, err
+		return executor.State{}, "", err
 	}
 	st, err := ctl.Status(ctx)
 	if err != nil {
-		return executor.State{}, err
+		return executor.State{}, "", err
 	}
-	return st.Run.State, nil
+	return st.Run.State, pausedRack(st.Run), nil
+}
+
+// pausedRack finds the pause node paused after a rack and names its rack:
+// the scope whose id the pause's id extends ("<scope>.pause").
+func pausedRack(run *executor.Node) string {
+	var pause *executor.Node
+	walkNodes(run, func(n *executor.Node) {
+		if pause == nil && n.Kind == executor.KindPause && n.State.Name == executor.Paused && n.State.Reason == executor.ReasonAfterRack {
+			pause = n
+		}
+	})
+	if pause == nil {
+		return ""
+	}
+	name := ""
+	walkNodes(run, func(n *executor.Node) {
+		if n.Kind == executor.KindScope && n.ID+".pause" == pause.ID {
+			name = n.Name
+		}
+	})
+	return name
+}
+
+func walkNodes(n *executor.Node, fn func(*executor.Node)) {
+	fn(n)
+	for _, c := range n.Children {
+		walkNodes(c, fn)
+	}
 }
 
 type demoSummary struct {
