@@ -320,7 +320,7 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 		sinks = append(sinks, executor.NewJSONSink(m.Stdout))
 	} else {
 		live := isTerminal(m.Stdout) && !o.noColor && m.Getenv("TERM") != "dumb"
-		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: live, Color: color})
+		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: live, Color: color, Now: clock.Now})
 		sinks = append(sinks, view)
 	}
 	if o.jsonInto != "" {
