@@ -256,6 +256,12 @@ func TestProcessLogs(t *testing.T) {
 	if strings.Contains(out, secret) {
 		t.Errorf("a credential reached the log:\n%s", out)
 	}
+	// go-plugin says so when both ends negotiate AutoMTLS.
+	for _, want := range []string{"configuring client automatic mTLS", "configuring server automatic mTLS"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q: the connection may not be mutually authenticated:\n%s", want, out)
+		}
+	}
 }
 
 // TestProcessLargeFleet observes a fleet whose request is larger than gRPC's
