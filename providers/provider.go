@@ -26,6 +26,8 @@ type Provider interface {
 	// Observe reads every target and calls fn once per target, in any order,
 	// as results arrive. A per-server failure is reported in that server's
 	// Observation (Reachable=false, Diagnostics), not as a call error.
+	// fn is called from one goroutine at a time, so callers need no lock;
+	// an error from fn ends the call.
 	Observe(ctx context.Context, req *ObserveRequest, fn func(*Observation) error) Diagnostics
 	// Apply performs one step on one server, calling fn with progress. A
 	// progress report carrying a TaskURI is sent before the provider waits on
