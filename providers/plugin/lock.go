@@ -54,7 +54,7 @@ type lockJSON struct {
 
 // ErrNotPinned is wrapped by Verify's error for a provider the lock file
 // does not list.
-var ErrNotPinned = errors.New("provider is not pinned in the lock file")
+var ErrNotPinned = errors.New("provider is not pinned in the lock file; pin it with `rackform providers lock`")
 
 // HashMismatchError refuses a plugin binary whose hash is not the pinned one.
 type HashMismatchError struct {
@@ -71,7 +71,7 @@ func (e *HashMismatchError) Error() string {
 	if e.Lock != "" {
 		pinned = "is pinned in " + e.Lock
 	}
-	return fmt.Sprintf("refusing provider %q: %s has SHA-256 %s, but %s %s; if this binary is the one you want, pin it again",
+	return fmt.Sprintf("refusing provider %q: %s has SHA-256 %s, but %s %s; if this binary is the one you want, pin it again with `rackform providers lock`",
 		e.Provider, e.Path, e.Got, e.Want, pinned)
 }
 

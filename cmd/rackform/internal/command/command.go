@@ -162,12 +162,24 @@ func (m *Meta) helpFunc(runners map[string]runner) cli.HelpFunc {
 	return func(cmds map[string]cli.CommandFactory) string {
 		names := make([]string, 0, len(cmds))
 		width := 0
+		hidden := map[string]bool{}
+		for _, h := range hiddenCommands {
+			hidden[h] = true
+		}
 		for name := range cmds {
-			if _, ok := runners[name]; !ok {
-				continue // a parent of hidden nested commands, such as "provider"
+			if _, ok := runners[name]; ok {
+				names = append(names, name)
+				width = max(width, len(name))
+				continue
 			}
-			names = append(names, name)
-			width = max(width, len(name))
+			// A parent of nested commands ("providers"): list its visible
+			// children, since the parent does nothing itself.
+			for child := range runners {
+				if strings.HasPrefix(child, name+" ") && !hidden[child] {
+					names = append(names, child)
+					width = max(width, len(child))
+				}
+			}
 		}
 		sort.Strings(names)
 		var b strings.Builder

@@ -15,6 +15,7 @@ func (m *Meta) commands() map[string]runner {
 		"plan":             &planCommand{Meta: m},
 		"show":             &showCommand{Meta: m},
 		"provider redfish": &providerRedfishCommand{Meta: m},
+		"providers lock":   &providersLockCommand{Meta: m},
 		"apply":            &applyCommand{Meta: m},
 		"continue":         &continueCommand{Meta: m},
 		"approve":          &approveCommand{Meta: m},
