@@ -8,12 +8,15 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -50,13 +53,20 @@ const e2ePassword = "e2e-Planted-pw"
 
 // startE2EFleet serves racks×perRack BMCs on 127.77.OCTET.x:18443 at speed,
 // with faults by BMC name, and writes a matching configuration.
-func startE2EFleet(t *testing.T, octet, racks, perRack int, speed float64, faults map[string]string) *e2eFleet {
+// A BMC named in moved listens on the address given there instead (a test
+// puts a proxy on the configured address).
+func startE2EFleet(t *testing.T, octet, racks, perRack int, speed float64, faults map[string]string, moved ...map[string]string) *e2eFleet {
 	t.Helper()
 	var specs []sim.BMCSpec
 	for i := 0; i < racks*perRack; i++ {
+		name := fmt.Sprintf("bmc-%04d", i+1)
+		addr := fmt.Sprintf("127.77.%d.%d:18443", octet, i+1)
+		if len(moved) > 0 && moved[0][name] != "" {
+			addr = moved[0][name]
+		}
 		specs = append(specs, sim.BMCSpec{
-			Name:     fmt.Sprintf("bmc-%04d", i+1),
-			Addr:     fmt.Sprintf("127.77.%d.%d:18443", octet, i+1),
+			Name:     name,
+			Addr:     addr,
 			Firmware: map[string]string{"BIOS": "2.70", "Runtime": "4.6.0"},
 			PowerOn:  true,
 		})
@@ -428,5 +438,83 @@ func TestKnownDoubleFlashes(t *testing.T) {
 	got := knownDoubleFlashes(journal)
 	if !got["s2"] || got["s3"] || got["s4"] || len(got) != 1 {
 		t.Fatalf("known double flashes %v, want only s2", got)
+	}
+}
+
+// TestApplyCrashAfterUpdateAccepted reproduces, deterministically, the
+// double flash TestApplyCrash can hit by chance: the BMC accepts the BIOS
+// update (the task exists and will flash), and apply is killed before the
+// task URI reaches the journal. A proxy in front of that BMC holds the
+// update's response, and the kill lands while it does. The resumed apply
+// observes the server, cannot see a flash that activates on the next reset,
+// and updates again. It fails until the executor or provider can find the
+// accepted task (e.g. by listing the BMC's TaskService); until then it runs
+// only with RACKFORM_CRASH_STRICT=1.
+func TestApplyCrashAfterUpdateAccepted(t *testing.T) {
+	if os.Getenv("RACKFORM_CRASH_STRICT") == "" {
+		t.Skip("known issue (see the doc comment); set RACKFORM_CRASH_STRICT=1 to run")
+	}
+	const octet = 29
+	// r1: s1 control plane, s2 compute; r2: s3 spare, s4 compute. The spare
+	// is the first server to be updated; its BMC sits behind the proxy.
+	backend := fmt.Sprintf("127.77.%d.203:18443", octet)
+	f := startE2EFleet(t, octet, 2, 2, 3000, nil, map[string]string{"bmc-0003": backend})
+	accepted := make(chan struct{}, 1)
+	release := make(chan struct{})
+	defer close(release)
+	target, _ := url.Parse("http://" + backend)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var held atomic.Bool
+	proxy.ModifyResponse = func(r *http.Response) error {
+		// Hold only the first update's answer: the BMC has accepted it.
+		if r.Request.Method == http.MethodPost && strings.Contains(r.Request.URL.Path, "UpdateService") && held.CompareAndSwap(false, true) {
+			accepted <- struct{}{}
+			select {
+			case <-release:
+			case <-time.After(5 * time.Second):
+			}
+		}
+		return nil
+	}
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.77.%d.3:18443", octet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
+	e := newE2EEnv(t)
+	if code, out := e.run(t, "plan", "-no-color", "-out", "plan.json", f.dir); code != 0 {
+		t.Fatalf("plan: exit %d\n%s", code, out)
+	}
+	cmd := exec.Command(e.bin, "apply", "-state-dir", "st", "plan.json")
+	cmd.Dir, cmd.Env = e.work, e.env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-accepted:
+	case <-time.After(30 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		t.Fatal("the update never reached the BMC")
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = cmd.Wait()
+	for i := 0; i < 3; i++ {
+		code, out := e.run(t, "apply", "-state-dir", "st", "plan.json")
+		if code == 0 {
+			break
+		}
+		m := lockIDRe.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("apply after the kill: exit %d\n%s", code, out)
+		}
+		e.run(t, "force-unlock", "-state-dir", "st", m[1])
+	}
+	if st := f.stats(t)["bmc-0003"]; st.Flashes["BIOS"] != 1 {
+		t.Errorf("bmc-0003 flashed BIOS %d times (updates accepted: %d), want once", st.Flashes["BIOS"], st.Updates)
 	}
 }
