@@ -4,8 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/rackform/rackform/executor/state"
+	"github.com/rackform/rackform/planner/plan"
 )
 
 // skipCommand skips a server, scope, wait or gate of the run.
@@ -61,8 +63,32 @@ func (c *skipCommand) Run(ctx context.Context, args []string) int {
 		return c.fail("%s", err)
 	}
 	if err := e.Skip(ctx, rest[0]); err != nil {
-		return c.controlFailed(err)
+		code := c.controlFailed(err)
+		if scope := scopeOf(p, rest[0]); scope != "" && strings.Contains(err.Error(), "already failed") {
+			fmt.Fprintf(c.Stderr, "A failed server stays failed. To let a breached rack or batch go on without it, skip the scope: rackform skip %s\n", scope)
+		}
+		return code
 	}
 	fmt.Fprintf(c.Stdout, "Skip of %s recorded for plan %s.\n", rest[0], shortSHA(sha))
 	return ExitOK
+}
+
+// scopeOf is the id of the rack, batch or serial scope holding server addr.
+func scopeOf(p *plan.Plan, addr string) string {
+	for _, st := range p.Run.Stages {
+		for _, g := range st.Groups {
+			for _, c := range g.Clusters {
+				for _, ph := range c.Phases {
+					for _, sc := range ph.Scopes {
+						for _, s := range sc.Servers {
+							if s == addr {
+								return sc.ID
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return ""
 }
