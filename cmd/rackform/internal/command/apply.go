@@ -94,6 +94,7 @@ func (c *applyCommand) Run(ctx context.Context, args []string) int {
 	if c.expectSHA != "" && !strings.EqualFold(strings.TrimPrefix(c.expectSHA, "sha256:"), sha) {
 		return c.fail("%s has SHA-256 %s, not the expected %s; it is not the plan that was reviewed", name, sha, c.expectSHA)
 	}
+	c.planPath = name
 	return c.runOpts.apply(ctx, c.Meta, p, sha, file, nil)
 }
 
@@ -107,6 +108,10 @@ type runOpts struct {
 	vars        stringList
 	varFiles    stringList
 	noColor     bool
+
+	// planPath is the plan file apply was given ("" for continue and
+	// approve), for the command printed to resume.
+	planPath string
 
 	// Tests replace these; nil means the real ones.
 	start   providerStarter
@@ -320,7 +325,7 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 		sinks = append(sinks, executor.NewJSONSink(m.Stdout))
 	} else {
 		live := isTerminal(m.Stdout) && !o.noColor && m.Getenv("TERM") != "dumb"
-		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: live, Color: color, Now: clock.Now})
+		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: live, Color: color, Now: clock.Now, Command: nextCommand(o.stateDir, o.planPath)})
 		sinks = append(sinks, view)
 	}
 	if o.jsonInto != "" {
@@ -619,5 +624,30 @@ func staleLockHint(m *Meta, h *executor.LockInfo) {
 	}
 	if err := syscall.Kill(h.PID, 0); errors.Is(err, syscall.ESRCH) {
 		fmt.Fprintf(m.Stderr, "Note: pid %d is not running on this host (%s): the apply holding the lock is gone.\n", h.PID, host)
+	}
+}
+
+// nextCommand rewrites a command printed to go on: the state directory is
+// added when it is not the default, and PLANFILE becomes the plan file
+// apply was given (or continue, which needs none).
+func nextCommand(stateDir, planPath string) func(string) string {
+	return func(cmd string) string {
+		if strings.Contains(cmd, "PLANFILE") {
+			if planPath != "" {
+				cmd = strings.ReplaceAll(cmd, "PLANFILE", planPath)
+			} else {
+				cmd = "rackform continue"
+			}
+		}
+		if stateDir == "" || filepath.Clean(stateDir) == state.DefaultDir {
+			return cmd
+		}
+		for _, sub := range []string{"apply", "continue", "approve"} {
+			prefix := "rackform " + sub
+			if cmd == prefix || strings.HasPrefix(cmd, prefix+" ") {
+				return prefix + " -state-dir " + stateDir + strings.TrimPrefix(cmd, prefix)
+			}
+		}
+		return cmd
 	}
 }

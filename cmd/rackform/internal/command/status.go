@@ -73,7 +73,7 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		}
 		return ExitOK
 	}
-	if err := applyview.WriteStatus(c.Stdout, p, st); err != nil {
+	if err := applyview.WriteStatus(c.Stdout, p, st, nextCommand(c.stateDir, "")); err != nil {
 		return c.fail("writing the status: %s", err)
 	}
 	if h, err := b.LockHolder(ctx); err == nil {

@@ -32,6 +32,10 @@ type Options struct {
 	// MaxRows bounds the scope rows of the live view (default 12); the
 	// others are summarised in one line.
 	MaxRows int
+	// Command rewrites the commands printed to go on (the executor's
+	// "rackform continue", "rackform apply PLANFILE"), e.g. to add the
+	// state directory and the plan file's name; nil keeps them.
+	Command func(string) string
 }
 
 // row is one scope (rack, batch or the serial control plane).
@@ -377,7 +381,10 @@ func (v *View) ending(e executor.Event) []string {
 		out = append(out, "Apply ended: "+o.String())
 	}
 	for _, n := range o.Next {
-		if strings.Contains(n, "PLANFILE") {
+		if v.opts.Command != nil {
+			n = v.opts.Command(n)
+		}
+		if strings.Contains(n, "rackform apply") {
 			out = append(out, "To resume, run: "+n)
 			continue
 		}

@@ -13,7 +13,9 @@ import (
 // container and scope with its state and counts, the servers that are
 // running, failed or skipped (completed and not-started ones are only
 // counted), waits, gates and pauses, and the commands that move the run on.
-func WriteStatus(w io.Writer, p *plan.Plan, st *executor.Status) error {
+// command, when not nil, rewrites the commands printed (see
+// Options.Command).
+func WriteStatus(w io.Writer, p *plan.Plan, st *executor.Status, command func(string) string) error {
 	var b strings.Builder
 	run := st.Run.State
 	run.Message = ""
@@ -88,6 +90,9 @@ func WriteStatus(w io.Writer, p *plan.Plan, st *executor.Status) error {
 	}
 	walk(st.Run, 0)
 	for _, n := range st.Next {
+		if command != nil {
+			n = command(n)
+		}
 		fmt.Fprintf(&b, "To continue, run: %s\n", n)
 	}
 	_, err := io.WriteString(w, b.String())
