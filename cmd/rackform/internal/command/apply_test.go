@@ -153,3 +153,18 @@ func TestCredentialed(t *testing.T) {
 		t.Errorf("a server without its own credentials got some")
 	}
 }
+
+func TestNextCommand(t *testing.T) {
+	for _, tc := range []struct{ dir, plan, in, want string }{
+		{".rackform", "plan.json", "rackform continue", "rackform continue"},
+		{"st", "plan.json", "rackform continue", "rackform continue -state-dir st"},
+		{"st", "", "rackform approve stage.a.gate.b", "rackform approve -state-dir st stage.a.gate.b"},
+		{"st", "p.json", "rackform apply PLANFILE", "rackform apply -state-dir st p.json"},
+		{".rackform", "", "rackform apply PLANFILE", "rackform continue"},
+		{"st", "", "rackform skip x", "rackform skip x"},
+	} {
+		if got := nextCommand(tc.dir, tc.plan)(tc.in); got != tc.want {
+			t.Errorf("nextCommand(%q, %q)(%q) = %q, want %q", tc.dir, tc.plan, tc.in, got, tc.want)
+		}
+	}
+}
