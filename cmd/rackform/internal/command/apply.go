@@ -225,7 +225,11 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 					if err := control(ctl); err != nil {
 						return m.controlFailed(err)
 					}
-					fmt.Fprintf(m.Stdout, "Recorded. The apply running as %s (pid %d, since %s) will act on it.\n", h.Who, h.PID, h.Since.UTC().Format(time.RFC3339))
+					w := m.Stdout
+					if o.json {
+						w = m.Stderr // stdout is the event stream
+					}
+					fmt.Fprintf(w, "Recorded. The apply running as %s (pid %d, since %s) will act on it.\n", h.Who, h.PID, h.Since.UTC().Format(time.RFC3339))
 					return ExitOK
 				}
 			}
