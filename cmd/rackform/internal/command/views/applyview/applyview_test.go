@@ -202,3 +202,49 @@ func TestETAPace(t *testing.T) {
 		t.Fatalf("want an ETA of ~20m at the pace so far:\n%s", out.String())
 	}
 }
+
+// TestWriteStatus renders the state of a run paused after a rack: the
+// containers, the scopes with their counts, the failed server with its
+// failed steps, and the command to go on (rewritten by the caller).
+func TestWriteStatus(t *testing.T) {
+	prov := executortest.NewProvider()
+	b := executortest.NewBuilder(prov)
+	b.Scripts = map[string]executortest.Script{"c1/r01/r01-s02": {FailKind: providers.StepUpdate}}
+	b.Stage("main").Group(b, "all").Cluster("c1").
+		Scope(S{Name: "r01", Servers: 3, Threshold: plan.Threshold{Type: "count", Value: 2}, PauseAfter: true}).
+		Scope(S{Name: "r02", Servers: 1})
+	p := b.Plan()
+	e, err := executor.New(executor.Options{Plan: p, PlanSHA256: sha, Backend: state.NewMemory(), Clock: executortest.NewClock(executortest.Epoch),
+		Providers: map[string]providers.Provider{"fake": prov}, Hooks: executortest.NewHooks(), Holder: "tester@host", Synchronous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Run(context.Background(), context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := applyview.WriteStatus(&out, p, st, func(s string) string { return s + " -state-dir st" }); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"Plan 001122334455: run paused(after_rack)\n",
+		"stage stage.main: paused(after_rack)\n",
+		"c1/r01 (cluster.c1.compute.rack.r01): completed; 2/3 done, 1 failed, 0 skipped, 0 running, 2 must succeed\n",
+		"c1/r01/r01-s02: failed(step)",
+		"step:3 bios update: failed",
+		"c1/r02 (cluster.c1.compute.rack.r02): not_started",
+		"To continue, run: rackform continue -state-dir st\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("status lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "c1/r01/r01-s01") {
+		t.Errorf("a completed server is listed:\n%s", got)
+	}
+}
