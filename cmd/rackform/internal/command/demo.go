@@ -48,12 +48,18 @@ const (
 	demoUser        = "admin"
 	demoPasswordEnv = "RACKFORM_BMC_PASSWORD" // what examples/nexus-lab reads
 	demoDefaultSpd  = 600
+	// demoMaxSpeed keeps the demo's simulated time (about speed × wall
+	// time, most of which is real-time overhead) well inside the plan's
+	// 72h validity, which apply checks on its scaled clock.
+	demoMaxSpeed = 5000
+	demoPort     = 8443 // the example's BMC port
 )
 
 // demoCommand runs sim → plan → apply on the embedded nexus-lab example.
 type demoCommand struct {
 	*Meta
 	speed     float64
+	port      int
 	keepState bool
 	noColor   bool
 }
@@ -77,13 +83,15 @@ reports: servers upgraded, skipped and unreachable, and the wall time.
 
 Simulated time runs -speed times faster than real time, for the BMCs and
 for the apply's own clock alike: at 600, a 10-minute flash takes a second
-and the 15-minute wait after a rack 1.5 seconds.
+and the 15-minute wait after a rack 1.5 seconds. The limit is 5000: the
+demo's simulated time must stay inside the plan's 72-hour validity.
 
 The BMC credentials are the simulator's own (the password is generated for
 the run unless RACKFORM_SIM_PASSWORD sets it) and reach the example's
 provider through RACKFORM_BMC_PASSWORD in this process only; they are never
-printed. The example's BMC addresses
-(127.1.RACK.SERVER:8443) must be free.
+printed. The example's BMC addresses (127.1.RACK.SERVER:8443) must be
+free; -port serves them on another port (changing the demo's copy of the
+inventory).
 
 Exit status: 0 when every reachable server ended at the release versions,
 1 otherwise, 130 when interrupted.`
@@ -92,6 +100,7 @@ Exit status: 0 when every reachable server ended at the release versions,
 func (c *demoCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.Float64Var(&c.speed, "speed", demoDefaultSpd, "Time scale `X` of the simulator and of apply's clock.")
+	fs.IntVar(&c.port, "port", demoPort, "Serve the BMCs on TCP `PORT` instead of the example's 8443 (the demo's copy of inventory.csv is changed to match).")
 	fs.BoolVar(&c.keepState, "keep-state", false, "Keep the temporary directory (example, plan file, state directory) and print its path.")
 	fs.BoolVar(&c.noColor, "no-color", false, "Never colour or redraw the output (also: the NO_COLOR environment variable).")
 	return fs
@@ -106,8 +115,14 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: demo takes no arguments, got %q\n\n%s", rest, helpText(c))
 		return ExitUsage
 	}
-	if c.speed < 1 || c.speed > 100000 {
-		fmt.Fprintf(c.Stderr, "Error: -speed must be between 1 and 100000, got %v\n\n%s", c.speed, helpText(c))
+	// Read before helpText, which binds fresh flag storage.
+	speed, port := c.speed, c.port
+	if speed < 1 || speed > demoMaxSpeed {
+		fmt.Fprintf(c.Stderr, "Error: -speed must be between 1 and %d, got %v\n\n%s", demoMaxSpeed, speed, helpText(c))
+		return ExitUsage
+	}
+	if port < 1 || port > 65535 {
+		fmt.Fprintf(c.Stderr, "Error: -port %d is not a TCP port\n\n%s", port, helpText(c))
 		return ExitUsage
 	}
 	started := time.Now()
@@ -130,6 +145,11 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 	}
 	if err := examples.WriteNexusLab(cfgDir); err != nil {
 		return c.fail("%s", err)
+	}
+	if c.port != demoPort {
+		if err := demoMovePort(cfgDir, c.port); err != nil {
+			return c.fail("%s", err)
+		}
 	}
 
 	// The simulator's own credentials, for this run only, reach the
@@ -183,7 +203,7 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 	simCtx, stopSim := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopSim()
 	if err := fleet.Start(simCtx); err != nil {
-		return c.fail("starting the simulated fleet: %s (the demo serves the example's BMC addresses, 127.1.RACK.SERVER:8443: is a `rackform sim` already serving them?)", err)
+		return c.fail("starting the simulated fleet: %s (the demo serves the example's BMC addresses, 127.1.RACK.SERVER:%d; is a `rackform sim` or another demo serving them? -port picks another port)", err, c.port)
 	}
 	defer fleet.Close()
 	initial := map[string]map[string]string{}
@@ -192,9 +212,14 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 	}
 	rel := cfg.Clusters[0].Release
 	target := releaseVersions(rel)
+	fmt.Fprintf(out, "rackform demo: sim → plan → apply → continue on the built-in nexus-lab example.\n")
 	c.header(out, color, "1. A simulated fleet")
 	fmt.Fprintf(out, "The nexus-lab example (%d servers in %d racks) is in %s.\n", len(cfg.Servers()), demoRackCount(cfg), cfgDir)
-	fmt.Fprintf(out, "Serving %d simulated BMCs over HTTPS at the example's addresses (%s), profiles %s:\n", len(specs), demoAddrRange(specs), strings.Join(demoProfiles, ", "))
+	where := "the example's addresses"
+	if c.port != demoPort {
+		where = fmt.Sprintf("the example's addresses on port %d (-port)", c.port)
+	}
+	fmt.Fprintf(out, "Serving %d simulated BMCs over HTTPS at %s (%s), profiles %s:\n", len(specs), where, demoAddrRange(specs), strings.Join(demoProfiles, ", "))
 	fmt.Fprintf(out, "  - %s: down, its BMC is not served (unreachable)\n", strings.Join(demoDown, ", "))
 	fmt.Fprintf(out, "  - %s: already at release %s\n", strings.Join(demoAtTarget, ", "), rel.Version)
 	fmt.Fprintf(out, "  - the others: %s\n", demoVersionList(demoFirmware))
@@ -450,6 +475,22 @@ func (c *scaledClock) At(t time.Time) <-chan time.Time {
 	}
 	time.AfterFunc(d, func() { ch <- c.Now() })
 	return ch
+}
+
+// demoMovePort rewrites the BMC port of every row of the written
+// example's inventory.csv.
+func demoMovePort(dir string, port int) error {
+	path := filepath.Join(dir, "inventory.csv")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	from := fmt.Sprintf(":%d,", demoPort)
+	n := strings.Count(string(b), from)
+	if n == 0 {
+		return fmt.Errorf("-port: the example's inventory.csv has no BMC on port %d", demoPort)
+	}
+	return os.WriteFile(path, []byte(strings.ReplaceAll(string(b), from, fmt.Sprintf(":%d,", port))), 0o644)
 }
 
 func demoPassword() (string, error) {
