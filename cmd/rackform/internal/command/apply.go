@@ -6,12 +6,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
@@ -329,7 +332,7 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 		sinks = append(sinks, executor.NewJSONSink(m.Stdout))
 	} else {
 		live := isTerminal(m.Stdout) && !o.noColor && m.Getenv("TERM") != "dumb"
-		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: live, Color: color, Now: clock.Now, Command: nextCommand(o.stateDir, o.planPath)})
+		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: live, Color: color, Now: clock.Now, Command: nextCommand(o.stateDir, o.planPath), Width: termWidth(m.Stdout, m.Getenv)})
 		sinks = append(sinks, view)
 	}
 	if o.jsonInto != "" {
@@ -654,4 +657,21 @@ func nextCommand(stateDir, planPath string) func(string) string {
 		}
 		return cmd
 	}
+}
+
+// termWidth is the width of the terminal w writes to: COLUMNS when set,
+// else what the terminal says; 0 when unknown.
+func termWidth(w io.Writer, getenv func(string) string) int {
+	if n, err := strconv.Atoi(getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	var ws struct{ Row, Col, X, Y uint16 }
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(syscall.TIOCGWINSZ), uintptr(unsafe.Pointer(&ws))); errno != 0 {
+		return 0
+	}
+	return int(ws.Col)
 }

@@ -32,6 +32,10 @@ type Options struct {
 	// MaxRows bounds the scope rows of the live view (default 12); the
 	// others are summarised in one line.
 	MaxRows int
+	// Width is the terminal's width in columns, so the live view knows how
+	// many screen rows a long line takes when it moves the cursor back up
+	// (0: lines never wrap).
+	Width int
 	// Command rewrites the commands printed to go on (the executor's
 	// "rackform continue", "rackform apply PLANFILE"), e.g. to add the
 	// state directory and the plan file's name; nil keeps them.
@@ -540,7 +544,7 @@ func (v *View) draw(now time.Time) {
 	v.clear()
 	out := b.String()
 	fmt.Fprint(v.w, out)
-	v.drawn = strings.Count(out, "\n")
+	v.drawn = screenRows(out, v.opts.Width)
 	v.lastDraw = now
 	v.dirty = false
 }
@@ -625,4 +629,37 @@ func summary(p *plan.Plan) (up, skip, racks int) {
 		}
 	}
 	return up, skip, racks
+}
+
+// screenRows is how many terminal rows text (lines ending in newlines)
+// takes at width columns, escape sequences not counted.
+func screenRows(text string, width int) int {
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if width <= 0 {
+		return len(lines)
+	}
+	rows := 0
+	for _, l := range lines {
+		n := visibleLen(l)
+		rows += max(1, (n+width-1)/width)
+	}
+	return rows
+}
+
+// visibleLen counts the runes of s outside ANSI CSI escape sequences.
+func visibleLen(s string) int {
+	n, esc := 0, false
+	for i, r := range s {
+		switch {
+		case esc:
+			if r >= 0x40 && r <= 0x7e && s[i-1] != '\x1b' {
+				esc = false
+			}
+		case r == '\x1b':
+			esc = true
+		default:
+			n++
+		}
+	}
+	return n
 }
