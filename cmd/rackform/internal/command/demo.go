@@ -35,7 +35,7 @@ var (
 		sim.ComponentRuntime: "4.5.2",
 	}
 	// demoAtTarget start at the release's versions: plan skips them.
-	demoAtTarget = []string{"r02-s04", "r04-s09"}
+	demoAtTarget = []string{"r01-s05", "r02-s04", "r04-s09"}
 	// demoDown are not served at all: plan skips them as unreachable.
 	demoDown = []string{"r03-s07"}
 	// demoProfiles are cycled through the fleet. openbmc is left out: it
@@ -73,7 +73,7 @@ func (c *demoCommand) Description() string {
 	return `Shows the whole job on the nexus-lab example built into this binary, with
 nothing to set up: it writes the example to a temporary directory, serves a
 simulated fleet for it on loopback (HTTPS, the example's BMC addresses,
-39 of its 40 BMCs: one server is down, two are already at the release),
+39 of its 40 BMCs: one server is down, three are already at the release),
 runs "rackform plan -out" against it with the real redfish provider, shows
 the plan, and applies it with the progress view. The demo sets the
 example's pause_after_rack variable, so the run pauses after each compute
