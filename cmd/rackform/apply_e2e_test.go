@@ -321,7 +321,10 @@ func TestApplyCrash(t *testing.T) {
 	deadline := time.Now().Add(150 * time.Second)
 	e := newE2EEnv(t)
 	done, round, known := 0, 0, 0
-	defer func() { t.Logf("%d kills in %d rounds; %d known-issue double flashes", done, round, known) }()
+	midStep := 0
+	defer func() {
+		t.Logf("%d kills in %d rounds, %d of them with a BMC operation in flight; %d known-issue double flashes", done, round, midStep, known)
+	}()
 	for done < kills {
 		round++
 		if time.Now().After(deadline) {
@@ -370,6 +373,9 @@ func TestApplyCrash(t *testing.T) {
 			switch {
 			case killed && code == -1:
 				done++
+				if inFlight(e.work, stateDir) {
+					midStep++
+				}
 				continue
 			case code == 0:
 			case code == 1 && strings.Contains(out.String(), "this plan has already been applied completely"):
@@ -517,4 +523,27 @@ func TestApplyCrashAfterUpdateAccepted(t *testing.T) {
 	if st := f.stats(t)["bmc-0003"]; st.Flashes["BIOS"] != 1 {
 		t.Errorf("bmc-0003 flashed BIOS %d times (updates accepted: %d), want once", st.Flashes["BIOS"], st.Updates)
 	}
+}
+
+// inFlight reports whether the journal in stateDir ends with an operation
+// started and not finished: the kill landed in the middle of a step.
+func inFlight(work, stateDir string) bool {
+	files, _ := filepath.Glob(filepath.Join(work, stateDir, "journal", "*.jsonl"))
+	open := map[string]bool{}
+	for _, j := range files {
+		b, _ := os.ReadFile(j)
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			var r struct{ Type, Server, Op string }
+			if json.Unmarshal(line, &r) != nil {
+				continue
+			}
+			switch r.Type {
+			case "step_started":
+				open[r.Server+" "+r.Op] = true
+			case "step_done", "step_failed":
+				delete(open, r.Server+" "+r.Op)
+			}
+		}
+	}
+	return len(open) > 0
 }
