@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -279,6 +280,10 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 	if sigs == nil {
 		sigs = notifySignals
 	}
+	// Until a live view exists, notes go to stderr; then above its block.
+	var note atomic.Pointer[func(string)]
+	toStderr := func(s string) { fmt.Fprintln(m.Stderr, s) }
+	note.Store(&toStderr)
 	sigc := make(chan os.Signal, 4)
 	stopSigs := sigs(sigc)
 	defer stopSigs()
@@ -291,7 +296,7 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 			case <-sigc:
 				n++
 				if n == 1 {
-					fmt.Fprintln(m.Stderr, "Interrupt received: starting nothing new, letting running BMC operations finish. Interrupt again to exit at once.")
+					(*note.Load())("Interrupt received: starting nothing new, letting running BMC operations finish. Interrupt again to exit at once (the journal stays consistent).")
 					cancelGraceful()
 				} else {
 					cancelHard()
@@ -333,6 +338,10 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 	} else {
 		live := isTerminal(m.Stdout) && !o.noColor && m.Getenv("TERM") != "dumb"
 		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: live, Color: color, Now: clock.Now, Command: nextCommand(o.stateDir, o.planPath), Width: termWidth(m.Stdout, m.Getenv)})
+		if live {
+			viewNote := view.Note
+			note.Store(&viewNote)
+		}
 		sinks = append(sinks, view)
 	}
 	if o.jsonInto != "" {

@@ -182,6 +182,21 @@ func (v *View) Close() {
 	}
 }
 
+// Note prints a line for people that is not an event (an interrupt being
+// handled, say): in the live view above the block, so the redraw stays
+// intact; otherwise as a plain line.
+func (v *View) Note(line string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return
+	}
+	v.println(line, executor.Event{Time: v.last})
+	if v.opts.Live && !v.ended {
+		v.draw(v.opts.Now())
+	}
+}
+
 // Event implements executor.Sink.
 func (v *View) Event(e executor.Event) {
 	v.mu.Lock()
