@@ -299,7 +299,7 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 	c.header(out, color, "Summary (from the simulator's state)")
 	fmt.Fprintf(out, "Servers upgraded:  %d (now at %s)\n", len(sum.upgraded), demoVersionList(target))
 	fmt.Fprintf(out, "Skipped:           %d already at target (%s)\n", len(sum.skipped), strings.Join(sum.skipped, ", "))
-	fmt.Fprintf(out, "Unreachable:       %d (%s), left as they were\n", len(sum.unreachable), strings.Join(sum.unreachable, ", "))
+	fmt.Fprintf(out, "Unreachable:       %d (%s): never served, never touched\n", len(sum.unreachable), strings.Join(sum.unreachable, ", "))
 	if len(sum.behind) > 0 {
 		fmt.Fprintf(out, "Not at target:     %d (%s)\n", len(sum.behind), strings.Join(sum.behind, ", "))
 	}
