@@ -74,6 +74,13 @@ type task struct {
 	state      string // final state, or "" while it runs
 	message    string
 	hang       bool
+	payload    taskPayload
+}
+
+// taskPayload is the request that created a task, as Task.Payload shows it.
+type taskPayload struct {
+	targetURI string
+	jsonBody  string
 }
 
 // bmc is one simulated BMC and its server: compact state only; documents
@@ -282,9 +289,9 @@ func (b *bmc) bmcReset(t time.Time) {
 
 // startTask creates an update task at now for image (with an optional
 // inventory target) and apply time. b.mu is held.
-func (b *bmc) startTask(now time.Time, image, target, applyTime string) *task {
+func (b *bmc) startTask(now time.Time, image, target, applyTime string, payload taskPayload) *task {
 	b.nextTask++
-	t := &task{id: strconv.Itoa(b.nextTask), comp: -1, image: image, start: now, end: b.after(now, b.fleet.timings.Flash)}
+	t := &task{id: strconv.Itoa(b.nextTask), comp: -1, image: image, start: now, end: b.after(now, b.fleet.timings.Flash), payload: payload}
 	comp, version, ok := parseImage(image)
 	if target != "" {
 		comp = ""

@@ -56,7 +56,27 @@ func (b *bmc) simpleUpdate(w http.ResponseWriter, r *http.Request) {
 	if !req.check(w) {
 		return
 	}
-	b.accept(w, req.ImageURI, req.target(), req.ApplyTime)
+	b.accept(w, req.ImageURI, req.target(), req.ApplyTime, taskPayload{targetURI: r.URL.Path, jsonBody: req.jsonBody()})
+}
+
+// jsonBody renders the parameters a client sent, as a Task's
+// Payload.JsonBody shows the request (a string holding JSON).
+func (p *updateParams) jsonBody() string {
+	m := map[string]any{}
+	if p.ImageURI != "" {
+		m["ImageURI"] = p.ImageURI
+	}
+	if len(p.Targets) > 0 {
+		m["Targets"] = p.Targets
+	}
+	if p.TransferProtocol != "" {
+		m["TransferProtocol"] = p.TransferProtocol
+	}
+	if p.ApplyTime != "" {
+		m["@Redfish.OperationApplyTime"] = p.ApplyTime
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
 }
 
 // push handles HttpPushUri (the body is the image) and MultipartHttpPushUri
@@ -129,15 +149,21 @@ func (b *bmc) push(w http.ResponseWriter, r *http.Request) {
 	b.mu.Lock()
 	b.stats.PushBytes += n
 	b.mu.Unlock()
-	b.accept(w, image, params.target(), params.ApplyTime)
+	// The body of a push is no JSON: bmcweb shows "null" (its parse of the
+	// body failed); the others show the UpdateParameters part.
+	body := "null"
+	if mt == "multipart/form-data" && b.prof.name != ProfileOpenBMC {
+		body = params.jsonBody()
+	}
+	b.accept(w, image, params.target(), params.ApplyTime, taskPayload{targetURI: r.URL.Path, jsonBody: body})
 }
 
 // accept creates the task and answers 202 with the task monitor.
-func (b *bmc) accept(w http.ResponseWriter, image, target, applyTime string) {
+func (b *bmc) accept(w http.ResponseWriter, image, target, applyTime string, payload taskPayload) {
 	b.mu.Lock()
 	now := b.fleet.opts.Now()
 	b.advance(now)
-	t := b.startTask(now, image, target, applyTime)
+	t := b.startTask(now, image, target, applyTime, payload)
 	doc := b.taskDoc(t, now)
 	b.mu.Unlock()
 	monitor := b.prof.taskMonitor(t.id)
