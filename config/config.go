@@ -2,10 +2,13 @@ package config
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"testing/fstest"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
@@ -23,6 +26,19 @@ type LoadOptions struct {
 	VarFiles []string
 	// Getenv reads RACKFORM_VAR_name inputs and env(); nil means no environment.
 	Getenv func(string) string
+
+	// FS, when set, is where the configuration is read from instead of the
+	// disk: the path given to Load names a directory (or a *.rf.hcl file)
+	// inside FS, and file() and templatefile() read from FS only, relative
+	// to that directory (names as in Config.DataFiles: a MemFS also holds
+	// names leaving the directory or absolute ones). A file that is not in
+	// FS is an error naming it. Apply uses it to load the plan's snapshot
+	// without touching the working directory. (-var-file paths are still
+	// read from the disk: they are inputs, not configuration.)
+	FS fs.FS
+	// FSName says what FS is in errors ("inventory.csv is not in FSNAME");
+	// default "the configuration snapshot".
+	FSName string
 }
 
 // Loader loads configurations and keeps the parsed files, so diagnostics
@@ -52,6 +68,15 @@ type Config struct {
 	Dir string
 	// Files are the configuration files, byte for byte, sorted by name.
 	Files []SourceFile
+	// DataFiles are the other files the configuration read through
+	// functions (file, templatefile), each once, byte for byte as read,
+	// sorted by name; names are relative to Dir as written in the call
+	// (see SourceFile.Name). Together with Files they are everything the
+	// configuration's value depends on besides its inputs. A file whose
+	// path is derived from a sensitive value is not here (its name and
+	// contents are secrets): SensitiveDataReads counts those reads.
+	DataFiles          []SourceFile
+	SensitiveDataReads int
 
 	Variables          []*Variable
 	Providers          []*Provider
@@ -204,7 +229,7 @@ func find[T any](list []T, name string, key func(T) string) T {
 // loaded; the diagnostics hold every problem found, with source ranges.
 func (l *Loader) Load(path string) (*Config, hcl.Diagnostics) {
 	cfg := &Config{Path: path}
-	names, dir, diags := configFiles(path)
+	names, dir, diags := l.configFiles(path)
 	cfg.Dir = dir
 	if diags.HasErrors() {
 		return cfg, diags
@@ -212,7 +237,7 @@ func (l *Loader) Load(path string) (*Config, hcl.Diagnostics) {
 	s := newLoadState(l, cfg)
 	var files []*hcl.File
 	for _, name := range names {
-		src, err := os.ReadFile(name)
+		src, err := l.readConfigFile(name)
 		if err != nil {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
@@ -234,7 +259,98 @@ func (l *Loader) Load(path string) (*Config, hcl.Diagnostics) {
 		return cfg, diags
 	}
 	diags = append(diags, s.load(files)...)
+	s.collectDataFiles()
 	return cfg, s.scrub(diags)
+}
+
+func (l *Loader) readConfigFile(name string) ([]byte, error) {
+	if l.opts.FS != nil {
+		return fs.ReadFile(l.opts.FS, name)
+	}
+	return os.ReadFile(name)
+}
+
+// configFiles lists the files of path in name order and the configuration
+// directory, from the disk or from LoadOptions.FS.
+func (l *Loader) configFiles(p string) ([]string, string, hcl.Diagnostics) {
+	if l.opts.FS == nil {
+		return configFiles(p)
+	}
+	p = path.Clean(filepath.ToSlash(p))
+	info, err := fs.Stat(l.opts.FS, p)
+	if err != nil {
+		return nil, "", hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Configuration not found",
+			Detail:   fmt.Sprintf("Cannot read %s in %s: %v.", p, l.fsName(), err),
+		}}
+	}
+	if !info.IsDir() {
+		if !strings.HasSuffix(p, FileSuffix) {
+			return nil, "", hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "Not a configuration file",
+				Detail:   fmt.Sprintf("%s does not end in %s; rackform reads only *%s files.", p, FileSuffix, FileSuffix),
+			}}
+		}
+		return []string{p}, path.Dir(p), nil
+	}
+	entries, err := fs.ReadDir(l.opts.FS, p)
+	if err != nil {
+		return nil, p, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Cannot read configuration directory",
+			Detail:   fmt.Sprintf("Cannot list %s in %s: %v.", p, l.fsName(), err),
+		}}
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), FileSuffix) {
+			names = append(names, path.Join(p, e.Name()))
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return nil, p, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "No configuration files",
+			Detail:   fmt.Sprintf("%s in %s contains no *%s files.", p, l.fsName(), FileSuffix),
+		}}
+	}
+	return names, p, nil
+}
+
+func (l *Loader) fsName() string {
+	if l.opts.FSName != "" {
+		return l.opts.FSName
+	}
+	return "the configuration snapshot"
+}
+
+// MemFS is an in-memory file set for LoadOptions.FS, by slash-separated
+// name relative to its root. Besides what fs.FS allows, ReadFile also
+// finds names that leave the root ("../shared/inventory.csv") or are
+// absolute, as Config.DataFiles may name them; Open sees only the others.
+type MemFS map[string][]byte
+
+// Open implements fs.FS over the entries with valid fs.FS names.
+func (m MemFS) Open(name string) (fs.File, error) {
+	mf := fstest.MapFS{}
+	for k, b := range m {
+		if fs.ValidPath(k) {
+			mf[k] = &fstest.MapFile{Data: b, Mode: 0o444}
+		}
+	}
+	return mf.Open(name)
+}
+
+// ReadFile returns a copy of the file named exactly name.
+func (m MemFS) ReadFile(name string) ([]byte, error) {
+	b, ok := m[name]
+	if !ok {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
+	}
+	return append([]byte(nil), b...), nil
 }
 
 // configFiles lists the files of path in name order and the configuration

@@ -3,7 +3,9 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -260,40 +262,99 @@ func (s *loadState) envFunc() function.Function {
 	})
 }
 
-// resolvePath resolves a path argument of file/templatefile relative to the
-// configuration directory, and says so in errors since the working
-// directory is not what matters.
-func (s *loadState) resolvePath(p string) string {
+// dataName is the name a file read by file() or templatefile() is known
+// by in Config.DataFiles and in a configuration snapshot: the path as
+// written, cleaned and slash-separated, relative to the configuration
+// directory ("./inventory.csv" and "inventory.csv" are one file; a path
+// leaving the directory keeps its "../", an absolute path stays absolute).
+func dataName(p string) string {
 	if filepath.IsAbs(p) {
-		return p
+		return filepath.ToSlash(filepath.Clean(p))
 	}
-	return filepath.Join(s.baseDir, p)
+	return path.Clean(filepath.ToSlash(p))
 }
 
-func (s *loadState) readFile(p string) (string, error) {
-	full := s.resolvePath(p)
-	b, err := os.ReadFile(full)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return "", fmt.Errorf("no file exists at %q (paths are relative to the configuration directory %q)", full, s.baseDir)
+// readFile returns the bytes of the file p names (relative to the
+// configuration directory) and records them in Config.DataFiles, so the
+// planner can snapshot exactly what the configuration was evaluated
+// with. A file read twice is read once: the second call gets the
+// recorded bytes. With LoadOptions.FS the file is looked up there only.
+//
+// sensitive says the path itself is derived from a sensitive value: such
+// a file is read but never recorded (its name is a secret, and so is
+// what it holds), and Config.SensitiveDataReads counts it; a snapshot
+// cannot hold it, so with LoadOptions.FS it is an error.
+func (s *loadState) readFile(p string, sensitive bool) (string, error) {
+	name := dataName(p)
+	if !sensitive {
+		if b, ok := s.dataFiles[name]; ok {
+			return string(b), nil
 		}
-		return "", fmt.Errorf("reading %q (paths are relative to the configuration directory %q): %w", full, s.baseDir, err)
 	}
+	var b []byte
+	if fsys := s.l.opts.FS; fsys != nil {
+		if sensitive {
+			return "", errors.New("the path is derived from a sensitive value, so the file is not in " + s.fsName())
+		}
+		full := name
+		if !filepath.IsAbs(p) {
+			full = path.Join(s.baseDir, name)
+		}
+		var err error
+		b, err = fs.ReadFile(fsys, full)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) {
+				return "", fmt.Errorf("%s is not in %s", name, s.fsName())
+			}
+			return "", fmt.Errorf("reading %s from %s: %w", name, s.fsName(), err)
+		}
+	} else {
+		full := p
+		if !filepath.IsAbs(p) {
+			full = filepath.Join(s.baseDir, p)
+		}
+		var err error
+		b, err = os.ReadFile(full)
+		if err != nil {
+			if os.IsNotExist(err) {
+				return "", fmt.Errorf("no file exists at %q (paths are relative to the configuration directory %q)", full, s.baseDir)
+			}
+			return "", fmt.Errorf("reading %q (paths are relative to the configuration directory %q): %w", full, s.baseDir, err)
+		}
+	}
+	if sensitive {
+		s.cfg.SensitiveDataReads++
+		return string(b), nil
+	}
+	s.dataFiles[name] = b
 	return string(b), nil
+}
+
+// fsName says what LoadOptions.FS is, in errors.
+func (s *loadState) fsName() string {
+	if n := s.l.opts.FSName; n != "" {
+		return n
+	}
+	return "the configuration snapshot"
 }
 
 func (s *loadState) fileFunc() function.Function {
 	return function.New(&function.Spec{
 		Description: "Reads a file relative to the configuration directory.",
-		Params:      []function.Parameter{{Name: "path", Type: cty.String}},
-		Type:        function.StaticReturnType(cty.String),
+		// AllowMarked: a sensitive path is read but not recorded (readFile).
+		Params: []function.Parameter{{Name: "path", Type: cty.String, AllowMarked: true}},
+		Type:   function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			text, err := s.readFile(args[0].AsString())
+			pathVal, marks := args[0].Unmark()
+			text, err := s.readFile(pathVal.AsString(), len(marks) > 0)
 			if err != nil {
-				return cty.UnknownVal(cty.String), function.NewArgError(0, err)
+				return cty.UnknownVal(cty.String).WithMarks(marks), function.NewArgError(0, err)
+			}
+			if len(marks) > 0 {
+				return cty.StringVal(text).WithMarks(marks), nil
 			}
 			if _, seen := s.fileTexts[text]; !seen {
-				s.fileTexts[text] = args[0].AsString()
+				s.fileTexts[text] = pathVal.AsString()
 			}
 			return cty.StringVal(text), nil
 		},
@@ -304,17 +365,19 @@ func (s *loadState) templateFileFunc(fns map[string]function.Function) function.
 	return function.New(&function.Spec{
 		Description: "Renders a template file relative to the configuration directory.",
 		Params: []function.Parameter{
-			{Name: "path", Type: cty.String},
+			// AllowMarked: a sensitive path is read but not recorded (readFile).
+			{Name: "path", Type: cty.String, AllowMarked: true},
 			{Name: "vars", Type: cty.DynamicPseudoType, AllowMarked: true},
 		},
 		Type: function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			name := args[0].AsString()
-			text, err := s.readFile(name)
+			pathVal, pathMarks := args[0].Unmark()
+			name := pathVal.AsString()
+			text, err := s.readFile(name, len(pathMarks) > 0)
 			if err != nil {
-				return cty.UnknownVal(cty.String), function.NewArgError(0, err)
+				return cty.UnknownVal(cty.String).WithMarks(pathMarks), function.NewArgError(0, err)
 			}
-			expr, diags := hclsyntax.ParseTemplate([]byte(text), s.resolvePath(name), hcl.InitialPos)
+			expr, diags := hclsyntax.ParseTemplate([]byte(text), s.templateName(name), hcl.InitialPos)
 			if diags.HasErrors() {
 				return cty.UnknownVal(cty.String), function.NewArgErrorf(0, "template %s: %s", name, diags.Error())
 			}
@@ -339,9 +402,20 @@ func (s *loadState) templateFileFunc(fns map[string]function.Function) function.
 			if err != nil {
 				return cty.UnknownVal(cty.String), function.NewArgErrorf(0, "template %s: %v", name, err)
 			}
-			return out, nil
+			return out.WithMarks(pathMarks), nil
 		},
 	})
+}
+
+// templateName is the file name template diagnostics use.
+func (s *loadState) templateName(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	if s.l.opts.FS != nil {
+		return path.Join(s.baseDir, dataName(p))
+	}
+	return filepath.Join(s.baseDir, p)
 }
 
 func convertString(v cty.Value) (cty.Value, error) {

@@ -80,6 +80,9 @@ type loadState struct {
 	// csvSources are csvdecode results over such texts (origin.go).
 	fileTexts  map[string]string
 	csvSources []*csvSource
+	// dataFiles are the files file() and templatefile() read, by
+	// dataName, byte for byte: Config.DataFiles.
+	dataFiles map[string][]byte
 	// generated are the for_each instances servers came from, and
 	// stageRacks the ranges of each strategy stage's racks elements, for
 	// diagnostics. (Side tables keep the model's structs comparable.)
@@ -104,14 +107,14 @@ type loadState struct {
 	instances int
 	tooMany   bool
 
-	providers  map[string]*Provider
+	providers map[string]*Provider
 	// defaultProvider are clusters without a provider attribute; they get
 	// the only provider, or the one named "redfish", after evaluation.
 	defaultProvider []*Cluster
-	releases   map[string]*Release
-	strategies map[string]*Strategy
-	windows    map[string]*MaintenanceWindow
-	clusters   map[string]*Cluster
+	releases        map[string]*Release
+	strategies      map[string]*Strategy
+	windows         map[string]*MaintenanceWindow
+	clusters        map[string]*Cluster
 }
 
 func newLoadState(l *Loader, cfg *Config) *loadState {
@@ -120,6 +123,7 @@ func newLoadState(l *Loader, cfg *Config) *loadState {
 		secrets:    map[string]bool{},
 		envRefs:    map[string]bool{},
 		fileTexts:  map[string]string{},
+		dataFiles:  map[string][]byte{},
 		generated:  map[*Server]instance{},
 		stageRacks: map[*StrategyStage][]hcl.Range{},
 		vars:       map[string]cty.Value{},
@@ -817,6 +821,18 @@ func (s *loadState) assignDefaultProviders() {
 		} else {
 			c.Provider = s.providers["redfish"]
 		}
+	}
+}
+
+// collectDataFiles fills Config.DataFiles, sorted by name.
+func (s *loadState) collectDataFiles() {
+	s.cfg.DataFiles = s.cfg.DataFiles[:0]
+	for name, b := range s.dataFiles {
+		s.cfg.DataFiles = append(s.cfg.DataFiles, SourceFile{Name: name, Bytes: b})
+	}
+	sort.Slice(s.cfg.DataFiles, func(i, j int) bool { return s.cfg.DataFiles[i].Name < s.cfg.DataFiles[j].Name })
+	if len(s.cfg.DataFiles) == 0 {
+		s.cfg.DataFiles = nil
 	}
 }
 

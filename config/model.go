@@ -9,10 +9,12 @@ import (
 	"github.com/rackform/rackform/config/version"
 )
 
-// SourceFile is one configuration file as read, kept byte for byte so the
-// planner can snapshot the exact source into the plan file.
+// SourceFile is one file as read, kept byte for byte so the planner can
+// snapshot the exact source into the plan file.
 type SourceFile struct {
-	// Name is the path used in diagnostics (as given to Load, joined).
+	// Name is, in Config.Files, the path used in diagnostics (as given to
+	// Load, joined); in Config.DataFiles, the path as written in file() or
+	// templatefile(), cleaned, slash-separated and relative to Config.Dir.
 	Name  string
 	Bytes []byte
 }
