@@ -181,6 +181,17 @@ type Step struct {
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// Expect lists the versions wait_ready requires.
 	Expect []Expectation `json:"expect,omitempty"`
+	// ResumeSince is zero for a fresh start. When set (update and reimage),
+	// the step is run again after a crash that may have come after the BMC
+	// accepted it but before its task URI was recorded; ResumeSince is when
+	// the earlier attempt began. The provider must then not start the work
+	// twice: it first looks for that work on the BMC (an update task for
+	// the same image started at or after ResumeSince, less a tolerance for
+	// BMC clock skew, that is not Exception/Killed; for reimage, the media
+	// already inserted and the one-time boot pending or in progress) and
+	// attaches to it, reporting its TaskURI in Progress as usual; only when
+	// there is none does it start the step.
+	ResumeSince time.Time `json:"resume_since,omitempty"`
 }
 
 // Expectation is a component that must report Version.

@@ -4,6 +4,7 @@ import (
 	"github.com/rackform/rackform/providers"
 	pb "github.com/rackform/rackform/providers/plugin/proto/providerv1"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // The functions below map the contract's plain Go types to the wire and
@@ -156,6 +157,9 @@ func stepToProto(s providers.Step) *pb.Step {
 	if s.Timeout != 0 {
 		out.Timeout = durationpb.New(s.Timeout)
 	}
+	if !s.ResumeSince.IsZero() {
+		out.ResumeSince = timestamppb.New(s.ResumeSince)
+	}
 	for _, e := range s.Expect {
 		out.Expect = append(out.Expect, &pb.Expectation{Component: e.Component, Match: matchToProto(e.Match), Version: e.Version})
 	}
@@ -175,6 +179,9 @@ func stepFromProto(s *pb.Step) providers.Step {
 	}
 	if t := s.GetTimeout(); t != nil {
 		out.Timeout = t.AsDuration()
+	}
+	if t := s.GetResumeSince(); t != nil {
+		out.ResumeSince = t.AsTime()
 	}
 	for _, e := range s.GetExpect() {
 		out.Expect = append(out.Expect, providers.Expectation{Component: e.GetComponent(), Match: matchFromProto(e.GetMatch()), Version: e.GetVersion()})

@@ -123,7 +123,8 @@ func TestShimRoundTrip(t *testing.T) {
 	step := providers.Step{
 		Kind: providers.StepWaitReady, Component: "bios", Match: providers.Match{NamePattern: "System*"}, Version: "2.1",
 		ImageURI: "http://127.0.0.1/x.bin", ApplyTime: "OnReset", Method: "push", ResetType: "ForceRestart", Timeout: 90 * time.Second,
-		Expect: []providers.Expectation{{Component: "bios", Match: providers.Match{SoftwareID: "bios"}, Version: "2.1"}},
+		ResumeSince: time.Date(2026, 11, 21, 22, 0, 0, 5, time.UTC),
+		Expect:      []providers.Expectation{{Component: "bios", Match: providers.Match{SoftwareID: "bios"}, Version: "2.1"}},
 	}
 	progress := []*providers.Progress{{Message: "queued", Percent: -1, TaskURI: "/t/1"}, {Message: "done", Percent: 100, TaskURI: "/t/1"}}
 	result := &providers.ApplyResult{TaskURI: "/t/1", Message: "ok", Observation: obs[0]}

@@ -146,6 +146,9 @@ func (s *stepRun) update(ctx context.Context) (*providers.ApplyResult, error) {
 		}
 	}
 	deadline := s.deadline(defaultUpdateTimeout)
+	if t := s.resumeUpdate(ctx); t != nil {
+		return s.attach(ctx, t, deadline)
+	}
 	var acc *accepted
 	switch method {
 	case MethodSimpleUpdate:
@@ -341,6 +344,19 @@ func (s *stepRun) reimage(ctx context.Context) (*providers.ApplyResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !s.step.ResumeSince.IsZero() && vm.Inserted && vm.Image == s.step.ImageURI {
+		// Resumed after a crash, with this image already inserted by the
+		// earlier attempt: never insert, override and reset twice.
+		switch {
+		case sys.BootOverride == "Cd" && sys.BootOverrideEnabled != "" && sys.BootOverrideEnabled != "Disabled":
+			// Inserted and the boot override pending: only the reset is missing.
+			return s.reimageReset(ctx, sys, "resumed: media and boot override already set; ")
+		case sys.PowerState == providers.PowerPoweringOn:
+			// The reset happened and consumed the override: the host is
+			// booting (installing) from the media; wait_ready follows it.
+			return &providers.ApplyResult{Message: "resumed: the host is already booting " + redactURL(s.step.ImageURI) + " from virtual media"}, nil
+		}
+	}
 	if vm.Inserted && vm.EjectTarget != "" {
 		if err := s.report("eject "+redactURL(vm.Image), -1); err != nil {
 			return nil, err
@@ -371,14 +387,18 @@ func (s *stepRun) reimage(ctx context.Context) (*providers.ApplyResult, error) {
 	if err := s.b.Patch(ctx, sys.URI, boot); err != nil {
 		return nil, fmt.Errorf("setting the one-time boot override: %w", err)
 	}
-	resetType := "ForceRestart"
-	acc, rt, err := s.resetHost(ctx, sys, resetType)
+	return s.reimageReset(ctx, sys, "")
+}
+
+// reimageReset resets the host into the inserted media.
+func (s *stepRun) reimageReset(ctx context.Context, sys *systemInfo, note string) (*providers.ApplyResult, error) {
+	acc, rt, err := s.resetHost(ctx, sys, "ForceRestart")
 	if err != nil {
 		return nil, err
 	}
 	res, err := s.finishTask(ctx, acc, s.deadline(defaultPowerTimeout))
 	if res != nil {
-		res.Message = "booting " + redactURL(s.step.ImageURI) + " from virtual media (reset " + rt + ")"
+		res.Message = note + "booting " + redactURL(s.step.ImageURI) + " from virtual media (reset " + rt + ")"
 	}
 	return res, err
 }

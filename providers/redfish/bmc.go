@@ -3,6 +3,7 @@ package redfish
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/rackform/rackform/providers"
 )
@@ -37,6 +38,9 @@ type bmc interface {
 	// answer 200, 202, 204 or 404, and their bodies are parsed by
 	// parseTaskBody, not gofish).
 	Get(ctx context.Context, uri string) (status int, body []byte, retryAfter string, err error)
+	// Tasks lists the TaskService's tasks (newest last, as BMCs list them),
+	// each read once; nil when the BMC has no task service.
+	Tasks(ctx context.Context) ([]taskInfo, error)
 	// Close deletes the session, if one was made.
 	Close(ctx context.Context) error
 }
@@ -51,6 +55,9 @@ type systemInfo struct {
 	ResetTypes []string
 	// BootTargets are the allowed BootSourceOverrideTarget values, when listed.
 	BootTargets []string
+	// BootOverride and BootOverrideEnabled are the current one-time or
+	// continuous boot override ("Cd", "Once"), "" when not reported.
+	BootOverride, BootOverrideEnabled string
 	// VirtualMedia is the system's VirtualMedia collection, if any; managers
 	// are searched otherwise.
 	VirtualMedia string
@@ -74,6 +81,20 @@ type mediaInfo struct {
 	EjectTarget  string
 	Inserted     bool
 	Image        string
+}
+
+// taskInfo is one task as the TaskService lists it: enough to recognise
+// the update a lost 202 started.
+type taskInfo struct {
+	URI   string
+	Name  string
+	State string // normalised: providers.Task*
+	// Start is the task's StartTime; zero when the BMC does not say.
+	Start time.Time
+	// TargetURI and JSONBody are from Task.Payload (Redfish Task v1_3_0+);
+	// JSONBody is the request body's JSON text ("" when absent).
+	TargetURI string
+	JSONBody  string
 }
 
 // accepted is what a mutating request returned: a task monitor when the BMC

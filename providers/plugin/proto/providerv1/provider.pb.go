@@ -23,6 +23,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -1012,16 +1013,21 @@ type Step struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// kind is a providers.StepKind ("update", "reset", ...): a string, so a new
 	// kind does not need a new protocol major.
-	Kind          string               `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
-	Component     string               `protobuf:"bytes,2,opt,name=component,proto3" json:"component,omitempty"`
-	Match         *Match               `protobuf:"bytes,3,opt,name=match,proto3" json:"match,omitempty"`
-	Version       string               `protobuf:"bytes,4,opt,name=version,proto3" json:"version,omitempty"`
-	ImageUri      string               `protobuf:"bytes,5,opt,name=image_uri,json=imageUri,proto3" json:"image_uri,omitempty"`
-	ApplyTime     string               `protobuf:"bytes,6,opt,name=apply_time,json=applyTime,proto3" json:"apply_time,omitempty"`
-	Method        string               `protobuf:"bytes,7,opt,name=method,proto3" json:"method,omitempty"`
-	ResetType     string               `protobuf:"bytes,8,opt,name=reset_type,json=resetType,proto3" json:"reset_type,omitempty"`
-	Timeout       *durationpb.Duration `protobuf:"bytes,9,opt,name=timeout,proto3" json:"timeout,omitempty"`
-	Expect        []*Expectation       `protobuf:"bytes,10,rep,name=expect,proto3" json:"expect,omitempty"`
+	Kind      string               `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Component string               `protobuf:"bytes,2,opt,name=component,proto3" json:"component,omitempty"`
+	Match     *Match               `protobuf:"bytes,3,opt,name=match,proto3" json:"match,omitempty"`
+	Version   string               `protobuf:"bytes,4,opt,name=version,proto3" json:"version,omitempty"`
+	ImageUri  string               `protobuf:"bytes,5,opt,name=image_uri,json=imageUri,proto3" json:"image_uri,omitempty"`
+	ApplyTime string               `protobuf:"bytes,6,opt,name=apply_time,json=applyTime,proto3" json:"apply_time,omitempty"`
+	Method    string               `protobuf:"bytes,7,opt,name=method,proto3" json:"method,omitempty"`
+	ResetType string               `protobuf:"bytes,8,opt,name=reset_type,json=resetType,proto3" json:"reset_type,omitempty"`
+	Timeout   *durationpb.Duration `protobuf:"bytes,9,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	Expect    []*Expectation       `protobuf:"bytes,10,rep,name=expect,proto3" json:"expect,omitempty"`
+	// resume_since is set when the step is run again after a crash that may
+	// have happened after the BMC accepted it (providers.Step.ResumeSince):
+	// the provider attaches to a matching task started since then instead of
+	// starting another. Unset: a fresh start.
+	ResumeSince   *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=resume_since,json=resumeSince,proto3" json:"resume_since,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1122,6 +1128,13 @@ func (x *Step) GetTimeout() *durationpb.Duration {
 func (x *Step) GetExpect() []*Expectation {
 	if x != nil {
 		return x.Expect
+	}
+	return nil
+}
+
+func (x *Step) GetResumeSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ResumeSince
 	}
 	return nil
 }
@@ -1752,7 +1765,7 @@ var File_providers_plugin_proto_v1_provider_proto protoreflect.FileDescriptor
 
 const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"\n" +
-	"(providers/plugin/proto/v1/provider.proto\x12\x14rackform.provider.v1\x1a\x1egoogle/protobuf/duration.proto\"\x92\x01\n" +
+	"(providers/plugin/proto/v1/provider.proto\x12\x14rackform.provider.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x92\x01\n" +
 	"\n" +
 	"Diagnostic\x12:\n" +
 	"\bseverity\x18\x01 \x01(\x0e2\x1e.rackform.provider.v1.SeverityR\bseverity\x12\x18\n" +
@@ -1819,7 +1832,7 @@ const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"\vsoftware_id\x18\x01 \x01(\tR\n" +
 	"softwareId\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12!\n" +
-	"\fname_pattern\x18\x03 \x01(\tR\vnamePattern\"\xe8\x02\n" +
+	"\fname_pattern\x18\x03 \x01(\tR\vnamePattern\"\xa7\x03\n" +
 	"\x04Step\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1c\n" +
 	"\tcomponent\x18\x02 \x01(\tR\tcomponent\x121\n" +
@@ -1833,7 +1846,8 @@ const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"reset_type\x18\b \x01(\tR\tresetType\x123\n" +
 	"\atimeout\x18\t \x01(\v2\x19.google.protobuf.DurationR\atimeout\x129\n" +
 	"\x06expect\x18\n" +
-	" \x03(\v2!.rackform.provider.v1.ExpectationR\x06expect\"x\n" +
+	" \x03(\v2!.rackform.provider.v1.ExpectationR\x06expect\x12=\n" +
+	"\fresume_since\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\vresumeSince\"x\n" +
 	"\vExpectation\x12\x1c\n" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x121\n" +
 	"\x05match\x18\x02 \x01(\v2\x1b.rackform.provider.v1.MatchR\x05match\x12\x18\n" +
@@ -1898,35 +1912,36 @@ func file_providers_plugin_proto_v1_provider_proto_rawDescGZIP() []byte {
 var file_providers_plugin_proto_v1_provider_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_providers_plugin_proto_v1_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_providers_plugin_proto_v1_provider_proto_goTypes = []any{
-	(Severity)(0),               // 0: rackform.provider.v1.Severity
-	(*Diagnostic)(nil),          // 1: rackform.provider.v1.Diagnostic
-	(*DescribeRequest)(nil),     // 2: rackform.provider.v1.DescribeRequest
-	(*DescribeResponse)(nil),    // 3: rackform.provider.v1.DescribeResponse
-	(*Description)(nil),         // 4: rackform.provider.v1.Description
-	(*Attribute)(nil),           // 5: rackform.provider.v1.Attribute
-	(*ConfigureRequest)(nil),    // 6: rackform.provider.v1.ConfigureRequest
-	(*ConfigureResponse)(nil),   // 7: rackform.provider.v1.ConfigureResponse
-	(*Credentials)(nil),         // 8: rackform.provider.v1.Credentials
-	(*Target)(nil),              // 9: rackform.provider.v1.Target
-	(*ObserveRequest)(nil),      // 10: rackform.provider.v1.ObserveRequest
-	(*ObserveResponse)(nil),     // 11: rackform.provider.v1.ObserveResponse
-	(*ObserveDone)(nil),         // 12: rackform.provider.v1.ObserveDone
-	(*Observation)(nil),         // 13: rackform.provider.v1.Observation
-	(*Component)(nil),           // 14: rackform.provider.v1.Component
-	(*Match)(nil),               // 15: rackform.provider.v1.Match
-	(*Step)(nil),                // 16: rackform.provider.v1.Step
-	(*Expectation)(nil),         // 17: rackform.provider.v1.Expectation
-	(*ApplyRequest)(nil),        // 18: rackform.provider.v1.ApplyRequest
-	(*ApplyResponse)(nil),       // 19: rackform.provider.v1.ApplyResponse
-	(*Progress)(nil),            // 20: rackform.provider.v1.Progress
-	(*ApplyDone)(nil),           // 21: rackform.provider.v1.ApplyDone
-	(*ApplyResult)(nil),         // 22: rackform.provider.v1.ApplyResult
-	(*TaskRequest)(nil),         // 23: rackform.provider.v1.TaskRequest
-	(*TaskResponse)(nil),        // 24: rackform.provider.v1.TaskResponse
-	(*TaskStatus)(nil),          // 25: rackform.provider.v1.TaskStatus
-	(*StopRequest)(nil),         // 26: rackform.provider.v1.StopRequest
-	(*StopResponse)(nil),        // 27: rackform.provider.v1.StopResponse
-	(*durationpb.Duration)(nil), // 28: google.protobuf.Duration
+	(Severity)(0),                 // 0: rackform.provider.v1.Severity
+	(*Diagnostic)(nil),            // 1: rackform.provider.v1.Diagnostic
+	(*DescribeRequest)(nil),       // 2: rackform.provider.v1.DescribeRequest
+	(*DescribeResponse)(nil),      // 3: rackform.provider.v1.DescribeResponse
+	(*Description)(nil),           // 4: rackform.provider.v1.Description
+	(*Attribute)(nil),             // 5: rackform.provider.v1.Attribute
+	(*ConfigureRequest)(nil),      // 6: rackform.provider.v1.ConfigureRequest
+	(*ConfigureResponse)(nil),     // 7: rackform.provider.v1.ConfigureResponse
+	(*Credentials)(nil),           // 8: rackform.provider.v1.Credentials
+	(*Target)(nil),                // 9: rackform.provider.v1.Target
+	(*ObserveRequest)(nil),        // 10: rackform.provider.v1.ObserveRequest
+	(*ObserveResponse)(nil),       // 11: rackform.provider.v1.ObserveResponse
+	(*ObserveDone)(nil),           // 12: rackform.provider.v1.ObserveDone
+	(*Observation)(nil),           // 13: rackform.provider.v1.Observation
+	(*Component)(nil),             // 14: rackform.provider.v1.Component
+	(*Match)(nil),                 // 15: rackform.provider.v1.Match
+	(*Step)(nil),                  // 16: rackform.provider.v1.Step
+	(*Expectation)(nil),           // 17: rackform.provider.v1.Expectation
+	(*ApplyRequest)(nil),          // 18: rackform.provider.v1.ApplyRequest
+	(*ApplyResponse)(nil),         // 19: rackform.provider.v1.ApplyResponse
+	(*Progress)(nil),              // 20: rackform.provider.v1.Progress
+	(*ApplyDone)(nil),             // 21: rackform.provider.v1.ApplyDone
+	(*ApplyResult)(nil),           // 22: rackform.provider.v1.ApplyResult
+	(*TaskRequest)(nil),           // 23: rackform.provider.v1.TaskRequest
+	(*TaskResponse)(nil),          // 24: rackform.provider.v1.TaskResponse
+	(*TaskStatus)(nil),            // 25: rackform.provider.v1.TaskStatus
+	(*StopRequest)(nil),           // 26: rackform.provider.v1.StopRequest
+	(*StopResponse)(nil),          // 27: rackform.provider.v1.StopResponse
+	(*durationpb.Duration)(nil),   // 28: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
 }
 var file_providers_plugin_proto_v1_provider_proto_depIdxs = []int32{
 	0,  // 0: rackform.provider.v1.Diagnostic.severity:type_name -> rackform.provider.v1.Severity
@@ -1944,35 +1959,36 @@ var file_providers_plugin_proto_v1_provider_proto_depIdxs = []int32{
 	15, // 12: rackform.provider.v1.Step.match:type_name -> rackform.provider.v1.Match
 	28, // 13: rackform.provider.v1.Step.timeout:type_name -> google.protobuf.Duration
 	17, // 14: rackform.provider.v1.Step.expect:type_name -> rackform.provider.v1.Expectation
-	15, // 15: rackform.provider.v1.Expectation.match:type_name -> rackform.provider.v1.Match
-	9,  // 16: rackform.provider.v1.ApplyRequest.target:type_name -> rackform.provider.v1.Target
-	16, // 17: rackform.provider.v1.ApplyRequest.step:type_name -> rackform.provider.v1.Step
-	20, // 18: rackform.provider.v1.ApplyResponse.progress:type_name -> rackform.provider.v1.Progress
-	21, // 19: rackform.provider.v1.ApplyResponse.done:type_name -> rackform.provider.v1.ApplyDone
-	1,  // 20: rackform.provider.v1.ApplyResponse.diagnostics:type_name -> rackform.provider.v1.Diagnostic
-	22, // 21: rackform.provider.v1.ApplyDone.result:type_name -> rackform.provider.v1.ApplyResult
-	13, // 22: rackform.provider.v1.ApplyResult.observation:type_name -> rackform.provider.v1.Observation
-	9,  // 23: rackform.provider.v1.TaskRequest.target:type_name -> rackform.provider.v1.Target
-	25, // 24: rackform.provider.v1.TaskResponse.status:type_name -> rackform.provider.v1.TaskStatus
-	1,  // 25: rackform.provider.v1.TaskResponse.diagnostics:type_name -> rackform.provider.v1.Diagnostic
-	1,  // 26: rackform.provider.v1.StopResponse.diagnostics:type_name -> rackform.provider.v1.Diagnostic
-	2,  // 27: rackform.provider.v1.Provider.Describe:input_type -> rackform.provider.v1.DescribeRequest
-	6,  // 28: rackform.provider.v1.Provider.Configure:input_type -> rackform.provider.v1.ConfigureRequest
-	10, // 29: rackform.provider.v1.Provider.Observe:input_type -> rackform.provider.v1.ObserveRequest
-	18, // 30: rackform.provider.v1.Provider.Apply:input_type -> rackform.provider.v1.ApplyRequest
-	23, // 31: rackform.provider.v1.Provider.Task:input_type -> rackform.provider.v1.TaskRequest
-	26, // 32: rackform.provider.v1.Provider.Stop:input_type -> rackform.provider.v1.StopRequest
-	3,  // 33: rackform.provider.v1.Provider.Describe:output_type -> rackform.provider.v1.DescribeResponse
-	7,  // 34: rackform.provider.v1.Provider.Configure:output_type -> rackform.provider.v1.ConfigureResponse
-	11, // 35: rackform.provider.v1.Provider.Observe:output_type -> rackform.provider.v1.ObserveResponse
-	19, // 36: rackform.provider.v1.Provider.Apply:output_type -> rackform.provider.v1.ApplyResponse
-	24, // 37: rackform.provider.v1.Provider.Task:output_type -> rackform.provider.v1.TaskResponse
-	27, // 38: rackform.provider.v1.Provider.Stop:output_type -> rackform.provider.v1.StopResponse
-	33, // [33:39] is the sub-list for method output_type
-	27, // [27:33] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	29, // 15: rackform.provider.v1.Step.resume_since:type_name -> google.protobuf.Timestamp
+	15, // 16: rackform.provider.v1.Expectation.match:type_name -> rackform.provider.v1.Match
+	9,  // 17: rackform.provider.v1.ApplyRequest.target:type_name -> rackform.provider.v1.Target
+	16, // 18: rackform.provider.v1.ApplyRequest.step:type_name -> rackform.provider.v1.Step
+	20, // 19: rackform.provider.v1.ApplyResponse.progress:type_name -> rackform.provider.v1.Progress
+	21, // 20: rackform.provider.v1.ApplyResponse.done:type_name -> rackform.provider.v1.ApplyDone
+	1,  // 21: rackform.provider.v1.ApplyResponse.diagnostics:type_name -> rackform.provider.v1.Diagnostic
+	22, // 22: rackform.provider.v1.ApplyDone.result:type_name -> rackform.provider.v1.ApplyResult
+	13, // 23: rackform.provider.v1.ApplyResult.observation:type_name -> rackform.provider.v1.Observation
+	9,  // 24: rackform.provider.v1.TaskRequest.target:type_name -> rackform.provider.v1.Target
+	25, // 25: rackform.provider.v1.TaskResponse.status:type_name -> rackform.provider.v1.TaskStatus
+	1,  // 26: rackform.provider.v1.TaskResponse.diagnostics:type_name -> rackform.provider.v1.Diagnostic
+	1,  // 27: rackform.provider.v1.StopResponse.diagnostics:type_name -> rackform.provider.v1.Diagnostic
+	2,  // 28: rackform.provider.v1.Provider.Describe:input_type -> rackform.provider.v1.DescribeRequest
+	6,  // 29: rackform.provider.v1.Provider.Configure:input_type -> rackform.provider.v1.ConfigureRequest
+	10, // 30: rackform.provider.v1.Provider.Observe:input_type -> rackform.provider.v1.ObserveRequest
+	18, // 31: rackform.provider.v1.Provider.Apply:input_type -> rackform.provider.v1.ApplyRequest
+	23, // 32: rackform.provider.v1.Provider.Task:input_type -> rackform.provider.v1.TaskRequest
+	26, // 33: rackform.provider.v1.Provider.Stop:input_type -> rackform.provider.v1.StopRequest
+	3,  // 34: rackform.provider.v1.Provider.Describe:output_type -> rackform.provider.v1.DescribeResponse
+	7,  // 35: rackform.provider.v1.Provider.Configure:output_type -> rackform.provider.v1.ConfigureResponse
+	11, // 36: rackform.provider.v1.Provider.Observe:output_type -> rackform.provider.v1.ObserveResponse
+	19, // 37: rackform.provider.v1.Provider.Apply:output_type -> rackform.provider.v1.ApplyResponse
+	24, // 38: rackform.provider.v1.Provider.Task:output_type -> rackform.provider.v1.TaskResponse
+	27, // 39: rackform.provider.v1.Provider.Stop:output_type -> rackform.provider.v1.StopResponse
+	34, // [34:40] is the sub-list for method output_type
+	28, // [28:34] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_providers_plugin_proto_v1_provider_proto_init() }
