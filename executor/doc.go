@@ -137,7 +137,12 @@
 // observing, staged updates trusted to wait_ready). Without one, a
 // versioned step (update, reimage) is first verified by observing and only
 // run again if the component is not at its version; other steps are
-// idempotent and run again. A completed step is never run twice. A torn
+// idempotent and run again. An update or reimage run again this way (the
+// kill may have come after the BMC accepted it: an OnReset flash is not
+// visible until the reset) carries providers.Step.ResumeSince, the time of
+// the op's first step_started of that unfinished stretch, so the provider
+// attaches to the task the earlier attempt started instead of starting
+// another (the redfish provider finds it in TaskService/Tasks). A completed step is never run twice. A torn
 // last line is ignored when reading and cut off by the next append; a
 // corrupt line elsewhere is an error naming its position.
 //

@@ -140,6 +140,11 @@ func (r *runner) opFor(sv *node, op string) *opRun {
 		return o
 	}
 	o.pstep = st.ProviderStep()
+	if s := sv.sv; s.inflight == op && s.taskURI == "" && (o.pstep.Kind == providers.StepUpdate || o.pstep.Kind == providers.StepReimage) {
+		// Run again after a crash that left no task URI: the BMC may have
+		// accepted the earlier attempt; the provider looks for it first.
+		o.pstep.ResumeSince = s.inflightSince
+	}
 	switch st.Kind {
 	case plan.StepShutdown:
 		o.pstep.Timeout = firstDuration(st.Timeout, set.ShutdownTimeout, plan.Duration(defaultShutdownTimeout))

@@ -474,3 +474,68 @@ func TestControlFromAnotherProcessReachesRunningApply(t *testing.T) {
 		t.Error("the running apply emitted no skip_requested event from ops@laptop")
 	}
 }
+
+// TestResumePassesResumeSince: a kill after an update was announced
+// (step_started durable, the BMC may have accepted it) but before its task
+// URI was journaled leaves nothing to poll; with an OnReset-style update
+// the version is not visible yet, so the step is run again, and then it
+// carries ResumeSince = when the first attempt was journaled (so the
+// provider attaches to that attempt's task instead of flashing again). A
+// fresh start carries none.
+func TestResumePassesResumeSince(t *testing.T) {
+	srv := rackServer("r01", 1)
+	mk := func() *harness {
+		h := newHarness(t)
+		h.plan = executortest.Single(h.prov, map[string]executortest.Script{srv: {Staged: true}}, S{Name: "r01", Servers: 1})
+		return h
+	}
+	// Find the record count right after the update's step_started.
+	clean := mk()
+	mem := clean.backend.(*state.Memory)
+	clean.run()
+	entries, _ := mem.Read(context.Background(), sha, -1)
+	k := -1
+	for i, e := range entries {
+		if bytes.Contains(e.Data, []byte(`"type":"step_started"`)) && bytes.Contains(e.Data, []byte(`"kind":"update"`)) {
+			k = i + 1
+			break
+		}
+	}
+	if k < 0 {
+		t.Fatal("no update in the clean run")
+	}
+
+	h := mk()
+	mem2 := h.backend
+	first := h.clock.Now()
+	// The provider accepts the update, then the process dies before its
+	// task URI is durable.
+	h.backend = &executortest.Crash{Backend: mem2, After: k}
+	if _, err := h.exec().Run(context.Background(), context.Background()); !errors.Is(err, executortest.ErrCrashed) {
+		t.Fatalf("first run: %v", err)
+	}
+	h.clock.Advance(3 * time.Minute) // the restart comes later: ResumeSince is not "now"
+	h.backend = mem2
+	runToCompletion(t, h, 2)
+
+	var updates []executortest.Call
+	for _, c := range h.prov.Calls() {
+		if c.Server == srv && c.Kind == providers.StepUpdate {
+			updates = append(updates, c)
+		}
+	}
+	if len(updates) != 2 {
+		t.Fatalf("update applied %d times, want 2 (the fresh start and the resume)", len(updates))
+	}
+	if !updates[0].ResumeSince.IsZero() {
+		t.Errorf("fresh start carries ResumeSince %s", updates[0].ResumeSince)
+	}
+	if !updates[1].ResumeSince.Equal(first) {
+		t.Errorf("resumed update carries ResumeSince %s, want the first attempt's start %s", updates[1].ResumeSince, first)
+	}
+	for _, c := range h.prov.Calls() {
+		if c.Server == srv && c.Kind != providers.StepUpdate && !c.ResumeSince.IsZero() {
+			t.Errorf("%s step carries ResumeSince", c.Kind)
+		}
+	}
+}

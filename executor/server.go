@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
@@ -42,6 +43,11 @@ type serverRun struct {
 	// repeated.
 	inflight string
 	taskURI  string
+	// inflightSince is when the in-flight op was first started (its first
+	// step_started of this unfinished stretch): a resumed update or reimage
+	// passes it as Step.ResumeSince so the provider can find the work an
+	// earlier attempt started on the BMC.
+	inflightSince time.Time
 
 	ops   []string // ops in the order first started, for Status
 	steps map[string]*StepStatus
@@ -152,6 +158,9 @@ func (s *serverRun) apply(r *Record) error {
 		}
 		st := s.status(r.Op)
 		st.State, st.Attempts, st.TaskURI, st.Message = Running, st.Attempts+1, "", ""
+		if s.inflight != r.Op || s.inflightSince.IsZero() {
+			s.inflightSince = r.Time
+		}
 		s.inflight, s.taskURI = r.Op, ""
 		if kind, k, action := parseOp(r.Op); kind == "remedy" && action != "wait_ready" {
 			s.remActive, s.rem, s.remWait = true, k, false
@@ -165,7 +174,7 @@ func (s *serverRun) apply(r *Record) error {
 		return nil
 	}
 	st := s.status(r.Op)
-	s.inflight, s.taskURI = "", ""
+	s.inflight, s.taskURI, s.inflightSince = "", "", time.Time{}
 	kind, n, action := parseOp(r.Op)
 	if r.Type == recStepDone {
 		st.State, st.Message = Completed, r.Message

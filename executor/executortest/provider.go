@@ -31,6 +31,9 @@ type Script struct {
 	WaitReadyFails int
 	// TaskState is what Task returns (default Completed).
 	TaskState string
+	// Staged makes updates and reimages invisible to Observe until the next
+	// wait_ready (an OnReset flash shows only after the reset).
+	Staged bool
 }
 
 // Call is one Apply the fake received.
@@ -40,6 +43,8 @@ type Call struct {
 	Component string
 	ResetType string
 	Timeout   time.Duration
+	// ResumeSince is the step's ResumeSince (zero on a fresh start).
+	ResumeSince time.Time
 }
 
 // Provider is a scripted fake provider keyed by target name (the plan
@@ -64,6 +69,7 @@ type fakeServer struct {
 	applies    int
 	waitFails  int
 	targets    map[string]string // component ID → target version
+	staged     map[string]string // component ID → version after the next wait_ready
 }
 
 var _ providers.Provider = (*Provider)(nil)
@@ -196,7 +202,7 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 	}
 	s.applies++
 	n := s.applies
-	p.calls = append(p.calls, Call{Server: name, Kind: req.Step.Kind, Component: req.Step.Component, ResetType: req.Step.ResetType, Timeout: req.Step.Timeout})
+	p.calls = append(p.calls, Call{Server: name, Kind: req.Step.Kind, Component: req.Step.Component, ResetType: req.Step.ResetType, Timeout: req.Step.Timeout, ResumeSince: req.Step.ResumeSince})
 	hang := s.script.HangApply == n
 	hangCh, startedCh := p.hangs[name], p.started[name]
 	fail := s.script.FailApply == n || (s.script.FailKind != "" && s.script.FailKind == req.Step.Kind)
@@ -205,6 +211,13 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 	case providers.StepUpdate, providers.StepReimage:
 		for i := range s.components {
 			if matchComp(req.Step.Match, s.components[i]) {
+				if s.script.Staged {
+					if s.staged == nil {
+						s.staged = map[string]string{}
+					}
+					s.staged[s.components[i].ID] = req.Step.Version
+					continue
+				}
 				s.components[i].Version = req.Step.Version
 			}
 		}
@@ -216,6 +229,12 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 	case providers.StepPowerOn, providers.StepReset:
 		s.power = providers.PowerOn
 	case providers.StepWaitReady:
+		for i := range s.components {
+			if v, ok := s.staged[s.components[i].ID]; ok {
+				s.components[i].Version = v
+			}
+		}
+		s.staged = nil
 		if s.waitFails < s.script.WaitReadyFails {
 			s.waitFails++
 			fail = true
