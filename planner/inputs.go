@@ -18,7 +18,11 @@ import (
 )
 
 // snapshot records every configuration file's text, named relative to the
-// configuration directory so the plan does not depend on where it was made.
+// configuration directory so the plan does not depend on where it was made,
+// and every file the configuration read with a function (file,
+// templatefile), byte for byte: apply evaluates the configuration from
+// these alone. Data files are configuration, reviewed like the HCL; files
+// read through a sensitive path are never recorded (run refuses them).
 func snapshot(cfg *config.Config) plan.Snapshot {
 	out := plan.Snapshot{Dir: cfg.Path}
 	for _, f := range cfg.Files {
@@ -30,6 +34,10 @@ func snapshot(cfg *config.Config) plan.Snapshot {
 		out.Files = append(out.Files, plan.File{Name: name, SHA256: hex.EncodeToString(sum[:]), Content: string(f.Bytes)})
 	}
 	sort.Slice(out.Files, func(i, j int) bool { return out.Files[i].Name < out.Files[j].Name })
+	for _, f := range cfg.DataFiles {
+		out.DataFiles = append(out.DataFiles, plan.NewFile(f.Name, f.Bytes))
+	}
+	sort.Slice(out.DataFiles, func(i, j int) bool { return out.DataFiles[i].Name < out.DataFiles[j].Name })
 	return out
 }
 
@@ -139,10 +147,16 @@ func (p *planning) checkSnapshot(snap plan.Snapshot) {
 		values = append(values, v)
 	}
 	sort.Slice(values, func(i, j int) bool { return sec[values[i]] < sec[values[j]] })
-	for _, f := range snap.Files {
+	files := append([]plan.File(nil), snap.Files...)
+	files = append(files, snap.DataFiles...)
+	for _, f := range files {
+		text := f.Content
+		if b, err := f.Bytes(); err == nil {
+			text = string(b)
+		}
 		for _, value := range values {
 			from := sec[value]
-			if strings.Contains(f.Content, value) {
+			if strings.Contains(text, value) {
 				p.errorf(nil, "Secret in the configuration text",
 					"The value of %s appears in %s. The plan records every configuration file's text, so it would contain the secret: set the value with -var, a -var-file outside the configuration, or RACKFORM_VAR_ (and env() for credentials) instead of writing it in the configuration.",
 					from, f.Name)

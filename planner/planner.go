@@ -126,6 +126,13 @@ func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
 			strings.Join(p.cfg.MissingEnv, ", "), isAre(len(p.cfg.MissingEnv)), itThem(len(p.cfg.MissingEnv)), itThem(len(p.cfg.MissingEnv)))
 		return nil, p.diags
 	}
+	if n := p.cfg.SensitiveDataReads; n > 0 {
+		// The plan could not record such a file without the secret path
+		// (and what it holds), and apply loads only what the plan holds.
+		p.errorf(nil, "File read through a sensitive path",
+			"The configuration reads %d file(s) with file() or templatefile() through a path derived from a sensitive value (env() or a sensitive variable). The plan records every file the configuration reads and apply reads nothing else, so such a file cannot be used: read credentials with env() or a sensitive variable instead.", n)
+		return nil, p.diags
+	}
 	p.checkRolloutMembership()
 	p.selectServers()
 	if p.diags.HasErrors() {

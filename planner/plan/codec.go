@@ -14,7 +14,11 @@ import (
 
 // FormatVersion is the plan file format this rackform writes. Readers accept
 // the same major and any minor up to their own.
-const FormatVersion = "1.0"
+//
+// 1.1 added the configuration snapshot's data files (Snapshot.DataFiles,
+// File.Encoding): a 1.0 reader would refuse such a plan field by field, so
+// it is told to upgrade instead.
+const FormatVersion = "1.1"
 
 var checksumKey = []byte(`"checksum": "`)
 

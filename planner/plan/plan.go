@@ -4,7 +4,12 @@
 package plan
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rackform/rackform/providers"
 )
@@ -38,17 +43,65 @@ type Plan struct {
 }
 
 // Snapshot is the configuration the plan was made from, every file's text.
+// Apply loads the configuration from it alone, never from the disk.
 type Snapshot struct {
 	// Dir is the configuration path as given to plan (relative as typed).
-	Dir   string `json:"dir"`
+	Dir string `json:"dir"`
+	// Files are the *.rf.hcl files, by name relative to Dir.
 	Files []File `json:"files"`
+	// DataFiles are the files the configuration read with functions
+	// (file, templatefile), sorted by name: the path as written in the
+	// call, cleaned and relative to Dir. (Format 1.1.)
+	DataFiles []File `json:"data_files,omitempty"`
 }
 
-// File is one configuration file.
+// File is one file of the snapshot.
 type File struct {
-	Name    string `json:"name"`
+	Name string `json:"name"`
+	// SHA256 is the hex SHA-256 of the file's bytes (before any encoding).
 	SHA256  string `json:"sha256"`
 	Content string `json:"content"`
+	// Encoding is how Content holds the bytes: "" for the text itself
+	// (valid UTF-8), "base64" for anything else. (Format 1.1.)
+	Encoding string `json:"encoding,omitempty"`
+}
+
+// EncodingBase64 marks a File whose Content is standard base64.
+const EncodingBase64 = "base64"
+
+// NewFile returns the snapshot entry for a file's bytes: the text as is
+// when it is valid UTF-8 (a JSON string holds it exactly), else base64.
+func NewFile(name string, b []byte) File {
+	sum := sha256.Sum256(b)
+	f := File{Name: name, SHA256: hex.EncodeToString(sum[:])}
+	if utf8.Valid(b) {
+		f.Content = string(b)
+	} else {
+		f.Content, f.Encoding = base64.StdEncoding.EncodeToString(b), EncodingBase64
+	}
+	return f
+}
+
+// Bytes returns the file's bytes, decoded and checked against SHA256.
+func (f File) Bytes() ([]byte, error) {
+	var b []byte
+	switch f.Encoding {
+	case "":
+		b = []byte(f.Content)
+	case EncodingBase64:
+		var err error
+		if b, err = base64.StdEncoding.DecodeString(f.Content); err != nil {
+			return nil, fmt.Errorf("%s: the base64 content does not decode: %v", f.Name, err)
+		}
+	default:
+		return nil, fmt.Errorf("%s: unknown encoding %q", f.Name, f.Encoding)
+	}
+	if f.SHA256 != "" {
+		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != f.SHA256 {
+			return nil, fmt.Errorf("%s: the content does not hash to its sha256", f.Name)
+		}
+	}
+	return b, nil
 }
 
 // Inputs are the resolved variables. Sensitive values are never stored:
