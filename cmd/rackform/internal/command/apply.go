@@ -7,8 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -308,7 +310,14 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 
 	start := o.start
 	if start == nil {
-		start = pluginStarter(cfg.Dir, m.Getenv, m.Stderr)
+		// Plugins are pinned by the plan, not by a lock file in the working
+		// directory (the configuration's directory is a snapshot in memory).
+		pins, cleanPins, err := planPins(p)
+		defer cleanPins()
+		if err != nil {
+			return m.fail("pinning the plan's provider plugins: %s", err)
+		}
+		start = pluginStarter(pins, m.Getenv, m.Stderr)
 	}
 	running, pd := startProviders(hard, cfg, start)
 	defer running.Close()
@@ -553,62 +562,45 @@ func checkInputs(p *plan.Plan, vars, varFiles []string, getenv func(string) stri
 	return nil
 }
 
-// loadSnapshot loads the configuration recorded in the plan, from a
-// temporary directory, with the plan's non-sensitive variable values (which
-// win over anything given now) and the sensitive ones given again. Files the
-// configuration reads with file() are not in the snapshot; they are copied
-// from the plan's configuration directory when it exists.
+// snapshotName says where the configuration comes from at apply, in errors
+// ("inventory.csv is not in the plan's configuration snapshot").
+const snapshotName = "the plan's configuration snapshot"
+
+// loadSnapshot loads the configuration recorded in the plan, from the
+// plan's snapshot alone, in memory: its *.rf.hcl files and the files the
+// configuration read with file() or templatefile() when the plan was made.
+// Nothing is read from the plan's configuration directory or the working
+// directory, so apply evaluates exactly what was reviewed; a file the
+// configuration reads that is not in the snapshot (a plan of format 1.0
+// made before data files were recorded) is an error naming it. The plan's
+// non-sensitive variable values win over anything given now; the sensitive
+// ones are given again (-var, -var-file, RACKFORM_VAR_).
 func loadSnapshot(p *plan.Plan, vars, varFiles []string, getenv func(string) string) (*config.Config, *config.Loader, func(), hcl.Diagnostics) {
 	loader := config.NewLoader(config.LoadOptions{Vars: vars, VarFiles: varFiles, Getenv: getenv})
-	tmp, err := os.MkdirTemp("", "rackform-apply-")
-	if err != nil {
-		return nil, loader, func() {}, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot create a temporary directory", Detail: err.Error()}}
-	}
-	cleanup := func() { os.RemoveAll(tmp) }
-	fail := func(summary string, err error) (*config.Config, *config.Loader, func(), hcl.Diagnostics) {
+	fail := func(cleanup func(), summary string, err error) (*config.Config, *config.Loader, func(), hcl.Diagnostics) {
 		return nil, loader, cleanup, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: err.Error()}}
 	}
-	dir := filepath.Join(tmp, "config")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fail("Cannot write the configuration snapshot", err)
-	}
-	snap := map[string]bool{}
-	for _, f := range p.Config.Files {
-		name := filepath.FromSlash(f.Name)
-		if filepath.IsAbs(name) || strings.HasPrefix(filepath.Clean(name), "..") {
-			name = filepath.Base(name)
-		}
-		snap[filepath.Clean(name)] = true
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return fail("Cannot write the configuration snapshot", err)
-		}
-		if err := os.WriteFile(path, []byte(f.Content), 0o600); err != nil {
-			return fail("Cannot write the configuration snapshot", err)
-		}
-	}
-	if src := p.Config.Dir; src != "" {
-		if fi, err := os.Stat(src); err == nil && fi.IsDir() {
-			entries, _ := os.ReadDir(src)
-			for _, en := range entries {
-				if !en.Type().IsRegular() || snap[en.Name()] || strings.HasSuffix(en.Name(), ".rf.hcl") {
-					continue
-				}
-				if b, err := os.ReadFile(filepath.Join(src, en.Name())); err == nil {
-					_ = os.WriteFile(filepath.Join(dir, en.Name()), b, 0o600)
-				}
-			}
-		}
+	mem, err := snapshotFS(p.Config)
+	if err != nil {
+		return fail(func() {}, "Unusable configuration snapshot", err)
 	}
 	files := append([]string(nil), varFiles...)
+	cleanup := func() {}
 	if len(p.Inputs.Variables) > 0 {
+		// The plan's values as one more -var-file, last so they win: a
+		// private temporary file written from the plan only.
+		tmp, err := os.MkdirTemp("", "rackform-apply-")
+		if err != nil {
+			return fail(cleanup, "Cannot create a temporary directory", err)
+		}
+		cleanup = func() { os.RemoveAll(tmp) }
 		b, err := json.Marshal(p.Inputs.Variables)
 		if err != nil {
-			return fail("Cannot encode the plan's variables", err)
+			return fail(cleanup, "Cannot encode the plan's variables", err)
 		}
 		path := filepath.Join(tmp, "plan-inputs.json")
 		if err := os.WriteFile(path, b, 0o600); err != nil {
-			return fail("Cannot write the plan's variables", err)
+			return fail(cleanup, "Cannot write the plan's variables", err)
 		}
 		files = append(files, path)
 	}
@@ -624,9 +616,61 @@ func loadSnapshot(p *plan.Plan, vars, varFiles []string, getenv func(string) str
 			keep = append(keep, v)
 		}
 	}
-	loader = config.NewLoader(config.LoadOptions{Vars: keep, VarFiles: files, Getenv: getenv})
-	cfg, diags := loader.Load(dir)
+	loader = config.NewLoader(config.LoadOptions{Vars: keep, VarFiles: files, Getenv: getenv, FS: mem, FSName: snapshotName})
+	cfg, diags := loader.Load(".")
 	return cfg, loader, cleanup, diags
+}
+
+// snapshotFS is the plan's configuration snapshot as an in-memory file set
+// rooted at the configuration directory: data files by the names the
+// configuration read them by, configuration files at the root. Every
+// file's bytes are checked against its recorded SHA-256.
+func snapshotFS(snap plan.Snapshot) (config.MemFS, error) {
+	mem := config.MemFS{}
+	for _, f := range snap.DataFiles {
+		b, err := f.Bytes()
+		if err != nil {
+			return nil, err
+		}
+		mem[f.Name] = b
+	}
+	for _, f := range snap.Files {
+		b, err := f.Bytes()
+		if err != nil {
+			return nil, err
+		}
+		name := path.Clean(filepath.ToSlash(f.Name))
+		if !fs.ValidPath(name) || strings.Contains(name, "/") {
+			name = path.Base(name)
+		}
+		mem[name] = b
+	}
+	if len(snap.Files) == 0 {
+		return nil, errors.New("the plan holds no configuration files")
+	}
+	return mem, nil
+}
+
+// planPins writes a plugin lock file pinning every external provider to
+// the SHA-256 the plan was made with, in a private temporary directory, for
+// pluginStarter: apply starts only the plugins the plan names, whatever
+// lock file the working directory holds now.
+func planPins(p *plan.Plan) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "rackform-pins-")
+	if err != nil {
+		return "", func() {}, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	lock := &plugin.Lock{Providers: map[string]plugin.Pin{}}
+	for _, pp := range p.Providers {
+		if pp.Source != "builtin" {
+			lock.Providers[pp.Name] = plugin.Pin{SHA256: pp.SHA256}
+		}
+	}
+	if err := lock.Write(filepath.Join(dir, plugin.LockFile)); err != nil {
+		return "", cleanup, err
+	}
+	return dir, cleanup, nil
 }
 
 // staleLockHint says so when the lock holder is a process of this host that
