@@ -43,7 +43,6 @@ func rackformBin(t *testing.T) string {
 // e2eFleet is an in-process simulated fleet with its admin API on loopback,
 // and a configuration for it.
 type e2eFleet struct {
-	knownHits int
 	fleet     *sim.Fleet
 	admin     string
 	dir       string // the configuration directory
@@ -200,18 +199,11 @@ func (f *e2eFleet) stats(t *testing.T) map[string]sim.Stats {
 }
 
 // checkFleet asserts from the simulator's own counters that no server was
-// flashed or reimaged twice and every one is at the target.
-//
-// One double flash has a known cause outside the CLI: a kill after the
-// journal announced an update (step_started) and after the BMC accepted it,
-// but before the task URI reached the journal. Resume then verifies by
-// observing, and a firmware flash that activates on the next reset is not
-// visible yet, so the update runs again (executor/doc.go, "Resume"). Such a
-// double flash is recognised from the journal (an update op started twice
-// with no task_uri between) and logged as KNOWN ISSUE, failing only with
-// RACKFORM_CRASH_STRICT=1; any other double flash, and any server left
-// behind, fails the test.
-func (f *e2eFleet) checkFleet(t *testing.T, journal []byte) {
+// flashed or reimaged twice and every one is at the target. There is no
+// tolerated double flash: a kill after the BMC accepted an update but
+// before its task URI reached the journal is resumed by attaching to the
+// BMC's task (Step.ResumeSince; TestApplyCrashAfterUpdateAccepted).
+func (f *e2eFleet) checkFleet(t *testing.T) {
 	t.Helper()
 	st := f.stats(t)
 	names := make([]string, 0, len(st))
@@ -219,22 +211,14 @@ func (f *e2eFleet) checkFleet(t *testing.T, journal []byte) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	known := knownDoubleFlashes(journal)
-	strict := os.Getenv("RACKFORM_CRASH_STRICT") != ""
 	for _, n := range names {
 		s := st[n]
 		for comp, k := range s.Flashes {
-			if k <= 1 {
-				continue
+			if k > 1 {
+				// bmc-000K serves server sK (e2eConfig numbers them alike).
+				server := "s" + strings.TrimLeft(strings.TrimPrefix(n, "bmc-"), "0")
+				t.Errorf("%s (%s): %s flashed %d times (updates accepted: %d)", n, server, comp, k, s.Updates)
 			}
-			// bmc-000K serves server sK (e2eConfig numbers them alike).
-			server := "s" + strings.TrimLeft(strings.TrimPrefix(n, "bmc-"), "0")
-			if known[server] && !strict {
-				t.Logf("KNOWN ISSUE: %s (%s): %s flashed %d times: killed between the update's acceptance and its task URI reaching the journal; resume could not see the pending flash", n, server, comp, k)
-				f.knownHits++
-				continue
-			}
-			t.Errorf("%s (%s): %s flashed %d times", n, server, comp, k)
 		}
 		if s.Reimages > 1 {
 			t.Errorf("%s: reimaged %d times", n, s.Reimages)
@@ -243,36 +227,6 @@ func (f *e2eFleet) checkFleet(t *testing.T, journal []byte) {
 			t.Errorf("%s left behind: BIOS %s, Runtime %s (power %s, health %s)", n, s.Versions["BIOS"], s.Versions["Runtime"], s.PowerState, s.Health)
 		}
 	}
-}
-
-// knownDoubleFlashes returns the servers (by name) whose update op was
-// started twice with no task_uri recorded for it in between.
-func knownDoubleFlashes(journal []byte) map[string]bool {
-	out := map[string]bool{}
-	type key struct{ server, op string }
-	open := map[key]bool{} // started, no task URI yet
-	for _, line := range bytes.Split(journal, []byte("\n")) {
-		var r struct {
-			Type, Server, Op, Kind string
-		}
-		if json.Unmarshal(line, &r) != nil {
-			continue
-		}
-		k := key{r.Server, r.Op}
-		switch r.Type {
-		case "step_started":
-			if r.Kind != "update" {
-				continue
-			}
-			if open[k] {
-				out[r.Server[strings.LastIndex(r.Server, "/")+1:]] = true
-			}
-			open[k] = true
-		case "task_uri", "step_done", "step_failed":
-			delete(open, k)
-		}
-	}
-	return out
 }
 
 type e2eEnv struct {
@@ -320,10 +274,10 @@ func TestApplyCrash(t *testing.T) {
 	t.Logf("seed %d", seed)
 	deadline := time.Now().Add(150 * time.Second)
 	e := newE2EEnv(t)
-	done, round, known := 0, 0, 0
+	done, round := 0, 0
 	midStep := 0
 	defer func() {
-		t.Logf("%d kills in %d rounds, %d of them with a BMC operation in flight; %d known-issue double flashes", done, round, midStep, known)
+		t.Logf("%d kills in %d rounds, %d of them with a BMC operation in flight", done, round, midStep)
 	}()
 	for done < kills {
 		round++
@@ -410,8 +364,7 @@ func TestApplyCrash(t *testing.T) {
 			b, _ := os.ReadFile(j)
 			journal = append(journal, b...)
 		}
-		f.checkFleet(t, journal)
-		known += f.knownHits
+		f.checkFleet(t)
 		if t.Failed() {
 			t.Logf("journal:\n%s", journal)
 			return
@@ -425,41 +378,16 @@ func TestApplyCrash(t *testing.T) {
 	}
 }
 
-// TestKnownDoubleFlashes pins the classifier on the journal of a real
-// failure of TestApplyCrash: s2's update was announced, the process was
-// killed before its task URI was journaled, and the resumed apply started
-// the update again. A step resumed by polling its task is not a match.
-func TestKnownDoubleFlashes(t *testing.T) {
-	journal := []byte(`{"v":1,"type":"step_started","server":"lab/r1/s2","op":"step:2","kind":"update"}
-{"v":1,"type":"run_started","plan_sha256":"x","pid":2}
-{"v":1,"type":"step_started","server":"lab/r1/s2","op":"step:2","kind":"update"}
-{"v":1,"type":"task_uri","server":"lab/r1/s2","op":"step:2","task_uri":"/redfish/v1/TaskService/TaskMonitors/2"}
-{"v":1,"type":"step_started","server":"lab/r1/s3","op":"step:2","kind":"update"}
-{"v":1,"type":"task_uri","server":"lab/r1/s3","op":"step:2","task_uri":"/redfish/v1/TaskService/TaskMonitors/1"}
-{"v":1,"type":"run_started","plan_sha256":"x","pid":3}
-{"v":1,"type":"step_done","server":"lab/r1/s3","op":"step:2"}
-{"v":1,"type":"step_started","server":"lab/r1/s4","op":"step:3","kind":"reimage"}
-{"v":1,"type":"step_started","server":"lab/r1/s4","op":"step:3","kind":"reimage"}
-`)
-	got := knownDoubleFlashes(journal)
-	if !got["s2"] || got["s3"] || got["s4"] || len(got) != 1 {
-		t.Fatalf("known double flashes %v, want only s2", got)
-	}
-}
-
 // TestApplyCrashAfterUpdateAccepted reproduces, deterministically, the
 // double flash TestApplyCrash can hit by chance: the BMC accepts the BIOS
 // update (the task exists and will flash), and apply is killed before the
 // task URI reaches the journal. A proxy in front of that BMC holds the
 // update's response, and the kill lands while it does. The resumed apply
-// observes the server, cannot see a flash that activates on the next reset,
-// and updates again. It fails until the executor or provider can find the
-// accepted task (e.g. by listing the BMC's TaskService); until then it runs
-// only with RACKFORM_CRASH_STRICT=1.
+// observes the server and cannot see a flash that activates on the next
+// reset, so it runs the update again, with ResumeSince: the provider finds
+// the accepted task in the BMC's TaskService and attaches to it instead of
+// flashing again.
 func TestApplyCrashAfterUpdateAccepted(t *testing.T) {
-	if os.Getenv("RACKFORM_CRASH_STRICT") == "" {
-		t.Skip("known issue (see the doc comment); set RACKFORM_CRASH_STRICT=1 to run")
-	}
 	const octet = 29
 	// r1: s1 control plane, s2 compute; r2: s3 spare, s4 compute. The spare
 	// is the first server to be updated; its BMC sits behind the proxy.
