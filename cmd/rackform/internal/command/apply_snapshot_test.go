@@ -1,0 +1,109 @@
+package command
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers/plugin"
+)
+
+const snapDataConfig = `locals {
+  inv = csvdecode(file("inventory.csv"))
+}
+release "r" {
+  version = "4.6.1"
+  component "bios" {
+    version = "2.80"
+    scheme  = "dotted"
+    image   = "http://127.0.0.1:9/bios.bin"
+    match {
+      id = "BIOS"
+    }
+  }
+}
+cluster "lab" {
+  release = release.r
+  rack "r1" {
+    server "inv" {
+      for_each = { for s in local.inv : s.name => s }
+      bmc      = each.value.bmc
+      role     = "control_plane"
+    }
+  }
+}
+`
+
+const snapInventory = "name,bmc\ncp,http://127.0.0.1:18443\ncp2,http://127.0.0.2:18443\ncp3,http://127.0.0.3:18443\n"
+
+// TestLoadSnapshotDataFiles: the inventory comes from the plan even when
+// the plan's configuration directory holds another one, and a plan
+// without it (format 1.0) fails naming it instead of reading the disk.
+func TestLoadSnapshotDataFiles(t *testing.T) {
+	work := t.TempDir()
+	for name, src := range map[string]string{
+		"main.rf.hcl":   snapDataConfig,
+		"inventory.csv": "name,bmc\nother,http://127.0.0.9:18443\nother2,http://127.0.0.8:18443\nother3,http://127.0.0.7:18443\n",
+	} {
+		if err := os.WriteFile(filepath.Join(work, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(work) // the working directory too
+	p := &plan.Plan{Config: plan.Snapshot{
+		Dir:       work,
+		Files:     []plan.File{plan.NewFile("main.rf.hcl", []byte(snapDataConfig))},
+		DataFiles: []plan.File{plan.NewFile("inventory.csv", []byte(snapInventory))},
+	}}
+	cfg, _, cleanup, diags := loadSnapshot(p, nil, nil, nil)
+	defer cleanup()
+	if diags.HasErrors() {
+		t.Fatalf("%s", diags.Error())
+	}
+	var got []string
+	for _, s := range cfg.Servers() {
+		got = append(got, s.Name+" "+s.BMC)
+	}
+	if len(got) != 3 || got[0] != "cp http://127.0.0.1:18443" {
+		t.Fatalf("servers %v, want the plan's inventory (cp)", got)
+	}
+
+	p.Config.DataFiles = nil
+	_, _, cleanup2, diags := loadSnapshot(p, nil, nil, nil)
+	defer cleanup2()
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "inventory.csv is not in the plan's configuration snapshot") {
+		t.Fatalf("diagnostics %v, want inventory.csv named as missing from the snapshot", diags)
+	}
+
+	// A snapshot file whose bytes do not match its hash is refused.
+	bad := plan.NewFile("inventory.csv", []byte(snapInventory))
+	bad.Content = strings.Replace(bad.Content, "cp", "xx", 1)
+	p.Config.DataFiles = []plan.File{bad}
+	_, _, cleanup3, diags := loadSnapshot(p, nil, nil, nil)
+	defer cleanup3()
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "does not hash to its sha256") {
+		t.Fatalf("diagnostics %v, want the hash mismatch", diags)
+	}
+}
+
+// TestPlanPins: external plugins are pinned to the plan's hashes.
+func TestPlanPins(t *testing.T) {
+	p := &plan.Plan{Providers: []plan.Provider{
+		{Name: "redfish", Source: "builtin", SHA256: "aa"},
+		{Name: "acme", Source: "rackform-provider-acme", SHA256: strings.Repeat("b", 64)},
+	}}
+	dir, cleanup, err := planPins(p)
+	defer cleanup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := plugin.LoadLock(filepath.Join(dir, plugin.LockFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lock.Providers) != 1 || lock.Providers["acme"].SHA256 != strings.Repeat("b", 64) {
+		t.Errorf("pins %v, want acme only, at the plan's hash", lock.Providers)
+	}
+}
