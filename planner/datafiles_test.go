@@ -146,7 +146,19 @@ locals {
 	cfg := loadDir(t, dir)
 	_, diags := planWith(t, cfg, nil, nil)
 	if got := errorSummaries(diags); len(got) != 1 || got[0] != "Secret in the configuration text" || !strings.Contains(diags.Error(), "notes.txt") {
-		t.Errorf("errors %v (%s), want the secret in pw.txt refused", got, diags.Error())
+		t.Errorf("errors %v (%s), want the sensitive variable in notes.txt refused", got, diags.Error())
+	}
+
+	// The env() password of the provider, written in a data file.
+	dir = writeTemp(t, base3+`
+locals {
+  notes = file("notes.txt")
+}
+`)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("pw hunter2-env-secret\n"), 0o644)
+	_, diags = planWith(t, loadDir(t, dir), nil, nil)
+	if got := errorSummaries(diags); len(got) != 1 || got[0] != "Secret in the configuration text" || strings.Contains(diags.Error(), "hunter2") {
+		t.Errorf("errors %v (%s), want the env() value in notes.txt refused, unnamed", got, diags.Error())
 	}
 
 	dir = writeTemp(t, base3+`
