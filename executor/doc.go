@@ -16,7 +16,8 @@
 //	os.Exit(out.ExitCode())       // 0 completed, 1 failed, 3 paused/stopped, 130 interrupted
 //
 // Refusals come back as errors and touch nothing: ErrAlreadyApplied
-// (rule 25), ErrRunFailed, ErrExpired (not_after), *LockedError (holder,
+// (rule 25), ErrRunFailed, ErrExpired (not_after; only a fresh start:
+// a started run is resumed and continued after it), *LockedError (holder,
 // since, plan, and the force-unlock ID), and a missing provider. The CLI
 // checks the file itself (plan.Decode), -expect-sha256, plugin hashes and
 // sensitive inputs before calling New.

@@ -400,6 +400,28 @@ func TestExpiredPlanIsRefused(t *testing.T) {
 	}
 }
 
+// TestExpiredStartedRunContinues: not_after is about trusting what plan
+// observed when a run starts. A run that started before it (its journal
+// exists) is continued and resumed after it; a fresh start stays refused.
+func TestExpiredStartedRunContinues(t *testing.T) {
+	h := newHarness(t)
+	h.plan = executortest.Single(h.prov, nil, S{Name: "r01", Servers: 1, PauseAfter: true}, S{Name: "r02", Servers: 1})
+	if out := h.run(); out.Status != executor.OutcomePaused {
+		t.Fatalf("first run: %s, want paused after r01", out.Status)
+	}
+	h.clock.Advance(31 * 24 * time.Hour) // past not_after
+	if err := h.exec().Continue(context.Background()); err != nil {
+		t.Fatalf("continue after not_after: %v", err)
+	}
+	out, err := h.exec().Run(context.Background(), context.Background())
+	if err != nil {
+		t.Fatalf("Run of a started run after not_after: %v", err)
+	}
+	if out.Status != executor.OutcomeCompleted || h.state(rackServer("r02", 1)) != "completed" {
+		t.Fatalf("outcome %s, r02 server %s; want completed", out.Status, h.state(rackServer("r02", 1)))
+	}
+}
+
 func TestStatusJSONShape(t *testing.T) {
 	h := newHarness(t)
 	h.plan = executortest.Single(h.prov, nil, S{Name: "r01", Servers: 1})

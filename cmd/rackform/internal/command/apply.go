@@ -199,8 +199,13 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 	if clock == nil {
 		clock = executor.RealClock()
 	}
-	if na := p.NotAfter; !na.IsZero() && clock.Now().After(na) {
+	expired := func() int {
+		na := p.NotAfter
 		return m.fail("plan %s expired at %s (made %s); plan again: what it observed is too old to trust", shortSHA(sha), na.UTC().Format(time.RFC3339), p.CreatedAt.UTC().Format(time.RFC3339))
+	}
+	isExpired := !p.NotAfter.IsZero() && clock.Now().After(p.NotAfter)
+	if _, err := os.Stat(o.stateDir); isExpired && errors.Is(err, fs.ErrNotExist) {
+		return expired() // no state, so no started run: refuse touching nothing
 	}
 	b, err := openState(o.stateDir)
 	if err != nil {
@@ -221,6 +226,11 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 		return m.fail("plan %s: %s", shortSHA(sha), executor.ErrAlreadyApplied)
 	case executor.Failed:
 		return m.fail("plan %s: %s", shortSHA(sha), executor.ErrRunFailed)
+	}
+	// Expiry refuses only a fresh start: a started run is resumed and
+	// continued after not_after (each server is observed again anyway).
+	if isExpired && st.Run.State.Name == executor.NotStarted {
+		return expired()
 	}
 	if o.lockTimeout == 0 {
 		if h, err := b.LockHolder(ctx); err == nil {
