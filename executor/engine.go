@@ -842,11 +842,30 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 	}
 }
 
+// skipHint says what the operator can do about a breached scope. A failed
+// server is terminal and cannot be skipped (rule 23): what can be is the
+// scope itself, or its servers that have not started.
 func (r *runner) skipHint(sc *node) string {
+	var b strings.Builder
 	if f := r.failedServers(sc); len(f) > 0 {
-		return "; skip the failed servers (rackform skip ADDR: " + strings.Join(f, ", ") + ") or fix them and plan again, then rackform continue"
+		b.WriteString("; failed servers stay failed (" + strings.Join(f, ", ") + ")")
 	}
-	return "; skip the scope or plan again, then rackform continue"
+	b.WriteString("; to go on, skip the scope (rackform skip " + sc.id + ")")
+	if ns := r.notStartedServers(sc); len(ns) > 0 {
+		b.WriteString(" or its servers not yet started (rackform skip ADDR: " + strings.Join(ns, ", ") + ")")
+	}
+	b.WriteString(", or fix the servers and plan again; then rackform continue")
+	return b.String()
+}
+
+func (r *runner) notStartedServers(sc *node) []string {
+	var out []string
+	for _, sv := range sc.sc.servers {
+		if sv.st.Name == NotStarted {
+			out = append(out, sv.id)
+		}
+	}
+	return out
 }
 
 // startServers starts servers of a running scope up to max_unavailable

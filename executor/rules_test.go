@@ -420,6 +420,16 @@ func TestRule15ContinueOnStillBreachedStaysPaused(t *testing.T) {
 	if !strings.Contains(out.Message, "still breached") || !strings.Contains(out.Message, rackServer("r01", 1)) {
 		t.Errorf("message %q does not say why or what to skip", out.Message)
 	}
+	// The message names what skip accepts: the breached scope, not the
+	// failed (terminal) server.
+	if !strings.Contains(out.Message, "rackform skip "+rackID("r01")) || strings.Contains(out.Message, "rackform skip ADDR: "+rackServer("r01", 1)) {
+		t.Errorf("message %q must name the scope to skip, not the failed server", out.Message)
+	}
+	for _, next := range []string{rackID("r01")} {
+		if err := h.exec().Skip(ctx, next); err != nil {
+			t.Errorf("the message's skip target %s is refused: %v", next, err)
+		}
+	}
 	// Skipping a failed (terminal) server is refused; skipping the rack's
 	// remaining... the failed server is terminal, so the operator skips the rack.
 	var re *executor.RefusedError
