@@ -255,13 +255,17 @@ type Strategy struct {
 	DrainTimeout    time.Duration
 	ShutdownTimeout time.Duration
 	VerifyTimeout   time.Duration
-	Drain           *Hook
-	Uncordon        *Hook
-	ControlPlane    ControlPlaneSettings
-	Management      ManagementSettings
-	Compute         ComputeSettings
-	Stages          []*StrategyStage
-	DeclRange       hcl.Range
+	// OnUnreachable is what plan does with a server it cannot observe or
+	// that reports unhealthy: OnUnreachableSkip plans it as skipped (with a
+	// warning), OnUnreachableBlock fails the plan. Never dropped silently.
+	OnUnreachable string
+	Drain         *Hook
+	Uncordon      *Hook
+	ControlPlane  ControlPlaneSettings
+	Management    ManagementSettings
+	Compute       ComputeSettings
+	Stages        []*StrategyStage
+	DeclRange     hcl.Range
 }
 
 // Server roles.

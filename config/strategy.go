@@ -29,6 +29,12 @@ const (
 	OnBreachFail  = "fail"
 )
 
+// What plan does with a server it cannot observe or that is unhealthy.
+const (
+	OnUnreachableSkip  = "skip"
+	OnUnreachableBlock = "block"
+)
+
 // NewDefaultStrategy returns the built-in strategy, which reproduces the
 // Operator Nexus order: control plane one at a time with the spare first,
 // management in two rack-alternating groups of two 50% batches, compute
@@ -40,6 +46,7 @@ func NewDefaultStrategy() *Strategy {
 		DrainTimeout:    DefaultDrainTimeout,
 		ShutdownTimeout: DefaultShutdownTimeout,
 		VerifyTimeout:   DefaultVerifyTimeout,
+		OnUnreachable:   OnUnreachableSkip,
 		ControlPlane: ControlPlaneSettings{
 			OnBreach:      OnBreachPause,
 			VerifyTimeout: DefaultVerifyTimeout,
@@ -76,6 +83,7 @@ var thresholdSchema = &hcl.BlockHeaderSchema{Type: "threshold"}
 var strategySchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "drain_timeout"}, {Name: "shutdown_timeout"}, {Name: "verify_timeout"},
+		{Name: "on_unreachable"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "control_plane"}, {Type: "management"}, {Type: "compute"},
@@ -155,6 +163,7 @@ func (s *loadState) decodeStrategy(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagn
 	st.DrainTimeout = a.duration("drain_timeout", st.DrainTimeout)
 	st.ShutdownTimeout = a.duration("shutdown_timeout", st.ShutdownTimeout)
 	st.VerifyTimeout = a.duration("verify_timeout", st.VerifyTimeout)
+	st.OnUnreachable = a.oneOf("on_unreachable", st.OnUnreachable, OnUnreachableSkip, OnUnreachableBlock)
 	// Phase verify timeouts inherit the strategy's unless set.
 	st.ControlPlane.VerifyTimeout = st.VerifyTimeout
 	st.Management.VerifyTimeout = st.VerifyTimeout

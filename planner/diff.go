@@ -179,13 +179,25 @@ func describe(d providers.Diagnostics) string {
 func (p *planning) unavailable(s *config.Server, ps *plan.Server, reason, what, why string) {
 	d := &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Server " + what + ", skipped", Subject: rangePtr(s.DeclRange),
 		Detail: fmt.Sprintf("Server %s is %s (%s); it is planned as skipped and counts for no threshold.", ps.Address, what, why)}
-	if p.opts.OnUnreachable == OnUnreachableBlock {
+	if p.onUnreachable(s) == OnUnreachableBlock {
 		d.Severity, d.Summary = hcl.DiagError, "Server "+what
 		d.Detail = fmt.Sprintf("Server %s is %s (%s). Fix it, -exclude it, or plan with -on-unreachable=skip to plan it as skipped.", ps.Address, what, why)
 	} else {
 		ps.Action, ps.Reason = plan.ActionSkip, reason
 	}
 	p.unavail = append(p.unavail, unavailableServer{addr: ps.Address, what: what, diag: d})
+}
+
+// onUnreachable is the mode for s: the -on-unreachable option when given,
+// else its strategy's on_unreachable (default skip).
+func (p *planning) onUnreachable(s *config.Server) string {
+	if p.opts.OnUnreachable != "" {
+		return p.opts.OnUnreachable
+	}
+	if s.Cluster != nil && s.Cluster.Strategy != nil && s.Cluster.Strategy.OnUnreachable != "" {
+		return s.Cluster.Strategy.OnUnreachable
+	}
+	return OnUnreachableSkip
 }
 
 // maxServerDiags is how many unreachable or unhealthy servers get their

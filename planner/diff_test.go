@@ -297,6 +297,24 @@ func TestUnreachableServersAreNeverDropped(t *testing.T) {
 			t.Errorf("the error must name the server and point at it: %s %v", diags[0].Detail, diags[0].Subject)
 		}
 	})
+	t.Run("block per strategy", func(t *testing.T) {
+		cfg := loadText(t, fixture{racks: racks}.String())
+		cfg.Clusters[0].Strategy.OnUnreachable = config.OnUnreachableBlock
+		_, diags := planWith(t, cfg, state, nil)
+		if diff := cmp.Diff([]string{"Server unreachable"}, errorSummaries(diags)); diff != "" {
+			t.Fatalf("strategy on_unreachable = block: errors (-want +got):\n%s", diff)
+		}
+		// The command-line option wins over the strategy.
+		p, diags := planWith(t, cfg, state, func(o *Options) { o.OnUnreachable = OnUnreachableSkip })
+		if diags.HasErrors() {
+			t.Fatalf("-on-unreachable=skip must override the strategy: %s", diags.Error())
+		}
+		for _, s := range p.Servers {
+			if s.Address == "c/r1/b" && s.Reason != plan.ReasonUnreachable {
+				t.Errorf("b: reason %q, want unreachable", s.Reason)
+			}
+		}
+	})
 	t.Run("unhealthy", func(t *testing.T) {
 		provs, fs := fakes(cfg, allBehind)
 		fs["redfish"].Servers["c/r1/a"].Health = "Critical"

@@ -25,9 +25,9 @@ const DefaultNotAfter = 72 * time.Hour
 const (
 	// OnUnreachableSkip plans the server as skipped, with the reason, and
 	// warns: the rest of the fleet is still planned.
-	OnUnreachableSkip = "skip"
+	OnUnreachableSkip = config.OnUnreachableSkip
 	// OnUnreachableBlock makes any such server a plan error.
-	OnUnreachableBlock = "block"
+	OnUnreachableBlock = config.OnUnreachableBlock
 )
 
 // Options are everything the planner needs besides the configuration.
@@ -56,7 +56,8 @@ type Options struct {
 	Parallelism int
 	// NotAfter is how long the plan is valid (default DefaultNotAfter).
 	NotAfter time.Duration
-	// OnUnreachable is OnUnreachableSkip (default) or OnUnreachableBlock.
+	// OnUnreachable is OnUnreachableSkip or OnUnreachableBlock; it
+	// overrides every strategy's on_unreachable. "" means per strategy.
 	// The configuration has no strategy attribute for it yet, so the
 	// command line decides.
 	OnUnreachable string
@@ -71,9 +72,6 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (*plan.Plan, hc
 	}
 	if opts.Parallelism < 0 {
 		opts.Parallelism = 0
-	}
-	if opts.OnUnreachable == "" {
-		opts.OnUnreachable = OnUnreachableSkip
 	}
 	now := opts.Now.UTC()
 	p := &planning{cfg: cfg, opts: opts, now: now}

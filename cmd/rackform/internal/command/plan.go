@@ -78,7 +78,7 @@ func (c *planCommand) Flags() *flag.FlagSet {
 	fs.BoolVar(&c.json, "json", false, "Print a JSON-lines stream (one object per line) instead of text.")
 	fs.IntVar(&c.parallelism, "parallelism", 0, "Read at most `N` BMCs at once per provider (default: the provider's own limit, such as the redfish block's concurrency).")
 	fs.BoolVar(&c.noColor, "no-color", false, "Never colour the output (also: the NO_COLOR environment variable).")
-	fs.StringVar(&c.onUnreachable, "on-unreachable", planner.OnUnreachableSkip, "`MODE` for unreachable or unhealthy servers: skip (plan them as skipped, with a warning) or block (fail the plan).")
+	fs.StringVar(&c.onUnreachable, "on-unreachable", "", "`MODE` for unreachable or unhealthy servers: skip (plan them as skipped, with a warning) or block (fail the plan). Default: each cluster's strategy on_unreachable, else skip.")
 	fs.StringVar(&c.rollout, "rollout", "", "Plan the rollout `NAME` when the configuration declares several.")
 	fs.DurationVar(&c.notAfter, "valid-for", planner.DefaultNotAfter, "How long after it is made the plan may be applied: a `DURATION` such as 24h.")
 	return fs
@@ -97,7 +97,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: plan takes at most one directory, got %d arguments\n\n%s", len(rest), helpText(c))
 		return ExitError
 	}
-	if c.onUnreachable != planner.OnUnreachableSkip && c.onUnreachable != planner.OnUnreachableBlock {
+	if c.onUnreachable != "" && c.onUnreachable != planner.OnUnreachableSkip && c.onUnreachable != planner.OnUnreachableBlock {
 		fmt.Fprintf(c.Stderr, "Error: -on-unreachable must be %q or %q, got %q\n", planner.OnUnreachableSkip, planner.OnUnreachableBlock, c.onUnreachable)
 		return ExitError
 	}
