@@ -2,7 +2,6 @@ package executor
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -254,20 +253,6 @@ func (s *serverRun) stepFor(op string) *plan.Step {
 	return nil
 }
 
-// matches reports whether component c is selected by m.
-func matches(m providers.Match, c providers.Component) bool {
-	switch {
-	case m.SoftwareID != "":
-		return c.SoftwareID == m.SoftwareID
-	case m.ID != "":
-		return c.ID == m.ID
-	case m.NamePattern != "":
-		ok, _ := path.Match(m.NamePattern, c.Name)
-		return ok
-	}
-	return false
-}
-
 // hasVersion reports whether obs shows the component of step st at its
 // target version. Equality is exact: the planner wrote the version the BMC
 // reports *(choice: no scheme-aware comparison at apply time)*.
@@ -280,7 +265,7 @@ func hasVersion(st *plan.Step, obs *providers.Observation) bool {
 		m = *st.Match
 	}
 	for _, c := range obs.Components {
-		if matches(m, c) {
+		if m.Selects(c) {
 			return c.Version == st.Version
 		}
 	}

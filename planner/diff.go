@@ -2,7 +2,6 @@ package planner
 
 import (
 	"fmt"
-	"path"
 	"sort"
 	"strings"
 	"time"
@@ -92,17 +91,9 @@ func providerMatch(m config.Match) providers.Match {
 // rule selects: SoftwareId, inventory Id, or a glob over Name.
 func matching(m config.Match, observed []providers.Component) []providers.Component {
 	var out []providers.Component
+	pm := providerMatch(m)
 	for _, o := range observed {
-		var ok bool
-		switch {
-		case m.SoftwareID != "":
-			ok = o.SoftwareID == m.SoftwareID
-		case m.ID != "":
-			ok = o.ID == m.ID
-		case m.Name != "":
-			ok, _ = path.Match(m.Name, o.Name)
-		}
-		if ok {
+		if pm.Selects(o) {
 			out = append(out, o)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"path"
 	"sort"
 	"sync"
 	"testing"
@@ -291,18 +290,7 @@ func findComponent(cs []providers.Component, m providers.Match) *providers.Compo
 }
 
 // Matches reports whether m selects c, per providers.Match.
-func Matches(m providers.Match, c providers.Component) bool {
-	switch {
-	case m.SoftwareID != "":
-		return c.SoftwareID == m.SoftwareID
-	case m.ID != "":
-		return c.ID == m.ID
-	case m.NamePattern != "":
-		ok, _ := path.Match(m.NamePattern, c.Name)
-		return ok
-	}
-	return false
-}
+func Matches(m providers.Match, c providers.Component) bool { return m.Selects(c) }
 
 // FakeFleet is the fleet FakeFixture expects a Fake to serve.
 func FakeFleet() []FakeServer {

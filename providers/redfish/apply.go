@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"path"
 	"slices"
 	"strings"
 	"time"
@@ -476,23 +475,7 @@ func (s *stepRun) readyOnce(ctx context.Context) (string, *providers.Observation
 // findComponent applies a Match: SoftwareID, then ID, then a path.Match
 // glob over Name. The first match wins.
 func findComponent(comps []providers.Component, m providers.Match) (providers.Component, bool) {
-	for _, c := range comps {
-		switch {
-		case m.SoftwareID != "":
-			if c.SoftwareID == m.SoftwareID {
-				return c, true
-			}
-		case m.ID != "":
-			if c.ID == m.ID {
-				return c, true
-			}
-		case m.NamePattern != "":
-			if ok, _ := path.Match(m.NamePattern, c.Name); ok {
-				return c, true
-			}
-		}
-	}
-	return providers.Component{}, false
+	return m.Find(comps)
 }
 
 func orUnknown(s string) string {
