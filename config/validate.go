@@ -437,10 +437,7 @@ func racksInOrder(servers []*Server, order string) [][]*Server {
 		}
 		racks[i] = append(racks[i], sv)
 	}
-	less := func(a, b string) bool { return a < b }
-	if order == OrderNatural {
-		less = naturalLess
-	}
+	less := RackLess(order)
 	sorted := append([]string(nil), names...)
 	sort.SliceStable(sorted, func(i, j int) bool { return less(sorted[i], sorted[j]) })
 	out := make([][]*Server, len(sorted))
@@ -448,43 +445,6 @@ func racksInOrder(servers []*Server, order string) [][]*Server {
 		out[i] = racks[idx[n]]
 	}
 	return out
-}
-
-// naturalLess compares runs of digits by value and everything else
-// byte-wise ("rack2" < "rack10"); equal values with more leading zeros
-// sort later.
-func naturalLess(a, b string) bool {
-	isDigit := func(c byte) bool { return c >= '0' && c <= '9' }
-	digits := func(s string) (string, string) {
-		i := 0
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-		return s[:i], s[i:]
-	}
-	for a != "" && b != "" {
-		if isDigit(a[0]) && isDigit(b[0]) {
-			na, ra := digits(a)
-			nb, rb := digits(b)
-			ta, tb := strings.TrimLeft(na, "0"), strings.TrimLeft(nb, "0")
-			if len(ta) != len(tb) {
-				return len(ta) < len(tb)
-			}
-			if ta != tb {
-				return ta < tb
-			}
-			if na != nb {
-				return len(na) < len(nb)
-			}
-			a, b = ra, rb
-			continue
-		}
-		if a[0] != b[0] {
-			return a[0] < b[0]
-		}
-		a, b = a[1:], b[1:]
-	}
-	return len(a) < len(b)
 }
 
 func groupLetter(i int) string {

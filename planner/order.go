@@ -334,10 +334,7 @@ func (p *planning) rackOrder(c *config.Cluster, servers []*config.Server, order,
 		}
 		racks[i].servers = append(racks[i].servers, s)
 	}
-	less := func(a, b string) bool { return a < b }
-	if order == config.OrderNatural {
-		less = naturalLess
-	}
+	less := config.RackLess(order)
 	sort.SliceStable(racks, func(i, j int) bool {
 		a, b := racks[i].name, racks[j].name
 		if (a == canary) != (b == canary) {
@@ -346,44 +343,6 @@ func (p *planning) rackOrder(c *config.Cluster, servers []*config.Server, order,
 		return less(a, b)
 	})
 	return racks
-}
-
-// naturalLess compares runs of digits by value and everything else byte-wise.
-func naturalLess(a, b string) bool {
-	for a != "" && b != "" {
-		da, db := isDigit(a[0]), isDigit(b[0])
-		if da && db {
-			na, ra := digits(a)
-			nb, rb := digits(b)
-			ta, tb := strings.TrimLeft(na, "0"), strings.TrimLeft(nb, "0")
-			if len(ta) != len(tb) {
-				return len(ta) < len(tb)
-			}
-			if ta != tb {
-				return ta < tb
-			}
-			if na != nb { // same value: fewer leading zeros first
-				return len(na) < len(nb)
-			}
-			a, b = ra, rb
-			continue
-		}
-		if a[0] != b[0] {
-			return a[0] < b[0]
-		}
-		a, b = a[1:], b[1:]
-	}
-	return len(a) < len(b)
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-func digits(s string) (string, string) {
-	i := 0
-	for i < len(s) && isDigit(s[i]) {
-		i++
-	}
-	return s[:i], s[i:]
 }
 
 // newScope makes a scope over servers with N counted (ROLLOUT-RULES 9:

@@ -60,27 +60,6 @@ func TestRule06AlphanumericRackOrder(t *testing.T) {
 	}
 }
 
-func TestNaturalLess(t *testing.T) {
-	cases := []struct {
-		a, b string
-		want bool
-	}{
-		{"rack2", "rack10", true},
-		{"rack10", "rack2", false},
-		{"rack2", "rack2", false},
-		{"r1a", "r1b", true},
-		{"r01", "r1", false}, // same value: fewer leading zeros first
-		{"r1", "r01", true},
-		{"a", "a1", true},
-		{"b1", "a2", false},
-	}
-	for _, c := range cases {
-		if got := naturalLess(c.a, c.b); got != c.want {
-			t.Errorf("naturalLess(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
-		}
-	}
-}
-
 func TestRule07MaxUnavailable(t *testing.T) {
 	rack := []string{"r1", "a:c", "b:c", "c:c", "d:c", "e:c"}
 	cases := []struct {
