@@ -49,19 +49,12 @@ func (c *skipCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: skip takes one address, got %d arguments\n\n%s", len(rest), helpText(c))
 		return ExitUsage
 	}
-	b, err := openState(c.stateDir)
+	run, err := openControlRun(ctx, c.stateDir)
 	if err != nil {
 		return c.fail("%s", err)
 	}
-	defer b.Close()
-	p, sha, _, err := currentPlan(ctx, b, c.stateDir)
-	if err != nil {
-		return c.fail("%s", err)
-	}
-	e, err := controlExecutor(b, p, sha)
-	if err != nil {
-		return c.fail("%s", err)
-	}
+	defer run.Close()
+	p, sha, e := run.plan, run.sha, run.exec
 	if err := e.Skip(ctx, rest[0]); err != nil {
 		code := c.controlFailed(err)
 		if scope := scopeOf(p, rest[0]); scope != "" && strings.Contains(err.Error(), "already failed") {

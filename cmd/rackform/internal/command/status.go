@@ -48,19 +48,12 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: status takes no arguments, got %d\n\n%s", len(rest), helpText(c))
 		return ExitUsage
 	}
-	b, err := openState(c.stateDir)
+	run, err := openControlRun(ctx, c.stateDir)
 	if err != nil {
 		return c.fail("%s", err)
 	}
-	defer b.Close()
-	p, sha, _, err := currentPlan(ctx, b, c.stateDir)
-	if err != nil {
-		return c.fail("%s", err)
-	}
-	e, err := controlExecutor(b, p, sha)
-	if err != nil {
-		return c.fail("%s", err)
-	}
+	defer run.Close()
+	b, p, e := run.backend, run.plan, run.exec
 	st, err := e.Status(ctx)
 	if err != nil {
 		return c.fail("%s", err)

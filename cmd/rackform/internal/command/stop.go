@@ -45,19 +45,12 @@ func (c *stopCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: stop takes no arguments, got %d\n\n%s", len(rest), helpText(c))
 		return ExitUsage
 	}
-	b, err := openState(c.stateDir)
+	run, err := openControlRun(ctx, c.stateDir)
 	if err != nil {
 		return c.fail("%s", err)
 	}
-	defer b.Close()
-	p, sha, _, err := currentPlan(ctx, b, c.stateDir)
-	if err != nil {
-		return c.fail("%s", err)
-	}
-	e, err := controlExecutor(b, p, sha)
-	if err != nil {
-		return c.fail("%s", err)
-	}
+	defer run.Close()
+	b, sha, e := run.backend, run.sha, run.exec
 	if err := e.Stop(ctx); err != nil {
 		return c.controlFailed(err)
 	}
