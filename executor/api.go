@@ -42,6 +42,11 @@ type Options struct {
 	Holder string
 	// LockTimeout is how long Run waits for a held lock (0: refuse at once).
 	LockTimeout time.Duration
+	// HolderGone reports whether a lock holder is gone for certain (a crashed
+	// or killed apply): Run then takes the lock over, with a notice in the
+	// log and in its run_started record. Default HolderGone: a process of
+	// this host that no longer runs; a holder on another host is never gone.
+	HolderGone func(LockInfo) bool
 	// PollInterval is how often a running apply reads control records
 	// written by other processes while it waits, and how often an in-flight
 	// BMC task is polled on resume. Default 2s.
@@ -231,6 +236,9 @@ func (o *Options) withDefaults() error {
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = 2 * time.Second
+	}
+	if o.HolderGone == nil {
+		o.HolderGone = HolderGone
 	}
 	return nil
 }

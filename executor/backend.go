@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 )
 
@@ -98,18 +100,46 @@ func ForceUnlock(ctx context.Context, b Backend, id string) error {
 	return b.Unlock(ctx, id)
 }
 
-// acquire takes the lock, retrying on the clock until timeout.
-func acquire(ctx context.Context, b Backend, info LockInfo, timeout time.Duration, clock Clock, poll time.Duration) error {
+// HolderGone reports whether the lock holder h is an apply of this host
+// (Who ends in "@" + this host name) whose process no longer runs: an apply
+// that crashed or was killed, whose lock can be taken over. A holder on
+// another host, or whose process may run, is not gone.
+func HolderGone(h LockInfo) bool {
+	host, err := os.Hostname()
+	if err != nil || host == "" || h.PID <= 0 || !strings.HasSuffix(h.Who, "@"+host) {
+		return false
+	}
+	return !processRunning(h.PID)
+}
+
+// acquire takes the lock, retrying on the clock until timeout. A holder
+// that gone reports gone is replaced at once; the replaced lock is
+// returned (nil otherwise).
+func acquire(ctx context.Context, b Backend, info LockInfo, timeout time.Duration, clock Clock, poll time.Duration, gone func(LockInfo) bool) (*LockInfo, error) {
 	deadline := clock.Now().Add(timeout)
+	var replaced *LockInfo
 	for {
 		err := b.Lock(ctx, info)
+		if err == nil {
+			return replaced, nil
+		}
 		var le *LockedError
 		if !errors.As(err, &le) {
-			return err
+			return nil, err
+		}
+		if gone != nil && gone(le.Holder) && (replaced == nil || replaced.ID != le.Holder.ID) {
+			// Unlock by the stale holder's ID: if another apply took the
+			// lock meanwhile, its ID differs and nothing is removed.
+			if uerr := b.Unlock(ctx, le.Holder.ID); uerr != nil && !errors.Is(uerr, ErrNotFound) {
+				return nil, uerr
+			}
+			h := le.Holder
+			replaced = &h
+			continue
 		}
 		now := clock.Now()
 		if !now.Before(deadline) {
-			return err
+			return nil, err
 		}
 		next := now.Add(min(poll, deadline.Sub(now)))
 		if sk, ok := clock.(Skipper); ok {
@@ -118,7 +148,7 @@ func acquire(ctx context.Context, b Backend, info LockInfo, timeout time.Duratio
 		}
 		select {
 		case <-ctx.Done():
-			return err
+			return nil, err
 		case <-clock.At(next):
 		}
 	}

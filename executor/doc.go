@@ -22,6 +22,11 @@
 // checks the file itself (plan.Decode), -expect-sha256, plugin hashes and
 // sensitive inputs before calling New.
 //
+// A lock whose holder is an apply of this host that no longer runs (the
+// pid is gone: killed or crashed) is taken over by Run, with a notice in
+// its run_started record and apply_started event (Options.HolderGone); a
+// holder on another host is never taken over.
+//
 // Commands that work from any machine sharing the backend:
 //
 //	rackform continue       sha, _ := b.CurrentPlan(ctx); file, _ := b.LoadPlan(ctx, sha)
@@ -113,7 +118,8 @@
 // code, so they cannot disagree. Record schema (version "v": 1):
 //
 //	{"v":1,"time":RFC3339,"type":T, ...}
-//	run_started   plan_sha256, pid, by          an apply began (lifts a stop)
+//	run_started   plan_sha256, pid, by, message?  an apply began (lifts a stop);
+//	                                            message: it took over a stale lock
 //	run_ended     outcome, message               an apply ended
 //	state         id, state, reason?, message?, until?   any node's state change
 //	observed      server, fingerprint            pre-flight check passed

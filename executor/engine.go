@@ -160,8 +160,15 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 		}
 	}
 	info := LockInfo{ID: randomID(), Who: o.Holder, PID: os.Getpid(), PlanSHA256: o.PlanSHA256, Since: o.Clock.Now().UTC()}
-	if err := acquire(hard, o.Backend, info, o.LockTimeout, o.Clock, o.PollInterval); err != nil {
+	replaced, err := acquire(hard, o.Backend, info, o.LockTimeout, o.Clock, o.PollInterval, o.HolderGone)
+	if err != nil {
 		return Outcome{}, fmt.Errorf("locking the state for plan %s: %w", short(o.PlanSHA256), err)
+	}
+	tookOver := ""
+	if replaced != nil {
+		tookOver = fmt.Sprintf("took over the lock %s of %s (pid %d, since %s, plan %s): that process is no longer running on this host",
+			replaced.ID, replaced.Who, replaced.PID, replaced.Since.UTC().Format(time.RFC3339), short(replaced.PlanSHA256))
+		o.Logger.Warn(tookOver)
 	}
 	defer func() {
 		if err := o.Backend.Unlock(context.WithoutCancel(hard), info.ID); err != nil {
@@ -193,7 +200,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	r := &runner{e: e, o: o, m: m, sha: o.PlanSHA256, cursor: cursor, own: map[int64]bool{},
 		ops: map[*node]*opRun{}, timed: map[*opRun]bool{}, msgs: make(chan msg, 256), skipsAt: 0}
 	resumed := m.records > 0
-	r.emit(hard, &Record{Type: recRunStarted, PlanSHA256: o.PlanSHA256, PID: os.Getpid(), By: o.Holder})
+	r.emit(hard, &Record{Type: recRunStarted, PlanSHA256: o.PlanSHA256, PID: os.Getpid(), By: o.Holder, Message: tookOver})
 	if !resumed {
 		r.set(hard, m.run, State{Name: Running})
 	} else if m.run.st.Name == Stopped || m.run.st.Name == Stopping {

@@ -457,7 +457,7 @@ func (r *runner) recordEvent(rec *Record, old State) {
 	e := Event{Time: rec.Time}
 	switch rec.Type {
 	case recRunStarted:
-		e.Type, e.PlanSHA256, e.By = "apply_started", rec.PlanSHA256, rec.By
+		e.Type, e.PlanSHA256, e.By, e.Message = "apply_started", rec.PlanSHA256, rec.By, rec.Message
 		if r.m.records > 1 {
 			e.Type = "apply_resumed"
 		}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -324,6 +325,73 @@ func TestLock(t *testing.T) {
 			wantOutcome(t, h.run(), executor.OutcomeCompleted, "")
 			if _, err := b.LockHolder(ctx); !errors.Is(err, executor.ErrNotFound) {
 				t.Errorf("lock still held after Run: %v", err)
+			}
+		})
+	}
+}
+
+// TestStaleLockTakenOver: a lock whose holder is an apply of this host
+// that no longer runs (killed, crashed) is taken over with a notice in the
+// journal's run_started record and the apply_started event; a holder on
+// another host, or whose process runs, keeps the lock (refused with the
+// force-unlock command).
+func TestStaleLockTakenOver(t *testing.T) {
+	ctx := context.Background()
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		t.Skip("no host name")
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Skip("cannot run true:", err)
+	}
+	deadPID := gone.Process.Pid // exited and reaped
+	since := time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name     string
+		who      string
+		pid      int
+		takeOver bool
+	}{
+		{"this host, process gone", "ci@" + host, deadPID, true},
+		{"this host, process running", "ci@" + host, os.Getpid(), false},
+		{"another host", "ci@not-" + host, deadPID, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.plan = executortest.Single(h.prov, nil, S{Name: "r01", Servers: 1})
+			holder := executor.LockInfo{ID: "abc123", Who: tc.who, PID: tc.pid, PlanSHA256: sha, Since: since}
+			if err := h.backend.Lock(ctx, holder); err != nil {
+				t.Fatal(err)
+			}
+			out, err := h.exec().Run(ctx, ctx)
+			if !tc.takeOver {
+				var le *executor.LockedError
+				if !errors.As(err, &le) || !strings.Contains(err.Error(), "rackform force-unlock abc123") {
+					t.Fatalf("Run: %v, want the lock refusal with the force-unlock command", err)
+				}
+				if len(h.prov.Calls()) != 0 {
+					t.Error("a refused apply touched a server")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Run with a stale lock: %v", err)
+			}
+			wantOutcome(t, out, executor.OutcomeCompleted, "")
+			entries, _ := h.backend.Read(ctx, sha, -1)
+			if len(entries) == 0 || !bytes.Contains(entries[0].Data, []byte(`"type":"run_started"`)) ||
+				!bytes.Contains(entries[0].Data, []byte("took over the lock abc123 of "+tc.who)) {
+				t.Errorf("the takeover is not in the journal's run_started record: %s", entries[0].Data)
+			}
+			noted := false
+			for _, e := range h.events {
+				if e.Type == "apply_started" && strings.Contains(e.Message, "took over the lock abc123") {
+					noted = true
+				}
+			}
+			if !noted {
+				t.Error("no notice of the takeover in the apply_started event")
 			}
 		})
 	}

@@ -233,7 +233,7 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 		return expired()
 	}
 	if o.lockTimeout == 0 {
-		if h, err := b.LockHolder(ctx); err == nil {
+		if h, err := b.LockHolder(ctx); err == nil && !executor.HolderGone(*h) {
 			if control != nil {
 				// Another process is applying this backend's run: record
 				// the request for it to obey, and leave the driving to it.
@@ -684,15 +684,11 @@ func planPins(p *plan.Plan) (string, func(), error) {
 }
 
 // staleLockHint says so when the lock holder is a process of this host that
-// no longer runs (a crashed or killed apply). It never removes the lock
-// itself: a state directory shared between machines or containers with the
-// same host name could make that guess wrong.
+// no longer runs (a crashed or killed apply). Run takes such a lock over
+// (executor.HolderGone); the hint is for a refusal that raced with it.
 func staleLockHint(m *Meta, h *executor.LockInfo) {
-	host, err := os.Hostname()
-	if err != nil || h.PID <= 0 || !strings.HasSuffix(h.Who, "@"+host) {
-		return
-	}
-	if err := syscall.Kill(h.PID, 0); errors.Is(err, syscall.ESRCH) {
+	if executor.HolderGone(*h) {
+		host, _ := os.Hostname()
 		fmt.Fprintf(m.Stderr, "Note: pid %d is not running on this host (%s): the apply holding the lock is gone.\n", h.PID, host)
 	}
 }

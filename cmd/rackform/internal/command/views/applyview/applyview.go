@@ -270,7 +270,11 @@ func (v *View) lines(e executor.Event) []string {
 				est += time.Duration(st.Estimate)
 			}
 		}
-		return []string{fmt.Sprintf("%s plan %s: %s to upgrade in %s, %d skipped, estimated %s", verb, shortSHA(v.sha), plural(up, "server"), plural(racks, "rack"), skip, human(est))}
+		out := []string{fmt.Sprintf("%s plan %s: %s to upgrade in %s, %d skipped, estimated %s", verb, shortSHA(v.sha), plural(up, "server"), plural(racks, "rack"), skip, human(est))}
+		if e.Message != "" {
+			out = append(out, "Note: "+e.Message) // a stale lock taken over
+		}
+		return out
 	case "apply_interrupting":
 		return []string{"Interrupted: starting nothing new; letting the BMC operations in flight finish"}
 	case "apply_ended":
