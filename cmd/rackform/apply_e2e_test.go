@@ -298,8 +298,9 @@ func TestApplyCrash(t *testing.T) {
 			cmd := exec.Command(e.bin, "apply", "-state-dir", stateDir, planFile)
 			cmd.Dir, cmd.Env = e.work, e.env
 			// Its own process group, so the plugin it starts can be found
-			// again: a provider plugin outlives a SIGKILLed host (go-plugin
-			// has nothing that ends it), and would hold its BMC sessions.
+			// again. A plugin exits when its host dies (Pdeathsig and its
+			// parent watch, providers/plugin TestPluginExitsWithHost); the
+			// group kill below is only a safety net.
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
@@ -319,8 +320,7 @@ func TestApplyCrash(t *testing.T) {
 				}
 				<-exited
 			}
-			// The orphaned plugin, if any: the crash is of the host process;
-			// the next apply starts its own plugin.
+			// A plugin left behind, if any (there should be none).
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			code := cmd.ProcessState.ExitCode()
 			if strings.Contains(out.String(), "Note: took over the lock") {

@@ -88,6 +88,7 @@ func Start(ctx context.Context, spec Spec, logger hclog.Logger) (*Client, error)
 	// and the log level override the host's values instead of being
 	// overridden by them.
 	cmd.Env = append(os.Environ(), spec.Env...)
+	dieWithHost(cmd)
 	if lvl := logger.GetLevel(); lvl != hclog.NoLevel && lvl != hclog.Off {
 		cmd.Env = append(cmd.Env, EnvLogLevel+"="+lvl.String())
 	}

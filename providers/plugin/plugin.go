@@ -79,8 +79,11 @@ const maxMessage = 256 << 20
 // Serve runs p as a plugin and returns when the host ends it. It is all a
 // plugin's main needs to call. logger must write JSON to the process's real
 // stderr (NewLogger does): the host parses those lines and re-logs them at
-// their level, and stdout belongs to the go-plugin handshake.
+// their level, and stdout belongs to the go-plugin handshake. The plugin
+// exits when its host dies, even by SIGKILL: Start has the kernel kill it
+// (Linux), and Serve watches for the parent going away.
 func Serve(p providers.Provider, logger hclog.Logger) {
+	exitWithHost(p, logger)
 	goplugin.Serve(ServeConfig(p, logger))
 }
 

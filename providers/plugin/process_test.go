@@ -35,6 +35,9 @@ var fakePlugin struct {
 // exactly as rackform re-executes itself (BuiltinSpec), under the program
 // name a testscript would give it.
 func TestMain(m *testing.M) {
+	if os.Getenv(envTestHost) != "" {
+		testHostMain()
+	}
 	if filepath.Base(os.Args[0]) == "rackform" && slices.Equal(os.Args[1:], []string{"provider", redfish.Name}) {
 		logger := NewLogger(redfish.Name, os.Stderr, os.Getenv)
 		Serve(redfish.New(redfish.Options{Logger: logger}), logger)
