@@ -163,6 +163,12 @@ func (s *stepRun) update(ctx context.Context) (*providers.ApplyResult, error) {
 		if s.step.ApplyTime != "" {
 			body["@Redfish.OperationApplyTime"] = s.step.ApplyTime
 		}
+		if us.SimpleUpdateTargets {
+			// Some BMCs refuse an update that does not say what it is for.
+			if t := s.targets(ctx); t != nil {
+				body["Targets"] = t
+			}
+		}
 		if err := s.report("SimpleUpdate "+redactURL(s.step.ImageURI), -1); err != nil {
 			return nil, err
 		}
@@ -176,6 +182,26 @@ func (s *stepRun) update(ctx context.Context) (*providers.ApplyResult, error) {
 		return nil, err
 	}
 	return s.finishTask(ctx, acc, deadline)
+}
+
+// targets is the Targets of an update: the @odata.id of the inventory
+// member the step's Match selects, or nil when there is no match rule or
+// no such member (the update then goes without Targets, as before).
+func (s *stepRun) targets(ctx context.Context) []string {
+	if s.step.Match == (providers.Match{}) {
+		return nil
+	}
+	comps, uris, err := s.b.InventoryURIs(ctx)
+	if err != nil {
+		s.p.log.Debug("reading the inventory for Targets failed; updating without", "server", s.t.Name, "error", s.p.scrub(describe(err)))
+		return nil
+	}
+	for i, c := range comps {
+		if s.step.Match.Selects(c) && i < len(uris) && uris[i] != "" {
+			return []string{uris[i]}
+		}
+	}
+	return nil
 }
 
 // isRemoteImage tells an image URL (the BMC can fetch it) from a local path

@@ -21,6 +21,9 @@ type bmc interface {
 	// Inventory reads FirmwareInventory and SoftwareInventory, expanded in
 	// one request each where the service supports $expand.
 	Inventory(ctx context.Context) ([]providers.Component, error)
+	// InventoryURIs is Inventory with each member's @odata.id (what an
+	// update's Targets names), in the same order.
+	InventoryURIs(ctx context.Context) ([]providers.Component, []string, error)
 	// UpdateService reads how the BMC accepts images.
 	UpdateService(ctx context.Context) (*updateInfo, error)
 	// Post sends a JSON action body (a map, so fields gofish lacks, such as
@@ -72,6 +75,9 @@ type updateInfo struct {
 	HTTPPushURI          string
 	// TransferProtocols are SimpleUpdate's allowed TransferProtocol values.
 	TransferProtocols []string
+	// SimpleUpdateTargets says SimpleUpdate takes Targets: its ActionInfo
+	// lists the parameter (or the action lists allowable Targets).
+	SimpleUpdateTargets bool
 }
 
 // mediaInfo is one virtual media slot.

@@ -267,8 +267,10 @@ func (b *gofishBMC) System(ctx context.Context) (*systemInfo, error) {
 type rawUpdateService struct {
 	Actions struct {
 		SimpleUpdate struct {
-			Target    string   `json:"target"`
-			Protocols []string `json:"TransferProtocol@Redfish.AllowableValues"`
+			Target     string          `json:"target"`
+			Protocols  []string        `json:"TransferProtocol@Redfish.AllowableValues"`
+			ActionInfo string          `json:"@Redfish.ActionInfo"`
+			Targets    json.RawMessage `json:"Targets@Redfish.AllowableValues"`
 		} `json:"#UpdateService.SimpleUpdate"`
 	}
 	FirmwareInventory odataLink
@@ -301,6 +303,20 @@ func (b *gofishBMC) UpdateService(ctx context.Context) (*updateInfo, error) {
 			MultipartHTTPPushURI: us.MultipartHTTPPushURI,
 			HTTPPushURI:          us.HTTPPushURI,
 			TransferProtocols:    raw.Actions.SimpleUpdate.Protocols,
+			SimpleUpdateTargets:  len(raw.Actions.SimpleUpdate.Targets) > 0,
+		}
+		if ai := raw.Actions.SimpleUpdate.ActionInfo; ai != "" && !info.SimpleUpdateTargets && info.SimpleUpdateTarget != "" {
+			// An unreadable ActionInfo only means Targets is not sent.
+			var doc struct{ Parameters []struct{ Name string } }
+			if err := getJSON(c, ai, &doc); err == nil {
+				for _, p := range doc.Parameters {
+					if p.Name == "Targets" {
+						info.SimpleUpdateTargets = true
+					}
+				}
+			} else if statusOf(err) == http.StatusUnauthorized {
+				return err
+			}
 		}
 		return nil
 	})
@@ -308,9 +324,15 @@ func (b *gofishBMC) UpdateService(ctx context.Context) (*updateInfo, error) {
 }
 
 func (b *gofishBMC) Inventory(ctx context.Context) ([]providers.Component, error) {
+	comps, _, err := b.InventoryURIs(ctx)
+	return comps, err
+}
+
+func (b *gofishBMC) InventoryURIs(ctx context.Context) ([]providers.Component, []string, error) {
 	var out []providers.Component
+	var uris []string
 	err := b.do(ctx, func(c *gofish.APIClient) error {
-		out = out[:0]
+		out, uris = out[:0], uris[:0]
 		b.mu.Lock()
 		links := b.inventories
 		b.mu.Unlock()
@@ -336,11 +358,12 @@ func (b *gofishBMC) Inventory(ctx context.Context) ([]providers.Component, error
 			}
 			for _, it := range items {
 				out = append(out, normalizeInventory(it.ID, it.Name, it.SoftwareID, it.Version, it.Updateable))
+				uris = append(uris, relPath(it.ODataID))
 			}
 		}
 		return nil
 	})
-	return out, err
+	return out, uris, err
 }
 
 func (b *gofishBMC) Post(ctx context.Context, uri string, body any) (*accepted, error) {

@@ -141,7 +141,12 @@ func (s *stepRun) push(ctx context.Context, us *updateInfo) (*accepted, error) {
 	defer img.body.Close()
 	start := s.p.clock.Now()
 	if us.MultipartHTTPPushURI != "" {
+		// UpdateParameters.Targets is part of the multipart push schema:
+		// name the inventory member when the step's Match finds one.
 		params := map[string]any{"Targets": []string{}}
+		if t := s.targets(ctx); t != nil {
+			params["Targets"] = t
+		}
 		if s.step.ApplyTime != "" {
 			params["@Redfish.OperationApplyTime"] = s.step.ApplyTime
 		}

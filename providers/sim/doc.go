@@ -61,7 +61,10 @@
 // where component is a key above (case-insensitive) and the known extensions
 // .bin .img .iso .fwpkg .pldm .hpm .rom .signed .tar .gz .tgz .zip are
 // stripped. When Targets names an inventory member, that member is the
-// component and the image name only carries the version. An image that names
+// component and the image name only carries the version. The dmtf
+// SimpleUpdate ActionInfo lists Targets; BMCSpec.RequireTargets makes a BMC
+// refuse an update without it (multipart push, and SimpleUpdate on dmtf and
+// ami, whose ActionInfo then lists it as required). An image that names
 // no component fails its task (Exception), as a real BMC rejects an image for
 // another device.
 //

@@ -79,6 +79,12 @@ type BMCSpec struct {
 	PowerOn bool
 	// Health is the initial Status.Health: OK (default), Warning, Critical.
 	Health string
+	// RequireTargets makes the BMC refuse an update that does not name its
+	// inventory member in Targets (as some vendors' BMCs do): a multipart
+	// push's UpdateParameters, and SimpleUpdate where the profile has a
+	// SimpleUpdate ActionInfo (dmtf, ami), which then lists Targets as
+	// required. ilo5's SimpleUpdate has no ActionInfo and is not affected.
+	RequireTargets bool
 }
 
 // BMCInfo is where a BMC listens.

@@ -84,6 +84,12 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		if pr.simpleUpdatePath == "" {
 			return nil, false
 		}
+		if doc, ok := pr.docs[p]; ok && (b.spec.RequireTargets || pr.name == ProfileDMTF) {
+			// DMTF's SimpleUpdate takes Targets (UpdateService v1_2); the
+			// trimmed mockup does not list it. AMI lists it only when this
+			// BMC requires it.
+			return b.withTargetsParam(doc), true
+		}
 	case "/redfish/v1/UpdateService/FirmwareInventory", "/redfish/v1/UpdateService/SoftwareInventory":
 		software := strings.HasSuffix(p, "SoftwareInventory")
 		var members []string
@@ -204,6 +210,15 @@ func (b *bmc) renderMedia(doc map[string]any) map[string]any {
 		"#VirtualMedia.EjectMedia":  map[string]any{"target": pr.vmediaPath + "/Actions/VirtualMedia.EjectMedia"},
 	}, "Actions")
 	return doc
+}
+
+// withTargetsParam adds the Targets parameter to an ActionInfo document.
+func (b *bmc) withTargetsParam(doc map[string]any) map[string]any {
+	params, _ := doc["Parameters"].([]any)
+	out := make([]any, 0, len(params)+1)
+	out = append(out, params...)
+	out = append(out, map[string]any{"Name": "Targets", "DataType": "StringArray", "Required": b.spec.RequireTargets})
+	return with(doc, out, "Parameters")
 }
 
 func (b *bmc) renderUpdateService(doc map[string]any) map[string]any {

@@ -104,3 +104,33 @@ func TestTaskServiceListsUpdates(t *testing.T) {
 		})
 	}
 }
+
+// TestRequireTargets: a BMC with RequireTargets refuses an update without
+// Targets and says so in its SimpleUpdate ActionInfo; with Targets it
+// accepts it. DMTF lists Targets (optional) either way.
+func TestRequireTargets(t *testing.T) {
+	for _, require := range []bool{false, true} {
+		f := start(t, Options{}, BMCSpec{Name: "s1", Profile: ProfileDMTF, PowerOn: true, RequireTargets: require})
+		u := f.BMCs()[0].URL
+		info := get(t, u+"/redfish/v1/UpdateService/SimpleUpdateActionInfo")
+		listed := false
+		for _, p := range info["Parameters"].([]any) {
+			if p := p.(map[string]any); p["Name"] == "Targets" {
+				listed = p["Required"] == require
+			}
+		}
+		if !listed {
+			t.Errorf("require=%v: ActionInfo does not list Targets with Required %v: %v", require, require, info["Parameters"])
+		}
+		img := "http://127.0.0.1:9/images/bios-2.80.bin"
+		r := call(t, "POST", u+"/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate", map[string]any{"ImageURI": img}, true)
+		if want := map[bool]int{false: 202, true: 400}[require]; r.status != want {
+			t.Errorf("require=%v: SimpleUpdate without Targets: %d, want %d", require, r.status, want)
+		}
+		r = call(t, "POST", u+"/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate",
+			map[string]any{"ImageURI": img, "Targets": []string{"/redfish/v1/UpdateService/FirmwareInventory/BIOS"}}, true)
+		if r.status != 202 {
+			t.Errorf("require=%v: SimpleUpdate with Targets: %d %s", require, r.status, r.body)
+		}
+	}
+}

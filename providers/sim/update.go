@@ -56,6 +56,10 @@ func (b *bmc) simpleUpdate(w http.ResponseWriter, r *http.Request) {
 	if !req.check(w) {
 		return
 	}
+	if b.spec.RequireTargets && len(req.Targets) == 0 && b.prof.name != ProfileILO5 {
+		writeError(w, http.StatusBadRequest, "Base.1.8.ActionParameterMissing", "The action SimpleUpdate requires the parameter Targets to be present in the request body.")
+		return
+	}
 	b.accept(w, req.ImageURI, req.target(), req.ApplyTime, taskPayload{targetURI: r.URL.Path, jsonBody: req.jsonBody()})
 }
 
@@ -144,6 +148,10 @@ func (b *bmc) push(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !params.check(w) {
+		return
+	}
+	if b.spec.RequireTargets && mt == "multipart/form-data" && len(params.Targets) == 0 {
+		writeError(w, http.StatusBadRequest, "Base.1.8.PropertyMissing", "The property Targets is a required property and must be included in the UpdateParameters.")
 		return
 	}
 	b.mu.Lock()
