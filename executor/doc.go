@@ -77,7 +77,8 @@
 //     and its ancestors become paused(threshold) or failed(threshold) per
 //     on_breach; a stage whose cluster failed fails, or pauses when the
 //     stage's on_breach is "pause" (12). Continue re-evaluates: still
-//     breached ⇒ stays paused with the reason and the servers to skip (15).
+//     breached ⇒ stays paused with the reason and what to skip: the scope
+//     or its not-started servers, never the failed (terminal) ones (15, 23).
 //   - Rule 13 and waits: the next scope starts as soon as succeeded ≥
 //     required only when the scope has neither wait_after nor pause_after.
 //     With a wait, the wait starts when the scope is terminal (the last
