@@ -62,13 +62,15 @@ func matchResumeTask(tasks []taskInfo, image string, since time.Time) *taskInfo 
 // ImageURI when it has one (SimpleUpdate), else the image's file name in
 // the task's Name or Payload (a push names the file it received).
 func taskIsFor(t *taskInfo, image string) bool {
+	base := imageFileName(image)
 	if t.JSONBody != "" {
 		var body struct{ ImageURI string }
 		if json.Unmarshal([]byte(t.JSONBody), &body) == nil && body.ImageURI != "" {
-			return body.ImageURI == image
+			// The same URL, or one the BMC showed redacted (user info
+			// dropped) or rewritten: the same file name.
+			return body.ImageURI == image || (base != "" && imageFileName(body.ImageURI) == base)
 		}
 	}
-	base := imageFileName(image)
 	if base == "" || base == "." || base == "/" {
 		return false
 	}

@@ -163,6 +163,10 @@ func TestMatchResumeTask(t *testing.T) {
 	if got := matchResumeTask(tasks, img, since); got == nil || got.URI != "/t/7" {
 		t.Fatalf("matched %+v, want the newest, /t/7", got)
 	}
+	redacted := []taskInfo{{URI: "/t/8", State: providers.TaskRunning, Start: since, JSONBody: `{"ImageURI":"http://images/bios-2.80.bin"}`}}
+	if got := matchResumeTask(redacted, "http://user:pw@images/bios-2.80.bin", since); got == nil {
+		t.Error("a task whose ImageURI the BMC showed without user info is not matched")
+	}
 	if got := matchResumeTask(tasks[:2], img, since); got != nil {
 		t.Fatalf("matched %+v, want none (too old; failed)", got)
 	}
