@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -269,6 +270,14 @@ func TestApplyCrash(t *testing.T) {
 	}
 	const kills = 50
 	seed := uint64(20261121)
+	if v := os.Getenv("RACKFORM_CRASH_SEED"); v != "" {
+		// Other kill points: RACKFORM_CRASH_SEED=N go test -run TestApplyCrash$
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("RACKFORM_CRASH_SEED=%q: %v", v, err)
+		}
+		seed = n
+	}
 	rng := rand.New(rand.NewPCG(seed, 1))
 	t.Logf("seed %d", seed)
 	deadline := time.Now().Add(150 * time.Second)
