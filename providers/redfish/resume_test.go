@@ -171,3 +171,29 @@ func TestMatchResumeTask(t *testing.T) {
 		t.Fatalf("matched %+v, want none (too old; failed)", got)
 	}
 }
+
+// TestResumeReimageWhileBooting: a reimage resumed after a crash that came
+// after the reset (the host is booting the media, the one-time override
+// consumed) does not reset again: the install in progress finishes once.
+func TestResumeReimageWhileBooting(t *testing.T) {
+	images := imageServer(t)
+	// Slow enough that the host is still installing when the resume comes:
+	// boot + install = 7 simulated minutes = 700 ms.
+	env := startSim(t, sim.Options{Speed: 600}, []sim.BMCSpec{{Name: "c01", Profile: sim.ProfileDMTF, PowerOn: true,
+		Firmware: map[string]string{"Runtime": "4.5.0"}}}, nil, Options{})
+	step := providers.Step{Kind: providers.StepReimage, ImageURI: images.URL + "/iso/runtime-4.6.1.iso"}
+	began := time.Now()
+	env.mustApply(t, "c01", step) // the attempt whose step_done was never journaled
+	if p, _ := env.fleet.PowerState("c01"); p != providers.PowerPoweringOn {
+		t.Skipf("the host is %s already: too slow a machine for this timing", p)
+	}
+	step.ResumeSince = began
+	res := env.mustApply(t, "c01", step)
+	if !strings.Contains(res.Message, "already booting") {
+		t.Errorf("resumed reimage: %q, want it to find the boot in progress", res.Message)
+	}
+	env.mustApply(t, "c01", providers.Step{Kind: providers.StepWaitReady, Timeout: 30 * time.Second, Expect: []providers.Expectation{expect("Runtime", "4.6.1")}})
+	if st := env.fleet.Stats("c01"); st.Resets != 1 || st.Reimages != 1 {
+		t.Errorf("resets %d, reimages %d; want 1 and 1", st.Resets, st.Reimages)
+	}
+}
