@@ -76,8 +76,16 @@ func TestUpdateSendsTargets(t *testing.T) {
 				if err != nil || len(tasks) != 1 {
 					t.Fatalf("tasks %v, %v; want the one update", tasks, err)
 				}
-				if profile == sim.ProfileILO5 || (profile == sim.ProfileOpenBMC && rc.method == MethodPush) {
-					return // no Payload (iLO 5) or a "null" JsonBody (bmcweb's push): the refusal above is the check
+				if profile == sim.ProfileAMI || (profile == sim.ProfileOpenBMC && rc.method == MethodPush) {
+					if rc.require {
+						return // no Payload (AMI) or a "null" JsonBody (bmcweb's push): the BMC's refusal is the check
+					}
+					// Without a Payload, check the provider's decision directly.
+					us, err := b.UpdateService(context.Background())
+					if err != nil || us.SimpleUpdateTargets {
+						t.Errorf("SimpleUpdate offers Targets %v (%v), want not", us, err)
+					}
+					return
 				}
 				var body struct{ Targets []string }
 				if err := json.Unmarshal([]byte(tasks[0].JSONBody), &body); err != nil {

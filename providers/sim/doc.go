@@ -33,8 +33,8 @@
 // New → Starting → Running (PercentComplete) → Completed or Exception, and a
 // monitor answers 202 with the Task while it runs. Every task is listed in
 // TaskService/Tasks (the last 32) with StartTime and a Name carrying the
-// image's file name ("Update bios-2.80.bin"); except on ilo5 (whose task
-// service predates Task.Payload) it has a Payload: TargetUri, HttpOperation
+// image's file name ("Update bios-2.80.bin"); except on ami (whose tasks
+// in the mockup show no Payload) it has a Payload: TargetUri, HttpOperation
 // and JsonBody, a string holding the request's JSON (SimpleUpdate: the
 // ImageURI; multipart push: the UpdateParameters; openbmc's push: "null",
 // as bmcweb cannot parse a multipart body as JSON).

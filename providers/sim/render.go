@@ -306,10 +306,11 @@ func (b *bmc) taskDoc(t *task, now time.Time) map[string]any {
 		doc["EndTime"] = t.end.UTC().Format(time.RFC3339)
 	}
 	// Payload (Task v1_3_0 and later) names the request that made the task,
-	// so a client that lost the 202 can find its task again. iLO 5's task
-	// service (TaskService v1_1_1) predates it: there only Name, which
-	// carries the image's file name on every profile, identifies an update.
-	if b.prof.name != ProfileILO5 && t.payload.targetURI != "" {
+	// so a client that lost the 202 can find its task again. The AMI
+	// mockup's tasks show none (only a descriptive Name and Description):
+	// there only Name, which carries the image's file name on every
+	// profile, identifies an update.
+	if b.prof.name != ProfileAMI && t.payload.targetURI != "" {
 		doc["Payload"] = map[string]any{
 			"TargetUri":     t.payload.targetURI,
 			"HttpOperation": "POST",

@@ -15,7 +15,7 @@ import (
 // (a crash between the BMC accepting it and the client recording the task)
 // needs to find the task again: every update task is a member of
 // TaskService/Tasks with its StartTime, a Name carrying the image's file
-// name, and (except on iLO 5, whose task service predates it) a Payload
+// name, and (except on AMI, whose mockup tasks show none) a Payload
 // naming the request: TargetUri, HttpOperation and, for SimpleUpdate, the
 // ImageURI in JsonBody.
 func TestTaskServiceListsUpdates(t *testing.T) {
@@ -78,9 +78,9 @@ func TestTaskServiceListsUpdates(t *testing.T) {
 					t.Errorf("task %d Name %q does not name the image %s", i, doc["Name"], w.image)
 				}
 				payload, ok := doc["Payload"].(map[string]any)
-				if p == ProfileILO5 {
+				if p == ProfileAMI {
 					if ok {
-						t.Errorf("iLO 5 task has a Payload: %v", payload)
+						t.Errorf("AMI task has a Payload: %v", payload)
 					}
 					continue
 				}
