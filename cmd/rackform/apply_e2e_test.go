@@ -111,6 +111,29 @@ func startE2EFleet(t *testing.T, octet, racks, perRack int, speed float64, fault
 	return &e2eFleet{fleet: f, admin: ln.Addr().String(), dir: dir}
 }
 
+// freeOctet returns the first octet from o on whose 127.77.OCTET.1..n port
+// 18443 nothing listens now: another test run on this machine (the addresses
+// are fixed) may hold the first choice.
+func freeOctet(t *testing.T, o, n int) int {
+	t.Helper()
+	for ; o < 255; o++ {
+		free := true
+		for i := 1; i <= n && free; i++ {
+			ln, err := net.Listen("tcp", fmt.Sprintf("127.77.%d.%d:18443", o, i))
+			if err != nil {
+				free = false
+				continue
+			}
+			ln.Close()
+		}
+		if free {
+			return o
+		}
+	}
+	t.Fatal("no free 127.77.x.0/24 for the simulated fleet")
+	return 0
+}
+
 // e2eConfig is a cluster of racks with the control plane placed as the
 // planner requires (2 racks: control plane + spare; 3 or more: one control
 // plane server per rack and a spare in the last), compute for the rest.
@@ -292,7 +315,7 @@ func TestApplyCrash(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("only %d kills in time", done)
 		}
-		f := startE2EFleet(t, 30+round, 2, 4, 3000, nil)
+		f := startE2EFleet(t, freeOctet(t, 130+round, 8), 2, 4, 3000, nil)
 		stateDir := fmt.Sprintf("st%d", round)
 		planFile := fmt.Sprintf("plan%d.json", round)
 		if code, out := e.run(t, "plan", "-no-color", "-out", planFile, f.dir); code != 0 {
