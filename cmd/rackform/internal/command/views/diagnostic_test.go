@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata")
 const serverSrc = `cluster "east" {
   rack "r01" {
     server "r01-c01" {
-      bmc  = "https://10.0.0.1"
+      bmc  = "https://127.9.0.1"
       role = "computer"
     }
     server "r01-c01" {
@@ -110,12 +110,12 @@ func cases(t *testing.T) map[string]func() (hcl.Diagnostics, map[string]*hcl.Fil
 		// Context widens the snippet to several lines; the highlight stays on one.
 		"context_range": func() (hcl.Diagnostics, map[string]*hcl.File) {
 			files, _ := parse(t, serverSrc)
-			ctx := rangeOf(t, serverSrc, "bmc  = \"https://10.0.0.1\"\n      role = \"computer\"")
+			ctx := rangeOf(t, serverSrc, "bmc  = \"https://127.9.0.1\"\n      role = \"computer\"")
 			return hcl.Diagnostics{{
 				Severity: hcl.DiagWarning,
 				Summary:  "Plain HTTPS BMC address",
 				Detail:   "The address has no port; 443 is assumed.",
-				Subject:  rangeOf(t, serverSrc, `"https://10.0.0.1"`),
+				Subject:  rangeOf(t, serverSrc, `"https://127.9.0.1"`),
 				Context:  ctx,
 			}}, files
 		},
@@ -125,7 +125,7 @@ func cases(t *testing.T) map[string]func() (hcl.Diagnostics, map[string]*hcl.Fil
 				Severity: hcl.DiagError,
 				Summary:  "Invalid server",
 				Detail:   "Line one of the detail.\nLine two of the detail.",
-				Subject:  rangeOf(t, serverSrc, "\"https://10.0.0.1\"\n      role = \"computer\""),
+				Subject:  rangeOf(t, serverSrc, "\"https://127.9.0.1\"\n      role = \"computer\""),
 			}}, files
 		},
 		// Expression values say which instance failed; a marked (sensitive)
@@ -146,7 +146,7 @@ func cases(t *testing.T) map[string]func() (hcl.Diagnostics, map[string]*hcl.Fil
 						"value": cty.ObjectVal(map[string]cty.Value{"role": cty.StringVal("computer")}),
 					}),
 					"var": cty.ObjectVal(map[string]cty.Value{
-						"bmc":   cty.StringVal("https://10.0.0.2"),
+						"bmc":   cty.StringVal("https://127.9.0.2"),
 						"token": cty.StringVal("hunter2").Mark("sensitive"),
 						"racks": cty.ListVal([]cty.Value{cty.StringVal("r01"), cty.StringVal("r02")}),
 					}),
