@@ -44,9 +44,9 @@ func rackformBin(t *testing.T) string {
 // e2eFleet is an in-process simulated fleet with its admin API on loopback,
 // and a configuration for it.
 type e2eFleet struct {
-	fleet     *sim.Fleet
-	admin     string
-	dir       string // the configuration directory
+	fleet *sim.Fleet
+	admin string
+	dir   string // the configuration directory
 }
 
 const e2ePassword = "e2e-Planted-pw"
