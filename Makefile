@@ -12,12 +12,11 @@ help: ## list targets
 build: ## build bin/rackform
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/rackform
 
-test: ## vet and run every test (the command CI runs)
-	$(GO) vet ./...
+test: lint ## gofmt, vet and every test (the command CI runs)
 	$(GO) test -count=1 ./...
 
 lint: ## gofmt check and go vet
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
 demo: build ## sim → plan → apply (with a pause and continue) on the embedded nexus-lab example
