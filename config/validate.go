@@ -130,7 +130,8 @@ func (s *loadState) validate() hcl.Diagnostics {
 // (seeds/nexus-rack-resiliency.md): with three or more racks, three
 // control-plane servers in distinct racks plus one spare; with two racks,
 // one control-plane server and the spare in the other rack; with one rack,
-// three control-plane servers in it.
+// three control-plane servers in it. A cluster with no control-plane
+// server at all is a plain fleet and has nothing to place.
 func checkPlacement(c *Cluster) hcl.Diagnostics {
 	var cps, spares []*Server
 	for _, sv := range c.Servers() {
@@ -160,6 +161,10 @@ func checkPlacement(c *Cluster) hcl.Diagnostics {
 	switch {
 	case racks == 0:
 		return hcl.Diagnostics{warningAt(c.DeclRange, "Empty cluster", "Cluster %q has no racks, so there is nothing to upgrade.", c.Name)}
+	case len(cps) == 0 && len(spares) == 0:
+		// No control plane at all: a plain fleet (storage, bare compute),
+		// not a Kubernetes cluster; there is no quorum to place.
+		return nil
 	case racks == 1:
 		if len(cps) != 3 {
 			placement(at(cps, 3), "Cluster %q has one rack, so it needs exactly 3 control_plane servers in that rack to keep quorum; it has %d (%s).", c.Name, len(cps), list(cps))
