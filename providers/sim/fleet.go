@@ -267,13 +267,30 @@ func (f *Fleet) Close() error {
 		f.closed = true
 		close(f.done)
 		f.mu.Unlock()
-		if f.srv != nil {
-			f.closeErr = f.srv.Close()
+		stopped := make(chan error, 1)
+		go func() {
+			var err error
+			if f.srv != nil {
+				err = f.srv.Close()
+			}
+			f.wg.Wait()
+			stopped <- err
+		}()
+		// Bounded: a fleet that cannot stop must fail its caller (a test),
+		// not hang it until the test binary's timeout hides where.
+		t := time.NewTimer(closeTimeout)
+		defer t.Stop()
+		select {
+		case f.closeErr = <-stopped:
+		case <-t.C:
+			f.closeErr = fmt.Errorf("sim: the fleet did not stop within %s of Close (a listener or handler is still running)", closeTimeout)
 		}
-		f.wg.Wait()
 	})
 	return f.closeErr
 }
+
+// closeTimeout bounds Close, in real time whatever the fleet's Speed.
+const closeTimeout = 20 * time.Second
 
 // Done is closed when the fleet is closed.
 func (f *Fleet) Done() <-chan struct{} { return f.done }
