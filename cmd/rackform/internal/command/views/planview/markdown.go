@@ -29,7 +29,7 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 	if sha != "" {
 		fmt.Fprintf(&head, " Plan SHA-256 `%s`.", sha)
 	}
-	head.WriteString("\n")
+	fmt.Fprintf(&head, "\n\nConfiguration %s.\n", mdEscape(SnapshotLine(p.Config)))
 	if len(p.Targets) > 0 {
 		fmt.Fprintf(&head, "\nOnly `-target %s`.\n", strings.Join(p.Targets, "`, `-target "))
 	}

@@ -36,6 +36,7 @@ func WriteText(w io.Writer, p *plan.Plan, color bool) error {
 	st := style(color)
 	fmt.Fprintf(bw, "%s rollout %q, scope %s\n", st.wrap("Plan:", ansiBold), p.Run.Name, p.Run.Scope)
 	fmt.Fprintf(bw, "  created %s, valid until %s\n", p.CreatedAt.UTC().Format(time.RFC3339), p.NotAfter.UTC().Format(time.RFC3339))
+	fmt.Fprintf(bw, "  configuration %s\n", SnapshotLine(p.Config))
 	if len(p.Targets) > 0 {
 		fmt.Fprintf(bw, "  only -target %s\n", strings.Join(p.Targets, ", "))
 	}
