@@ -91,7 +91,7 @@ type applyBench struct {
 
 func newApplyBench(b *testing.B, n int, speed float64, port int) *applyBench {
 	b.Helper()
-	specs := make([]sim.BMCSpec, n)
+	var specs []sim.BMCSpec
 	var src strings.Builder
 	src.WriteString(`provider "redfish" {
   username           = "admin"
@@ -133,30 +133,7 @@ cluster "bench" {
   release  = release.r
   strategy = strategy.bench
 `)
-	const perRack = 40
-	for i := 0; i < n; i++ {
-		r, s := i/perRack, i%perRack
-		if s == 0 {
-			if i > 0 {
-				src.WriteString("  }\n")
-			}
-			fmt.Fprintf(&src, "  rack \"rack%03d\" {\n", r)
-		}
-		role := "compute"
-		switch {
-		case s == 0 && r < 3:
-			role = "control_plane"
-		case s == 3 && r == 0:
-			role = "control_plane_spare"
-		case s == 1 || s == 2:
-			role = "management"
-		}
-		addr := fmt.Sprintf("127.8.%d.%d:%d", i/250, i%250+1, port)
-		fmt.Fprintf(&src, "    server \"s%05d\" {\n      bmc  = \"http://%s\"\n      role = %q\n    }\n", i, addr, role)
-		specs[i] = sim.BMCSpec{Name: fmt.Sprintf("s%05d", i), Addr: addr, PowerOn: true,
-			Firmware: map[string]string{"BIOS": "2.70", "Runtime": "4.6.0"}}
-	}
-	src.WriteString("  }\n}\n")
+	specs = benchFleet(&src, n, "rack%03d", "127.8", port)
 	work := b.TempDir()
 	dir := filepath.Join(work, "fleet")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -33,7 +33,7 @@ func BenchmarkPlanSim(b *testing.B) {
 	)
 	for _, n := range []int{100, 1000, 10000} {
 		b.Run(fmt.Sprintf("servers=%d", n), func(b *testing.B) {
-			specs := make([]sim.BMCSpec, n)
+			var specs []sim.BMCSpec
 			var src strings.Builder
 			src.WriteString(`provider "redfish" {}
 release "r" {
@@ -58,30 +58,7 @@ release "r" {
 cluster "bench" {
   release = release.r
 `)
-			const perRack = 40
-			for i := 0; i < n; i++ {
-				r, s := i/perRack, i%perRack
-				if s == 0 {
-					if i > 0 {
-						src.WriteString("  }\n")
-					}
-					fmt.Fprintf(&src, "  rack \"rack%d\" {\n", r)
-				}
-				role := "compute"
-				switch {
-				case s == 0 && r < 3:
-					role = "control_plane"
-				case s == 3 && r == 0:
-					role = "control_plane_spare"
-				case s == 1 || s == 2:
-					role = "management"
-				}
-				addr := fmt.Sprintf("127.7.%d.%d:%d", i/250, i%250+1, port)
-				fmt.Fprintf(&src, "    server \"s%05d\" {\n      bmc  = \"http://%s\"\n      role = %q\n    }\n", i, addr, role)
-				specs[i] = sim.BMCSpec{Name: fmt.Sprintf("s%05d", i), Addr: addr, PowerOn: true,
-					Firmware: map[string]string{"BIOS": "2.70", "Runtime": "4.6.0"}}
-			}
-			src.WriteString("  }\n}\n")
+			specs = benchFleet(&src, n, "rack%d", "127.7", port)
 			dir := b.TempDir()
 			if err := os.WriteFile(filepath.Join(dir, "main.rf.hcl"), []byte(src.String()), 0o644); err != nil {
 				b.Fatal(err)
@@ -162,4 +139,38 @@ func peakRSS() int64 {
 		return 0
 	}
 	return ru.Maxrss * 1024 // Linux reports kilobytes
+}
+
+// benchFleet appends n servers (racks of 40: three control-plane servers
+// and a spare in the first racks, two management servers per rack, the
+// rest compute) to the cluster block being written in src, closes it, and
+// returns the simulated BMCs that serve them on netPrefix.X.Y:port, one
+// release behind.
+func benchFleet(src *strings.Builder, n int, rackFmt, netPrefix string, port int) []sim.BMCSpec {
+	const perRack = 40
+	specs := make([]sim.BMCSpec, n)
+	for i := 0; i < n; i++ {
+		r, s := i/perRack, i%perRack
+		if s == 0 {
+			if i > 0 {
+				src.WriteString("  }\n")
+			}
+			fmt.Fprintf(src, "  rack \""+rackFmt+"\" {\n", r)
+		}
+		role := "compute"
+		switch {
+		case s == 0 && r < 3:
+			role = "control_plane"
+		case s == 3 && r == 0:
+			role = "control_plane_spare"
+		case s == 1 || s == 2:
+			role = "management"
+		}
+		addr := fmt.Sprintf("%s.%d.%d:%d", netPrefix, i/250, i%250+1, port)
+		fmt.Fprintf(src, "    server \"s%05d\" {\n      bmc  = \"http://%s\"\n      role = %q\n    }\n", i, addr, role)
+		specs[i] = sim.BMCSpec{Name: fmt.Sprintf("s%05d", i), Addr: addr, PowerOn: true,
+			Firmware: map[string]string{"BIOS": "2.70", "Runtime": "4.6.0"}}
+	}
+	src.WriteString("  }\n}\n")
+	return specs
 }
