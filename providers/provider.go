@@ -88,6 +88,63 @@ type Target struct {
 	Endpoint string
 	// Credentials overrides the provider's credentials when non-nil.
 	Credentials *Credentials
+	// System names the ComputerSystem behind the BMC that this server is,
+	// by Id or UUID, when one BMC serves several systems (multi-node
+	// chassis, blade sleds); "" when the BMC serves exactly one. Servers
+	// sharing an Endpoint share one session and connection pool.
+	System string
+	// Updates are the release components the plan may update on this
+	// server. Observe answers each in Observation.Updates: how apply would
+	// deliver that image, or why it cannot. Nil at apply and when the
+	// caller only wants the state.
+	Updates []UpdateIntent
+}
+
+// Update methods: how an image reaches a BMC.
+const (
+	// MethodSimpleUpdate is UpdateService.SimpleUpdate: the BMC pulls
+	// ImageURI with TransferProtocol.
+	MethodSimpleUpdate = "simple_update"
+	// MethodHTTPPush POSTs the image bytes to UpdateService.HttpPushUri.
+	MethodHTTPPush = "http_push"
+	// MethodMultipartPush POSTs UpdateParameters and the image to
+	// UpdateService.MultipartHttpPushUri (Redfish 2019.4+).
+	MethodMultipartPush = "multipart_push"
+)
+
+// UpdateIntent is one image the plan may send to a server.
+type UpdateIntent struct {
+	// Component is the release's component name; UpdatePlan.Component
+	// echoes it.
+	Component string `json:"component"`
+	Match     Match  `json:"match"`
+	ImageURI  string `json:"image_uri"`
+	// ApplyTime is the Redfish OperationApplyTime the release asks for.
+	ApplyTime string `json:"apply_time,omitempty"`
+	// Method is a configured override (a Method* constant), or "" for the
+	// provider's choice from what the BMC advertises.
+	Method string `json:"method,omitempty"`
+}
+
+// UpdatePlan is how apply will deliver one UpdateIntent, decided at plan
+// from what the BMC advertises (UpdateService, ActionInfo), and written
+// into the plan's update step so apply does exactly that.
+type UpdatePlan struct {
+	Component string `json:"component"`
+	// Method is a Method* constant; "" when Problem is set.
+	Method string `json:"method,omitempty"`
+	// TransferProtocol is SimpleUpdate's TransferProtocol ("HTTPS", ...),
+	// "" for the push methods or when the BMC neither needs nor lists one.
+	TransferProtocol string `json:"transfer_protocol,omitempty"`
+	// Targets are the resource URIs the update names (the inventory
+	// member, or the System or Manager for versions read there); empty
+	// when the BMC takes no Targets.
+	Targets []string `json:"targets,omitempty"`
+	// Problem says, in one sentence, why this image cannot be delivered to
+	// this server (the component is not updateable, no advertised method
+	// fits, a required parameter cannot be given). The plan fails for the
+	// server instead of apply failing midway.
+	Problem string `json:"problem,omitempty"`
 }
 
 // ObserveRequest asks for the current state of many servers.
@@ -105,10 +162,36 @@ const (
 	PowerPoweringOff = "PoweringOff"
 )
 
+// Observation outcomes: what observing one server found, named for what
+// it is, so a fleet that could not be seen is never taken for one at target.
+const (
+	// OutcomeObserved: the server was read; Components are its versions.
+	OutcomeObserved = "observed"
+	// OutcomeUnreachable: no usable answer (connection refused or reset,
+	// DNS, TLS, timeout, 5xx or malformed replies after retries).
+	OutcomeUnreachable = "unreachable"
+	// OutcomeCredentialsRefused: the BMC answered 401/403 to the
+	// credentials (session login or Basic auth).
+	OutcomeCredentialsRefused = "credentials_refused"
+	// OutcomeInventoryUnavailable: the BMC answers and authenticates, but
+	// gives no versions (no FirmwareInventory and no fallback in the
+	// System or Manager).
+	OutcomeInventoryUnavailable = "inventory_unavailable"
+	// OutcomeSystemUnresolved: the BMC serves several systems and the
+	// target names none, or names one it does not serve; Systems lists
+	// what it serves.
+	OutcomeSystemUnresolved = "system_unresolved"
+)
+
 // Observation is the state of one server.
 type Observation struct {
-	Server    string `json:"server"`
-	Reachable bool   `json:"reachable"`
+	Server string `json:"server"`
+	// Reachable is true exactly when Outcome is OutcomeObserved.
+	Reachable bool `json:"reachable"`
+	// Outcome is one of the Outcome* constants. A plugin that leaves it
+	// empty is read as OutcomeObserved when Reachable, else
+	// OutcomeUnreachable (see EffectiveOutcome).
+	Outcome string `json:"outcome,omitempty"`
 	// PowerState is one of the Power* constants, or "" when unknown.
 	PowerState string `json:"power_state,omitempty"`
 	// Health is the Redfish health rollup: "OK", "Warning", "Critical" or "".
@@ -117,9 +200,66 @@ type Observation struct {
 	// Fingerprint is a stable hash of the observed state that matters for an
 	// upgrade (component ids and versions, power, health), so drift between
 	// plan and apply is detectable. Equal state ⇒ equal fingerprint.
-	Fingerprint string      `json:"fingerprint,omitempty"`
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// System is the Id of the ComputerSystem that was read.
+	System string `json:"system,omitempty"`
+	// Systems lists every system the BMC serves when it serves more than
+	// one (for the message when a server names none or a wrong one).
+	Systems []SystemRef `json:"systems,omitempty"`
+	// Identity is who the server is; apply refuses a server whose identity
+	// changed since plan (an RMA, a re-used BMC address).
+	Identity Identity `json:"identity,omitzero"`
+	// Updates answers Target.Updates, one per intent, in the same order.
+	Updates []UpdatePlan `json:"updates,omitempty"`
+	// Diagnostics explain an outcome other than OutcomeObserved in one
+	// readable line each (the Redfish error's message, never a raw body),
+	// and carry warnings otherwise.
 	Diagnostics Diagnostics `json:"diagnostics,omitempty"`
 }
+
+// EffectiveOutcome is o.Outcome, or what an older plugin's Reachable means.
+func (o *Observation) EffectiveOutcome() string {
+	switch {
+	case o.Outcome != "":
+		return o.Outcome
+	case o.Reachable:
+		return OutcomeObserved
+	}
+	return OutcomeUnreachable
+}
+
+// SystemRef names one ComputerSystem a BMC serves.
+type SystemRef struct {
+	ID   string `json:"id"`
+	UUID string `json:"uuid,omitempty"`
+	Name string `json:"name,omitempty"`
+}
+
+// Identity is what makes a server that server, as its BMC reports it
+// (ComputerSystem UUID, SerialNumber, Manufacturer, Model). A field the
+// BMC does not report is "" and is not compared.
+type Identity struct {
+	UUID         string `json:"uuid,omitempty"`
+	SerialNumber string `json:"serial_number,omitempty"`
+	Manufacturer string `json:"manufacturer,omitempty"`
+	Model        string `json:"model,omitempty"`
+}
+
+// IsZero reports whether nothing identifies the server.
+func (id Identity) IsZero() bool { return id == Identity{} }
+
+// Component sources: where a component's version was read.
+const (
+	// SourceInventory is an UpdateService FirmwareInventory or
+	// SoftwareInventory member (also what "" means).
+	SourceInventory = "inventory"
+	// SourceSystem is ComputerSystem.BiosVersion (component id "BIOS"),
+	// read where the inventory lacks the BIOS.
+	SourceSystem = "system"
+	// SourceManager is Manager.FirmwareVersion (component id "BMC"), read
+	// where the inventory lacks the BMC.
+	SourceManager = "manager"
+)
 
 // Component is one firmware or software item, normalised from the BMC's
 // inventory.
@@ -131,7 +271,17 @@ type Component struct {
 	// SoftwareID is Redfish SoftwareId, the best match key when present.
 	SoftwareID string `json:"software_id,omitempty"`
 	Version    string `json:"version"`
-	Updateable bool   `json:"updateable"`
+	// Updateable is false only when the BMC says "Updateable": false; a
+	// member that omits it is updateable, as many real BMCs omit it.
+	Updateable bool `json:"updateable"`
+	// Source is where Version was read (a Source* constant; "" means
+	// SourceInventory).
+	Source string `json:"source,omitempty"`
+	// Shared marks a component of the BMC or its chassis rather than of
+	// the server's own system (the BMC's firmware, a chassis CPLD):
+	// updating it affects every system behind the BMC, so it is planned
+	// and flashed once per BMC.
+	Shared bool `json:"shared,omitempty"`
 }
 
 // Match selects a component on a server. Exactly one field is set; NamePattern
@@ -173,8 +323,18 @@ type Step struct {
 	ImageURI  string `json:"image_uri,omitempty"`
 	// ApplyTime is the Redfish OperationApplyTime: "Immediate", "OnReset", ...
 	ApplyTime string `json:"apply_time,omitempty"`
-	// Method is "simple_update", "push", or "" for the provider's choice.
+	// Method is how the image is delivered (a Method* constant), decided
+	// at plan (UpdatePlan.Method); "" lets the provider choose, which only
+	// plans of older formats and tests do.
 	Method string `json:"method,omitempty"`
+	// TransferProtocol and Targets are UpdatePlan's, sent as decided.
+	TransferProtocol string   `json:"transfer_protocol,omitempty"`
+	Targets          []string `json:"targets,omitempty"`
+	// SHA256 is the hex SHA-256 the image must have. When set, the
+	// provider verifies the bytes before the BMC gets them (for a push,
+	// what it sends; for a pull, what ImageURI serves) and refuses a
+	// mismatch without touching the BMC.
+	SHA256 string `json:"sha256,omitempty"`
 	// ResetType is a Redfish ResetType for StepReset.
 	ResetType string `json:"reset_type,omitempty"`
 	// Timeout bounds the step (graceful part of a shutdown; wait_ready).
@@ -199,6 +359,12 @@ type Expectation struct {
 	Component string `json:"component"`
 	Match     Match  `json:"match"`
 	Version   string `json:"version"`
+	// Scheme and Pattern say how a reported version is compared with
+	// Version (config/version: Parse with the scheme, then Equal), since
+	// a BMC may report the target as "U30 v2.54 (03/01/2023)" where the
+	// release wrote "U30 v2.54". Empty Scheme: exact string equality.
+	Scheme  string `json:"scheme,omitempty"`
+	Pattern string `json:"pattern,omitempty"`
 }
 
 // ApplyRequest performs Step on Target.
