@@ -17,13 +17,14 @@ func TestImportRules(t *testing.T) {
 		forbidden []string
 		why       string
 	}{
-		{"providers/...", []string{"config", "planner", "executor", "cmd"}, "providers speak only the wire contract"},
-		{"executor/...", []string{"config", "planner!", "providers/plugin", "providers/redfish", "providers/sim", "github.com/hashicorp/go-plugin", "cmd"}, "the executor needs only the plan and the provider contract"},
+		{"providers/...", []string{"config!", "config/", "planner", "executor", "cmd"}, "providers speak only the wire contract (and compare versions with config/version)"},
+		{"executor/...", []string{"config!", "config/", "planner!", "providers/plugin", "providers/redfish", "providers/sim", "github.com/hashicorp/go-plugin", "cmd"}, "the executor needs only the plan and the provider contract"},
 		{"planner/...", []string{"executor", "providers/plugin", "providers/redfish", "providers/sim", "github.com/hashicorp/go-plugin", "github.com/stmcginnis/gofish", "cmd"}, "the planner gets provider factories injected"},
 		{"planner/plan", []string{"config", "planner!"}, "plans are pure data"},
 		{"config/...", []string{"planner", "executor", "providers/plugin", "providers/redfish", "providers/sim", "cmd"}, "config is source structure only"},
 		{"providers/sim/...", []string{"providers/redfish", "github.com/stmcginnis/gofish"}, "the simulator is an independent implementation of Redfish"},
 		{"providers", []string{"github.com/hashicorp/go-plugin", "google.golang.org/grpc"}, "the contract is plain data"},
+		{"config/version", []string{"config!", "config/", "planner", "executor", "providers", "cmd"}, "version comparison is a leaf every layer may share"},
 	}
 	for _, r := range rules {
 		t.Run(r.pkgs, func(t *testing.T) {
@@ -46,9 +47,15 @@ func TestImportRules(t *testing.T) {
 }
 
 // forbids reports whether dep is matched by rule f: a path of this module
-// (with its sub-packages, or exactly when f ends in "!") or an external
-// module path prefix.
+// (with its sub-packages, or exactly when f ends in "!"; only its
+// sub-packages, except config/version, when f ends in "/") or an external
+// module path prefix. config/version is the one package below config that
+// every layer may import: the scheme-aware version comparison.
 func forbids(f, dep string) bool {
+	if strings.HasSuffix(f, "/") {
+		f = module + "/" + f
+		return strings.HasPrefix(dep, f) && dep != module+"/config/version"
+	}
 	exact := strings.HasSuffix(f, "!")
 	f = strings.TrimSuffix(f, "!")
 	if !strings.Contains(f, ".") { // a path inside this module
@@ -71,6 +78,10 @@ func TestForbids(t *testing.T) {
 		{"planner!", module + "/planner", true},
 		{"config", module + "/configx", false},
 		{"github.com/hashicorp/go-plugin", "github.com/hashicorp/go-plugin/internal/grpcmux", true},
+		{"config/", module + "/config/version", false},
+		{"config/", module + "/config/other", true},
+		{"config/", module + "/config", false},
+		{"config!", module + "/config", true},
 	}
 	for _, c := range cases {
 		if got := forbids(c.rule, c.dep); got != c.want {

@@ -200,3 +200,30 @@ func sortMinors(ms [][2]uint64) {
 		}
 	}
 }
+
+// EqualStrings reports whether want and got are the same version under the
+// named scheme (pattern is the regular expression of a pattern scheme, ""
+// otherwise). It is the one comparison the executor and providers use for
+// "is this component at its target" at apply, where the plan carries the
+// scheme by name (providers.Expectation.Scheme). An empty scheme means the
+// strings must be equal; a version that does not parse is an error, never
+// a guess.
+func EqualStrings(scheme, pattern, want, got string) (bool, error) {
+	if scheme == "" {
+		return want == got, nil
+	}
+	_ = pattern // read by the pattern scheme
+	sc, err := ParseScheme(scheme)
+	if err != nil {
+		return false, err
+	}
+	a, err := Parse(want, sc)
+	if err != nil {
+		return false, err
+	}
+	b, err := Parse(got, sc)
+	if err != nil {
+		return false, err
+	}
+	return Equal(a, b), nil
+}

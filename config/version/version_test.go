@@ -100,3 +100,23 @@ func TestSkippedMinors(t *testing.T) {
 		})
 	}
 }
+
+func TestEqualStrings(t *testing.T) {
+	cases := []struct {
+		scheme, want, got string
+		eq, err           bool
+	}{
+		{"", "1.2", "1.2", true, false},
+		{"", "1.2", "1.2.0", false, false},
+		{"dotted", "1.2", "1.2.0", true, false},
+		{"semver", "1.2.3", "1.2.4", false, false},
+		{"dotted", "1.2", "P79 v1.45", false, true},
+		{"nonsense", "1", "1", false, true},
+	}
+	for _, c := range cases {
+		eq, err := EqualStrings(c.scheme, "", c.want, c.got)
+		if eq != c.eq || (err != nil) != c.err {
+			t.Errorf("EqualStrings(%q, %q, %q) = %v, %v; want %v, error %v", c.scheme, c.want, c.got, eq, err, c.eq, c.err)
+		}
+	}
+}
