@@ -17,27 +17,43 @@ import (
 //
 // 1.1 added the configuration snapshot's data files (Snapshot.DataFiles,
 // File.Encoding): a 1.0 reader would refuse such a plan field by field, so
-// it is told to upgrade instead.
-const FormatVersion = "1.1"
+// it is told to upgrade instead. 1.2 added the signature (SignedBy,
+// Signature); plans of 1.0 and 1.1 are still read, as unsigned plans.
+const FormatVersion = "1.2"
 
 var checksumKey = []byte(`"checksum": "`)
 
 // Encode returns the plan file bytes: indented JSON, deterministic for equal
-// plans, with the checksum filled in. p is not modified.
+// plans, with the checksum filled in. p is not modified. SignedBy and
+// Signature are written as p holds them (EncodeSigned signs).
 func Encode(p *Plan) ([]byte, error) {
 	c := *p
-	c.Checksum = ""
 	if c.FormatVersion == "" {
 		c.FormatVersion = FormatVersion
 	}
+	b, err := marshal(&c)
+	if err != nil {
+		return nil, err
+	}
+	return withChecksum(b)
+}
+
+// marshal encodes c with an empty checksum.
+func marshal(c *Plan) ([]byte, error) {
+	c.Checksum = ""
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(&c); err != nil {
+	if err := enc.Encode(c); err != nil {
 		return nil, fmt.Errorf("encoding plan: %w", err)
 	}
-	b := buf.Bytes()
+	return buf.Bytes(), nil
+}
+
+// withChecksum fills the empty checksum of an encoded plan with the
+// SHA-256 of the bytes as they are.
+func withChecksum(b []byte) ([]byte, error) {
 	sum := sha256.Sum256(b)
 	i := bytes.LastIndex(b, append(append([]byte{}, checksumKey...), '"'))
 	if i < 0 {
@@ -71,8 +87,11 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// Decode parses and verifies a plan file: JSON shape, format version,
-// checksum. It refuses corrupt, truncated, tampered and unknown-major files.
+// Decode parses and checks a plan file: JSON shape, format version,
+// checksum, and that a signature, when there is one, is well formed. It
+// refuses corrupt, truncated and unknown-major files. The checksum detects
+// corruption, not tampering (anyone who can write the file can recompute
+// it): VerifySignature and the caller's expected SHA-256 detect that.
 func Decode(file []byte) (*Plan, error) {
 	if len(bytes.TrimSpace(file)) == 0 {
 		return nil, &DecodeError{Reason: "the file is empty"}
@@ -102,6 +121,9 @@ func Decode(file []byte) (*Plan, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, &DecodeError{Reason: "unexpected data after the plan"}
 	}
+	if err := checkSignatureFields(&p); err != nil {
+		return nil, err
+	}
 	return &p, nil
 }
 
@@ -117,14 +139,11 @@ func syntaxError(file []byte, err error) error {
 }
 
 func checkVersion(v string) error {
-	major, minor, ok := strings.Cut(v, ".")
-	maj, err1 := strconv.Atoi(major)
-	min, err2 := strconv.Atoi(minor)
-	if !ok || err1 != nil || err2 != nil {
+	maj, min, ok := parseFormat(v)
+	if !ok {
 		return &DecodeError{Reason: fmt.Sprintf("format_version %q is not MAJOR.MINOR", v)}
 	}
-	ourMaj, ourMin := 1, 0
-	fmt.Sscanf(FormatVersion, "%d.%d", &ourMaj, &ourMin)
+	ourMaj, ourMin, _ := parseFormat(FormatVersion)
 	if maj != ourMaj {
 		return &DecodeError{Reason: fmt.Sprintf("plan format %s is not supported: this rackform reads format %d.x; use the rackform version that wrote the plan, or plan again", v, ourMaj)}
 	}
@@ -134,24 +153,35 @@ func checkVersion(v string) error {
 	return nil
 }
 
+func parseFormat(v string) (maj, min int, ok bool) {
+	major, minor, ok := strings.Cut(v, ".")
+	maj, err1 := strconv.Atoi(major)
+	min, err2 := strconv.Atoi(minor)
+	return maj, min, ok && err1 == nil && err2 == nil
+}
+
+// formatAtLeast reports whether format v is maj.min or later.
+func formatAtLeast(v string, maj, min int) bool {
+	a, b, ok := parseFormat(v)
+	return ok && (a > maj || a == maj && b >= min)
+}
+
 func verifyChecksum(file []byte) error {
-	i := bytes.LastIndex(file, checksumKey)
-	if i < 0 {
+	start, end, ok := valueSpan(file, checksumKey)
+	if !ok {
+		if bytes.Contains(file, checksumKey) {
+			return &DecodeError{Reason: "the plan's checksum is malformed"}
+		}
 		return &DecodeError{Reason: "the plan has no checksum"}
 	}
-	start := i + len(checksumKey)
-	end := bytes.IndexByte(file[start:], '"')
-	if end < 0 {
-		return &DecodeError{Reason: "the plan's checksum is malformed"}
-	}
-	got := string(file[start : start+end])
+	got := string(file[start:end])
 	blank := make([]byte, 0, len(file))
 	blank = append(blank, file[:start]...)
-	blank = append(blank, file[start+end:]...)
+	blank = append(blank, file[end:]...)
 	sum := sha256.Sum256(blank)
 	want := "sha256:" + hex.EncodeToString(sum[:])
 	if got != want {
-		return &DecodeError{Reason: "the plan was modified after it was written (checksum mismatch); plan again instead of editing the file"}
+		return &DecodeError{Reason: "the file is damaged or was edited after it was written (checksum mismatch); plan again instead of editing the file"}
 	}
 	return nil
 }

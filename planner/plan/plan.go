@@ -37,8 +37,19 @@ type Plan struct {
 	// Warnings are non-fatal findings shown with the plan.
 	Warnings []Message `json:"warnings,omitempty"`
 
+	// SignedBy is the fingerprint of the Ed25519 key that signed the plan
+	// ("SHA256:<base64>", see Fingerprint), "" for an unsigned plan.
+	// (Format 1.2.)
+	SignedBy string `json:"signed_by,omitempty"`
+	// Signature is "ed25519:<base64>", the Ed25519 signature of the plan
+	// file with the values of Signature and Checksum empty: it covers
+	// every other byte, SignedBy included. (Format 1.2.)
+	Signature string `json:"signature,omitempty"`
+
 	// Checksum is "sha256:<hex>" of the encoded plan with Checksum empty.
-	// It detects corruption and hand edits; it is not a signature.
+	// It detects corruption (a truncated or damaged file), not tampering:
+	// anyone who can write the file can recompute it. The signature, or
+	// apply -expect-sha256 with the hash that was reviewed, detects that.
 	Checksum string `json:"checksum"`
 }
 

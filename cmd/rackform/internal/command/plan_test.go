@@ -148,7 +148,7 @@ func TestPlanOutAndShow(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr = runShow(t, bad)
-	if code != ExitError || !strings.Contains(stderr, "modified after it was written") || !strings.Contains(stderr, bad) {
+	if code != ExitError || !strings.Contains(stderr, "damaged or was edited after it was written") || !strings.Contains(stderr, bad) {
 		t.Errorf("tampered plan: exit %d, stderr %q", code, stderr)
 	}
 }
