@@ -327,7 +327,7 @@ func TestApplyCrash(t *testing.T) {
 			if attempts > 200 || time.Now().After(deadline) {
 				t.Fatalf("round %d: apply did not complete after %d attempts", round, attempts)
 			}
-			cmd := exec.Command(e.bin, "apply", "-state-dir", stateDir, planFile)
+			cmd := exec.Command(e.bin, "apply", "-allow-unsigned", "-state-dir", stateDir, planFile)
 			cmd.Dir, cmd.Env = e.work, e.env
 			// Its own process group, so the plugin it starts can be found
 			// again. A plugin exits when its host dies (Pdeathsig and its
@@ -451,7 +451,7 @@ func TestApplyCrashAfterUpdateAccepted(t *testing.T) {
 	if code, out := e.run(t, "plan", "-no-color", "-out", "plan.json", f.dir); code != 0 {
 		t.Fatalf("plan: exit %d\n%s", code, out)
 	}
-	cmd := exec.Command(e.bin, "apply", "-state-dir", "st", "plan.json")
+	cmd := exec.Command(e.bin, "apply", "-allow-unsigned", "-state-dir", "st", "plan.json")
 	cmd.Dir, cmd.Env = e.work, e.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -467,7 +467,7 @@ func TestApplyCrashAfterUpdateAccepted(t *testing.T) {
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	_ = cmd.Wait()
 	for i := 0; i < 3; i++ {
-		code, out := e.run(t, "apply", "-state-dir", "st", "plan.json")
+		code, out := e.run(t, "apply", "-allow-unsigned", "-state-dir", "st", "plan.json")
 		if code == 0 {
 			break
 		}

@@ -293,40 +293,122 @@ func simStats(ts *testscript.TestScript, admin string) map[string]sim.Stats {
 }
 
 // cmdPlanEdit changes a plan file and re-encodes it with a valid checksum,
-// as a plan made by other provider code would look:
-// planedit FILE provider-sha256 NAME HEX, or planedit FILE format-version V.
+// as an attacker with write access to the plan, or a plan made by other
+// provider code, would. The signature fields are kept as they were (so a
+// signed plan's signature no longer matches), except with unsign and sign:
+//
+//	planedit FILE provider-sha256 NAME HEX
+//	planedit FILE format-version V
+//	planedit FILE step-version SERVER INDEX VERSION
+//	planedit FILE drain-hook ARGV...        (every cluster)
+//	planedit FILE not-after RFC3339
+//	planedit FILE bmc SERVER URL
+//	planedit FILE unsign
+//	planedit FILE sign KEYFILE              (PKCS#8 PEM private key)
 func cmdPlanEdit(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 3 {
-		ts.Fatalf("usage: planedit FILE provider-sha256 NAME HEX | planedit FILE format-version V")
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: planedit FILE EDIT ARGS...")
 	}
 	file := ts.MkAbs(args[0])
 	b, err := os.ReadFile(file)
 	ts.Check(err)
 	p, err := plan.Decode(b)
 	ts.Check(err)
-	if args[1] == "format-version" {
-		p.FormatVersion = args[2]
-		out, err := plan.Encode(p)
-		ts.Check(err)
-		ts.Check(os.WriteFile(file, out, 0o644))
-		return
-	}
-	if len(args) != 4 || args[1] != "provider-sha256" {
-		ts.Fatalf("usage: planedit FILE provider-sha256 NAME HEX | planedit FILE format-version V")
-	}
-	found := false
-	for i := range p.Providers {
-		if p.Providers[i].Name == args[2] {
-			p.Providers[i].SHA256 = args[3]
-			found = true
+	want := func(n int) {
+		if len(args) != n {
+			ts.Fatalf("planedit %s: wrong number of arguments", args[1])
 		}
 	}
-	if !found {
-		ts.Fatalf("planedit: the plan has no provider %s", args[2])
+	server := func(addr string) *plan.Server {
+		for i := range p.Servers {
+			if p.Servers[i].Address == addr {
+				return &p.Servers[i]
+			}
+		}
+		ts.Fatalf("planedit: the plan has no server %s", addr)
+		return nil
 	}
-	out, err := plan.Encode(p)
+	encode := plan.Encode
+	switch args[1] {
+	case "format-version":
+		want(3)
+		p.FormatVersion = args[2]
+	case "provider-sha256":
+		want(4)
+		found := false
+		for i := range p.Providers {
+			if p.Providers[i].Name == args[2] {
+				p.Providers[i].SHA256 = args[3]
+				found = true
+			}
+		}
+		if !found {
+			ts.Fatalf("planedit: the plan has no provider %s", args[2])
+		}
+	case "step-version":
+		want(5)
+		s := server(args[2])
+		idx, err := strconv.Atoi(args[3])
+		ts.Check(err)
+		found := false
+		for i := range s.Steps {
+			if s.Steps[i].Index == idx {
+				s.Steps[i].Version = args[4]
+				found = true
+			}
+		}
+		if !found {
+			ts.Fatalf("planedit: server %s has no step %d", args[2], idx)
+		}
+	case "drain-hook":
+		if len(args) < 3 {
+			ts.Fatalf("planedit drain-hook: no command")
+		}
+		for si := range p.Run.Stages {
+			for gi := range p.Run.Stages[si].Groups {
+				for ci := range p.Run.Stages[si].Groups[gi].Clusters {
+					p.Run.Stages[si].Groups[gi].Clusters[ci].Settings.DrainHook = args[2:]
+				}
+			}
+		}
+	case "not-after":
+		want(3)
+		t, err := time.Parse(time.RFC3339, args[2])
+		ts.Check(err)
+		p.NotAfter = t
+	case "bmc":
+		want(4)
+		server(args[2]).BMC = args[3]
+	case "unsign":
+		want(2)
+		p.SignedBy, p.Signature = "", ""
+	case "sign":
+		want(3)
+		pemBytes, err := os.ReadFile(ts.MkAbs(args[2]))
+		ts.Check(err)
+		key, err := plan.ParsePrivateKey(pemBytes)
+		ts.Check(err)
+		encode = func(p *plan.Plan) ([]byte, error) { return plan.EncodeSigned(p, key) }
+	default:
+		ts.Fatalf("planedit: unknown edit %s", args[1])
+	}
+	out, err := encode(p)
 	ts.Check(err)
 	ts.Check(os.WriteFile(file, out, 0o644))
+}
+
+// cmdSimRequests writes the number of HTTP requests the simulator's BMCs
+// have received so far to FILE, so a script can show with cmp that a
+// refused command sent none: simrequests ADMIN FILE.
+func cmdSimRequests(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: simrequests ADMIN FILE")
+	}
+	var n int64
+	for _, s := range simStats(ts, args[0]) {
+		n += s.Requests
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strconv.FormatInt(n, 10)+"\n"), 0o644))
 }
 
 // cmdNoSecret fails when SECRET occurs in any file under the PATHs (files
@@ -355,4 +437,15 @@ func cmdNoSecret(ts *testscript.TestScript, neg bool, args []string) {
 	if n == 0 {
 		ts.Fatalf("nosecret: no file under %v", args[1:])
 	}
+}
+
+// cmdPlanHash sets VAR to the SHA-256 of a plan file, as plan prints it, so
+// a script can apply with -expect-sha256 $VAR: planhash FILE VAR.
+func cmdPlanHash(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: planhash FILE VAR")
+	}
+	b, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	ts.Setenv(args[1], plan.SHA256(b))
 }

@@ -57,17 +57,19 @@ func setupScript(env *testscript.Env) error {
 // Later commands (sim, plan, apply) add theirs here.
 func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"exitcode": cmdExitcode,
-		"replace":  cmdReplace,
-		"waitport": cmdWaitPort,
-		"bgstart":  cmdBgStart,
-		"bgsignal": cmdBgSignal,
-		"bgwait":   cmdBgWait,
-		"waitfor":  cmdWaitFor,
-		"sleep":    cmdSleep,
-		"simcheck": cmdSimCheck,
-		"planedit": cmdPlanEdit,
-		"nosecret": cmdNoSecret,
+		"exitcode":    cmdExitcode,
+		"replace":     cmdReplace,
+		"waitport":    cmdWaitPort,
+		"bgstart":     cmdBgStart,
+		"bgsignal":    cmdBgSignal,
+		"bgwait":      cmdBgWait,
+		"waitfor":     cmdWaitFor,
+		"sleep":       cmdSleep,
+		"simcheck":    cmdSimCheck,
+		"planedit":    cmdPlanEdit,
+		"nosecret":    cmdNoSecret,
+		"planhash":    cmdPlanHash,
+		"simrequests": cmdSimRequests,
 	}
 }
 

@@ -35,7 +35,22 @@ import (
 type applyCommand struct {
 	*Meta
 	runOpts
-	expectSHA string
+	expectSHA     optionalString
+	allowUnsigned bool
+}
+
+// optionalString is a string flag that knows whether it was given, so an
+// empty value (an unset CI variable: -expect-sha256 "$SHA") is an error
+// instead of no check at all.
+type optionalString struct {
+	value string
+	set   bool
+}
+
+func (o *optionalString) String() string { return o.value }
+func (o *optionalString) Set(v string) error {
+	o.value, o.set = v, true
+	return nil
 }
 
 func (c *applyCommand) Synopsis() string { return "Apply a saved plan, rack by rack" }
@@ -49,12 +64,23 @@ a journal in the state directory before it is acted on, so running apply
 again with the same plan after a crash resumes where it stopped: BMC tasks
 in flight are polled, not started again, and no step runs twice.
 
-The plan is refused, and nothing is touched, when it is corrupt, truncated,
-edited or of an unknown format; when it has expired; when it has already
-been applied; when -expect-sha256 does not match; when the provider plugin
-binaries differ from those that made the plan; when a sensitive variable or
-an environment variable the configuration reads is not supplied; and when
-another apply holds the state lock (with -lock-timeout, apply waits for it).
+Who may have changed the plan file: the plan's checksum detects corruption
+(a damaged or truncated file), not tampering, since anyone who can write the
+file can recompute it. Tampering is detected by a signature: with
+` + EnvTrustedKeys + ` set (PEM public keys, or key file paths
+separated by ":"), apply refuses a plan that is unsigned, signed by another
+key, or changed after it was signed (targets, images, hooks, expiry, BMC
+addresses: every byte). Without trusted keys, -expect-sha256 with the hash
+that was reviewed does the same; outside a terminal, apply requires one of
+the two, or an explicit -allow-unsigned.
+
+The plan is refused, and nothing is touched, when it is corrupt, truncated
+or of an unknown format; when its signature or SHA-256 is not the expected
+one; when it has expired; when it has already been applied; when the
+provider plugin binaries differ from those that made the plan; when a
+sensitive variable or an environment variable the configuration reads is not
+supplied; and when another apply holds the state lock (with -lock-timeout,
+apply waits for it).
 
 Providers are configured from the configuration snapshot inside the plan and
 the plan's variable values, never from the files in the working directory.
@@ -74,7 +100,9 @@ prints the exact command that continues the run.`
 func (c *applyCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
 	c.runOpts.flags(fs)
-	fs.StringVar(&c.expectSHA, "expect-sha256", "", "Refuse the plan unless its SHA-256 is `HASH` (as printed by plan).")
+	c.expectSHA, c.allowUnsigned = optionalString{}, false
+	fs.Var(&c.expectSHA, "expect-sha256", "Refuse the plan unless its SHA-256 is `HASH` (as printed by plan): the hash that was reviewed.")
+	fs.BoolVar(&c.allowUnsigned, "allow-unsigned", false, "Apply a plan that is neither signed by a trusted key nor checked with -expect-sha256 (needed outside a terminal). Its checksum only detects corruption.")
 	return fs
 }
 
@@ -88,7 +116,20 @@ func (c *applyCommand) Run(ctx context.Context, args []string) int {
 		return ExitUsage
 	}
 	name := rest[0]
-	file, err := os.ReadFile(name)
+	expect := strings.TrimSpace(c.expectSHA.value)
+	if c.expectSHA.set && expect == "" {
+		fmt.Fprintf(c.Stderr, "Error: -expect-sha256 is empty: give the SHA-256 plan printed for the reviewed plan (is the variable holding it unset?)\n\n%s", helpText(c))
+		return ExitUsage
+	}
+	keys, err := trustedKeys(c.Getenv)
+	if err != nil {
+		return c.fail("%s", err)
+	}
+	if c.allowUnsigned && len(keys) > 0 {
+		fmt.Fprintf(c.Stderr, "Error: -allow-unsigned cannot be used while %s is set: with trusted keys, only signed plans are applied\n", EnvTrustedKeys)
+		return ExitUsage
+	}
+	file, err := readRegularFile(name)
 	if err != nil {
 		return c.fail("cannot read the plan file: %s", err)
 	}
@@ -97,11 +138,41 @@ func (c *applyCommand) Run(ctx context.Context, args []string) int {
 		return c.fail("%s is not a usable plan: %s", name, err)
 	}
 	sha := plan.SHA256(file)
-	if c.expectSHA != "" && !strings.EqualFold(strings.TrimPrefix(c.expectSHA, "sha256:"), sha) {
-		return c.fail("%s has SHA-256 %s, not the expected %s; it is not the plan that was reviewed", name, sha, c.expectSHA)
+	if c.expectSHA.set && !strings.EqualFold(strings.TrimPrefix(expect, "sha256:"), sha) {
+		return c.fail("%s has SHA-256 %s, not the expected %s; it is not the plan that was reviewed", name, sha, expect)
 	}
+	switch {
+	case len(keys) > 0:
+		if err := verifyPlan(name, file, p, keys); err != nil {
+			return c.fail("%s", err)
+		}
+	case c.expectSHA.set, c.allowUnsigned:
+	case isTerminal(c.Stderr) && isTerminalReader(c.Stdin):
+		// A person at a terminal applies the file they have: say what
+		// was not checked.
+		fmt.Fprintf(c.Stderr, "Warning: %s\n", unverifiedNote(name, p))
+	default:
+		fmt.Fprintf(c.Stderr, "Error: %s\nOutside a terminal, apply needs one of: %s with the public key of the plan job's signing key; -expect-sha256 HASH with the SHA-256 that was reviewed; or -allow-unsigned to accept any plan file that is not corrupt.\n", unverifiedNote(name, p), EnvTrustedKeys)
+		return ExitUsage
+	}
+	// The command printed to resume is the one that works again: with the
+	// same trust option (trusted keys come from the environment).
 	c.planPath = name
+	switch {
+	case c.expectSHA.set:
+		c.planPath = "-expect-sha256 " + sha + " " + name
+	case c.allowUnsigned:
+		c.planPath = "-allow-unsigned " + name
+	}
 	return c.runOpts.apply(ctx, c.Meta, p, sha, file, nil)
+}
+
+// unverifiedNote says why nothing vouches for the plan.
+func unverifiedNote(name string, p *plan.Plan) string {
+	if p.SignedBy != "" {
+		return fmt.Sprintf("%s is signed by %s, but %s is not set, so the signature cannot be checked; its checksum detects corruption, not tampering.", name, p.SignedBy, EnvTrustedKeys)
+	}
+	return fmt.Sprintf("%s is not signed and no -expect-sha256 was given: its checksum detects corruption, not tampering.", name)
 }
 
 // runOpts are the options of the commands that drive a run: apply,
@@ -115,7 +186,8 @@ type runOpts struct {
 	varFiles    stringList
 	noColor     bool
 
-	// planPath is the plan file apply was given ("" for continue and
+	// planPath is the plan file apply was given, after the trust option it
+	// was given with ("-allow-unsigned plan.json"; "" for continue and
 	// approve), for the command printed to resume.
 	planPath string
 

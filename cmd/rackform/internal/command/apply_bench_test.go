@@ -208,7 +208,7 @@ func (e *applyBench) apply(b *testing.B) int {
 	c := &applyCommand{Meta: m}
 	c.start = inProcessRedfish
 	c.hashOf = func(plan.Provider, func(string) string) (string, error) { return "bench", nil }
-	return c.Run(context.Background(), []string{"-state-dir", filepath.Join(e.work, "state"), "-json-into", filepath.Join(e.work, "events.jsonl"), e.planFile})
+	return c.Run(context.Background(), []string{"-allow-unsigned", "-state-dir", filepath.Join(e.work, "state"), "-json-into", filepath.Join(e.work, "events.jsonl"), e.planFile})
 }
 
 func (e *applyBench) close() {

@@ -160,6 +160,7 @@ func TestNextCommand(t *testing.T) {
 		{"st", "plan.json", "rackform continue", "rackform continue -state-dir st"},
 		{"st", "", "rackform approve stage.a.gate.b", "rackform approve -state-dir st stage.a.gate.b"},
 		{"st", "p.json", "rackform apply PLANFILE", "rackform apply -state-dir st p.json"},
+		{".rackform", "-allow-unsigned p.json", "rackform apply PLANFILE", "rackform apply -allow-unsigned p.json"},
 		{".rackform", "", "rackform apply PLANFILE", "rackform continue"},
 		{"st", "", "rackform skip x", "rackform skip x"},
 	} {

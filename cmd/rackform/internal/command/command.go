@@ -130,6 +130,11 @@ func isTerminal(w io.Writer) bool {
 	return ok && isatty.IsTerminal(f.Fd())
 }
 
+func isTerminalReader(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
 func (m *Meta) run(ctx context.Context, args []string) int {
 	runners := m.commands()
 	factories := make(map[string]cli.CommandFactory, len(runners))

@@ -23,5 +23,6 @@ func (m *Meta) commands() map[string]runner {
 		"skip":             &skipCommand{Meta: m},
 		"status":           &statusCommand{Meta: m},
 		"force-unlock":     &forceUnlockCommand{Meta: m},
+		"keygen":           &keygenCommand{Meta: m},
 	}
 }

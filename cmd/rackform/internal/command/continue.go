@@ -63,5 +63,16 @@ func resume(ctx context.Context, m *Meta, o *runOpts, control func(*executor.Exe
 	if err != nil {
 		return m.fail("%s", err)
 	}
+	// The state directory is as writable as a plan file: with trusted keys,
+	// the stored plan is checked like the one apply was given.
+	keys, err := trustedKeys(m.Getenv)
+	if err != nil {
+		return m.fail("%s", err)
+	}
+	if len(keys) > 0 {
+		if err := verifyPlan("the plan "+shortSHA(sha)+" in "+o.stateDir, file, p, keys); err != nil {
+			return m.fail("%s", err)
+		}
+	}
 	return o.apply(ctx, m, p, sha, file, control)
 }

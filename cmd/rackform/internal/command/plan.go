@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"crypto/ed25519"
 	"flag"
 	"fmt"
 	"os"
@@ -58,6 +59,12 @@ the configuration's text, the non-sensitive inputs, the provider binaries'
 hashes and what every server reported. It holds no secret. Its SHA-256,
 printed at the end, is the plan's identity for review and apply.
 
+When ` + EnvSigningKey + ` is set (an Ed25519 private key in PEM, or
+its file's path; see "rackform keygen"), the plan is signed: apply, given
+the public key in ` + EnvTrustedKeys + `, then refuses a plan that was
+changed after it was signed. The plan's checksum alone detects corruption,
+not tampering.
+
 Addresses for -target and -exclude are CLUSTER, CLUSTER/RACK or
 CLUSTER/RACK/SERVER; each must match at least one server.
 
@@ -103,6 +110,16 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 	}
 	if c.parallelism < 0 {
 		fmt.Fprintf(c.Stderr, "Error: -parallelism must be 1 or more (0: the provider's own limit), got %d\n", c.parallelism)
+		return ExitError
+	}
+	if c.notAfter <= 0 {
+		fmt.Fprintf(c.Stderr, "Error: -valid-for must be a positive duration such as 24h, got %s\n", c.notAfter)
+		return ExitError
+	}
+	// A signing key that cannot be used is found before any BMC is asked.
+	key, err := signingKey(c.Getenv)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
 		return ExitError
 	}
 	path := "."
@@ -176,7 +193,15 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 	if diags.HasErrors() || p == nil {
 		return ExitError
 	}
-	file, err := plan.Encode(p)
+	var file []byte
+	if key != nil {
+		file, err = plan.EncodeSigned(p, key)
+		if err == nil {
+			p.SignedBy = plan.Fingerprint(key.Public().(ed25519.PublicKey))
+		}
+	} else {
+		file, err = plan.Encode(p)
+	}
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
 		return ExitError
@@ -192,7 +217,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 	if stream != nil {
 		err = stream.Plan(p)
 		if err == nil {
-			err = stream.PlanFile(c.out, sha)
+			err = stream.PlanFile(c.out, sha, p.SignedBy)
 		}
 	} else {
 		err = c.writeText(p, sha, color)
@@ -210,8 +235,12 @@ func (c *planCommand) writeText(p *plan.Plan, sha string, color bool) error {
 	if err := planview.WriteText(c.Stdout, p, color); err != nil {
 		return err
 	}
+	signed := ""
+	if p.SignedBy != "" {
+		signed = fmt.Sprintf("Signed by %s (%s)\n", p.SignedBy, EnvSigningKey)
+	}
 	if c.out != "" {
-		_, err := fmt.Fprintf(c.Stdout, "\nSaved the plan to %s\nPlan SHA-256: %s\nTo apply exactly this plan: rackform apply -expect-sha256 %s %s\n", c.out, sha, sha, c.out)
+		_, err := fmt.Fprintf(c.Stdout, "\nSaved the plan to %s\nPlan SHA-256: %s\n%sTo apply exactly this plan: rackform apply -expect-sha256 %s %s\n", c.out, sha, signed, sha, c.out)
 		return err
 	}
 	_, err := fmt.Fprintf(c.Stdout, "\nPlan SHA-256: %s\nThe plan was not saved; run plan with -out FILE to apply exactly this plan.\n", sha)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/planner/plan"
@@ -26,8 +25,13 @@ func (c *showCommand) Description() string {
 text (the default, as plan prints it), as markdown for a pull-request
 comment (-format=markdown, kept under 60 KB: servers beyond that are left
 out with a note saying how many), or as the plan file itself (-json, for
-policy checks such as OPA/conftest). A corrupt, truncated, edited or
+policy checks such as OPA/conftest). A corrupt, truncated or
 unknown-format file is refused.
+
+The text says who signed the plan (the key's fingerprint) or that it is
+unsigned. With ` + EnvTrustedKeys + ` set, the signature is checked: a
+plan signed by another key, or changed after it was signed, is refused.
+The checksum alone detects corruption, not tampering.
 
 Exit status: 0 on success, 1 when the file cannot be read or is refused.`
 }
@@ -60,7 +64,11 @@ func (c *showCommand) Run(_ context.Context, args []string) int {
 		return ExitUsage
 	}
 	name := rest[0]
-	file, err := os.ReadFile(name)
+	keys, err := trustedKeys(c.Getenv)
+	if err != nil {
+		return c.fail("%s", err)
+	}
+	file, err := readRegularFile(name)
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "Error: cannot read the plan file: %s\n", err)
 		return ExitError
@@ -70,6 +78,13 @@ func (c *showCommand) Run(_ context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: %s is not a usable plan: %s\n", name, err)
 		return ExitError
 	}
+	if len(keys) > 0 && p.SignedBy != "" {
+		// A plan signed by an untrusted key, or changed after it was
+		// signed, is not rendered as if it were the reviewed one.
+		if err := verifyPlan(name, file, p, keys); err != nil {
+			return c.fail("%s", err)
+		}
+	}
 	switch format {
 	case "json":
 		_, err = c.Stdout.Write(file)
@@ -78,7 +93,7 @@ func (c *showCommand) Run(_ context.Context, args []string) int {
 	default:
 		err = planview.WriteText(c.Stdout, p, c.Color && !c.noColor)
 		if err == nil {
-			_, err = fmt.Fprintf(c.Stdout, "\nPlan SHA-256: %s\n", plan.SHA256(file))
+			_, err = fmt.Fprintf(c.Stdout, "\nPlan SHA-256: %s\n%s\n", plan.SHA256(file), signatureLine(p, keys))
 		}
 	}
 	if err != nil {

@@ -29,6 +29,11 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 	if sha != "" {
 		fmt.Fprintf(&head, " Plan SHA-256 `%s`.", sha)
 	}
+	if p.SignedBy != "" {
+		fmt.Fprintf(&head, " Signed by `%s`.", p.SignedBy)
+	} else {
+		head.WriteString(" Unsigned.")
+	}
 	fmt.Fprintf(&head, "\n\nConfiguration %s.\n", mdEscape(SnapshotLine(p.Config)))
 	if len(p.Targets) > 0 {
 		fmt.Fprintf(&head, "\nOnly `-target %s`.\n", strings.Join(p.Targets, "`, `-target "))

@@ -134,7 +134,7 @@ func TestGolden(t *testing.T) {
 			if err := s.Plan(p); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.PlanFile("plan.json", plan.SHA256(file)); err != nil {
+			if err := s.PlanFile("plan.json", plan.SHA256(file), p.SignedBy); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, name+".txt", text.Bytes())
@@ -278,4 +278,37 @@ func TestMarkdownTruncationGolden(t *testing.T) {
 		t.Errorf("%d bytes over the 4096 limit", md.Len())
 	}
 	golden(t, "nexus-lab.truncated.md", md.Bytes())
+}
+
+// The renderings say who signed a plan, as the plan records it.
+func TestSignerShown(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "fleet.plan.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, md bytes.Buffer
+	if err := WriteText(&text, p, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "\n  unsigned\n") {
+		t.Errorf("unsigned plan text:\n%s", text.String())
+	}
+	p.SignedBy = "SHA256:AbCd"
+	text.Reset()
+	if err := WriteText(&text, p, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&md, p, "", 0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "\n  signed by SHA256:AbCd\n") {
+		t.Errorf("signed plan text:\n%s", text.String())
+	}
+	if !strings.Contains(md.String(), " Signed by `SHA256:AbCd`.") {
+		t.Errorf("signed plan markdown:\n%s", md.String())
+	}
 }

@@ -116,15 +116,20 @@ func (s *Stream) Plan(p *plan.Plan) error {
 	}{header{TypeChangeSummary, "info", "Plan: " + SummaryLine(p.Summary)}, p.Summary})
 }
 
-// PlanFile reports the plan's identity and, when it was saved, its path.
-func (s *Stream) PlanFile(path, sha string) error {
+// PlanFile reports the plan's identity, who signed it ("" when unsigned)
+// and, when it was saved, its path.
+func (s *Stream) PlanFile(path, sha, signedBy string) error {
 	msg := fmt.Sprintf("Saved the plan to %s (SHA-256 %s)", path, sha)
 	if path == "" {
 		msg = fmt.Sprintf("The plan was not saved (SHA-256 %s)", sha)
 	}
+	if signedBy != "" {
+		msg += ", signed by " + signedBy
+	}
 	return s.enc.Encode(struct {
 		header
-		Path   string `json:"path,omitempty"`
-		SHA256 string `json:"sha256"`
-	}{header{TypePlanFile, "info", msg}, path, sha})
+		Path     string `json:"path,omitempty"`
+		SHA256   string `json:"sha256"`
+		SignedBy string `json:"signed_by,omitempty"`
+	}{header{TypePlanFile, "info", msg}, path, sha, signedBy})
 }

@@ -37,6 +37,7 @@ func WriteText(w io.Writer, p *plan.Plan, color bool) error {
 	fmt.Fprintf(bw, "%s rollout %q, scope %s\n", st.wrap("Plan:", ansiBold), p.Run.Name, p.Run.Scope)
 	fmt.Fprintf(bw, "  created %s, valid until %s\n", p.CreatedAt.UTC().Format(time.RFC3339), p.NotAfter.UTC().Format(time.RFC3339))
 	fmt.Fprintf(bw, "  configuration %s\n", SnapshotLine(p.Config))
+	fmt.Fprintf(bw, "  %s\n", SignerLine(p))
 	if len(p.Targets) > 0 {
 		fmt.Fprintf(bw, "  only -target %s\n", strings.Join(p.Targets, ", "))
 	}
@@ -129,4 +130,14 @@ func nextOpening(c *plan.Cluster) string {
 		return " (no opening before the plan expires)"
 	}
 	return " (next opens " + c.Windows[0].Start.UTC().Format(time.RFC3339) + ")"
+}
+
+// SignerLine says who signed the plan, as the plan records it: a key
+// fingerprint, or that the plan is unsigned. It does not say whether the
+// signature was checked; show and apply do that against trusted keys.
+func SignerLine(p *plan.Plan) string {
+	if p.SignedBy == "" {
+		return "unsigned"
+	}
+	return "signed by " + p.SignedBy
 }

@@ -1,0 +1,136 @@
+package command
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/rackform/rackform/planner/plan"
+)
+
+// Plan signing keys come from the environment, so a CI system's secret
+// store can hand them to the plan job (private key) and the apply job
+// (public keys) without a file in the repository.
+const (
+	// EnvSigningKey is the Ed25519 private key plan signs with: a PEM
+	// file's path, or the PEM text itself (PKCS#8, as "openssl genpkey
+	// -algorithm ed25519" and "rackform keygen" write it).
+	EnvSigningKey = "RACKFORM_PLAN_SIGNING_KEY"
+	// EnvTrustedKeys are the public keys apply trusts: PEM text (one or
+	// more "PUBLIC KEY" blocks, as "openssl pkey -pubout" writes them), or
+	// one or more file paths separated by ":" (the PATH separator), each
+	// holding one or more keys. Several keys allow rotation.
+	EnvTrustedKeys = "RACKFORM_PLAN_TRUSTED_KEYS"
+)
+
+// maxKeyFile bounds what is read from a key file: PEM keys are a few
+// hundred bytes.
+const maxKeyFile = 1 << 20
+
+// signingKey returns the key RACKFORM_PLAN_SIGNING_KEY holds or names, nil
+// when it is unset. Errors never quote the key.
+func signingKey(getenv func(string) string) (ed25519.PrivateKey, error) {
+	v := strings.TrimSpace(getenv(EnvSigningKey))
+	if v == "" {
+		return nil, nil
+	}
+	b, src := []byte(v), "the PEM text it holds"
+	if !isPEM(v) {
+		var err error
+		if b, err = readKeyFile(v); err != nil {
+			return nil, fmt.Errorf("%s: %w", EnvSigningKey, err)
+		}
+		src = v
+	}
+	k, err := plan.ParsePrivateKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s (%s): %w", EnvSigningKey, src, err)
+	}
+	return k, nil
+}
+
+// trustedKeys returns the keys RACKFORM_PLAN_TRUSTED_KEYS holds or names,
+// nil when it is unset. A value that is set but holds no usable key is an
+// error: a misconfigured trust must not silently mean "trust anything".
+func trustedKeys(getenv func(string) string) ([]ed25519.PublicKey, error) {
+	v := strings.TrimSpace(getenv(EnvTrustedKeys))
+	if v == "" {
+		return nil, nil
+	}
+	if isPEM(v) {
+		keys, err := plan.ParsePublicKeys([]byte(v))
+		if err != nil {
+			return nil, fmt.Errorf("%s (the PEM text it holds): %w", EnvTrustedKeys, err)
+		}
+		return keys, nil
+	}
+	var keys []ed25519.PublicKey
+	for _, path := range filepath.SplitList(v) {
+		if path = strings.TrimSpace(path); path == "" {
+			continue
+		}
+		b, err := readKeyFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", EnvTrustedKeys, err)
+		}
+		k, err := plan.ParsePublicKeys(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s (%s): %w", EnvTrustedKeys, path, err)
+		}
+		keys = append(keys, k...)
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("%s names no key file", EnvTrustedKeys)
+	}
+	return keys, nil
+}
+
+func isPEM(v string) bool { return strings.Contains(v, "-----BEGIN ") }
+
+// readKeyFile reads a small regular file: a key file that is a FIFO or a
+// device is refused instead of blocking or reading forever.
+func readKeyFile(path string) ([]byte, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(b) > maxKeyFile {
+		return nil, fmt.Errorf("%s is larger than %d bytes, too large for a key file", path, maxKeyFile)
+	}
+	return b, nil
+}
+
+// verifyPlan checks a plan file against the trusted keys. It returns nil
+// when the plan is signed by one of them.
+func verifyPlan(name string, file []byte, p *plan.Plan, keys []ed25519.PublicKey) error {
+	err := plan.VerifySignature(file, p, keys)
+	if errors.Is(err, plan.ErrUnsigned) {
+		return fmt.Errorf("%s is not signed, and %s is set: only plans signed by a trusted key are applied (plan with %s set in the plan job)", name, EnvTrustedKeys, EnvSigningKey)
+	}
+	if err != nil {
+		return fmt.Errorf("%s is not signed by a trusted key: %w", name, err)
+	}
+	return nil
+}
+
+// signatureLine says who signed a plan and whether that was checked, for
+// show.
+func signatureLine(p *plan.Plan, keys []ed25519.PublicKey) string {
+	switch {
+	case p.SignedBy == "" && len(keys) > 0:
+		return fmt.Sprintf("Signature: none; apply refuses this plan while %s is set", EnvTrustedKeys)
+	case p.SignedBy == "":
+		return "Signature: none (unsigned; its checksum detects corruption, not tampering: apply it with -expect-sha256 and the SHA-256 above)"
+	case len(keys) > 0:
+		return fmt.Sprintf("Signature: %s, verified: a trusted key (%s)", p.SignedBy, EnvTrustedKeys)
+	}
+	return fmt.Sprintf("Signature: %s, not verified here (%s is not set)", p.SignedBy, EnvTrustedKeys)
+}
