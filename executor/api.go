@@ -121,40 +121,58 @@ type discardSink struct{}
 
 func (discardSink) Event(Event) {}
 
-// OutcomeStatus is how Run ended.
+// OutcomeStatus is how Run ended. The CLI maps each to an exit code in
+// one place (cmd/rackform/internal/command/exitcode.go).
 type OutcomeStatus string
 
-// Outcomes and their exit codes (DESIGN §3).
+// Outcomes (DESIGN §3).
 const (
-	OutcomeCompleted   OutcomeStatus = "completed"   // exit 0
-	OutcomeFailed      OutcomeStatus = "failed"      // exit 1
-	OutcomePaused      OutcomeStatus = "paused"      // exit 3
-	OutcomeStopped     OutcomeStatus = "stopped"     // exit 3: `rackform apply`/`continue` resumes
-	OutcomeInterrupted OutcomeStatus = "interrupted" // exit 130
+	// OutcomeCompleted: every planned server reached its target or was
+	// skipped before its steps began.
+	OutcomeCompleted OutcomeStatus = "completed"
+	// OutcomeCompletedWithFailures: the run completed, but some servers
+	// failed, were skipped after their steps began, or were left out of
+	// service (Outcome.Stranded lists those).
+	OutcomeCompletedWithFailures OutcomeStatus = "completed_with_failures"
+	// OutcomeFailed: the run failed (a scope breached with on_breach =
+	// "fail"); a new plan picks up what is left.
+	OutcomeFailed OutcomeStatus = "failed"
+	// OutcomePaused: after a rack, at a gate, on a breach.
+	OutcomePaused OutcomeStatus = "paused"
+	// OutcomeStopped: by the operator, or because a provider could not be
+	// restarted (Reason provider_unavailable); apply or continue resumes.
+	OutcomeStopped OutcomeStatus = "stopped"
+	// OutcomeInterrupted: SIGINT/SIGTERM; apply resumes.
+	OutcomeInterrupted OutcomeStatus = "interrupted"
 )
 
 // Outcome is the result of Run.
 type Outcome struct {
 	Status OutcomeStatus `json:"status"`
-	// Reason is the state reason: threshold, after_rack, approval, window…
+	// Reason is the state reason: threshold, after_rack, approval, window,
+	// provider_unavailable…
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
 	// Next are the exact commands that resume the run, e.g.
 	// "rackform continue" or "rackform approve stage.prod.gate.qa".
 	Next []string `json:"next,omitempty"`
+	// Servers counts how the plan's servers ended (completed runs).
+	Servers *ServerCounts `json:"servers,omitempty"`
+	// Stranded lists every server left powered off, drained or with a
+	// staged image, with what brings it back.
+	Stranded []Stranded `json:"stranded,omitempty"`
 }
 
-// ExitCode maps the outcome to rackform's exit codes.
-func (o Outcome) ExitCode() int {
-	switch o.Status {
-	case OutcomeCompleted:
-		return 0
-	case OutcomePaused, OutcomeStopped:
-		return 3
-	case OutcomeInterrupted:
-		return 130
-	}
-	return 1
+// ServerCounts are the plan's servers by how they ended.
+type ServerCounts struct {
+	Upgraded int `json:"upgraded"`
+	Failed   int `json:"failed"`
+	// Skipped counts every skipped server: in the plan, already at
+	// target, by the operator.
+	Skipped int `json:"skipped"`
+	// SkippedAfterStart counts those of Skipped the operator skipped after
+	// their steps began: they did not reach their target.
+	SkippedAfterStart int `json:"skipped_after_start,omitempty"`
 }
 
 func (o Outcome) String() string {

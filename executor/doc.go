@@ -13,7 +13,8 @@
 //		LockTimeout: flagLockTimeout,
 //	})
 //	out, err := e.Run(ctx, hard)  // ctx: first SIGINT/SIGTERM; hard: second
-//	os.Exit(out.ExitCode())       // 0 completed, 1 failed, 3 paused/stopped, 130 interrupted
+//	// out.Status → exit code, in the CLI (completed 0, completed_with_failures
+//	// 4, failed 1, paused/stopped 3, interrupted 130)
 //
 // Refusals come back as errors and touch nothing: ErrAlreadyApplied
 // (rule 25), ErrRunFailed, ErrExpired (not_after; only a fresh start:
@@ -92,11 +93,38 @@
 //     the process.
 //   - Stop (22): nothing new starts, in-flight servers finish their steps,
 //     outcome stopped; the next Run or Continue lifts it. Graceful ctx
-//     cancellation: only the operations in flight finish (servers may stop
-//     between steps), outcome interrupted. Hard cancellation: Run returns
-//     at once, after its cancelled provider calls return.
-//   - Skip (23) marks the target and its non-terminal descendants skipped;
-//     a server with an operation in flight is skipped when it returns.
+//     cancellation: nothing new starts; operations that only read or wait
+//     are given up at once (observe, verify, task polls, wait_ready, hooks,
+//     shutdown and power_on, which run again harmlessly, and an update or
+//     reset whose task URI is journaled); an update or reset before its
+//     task URI is journaled, and a reimage, finish. Given-up operations stay
+//     in flight in the journal and the next Run resumes them; outcome
+//     interrupted. Hard cancellation: Run returns at once, after its
+//     cancelled provider calls return.
+//   - Skip (23) marks the target and its non-terminal descendants skipped.
+//     A server whose steps have not begun is skipped at once. One whose
+//     steps began is never left powered off or drained silently: its
+//     operation in flight finishes, then its safety steps run (ops
+//     "safety:power_on" when it was shut down, "safety:wait_ready" (on and
+//     healthy, no versions) after a boot, "safety:uncordon" when the drain
+//     hook ran), and only then is it skipped; a skipped scope lets the next
+//     one start once those are done.
+//   - A provider call that fails with providers.SummaryUnavailable (the
+//     plugin process died) is not a server failure: nothing is journaled,
+//     the op stays in flight, and it is resumed from the journal exactly as
+//     after a crash of apply (poll the task, find the accepted update,
+//     re-run an idempotent step), after the CLI's provider wrapper
+//     restarted the plugin. The worker then asks the provider to Describe
+//     itself: still unavailable (it could not be restarted), or five
+//     failures under one op, and the run stops once nothing is in flight:
+//     outcome stopped(provider_unavailable), servers resumable.
+//
+// Outcomes: completed (every planned server at target or skipped before
+// its steps began), completed_with_failures (some failed, were skipped
+// after their steps began, or were left out of service), failed, paused,
+// stopped, interrupted. Every outcome lists Stranded: the servers left
+// powered off, drained or with an image staged for the next boot, each with
+// the command that brings it back; Status lists them too.
 //
 // Per server: observe (unreachable ⇒ failed(unreachable); every versioned
 // step already satisfied ⇒ skipped(already_at_target) (24); fingerprint
@@ -133,8 +161,8 @@
 //	stop          by
 //	skip          target (node id), by
 //
-// op is "step:<plan step index>", "remedy:<k>:<reboot|reimage|wait_ready>"
-// or "power_off". Node ids are the plan's ids (stage, gate, group, cluster,
+// op is "step:<plan step index>", "remedy:<k>:<reboot|reimage|wait_ready>",
+// "safety:<power_on|wait_ready|uncordon>" or "power_off". Node ids are the plan's ids (stage, gate, group, cluster,
 // phase, scope), server addresses, "<scope>.wait", "<scope>.pause",
 // "<stage>.wait" and "run". A continue or approval counts against pauses
 // recorded before it (by journal position).
@@ -170,6 +198,8 @@
 //	breach                           a scope breached (before its paused/failed event)
 //	server_observed
 //	step_started step_task step_progress step_completed step_failed step_resumed
+//	step_interrupted                 given up at an interrupt, or its provider died;
+//	                                 resumed from the journal, not failed
 //	continue_requested gate_approved stop_requested skip_requested
 //
 // testdata/events.golden.jsonl and testdata/journal.golden.jsonl show a

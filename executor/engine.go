@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -93,6 +94,10 @@ type opRun struct {
 	deadline time.Time
 	cancel   context.CancelFunc
 	timedOut bool
+	// taskRecorded: the op's BMC task URI is journaled.
+	taskRecorded bool
+	// abandoned: given up at the first interrupt (see abandonable).
+	abandoned bool
 }
 
 // msg is what workers send to the scheduler.
@@ -103,6 +108,10 @@ type msg struct {
 	message  string
 	obs      *providers.Observation
 	verified bool
+	// interrupted: the provider failed under the op (its plugin exited);
+	// down says why the provider is unavailable for good, when it is.
+	interrupted bool
+	down        string
 
 	task    string
 	ack     chan error
@@ -140,6 +149,13 @@ type runner struct {
 	changed  bool
 	deadline time.Time
 	err      error
+
+	// down holds, by provider name, why a provider is unavailable (its
+	// plugin could not be restarted): nothing of it starts again, and the
+	// run stops once nothing is in flight, its servers resumable.
+	down map[string]string
+	// interrupts counts, per "server op", the provider failures under it.
+	interrupts map[string]int
 }
 
 // Run applies the plan until it completes, fails, pauses, is stopped, or
@@ -198,7 +214,8 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	}
 	o.Logger.Info("applying plan", "plan", short(o.PlanSHA256), "resumed", m.records > 0, "holder", o.Holder)
 	r := &runner{e: e, o: o, m: m, sha: o.PlanSHA256, cursor: cursor, own: map[int64]bool{},
-		ops: map[*node]*opRun{}, timed: map[*opRun]bool{}, msgs: make(chan msg, 256), skipsAt: 0}
+		ops: map[*node]*opRun{}, timed: map[*opRun]bool{}, msgs: make(chan msg, 256), skipsAt: 0,
+		down: map[string]string{}, interrupts: map[string]int{}}
 	resumed := m.records > 0
 	r.emit(hard, &Record{Type: recRunStarted, PlanSHA256: o.PlanSHA256, PID: os.Getpid(), By: o.Holder, Message: tookOver})
 	if !resumed {
@@ -254,7 +271,10 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 		}
 		if !r.graceful && ctx.Err() != nil {
 			r.graceful, graceful = true, nil
-			r.event(Event{Type: "apply_interrupting", Message: "interrupt: starting nothing new; operations in flight finish"})
+			r.event(Event{Type: "apply_interrupting", Message: "interrupt: starting nothing new; polls and waits are given up (resumed by the next apply); requests that change a BMC finish"})
+			for _, o := range r.ops {
+				r.abandon(o)
+			}
 		}
 		r.poll(hard)
 		r.reconcile(hard)
@@ -445,7 +465,7 @@ func (r *runner) wake(t time.Time) {
 }
 
 func (r *runner) halted() bool {
-	return r.graceful || r.m.stopRequested() || r.m.breaches > 0 || r.m.pauses > 0 || r.m.run.st.Name.Terminal()
+	return r.graceful || len(r.down) > 0 || r.m.stopRequested() || r.m.breaches > 0 || r.m.pauses > 0 || r.m.run.st.Name.Terminal()
 }
 
 // reconcile makes every decision the current state allows, until nothing
@@ -495,8 +515,11 @@ func (r *runner) skipTree(ctx context.Context, n *node) {
 			}
 		}
 	}
-	if n.kind == KindServer && r.ops[n] != nil {
-		return // skipped when its operation in flight returns
+	if n.kind == KindServer && (r.ops[n] != nil || n.sv.begun) {
+		// Its steps began: skipped once its operation in flight returned
+		// and its safety steps brought it back (skipServer).
+		r.ready = append(r.ready, n)
+		return
 	}
 	r.set(ctx, n, State{Name: Skipped, Reason: ReasonUser, Message: "skipped by the operator"})
 }
@@ -735,7 +758,9 @@ func (r *runner) stepPhase(ctx context.Context, ph *node) {
 		if i == ph.first && done {
 			ph.first++
 		}
-		pass := sc.st.Name == Skipped ||
+		// A skipped scope lets the next one start once its servers whose
+		// steps began are back (their safety steps): a rack at a time.
+		pass := (sc.st.Name == Skipped && sc.sc.running == 0) ||
 			(sc.st.Name == Completed && afterDone(sc)) ||
 			(sc.st.Name == Running && sc.wait == nil && sc.pause == nil && r.advanced(sc))
 		if !pass {
@@ -984,20 +1009,35 @@ func derive(n *node) State {
 func (r *runner) outcome() (Outcome, bool) {
 	run := r.m.run
 	cont := []string{"rackform continue"}
+	stranded := r.m.stranded(true)
 	switch {
 	case run.st.Name == Completed || run.st.Name == Skipped:
-		return Outcome{Status: OutcomeCompleted, Message: r.summary()}, true
+		counts := r.counts()
+		status := OutcomeCompleted
+		if counts.Failed > 0 || counts.SkippedAfterStart > 0 || len(stranded) > 0 {
+			status = OutcomeCompletedWithFailures
+		}
+		return Outcome{Status: status, Message: r.summary(counts, len(stranded)), Servers: &counts, Stranded: stranded}, true
 	case run.st.Name == Failed:
-		return Outcome{Status: OutcomeFailed, Reason: run.st.Reason, Message: r.why(Failed)}, true
+		return Outcome{Status: OutcomeFailed, Reason: run.st.Reason, Message: r.why(Failed), Stranded: stranded}, true
 	case r.graceful:
-		return Outcome{Status: OutcomeInterrupted, Reason: ReasonInterrupted, Message: "interrupted; operations in flight finished and were journaled",
-			Next: []string{"rackform apply PLANFILE"}}, true
+		return Outcome{Status: OutcomeInterrupted, Reason: ReasonInterrupted, Message: "interrupted; requests that change a BMC finished, polls and waits were given up, and everything is journaled",
+			Next: []string{"rackform apply PLANFILE"}, Stranded: stranded}, true
+	case len(r.down) > 0:
+		var why []string
+		for _, name := range slices.Sorted(maps.Keys(r.down)) {
+			why = append(why, r.down[name])
+		}
+		return Outcome{Status: OutcomeStopped, Reason: ReasonProviderUnavailable,
+			Message:  "provider unavailable: " + strings.Join(why, "; ") + "; the servers in flight are not failed: their steps resume from the journal",
+			Next:     []string{"rackform apply PLANFILE"},
+			Stranded: stranded}, true
 	case r.m.stopRequested():
-		return Outcome{Status: OutcomeStopped, Message: "stopped by the operator", Next: cont}, true
+		return Outcome{Status: OutcomeStopped, Message: "stopped by the operator", Next: cont, Stranded: stranded}, true
 	case r.m.breaches > 0:
-		return Outcome{Status: OutcomePaused, Reason: ReasonThreshold, Message: r.why(Paused), Next: cont}, true
+		return Outcome{Status: OutcomePaused, Reason: ReasonThreshold, Message: r.why(Paused), Next: cont, Stranded: stranded}, true
 	case r.m.pauses > 0:
-		return Outcome{Status: OutcomePaused, Reason: ReasonAfterRack, Message: r.why(Paused), Next: cont}, true
+		return Outcome{Status: OutcomePaused, Reason: ReasonAfterRack, Message: r.why(Paused), Next: cont, Stranded: stranded}, true
 	}
 	var gates []string
 	for _, n := range r.m.order {
@@ -1006,13 +1046,13 @@ func (r *runner) outcome() (Outcome, bool) {
 		}
 	}
 	if len(gates) > 0 {
-		return Outcome{Status: OutcomePaused, Reason: ReasonApproval, Message: "waiting for approval", Next: gates}, true
+		return Outcome{Status: OutcomePaused, Reason: ReasonApproval, Message: "waiting for approval", Next: gates, Stranded: stranded}, true
 	}
 	if !r.deadline.IsZero() {
 		return Outcome{}, false
 	}
 	return Outcome{Status: OutcomePaused, Reason: ReasonBlocked, Message: r.why(Pending),
-		Next: []string{"rackform status", "rackform skip ADDR"}}, true
+		Next: []string{"rackform status", "rackform skip ADDR"}, Stranded: stranded}, true
 }
 
 // why lists the deepest nodes in state s, for outcome messages.
@@ -1042,19 +1082,34 @@ func (r *runner) why(s StateName) string {
 	return strings.Join(out, "; ")
 }
 
-func (r *runner) summary() string {
-	var done, failed, skipped int
+// counts counts the servers by how they ended.
+func (r *runner) counts() ServerCounts {
+	var c ServerCounts
 	for _, sv := range r.m.servers {
 		switch sv.st.Name {
 		case Completed:
-			done++
+			c.Upgraded++
 		case Failed:
-			failed++
+			c.Failed++
 		case Skipped:
-			skipped++
+			c.Skipped++
+			if sv.sv.begun {
+				c.SkippedAfterStart++
+			}
 		}
 	}
-	return fmt.Sprintf("%d servers upgraded, %d failed, %d skipped", done, failed, skipped)
+	return c
+}
+
+func (r *runner) summary(c ServerCounts, stranded int) string {
+	s := fmt.Sprintf("%d servers upgraded, %d failed, %d skipped", c.Upgraded, c.Failed, c.Skipped)
+	if c.SkippedAfterStart > 0 {
+		s += fmt.Sprintf(" (%d after their steps began)", c.SkippedAfterStart)
+	}
+	if stranded > 0 {
+		s += fmt.Sprintf("; %d left out of service", stranded)
+	}
+	return s
 }
 
 func (r *runner) finish(ctx context.Context, out Outcome) {
@@ -1062,7 +1117,7 @@ func (r *runner) finish(ctx context.Context, out Outcome) {
 	case OutcomeInterrupted:
 		r.set(ctx, r.m.run, State{Name: Stopped, Reason: ReasonInterrupted, Message: out.Message})
 	case OutcomeStopped:
-		r.set(ctx, r.m.run, State{Name: Stopped, Message: out.Message})
+		r.set(ctx, r.m.run, State{Name: Stopped, Reason: out.Reason, Message: out.Message})
 	}
 	r.emit(ctx, &Record{Type: recRunEnded, Outcome: string(out.Status), Message: out.Message})
 	r.flush(ctx)

@@ -34,11 +34,14 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 	if sv.st.Name.Terminal() || r.ops[sv] != nil || r.graceful {
 		return
 	}
-	if sv.skip {
-		r.set(ctx, sv, State{Name: Skipped, Reason: ReasonUser, Message: "skipped by the operator"})
-		return
+	if r.down[sv.srv.Provider] != "" {
+		return // resumable: the run stops once nothing is in flight
 	}
 	s := sv.sv
+	if sv.skip {
+		r.skipServer(ctx, sv)
+		return
+	}
 	if s.inflight != "" {
 		r.resume(ctx, sv)
 		return
@@ -85,6 +88,50 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 	r.set(ctx, sv, State{Name: Completed, Message: msg})
 }
 
+// skipServer skips a server the operator skipped. One whose steps have not
+// begun is skipped at once. One whose steps began is never left powered
+// off or drained silently: the operation in flight finishes (a flash is
+// never cut short), then its safety steps run (power on, wait until
+// healthy, uncordon), and only then is it skipped, with what could not be
+// brought back reported.
+func (r *runner) skipServer(ctx context.Context, sv *node) {
+	s := sv.sv
+	if !s.begun {
+		r.set(ctx, sv, State{Name: Skipped, Reason: ReasonUser, Message: "skipped by the operator"})
+		return
+	}
+	if s.inflight != "" {
+		r.resume(ctx, sv)
+		return
+	}
+	if op := s.nextSafety(); op != "" {
+		r.start(ctx, sv, op)
+		return
+	}
+	msg := "skipped by the operator after its steps began"
+	var back, failed []string
+	for _, a := range []string{safetyPowerOn, safetyWaitReady, safetyUncordon} {
+		st := s.steps[safetyOp(a)]
+		switch {
+		case st == nil:
+		case st.State == Completed:
+			back = append(back, map[string]string{safetyPowerOn: "powered on", safetyWaitReady: "healthy", safetyUncordon: "uncordoned"}[a])
+		case st.State == Failed:
+			failed = append(failed, a+" failed: "+st.Message)
+		}
+	}
+	if len(back) > 0 {
+		msg += "; brought back: " + strings.Join(back, ", ")
+	}
+	if len(failed) > 0 {
+		msg += "; " + strings.Join(failed, "; ")
+	}
+	if s.off || s.drained || len(s.staged) > 0 {
+		msg += "; left " + (Stranded{PoweredOff: s.off, Drained: s.drained, Staged: s.staged}).What()
+	}
+	r.set(ctx, sv, State{Name: Skipped, Reason: ReasonUser, Message: msg})
+}
+
 // start journals step_started and launches the op: the record is durable
 // before the provider or hook is called.
 func (r *runner) start(ctx context.Context, sv *node, op string) {
@@ -115,6 +162,18 @@ func (r *runner) opFor(sv *node, op string) *opRun {
 	case strings.HasSuffix(op, ":reboot"):
 		o.pstep = providers.Step{Kind: providers.StepReset}
 		return o
+	case op == safetyOp(safetyPowerOn):
+		o.pstep = providers.Step{Kind: providers.StepPowerOn}
+		return o
+	case op == safetyOp(safetyWaitReady):
+		// On and healthy; no version is expected of a skipped server.
+		o.pstep = providers.Step{Kind: providers.StepWaitReady, Timeout: firstDuration(set.VerifyTimeout)}
+		return o
+	case op == safetyOp(safetyUncordon):
+		o.kind = opHook
+		o.hook = Hook{Name: string(plan.StepUncordon), Argv: set.UncordonHook, Env: hookEnv(sv),
+			Timeout: firstDuration(set.HookTimeout, plan.Duration(defaultHookTimeout))}
+		return o
 	}
 	if st == nil {
 		o.pstep = providers.Step{Kind: providers.StepReset}
@@ -122,13 +181,7 @@ func (r *runner) opFor(sv *node, op string) *opRun {
 	}
 	if st.IsHook() {
 		o.kind = opHook
-		h := Hook{Name: string(st.Kind), Env: []string{
-			"RACKFORM_SERVER=" + sv.srv.Name,
-			"RACKFORM_NODE=" + nodeName(sv.srv),
-			"RACKFORM_RACK=" + sv.srv.Rack,
-			"RACKFORM_CLUSTER=" + sv.srv.Cluster,
-			"RACKFORM_ADDRESS=" + sv.srv.Address,
-		}}
+		h := Hook{Name: string(st.Kind), Env: hookEnv(sv)}
 		if st.Kind == plan.StepDrain {
 			h.Argv = set.DrainHook
 			h.Timeout = firstDuration(st.Timeout, set.DrainTimeout, plan.Duration(defaultDrainTimeout))
@@ -205,18 +258,56 @@ func (r *runner) begin(ctx context.Context, o *opRun) {
 	}
 	opCtx, cancel := context.WithCancel(ctx)
 	o.cancel = cancel
+	if r.graceful && r.abandonable(o) {
+		// Interrupted before it began: never begin it.
+		o.abandoned = true
+		cancel()
+	}
 	r.workers.Add(1)
 	go func() {
 		defer r.workers.Done()
-		if opCtx.Err() != nil {
-			return // stopped at once before the call began
+		m := msg{o: o, err: opCtx.Err()}
+		if m.err == nil {
+			m = r.work(opCtx, o)
 		}
-		m := r.work(opCtx, o)
 		select {
 		case r.msgs <- m:
 		case <-ctx.Done():
 		}
 	}()
+}
+
+// abandonable reports whether an op may be given up at the first interrupt
+// and resumed by the next apply from the journal: pure reads and polls
+// (observe, verify, task polls, wait_ready), hooks and the power steps,
+// which are run again on resume and do no harm twice, and an update or
+// reset whose BMC task is journaled (the request that changed the BMC has
+// returned; what is left is polling the task). An update or reset before
+// its task is journaled, and a reimage (media, boot override and reset:
+// several changes), are waited for.
+func (r *runner) abandonable(o *opRun) bool {
+	switch o.kind {
+	case opObserve, opVerify, opPoll, opHook:
+		return true
+	}
+	switch o.pstep.Kind {
+	case providers.StepWaitReady, providers.StepShutdown, providers.StepPowerOn:
+		return true
+	case providers.StepUpdate, providers.StepReset:
+		return o.taskRecorded
+	}
+	return false
+}
+
+// abandon gives up an abandonable op in flight at the first interrupt.
+func (r *runner) abandon(o *opRun) {
+	if o.abandoned || !r.abandonable(o) {
+		return
+	}
+	o.abandoned = true
+	if o.cancel != nil {
+		o.cancel()
+	}
 }
 
 func (r *runner) target(sv *node) providers.Target {
@@ -231,6 +322,9 @@ func (r *runner) work(ctx context.Context, o *opRun) msg {
 	switch o.kind {
 	case opObserve, opVerify:
 		obs, err := observe(ctx, prov, r.target(sv))
+		if errors.As(err, new(*providerError)) {
+			return r.providerFault(ctx, prov, o, err)
+		}
 		m := msg{o: o, done: err == nil, err: err, obs: obs}
 		if o.kind == opVerify && err == nil {
 			m.verified = hasVersion(o.step, obs)
@@ -258,12 +352,37 @@ func (r *runner) work(ctx context.Context, o *opRun) msg {
 		}
 		return nil
 	})
+	if diags.Unavailable() {
+		return r.providerFault(ctx, prov, o, diags.Err())
+	}
 	if err := diags.Err(); err != nil {
 		return msg{o: o, err: err}
 	}
 	m := msg{o: o, done: true}
 	if res != nil {
 		m.message = res.Message
+	}
+	return m
+}
+
+// providerError is a call that failed because of the provider (its plugin
+// exited), not the server.
+type providerError struct{ err error }
+
+func (e *providerError) Error() string { return e.err.Error() }
+func (e *providerError) Unwrap() error { return e.err }
+
+// providerFault reports an op the provider failed under: interrupted, not
+// failed. A provider that then cannot even describe itself is down (its
+// plugin could not be restarted): the run stops with its servers
+// resumable.
+func (r *runner) providerFault(ctx context.Context, prov providers.Provider, o *opRun, err error) msg {
+	m := msg{o: o, err: err, interrupted: true}
+	if ctx.Err() != nil {
+		return m
+	}
+	if _, d := prov.Describe(ctx); d.Unavailable() {
+		m.down = d.Err().Error()
 	}
 	return m
 }
@@ -302,6 +421,14 @@ func (r *runner) progress(ctx context.Context, m msg) {
 func (r *runner) recordTask(ctx context.Context, m msg) error {
 	r.emit(ctx, &Record{Type: recTaskURI, Server: m.o.sv.id, Op: m.o.op, TaskURI: m.task})
 	r.flush(ctx)
+	if r.err == nil {
+		m.o.taskRecorded = true
+		if r.graceful {
+			// The BMC took the request; polling its task is left to the
+			// next apply.
+			r.abandon(m.o)
+		}
+	}
 	return r.err
 }
 
@@ -320,6 +447,13 @@ func observe(ctx context.Context, p providers.Provider, t providers.Target) (*pr
 		got = o
 		return nil
 	})
+	if diags.Unavailable() || (got != nil && got.Diagnostics.Unavailable()) {
+		d := diags
+		if !d.Unavailable() {
+			d = got.Diagnostics
+		}
+		return nil, &providerError{err: d.Err()}
+	}
 	if got == nil {
 		if err := diags.Err(); err != nil {
 			return nil, err
@@ -334,6 +468,9 @@ func observe(ctx context.Context, p providers.Provider, t providers.Target) (*pr
 func (r *runner) pollTask(ctx context.Context, prov providers.Provider, o *opRun) msg {
 	for {
 		ts, diags := prov.Task(ctx, &providers.TaskRequest{Target: r.target(o.sv), TaskURI: o.uri})
+		if diags.Unavailable() {
+			return r.providerFault(ctx, prov, o, fmt.Errorf("polling task %s: %w", o.uri, diags.Err()))
+		}
 		if err := diags.Err(); err != nil {
 			return msg{o: o, err: fmt.Errorf("polling task %s: %w", o.uri, err)}
 		}
@@ -346,6 +483,9 @@ func (r *runner) pollTask(ctx context.Context, prov providers.Provider, o *opRun
 					return msg{o: o, done: true, message: "task " + o.uri + " is gone; the step is idempotent"}
 				}
 				obs, err := observe(ctx, prov, r.target(o.sv))
+				if errors.As(err, new(*providerError)) {
+					return r.providerFault(ctx, prov, o, err)
+				}
 				if err != nil {
 					return msg{o: o, err: err}
 				}
@@ -391,6 +531,10 @@ func (r *runner) handle(ctx context.Context, m msg) {
 	}
 	sv := o.sv
 	defer func() { r.ready = append(r.ready, sv) }()
+	if m.interrupted || (o.abandoned && !m.done) {
+		r.interrupted(sv, o, m)
+		return
+	}
 	switch o.kind {
 	case opObserve:
 		r.preflight(ctx, sv, m)
@@ -401,6 +545,9 @@ func (r *runner) handle(ctx context.Context, m msg) {
 			r.emit(ctx, &Record{Type: recStepFailed, Server: sv.id, Op: o.op, Error: "verifying after a restart: " + m.err.Error()})
 		case m.verified:
 			r.emit(ctx, &Record{Type: recStepDone, Server: sv.id, Op: o.op, Message: "verified after a restart: " + o.step.Component + " is at " + o.step.Version})
+		case sv.skip:
+			// Skipped meanwhile: not run again; its safety steps follow.
+			r.emit(ctx, &Record{Type: recStepFailed, Server: sv.id, Op: o.op, Error: "not run again: the server was skipped"})
 		default:
 			r.start(ctx, sv, o.op)
 		}
@@ -421,6 +568,44 @@ func (r *runner) handle(ctx context.Context, m msg) {
 		return
 	}
 	r.emit(ctx, &Record{Type: recStepDone, Server: sv.id, Op: o.op, Message: m.message})
+}
+
+// maxInterrupts bounds how often the provider may fail under one op in one
+// Run before the run stops as provider_unavailable: a plugin that crashes
+// on a step every time it is restarted must not loop forever.
+const maxInterrupts = 5
+
+// interrupted handles an op that ended without an outcome: abandoned at an
+// interrupt, or cut short by its provider's plugin dying. Nothing is
+// journaled: the op stays in flight in the journal, and it is resumed from
+// there (task polled, accepted update found, idempotent step run again),
+// by this Run once the provider is back or by the next apply.
+func (r *runner) interrupted(sv *node, o *opRun, m msg) {
+	name := sv.srv.Provider
+	why := "abandoned at the interrupt; the next apply resumes it from the journal"
+	if m.interrupted {
+		why = fmt.Sprintf("provider %q failed during the step (%v); resuming it from the journal", name, m.err)
+		key := sv.id + " " + o.op
+		r.interrupts[key]++
+		if n := r.interrupts[key]; n >= maxInterrupts && r.down[name] == "" {
+			r.down[name] = fmt.Sprintf("provider %q failed %d times during %s of %s", name, n, opLabelOrObserve(o), sv.id)
+		}
+		if m.down != "" && r.down[name] == "" {
+			r.down[name] = fmt.Sprintf("provider %q is unavailable: %s", name, m.down)
+		}
+	}
+	e := Event{Type: "step_interrupted", Server: sv.id, Op: o.op, Message: why}
+	if o.op != "" {
+		e.StepKind = opLabel(o)
+	}
+	r.event(e)
+}
+
+func opLabelOrObserve(o *opRun) string {
+	if o.op == "" {
+		return "the pre-flight observation"
+	}
+	return o.op + " (" + opLabel(o) + ")"
 }
 
 // preflight checks a server before its first step: unreachable, already at

@@ -156,7 +156,9 @@ func TestResumeAfterHardStopAtRandomPoints(t *testing.T) {
 func TestGracefulInterruptFinishesInFlightThenResumes(t *testing.T) {
 	h := newHarness(t)
 	h.async = true
-	h.plan = executortest.Single(h.prov, map[string]Script{rackServer("r01", 1): {HangApply: 2}}, S{Name: "r01", Servers: 2, MaxUnavailable: 1})
+	// The reimage (3rd Apply) changes the BMC in several requests: it is
+	// waited for. (Polls and waits are given up: TestGracefulInterruptAbandonsPolls.)
+	h.plan = executortest.Single(h.prov, map[string]Script{rackServer("r01", 1): {HangApply: 3}}, S{Name: "r01", Servers: 2, MaxUnavailable: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan executor.Outcome)
 	go func() {
@@ -166,16 +168,13 @@ func TestGracefulInterruptFinishesInFlightThenResumes(t *testing.T) {
 		}
 		done <- out
 	}()
-	<-h.prov.Hanging(rackServer("r01", 1)) // in the update (2nd Apply)
+	<-h.prov.Hanging(rackServer("r01", 1)) // in the reimage
 	cancel()
 	h.prov.Release(rackServer("r01", 1))
 	out := <-done
 	wantOutcome(t, out, executor.OutcomeInterrupted, executor.ReasonInterrupted)
-	if out.ExitCode() != 130 {
-		t.Errorf("exit code %d", out.ExitCode())
-	}
 	n := h.node(rackServer("r01", 1))
-	if n.State.Name != executor.Running || n.Steps[2].State != executor.Completed || n.Steps[3].State != executor.NotStarted {
+	if n.State.Name != executor.Running || n.Steps[3].State != executor.Completed || n.Steps[4].State != executor.NotStarted {
 		t.Errorf("after interrupt: %s, steps %+v", n.State, n.Steps)
 	}
 	if got := h.state("run"); got != "stopped(interrupted)" {

@@ -384,7 +384,7 @@ func TestRule13AdvanceAtThresholdWhileStragglersContinue(t *testing.T) {
 	<-h.prov.Hanging(rackServer("r02", 1))
 	h.prov.Release(rackServer("r01", 3))
 	h.prov.Release(rackServer("r02", 1))
-	wantOutcome(t, <-done, executor.OutcomeCompleted, "")
+	wantOutcome(t, <-done, executor.OutcomeCompletedWithFailures, "")
 	wantStates(t, h, map[string]string{rackID("r01"): "completed", rackServer("r01", 3): "failed(step)", rackID("r02"): "completed"})
 	if c := h.node(rackID("r01")).Counts; c.Failed != 1 || c.Succeeded != 2 {
 		t.Errorf("counts %+v", c)
@@ -396,7 +396,7 @@ func TestRule14TerminalWithoutBreachIsCompletedWithFailures(t *testing.T) {
 	h.plan = executortest.Single(h.prov, map[string]Script{rackServer("r01", 4): {FailKind: providers.StepReimage}},
 		S{Name: "r01", Servers: 4, Threshold: plan.Threshold{Type: "percent", Value: 75}})
 	out := h.run()
-	wantOutcome(t, out, executor.OutcomeCompleted, "")
+	wantOutcome(t, out, executor.OutcomeCompletedWithFailures, "")
 	n := h.node(rackID("r01"))
 	if n.State.Name != executor.Completed || !strings.Contains(n.Message, "1 failed: "+rackServer("r01", 4)) {
 		t.Errorf("rack = %s %q", n.State, n.Message)
@@ -467,7 +467,7 @@ func TestRule15ContinueAfterSkipResumes(t *testing.T) {
 	if err := h.exec().Continue(ctx); err != nil {
 		t.Fatal(err)
 	}
-	wantOutcome(t, h.run(), executor.OutcomeCompleted, "")
+	wantOutcome(t, h.run(), executor.OutcomeCompletedWithFailures, "")
 	wantStates(t, h, map[string]string{rackID("r01"): "skipped(user)", rackID("r02"): "completed"})
 }
 
@@ -513,9 +513,6 @@ func TestRule17PauseAfterEveryRackButTheLast(t *testing.T) {
 		wantOutcome(t, out, executor.OutcomePaused, executor.ReasonAfterRack)
 		if diff := cmp.Diff([]string{"rackform continue"}, out.Next); diff != "" {
 			t.Error(diff)
-		}
-		if out.ExitCode() != 3 {
-			t.Errorf("exit code %d", out.ExitCode())
 		}
 		if got := h.state("run"); got != "paused(after_rack)" {
 			t.Errorf("run is %s", got)
@@ -696,7 +693,7 @@ func TestRule21DrainHookFailureFailsTheServerUntouched(t *testing.T) {
 	h := newHarness(t)
 	h.hooks.Fail[rackServer("r01", 1)+"/drain"] = true
 	h.plan = executortest.Single(h.prov, nil, S{Name: "r01", Servers: 2, Threshold: plan.Threshold{Type: "count", Value: 1}})
-	wantOutcome(t, h.run(), executor.OutcomeCompleted, "")
+	wantOutcome(t, h.run(), executor.OutcomeCompletedWithFailures, "")
 	wantStates(t, h, map[string]string{rackServer("r01", 1): "failed(step)"})
 	if n := h.prov.Count(rackServer("r01", 1), ""); n != 0 {
 		t.Errorf("server with a failed drain got %d provider calls", n)
@@ -717,9 +714,6 @@ func TestRule22StopLetsWorkInFlightFinish(t *testing.T) {
 	h.prov.Release(rackServer("r01", 1))
 	out := <-done
 	wantOutcome(t, out, executor.OutcomeStopped, "")
-	if out.ExitCode() != 3 {
-		t.Errorf("exit code %d", out.ExitCode())
-	}
 	wantStates(t, h, map[string]string{"run": "stopped", rackServer("r01", 1): "completed", rackServer("r01", 2): "not_started"})
 	var re *executor.RefusedError
 	if err := h.exec().Stop(context.Background()); !errors.As(err, &re) {
@@ -777,10 +771,26 @@ func TestRule23Skip(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.prov.Release(rackServer("r01", 1))
-		wantOutcome(t, <-done, executor.OutcomeCompleted, "")
+		// Skipped after its steps began: not a clean finish.
+		out := <-done
+		wantOutcome(t, out, executor.OutcomeCompletedWithFailures, "")
 		wantStates(t, h, map[string]string{rackServer("r01", 1): "skipped(user)"})
-		if n := h.prov.Count(rackServer("r01", 1), ""); n != 1 {
-			t.Errorf("skipped server got %d provider calls, want 1 (the one in flight)", n)
+		// The shutdown in flight finished; then its safety steps brought it
+		// back: powered on, healthy, uncordoned. Nothing else ran.
+		var kinds []providers.StepKind
+		for _, c := range h.prov.Calls() {
+			if c.Server == rackServer("r01", 1) {
+				kinds = append(kinds, c.Kind)
+			}
+		}
+		if diff := cmp.Diff([]providers.StepKind{providers.StepShutdown, providers.StepPowerOn, providers.StepWaitReady}, kinds); diff != "" {
+			t.Errorf("provider calls of the skipped server (-want +got):\n%s", diff)
+		}
+		if got := h.node(rackServer("r01", 1)).State.Message; got != "skipped by the operator after its steps began; brought back: powered on, healthy, uncordoned" {
+			t.Errorf("message %q", got)
+		}
+		if len(out.Stranded) != 0 || out.Servers == nil || out.Servers.SkippedAfterStart != 1 {
+			t.Errorf("stranded %v, counts %+v", out.Stranded, out.Servers)
 		}
 	})
 }
@@ -895,7 +905,7 @@ func TestRule12StageOnBreachPauseThenSkipStage(t *testing.T) {
 	if err := h.exec().Skip(ctx, "stage.canary"); err != nil {
 		t.Fatal(err)
 	}
-	wantOutcome(t, h.run(), executor.OutcomeCompleted, "")
+	wantOutcome(t, h.run(), executor.OutcomeCompletedWithFailures, "")
 	wantStates(t, h, map[string]string{"stage.canary": "skipped(user)", "c2/r01/r01-s01": "completed"})
 }
 
@@ -923,7 +933,7 @@ func TestRule05ManagementBatchesEachNeedTheirThreshold(t *testing.T) {
 		h.plan = executortest.Single(h.prov, map[string]Script{"c1/a1/a1-s01": {FailKind: providers.StepUpdate}},
 			S{Phase: plan.PhaseManagement, Kind: "batch", Name: "a1", Servers: 2, Threshold: half},
 			S{Phase: plan.PhaseManagement, Kind: "batch", Name: "a2", Servers: 2, Threshold: half})
-		wantOutcome(t, h.run(), executor.OutcomeCompleted, "")
+		wantOutcome(t, h.run(), executor.OutcomeCompletedWithFailures, "")
 		wantStates(t, h, map[string]string{"cluster.c1.management.batch.a1": "completed", "cluster.c1.management.batch.a2": "completed"})
 	})
 	t.Run("a batch below its threshold stops the next", func(t *testing.T) {

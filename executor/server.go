@@ -50,7 +50,33 @@ type serverRun struct {
 
 	ops   []string // ops in the order first started, for Status
 	steps map[string]*StepStatus
+
+	// What the server's steps so far left it as: skipping a server whose
+	// steps began first brings it back (safety steps), and a run reports
+	// every server left out of service.
+	begun bool // a step (the drain hook included) was started
+	off   bool // shut down, and not powered on, reset or reimaged since
+	// booting: powered on, reset or reimaged, and no wait_ready since.
+	booting bool
+	// drained: the drain hook started and the uncordon hook (configured:
+	// hasUncordon) has not completed since.
+	drained     bool
+	hasUncordon bool
+	// staged lists "component version" of updates that become active at
+	// the next boot (apply time other than Immediate).
+	staged []string
 }
+
+// Safety actions, run in this order when a server whose steps began is
+// skipped (ops "safety:<action>"): power it on if it was shut down, wait
+// until it is on and healthy (no version expected), uncordon it.
+const (
+	safetyPowerOn   = "power_on"
+	safetyWaitReady = "wait_ready"
+	safetyUncordon  = "uncordon"
+)
+
+func safetyOp(action string) string { return "safety:" + action }
 
 // StepStatus is one operation on a server, for Status.
 type StepStatus struct {
@@ -88,6 +114,7 @@ func newServerRun(p *plan.Server, set plan.Settings) *serverRun {
 		s.ops = append(s.ops, stepOp(st.Index))
 	}
 	s.actions = remediation(set, p.Role, hasReimage)
+	s.hasUncordon = len(set.UncordonHook) > 0
 	return s
 }
 
@@ -126,6 +153,10 @@ func parseOp(op string) (kind string, n int, action string) {
 			n, _ = strconv.Atoi(parts[1])
 			return "remedy", n, parts[2]
 		}
+	case "safety":
+		if len(parts) == 2 {
+			return "safety", 0, parts[1]
+		}
 	}
 	return parts[0], 0, ""
 }
@@ -136,7 +167,7 @@ func (s *serverRun) status(op string) *StepStatus {
 		st = &StepStatus{Op: op, State: NotStarted}
 		kind, _, action := parseOp(op)
 		switch {
-		case kind == "remedy":
+		case kind == "remedy", kind == "safety":
 			st.Kind = action
 		case op == opPowerOff:
 			st.Kind = "power_off"
@@ -160,6 +191,10 @@ func (s *serverRun) apply(r *Record) error {
 		if s.inflight != r.Op || s.inflightSince.IsZero() {
 			s.inflightSince = r.Time
 		}
+		s.begun = true
+		if st.Kind == string(plan.StepDrain) && s.hasUncordon {
+			s.drained = true
+		}
 		s.inflight, s.taskURI = r.Op, ""
 		if kind, k, action := parseOp(r.Op); kind == "remedy" && action != "wait_ready" {
 			s.remActive, s.rem, s.remWait = true, k, false
@@ -177,6 +212,7 @@ func (s *serverRun) apply(r *Record) error {
 	kind, n, action := parseOp(r.Op)
 	if r.Type == recStepDone {
 		st.State, st.Message = Completed, r.Message
+		s.exposure(r.Op, st.Kind)
 		switch {
 		case kind == "step":
 			if i, ok := s.pos[n]; ok {
@@ -226,6 +262,52 @@ func stepLabel(st plan.Step) string {
 		return string(st.Kind) + " " + st.Component
 	}
 	return string(st.Kind)
+}
+
+// exposure updates what a completed op leaves the server as: off,
+// booting, drained, with images staged.
+func (s *serverRun) exposure(op, kind string) {
+	switch kind {
+	case string(plan.StepShutdown), "power_off":
+		s.off, s.booting = true, false
+	case string(plan.StepPowerOn), string(plan.StepReset), "reboot", string(plan.StepReimage):
+		// A boot: the host comes up and applies what was staged.
+		s.off, s.booting, s.staged = false, true, nil
+	case string(plan.StepWaitReady):
+		s.off, s.booting, s.staged = false, false, nil
+	case string(plan.StepUncordon):
+		s.drained = false
+	case string(plan.StepUpdate):
+		if st := s.stepFor(op); st != nil && st.ApplyTime != "" && st.ApplyTime != "Immediate" {
+			s.staged = append(s.staged, st.Component+" "+st.Version)
+		}
+	}
+}
+
+// nextSafety is the next safety op of a skipped server whose steps began,
+// or "" when it is back (or nothing more can be done for it).
+func (s *serverRun) nextSafety() string {
+	tried := func(a string) bool {
+		st := s.steps[safetyOp(a)]
+		return st != nil && (st.State == Completed || st.State == Failed)
+	}
+	failed := func(a string) bool {
+		st := s.steps[safetyOp(a)]
+		return st != nil && st.State == Failed
+	}
+	switch {
+	case s.off && !tried(safetyPowerOn):
+		return safetyOp(safetyPowerOn)
+	case failed(safetyPowerOn):
+		return "" // still off: reported as left out of service
+	case s.booting && !tried(safetyWaitReady):
+		return safetyOp(safetyWaitReady)
+	case failed(safetyWaitReady):
+		return "" // not healthy: never uncordoned
+	case s.drained && !tried(safetyUncordon):
+		return safetyOp(safetyUncordon)
+	}
+	return ""
 }
 
 // stepFor returns the plan step an op runs (nil for power_off).

@@ -12,7 +12,11 @@ type Status struct {
 	StopRequested bool `json:"stop_requested,omitempty"`
 	// Next are the commands that move a paused, stopped or gated run on.
 	Next []string `json:"next,omitempty"`
-	Run  *Node    `json:"run"`
+	// Stranded lists the servers left powered off, drained or with a
+	// staged image, with what brings each back (servers in flight only
+	// when no apply is driving the run).
+	Stranded []Stranded `json:"stranded,omitempty"`
+	Run      *Node      `json:"run"`
 }
 
 // Node is one node of the state tree.
@@ -32,7 +36,9 @@ func (e *Executor) Status(ctx context.Context) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &Status{V: JournalVersion, PlanSHA256: e.o.PlanSHA256, StopRequested: m.stopRequested(), Run: snapshot(m.run)}
+	active := m.run.st.Name == Running || m.run.st.Name == Stopping
+	st := &Status{V: JournalVersion, PlanSHA256: e.o.PlanSHA256, StopRequested: m.stopRequested(), Run: snapshot(m.run),
+		Stranded: m.stranded(!active)}
 	cont := m.stopRequested() || m.run.st.Name == Stopped
 	for _, n := range m.order {
 		switch {

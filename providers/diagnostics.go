@@ -75,3 +75,28 @@ func (d Diagnostic) String() string {
 	}
 	return b.String()
 }
+
+// SummaryUnavailable marks a diagnostic that says the provider itself
+// could not complete a call: its plugin process exited (or could not be
+// restarted), not that the server or its BMC failed. Whether the call took
+// effect on the BMC is unknown, so the caller treats the step as
+// interrupted, never as failed, and resumes it from its journal as after
+// a crash of its own (poll a recorded task, find an accepted update,
+// re-run an idempotent step).
+const SummaryUnavailable = "Provider unavailable"
+
+// Unavailable returns the error diagnostic SummaryUnavailable marks.
+func Unavailable(server, detail string) Diagnostics {
+	return Errorf(server, SummaryUnavailable, detail)
+}
+
+// Unavailable reports whether d holds a SummaryUnavailable error: the
+// call failed because of the provider, not the server.
+func (d Diagnostics) Unavailable() bool {
+	for _, x := range d {
+		if x.Severity == Error && x.Summary == SummaryUnavailable {
+			return true
+		}
+	}
+	return false
+}

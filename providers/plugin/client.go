@@ -37,7 +37,13 @@ func (c *GRPCClient) transportDiags(ctx context.Context, op, server string, err 
 	}
 	detail := fmt.Sprintf("%s on provider %q failed: %s (%s).", op, c.Name, st.Message(), st.Code())
 	if c.processExited() {
+		// The plugin is gone: a fault of the provider, not of the server.
 		detail += " The plugin process has exited; its last log lines say why."
+		return providers.Unavailable(server, detail)
+	}
+	if st.Code() == codes.Unavailable {
+		// The connection to the plugin broke: the call's fate is unknown.
+		return providers.Unavailable(server, detail)
 	}
 	return providers.Errorf(server, fmt.Sprintf("Provider %q failed", c.Name), detail)
 }
@@ -46,6 +52,7 @@ func (c *GRPCClient) brokenStream(op, server string) providers.Diagnostics {
 	detail := fmt.Sprintf("The %s stream of provider %q ended before the provider finished.", op, c.Name)
 	if c.processExited() {
 		detail += " The plugin process has exited; its last log lines say why."
+		return providers.Unavailable(server, detail)
 	}
 	return providers.Errorf(server, fmt.Sprintf("Provider %q failed", c.Name), detail)
 }
@@ -110,11 +117,12 @@ func (c *GRPCClient) Observe(ctx context.Context, req *providers.ObserveRequest,
 				continue
 			}
 			seen[t.Name] = true
-			o := &providers.Observation{
-				Server: t.Name,
-				Diagnostics: providers.Errorf(t.Name, "Not observed",
-					fmt.Sprintf("Provider %q failed before it reported this server.", c.Name)),
+			detail := fmt.Sprintf("Provider %q failed before it reported this server.", c.Name)
+			od := providers.Errorf(t.Name, "Not observed", detail)
+			if d.Unavailable() {
+				od = providers.Unavailable(t.Name, detail)
 			}
+			o := &providers.Observation{Server: t.Name, Diagnostics: od}
 			if err := fn(o); err != nil {
 				return append(diags, callbackDiags("Observe", c.Name, "", err)...)
 			}

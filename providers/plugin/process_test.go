@@ -219,8 +219,15 @@ func TestProcessCrash(t *testing.T) {
 		got[o.Server] = o
 		return nil
 	})
-	if !diags.HasErrors() || diags[0].Summary != `Provider "fake" failed` {
-		t.Errorf("diagnostics = %v, want a failure of provider fake", diags)
+	// The plugin died: the provider is unavailable, which callers tell
+	// apart from a server's failure.
+	if !diags.Unavailable() || !strings.Contains(diags[0].Detail, `Observe on provider "fake" failed`) {
+		t.Errorf("diagnostics = %v, want provider fake unavailable", diags)
+	}
+	for name, o := range got {
+		if !o.Diagnostics.Unavailable() {
+			t.Errorf("%s: %v, want provider unavailable", name, o.Diagnostics)
+		}
 	}
 	if len(got) != len(targets) {
 		t.Errorf("got %d observations, want one per target (%d): %v", len(got), len(targets), got)
@@ -230,7 +237,7 @@ func TestProcessCrash(t *testing.T) {
 	}
 	// The process is gone: later calls fail with a diagnostic, not a hang.
 	_, diags = c.Task(ctx, &providers.TaskRequest{Target: targets[0], TaskURI: "/t/1"})
-	if !diags.HasErrors() || diags[0].Server != "a" || !strings.Contains(diags[0].Detail, "plugin process has exited") {
+	if !diags.Unavailable() || diags[0].Server != "a" || !strings.Contains(diags[0].Detail, "plugin process has exited") {
 		t.Errorf("Task after the crash: %v, want a failure naming server a and the exited process", diags)
 	}
 }

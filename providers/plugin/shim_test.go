@@ -535,11 +535,13 @@ func TestTransportFailure(t *testing.T) {
 		})
 		return nil
 	})
-	if !diags.HasErrors() || diags[0].Summary != `Provider "test" failed` || !strings.Contains(diags[0].Detail, `Observe on provider "test" failed`) {
-		t.Errorf("diagnostics = %v, want a failure naming provider test", diags)
+	// The connection broke (gRPC Unavailable): the provider, not the
+	// servers, failed.
+	if !diags.Unavailable() || !strings.Contains(diags[0].Detail, `Observe on provider "test" failed`) {
+		t.Errorf("diagnostics = %v, want provider test unavailable", diags)
 	}
 	notObserved := func(name string) *providers.Observation {
-		return &providers.Observation{Server: name, Diagnostics: providers.Errorf(name, "Not observed", `Provider "test" failed before it reported this server.`)}
+		return &providers.Observation{Server: name, Diagnostics: providers.Unavailable(name, `Provider "test" failed before it reported this server.`)}
 	}
 	want := []*providers.Observation{{Server: "a", Reachable: true}, notObserved("b"), notObserved("c")}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -549,7 +551,7 @@ func TestTransportFailure(t *testing.T) {
 	<-stopped
 	// Once the plugin is gone, unary calls name the provider and the server.
 	_, diags = c.Task(t.Context(), &providers.TaskRequest{Target: providers.Target{Name: "r01-c01"}, TaskURI: "/t/1"})
-	if !diags.HasErrors() || diags[0].Server != "r01-c01" || diags[0].Summary != `Provider "test" failed` {
+	if !diags.Unavailable() || diags[0].Server != "r01-c01" || !strings.Contains(diags[0].Detail, `Task on provider "test" failed`) {
 		t.Errorf("Task after the plugin stopped: diagnostics %v, want a failure naming provider test and server r01-c01", diags)
 	}
 }

@@ -88,13 +88,28 @@ Sensitive variables are not stored in a plan: supply them again with -var,
 -var-file or RACKFORM_VAR_name, and set the environment variables the
 configuration reads with env().
 
-The first SIGINT or SIGTERM starts nothing new, lets running BMC operations
-finish and exits 130; a second one exits at once (the journal stays
-consistent and the next apply resumes).
+A provider plugin that dies is restarted (a few times, with backoff) and
+the steps it had in flight resume from the journal as after a crash of
+apply: a BMC task is polled, an accepted update is found, never flashed
+again. A plugin that cannot be restarted stops the run ("stopped: provider
+unavailable", exit 3) with its servers resumable, not failed.
 
-Exit status: 0 completed, 1 failed or refused, 3 paused (after a rack, at an
-approval gate, on a breached threshold) or stopped, 130 interrupted. A pause
-prints the exact command that continues the run.`
+The first SIGINT or SIGTERM starts nothing new, gives up at once what only
+reads or waits (polling a BMC task, waiting for a server to be ready,
+shutdown and power-on waits, hooks: all journaled and resumed by the next
+apply), lets requests that change a BMC finish (an update or reset until
+the BMC returns its task, a reimage), and exits 130; a second one exits at
+once (the journal stays consistent and the next apply resumes).
+
+Exit status: 0 every planned server reached its target or was skipped
+before its steps began; 4 the run completed but some servers failed, were
+skipped after their steps began, or were left powered off, drained or with
+a staged image (they are listed, each with the command that brings it
+back); 1 error, refused, or the run failed (a threshold with on_breach =
+"fail"); 2 bad arguments, or outside a terminal a plan nothing vouches for;
+3 paused (after a rack, at an approval gate, on a breached threshold) or
+stopped (by rackform stop, or a provider that could not be restarted); 130
+interrupted. A pause prints the exact command that continues the run.`
 }
 
 func (c *applyCommand) Flags() *flag.FlagSet {
@@ -380,7 +395,7 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 			case <-sigc:
 				n++
 				if n == 1 {
-					(*note.Load())("Interrupt received: starting nothing new, letting running BMC operations finish. Interrupt again to exit at once (the journal stays consistent).")
+					(*note.Load())("Interrupt received: starting nothing new, giving up polls and waits (the next apply resumes them), letting requests that change a BMC finish. Interrupt again to exit at once (the journal stays consistent).")
 					cancelGraceful()
 				} else {
 					cancelHard()
@@ -414,6 +429,16 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 			}
 		}
 	}
+	// A plugin that dies is restarted from the binary the plan pinned, and
+	// configured as above; see supervised.
+	running.supervise(start, func(name string) string {
+		for _, pp := range p.Providers {
+			if pp.Name == name {
+				return pp.SHA256
+			}
+		}
+		return ""
+	}, func(s string) { (*note.Load())(s) })
 	provs := map[string]providers.Provider{}
 	targets := providerTargets(cfg)
 	for name, pr := range running.byName {
@@ -487,7 +512,7 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 	if hard.Err() != nil && out.Status == executor.OutcomeInterrupted {
 		return ExitInterrupted
 	}
-	return out.ExitCode()
+	return runExitCode(out)
 }
 
 func pollOr(d, def time.Duration) time.Duration {
@@ -765,26 +790,38 @@ func staleLockHint(m *Meta, h *executor.LockInfo) {
 	}
 }
 
-// nextCommand rewrites a command printed to go on: the state directory is
-// added when it is not the default, and PLANFILE becomes the plan file
-// apply was given (or continue, which needs none).
+// nextCommand rewrites a command printed to go on: PLANFILE becomes the
+// plan file apply was given (for continue and approve, which have none,
+// "rackform apply PLANFILE" becomes "rackform continue"), and the state
+// directory is added to every rackform apply, continue and approve in it
+// when it is not the default.
 func nextCommand(stateDir, planPath string) func(string) string {
 	return func(cmd string) string {
-		if strings.Contains(cmd, "PLANFILE") {
-			if planPath != "" {
-				cmd = strings.ReplaceAll(cmd, "PLANFILE", planPath)
-			} else {
-				cmd = "rackform continue"
-			}
+		if planPath != "" {
+			cmd = strings.ReplaceAll(cmd, "PLANFILE", planPath)
+		} else {
+			cmd = strings.ReplaceAll(cmd, "rackform apply PLANFILE", "rackform continue")
 		}
 		if stateDir == "" || filepath.Clean(stateDir) == state.DefaultDir {
 			return cmd
 		}
 		for _, sub := range []string{"apply", "continue", "approve"} {
 			prefix := "rackform " + sub
-			if cmd == prefix || strings.HasPrefix(cmd, prefix+" ") {
-				return prefix + " -state-dir " + stateDir + strings.TrimPrefix(cmd, prefix)
+			var b strings.Builder
+			for rest := cmd; ; {
+				i := strings.Index(rest, prefix)
+				if i < 0 {
+					b.WriteString(rest)
+					break
+				}
+				end := i + len(prefix)
+				b.WriteString(rest[:end])
+				if end == len(rest) || rest[end] == ' ' {
+					b.WriteString(" -state-dir " + stateDir)
+				}
+				rest = rest[end:]
 			}
+			cmd = b.String()
 		}
 		return cmd
 	}

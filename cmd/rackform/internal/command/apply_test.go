@@ -163,6 +163,9 @@ func TestNextCommand(t *testing.T) {
 		{".rackform", "-allow-unsigned p.json", "rackform apply PLANFILE", "rackform apply -allow-unsigned p.json"},
 		{".rackform", "", "rackform apply PLANFILE", "rackform continue"},
 		{"st", "", "rackform skip x", "rackform skip x"},
+		{"st", "p.json", "resume the run: rackform apply PLANFILE", "resume the run: rackform apply -state-dir st p.json"},
+		{".rackform", "", "resume the run: rackform apply PLANFILE", "resume the run: rackform continue"},
+		{"st", "", "again: rackform plan -target a -out r.plan && rackform apply r.plan", "again: rackform plan -target a -out r.plan && rackform apply -state-dir st r.plan"},
 	} {
 		if got := nextCommand(tc.dir, tc.plan)(tc.in); got != tc.want {
 			t.Errorf("nextCommand(%q, %q)(%q) = %q, want %q", tc.dir, tc.plan, tc.in, got, tc.want)

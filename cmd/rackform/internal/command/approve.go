@@ -27,8 +27,10 @@ not expire.
 When another apply of the same plan is running, approve only records the
 approval for it and exits 0.
 
-Exit status: as apply: 0 completed, 1 failed or refused, 3 paused or
-stopped, 130 interrupted.`
+Exit status: as apply: 0 every planned server at target (or skipped before
+it began), 4 completed with failed, skipped-after-start or stranded
+servers, 1 error, refused or failed run, 3 paused or stopped, 130
+interrupted.`
 }
 
 func (c *approveCommand) Flags() *flag.FlagSet {

@@ -21,16 +21,6 @@ import (
 	"github.com/rackform/rackform/internal/version"
 )
 
-// Exit codes, documented in the README. Every command maps its outcome to one
-// of these in one place.
-const (
-	ExitOK          = 0
-	ExitError       = 1
-	ExitUsage       = 2 // bad flags or arguments
-	ExitPaused      = 3 // apply paused; also fmt -check "needs formatting"
-	ExitInterrupted = 130
-)
-
 // cliNoSuchCommand is what hashicorp/cli returns for a missing or unknown
 // subcommand; no rackform command returns it.
 const cliNoSuchCommand = 127

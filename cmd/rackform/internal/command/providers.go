@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -29,6 +30,10 @@ type runningProviders struct {
 	byName map[string]providers.Provider
 	info   []plan.Provider
 	stops  []func()
+	// decls are the provider blocks by name, to start a plugin again, and
+	// stopOf what ends each one's plugin.
+	decls  map[string]*config.Provider
+	stopOf map[string]func()
 }
 
 // Close stops every provider plugin that was started.
@@ -45,7 +50,7 @@ func (r *runningProviders) Close() {
 // on the plugin's mTLS channel; nothing here logs or stores it. The caller
 // must Close the result, also when diagnostics have errors.
 func startProviders(ctx context.Context, cfg *config.Config, start providerStarter) (*runningProviders, hcl.Diagnostics) {
-	r := &runningProviders{byName: map[string]providers.Provider{}}
+	r := &runningProviders{byName: map[string]providers.Provider{}, decls: map[string]*config.Provider{}, stopOf: map[string]func(){}}
 	var diags hcl.Diagnostics
 	used := map[string]*config.Provider{}
 	for _, c := range cfg.Clusters {
@@ -60,44 +65,101 @@ func startProviders(ctx context.Context, cfg *config.Config, start providerStart
 	sort.Strings(names)
 	for _, name := range names {
 		decl := used[name]
-		subject := decl.DeclRange.Ptr()
-		prov, info, stop, err := start(ctx, decl)
-		if err != nil {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError, Summary: "Failed to start provider",
-				Detail: fmt.Sprintf("Provider %q could not be started: %v.", name, err), Subject: subject,
-			})
-			continue
+		prov, info, stop, d := startProvider(ctx, decl, start)
+		if stop != nil {
+			r.stops = append(r.stops, stop)
 		}
-		r.stops = append(r.stops, stop)
-		desc, pd := prov.Describe(ctx)
-		if pd.HasErrors() {
-			diags = append(diags, providerDiags(name, "describe itself", pd, subject)...)
-			continue
-		}
-		if info.Version == "" && desc != nil {
-			info.Version = desc.Version
-		}
-		if info.Name == "" {
-			info.Name = name
-		}
-		raw, err := ctyjson.Marshal(decl.Attrs, decl.Attrs.Type())
-		if err != nil {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError, Summary: "Invalid provider configuration",
-				// The error is not quoted: it could carry an attribute value.
-				Detail: fmt.Sprintf("The attributes of provider %q cannot be passed to the plugin as JSON.", name), Subject: subject,
-			})
-			continue
-		}
-		if cd := prov.Configure(ctx, &providers.ConfigureRequest{Config: raw}); cd.HasErrors() {
-			diags = append(diags, providerDiags(name, "accept its configuration", cd, subject)...)
+		diags = append(diags, d...)
+		if d.HasErrors() {
 			continue
 		}
 		r.byName[name] = prov
+		r.decls[name] = decl
+		r.stopOf[name] = stop
 		r.info = append(r.info, info)
 	}
 	return r, diags
+}
+
+// startProvider starts the plugin of one provider block, has it describe
+// itself and configures it. stop, when not nil, ends the plugin, also when
+// the diagnostics have errors.
+func startProvider(ctx context.Context, decl *config.Provider, start providerStarter) (providers.Provider, plan.Provider, func(), hcl.Diagnostics) {
+	name := decl.Name
+	subject := decl.DeclRange.Ptr()
+	prov, info, stop, err := start(ctx, decl)
+	if err != nil {
+		return nil, info, nil, hcl.Diagnostics{{
+			Severity: hcl.DiagError, Summary: "Failed to start provider",
+			Detail: fmt.Sprintf("Provider %q could not be started: %v.", name, err), Subject: subject,
+		}}
+	}
+	desc, pd := prov.Describe(ctx)
+	if pd.HasErrors() {
+		return nil, info, stop, providerDiags(name, "describe itself", pd, subject)
+	}
+	if info.Version == "" && desc != nil {
+		info.Version = desc.Version
+	}
+	if info.Name == "" {
+		info.Name = name
+	}
+	raw, err := ctyjson.Marshal(decl.Attrs, decl.Attrs.Type())
+	if err != nil {
+		return nil, info, stop, hcl.Diagnostics{{
+			Severity: hcl.DiagError, Summary: "Invalid provider configuration",
+			// The error is not quoted: it could carry an attribute value.
+			Detail: fmt.Sprintf("The attributes of provider %q cannot be passed to the plugin as JSON.", name), Subject: subject,
+		}}
+	}
+	if cd := prov.Configure(ctx, &providers.ConfigureRequest{Config: raw}); cd.HasErrors() {
+		return nil, info, stop, providerDiags(name, "accept its configuration", cd, subject)
+	}
+	return prov, info, stop, nil
+}
+
+// supervise wraps every running provider in a supervisor that restarts its
+// plugin when it dies (see supervised). pinned returns the SHA-256 the
+// plan expects of a provider's binary: a plugin that restarts from another
+// binary is refused.
+func (r *runningProviders) supervise(start providerStarter, pinned func(name string) string, note func(string)) {
+	for _, name := range sortedKeys(r.byName) {
+		decl := r.decls[name]
+		restart := func(ctx context.Context) (providers.Provider, func(), error) {
+			p, info, stop, d := startProvider(ctx, decl, start)
+			if d.HasErrors() {
+				if stop != nil {
+					stop()
+				}
+				return nil, nil, errors.New(d[0].Detail)
+			}
+			if want := pinned(name); want != "" && info.SHA256 != "" && info.SHA256 != want {
+				stop()
+				return nil, nil, fmt.Errorf("the plugin binary (%s) now hashes to %s, not %s as when the plan was made", info.Source, shortSHA(info.SHA256), shortSHA(want))
+			}
+			return p, stop, nil
+		}
+		// The supervisor ends the plugin it runs now, which after a
+		// restart is no longer the one started first.
+		s := newSupervised(name, r.byName[name], r.stopOf[name], restart, note)
+		r.byName[name] = s
+		r.stopOf[name] = s.Close
+	}
+	r.stops = r.stops[:0]
+	for _, name := range sortedKeys(r.stopOf) {
+		if stop := r.stopOf[name]; stop != nil {
+			r.stops = append(r.stops, stop)
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func providerDiags(name, what string, pd providers.Diagnostics, subject *hcl.Range) hcl.Diagnostics {

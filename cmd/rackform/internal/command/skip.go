@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/planner/plan"
 )
@@ -28,8 +29,14 @@ batch, phase, cluster, group, stage, wait, pause or gate, as status shows
 them. A skipped server counts as neither success nor failure and leaves its
 scope's N, so a breached threshold can be met again; "rackform continue"
 then resumes. Something already finished cannot be skipped. A running apply
-obeys the skip; a server with an operation in flight is skipped when that
-operation returns.
+obeys the skip.
+
+A server whose steps have begun is never left powered off or drained: the
+operation in flight finishes (a flash is never cut short), then the apply
+brings the server back (powers it on if it was shut down, waits until it is
+on and healthy, runs the uncordon hook) and only then skips it. Such a
+server did not reach its target: the run then ends with exit status 4, and
+whatever could not be brought back is listed with the command that does.
 
 Exit status: 0 when the skip is recorded, 1 when it is refused.`
 }
@@ -63,7 +70,29 @@ func (c *skipCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	fmt.Fprintf(c.Stdout, "Skip of %s recorded for plan %s.\n", rest[0], shortSHA(sha))
+	if st, err := e.Status(ctx); err == nil && begun(st.Run, rest[0]) {
+		fmt.Fprintf(c.Stdout, "%s has begun its steps: the apply finishes the operation in flight, brings it back (power on, wait until healthy, uncordon), then skips it.\n", rest[0])
+	}
 	return ExitOK
+}
+
+// begun reports whether the server addr (anywhere under n) has started a
+// step.
+func begun(n *executor.Node, addr string) bool {
+	if n.ID == addr && n.Kind == executor.KindServer {
+		for _, s := range n.Steps {
+			if s.State != executor.NotStarted {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range n.Children {
+		if begun(c, addr) {
+			return true
+		}
+	}
+	return false
 }
 
 // scopeOf is the id of the rack, batch or serial scope holding server addr.

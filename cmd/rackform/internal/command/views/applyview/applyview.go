@@ -276,7 +276,7 @@ func (v *View) lines(e executor.Event) []string {
 		}
 		return out
 	case "apply_interrupting":
-		return []string{"Interrupted: starting nothing new; letting the BMC operations in flight finish"}
+		return []string{"Interrupted: starting nothing new; giving up polls and waits (the next apply resumes them); letting requests that change a BMC finish"}
 	case "apply_ended":
 		v.ended = true
 		return v.ending(e)
@@ -302,7 +302,16 @@ func (v *View) lines(e executor.Event) []string {
 		if strings.HasPrefix(e.Op, "remedy:") || e.Op == "power_off" {
 			return []string{fmt.Sprintf("  %s: remediation: %s", e.Server, stepName(e))}
 		}
+		if strings.HasPrefix(e.Op, "safety:") {
+			return []string{fmt.Sprintf("  %s: skipped after its steps began; bringing it back: %s", e.Server, stepName(e))}
+		}
 		return nil
+	case "step_interrupted":
+		what := "pre-flight observation"
+		if e.Op != "" {
+			what = stepName(e)
+		}
+		return []string{fmt.Sprintf("  %s: %s interrupted: %s", e.Server, what, e.Message)}
 	case "step_resumed":
 		if live {
 			return nil
@@ -392,6 +401,8 @@ func (v *View) ending(e executor.Event) []string {
 	switch o.Status {
 	case executor.OutcomeCompleted:
 		out = append(out, "Apply complete: "+o.Message)
+	case executor.OutcomeCompletedWithFailures:
+		out = append(out, "Apply complete, not every server reached its target: "+o.Message)
 	case executor.OutcomeFailed:
 		out = append(out, "Apply failed: "+o.Message)
 	case executor.OutcomePaused:
@@ -403,6 +414,7 @@ func (v *View) ending(e executor.Event) []string {
 	default:
 		out = append(out, "Apply ended: "+o.String())
 	}
+	out = append(out, StrandedLines(o.Stranded, v.opts.Command)...)
 	for _, n := range o.Next {
 		if v.opts.Command != nil {
 			n = v.opts.Command(n)
@@ -421,7 +433,7 @@ func stepName(e executor.Event) string {
 	if e.Component != "" {
 		s = e.Component + " " + s
 	}
-	if strings.HasPrefix(e.Op, "remedy:") {
+	if strings.HasPrefix(e.Op, "remedy:") || strings.HasPrefix(e.Op, "safety:") {
 		parts := strings.Split(e.Op, ":")
 		s = parts[len(parts)-1]
 	}
@@ -681,4 +693,23 @@ func visibleLen(s string) int {
 		}
 	}
 	return n
+}
+
+// StrandedLines lists the servers left out of service, each with what
+// brings it back (command, when not nil, rewrites the commands as
+// Options.Command does).
+func StrandedLines(st []executor.Stranded, command func(string) string) []string {
+	if len(st) == 0 {
+		return nil
+	}
+	out := []string{fmt.Sprintf("Left out of service (%d):", len(st))}
+	for _, s := range st {
+		state := executor.State{Name: s.State, Reason: s.Reason}
+		rec := s.Recover
+		if command != nil {
+			rec = command(rec)
+		}
+		out = append(out, fmt.Sprintf("  %s (%s): %s; to bring it back: %s", s.Server, stateText(state), s.What(), rec))
+	}
+	return out
 }

@@ -89,6 +89,9 @@ func WriteStatus(w io.Writer, p *plan.Plan, st *executor.Status, command func(st
 		}
 	}
 	walk(st.Run, 0)
+	for _, l := range StrandedLines(st.Stranded, command) {
+		b.WriteString(l + "\n")
+	}
 	for _, n := range st.Next {
 		if command != nil {
 			n = command(n)

@@ -1,0 +1,44 @@
+package command
+
+import "github.com/rackform/rackform/executor"
+
+// Exit codes, documented in the README's table and in each command's help.
+// This file is the one place outcomes become exit codes.
+const (
+	// ExitOK: success; for apply, continue and approve: every planned
+	// server reached its target or was skipped before its steps began.
+	ExitOK = 0
+	// ExitError: an error (invalid configuration, refused plan, a run
+	// that failed by a threshold with on_breach = "fail").
+	ExitError = 1
+	// ExitUsage: bad flags or arguments, and for apply outside a terminal a
+	// plan that nothing vouches for (no trusted keys, -expect-sha256 or
+	// -allow-unsigned).
+	ExitUsage = 2
+	// ExitPaused: apply paused (after a rack, at a gate, on a breach) or
+	// stopped (by the operator, or a provider that could not be restarted);
+	// also fmt -check "needs formatting".
+	ExitPaused = 3
+	// ExitIncomplete: the run completed, but not every planned server
+	// reached its target: some failed, were skipped after their steps
+	// began, or were left powered off, drained or with a staged image.
+	ExitIncomplete = 4
+	// ExitInterrupted: stopped by SIGINT/SIGTERM; apply resumes.
+	ExitInterrupted = 130
+)
+
+// runExitCode maps how a run ended to the exit code of apply, continue and
+// approve.
+func runExitCode(o executor.Outcome) int {
+	switch o.Status {
+	case executor.OutcomeCompleted:
+		return ExitOK
+	case executor.OutcomeCompletedWithFailures:
+		return ExitIncomplete
+	case executor.OutcomePaused, executor.OutcomeStopped:
+		return ExitPaused
+	case executor.OutcomeInterrupted:
+		return ExitInterrupted
+	}
+	return ExitError
+}

@@ -1,0 +1,244 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rackform/rackform/providers"
+)
+
+// supervised is a provider whose plugin process is restarted when it dies.
+// The executor knows only providers.Provider: a call cut short by the
+// plugin's death comes back as providers.Unavailable, which the executor
+// treats as an interruption (the step resumes from the journal, as after a
+// crash of apply), never as a server failure. The next call (the executor
+// first asks the provider to Describe itself) restarts the plugin: started
+// again from the same pinned binary, described and configured as at the
+// start, with bounded attempts and backoff. When it cannot be restarted,
+// or died too often, every call is Unavailable and the executor stops the
+// run with its servers resumable.
+//
+// This lives in the command layer because restarting a plugin is wiring:
+// which binary (pinned by the plan), with which configuration (from the
+// plan's snapshot, credentials included) - all things the executor must not
+// know.
+type supervised struct {
+	name string
+	// start starts, describes and configures a fresh plugin.
+	start func(ctx context.Context) (providers.Provider, func(), error)
+	// note tells the operator (stderr, or above the live view).
+	note func(string)
+
+	// Restart policy: attempts per death, the backoff between them
+	// (doubling), and at most maxRestarts restarts within window.
+	attempts    int
+	backoff     time.Duration
+	maxRestarts int
+	window      time.Duration
+	now         func() time.Time
+	sleep       func(ctx context.Context, d time.Duration) error
+
+	mu       sync.Mutex
+	cur      providers.Provider
+	stop     func()
+	gen      int
+	broken   bool
+	dead     error
+	restarts []time.Time
+}
+
+var _ providers.Provider = (*supervised)(nil)
+
+// Restart policy defaults: three attempts a death (0.5 s, 1 s apart), at
+// most five restarts in ten minutes: a plugin that crashes on every step
+// stops the run instead of looping.
+const (
+	restartAttempts = 3
+	restartBackoff  = 500 * time.Millisecond
+	maxRestarts     = 5
+	restartWindow   = 10 * time.Minute
+)
+
+func newSupervised(name string, p providers.Provider, stop func(), start func(context.Context) (providers.Provider, func(), error), note func(string)) *supervised {
+	return &supervised{name: name, cur: p, stop: stop, start: start, note: note,
+		attempts: restartAttempts, backoff: restartBackoff, maxRestarts: maxRestarts, window: restartWindow,
+		now: time.Now, sleep: sleepCtx}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// exited reports whether p is a plugin whose process has ended.
+func exited(p providers.Provider) bool {
+	e, ok := p.(interface{ Exited() bool })
+	return ok && e.Exited()
+}
+
+// current returns the running provider, restarting a dead plugin first.
+func (s *supervised) current(ctx context.Context) (providers.Provider, int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dead != nil {
+		return nil, s.gen, s.dead
+	}
+	if s.broken || exited(s.cur) {
+		if err := s.restart(ctx); err != nil {
+			return nil, s.gen, err
+		}
+	}
+	return s.cur, s.gen, nil
+}
+
+// restart replaces the dead plugin. It runs with s.mu held: concurrent
+// callers wait for it and then use the new plugin.
+func (s *supervised) restart(ctx context.Context) error {
+	if s.stop != nil {
+		s.stop() // whatever is left of the old process
+		s.stop = nil
+	}
+	now := s.now()
+	recent := s.restarts[:0]
+	for _, t := range s.restarts {
+		if now.Sub(t) < s.window {
+			recent = append(recent, t)
+		}
+	}
+	s.restarts = recent
+	if len(s.restarts) >= s.maxRestarts {
+		s.dead = fmt.Errorf("the plugin of provider %q died %d times within %s; it is not restarted again", s.name, len(s.restarts)+1, s.window)
+		s.note(fmt.Sprintf("Provider %q: %s.", s.name, s.dead))
+		return s.dead
+	}
+	s.note(fmt.Sprintf("Provider %q: the plugin process exited; restarting it (the steps it had in flight resume from the journal).", s.name))
+	var last error
+	wait := s.backoff
+	for attempt := 1; attempt <= s.attempts; attempt++ {
+		p, stop, err := s.start(ctx)
+		if err == nil {
+			s.cur, s.stop, s.broken = p, stop, false
+			s.gen++
+			s.restarts = append(s.restarts, now)
+			s.note(fmt.Sprintf("Provider %q: restarted (%d of at most %d restarts within %s).", s.name, len(s.restarts), s.maxRestarts, s.window))
+			return nil
+		}
+		last = err
+		if ctx.Err() != nil {
+			// Cancelled (an interrupt), not unrestartable: the next apply
+			// starts the plugin afresh.
+			return fmt.Errorf("restarting the plugin of provider %q: %w", s.name, ctx.Err())
+		}
+		if attempt < s.attempts {
+			if err := s.sleep(ctx, wait); err != nil {
+				return fmt.Errorf("restarting the plugin of provider %q: %w", s.name, err)
+			}
+			wait *= 2
+		}
+	}
+	s.dead = fmt.Errorf("the plugin of provider %q exited and could not be restarted (%d attempts): %v", s.name, s.attempts, last)
+	s.note(fmt.Sprintf("Provider %q: %s.", s.name, s.dead))
+	return s.dead
+}
+
+// failed records that a call on generation gen found the plugin dead; the
+// next call restarts it.
+func (s *supervised) failed(gen int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if gen == s.gen {
+		s.broken = true
+	}
+}
+
+// check looks at a call's diagnostics: a dead plugin is noted for restart
+// and always reported as Unavailable.
+func (s *supervised) check(p providers.Provider, gen int, server string, d providers.Diagnostics) providers.Diagnostics {
+	if d.Unavailable() {
+		s.failed(gen)
+		return d
+	}
+	if d.HasErrors() && exited(p) {
+		s.failed(gen)
+		return append(providers.Unavailable(server, fmt.Sprintf("the plugin of provider %q exited during the call", s.name)), d...)
+	}
+	return d
+}
+
+func (s *supervised) unavailable(server string, err error) providers.Diagnostics {
+	return providers.Unavailable(server, err.Error())
+}
+
+// Describe implements providers.Provider.
+func (s *supervised) Describe(ctx context.Context) (*providers.Description, providers.Diagnostics) {
+	p, gen, err := s.current(ctx)
+	if err != nil {
+		return nil, s.unavailable("", err)
+	}
+	desc, d := p.Describe(ctx)
+	return desc, s.check(p, gen, "", d)
+}
+
+// Configure implements providers.Provider.
+func (s *supervised) Configure(ctx context.Context, req *providers.ConfigureRequest) providers.Diagnostics {
+	p, gen, err := s.current(ctx)
+	if err != nil {
+		return s.unavailable("", err)
+	}
+	return s.check(p, gen, "", p.Configure(ctx, req))
+}
+
+// Observe implements providers.Provider.
+func (s *supervised) Observe(ctx context.Context, req *providers.ObserveRequest, fn func(*providers.Observation) error) providers.Diagnostics {
+	p, gen, err := s.current(ctx)
+	if err != nil {
+		return s.unavailable("", err)
+	}
+	return s.check(p, gen, "", p.Observe(ctx, req, fn))
+}
+
+// Apply implements providers.Provider.
+func (s *supervised) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*providers.Progress) error) (*providers.ApplyResult, providers.Diagnostics) {
+	p, gen, err := s.current(ctx)
+	if err != nil {
+		return nil, s.unavailable(req.Target.Name, err)
+	}
+	res, d := p.Apply(ctx, req, fn)
+	return res, s.check(p, gen, req.Target.Name, d)
+}
+
+// Task implements providers.Provider.
+func (s *supervised) Task(ctx context.Context, req *providers.TaskRequest) (*providers.TaskStatus, providers.Diagnostics) {
+	p, gen, err := s.current(ctx)
+	if err != nil {
+		return nil, s.unavailable(req.Target.Name, err)
+	}
+	ts, d := p.Task(ctx, req)
+	return ts, s.check(p, gen, req.Target.Name, d)
+}
+
+// Stop implements providers.Provider.
+func (s *supervised) Stop(ctx context.Context) providers.Diagnostics {
+	s.mu.Lock()
+	p := s.cur
+	s.mu.Unlock()
+	return p.Stop(ctx)
+}
+
+// Close ends the current plugin.
+func (s *supervised) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stop != nil {
+		s.stop()
+		s.stop = nil
+	}
+}
