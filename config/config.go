@@ -267,7 +267,7 @@ func (l *Loader) readConfigFile(name string) ([]byte, error) {
 	if l.opts.FS != nil {
 		return fs.ReadFile(l.opts.FS, name)
 	}
-	return os.ReadFile(name)
+	return readRegular(name)
 }
 
 // configFiles lists the files of path in name order and the configuration

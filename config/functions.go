@@ -314,7 +314,7 @@ func (s *loadState) readFile(p string, sensitive bool) (string, error) {
 			full = filepath.Join(s.baseDir, p)
 		}
 		var err error
-		b, err = os.ReadFile(full)
+		b, err = readRegular(full)
 		if err != nil {
 			if os.IsNotExist(err) {
 				return "", fmt.Errorf("no file exists at %q (paths are relative to the configuration directory %q)", full, s.baseDir)

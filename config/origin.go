@@ -31,9 +31,11 @@ func (s *loadState) csvDecodeFunc() function.Function {
 	return function.New(&function.Spec{
 		Description: inner.Description(),
 		Params:      inner.Params(),
-		Type:        inner.ReturnTypeForValues,
+		Type: func(args []cty.Value) (cty.Type, error) {
+			return inner.ReturnTypeForValues(withoutBOM(args))
+		},
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			v, err := inner.Call(args)
+			v, err := inner.Call(withoutBOM(args))
 			if err == nil && args[0].IsKnown() && !args[0].IsNull() && v.IsWhollyKnown() {
 				text := args[0].AsString()
 				if path, ok := s.fileTexts[text]; ok {
@@ -133,4 +135,18 @@ func (s *loadState) serverRef(sv *Server) string {
 		return fmt.Sprintf("%q (from %s)", sv.Name, o)
 	}
 	return fmt.Sprintf("%q", sv.Name)
+}
+
+// withoutBOM drops a UTF-8 byte order mark from the start of csvdecode's
+// text: spreadsheet programs write one, and it would otherwise become part
+// of the first column's name ("\ufeffname").
+func withoutBOM(args []cty.Value) []cty.Value {
+	if len(args) != 1 || !args[0].IsKnown() || args[0].IsNull() || args[0].Type() != cty.String || args[0].IsMarked() {
+		return args
+	}
+	s := args[0].AsString()
+	if !strings.HasPrefix(s, "\ufeff") {
+		return args
+	}
+	return []cty.Value{cty.StringVal(strings.TrimPrefix(s, "\ufeff"))}
 }

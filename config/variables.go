@@ -3,7 +3,6 @@ package config
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -321,7 +320,7 @@ func wholeFile(name string, src []byte) hcl.Range {
 }
 
 func (s *loadState) readVarFile(path string) ([]*hcl.Attribute, []byte, hcl.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := readRegular(path)
 	if err != nil {
 		return nil, nil, hcl.Diagnostics{{
 			Severity: hcl.DiagError,

@@ -2,9 +2,12 @@ package executor
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -84,10 +87,52 @@ func short(sha string) string {
 	return sha
 }
 
+// CorruptLockError is a lock record that cannot be read (a torn write, a
+// disk error, a hand edit). It still locks the state: a lock that cannot be
+// read may be held. Force-unlock removes it by its ID, a hash of its bytes,
+// so what is removed is exactly what the operator was shown.
+type CorruptLockError struct {
+	// Where names the record (the lock file's path).
+	Where string
+	// Raw is the record's bytes, as read.
+	Raw []byte
+	Err error
+}
+
+// ID is what `rackform force-unlock ID` takes for this record.
+func (e *CorruptLockError) ID() string {
+	sum := sha256.Sum256(e.Raw)
+	return "corrupt-" + hex.EncodeToString(sum[:6])
+}
+
+// Readable is what could be read of the record, quoted, at most 512 bytes.
+func (e *CorruptLockError) Readable() string {
+	raw := e.Raw
+	more := ""
+	if len(raw) > 512 {
+		raw, more = raw[:512], fmt.Sprintf(" … (%d bytes)", len(e.Raw))
+	}
+	return strconv.Quote(string(raw)) + more
+}
+
+func (e *CorruptLockError) Error() string {
+	return fmt.Sprintf("the lock %s is corrupt (%v); it holds %s; if no apply is running, remove it: rackform force-unlock %s", e.Where, e.Err, e.Readable(), e.ID())
+}
+
+func (e *CorruptLockError) Unwrap() error { return e.Err }
+
 // ForceUnlock removes the lock whose ID is id, whoever holds it; the
-// operator got the ID from the LockedError message.
+// operator got the ID from the LockedError message, or from the
+// CorruptLockError of a lock that cannot be read.
 func ForceUnlock(ctx context.Context, b Backend, id string) error {
 	h, err := b.LockHolder(ctx)
+	var corrupt *CorruptLockError
+	if errors.As(err, &corrupt) {
+		if corrupt.ID() != id {
+			return fmt.Errorf("force-unlock %s: %w", id, err)
+		}
+		return b.Unlock(ctx, id)
+	}
 	if errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("force-unlock %s: the state is not locked", id)
 	}

@@ -382,7 +382,12 @@ func (r *runner) providerFault(ctx context.Context, prov providers.Provider, o *
 		return m
 	}
 	if _, d := prov.Describe(ctx); d.Unavailable() {
-		m.down = d.Err().Error()
+		for _, x := range d {
+			if x.Summary == providers.SummaryUnavailable {
+				m.down = strings.TrimSuffix(x.Detail, ".")
+				break
+			}
+		}
 	}
 	return m
 }

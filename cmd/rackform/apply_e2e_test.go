@@ -57,17 +57,31 @@ const e2ePassword = "e2e-Planted-pw"
 // puts a proxy on the configured address).
 func startE2EFleet(t *testing.T, octet, racks, perRack int, speed float64, faults map[string]string, moved ...map[string]string) *e2eFleet {
 	t.Helper()
+	var mv map[string]string
+	if len(moved) > 0 {
+		mv = moved[0]
+	}
+	return startE2EFleetWith(t, octet, racks, perRack, speed, faults, mv, map[string]string{"BIOS": "2.70", "Runtime": "4.6.0"})
+}
+
+// startE2EFleetWith is startE2EFleet with every BMC's firmware given.
+func startE2EFleetWith(t *testing.T, octet, racks, perRack int, speed float64, faults, moved, firmware map[string]string) *e2eFleet {
+	t.Helper()
 	var specs []sim.BMCSpec
 	for i := 0; i < racks*perRack; i++ {
 		name := fmt.Sprintf("bmc-%04d", i+1)
 		addr := fmt.Sprintf("127.77.%d.%d:18443", octet, i+1)
-		if len(moved) > 0 && moved[0][name] != "" {
-			addr = moved[0][name]
+		if moved[name] != "" {
+			addr = moved[name]
+		}
+		fw := map[string]string{}
+		for k, v := range firmware {
+			fw[k] = v
 		}
 		specs = append(specs, sim.BMCSpec{
 			Name:     name,
 			Addr:     addr,
-			Firmware: map[string]string{"BIOS": "2.70", "Runtime": "4.6.0"},
+			Firmware: fw,
 			PowerOn:  true,
 		})
 	}

@@ -318,6 +318,10 @@ func (d *Dir) Lock(_ context.Context, info executor.LockInfo) error {
 	if err := os.Link(tmp.Name(), d.lockPath()); err != nil {
 		if errors.Is(err, os.ErrExist) {
 			h, herr := d.LockHolder(context.Background())
+			var corrupt *executor.CorruptLockError
+			if errors.As(herr, &corrupt) {
+				return corrupt
+			}
 			if herr != nil {
 				return fmt.Errorf("the state is locked and the lock file is unreadable (%v); remove %s if no apply is running", herr, d.lockPath())
 			}
@@ -331,6 +335,15 @@ func (d *Dir) Lock(_ context.Context, info executor.LockInfo) error {
 // Unlock implements executor.Backend.
 func (d *Dir) Unlock(ctx context.Context, id string) error {
 	h, err := d.LockHolder(ctx)
+	var corrupt *executor.CorruptLockError
+	if errors.As(err, &corrupt) && corrupt.ID() == id {
+		// The ID is a hash of the bytes just read: this removes exactly
+		// the corrupt lock the operator was shown.
+		if err := os.Remove(d.lockPath()); err != nil {
+			return err
+		}
+		return syncDir(d.path)
+	}
 	if err != nil {
 		return err
 	}
@@ -354,7 +367,10 @@ func (d *Dir) LockHolder(context.Context) (*executor.LockInfo, error) {
 	}
 	var h executor.LockInfo
 	if err := json.Unmarshal(b, &h); err != nil {
-		return nil, fmt.Errorf("lock file %s: %w", d.lockPath(), err)
+		return nil, &executor.CorruptLockError{Where: "file " + d.lockPath(), Raw: b, Err: err}
+	}
+	if h.ID == "" {
+		return nil, &executor.CorruptLockError{Where: "file " + d.lockPath(), Raw: b, Err: errors.New("it names no lock ID")}
 	}
 	return &h, nil
 }

@@ -184,3 +184,37 @@ func TestLockFile(t *testing.T) {
 		})
 	}
 }
+
+// A lock file that cannot be read still locks; it is removed only by the
+// ID of exactly its bytes.
+func TestCorruptLock(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	d, err := state.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, raw := range []string{`{"id":"ab`, `{}`, "\x00\x00\x00"} {
+		if err := os.WriteFile(filepath.Join(dir, "lock.json"), []byte(raw), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := d.LockHolder(ctx)
+		var corrupt *executor.CorruptLockError
+		if !errors.As(err, &corrupt) || string(corrupt.Raw) != raw {
+			t.Fatalf("%q: LockHolder = %v, want a CorruptLockError", raw, err)
+		}
+		if err := d.Lock(ctx, executor.LockInfo{ID: "new", Who: "a@b", PID: 1}); !errors.As(err, &corrupt) {
+			t.Fatalf("%q: Lock = %v, want refused as corrupt", raw, err)
+		}
+		if err := executor.ForceUnlock(ctx, d, "ab"); err == nil || !errors.As(err, &corrupt) {
+			t.Fatalf("%q: ForceUnlock with another ID = %v", raw, err)
+		}
+		if err := executor.ForceUnlock(ctx, d, corrupt.ID()); err != nil {
+			t.Fatalf("%q: ForceUnlock %s: %v", raw, corrupt.ID(), err)
+		}
+		if _, err := d.LockHolder(ctx); !errors.Is(err, executor.ErrNotFound) {
+			t.Fatalf("%q: after force-unlock: %v", raw, err)
+		}
+	}
+}

@@ -376,6 +376,8 @@ func TestFaultMatrix(t *testing.T) {
 			},
 			want: "not ready by", within: 3 * time.Second},
 		{name: "malformed JSON", fault: sim.Fault{Kind: sim.FaultMalformed}, run: observeRun, want: "malformed JSON", within: 3 * time.Second},
+		// One garbled reply is retried like a 5xx: the server is observed.
+		{name: "malformed JSON once", fault: sim.Fault{Kind: sim.FaultMalformed, Count: 1}, run: observeRun, wantOK: true, within: 3 * time.Second},
 		{name: "graceful shutdown ignored: forced off", fault: sim.Fault{Kind: sim.FaultIgnoreGraceful},
 			run: applyRun(providers.Step{Kind: providers.StepShutdown, Timeout: 100 * time.Millisecond}), wantOK: true, within: 3 * time.Second,
 			check: func(t *testing.T, env *simEnv) {

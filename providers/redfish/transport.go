@@ -1,9 +1,11 @@
 package redfish
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -100,8 +102,9 @@ type hostState struct {
 
 // transport sits under every gofish request. It is where the real-BMC rules
 // that apply to any request live: a per-BMC limit on requests in flight, a
-// per-attempt timeout, retries with backoff on 503/busy and connection
-// errors honouring Retry-After, and a request count per BMC.
+// per-attempt timeout, retries with backoff on 503/busy, connection errors
+// and malformed JSON answers honouring Retry-After, and a request count per
+// BMC.
 type transport struct {
 	base    http.RoundTripper
 	policy  retryPolicy
@@ -184,6 +187,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		<-h.sem
 
 		retry, why := t.shouldRetry(req, resp, err)
+		if !retry && err == nil && malformedJSON(req, resp) {
+			retry, why = true, "malformed JSON"
+		}
 		if !retry || attempt >= t.policy.MaxAttempts || ctx.Err() != nil {
 			if err != nil {
 				cancel()
@@ -241,6 +247,35 @@ func (t *transport) shouldRetry(req *http.Request, resp *http.Response, err erro
 		return idempotent, resp.Status
 	}
 	return false, ""
+}
+
+// maxJSONCheck bounds the body malformedJSON reads: Redfish documents are
+// far smaller; a larger body is passed on unchecked.
+const maxJSONCheck = 4 << 20
+
+// malformedJSON reports whether resp, a success answer to a GET, says it is
+// JSON but is not (a BMC that cut its answer short or garbled it): such an
+// answer is retried like a 5xx before the caller sees it, so one bad reply
+// does not make a server "unreachable". The body is read and put back. A
+// POST is never retried for it: the BMC answered, so it may have acted.
+func malformedJSON(req *http.Request, resp *http.Response) bool {
+	if req.Method != http.MethodGet || resp.StatusCode < 200 || resp.StatusCode > 299 ||
+		!strings.Contains(strings.ToLower(resp.Header.Get("Content-Type")), "json") {
+		return false
+	}
+	body := resp.Body
+	b, err := io.ReadAll(io.LimitReader(body, maxJSONCheck+1))
+	if len(b) > maxJSONCheck {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(b), body), body}
+		return false
+	}
+	body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	// A body cut off by the connection is as bad as a garbled one.
+	return err != nil || (len(bytes.TrimSpace(b)) > 0 && !json.Valid(b))
 }
 
 func isCertError(err error) bool {

@@ -2,6 +2,8 @@ package redfish
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -226,5 +228,47 @@ func TestTransportPerBMCLimit(t *testing.T) {
 	wg.Wait()
 	if p := peak.Load(); p != 3 {
 		t.Errorf("peak of %d requests in flight to one BMC, want the limit 3", p)
+	}
+}
+
+// A GET answered 200 with a body that is not the JSON it claims is retried
+// like a 5xx: one garbled reply does not make a BMC unreachable. A POST's
+// is not (the BMC answered, so it may have acted).
+func TestTransportRetriesMalformedJSON(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		method    string
+		bad       int // answers that are garbled before good ones
+		wantCalls int
+		wantValid bool
+	}{
+		{"once, then good", "GET", 1, 2, true},
+		{"always: the last answer is passed on", "GET", 100, 4, false},
+		{"POST not retried", "POST", 1, 1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var calls atomic.Int64
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n := calls.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				if int(n) <= c.bad {
+					_, _ = w.Write([]byte(`{"@odata.id": "/redfish/v1/", "Systems": {"@odata.id": `))
+					return
+				}
+				_, _ = w.Write([]byte(`{"@odata.id": "/redfish/v1/"}`))
+			}))
+			defer ts.Close()
+			tr := newTransport(http.DefaultTransport, retryPolicy{MaxAttempts: 4, BaseDelay: time.Second, MaxDelay: 10 * time.Second}, 5*time.Second, 2, newFakeClock(), hclog.NewNullLogger())
+			req, _ := http.NewRequest(c.method, ts.URL+"/redfish/v1/", nil)
+			resp, err := (&http.Client{Transport: tr}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if int(calls.Load()) != c.wantCalls || json.Valid(b) != c.wantValid {
+				t.Errorf("%d calls, body %q; want %d calls, valid %v", calls.Load(), b, c.wantCalls, c.wantValid)
+			}
+		})
 	}
 }

@@ -618,7 +618,7 @@ func checkInputs(p *plan.Plan, vars, varFiles []string, getenv func(string) stri
 	}
 	parser := hclparse.NewParser()
 	for _, path := range varFiles {
-		src, err := os.ReadFile(path)
+		src, err := readRegularFile(path)
 		if err != nil {
 			return fmt.Errorf("cannot read the -var-file %s: %v", path, err)
 		}

@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"time"
@@ -27,6 +28,11 @@ because the state was locked. Only do this when the apply holding it is
 gone (its machine crashed, its job was killed): two applies of one run at
 once would act on the same servers.
 
+A lock file that cannot be read (a torn write, a hand edit) still locks
+the state. Apply's refusal shows what could be read of it and an ID
+("corrupt-" and a hash of its bytes); force-unlock with that ID shows it
+again and removes exactly that file.
+
 Exit status: 0 when the lock was removed, 1 when no lock has this ID.`
 }
 
@@ -51,10 +57,18 @@ func (c *forceUnlockCommand) Run(ctx context.Context, args []string) int {
 	}
 	defer b.Close()
 	h, err := b.LockHolder(ctx)
+	var corrupt *executor.CorruptLockError
+	if errors.As(err, &corrupt) {
+		// Show what could be read before anything is removed.
+		fmt.Fprintf(c.Stdout, "The lock %s cannot be read (%v). It holds %s.\n", corrupt.Where, corrupt.Err, corrupt.Readable())
+	}
 	if err := executor.ForceUnlock(ctx, b, rest[0]); err != nil {
 		return c.fail("%s", err)
 	}
-	if err == nil {
+	switch {
+	case corrupt != nil:
+		fmt.Fprintf(c.Stdout, "Removed the corrupt lock %s (ID %s).\n", corrupt.Where, corrupt.ID())
+	case err == nil:
 		fmt.Fprintf(c.Stdout, "Removed the lock %s held by %s (pid %d) since %s for plan %s.\n", h.ID, h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), shortSHA(h.PlanSHA256))
 	}
 	return ExitOK

@@ -68,9 +68,12 @@ not tampering.
 Addresses for -target and -exclude are CLUSTER, CLUSTER/RACK or
 CLUSTER/RACK/SERVER; each must match at least one server.
 
-Exit status: 0 on success, 1 on errors (bad arguments too). With
--detailed-exitcode: 0 when nothing needs upgrading, 1 on errors, 2 when the
-plan has changes.`
+SIGINT or SIGTERM stops plan at once, while it loads the configuration or
+observes the servers (exit 130); no plan is written.
+
+Exit status: 0 on success, 1 on errors (bad arguments too), 130 when
+interrupted. With -detailed-exitcode: 0 when nothing needs upgrading, 1 on
+errors, 2 when the plan has changes.`
 }
 
 func (c *planCommand) Flags() *flag.FlagSet {
@@ -136,7 +139,18 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 	}
 
 	loader := config.NewLoader(config.LoadOptions{Vars: c.vars, VarFiles: c.varFiles, Getenv: c.Getenv})
-	cfg, diags := loader.Load(path)
+	type loaded struct {
+		cfg   *config.Config
+		diags hcl.Diagnostics
+	}
+	l, ok := untilDone(ctx, func() loaded {
+		cfg, diags := loader.Load(path)
+		return loaded{cfg, diags}
+	})
+	if !ok {
+		return c.interrupted("plan")
+	}
+	cfg, diags := l.cfg, l.diags
 	report := func(d hcl.Diagnostics) bool {
 		if len(d) == 0 {
 			return true
@@ -165,6 +179,9 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 		diags = append(diags, pd...)
 	}
 	defer running.Close()
+	if ctx.Err() != nil {
+		return c.interrupted("plan")
+	}
 	if diags.HasErrors() {
 		report(diags)
 		return ExitError
@@ -186,6 +203,10 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 		NotAfter:        c.notAfter,
 		OnUnreachable:   c.onUnreachable,
 	})
+	if ctx.Err() != nil {
+		// Observing was cut short: nothing is written.
+		return c.interrupted("plan")
+	}
 	diags = append(diags, pd...)
 	if !report(diags) {
 		return c.writeFailed(fmt.Errorf("writing diagnostics"))

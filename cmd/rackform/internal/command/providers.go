@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/hcl/v2"
@@ -131,7 +132,7 @@ func (r *runningProviders) supervise(start providerStarter, pinned func(name str
 				if stop != nil {
 					stop()
 				}
-				return nil, nil, errors.New(d[0].Detail)
+				return nil, nil, errors.New(strings.TrimSuffix(d[0].Detail, "."))
 			}
 			if want := pinned(name); want != "" && info.SHA256 != "" && info.SHA256 != want {
 				stop()

@@ -44,7 +44,7 @@ func (c *showCommand) Flags() *flag.FlagSet {
 	return fs
 }
 
-func (c *showCommand) Run(_ context.Context, args []string) int {
+func (c *showCommand) Run(ctx context.Context, args []string) int {
 	rest, code, ok := c.parseFlags(c.Flags(), args, c)
 	if !ok {
 		return code
@@ -68,16 +68,29 @@ func (c *showCommand) Run(_ context.Context, args []string) int {
 	if err != nil {
 		return c.fail("%s", err)
 	}
-	file, err := readRegularFile(name)
-	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: cannot read the plan file: %s\n", err)
-		return ExitError
+	type read struct {
+		file []byte
+		p    *plan.Plan
+		err  error
 	}
-	p, err := plan.Decode(file)
-	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: %s is not a usable plan: %s\n", name, err)
-		return ExitError
+	r, ok := untilDone(ctx, func() read {
+		file, err := readRegularFile(name)
+		if err != nil {
+			return read{err: fmt.Errorf("cannot read the plan file: %w", err)}
+		}
+		p, err := plan.Decode(file)
+		if err != nil {
+			return read{err: fmt.Errorf("%s is not a usable plan: %w", name, err)}
+		}
+		return read{file: file, p: p}
+	})
+	if !ok {
+		return c.interrupted("show")
 	}
+	if r.err != nil {
+		return c.fail("%s", r.err)
+	}
+	file, p := r.file, r.p
 	if len(keys) > 0 && p.SignedBy != "" {
 		// A plan signed by an untrusted key, or changed after it was
 		// signed, is not rendered as if it were the reviewed one.

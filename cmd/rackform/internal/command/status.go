@@ -3,11 +3,13 @@ package command
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"time"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
+	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/state"
 )
 
@@ -69,8 +71,13 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 	if err := applyview.WriteStatus(c.Stdout, p, st, nextCommand(c.stateDir, "")); err != nil {
 		return c.fail("writing the status: %s", err)
 	}
-	if h, err := b.LockHolder(ctx); err == nil {
+	h, err := b.LockHolder(ctx)
+	var corrupt *executor.CorruptLockError
+	switch {
+	case err == nil:
 		fmt.Fprintf(c.Stdout, "Locked by %s (pid %d) since %s for plan %s (lock ID %s).\n", h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), shortSHA(h.PlanSHA256), h.ID)
+	case errors.As(err, &corrupt):
+		fmt.Fprintf(c.Stdout, "Locked: %s.\n", corrupt)
 	}
 	return ExitOK
 }

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/config"
 )
@@ -33,8 +35,12 @@ contacted.
 Input variables come from -var, -var-file and RACKFORM_VAR_name environment
 variables, with Terraform's precedence.
 
+Files are read only when they are regular files: a FIFO or a device named
+by file(), templatefile(), -var-file or as the configuration is an error
+naming it. SIGINT or SIGTERM stops validate at once (exit 130).
+
 Exit status: 0 when the configuration is valid (warnings allowed), 1 when it
-is not, 2 on bad arguments.`
+is not, 2 on bad arguments, 130 when interrupted.`
 }
 
 func (c *validateCommand) Flags() *flag.FlagSet {
@@ -47,7 +53,7 @@ func (c *validateCommand) Flags() *flag.FlagSet {
 	return fs
 }
 
-func (c *validateCommand) Run(_ context.Context, args []string) int {
+func (c *validateCommand) Run(ctx context.Context, args []string) int {
 	rest, code, ok := c.parseFlags(c.Flags(), args, c)
 	if !ok {
 		return code
@@ -62,7 +68,13 @@ func (c *validateCommand) Run(_ context.Context, args []string) int {
 	}
 
 	loader := config.NewLoader(config.LoadOptions{Vars: c.vars, VarFiles: c.varFiles, Getenv: c.Getenv})
-	_, diags := loader.Load(path)
+	diags, ok := untilDone(ctx, func() hcl.Diagnostics {
+		_, diags := loader.Load(path)
+		return diags
+	})
+	if !ok {
+		return c.interrupted("validate")
+	}
 	result := views.NewValidate(views.NewDiagnostics(diags, loader.Files()))
 
 	var err error
