@@ -64,14 +64,14 @@ a journal in the state directory before it is acted on, so running apply
 again with the same plan after a crash resumes where it stopped: BMC tasks
 in flight are polled, not started again, and no step runs twice.
 
-Who may have changed the plan file: the plan's checksum detects corruption
-(a damaged or truncated file), not tampering, since anyone who can write the
-file can recompute it. Tampering is detected by a signature: with
-` + EnvTrustedKeys + ` set (PEM public keys, or key file paths
-separated by ":"), apply refuses a plan that is unsigned, signed by another
-key, or changed after it was signed (targets, images, hooks, expiry, BMC
-addresses: every byte). Without trusted keys, -expect-sha256 with the hash
-that was reviewed does the same; outside a terminal, apply requires one of
+The plan's embedded checksum detects corruption (a damaged or truncated
+file), not tampering: anyone who can write the file can recompute it.
+Tampering is detected by a signature: with ` + EnvTrustedKeys + ` set
+(PEM public keys, or key file paths separated by ":"), apply refuses a plan
+that is unsigned, signed by another key, or changed after it was signed
+(targets, images, hooks, expiry, BMC addresses: every byte), and
+-allow-unsigned is refused. Without trusted keys, -expect-sha256 with the
+hash that was reviewed detects it; outside a terminal, apply requires one of
 the two, or an explicit -allow-unsigned.
 
 The plan is refused, and nothing is touched, when it is corrupt, truncated
