@@ -951,6 +951,13 @@ func derive(n *node) State {
 	var running, pending, paused, failed, notStarted, skipped, terminal int
 	var firstPaused, firstPending, firstFailed *node
 	for _, k := range n.kids {
+		if k.kind == KindScope && k.st.Name == Skipped && k.sc.running > 0 {
+			// Skipped by the operator with servers whose steps began: they
+			// are being brought back (safety steps); nothing above them
+			// ends before they do.
+			running++
+			continue
+		}
 		switch k.st.Name {
 		case Running, Stopping, Stopped:
 			running++

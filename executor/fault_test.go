@@ -338,3 +338,47 @@ func TestSkipInFlightSafetyFails(t *testing.T) {
 		}
 	}
 }
+
+// Skipping a whole rack while one of its servers is in flight: the server
+// is brought back first, and nothing above it completes before it has (a
+// crash in between must still find the run unfinished).
+func TestSkipRackInFlightCompletesAfterSafety(t *testing.T) {
+	h := newHarness(t)
+	h.async = true
+	srv := rackServer("r01", 1)
+	h.plan = executortest.Single(h.prov, map[string]Script{srv: {HangApply: 1}}, S{Name: "r01", Servers: 2, MaxUnavailable: 1})
+	done := make(chan executor.Outcome, 1)
+	go func() { done <- h.run() }()
+	<-h.prov.Hanging(srv)
+	if err := h.exec().Skip(context.Background(), rackID("r01")); err != nil {
+		t.Fatal(err)
+	}
+	// Let the skip reach the run before the shutdown returns.
+	deadline := time.Now().Add(5 * time.Second)
+	for h.state(rackID("r01")) != "skipped(user)" {
+		if time.Now().After(deadline) {
+			t.Fatal("the skip never reached the run")
+		}
+		h.clock.Advance(3 * time.Second) // the run reads control records every PollInterval
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := h.state("run"); got != "running" {
+		t.Errorf("run is %s while a server of the skipped rack is in flight", got)
+	}
+	h.prov.Release(srv)
+	wantOutcome(t, <-done, executor.OutcomeCompletedWithFailures, "")
+	var order []string
+	h.mu.Lock()
+	for _, e := range h.events {
+		if (e.Type == "server_skipped" && e.ID == srv) || strings.HasPrefix(e.Type, "run_") || strings.HasPrefix(e.Type, "phase_") {
+			order = append(order, e.Type)
+		}
+	}
+	h.mu.Unlock()
+	if len(order) < 3 || order[0] != "run_started" || order[1] != "phase_started" || order[2] != "server_skipped" {
+		t.Errorf("events %v: the server must be skipped (after its safety steps) before anything above it ends", order)
+	}
+	if n := h.prov.Count(rackServer("r01", 2), ""); n != 0 {
+		t.Errorf("the other server of the skipped rack got %d calls", n)
+	}
+}

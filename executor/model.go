@@ -318,6 +318,11 @@ func (m *model) setState(n *node, st State, pos int64) {
 	n.at = pos
 	if n.parent != nil {
 		n.parent.dirty = true
+		if n.kind == KindServer && n.parent.parent != nil {
+			// A skipped scope's state does not change when its last
+			// server comes back; its phase is derived again then.
+			n.parent.parent.dirty = true
+		}
 	}
 }
 
