@@ -487,7 +487,12 @@ func (s *loadState) checkReleases() hcl.Diagnostics {
 					"%s → %s skips %s. A runtime release moves at most one minor version per run; upgrade to %s first.",
 					from.MinorString(), r.Version.MinorString(), strings.Join(skipped, ", "), skipped[0]))
 			}
-			if version.Compare(from, r.Version) > 0 && !r.AllowDowngrade {
+			c, err := version.Compare(from, r.Version)
+			switch {
+			case err != nil:
+				diags = append(diags, errorAt(rng, "Undecidable version",
+					"Release %q cannot check upgrade_from %s against its version %s: %v. List only versions its scheme can order against the release's.", r.Name, from, r.Version, err))
+			case c > 0 && !r.AllowDowngrade:
 				diags = append(diags, errorAt(rng, "Downgrade not allowed",
 					"Release %q (%s) is older than %s, which it lists in upgrade_from; set allow_downgrade = true to allow going back.", r.Name, r.Version, from))
 			}
