@@ -99,7 +99,7 @@ func TestRules(t *testing.T) {
 		},
 			want: []diag{
 				{"error", "Duplicate BMC address",
-					"Server \"a3\" has the BMC address HTTPS://127.0.0.1:8443/, which server \"a1\" at main.rf.hcl:17 (cluster \"c1\", rack \"a\") already has. A BMC belongs to exactly one server.",
+					"Server \"a3\" has the BMC address HTTPS://127.0.0.1:8443/, which server \"a1\" at main.rf.hcl:17 (cluster \"c1\", rack \"a\") already has. Servers share a BMC address only when the BMC serves several systems (a multi-node chassis) and each server names its own with system = \"ID\" (the ComputerSystem's Id or UUID); \"a1\" and \"a3\" name no system.",
 					"main.rf.hcl:26,14-26,39"},
 			},
 		},

@@ -113,6 +113,13 @@ func (p *planning) diff() {
 		}
 		if prov := p.provider(s.Cluster); prov != nil {
 			ps.Provider = prov.Name
+			if config.IsPlainHTTP(s.BMC) && config.AllowsHTTP(prov) {
+				// Config refuses http:// without allow_http; allowed, it
+				// is still worth one warning naming the servers.
+				f.add("http\x00"+prov.Name, hcl.DiagWarning, rangePtr(prov.DeclRange), "Plain http:// BMC addresses",
+					fmt.Sprintf("the BMC address is plain http://, so the BMC password crosses the network in clear text; provider %q allows it with allow_http = true. Use https:// where the BMC supports it.", prov.Name),
+					addr)
+			}
 		}
 		if w := s.MaintenanceWindow; w != nil && w != s.Cluster.MaintenanceWindow {
 			ps.Windows = p.intervals(w)
