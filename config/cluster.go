@@ -367,6 +367,7 @@ func (s *loadState) decodeServer(b *hcl.Block, c *hcl.BodyContent, in instance, 
 			a.errorf(a.rng("system", b.DefRange), "Invalid system", "Server %s has an empty system: name the ComputerSystem behind its BMC by Id (\"Node0\") or UUID, or leave system out when the BMC serves one system.", s.serverRef(sv))
 		case strings.Contains(sys, "/"):
 			a.errorf(a.rng("system", b.DefRange), "Invalid system", "Server %s names system %q: give the ComputerSystem's Id (the last part of /redfish/v1/Systems/ID) or its UUID, not a path.", s.serverRef(sv), sys)
+			sv.System = sys // named, if badly: no "names no system" echo
 		default:
 			sv.System = sys
 		}

@@ -59,10 +59,19 @@ func schemeNames() []string {
 func (a *attrs) format(inherit version.Format, fallback hcl.Range) (f version.Format, explicit bool) {
 	_, hasScheme := a.m["scheme"]
 	pat, hasPattern := a.str("version_pattern")
-	scheme := version.Scheme(a.oneOf("scheme", string(inherit.Scheme), schemeNames()...))
+	scheme := version.Scheme(a.oneOf("scheme", "", schemeNames()...))
 	switch {
+	case hasScheme && scheme == "":
+		return version.Format{}, true // reported by oneOf
 	case !hasScheme && !hasPattern:
-		return inherit, false
+		if inherit.Scheme == "" {
+			return version.Format{}, false
+		}
+		f, err := version.NewFormat(inherit.Scheme, inherit.Pattern)
+		if err != nil {
+			return version.Format{}, false // reported where it was declared
+		}
+		return f, false
 	case !hasScheme:
 		scheme = version.Pattern
 	case scheme == version.Pattern && !hasPattern:
