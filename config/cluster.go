@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math/big"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/dynblock"
@@ -30,6 +31,7 @@ var serverSchema = &hcl.BodySchema{
 		{Name: "for_each"}, {Name: "count"}, {Name: "name"},
 		{Name: "bmc", Required: true}, {Name: "role", Required: true},
 		{Name: "node_name"}, {Name: "labels"}, {Name: "maintenance_window"},
+		{Name: "system"}, {Name: "update_method"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "credentials"}},
 }
@@ -359,6 +361,18 @@ func (s *loadState) decodeServer(b *hcl.Block, c *hcl.BodyContent, in instance, 
 		sv.NodeName = sv.Name
 	}
 	sv.Labels = a.strMap("labels")
+	if sys, ok := a.str("system"); ok {
+		switch {
+		case strings.TrimSpace(sys) == "":
+			a.errorf(a.rng("system", b.DefRange), "Invalid system", "Server %s has an empty system: name the ComputerSystem behind its BMC by Id (\"Node0\") or UUID, or leave system out when the BMC serves one system.", s.serverRef(sv))
+		case strings.Contains(sys, "/"):
+			a.errorf(a.rng("system", b.DefRange), "Invalid system", "Server %s names system %q: give the ComputerSystem's Id (the last part of /redfish/v1/Systems/ID) or its UUID, not a path.", s.serverRef(sv), sys)
+			sv.System = sys // named, if badly: no "names no system" echo
+		default:
+			sv.System = sys
+		}
+	}
+	sv.UpdateMethod = a.oneOf("update_method", "", ServerMethods...)
 	sv.MaintenanceWindow = r.MaintenanceWindow
 	if n, rng, ok := a.ref("maintenance_window", kindMaintenanceWindow); ok {
 		sv.MaintenanceWindow = s.windows[n]

@@ -96,6 +96,12 @@ type Config struct {
 
 	// DefaultStrategy is used by clusters without a strategy attribute.
 	DefaultStrategy *Strategy
+
+	// SensitiveSources are the source ranges whose text defines a
+	// sensitive value: the defaults of sensitive variables, var-file
+	// entries setting them, literal passwords. A secret's value written
+	// there is the secret itself, not a literal that happens to equal it.
+	SensitiveSources []hcl.Range
 }
 
 // Variable returns the variable named name, or nil.
@@ -260,6 +266,7 @@ func (l *Loader) Load(path string) (*Config, hcl.Diagnostics) {
 	}
 	diags = append(diags, s.load(files)...)
 	s.collectDataFiles()
+	cfg.SensitiveSources = append([]hcl.Range(nil), s.sensitiveSrc...)
 	return cfg, s.scrub(diags)
 }
 

@@ -59,9 +59,11 @@ func (p *Provider) IsSensitive(name string) bool {
 
 // Release is a named, versioned bundle of component targets.
 type Release struct {
-	Name           string
-	Version        version.Version
-	Scheme         version.Scheme
+	Name    string
+	Version version.Version
+	Scheme  version.Scheme
+	// Pattern is the version_pattern of the pattern scheme, else "".
+	Pattern        string
 	AllowDowngrade bool
 	// UpgradeFrom lists the versions this release is expected to be
 	// applied on top of; each is checked against the minor-skip rule.
@@ -90,12 +92,31 @@ const (
 	KindRuntime  = "runtime"
 )
 
-// Update methods of a component.
+// Update methods of a component (method) and of a server (update_method).
 const (
+	// MethodAuto lets the provider choose from what each BMC advertises;
+	// the default for firmware.
+	MethodAuto = "auto"
+	// MethodSimpleUpdate is Redfish SimpleUpdate: the BMC pulls the image.
 	MethodSimpleUpdate = "simple_update"
-	MethodPush         = "push"
-	MethodReimage      = "reimage"
+	// MethodHTTPPush POSTs the image to the UpdateService's HttpPushUri.
+	MethodHTTPPush = "http_push"
+	// MethodMultipartPush POSTs it to MultipartHttpPushUri.
+	MethodMultipartPush = "multipart_push"
+	// MethodPush is either push method, whichever the BMC offers (the
+	// provider picks).
+	MethodPush = "push"
+	// MethodReimage installs a runtime image through virtual media; the
+	// default for the runtime.
+	MethodReimage = "reimage"
 )
+
+// ComponentMethods are the values of a component's method.
+var ComponentMethods = []string{MethodAuto, MethodSimpleUpdate, MethodHTTPPush, MethodMultipartPush, MethodPush, MethodReimage}
+
+// ServerMethods are the values of a server's update_method: a component
+// method for delivering firmware images, not reimage.
+var ServerMethods = []string{MethodAuto, MethodSimpleUpdate, MethodHTTPPush, MethodMultipartPush, MethodPush}
 
 // Apply times, as Redfish spells them (@Redfish.OperationApplyTime).
 const (
@@ -108,16 +129,27 @@ const (
 // Component is a target for one updatable thing on a server.
 type Component struct {
 	// Name is the block label ("bios").
-	Name           string
-	Match          Match
-	Version        version.Version
-	Scheme         version.Scheme
-	Image          string
-	ApplyTime      string
-	Reboot         bool
+	Name    string
+	Match   Match
+	Version version.Version
+	Scheme  version.Scheme
+	// Pattern is the version_pattern of the pattern scheme, else "".
+	Pattern string
+	Image   string
+	// SHA256 is the image's SHA-256 digest (64 lowercase hex digits), or
+	// "" when the configuration gives none.
+	SHA256    string
+	ApplyTime string
+	Reboot    bool
+	// Method is a Method* constant: how the image reaches the BMC.
 	Method         string
 	Kind           string
 	AllowDowngrade bool
+	// AllowChange lets an opaque component (scheme "opaque"), whose
+	// versions are only equal or different, move to its target: a change,
+	// neither an upgrade nor a downgrade. Without it a differing opaque
+	// version is a plan error.
+	AllowChange bool
 	// Release is the release this component belongs to.
 	Release   *Release
 	DeclRange hcl.Range
@@ -337,7 +369,13 @@ type Server struct {
 	MaintenanceWindow *MaintenanceWindow
 	// Credentials are the server's own; nil means the provider's.
 	Credentials *Credentials
-	DeclRange   hcl.Range
+	// System names the ComputerSystem this server is behind a BMC that
+	// serves several (Id or UUID); "" when the BMC serves one.
+	System string
+	// UpdateMethod overrides the components' method for this server's
+	// firmware (a ServerMethods value); "" keeps each component's.
+	UpdateMethod string
+	DeclRange    hcl.Range
 	// BMCRange and RoleRange point at the attribute values, for planner
 	// diagnostics about this server.
 	BMCRange  hcl.Range

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"path"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/dynblock"
@@ -15,6 +16,7 @@ var releaseSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "version", Required: true},
 		{Name: "scheme"},
+		{Name: "version_pattern"},
 		{Name: "allow_downgrade"},
 		{Name: "upgrade_from"},
 	},
@@ -25,12 +27,15 @@ var componentSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "version", Required: true},
 		{Name: "scheme"},
+		{Name: "version_pattern"},
 		{Name: "image"},
+		{Name: "sha256"},
 		{Name: "apply_time"},
 		{Name: "reboot"},
 		{Name: "method"},
 		{Name: "kind"},
 		{Name: "allow_downgrade"},
+		{Name: "allow_change"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "match"}},
 }
@@ -47,32 +52,118 @@ func schemeNames() []string {
 	return out
 }
 
-// parseVersion reads attribute name as a version under scheme.
-func (a *attrs) version(name string, scheme version.Scheme) (version.Version, bool) {
+// format reads the scheme and version_pattern attributes of a release,
+// component or catalog. Unset, both are inherited (a component's from its
+// release); a version_pattern alone means scheme = "pattern". explicit
+// reports whether the block set either.
+func (a *attrs) format(inherit version.Format, fallback hcl.Range) (f version.Format, explicit bool) {
+	_, hasScheme := a.m["scheme"]
+	pat, hasPattern := a.str("version_pattern")
+	scheme := version.Scheme(a.oneOf("scheme", "", schemeNames()...))
+	switch {
+	case hasScheme && scheme == "":
+		return version.Format{}, true // reported by oneOf
+	case !hasScheme && !hasPattern:
+		if inherit.Scheme == "" {
+			return version.Format{}, false
+		}
+		f, err := version.NewFormat(inherit.Scheme, inherit.Pattern)
+		if err != nil {
+			return version.Format{}, false // reported where it was declared
+		}
+		return f, false
+	case !hasScheme:
+		scheme = version.Pattern
+	case scheme == version.Pattern && !hasPattern:
+		if inherit.Scheme != version.Pattern {
+			a.errorf(a.rng("scheme", fallback), "Missing version_pattern",
+				"scheme = %q reads versions with a regular expression: set version_pattern, whose capture groups say what is compared (see the language reference).", version.Pattern)
+			return version.Format{}, true
+		}
+		pat = inherit.Pattern
+	case hasPattern && scheme != version.Pattern:
+		a.errorf(a.rng("version_pattern", fallback), "version_pattern without the pattern scheme",
+			"version_pattern is read only by scheme = %q, but this block has scheme = %q: remove one of them.", version.Pattern, scheme)
+		return version.Format{}, true
+	}
+	f, err := version.NewFormat(scheme, pat)
+	if err != nil {
+		a.errorf(a.rng("version_pattern", fallback), "Invalid version_pattern", "%s.", capitalize(err.Error()))
+		return version.Format{}, true
+	}
+	return f, true
+}
+
+// versionIn reads attribute name as a version under f. from says where an
+// inherited scheme came from ("" when the block declared it), so the error
+// can suggest declaring one that reads the value.
+func (a *attrs) versionIn(name string, f version.Format, from string) (version.Version, bool) {
 	v, ok := a.str(name)
-	if !ok {
+	if !ok || f.Scheme == "" {
 		return version.Version{}, false
 	}
-	parsed, err := version.Parse(v, scheme)
+	parsed, err := f.Parse(v)
 	if err != nil {
-		a.errorf(a.m[name].Expr.Range(), "Invalid version", "%s does not parse under the %q scheme: %v.", name, scheme, err)
+		a.errorf(a.m[name].Expr.Range(), "Invalid version", "%s does not parse under the %q scheme%s: %v.%s", name, f.Scheme, from, err, suggestScheme(v))
 		return version.Version{}, false
 	}
 	return parsed, true
+}
+
+// suggestScheme is a sentence saying which scheme reads v.
+func suggestScheme(v string) string {
+	if sc := version.Deciding(v); sc != "" {
+		return fmt.Sprintf(" Declare scheme = %q, which reads it.", sc)
+	}
+	return fmt.Sprintf(" No built-in scheme reads it: declare a version_pattern whose capture groups say what is compared, or scheme = %q to compare it for equality only.", version.Opaque)
+}
+
+// inheritedFrom is the clause naming where an inherited scheme came from.
+func inheritedFrom(explicit bool, from string) string {
+	if explicit {
+		return ""
+	}
+	return " (" + from + ")"
+}
+
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", rune(s[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// notHex names the first character of s that is not a hex digit, if any.
+func notHex(s string) string {
+	for _, r := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+			return fmt.Sprintf(", and %q is not a hexadecimal digit", r)
+		}
+	}
+	return ""
 }
 
 func (s *loadState) decodeRelease(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagnostics {
 	content, diags := dynblock.Expand(b.Body, ctx).Content(releaseSchema)
 	a := s.attrs(content.Attributes, ctx, &diags)
 	r := &Release{Name: b.Labels[0], DeclRange: b.DefRange}
-	r.Scheme = version.Scheme(a.oneOf("scheme", string(version.Semver), schemeNames()...))
-	r.Version, _ = a.version("version", r.Scheme)
+	f, explicit := a.format(version.Format{Scheme: version.Semver}, b.DefRange)
+	r.Scheme, r.Pattern = f.Scheme, f.Pattern
+	r.Version, _ = a.versionIn("version", f, inheritedFrom(explicit, "the default"))
 	r.VersionRange = a.rng("version", b.DefRange)
 	r.AllowDowngrade = a.boolean("allow_downgrade", false)
 	if from, ok := a.strList("upgrade_from"); ok {
 		exprs, _ := hcl.ExprList(content.Attributes["upgrade_from"].Expr)
-		for i, f := range from {
-			v, err := version.Parse(f, r.Scheme)
+		for i, fv := range from {
+			if f.Scheme == "" {
+				break
+			}
+			v, err := f.Parse(fv)
 			if err != nil {
 				rng := a.rng("upgrade_from", b.DefRange)
 				if len(exprs) == len(from) {
@@ -128,16 +219,30 @@ func (s *loadState) decodeComponent(b *hcl.Block, r *Release, ctx *hcl.EvalConte
 	*diags = append(*diags, d...)
 	a := s.attrs(content.Attributes, ctx, diags)
 	c := &Component{Name: b.Labels[0], Release: r, DeclRange: b.DefRange}
-	c.Scheme = version.Scheme(a.oneOf("scheme", string(r.Scheme), schemeNames()...))
-	c.Version, _ = a.version("version", c.Scheme)
+	f, explicit := a.format(version.Format{Scheme: r.Scheme, Pattern: r.Pattern}, b.DefRange)
+	c.Scheme, c.Pattern = f.Scheme, f.Pattern
+	c.Version, _ = a.versionIn("version", f, inheritedFrom(explicit, fmt.Sprintf("inherited from release %q", r.Name)))
+	c.AllowChange = a.boolean("allow_change", false)
+	if c.AllowChange && f.Scheme != "" && f.Scheme.Ordered() {
+		a.errorf(a.rng("allow_change", b.DefRange), "allow_change needs the opaque scheme",
+			"allow_change lets a component whose versions are only equal or different (scheme = %q) move to its target. Component %q has scheme = %q, whose versions are older or newer: it is upgraded, or downgraded with allow_downgrade = true.", version.Opaque, c.Name, f.Scheme)
+	}
 	c.Image, _ = a.str("image")
+	if sum, ok := a.str("sha256"); ok {
+		if !isSHA256(sum) {
+			a.errorf(a.rng("sha256", b.DefRange), "Invalid sha256",
+				"sha256 must be the image's SHA-256 digest as 64 hexadecimal digits (as sha256sum prints it); got %d characters%s.", len(sum), notHex(sum))
+		} else {
+			c.SHA256 = strings.ToLower(sum)
+		}
+	}
 	c.ApplyTime = a.oneOf("apply_time", ApplyOnReset, ApplyImmediate, ApplyOnReset, ApplyAtMaintenanceWindowStart, ApplyInMaintenanceWindowOnReset)
 	c.Kind = a.oneOf("kind", KindFirmware, KindFirmware, KindRuntime)
-	defMethod := MethodSimpleUpdate
+	defMethod := MethodAuto
 	if c.Kind == KindRuntime {
 		defMethod = MethodReimage
 	}
-	c.Method = a.oneOf("method", defMethod, MethodSimpleUpdate, MethodPush, MethodReimage)
+	c.Method = a.oneOf("method", defMethod, ComponentMethods...)
 	c.Reboot = a.boolean("reboot", c.ApplyTime == ApplyOnReset || c.ApplyTime == ApplyInMaintenanceWindowOnReset || c.Kind == KindRuntime)
 	c.AllowDowngrade = a.boolean("allow_downgrade", r.AllowDowngrade)
 	if c.Method != MethodReimage && c.Image == "" && content.Attributes["image"] == nil {
@@ -178,23 +283,24 @@ func (s *loadState) decodeComponent(b *hcl.Block, r *Release, ctx *hcl.EvalConte
 var catalogSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 	{Name: "releases", Required: true},
 	{Name: "scheme"},
+	{Name: "version_pattern"},
 }}
 
 func (s *loadState) decodeCatalog(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagnostics {
 	content, diags := b.Body.Content(catalogSchema)
 	a := s.attrs(content.Attributes, ctx, &diags)
 	c := &Catalog{DeclRange: b.DefRange}
-	scheme := version.Scheme(a.oneOf("scheme", string(version.Semver), schemeNames()...))
-	if list, ok := a.strList("releases"); ok {
+	f, _ := a.format(version.Format{Scheme: version.Semver}, b.DefRange)
+	if list, ok := a.strList("releases"); ok && f.Scheme != "" {
 		exprs, _ := hcl.ExprList(content.Attributes["releases"].Expr)
 		for i, v := range list {
-			parsed, err := version.Parse(v, scheme)
+			parsed, err := f.Parse(v)
 			if err != nil {
 				rng := a.rng("releases", b.DefRange)
 				if len(exprs) == len(list) {
 					rng = exprs[i].Range()
 				}
-				a.errorf(rng, "Invalid version", "releases[%d] does not parse under the %q scheme: %v.", i, scheme, err)
+				a.errorf(rng, "Invalid version", "releases[%d] does not parse under the %q scheme: %v.", i, f.Scheme, err)
 				continue
 			}
 			c.Releases = append(c.Releases, parsed)

@@ -99,7 +99,7 @@ func TestRules(t *testing.T) {
 		},
 			want: []diag{
 				{"error", "Duplicate BMC address",
-					"Server \"a3\" has the BMC address HTTPS://127.0.0.1:8443/, which server \"a1\" at main.rf.hcl:17 (cluster \"c1\", rack \"a\") already has. A BMC belongs to exactly one server.",
+					"Server \"a3\" has the BMC address HTTPS://127.0.0.1:8443/, which server \"a1\" at main.rf.hcl:17 (cluster \"c1\", rack \"a\") already has. Servers share a BMC address only when the BMC serves several systems (a multi-node chassis) and each server names its own with system = \"ID\" (the ComputerSystem's Id or UUID); \"a1\" and \"a3\" name no system.",
 					"main.rf.hcl:26,14-26,39"},
 			},
 		},
@@ -205,10 +205,10 @@ func TestRules(t *testing.T) {
 		},
 			want: []diag{
 				{"error", "Invalid version",
-					"version does not parse under the \"semver\" scheme: \"4.5\" is not a semantic version (MAJOR.MINOR.PATCH[-PRE][+BUILD]): Invalid Semantic Version.",
+					"version does not parse under the \"semver\" scheme (the default): \"4.5\" is not a semantic version (MAJOR.MINOR.PATCH[-PRE][+BUILD]): Invalid Semantic Version. Declare scheme = \"dotted\", which reads it.",
 					"main.rf.hcl:3,13-3,18"},
 				{"error", "Invalid version",
-					"version does not parse under the \"dotted\" scheme: \"1.2.x\" is not a dotted version (integers separated by dots): field 3 is \"x\".",
+					"version does not parse under the \"dotted\" scheme: \"1.2.x\" is not a dotted version (integers separated by dots): field 3 is \"x\". No built-in scheme reads it: declare a version_pattern whose capture groups say what is compared, or scheme = \"opaque\" to compare it for equality only.",
 					"main.rf.hcl:8,15-8,22"},
 			},
 		},
@@ -703,7 +703,7 @@ strategy "s" {
 		},
 			want: []diag{
 				{"error", "Missing image",
-					"Component \"nic\" is updated with \"simple_update\", which needs an image URI: set image.",
+					"Component \"nic\" is updated with \"auto\", which needs an image URI: set image.",
 					"main.rf.hcl:4,3-4,18"},
 				{"error", "Missing match block",
 					"Component \"nic\" needs a match block saying how to find it in the BMC's firmware inventory: software_id, id or name.",
@@ -727,7 +727,7 @@ strategy "s" {
 		},
 			want: []diag{
 				{"error", "Invalid version",
-					"version does not parse under the \"dotted\" scheme: \"x.1\" is not a dotted version (integers separated by dots): field 1 is \"x\".",
+					"version does not parse under the \"dotted\" scheme: \"x.1\" is not a dotted version (integers separated by dots): field 1 is \"x\". Declare scheme = \"vendor\", which reads it.",
 					"main.rf.hcl:11,17-11,32"},
 			},
 		},

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
 
 	"github.com/rackform/rackform/config/version"
 )
@@ -81,7 +83,7 @@ func (s *loadState) validate() hcl.Diagnostics {
 
 	// ROLLOUT-RULES 8: a server belongs to one rack of one cluster.
 	byName := map[string]*Server{}
-	byBMC := map[string]*Server{}
+	byBMC := map[string][]*Server{}
 	for _, c := range cfg.Clusters {
 		racks := map[string]*Rack{}
 		for _, r := range c.Racks {
@@ -102,18 +104,17 @@ func (s *loadState) validate() hcl.Diagnostics {
 					continue
 				}
 				key := bmcKey(sv.BMC)
-				if first := byBMC[key]; first != nil {
-					diags = append(diags, errorAt(sv.BMCRange, "Duplicate BMC address",
-						"Server %s has the BMC address %s, which server %q at %s already has. A BMC belongs to exactly one server.", s.serverRef(sv), sv.BMC, first.Name, s.whereFrom(first)))
-				} else {
-					byBMC[key] = sv
+				if d := s.checkSharedBMC(sv, byBMC[key]); d != nil {
+					diags = append(diags, d)
 				}
+				byBMC[key] = append(byBMC[key], sv)
 			}
 		}
 		diags = append(diags, checkPlacement(c)...)
 		diags = append(diags, s.checkStrategyFits(c)...)
 	}
 
+	diags = append(diags, s.checkPlainHTTP()...)
 	diags = append(diags, s.checkReleases()...)
 	diags = append(diags, checkRollouts(cfg)...)
 	for _, p := range cfg.Providers {
@@ -124,6 +125,124 @@ func (s *loadState) validate() hcl.Diagnostics {
 			"Provider %q has a password that is not a sensitive value: write password = env(\"NAME\") or use a sensitive variable, so it never appears in a configuration review or a plan.", p.Name))
 	}
 	return diags
+}
+
+// checkSharedBMC checks server sv against the servers declared before it
+// with the same BMC address. Servers share a BMC only when it serves
+// several systems and each names its own, distinct one (system = "Node1").
+func (s *loadState) checkSharedBMC(sv *Server, before []*Server) *hcl.Diagnostic {
+	if len(before) == 0 {
+		return nil
+	}
+	var unnamed []string
+	for _, o := range append(before[:len(before):len(before)], sv) {
+		if o.System == "" {
+			unnamed = append(unnamed, fmt.Sprintf("%q", o.Name))
+		}
+	}
+	if len(unnamed) > 0 {
+		first := before[0]
+		return errorAt(sv.BMCRange, "Duplicate BMC address",
+			"Server %s has the BMC address %s, which server %q at %s already has. Servers share a BMC address only when the BMC serves several systems (a multi-node chassis) and each server names its own with system = \"ID\" (the ComputerSystem's Id or UUID); %s %s no system.",
+			s.serverRef(sv), sv.BMC, first.Name, s.whereFrom(first), joinAnd(unnamed), ternary(len(unnamed) == 1, "names", "name"))
+	}
+	for _, o := range before {
+		if strings.EqualFold(o.System, sv.System) {
+			return errorAt(sv.BMCRange, "Duplicate system",
+				"Server %s names system %q behind the BMC %s, which server %q at %s names too. Servers sharing a BMC each name a different system.",
+				s.serverRef(sv), sv.System, sv.BMC, o.Name, s.whereFrom(o))
+		}
+	}
+	return nil
+}
+
+// checkPlainHTTP refuses http:// BMC addresses unless the server's
+// provider sets allow_http = true: over plain HTTP the BMC password
+// crosses the network in clear text. Servers generated from one block
+// share one diagnostic.
+func (s *loadState) checkPlainHTTP() hcl.Diagnostics {
+	type group struct {
+		rng     hcl.Range
+		servers []*Server
+	}
+	var order []*group
+	byRange := map[hcl.Range]*group{}
+	for _, c := range s.cfg.Clusters {
+		if AllowsHTTP(c.Provider) {
+			continue
+		}
+		for _, sv := range c.Servers() {
+			if !IsPlainHTTP(sv.BMC) {
+				continue
+			}
+			g := byRange[sv.BMCRange]
+			if g == nil {
+				g = &group{rng: sv.BMCRange}
+				byRange[sv.BMCRange] = g
+				order = append(order, g)
+			}
+			g.servers = append(g.servers, sv)
+		}
+	}
+	var diags hcl.Diagnostics
+	for _, g := range order {
+		first := g.servers[0]
+		prov := "the cluster's provider block"
+		if p := first.Cluster.Provider; p != nil {
+			prov = fmt.Sprintf("provider %q", p.Name)
+		}
+		who := fmt.Sprintf("Server %s has the BMC address %s, which is", s.serverRef(first), first.BMC)
+		if n := len(g.servers); n > 1 {
+			names := make([]string, 0, maxNamedServers)
+			for _, sv := range g.servers[:min(n, maxNamedServers)] {
+				names = append(names, fmt.Sprintf("%q", sv.Name))
+			}
+			more := ""
+			if n > maxNamedServers {
+				more = fmt.Sprintf(" and %d more", n-maxNamedServers)
+			}
+			who = fmt.Sprintf("Servers %s%s have BMC addresses (%s, …) that are", strings.Join(names, ", "), more, first.BMC)
+		}
+		diags = append(diags, errorAt(g.rng, "Plain http:// BMC address",
+			"%s plain http://: the BMC password would cross the network in clear text. Use https://, or, on a network you trust, set allow_http = true in %s.", who, prov))
+	}
+	return diags
+}
+
+// maxNamedServers is how many servers one diagnostic names before "and N more".
+const maxNamedServers = 10
+
+// IsPlainHTTP reports whether a BMC URL is http:// (not https://).
+func IsPlainHTTP(bmc string) bool {
+	u, err := url.Parse(bmc)
+	return err == nil && strings.EqualFold(u.Scheme, "http")
+}
+
+// AllowsHTTP reports whether provider p opts in to plain http:// BMC
+// addresses with allow_http = true.
+func AllowsHTTP(p *Provider) bool {
+	if p == nil || p.Attrs == cty.NilVal || !p.Attrs.Type().IsObjectType() || !p.Attrs.Type().HasAttribute("allow_http") {
+		return false
+	}
+	v, err := convert.Convert(p.Attrs.GetAttr("allow_http"), cty.Bool)
+	return err == nil && v.IsKnown() && !v.IsNull() && v.True()
+}
+
+func joinAnd(xs []string) string {
+	switch len(xs) {
+	case 0:
+		return ""
+	case 1:
+		return xs[0]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
+func ternary(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
 }
 
 // checkPlacement enforces control-plane placement
@@ -487,7 +606,12 @@ func (s *loadState) checkReleases() hcl.Diagnostics {
 					"%s → %s skips %s. A runtime release moves at most one minor version per run; upgrade to %s first.",
 					from.MinorString(), r.Version.MinorString(), strings.Join(skipped, ", "), skipped[0]))
 			}
-			if version.Compare(from, r.Version) > 0 && !r.AllowDowngrade {
+			c, err := version.Compare(from, r.Version)
+			switch {
+			case err != nil:
+				diags = append(diags, errorAt(rng, "Undecidable version",
+					"Release %q cannot check upgrade_from %s against its version %s: %v. List only versions its scheme can order against the release's.", r.Name, from, r.Version, err))
+			case c > 0 && !r.AllowDowngrade:
 				diags = append(diags, errorAt(rng, "Downgrade not allowed",
 					"Release %q (%s) is older than %s, which it lists in upgrade_from; set allow_downgrade = true to allow going back.", r.Name, r.Version, from))
 			}

@@ -311,7 +311,7 @@ func (r *runner) abandon(o *opRun) {
 }
 
 func (r *runner) target(sv *node) providers.Target {
-	return providers.Target{Name: sv.srv.Address, Endpoint: sv.srv.BMC}
+	return providers.Target{Name: sv.srv.Address, Endpoint: sv.srv.BMC, System: sv.srv.System}
 }
 
 // work does one op. It runs on a worker goroutine (or inline when
@@ -327,7 +327,8 @@ func (r *runner) work(ctx context.Context, o *opRun) msg {
 		}
 		m := msg{o: o, done: err == nil, err: err, obs: obs}
 		if o.kind == opVerify && err == nil {
-			m.verified = hasVersion(o.step, obs)
+			// Unreadable is not verified: the step runs again.
+			m.verified, _ = hasVersion(o.step, obs)
 		}
 		return m
 	case opHook:
@@ -494,10 +495,14 @@ func (r *runner) pollTask(ctx context.Context, prov providers.Provider, o *opRun
 				if err != nil {
 					return msg{o: o, err: err}
 				}
-				if hasVersion(o.step, obs) || (o.step.ApplyTime != "" && o.step.ApplyTime != "Immediate") {
+				at, verr := hasVersion(o.step, obs)
+				if at || (o.step.ApplyTime != "" && o.step.ApplyTime != "Immediate") {
 					// A staged update shows its version only after the
 					// reset; wait_ready verifies it later.
 					return msg{o: o, done: true, message: "task " + o.uri + " is gone; verified by observing"}
+				}
+				if verr != nil {
+					return msg{o: o, err: fmt.Errorf("task %s is gone and %s cannot be verified at %s: %w", o.uri, o.step.Component, o.step.Version, verr)}
 				}
 				return msg{o: o, err: fmt.Errorf("task %s is gone and %s is not at %s", o.uri, o.step.Component, o.step.Version)}
 			}

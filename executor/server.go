@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -336,11 +337,13 @@ func (s *serverRun) stepFor(op string) *plan.Step {
 }
 
 // hasVersion reports whether obs shows the component of step st at its
-// target version. Equality is exact: the planner wrote the version the BMC
-// reports *(choice: no scheme-aware comparison at apply time)*.
-func hasVersion(st *plan.Step, obs *providers.Observation) bool {
+// target version, compared by the step's scheme (config/version
+// EqualStrings: a BMC may report "U30 v2.54 (03/01/2023)" for the target
+// "U30 v2.54"). A reported version the scheme cannot read is not at
+// target, and the error says why.
+func hasVersion(st *plan.Step, obs *providers.Observation) (bool, error) {
 	if st == nil || st.Version == "" || obs == nil {
-		return false
+		return false, nil
 	}
 	m := providers.Match{}
 	if st.Match != nil {
@@ -348,10 +351,10 @@ func hasVersion(st *plan.Step, obs *providers.Observation) bool {
 	}
 	for _, c := range obs.Components {
 		if m.Selects(c) {
-			return c.Version == st.Version
+			return version.EqualStrings(st.Scheme, st.Pattern, st.Version, c.Version)
 		}
 	}
-	return false
+	return false, nil
 }
 
 // atTarget reports whether every versioned step is already satisfied
@@ -364,7 +367,7 @@ func atTarget(p *plan.Server, obs *providers.Observation) bool {
 			continue
 		}
 		n++
-		if !hasVersion(st, obs) {
+		if ok, _ := hasVersion(st, obs); !ok {
 			return false
 		}
 	}

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -108,10 +109,17 @@ func (p *planning) diff() {
 		addr := address(s)
 		ps := &plan.Server{
 			Address: addr, Name: s.Name, Cluster: s.Cluster.Name, Rack: s.Rack.Name, Role: s.Role,
-			NodeName: s.NodeName, BMC: s.BMC, Labels: s.Labels,
+			NodeName: s.NodeName, BMC: s.BMC, Labels: s.Labels, System: s.System,
 		}
 		if prov := p.provider(s.Cluster); prov != nil {
 			ps.Provider = prov.Name
+			if config.IsPlainHTTP(s.BMC) && config.AllowsHTTP(prov) {
+				// Config refuses http:// without allow_http; allowed, it
+				// is still worth one warning naming the servers.
+				f.add("http\x00"+prov.Name, hcl.DiagWarning, rangePtr(prov.DeclRange), "Plain http:// BMC addresses",
+					fmt.Sprintf("the BMC address is plain http://, so the BMC password crosses the network in clear text; provider %q allows it with allow_http = true. Use https:// where the BMC supports it.", prov.Name),
+					addr)
+			}
 		}
 		if w := s.MaintenanceWindow; w != nil && w != s.Cluster.MaintenanceWindow {
 			ps.Windows = p.intervals(w)
@@ -257,26 +265,40 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, f *findings) {
 				ps.Address)
 			continue
 		}
-		var lowest, highest version.Version
+		format := c.Version.Format()
+		// below are the members older than the target, for the minor
+		// rule; differs is set when an opaque member is not the target.
+		var below []version.Version
 		var seen []string
-		undecidable := false
+		down, up, differs, undecidable := false, false, false, false
 		for _, o := range found {
-			v, err := version.Parse(o.Version, c.Scheme)
+			v, err := format.Parse(o.Version)
 			if err != nil {
 				undecidable = true
 				f.add("parse\x00"+s.Cluster.Name+"\x00"+c.Name+"\x00"+o.Version, hcl.DiagError, rangePtr(c.DeclRange), "Undecidable version",
-					fmt.Sprintf("component %q reports version %q (inventory %q), which is not a %s version, so it cannot be compared with %s.", c.Name, o.Version, o.ID, c.Scheme, c.Version),
+					fmt.Sprintf("component %q reports version %q (inventory %q), which the %s cannot read, so it cannot be compared with the target %s: %v. %s",
+						c.Name, o.Version, o.ID, schemeName(c), c.Version, err, readAdvice(c, o.Version)),
 					ps.Address)
 				continue
 			}
-			if lowest.IsZero() || version.Compare(v, lowest) < 0 {
-				lowest = v
-			}
-			if highest.IsZero() || version.Compare(v, highest) > 0 {
-				highest = v
-			}
 			if !contains(seen, o.Version) {
 				seen = append(seen, o.Version)
+			}
+			order, err := version.Compare(v, c.Version)
+			switch {
+			case err != nil && c.Scheme == version.Opaque:
+				differs = true
+			case err != nil:
+				undecidable = true
+				f.add("order\x00"+s.Cluster.Name+"\x00"+c.Name+"\x00"+o.Version, hcl.DiagError, rangePtr(c.DeclRange), "Undecidable version",
+					fmt.Sprintf("component %q reports version %q (inventory %q), which the %s cannot order against the target %s: %s. %s",
+						c.Name, o.Version, o.ID, schemeName(c), c.Version, undecidableReason(err), orderAdvice(c, o.Version)),
+					ps.Address)
+			case order < 0:
+				up = true
+				below = append(below, v)
+			case order > 0:
+				down = true
 			}
 		}
 		if undecidable {
@@ -284,30 +306,41 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, f *findings) {
 			continue
 		}
 		from := strings.Join(seen, ", ")
-		down := version.Compare(highest, c.Version) > 0
-		up := version.Compare(lowest, c.Version) < 0
 		switch {
+		case differs && !c.AllowChange:
+			ok = false
+			f.add("opaque\x00"+s.Cluster.Name+"\x00"+c.Name+"\x00"+from, hcl.DiagError, rangePtr(c.DeclRange), "Opaque version differs",
+				fmt.Sprintf("component %q is at %s, not its target %s. Its versions are opaque (equal or different, never older or newer), so plan cannot tell whether moving it is an upgrade or a downgrade. Set allow_change = true on component %q to move it to %s anyway; the plan then shows it as a change.",
+					c.Name, from, c.Version, c.Name, c.Version),
+				ps.Address)
+			continue
 		case down && !c.AllowDowngrade:
 			ok = false
 			f.add("downgrade\x00"+s.Cluster.Name+"\x00"+c.Name+"\x00"+from, hcl.DiagError, rangePtr(c.DeclRange), "Downgrade refused",
 				fmt.Sprintf("component %q is at %s, newer than the target %s of release %q. Set allow_downgrade = true on the component or release to downgrade on purpose.", c.Name, from, c.Version, rel.Name),
 				ps.Address)
 			continue
-		case !down && !up:
+		case !down && !up && !differs:
 			continue // at target
 		}
-		if c.Kind == config.KindRuntime && up {
+		if c.Kind == config.KindRuntime && up && c.Version.HasMinors() {
+			lowest := below[0]
+			for _, v := range below[1:] {
+				if order, err := version.Compare(v, lowest); err == nil && order < 0 {
+					lowest = v
+				}
+			}
 			if missing := p.skippedMinors(lowest, c.Version); len(missing) > 0 {
 				ok = false
 				f.add("minor\x00"+s.Cluster.Name+"\x00"+lowest.MinorString(), hcl.DiagError, rangePtr(rel.VersionRange), "Minor version skipped",
-					fmt.Sprintf("the runtime %q would move from %s to %s, skipping %s. A run may move at most one minor version (ROLLOUT-RULES 27): upgrade to release %s first.",
+					fmt.Sprintf("the runtime %q would move from %s to %s, skipping %s. A run may move at most one minor version: upgrade to release %s first.",
 						c.Name, lowest, c.Version, strings.Join(missing, ", "), missing[0]),
 					ps.Address)
 				continue
 			}
 		}
 		ps.Changes = append(ps.Changes, plan.Change{
-			Component: c.Name, Kind: c.Kind, From: from, To: c.Version.String(), Reboot: c.Reboot, Downgrade: down,
+			Component: c.Name, Kind: c.Kind, From: from, To: c.Version.String(), Reboot: c.Reboot, Downgrade: down, Unordered: differs,
 		})
 		targets = append(targets, c)
 	}
@@ -336,7 +369,10 @@ func (p *planning) skippedMinors(from, to version.Version) []string {
 	for i, m := range minors {
 		var best version.Version
 		for _, k := range known {
-			if k.MinorString() == m && (best.IsZero() || version.Compare(k, best) > 0) {
+			if k.MinorString() != m {
+				continue
+			}
+			if order, err := version.Compare(k, best); best.IsZero() || err == nil && order > 0 {
 				best = k
 			}
 		}
@@ -345,6 +381,47 @@ func (p *planning) skippedMinors(from, to version.Version) []string {
 		}
 	}
 	return minors
+}
+
+// schemeName names a component's scheme in a sentence.
+func schemeName(c *config.Component) string {
+	if c.Scheme == version.Pattern {
+		return fmt.Sprintf("version_pattern %q", c.Pattern)
+	}
+	return fmt.Sprintf("%q scheme", c.Scheme)
+}
+
+// readAdvice says what to declare so a reported version can be read: a
+// built-in scheme that reads and orders both it and the target, when one
+// does.
+func readAdvice(c *config.Component, reported string) string {
+	if sc := version.Deciding(c.Version.String(), reported); sc != "" && sc != c.Scheme {
+		return fmt.Sprintf("Declare scheme = %q on component %q, which reads and orders both.", sc, c.Name)
+	}
+	if sc := version.Deciding(reported); sc != "" && sc != c.Scheme {
+		return fmt.Sprintf("Scheme %q reads %q, but not against the target %s: declare scheme = %q on component %q and write its version as the BMC spells it (for example with its family token), or declare a version_pattern that reads both.",
+			sc, reported, c.Version, sc, c.Name)
+	}
+	return fmt.Sprintf("No built-in scheme reads it against the target: declare a version_pattern on component %q whose capture groups say what is compared, or scheme = %q and allow_change = true to compare for equality only.", c.Name, version.Opaque)
+}
+
+// orderAdvice says what to do when a reported version reads but cannot be
+// ordered against the target.
+func orderAdvice(c *config.Component, reported string) string {
+	if r, err := c.Version.Format().Parse(reported); err == nil && r.Family() != c.Version.Family() {
+		return fmt.Sprintf("The server reports firmware of another family than component %q targets: check that the match rule selects the right inventory member, and give servers of another platform a release of their own.", c.Name)
+	}
+	return fmt.Sprintf("Write the target as the exact build the server should report, or declare a version_pattern on component %q that decides it.", c.Name)
+}
+
+// undecidableReason is the reason of a version.UndecidableError, else the
+// error's text.
+func undecidableReason(err error) string {
+	var u *version.UndecidableError
+	if errors.As(err, &u) {
+		return u.Reason
+	}
+	return err.Error()
 }
 
 func describeMatch(m config.Match) string {

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
@@ -133,10 +135,24 @@ func secrets(cfg *config.Config) map[string]string {
 }
 
 // checkSnapshot refuses a plan whose configuration snapshot would contain
-// a sensitive value, such as a sensitive variable whose value is its
-// default written in the configuration: the plan file is archived and
-// reviewed, and must never hold a secret. The message names where the
-// value comes from, never the value.
+// a secret: the plan file is archived and reviewed, and must never hold
+// one. A secret is a value marked sensitive (a sensitive variable, a
+// sensitive provider attribute) or read with env(); what is looked for is
+// where such a value was written into the configuration's text:
+//
+//   - where a sensitive value is defined in the text (the default of a
+//     sensitive variable): always a leak;
+//   - anywhere but as a whole value of its own: in a comment, inside a
+//     longer string ("pw=…"), in a heredoc, in a data file's prose: copied
+//     there, a leak;
+//   - as a whole string literal or identifier of the HCL, or a whole field
+//     of a data file (a CSV cell, a quoted JSON string): a value the
+//     configuration uses that happens to equal the secret (the user name
+//     "admin" when the password is "admin" too), not a leak, since the
+//     configuration holds it as its own value, not as the secret.
+//
+// The message names where the value comes from and the file and line,
+// never the value.
 func (p *planning) checkSnapshot(snap plan.Snapshot) {
 	sec := secrets(p.cfg)
 	if len(sec) == 0 {
@@ -147,20 +163,102 @@ func (p *planning) checkSnapshot(snap plan.Snapshot) {
 		values = append(values, v)
 	}
 	sort.Slice(values, func(i, j int) bool { return sec[values[i]] < sec[values[j]] })
-	files := append([]plan.File(nil), snap.Files...)
-	files = append(files, snap.DataFiles...)
-	for _, f := range files {
-		text := f.Content
-		if b, err := f.Bytes(); err == nil {
-			text = string(b)
+	report := func(value, name string, line int) {
+		p.errorf(nil, "Secret in the configuration text",
+			"The value of %s appears in %s line %d. The plan records every configuration file's text, so it would contain the secret: set the value with -var, a -var-file outside the configuration, or RACKFORM_VAR_ (and env() for credentials) instead of writing it in the configuration.",
+			sec[value], name, line)
+	}
+	for _, f := range p.cfg.Files {
+		name := f.Name
+		if rel, err := filepath.Rel(p.cfg.Dir, f.Name); err == nil {
+			name = filepath.ToSlash(rel)
 		}
+		whole := hclValues(f.Name, f.Bytes)
+		defined := definedSecrets(p.cfg.SensitiveSources, f.Name)
 		for _, value := range values {
-			from := sec[value]
-			if strings.Contains(text, value) {
-				p.errorf(nil, "Secret in the configuration text",
-					"The value of %s appears in %s. The plan records every configuration file's text, so it would contain the secret: set the value with -var, a -var-file outside the configuration, or RACKFORM_VAR_ (and env() for credentials) instead of writing it in the configuration.",
-					from, f.Name)
+			if line := leakLine(f.Bytes, value, func(start, end int) bool {
+				return whole[[2]int{start, end}] && !within(defined, start, end)
+			}); line > 0 {
+				report(value, name, line)
 			}
 		}
 	}
+	for _, f := range snap.DataFiles {
+		b, err := f.Bytes()
+		if err != nil {
+			b = []byte(f.Content)
+		}
+		for _, value := range values {
+			if line := leakLine(b, value, func(start, end int) bool { return wholeField(b, start, end) }); line > 0 {
+				report(value, f.Name, line)
+			}
+		}
+	}
+}
+
+// leakLine returns the 1-based line of the first occurrence of value in b
+// that ok does not accept as a value of its own, or 0 when there is none.
+func leakLine(b []byte, value string, ok func(start, end int) bool) int {
+	v := []byte(value)
+	for from := 0; ; {
+		i := bytes.Index(b[from:], v)
+		if i < 0 {
+			return 0
+		}
+		start := from + i
+		if !ok(start, start+len(v)) {
+			return bytes.Count(b[:start], []byte("\n")) + 1
+		}
+		from = start + 1
+	}
+}
+
+// hclValues returns the byte spans of the whole values written in an HCL
+// file: identifiers, and string literals that are a complete quoted
+// string ("admin", not the parts of "pw=${x}").
+func hclValues(filename string, src []byte) map[[2]int]bool {
+	toks, _ := hclsyntax.LexConfig(src, filename, hcl.InitialPos)
+	out := map[[2]int]bool{}
+	for i, t := range toks {
+		span := [2]int{t.Range.Start.Byte, t.Range.End.Byte}
+		switch {
+		case t.Type == hclsyntax.TokenIdent:
+			out[span] = true
+		case t.Type == hclsyntax.TokenQuotedLit && i > 0 && i+1 < len(toks) &&
+			toks[i-1].Type == hclsyntax.TokenOQuote && toks[i+1].Type == hclsyntax.TokenCQuote:
+			out[span] = true
+		}
+	}
+	return out
+}
+
+// definedSecrets are the byte spans of file filename where a sensitive
+// value is defined.
+func definedSecrets(ranges []hcl.Range, filename string) [][2]int {
+	var out [][2]int
+	for _, r := range ranges {
+		if r.Filename == filename {
+			out = append(out, [2]int{r.Start.Byte, r.End.Byte})
+		}
+	}
+	return out
+}
+
+func within(spans [][2]int, start, end int) bool {
+	for _, s := range spans {
+		if start >= s[0] && end <= s[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// wholeField reports whether b[start:end] is a whole field of a data
+// file: a CSV cell, a line, a quoted string. Spaces, ':' and '=' do not
+// delimit, so "password: …" in a note is not a field of its own.
+func wholeField(b []byte, start, end int) bool {
+	const delims = "\n\r,;\t\"'"
+	before := start == 0 || strings.IndexByte(delims, b[start-1]) >= 0
+	after := end == len(b) || strings.IndexByte(delims, b[end]) >= 0
+	return before && after
 }

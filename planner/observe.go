@@ -109,7 +109,7 @@ func rangePtrOf(decl *config.Provider) *hcl.Range {
 // Target is how a provider reaches server s, named by its plan address. Credentials are revealed here, in
 // memory only, because the provider must log in; they never reach the plan.
 func Target(s *config.Server) providers.Target {
-	t := providers.Target{Name: address(s), Endpoint: s.BMC}
+	t := providers.Target{Name: address(s), Endpoint: s.BMC, System: s.System}
 	if c := s.Credentials; c != nil {
 		t.Credentials = &providers.Credentials{Username: c.Username.Reveal(), Password: c.Password.Reveal()}
 	}

@@ -91,6 +91,7 @@ func (p *planning) steps(s *config.Server, changed []*config.Component) ([]plan.
 			}
 			add(plan.Step{
 				Kind: plan.StepUpdate, Component: c.Name, Match: &m, Version: c.Version.String(),
+				Scheme: string(c.Scheme), Pattern: c.Pattern,
 				Image: c.Image, ApplyTime: c.ApplyTime, Method: c.Method, Estimate: plan.Duration(est),
 			})
 		}
@@ -102,6 +103,7 @@ func (p *planning) steps(s *config.Server, changed []*config.Component) ([]plan.
 		m := providerMatch(reimage.Match)
 		add(plan.Step{
 			Kind: plan.StepReimage, Component: reimage.Name, Match: &m, Version: reimage.Version.String(),
+			Scheme: string(reimage.Scheme), Pattern: reimage.Pattern,
 			Image: reimage.Image, Method: reimage.Method, Estimate: plan.Duration(estimateReimage),
 		})
 		reboots = 1
@@ -119,7 +121,10 @@ func (p *planning) steps(s *config.Server, changed []*config.Component) ([]plan.
 	// Expect every in-scope component at target, not only the changed
 	// ones: a reset must not have rolled anything back.
 	for _, c := range p.inScopeComponents(s.Cluster.Release) {
-		wait.Expect = append(wait.Expect, providers.Expectation{Component: c.Name, Match: providerMatch(c.Match), Version: c.Version.String()})
+		wait.Expect = append(wait.Expect, providers.Expectation{
+			Component: c.Name, Match: providerMatch(c.Match), Version: c.Version.String(),
+			Scheme: string(c.Scheme), Pattern: c.Pattern,
+		})
 	}
 	add(wait)
 	if down && st.Uncordon != nil {

@@ -161,6 +161,7 @@ func e2eConfig(octet, racks, perRack int) string {
   retry_base_delay   = "5ms"
   retry_max_delay    = "20ms"
   retry_max_attempts = 3
+  allow_http         = true
 }
 
 release "r" {

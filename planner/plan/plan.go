@@ -149,6 +149,9 @@ type Server struct {
 	BMC      string            `json:"bmc"`
 	Provider string            `json:"provider"`
 	Labels   map[string]string `json:"labels,omitempty"`
+	// System is the ComputerSystem (Id or UUID) this server is behind a
+	// BMC that serves several; "" when the BMC serves one.
+	System string `json:"system,omitempty"`
 
 	Observed Observed `json:"observed"`
 	// Fingerprint of the observed state; apply re-observes and compares.
@@ -203,6 +206,10 @@ type Change struct {
 	// Downgrade is set when To is older than From (allowed by
 	// allow_downgrade), so reviewers cannot miss it.
 	Downgrade bool `json:"downgrade,omitempty"`
+	// Unordered is set when From and To cannot be ordered (the opaque
+	// scheme, moved with allow_change): a change, neither an upgrade nor
+	// a downgrade, and shown as such.
+	Unordered bool `json:"unordered,omitempty"`
 }
 
 // StepKind extends the provider step kinds with the executor's hooks.
@@ -230,7 +237,12 @@ type Step struct {
 	Image     string           `json:"image,omitempty"`
 	ApplyTime string           `json:"apply_time,omitempty"`
 	Method    string           `json:"method,omitempty"`
-	ResetType string           `json:"reset_type,omitempty"`
+	// Scheme and Pattern say how a reported version is compared with
+	// Version (config/version.EqualStrings) when apply checks whether an
+	// update or reimage already took effect; "" compares strings exactly.
+	Scheme    string `json:"scheme,omitempty"`
+	Pattern   string `json:"pattern,omitempty"`
+	ResetType string `json:"reset_type,omitempty"`
 	// Timeout bounds the step: drain (then proceed), shutdown (then force
 	// off), wait_ready (then remediation).
 	Timeout Duration                `json:"timeout,omitempty"`

@@ -27,6 +27,9 @@ type config struct {
 	// CABundle is PEM text (read from the file when the attribute was a path).
 	CABundle []byte
 	Insecure bool
+	// AllowHTTP is the opt-in to plain http:// BMC addresses; the
+	// configuration refuses them without it.
+	AllowHTTP bool
 	// Timeout bounds one HTTP request attempt.
 	Timeout      time.Duration
 	Concurrency  int
@@ -57,6 +60,7 @@ var schema = []providers.Attribute{
 	{Name: "password", Type: "string", Sensitive: true, Description: "BMC password. Never logged."},
 	{Name: "ca_bundle", Type: "string", Description: "PEM file path or PEM text of the CAs that sign BMC certificates (default: system roots)."},
 	{Name: "insecure", Type: "bool", Description: "Skip TLS certificate verification. Off by default; say so explicitly to turn it on."},
+	{Name: "allow_http", Type: "bool", Description: "Accept plain http:// BMC addresses, over which the BMC password crosses the network in clear text. Off by default."},
 	{Name: "timeout", Type: "string", Description: "Bound on one HTTP request attempt, a Go duration (default 30s)."},
 	{Name: "concurrency", Type: "number", Description: "Servers observed at once (default 64)."},
 	{Name: "per_bmc_limit", Type: "number", Description: "Requests in flight to one BMC at once (default 2)."},
@@ -129,6 +133,10 @@ func parseConfig(raw json.RawMessage) (config, providers.Diagnostics) {
 			}
 		case "insecure":
 			if json.Unmarshal(v, &cfg.Insecure) != nil {
+				bad(name, "a bool")
+			}
+		case "allow_http":
+			if json.Unmarshal(v, &cfg.AllowHTTP) != nil {
 				bad(name, "a bool")
 			}
 		case "timeout", "retry_base_delay", "retry_max_delay", "poll_interval":

@@ -94,13 +94,14 @@ func newApplyBench(b *testing.B, n int, speed float64, port int) *applyBench {
 	var specs []sim.BMCSpec
 	var src strings.Builder
 	src.WriteString(`provider "redfish" {
-  username           = "admin"
-  password           = env("RACKFORM_BENCH_PASSWORD")
-  timeout            = "10s"
-  poll_interval      = "10ms"
-  retry_base_delay   = "5ms"
-  retry_max_delay    = "50ms"
-  concurrency        = 200
+  username         = "admin"
+  password         = env("RACKFORM_BENCH_PASSWORD")
+  timeout          = "10s"
+  poll_interval    = "10ms"
+  retry_base_delay = "5ms"
+  retry_max_delay  = "50ms"
+  concurrency      = 200
+  allow_http       = true
 }
 release "r" {
   version = "4.6.1"

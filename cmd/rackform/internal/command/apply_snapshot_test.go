@@ -36,7 +36,7 @@ cluster "lab" {
 }
 `
 
-const snapInventory = "name,bmc\ncp,http://127.0.0.1:18443\ncp2,http://127.0.0.2:18443\ncp3,http://127.0.0.3:18443\n"
+const snapInventory = "name,bmc\ncp,https://127.0.0.1:18443\ncp2,https://127.0.0.2:18443\ncp3,https://127.0.0.3:18443\n"
 
 // TestLoadSnapshotDataFiles: the inventory comes from the plan even when
 // the plan's configuration directory holds another one, and a plan
@@ -45,7 +45,7 @@ func TestLoadSnapshotDataFiles(t *testing.T) {
 	work := t.TempDir()
 	for name, src := range map[string]string{
 		"main.rf.hcl":   snapDataConfig,
-		"inventory.csv": "name,bmc\nother,http://127.0.0.9:18443\nother2,http://127.0.0.8:18443\nother3,http://127.0.0.7:18443\n",
+		"inventory.csv": "name,bmc\nother,https://127.0.0.9:18443\nother2,https://127.0.0.8:18443\nother3,https://127.0.0.7:18443\n",
 	} {
 		if err := os.WriteFile(filepath.Join(work, name), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
@@ -66,7 +66,7 @@ func TestLoadSnapshotDataFiles(t *testing.T) {
 	for _, s := range cfg.Servers() {
 		got = append(got, s.Name+" "+s.BMC)
 	}
-	if len(got) != 3 || got[0] != "cp http://127.0.0.1:18443" {
+	if len(got) != 3 || got[0] != "cp https://127.0.0.1:18443" {
 		t.Fatalf("servers %v, want the plan's inventory (cp)", got)
 	}
 

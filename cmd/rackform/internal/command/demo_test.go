@@ -54,12 +54,12 @@ func TestDemoFleetFitsTheExample(t *testing.T) {
 			continue
 		}
 		seen[key] = true
-		v, err := version.Parse(from, c.Scheme)
+		v, err := c.Version.Format().Parse(from)
 		if err != nil {
 			t.Errorf("demo version %s=%s does not parse under %s: %v", key, from, c.Scheme, err)
 			continue
 		}
-		if version.Compare(v, c.Version) >= 0 {
+		if order, err := version.Compare(v, c.Version); err != nil || order >= 0 {
 			t.Errorf("demo starts %s at %s, not older than the release's %s", key, from, c.Version)
 		}
 		base := strings.ToLower(path.Base(c.Image))

@@ -35,7 +35,9 @@ func BenchmarkPlanSim(b *testing.B) {
 		b.Run(fmt.Sprintf("servers=%d", n), func(b *testing.B) {
 			var specs []sim.BMCSpec
 			var src strings.Builder
-			src.WriteString(`provider "redfish" {}
+			src.WriteString(`provider "redfish" {
+  allow_http = true
+}
 release "r" {
   version = "4.6.1"
   component "bios" {

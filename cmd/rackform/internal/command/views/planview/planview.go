@@ -101,11 +101,15 @@ func plural(n int, one, many string) string {
 }
 
 // ChangeText is one change for people: "bios 2.70 → 2.80", marked when it
-// is a downgrade.
+// is a downgrade, or a change between versions that are neither older nor
+// newer (the opaque scheme).
 func ChangeText(c plan.Change) string {
 	s := fmt.Sprintf("%s %s → %s", c.Component, c.From, c.To)
-	if c.Downgrade {
+	switch {
+	case c.Downgrade:
 		s += " (downgrade)"
+	case c.Unordered:
+		s += " (change, not an upgrade)"
 	}
 	return s
 }

@@ -312,3 +312,19 @@ func TestSignerShown(t *testing.T) {
 		t.Errorf("signed plan markdown:\n%s", md.String())
 	}
 }
+
+func TestChangeTextMarksDowngradesAndUnorderedChanges(t *testing.T) {
+	tests := []struct {
+		c    plan.Change
+		want string
+	}{
+		{plan.Change{Component: "bios", From: "2.70", To: "2.80"}, "bios 2.70 → 2.80"},
+		{plan.Change{Component: "bios", From: "2.80", To: "2.70", Downgrade: true}, "bios 2.80 → 2.70 (downgrade)"},
+		{plan.Change{Component: "cpld", From: "build-7f3a", To: "build-7f3b", Unordered: true}, "cpld build-7f3a → build-7f3b (change, not an upgrade)"},
+	}
+	for _, tt := range tests {
+		if got := ChangeText(tt.c); got != tt.want {
+			t.Errorf("ChangeText = %q, want %q", got, tt.want)
+		}
+	}
+}

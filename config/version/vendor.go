@@ -1,0 +1,295 @@
+package version
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The vendor scheme reads the version strings BMCs report. Informally:
+//
+//	VERSION = [FAMILY SEP] ["v"] CORE [LETTER] [.BUILDID] [-N-IDENT | -revN] {" " QUALIFIER}
+//
+//	FAMILY    a letter, then letters, digits, '.', '_' or '-', no spaces:
+//	          "P79", "U30", "nc", "ex235a.bios"; "C" in "C27"
+//	SEP       ' ', '.', '-' or '_'; none when FAMILY is letters only ("C27")
+//	CORE      integers separated by dots: "1.45", "5.10.50.00"
+//	LETTER    one letter right after CORE, ending the word: "1.44B"
+//	BUILDID   6 to 40 lowercase hex digits, at least one of a-f: "1.45.455b66"
+//	-N-IDENT  git describe: N commits after the tag, then the commit or
+//	          build identity ("-0-gabcdef", "-21-prod-master.arm.….28331ff")
+//	-revN     a revision: "-rev4"
+//	QUALIFIER a release date ("10/29/2021", "May 11 2021", "2021-10-29") or
+//	          a build number ("Build 27"), either in parentheses or not
+//
+// The first reading that accounts for the whole string wins, trying the
+// shortest family first, then the longest core, so each string has one
+// reading. Comparison (compareVendor): the families must be equal, else the
+// versions are undecidable (P79 and P80 are different platforms' ROMs, not
+// older and newer); then CORE numerically (missing fields are 0); then the
+// letter (none < A < B); then the git-describe distance (none = 0: the tag
+// itself); then the build number, the revision and the date, each only when
+// both versions carry it (a release written "U30 v2.52" is met by a BMC
+// reporting "U30 v2.52 (10/29/2021)"); finally two different build
+// identities of an otherwise equal version are undecidable (two builds of
+// one tag from different commits).
+
+// maxVendorLen bounds what the vendor parser reads (it tries each split).
+const maxVendorLen = 256
+
+var (
+	// qualifierRe matches one qualifier at the start of a string.
+	qualifierRe = regexp.MustCompile(`^(?:(\d{1,2}/\d{1,2}/\d{4})|([A-Z][a-z]{2} \d{1,2} \d{4})|(\d{4}-\d{2}-\d{2})|(?:[Bb]uild|BUILD) (\d+))`)
+	revRe       = regexp.MustCompile(`^-(?:rev|Rev|REV)(\d+)`)
+	describeRe  = regexp.MustCompile(`^-(\d+)-([A-Za-z][^ ]*)`)
+)
+
+func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isSep(c byte) bool    { return c == ' ' || c == '.' || c == '-' || c == '_' }
+func isHex(c byte) bool    { return isDigit(c) || c >= 'a' && c <= 'f' }
+
+func parseVendor(s string) (Version, error) {
+	bad := func(why string) (Version, error) {
+		return Version{}, fmt.Errorf("%q is not a vendor version: %s", s, why)
+	}
+	switch {
+	case s == "":
+		return bad("it is empty")
+	case len(s) > maxVendorLen:
+		return bad(fmt.Sprintf("it is longer than %d characters", maxVendorLen))
+	}
+	for i := 0; i < len(s); i++ {
+		family, ok := familyBefore(s, i)
+		if !ok {
+			continue
+		}
+		start := i
+		if (s[i] == 'v' || s[i] == 'V') && i+1 < len(s) && isDigit(s[i+1]) {
+			start = i + 1
+		} else if !isDigit(s[i]) {
+			continue
+		}
+		if v, ok := parseVendorFrom(s, start); ok {
+			v.family = family
+			return v, nil
+		}
+	}
+	return bad("expected an optional family token (\"P79\", \"nc.\"), an optional \"v\", a dotted number, and only the suffixes the vendor scheme knows (a revision letter, a hex build id, -N-gHASH, -revN, a date, \"Build N\")")
+}
+
+// familyBefore returns the family when a version core can start at s[i].
+func familyBefore(s string, i int) (string, bool) {
+	if i == 0 {
+		return "", true
+	}
+	if isSep(s[i-1]) {
+		f := s[:i-1]
+		return f, validFamily(f)
+	}
+	// "C27": a letters-only family joined to the number.
+	if isDigit(s[i]) && isLetter(s[i-1]) {
+		f := s[:i]
+		for j := 0; j < len(f); j++ {
+			if !isLetter(f[j]) {
+				return "", false
+			}
+		}
+		return f, true
+	}
+	return "", false
+}
+
+func validFamily(f string) bool {
+	if f == "" || !isLetter(f[0]) || isSep(f[len(f)-1]) {
+		return false
+	}
+	for j := 0; j < len(f); j++ {
+		c := f[j]
+		if !isLetter(c) && !isDigit(c) && c != '.' && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// parseVendorFrom reads CORE and what follows from s[start:], trying the
+// longest core first.
+func parseVendorFrom(s string, start int) (Version, bool) {
+	var ends []int
+	for j := start; ; {
+		k := j
+		for k < len(s) && isDigit(s[k]) {
+			k++
+		}
+		if k == j {
+			break
+		}
+		ends = append(ends, k)
+		if k+1 < len(s) && s[k] == '.' && isDigit(s[k+1]) {
+			j = k + 1
+			continue
+		}
+		break
+	}
+	for n := len(ends); n >= 1; n-- {
+		end := ends[n-1]
+		parts, err := parseDotted(s[start:end])
+		if err != nil {
+			return Version{}, false // a field overflows
+		}
+		if end < len(s) && isLetter(s[end]) && (end+1 == len(s) || !isLetter(s[end+1]) && !isDigit(s[end+1])) {
+			if v, ok := parseVendorTail(s[end+1:]); ok {
+				v.raw, v.parts, v.letter = s, parts, upper(s[end])
+				return v, true
+			}
+		}
+		if v, ok := parseVendorTail(s[end:]); ok {
+			v.raw, v.parts = s, parts
+			return v, true
+		}
+	}
+	return Version{}, false
+}
+
+func upper(c byte) byte {
+	if c >= 'a' && c <= 'z' {
+		return c - 'a' + 'A'
+	}
+	return c
+}
+
+// parseVendorTail reads what may follow the core (and letter).
+func parseVendorTail(t string) (Version, bool) {
+	v := Version{scheme: Vendor}
+	if strings.HasPrefix(t, ".") {
+		k, letters := 1, false
+		for k < len(t) && isHex(t[k]) {
+			letters = letters || !isDigit(t[k])
+			k++
+		}
+		if k-1 < 6 || k-1 > 40 || !letters || k < len(t) && t[k] != '-' && t[k] != ' ' {
+			return Version{}, false
+		}
+		v.ident, t = t[1:k], t[k:]
+	}
+	if m := describeRe.FindStringSubmatch(t); m != nil {
+		n, err := strconv.ParseUint(m[1], 10, 64)
+		if err != nil {
+			return Version{}, false
+		}
+		v.distance = n
+		v.ident = joinIdent(v.ident, m[2])
+		t = t[len(m[0]):]
+	} else if m := revRe.FindStringSubmatch(t); m != nil {
+		n, err := strconv.ParseUint(m[1], 10, 64)
+		if err != nil {
+			return Version{}, false
+		}
+		v.rev, v.hasRev = n, true
+		t = t[len(m[0]):]
+	}
+	for t != "" {
+		if t[0] != ' ' || len(t) < 2 {
+			return Version{}, false
+		}
+		t = t[1:]
+		paren := t[0] == '('
+		if paren {
+			t = t[1:]
+		}
+		m := qualifierRe.FindStringSubmatch(t)
+		if m == nil {
+			return Version{}, false
+		}
+		t = t[len(m[0]):]
+		if paren {
+			if !strings.HasPrefix(t, ")") {
+				return Version{}, false
+			}
+			t = t[1:]
+		}
+		if t != "" && t[0] != ' ' {
+			return Version{}, false
+		}
+		switch {
+		case m[4] != "":
+			n, err := strconv.ParseUint(m[4], 10, 64)
+			if err != nil || v.hasBuild {
+				return Version{}, false
+			}
+			v.build, v.hasBuild = n, true
+		default:
+			if !v.date.IsZero() {
+				return Version{}, false
+			}
+			var d time.Time
+			var err error
+			switch {
+			case m[1] != "":
+				d, err = time.Parse("1/2/2006", m[1])
+			case m[2] != "":
+				d, err = time.Parse("Jan 2 2006", m[2])
+			default:
+				d, err = time.Parse("2006-01-02", m[3])
+			}
+			if err != nil {
+				return Version{}, false
+			}
+			v.date = d
+		}
+	}
+	return v, true
+}
+
+func joinIdent(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "-" + b
+}
+
+func compareVendor(a, b Version) (int, error) {
+	undecidable := func(reason string, args ...any) (int, error) {
+		return 0, &UndecidableError{A: a.raw, B: b.raw, Scheme: Vendor, Reason: fmt.Sprintf(reason, args...)}
+	}
+	if a.family != b.family {
+		switch {
+		case a.family == "" || b.family == "":
+			fam := a.family + b.family
+			return undecidable("one has the family %q and the other none; versions of different families are different products' firmware, not older or newer", fam)
+		default:
+			return undecidable("their families differ (%q, %q): versions of different families are different products' firmware (another platform's ROM), not older or newer", a.family, b.family)
+		}
+	}
+	if c := compareFields(a, b); c != 0 {
+		return c, nil
+	}
+	if c := cmpUint(uint64(a.letter), uint64(b.letter)); c != 0 {
+		return c, nil
+	}
+	if c := cmpUint(a.distance, b.distance); c != 0 {
+		return c, nil
+	}
+	if a.hasBuild && b.hasBuild {
+		if c := cmpUint(a.build, b.build); c != 0 {
+			return c, nil
+		}
+	}
+	if a.hasRev && b.hasRev {
+		if c := cmpUint(a.rev, b.rev); c != 0 {
+			return c, nil
+		}
+	}
+	if !a.date.IsZero() && !b.date.IsZero() {
+		if c := a.date.Compare(b.date); c != 0 {
+			return c, nil
+		}
+	}
+	if a.ident != "" && b.ident != "" && a.ident != b.ident {
+		return undecidable("they are the same version built from different commits or builds (%q, %q)", a.ident, b.ident)
+	}
+	return 0, nil
+}
