@@ -153,7 +153,7 @@ func TestSimpleUpdateTaskLifecycle(t *testing.T) {
 // flash starts an update of image with applyTime and lets the flash finish.
 func flash(t *testing.T, clk *clock, u, target, image, applyTime string, targets ...string) {
 	t.Helper()
-	body := map[string]any{"ImageURI": image}
+	body := map[string]any{"ImageURI": image, "TransferProtocol": "HTTP"}
 	if applyTime != "" {
 		body["@Redfish.OperationApplyTime"] = applyTime
 	}

@@ -28,7 +28,7 @@ func TestGoldenResources(t *testing.T) {
 			call(t, "PATCH", u+pr.systemPath, map[string]any{"Boot": map[string]string{"BootSourceOverrideTarget": "Cd", "BootSourceOverrideEnabled": "Once"}}, true)
 			call(t, "POST", u+pr.vmediaPath+"/Actions/VirtualMedia.InsertMedia", map[string]any{"Image": "http://127.0.0.1:9/images/runtime-4.6.1.iso"}, true)
 			if pr.simpleUpdatePath != "" {
-				call(t, "POST", u+pr.simpleUpdatePath, map[string]any{"ImageURI": "http://127.0.0.1:9/images/nic-2.0.bin"}, true)
+				call(t, "POST", u+pr.simpleUpdatePath, map[string]any{"ImageURI": "http://127.0.0.1:9/images/nic-2.0.bin", "TransferProtocol": "HTTP"}, true)
 			}
 			clk.Advance(5 * time.Minute)
 			paths := map[string]string{
@@ -40,7 +40,7 @@ func TestGoldenResources(t *testing.T) {
 				"updateservice":  "/redfish/v1/UpdateService",
 				"firmware":       "/redfish/v1/UpdateService/FirmwareInventory?$expand=.($levels=1)",
 				"software":       "/redfish/v1/UpdateService/SoftwareInventory",
-				"inventory-bios": pr.inventoryPath(pr.components[1]),
+				"inventory-bios": inventoryPath(pr.components[1]),
 				"tasks":          "/redfish/v1/TaskService/Tasks",
 			}
 			if pr.simpleUpdatePath != "" {
