@@ -276,8 +276,11 @@ func (b *bmc) renderSystem(h *host) map[string]any {
 	doc = with(doc, h.name, "HostName")
 	doc = with(doc, h.uuid, "UUID")
 	doc = with(doc, h.serial, "SerialNumber")
-	if i, ok := b.hostComponent(h, ComponentBIOS); ok {
-		doc = with(doc, b.versions[i], "BiosVersion")
+	if _, has := doc["BiosVersion"]; has {
+		// Only where the real BMC reports it (openbmc's capture has none).
+		if i, ok := b.hostComponent(h, ComponentBIOS); ok {
+			doc = with(doc, b.versions[i], "BiosVersion")
+		}
 	}
 	if pr.vmediaUnderSystem {
 		doc = with(doc, ref(h.vmediaColl), "VirtualMedia")

@@ -48,7 +48,9 @@ DYNAMIC = ["UpdateService/FirmwareInventory", "UpdateService/SoftwareInventory",
            "SessionService/Sessions", "$metadata", "Systems/437XR1138R2/ResetActionInfo",
            "Systems/1/ResetActionInfo", "Managers/BMC/ResetActionInfo", "Managers/1/ResetActionInfo",
            "Managers/bmc/VirtualMedia", "Managers/bmc/VirtualMedia/1",
-           "Systems/Node0/ResetActionInfo", "Systems/Node0/VirtualMedia", "Managers/BMC/ResetActionInfo"]
+           "Systems/Node0/ResetActionInfo", "Systems/Node0/VirtualMedia", "Managers/BMC/ResetActionInfo",
+           "UpdateService/SimpleUpdateActionInfo", "Managers/Self/ResetActionInfo", "Systems/Self/ResetActionInfo",
+           "Managers/bmc/ResetActionInfo", "Systems/system/ResetActionInfo"]
 
 
 def uri(rel):
@@ -61,6 +63,8 @@ def trim(v, served):
         for k, x in v.items():
             if isinstance(x, dict) and set(x) == {"@odata.id"} and x["@odata.id"].rstrip("/") not in served:
                 continue
+            if k == "@Redfish.ActionInfo" and isinstance(x, str) and x.rstrip("/") not in served:
+                continue  # an ActionInfo the simulator does not serve
             if k.endswith("@odata.count") and k[:-len("@odata.count")] in v:
                 continue  # recounted with its list
             if isinstance(x, list) and x and all(isinstance(m, dict) and set(m) == {"@odata.id"} for m in x):
