@@ -425,10 +425,9 @@ func (f *Fleet) Identities(name string) []Identity {
 	if !ok {
 		return nil
 	}
-	doc := b.prof.docs[b.prof.systemPath]
 	var out []Identity
 	for _, h := range b.hosts {
-		out = append(out, Identity{System: h.id, UUID: h.uuid, SerialNumber: h.serial, Manufacturer: asString(doc["Manufacturer"]), Model: asString(doc["Model"])})
+		out = append(out, Identity{System: h.id, UUID: h.uuid, SerialNumber: h.serial, Manufacturer: b.prof.manufacturer, Model: b.prof.model})
 	}
 	return out
 }

@@ -125,6 +125,7 @@ type profile struct {
 	inventoryTemplate                    map[string]any
 	metadata                             []byte
 	serialPrefix                         string
+	manufacturer, model                  string // the system's, or a stand-in where the capture has none
 }
 
 func loadProfiles() (map[string]*profile, error) {
@@ -305,6 +306,13 @@ func (p *profile) configure() error {
 	}
 	for i := range p.components {
 		p.components[i].sys = -1
+	}
+	sys := p.docs[p.systemPath]
+	p.manufacturer, p.model = asString(sys["Manufacturer"]), asString(sys["Model"])
+	if p.manufacturer == "" {
+		// The stock OpenBMC capture's System has none; the Manager's Model
+		// is "OpenBmc".
+		p.manufacturer, p.model = "OpenBMC", asString(p.docs[p.managerPath]["Model"])
 	}
 	p.vmediaColl = p.managerPath + "/VirtualMedia"
 	if p.vmediaUnderSystem {

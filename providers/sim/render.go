@@ -276,6 +276,8 @@ func (b *bmc) renderSystem(h *host) map[string]any {
 	doc = with(doc, h.name, "HostName")
 	doc = with(doc, h.uuid, "UUID")
 	doc = with(doc, h.serial, "SerialNumber")
+	doc = with(doc, pr.manufacturer, "Manufacturer")
+	doc = with(doc, pr.model, "Model")
 	if _, has := doc["BiosVersion"]; has {
 		// Only where the real BMC reports it (openbmc's capture has none).
 		if i, ok := b.hostComponent(h, ComponentBIOS); ok {
