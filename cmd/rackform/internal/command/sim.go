@@ -48,6 +48,9 @@ type simCommand struct {
 	down       string
 	// profileForFlags are -profile-for NAME=PROFILE.
 	profileForFlags stringList
+	// refuse are -refuse NAME=METHOD[,METHOD...].
+	refuse         stringList
+	strictTransfer bool
 	// aliases map each server of a -config fleet to its BMC's name (the
 	// first server on a shared BMC), for -fault.
 	aliases map[string]string
@@ -89,11 +92,13 @@ then serves until SIGINT or SIGTERM. -admin serves a JSON control API
 
 func (c *simCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
-	c.faults, c.faultRates, c.firmware, c.target, c.profileForFlags = nil, nil, nil, nil, nil
+	c.faults, c.faultRates, c.firmware, c.target, c.profileForFlags, c.refuse = nil, nil, nil, nil, nil, nil
 	fs.IntVar(&c.n, "n", 10, "Serve `N` BMCs.")
 	fs.StringVar(&c.base, "base", "127.1.1.1", "First BMC `IP` (loopback); the others follow.")
 	fs.IntVar(&c.port, "port", 8443, "TCP `PORT` of every BMC (0: a free port each).")
 	fs.StringVar(&c.profile, "profile", "dmtf", "Hardware `PROFILE`: dmtf, ilo5, ami, openbmc, basic, crayex, mixed or all.")
+	fs.Var(&c.refuse, "refuse", "Make a BMC (or with -config, a server's BMC) advertise but refuse update methods: `NAME=METHOD[,METHOD]` with simple_update, http_push, multipart_push. Repeatable.")
+	fs.BoolVar(&c.strictTransfer, "strict-transfer-protocol", false, "ami BMCs require SimpleUpdate's TransferProtocol and allow only HTTP or FTP, as the real one's ActionInfo says.")
 	fs.Var(&c.profileForFlags, "profile-for", "Give one BMC (or with -config, one server) its own profile: `NAME=PROFILE`. Repeatable.")
 	fs.Float64Var(&c.speed, "speed", 1, "Time scale `X`: 6000 makes a 10-minute flash take 100 ms.")
 	fs.BoolVar(&c.tls, "tls", false, "Serve HTTPS with a CA generated at start (see -ca-out).")
@@ -133,6 +138,9 @@ func (c *simCommand) Run(ctx context.Context, args []string) int {
 		specs, err = c.specsFromConfig(cfg)
 	} else {
 		specs, err = c.specs()
+	}
+	if err == nil {
+		err = c.applyQuirks(specs)
 	}
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "Error: %s\n\n%s", err, helpText(c))
@@ -213,6 +221,36 @@ func (c *simCommand) serveOptions() (fleetServe, error) {
 	}
 	s.Admin, s.CAOut = c.admin, c.caOut
 	return s, nil
+}
+
+// applyQuirks applies -refuse and -strict-transfer-protocol to specs.
+func (c *simCommand) applyQuirks(specs []sim.BMCSpec) error {
+	byName := map[string]*sim.BMCSpec{}
+	for i := range specs {
+		specs[i].StrictTransferProtocol = c.strictTransfer
+		byName[specs[i].Name] = &specs[i]
+	}
+	for _, r := range c.refuse {
+		name, methods, ok := strings.Cut(r, "=")
+		if !ok || name == "" || methods == "" {
+			return fmt.Errorf("-refuse %q: want NAME=METHOD[,METHOD]", r)
+		}
+		if bmc, ok := c.aliases[name]; ok {
+			name = bmc
+		}
+		s := byName[name]
+		if s == nil {
+			return fmt.Errorf("-refuse %q: no BMC or server named %s", r, name)
+		}
+		for _, m := range strings.Split(methods, ",") {
+			m = strings.TrimSpace(m)
+			if m != sim.MethodSimpleUpdate && m != sim.MethodHTTPPush && m != sim.MethodMultipartPush {
+				return fmt.Errorf("-refuse %q: method %q is not simple_update, http_push or multipart_push", r, m)
+			}
+			s.Refuse = append(s.Refuse, m)
+		}
+	}
+	return nil
 }
 
 // faultsByBMC renames -fault targets from servers to their BMC (a shared

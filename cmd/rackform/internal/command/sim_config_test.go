@@ -211,3 +211,65 @@ func TestSimConfigRefusesWhatItCannotServe(t *testing.T) {
 		}
 	}
 }
+
+// TestSimQuirkFlags: -refuse makes a BMC (by server name with -config)
+// advertise but refuse a method; -strict-transfer-protocol makes ami as
+// strict as the real one's ActionInfo.
+func TestSimQuirkFlags(t *testing.T) {
+	cfg := loadTestConfig(t, simConfigFleet)
+	c := &simCommand{profile: "dmtf", refuse: stringList{"node1=simple_update,http_push"}, strictTransfer: true}
+	specs, err := c.configSpecs(cfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.applyQuirks(specs); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range specs {
+		want := []string(nil)
+		if s.Name == "node0" { // node1's BMC is node0's
+			want = []string{"simple_update", "http_push"}
+		}
+		if !cmp.Equal(s.Refuse, want) || !s.StrictTransferProtocol {
+			t.Errorf("%s: Refuse %v Strict %v, want %v true", s.Name, s.Refuse, s.StrictTransferProtocol, want)
+		}
+	}
+	for _, bad := range []string{"node1", "nobody=http_push", "a=ftp_push"} {
+		c := &simCommand{profile: "dmtf", refuse: stringList{bad}}
+		specs, _ := c.configSpecs(cfg, nil, nil)
+		if err := c.applyQuirks(specs); err == nil {
+			t.Errorf("-refuse %s accepted", bad)
+		}
+	}
+}
+
+// TestSimProfileAllAndProfileFor: -profile all cycles through every
+// profile, basic and crayex included; mixed keeps the first four;
+// -profile-for picks one BMC's.
+func TestSimProfileAllAndProfileFor(t *testing.T) {
+	for _, tc := range []struct {
+		profile string
+		pfor    stringList
+		want    []string
+	}{
+		{"all", nil, []string{"dmtf", "ilo5", "ami", "openbmc", "basic", "crayex", "dmtf"}},
+		{"mixed", nil, []string{"dmtf", "ilo5", "ami", "openbmc", "dmtf", "ilo5", "ami"}},
+		{"dmtf", stringList{"bmc-0002=crayex", "bmc-0007=basic"}, []string{"dmtf", "crayex", "dmtf", "dmtf", "dmtf", "dmtf", "basic"}},
+	} {
+		c := &simCommand{n: 7, base: "127.78.10.1", port: 0, profile: tc.profile, profileForFlags: tc.pfor}
+		specs, err := c.specs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range specs {
+			got = append(got, s.Profile)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("-profile %s %v (-want +got):\n%s", tc.profile, tc.pfor, diff)
+		}
+		if _, err := sim.New(sim.Options{}, specs); err != nil {
+			t.Errorf("-profile %s: %v", tc.profile, err)
+		}
+	}
+}
