@@ -205,7 +205,7 @@ func (p *profile) configure() error {
 			{key: ComponentBIOS, id: "BIOS", name: "Contoso BIOS Firmware", activation: activateHost, version: "P79 v1.45", perSystem: true},
 			{key: ComponentNIC, id: "NIC", name: "Contoso NIC Firmware", activation: activateNow, version: "1.0.0"},
 			{key: ComponentCPLD, id: "CPLD", name: "Contoso CPLD Firmware", activation: activateNow, version: "1.0"},
-			{key: "AC-RoT0", id: "AC-RoT0", name: "AC-RoT0 firmware", version: "1.11", upd: updNo},
+			{key: "RoT", id: "AC-RoT0", name: "AC-RoT0 firmware", version: "1.11", upd: updNo},
 			{key: ComponentRuntime, id: "Runtime", name: "Runtime OS image", software: true, activation: activateHost, version: "1.0.0", perSystem: true},
 		}
 		p.inventoryTemplate = p.docs["/redfish/v1/UpdateService/FirmwareInventory/BMC"]
