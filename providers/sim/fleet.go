@@ -133,6 +133,8 @@ type BMCInfo struct {
 	Name    string `json:"name"`
 	URL     string `json:"url"`
 	Profile string `json:"profile"`
+	// Systems are the system Ids of a BMC with several (crayex).
+	Systems []string `json:"systems,omitempty"`
 }
 
 // Fleet is a set of simulated BMCs.
@@ -346,6 +348,11 @@ func (f *Fleet) BMCs() []BMCInfo {
 	out := make([]BMCInfo, len(f.bmcs))
 	for i, b := range f.bmcs {
 		out[i] = BMCInfo{Name: b.spec.Name, URL: b.url, Profile: b.prof.name}
+		if len(b.hosts) > 1 {
+			for _, h := range b.hosts {
+				out[i].Systems = append(out[i].Systems, h.id)
+			}
+		}
 	}
 	return out
 }

@@ -489,6 +489,10 @@ func printReady(out io.Writer, bmcs []sim.BMCInfo, s fleetServe) {
 		if len(bmcs) > 20 && i == 3 {
 			fmt.Fprintf(out, "  ... %d more\n", len(bmcs)-4)
 		}
+		if len(b.Systems) > 0 {
+			fmt.Fprintf(out, "  %s %s (%s: systems %s)\n", b.Name, b.URL, b.Profile, strings.Join(b.Systems, ", "))
+			continue
+		}
 		fmt.Fprintf(out, "  %s %s (%s)\n", b.Name, b.URL, b.Profile)
 	}
 }
