@@ -101,7 +101,7 @@ func (c *simCommand) Flags() *flag.FlagSet {
 	fs.BoolVar(&c.strictTransfer, "strict-transfer-protocol", false, "ami BMCs require SimpleUpdate's TransferProtocol and allow only HTTP or FTP, as the real one's ActionInfo says.")
 	fs.Var(&c.profileForFlags, "profile-for", "Give one BMC (or with -config, one server) its own profile: `NAME=PROFILE`. Repeatable.")
 	fs.Float64Var(&c.speed, "speed", 1, "Time scale `X`: 6000 makes a 10-minute flash take 100 ms.")
-	fs.BoolVar(&c.tls, "tls", false, "Serve HTTPS with a CA generated at start (see -ca-out).")
+	fs.BoolVar(&c.tls, "tls", false, "Serve HTTPS with a CA generated at start (see -ca-out). With -config, on by itself when the BMC addresses are https://.")
 	fs.StringVar(&c.username, "username", "admin", "User `NAME` the BMCs accept.")
 	fs.StringVar(&c.password, "password", "", "`PASSWORD` the BMCs accept (default: RACKFORM_SIM_PASSWORD, else "+defaultSimPassword+").")
 	fs.Var(&c.faults, "fault", "Inject a fault: `NAME=KIND[:ARG]`. Repeatable.")
@@ -136,6 +136,9 @@ func (c *simCommand) Run(ctx context.Context, args []string) int {
 			return ExitError
 		}
 		specs, err = c.specsFromConfig(cfg)
+		if err == nil && !c.tls {
+			c.tls, err = configWantsTLS(cfg)
+		}
 	} else {
 		specs, err = c.specs()
 	}
@@ -251,6 +254,25 @@ func (c *simCommand) applyQuirks(specs []sim.BMCSpec) error {
 		}
 	}
 	return nil
+}
+
+// configWantsTLS reports whether a configuration's BMC addresses are all
+// https:// (then -config serves HTTPS without -tls, so a plan on the same
+// directory connects); a mix of http:// and https:// cannot be served by
+// one simulated fleet.
+func configWantsTLS(cfg *config.Config) (bool, error) {
+	var https, plain []string
+	for _, s := range cfg.Servers() {
+		if strings.HasPrefix(strings.ToLower(s.BMC), "https://") {
+			https = append(https, s.Name)
+		} else {
+			plain = append(plain, s.Name)
+		}
+	}
+	if len(https) > 0 && len(plain) > 0 {
+		return false, fmt.Errorf("%s mixes https:// BMC addresses (%s, ...) and http:// ones (%s, ...): the simulator serves one or the other; simulate them from separate directories", cfg.Path, https[0], plain[0])
+	}
+	return len(https) > 0, nil
 }
 
 // faultsByBMC renames -fault targets from servers to their BMC (a shared

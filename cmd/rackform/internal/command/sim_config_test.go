@@ -273,3 +273,54 @@ func TestSimProfileAllAndProfileFor(t *testing.T) {
 		}
 	}
 }
+
+// TestSimConfigServesEveryExample: `rackform sim -config` with no flags
+// serves each shipped example: HTTPS because its BMC addresses are
+// https://, and every server just behind its release in every component
+// the simulator reports (so plan on the same directory has work to do).
+func TestSimConfigServesEveryExample(t *testing.T) {
+	dirs, _ := filepath.Glob("../../../../examples/*/main.rf.hcl")
+	if len(dirs) < 3 {
+		t.Fatalf("examples found: %v", dirs)
+	}
+	for _, main := range dirs {
+		dir := filepath.Dir(main)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			c := &simCommand{Meta: &Meta{Streams: Streams{Stderr: &strings.Builder{}}, Getenv: func(string) string { return "" }}, profile: "dmtf"}
+			cfg, ok := c.loadSimConfig(dir)
+			if !ok {
+				t.Fatalf("does not load: %s", c.Stderr)
+			}
+			specs, err := c.configSpecs(cfg, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tls, err := configWantsTLS(cfg); err != nil || !tls {
+				t.Errorf("TLS %v %v, want on (https:// BMC addresses)", tls, err)
+			}
+			byName := map[string]sim.BMCSpec{}
+			for _, s := range specs {
+				byName[s.Name] = s
+			}
+			for _, s := range cfg.Servers() {
+				spec, ok := byName[s.Name]
+				if !ok {
+					continue // a second system on a shared BMC
+				}
+				for _, rc := range releaseComponents(s.Cluster.Release) {
+					got := spec.Firmware[rc.key]
+					if got == "" || got == rc.version.String() {
+						t.Errorf("%s: %s starts at %q, want just behind %s", s.Name, rc.key, got, rc.version)
+					}
+				}
+			}
+			if _, err := sim.New(sim.Options{}, specs); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	mixed := strings.Replace(simConfigFleet, `bmc  = "http://127.78.9.1:18443"`, `bmc  = "https://127.78.9.1:18443"`, 1)
+	if _, err := configWantsTLS(loadTestConfig(t, mixed)); err == nil || !strings.Contains(err.Error(), "mixes https://") {
+		t.Errorf("mixed http/https: %v", err)
+	}
+}
