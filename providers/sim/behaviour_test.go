@@ -153,7 +153,7 @@ func TestSimpleUpdateTaskLifecycle(t *testing.T) {
 // flash starts an update of image with applyTime and lets the flash finish.
 func flash(t *testing.T, clk *clock, u, target, image, applyTime string, targets ...string) {
 	t.Helper()
-	body := map[string]any{"ImageURI": image}
+	body := map[string]any{"ImageURI": image, "TransferProtocol": "HTTP"}
 	if applyTime != "" {
 		body["@Redfish.OperationApplyTime"] = applyTime
 	}
@@ -377,6 +377,11 @@ func TestParseImage(t *testing.T) {
 		{"http://h/images/firmware-7.7.bin", "", "7.7", true},
 		{"http://h/images/firmware.bin", "", "", false},
 		{"http://h/images/bios-2.80.bin?token=1", "BIOS", "2.80", true},
+		// Vendor version strings, as the profiles report them.
+		{"http://h/images/bios-P79%20v1.46.bin", "BIOS", "P79 v1.46", true},
+		{"http://h/images/bmc-nc.1.6.17-0-gabcdef.bin", "BMC", "nc.1.6.17-0-gabcdef", true},
+		{"http://h/images/bios-ex235a.bios-1.3.7.bin", "BIOS", "ex235a.bios-1.3.7", true},
+		{"http://h/images/bios.bin?version=A43%20v2.60%20(01%2F01%2F2023)", "BIOS", "A43 v2.60 (01/01/2023)", true},
 	} {
 		comp, v, ok := parseImage(tc.in)
 		if comp != tc.comp || v != tc.version || ok != tc.ok {

@@ -2,11 +2,13 @@ package sim
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"net"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -48,6 +50,18 @@ type Stats struct {
 	PowerState     string            `json:"power_state"`
 	Health         string            `json:"health"`
 	Versions       map[string]string `json:"versions"`
+	// Systems is each system's state on a BMC with several (crayex), by
+	// system Id; PowerState and Health above are then the first system's.
+	Systems map[string]SystemStats `json:"systems,omitempty"`
+}
+
+// SystemStats is one system's state on a BMC with several.
+type SystemStats struct {
+	PowerState   string `json:"power_state"`
+	Health       string `json:"health"`
+	Boots        int    `json:"boots"`
+	UUID         string `json:"uuid"`
+	SerialNumber string `json:"serial_number"`
 }
 
 type event struct {
@@ -63,6 +77,7 @@ type session struct {
 type pending struct {
 	comp    int
 	version string
+	onReset bool // asked for OnReset: any host reset applies a shared one
 }
 
 type task struct {
@@ -83,8 +98,24 @@ type taskPayload struct {
 	jsonBody  string
 }
 
-// bmc is one simulated BMC and its server: compact state only; documents
-// are rendered from the shared profile on each request.
+// host is one ComputerSystem behind a BMC: its own power, boot override,
+// virtual media and identity. Resetting one host never touches another.
+type host struct {
+	idx                    int
+	id, path               string // "Node1", "/redfish/v1/Systems/Node1"
+	vmediaColl, vmediaPath string
+	name                   string // the server's name (HostName)
+	uuid, serial           string
+	power                  string
+	powerGen               int
+	health                 string
+	boot                   struct{ target, enabled string }
+	media                  struct{ image string }
+	boots                  int
+}
+
+// bmc is one simulated BMC and its server(s): compact state only;
+// documents are rendered from the shared profile on each request.
 type bmc struct {
 	fleet *Fleet
 	prof  *profile
@@ -93,14 +124,13 @@ type bmc struct {
 	addr  string
 	url   string
 
+	uuid, serial string // the manager's and the enclosure's
+	hosts        []*host
+	comps        []component // the profile's, per-system ones once per host
+
 	mu       sync.Mutex
-	events   []event // sorted by at
-	power    string
-	powerGen int
-	health   string
-	boot     struct{ target, enabled string }
-	media    struct{ image string }
-	versions []string // by prof.components index
+	events   []event  // sorted by at
+	versions []string // by comps index
 	pending  []pending
 	bmcDown  time.Time // unreachable until then
 	sessions []*session
@@ -114,31 +144,149 @@ type bmc struct {
 }
 
 func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
-	b := &bmc{fleet: f, prof: p, spec: s, health: "OK", power: powerOff}
-	if s.PowerOn {
-		b.power = powerOn
-	}
+	b := &bmc{fleet: f, prof: p, spec: s}
+	health := "OK"
 	switch s.Health {
 	case "", "OK":
 	case "Warning", "Critical":
-		b.health = s.Health
+		health = s.Health
 	default:
 		return nil, fmt.Errorf("BMC %s: health %q: want OK, Warning or Critical", s.Name, s.Health)
 	}
-	b.boot.target, b.boot.enabled = "None", "Disabled"
-	b.versions = make([]string, len(p.components))
-	for i, c := range p.components {
+	systems := s.Systems
+	switch {
+	case p.systemIDs == "" && len(systems) > 1:
+		return nil, fmt.Errorf("BMC %s: profile %s serves one system, not %d (use profile %s for several)", s.Name, p.name, len(systems), ProfileCrayEX)
+	case p.systemIDs != "" && len(systems) == 0:
+		systems = []SystemSpec{{}, {}}
+	case p.systemIDs != "" && (len(systems) < 2 || len(systems) > 4):
+		return nil, fmt.Errorf("BMC %s: profile %s serves 2 to 4 systems, not %d", s.Name, p.name, len(systems))
+	case len(systems) == 0:
+		systems = []SystemSpec{{}}
+	}
+	seen := map[string]bool{}
+	for i, ss := range systems {
+		h := &host{idx: i, power: powerOff, health: health, name: ss.Name}
+		if s.PowerOn {
+			h.power = powerOn
+		}
+		h.boot.target, h.boot.enabled = "None", "Disabled"
+		h.id = p.systemPath[strings.LastIndex(p.systemPath, "/")+1:]
+		if p.systemIDs != "" {
+			h.id = fmt.Sprintf(p.systemIDs, i)
+		}
+		if ss.ID != "" {
+			if p.systemIDs == "" && ss.ID != h.id {
+				return nil, fmt.Errorf("BMC %s: profile %s's system is %s, not %s", s.Name, p.name, h.id, ss.ID)
+			}
+			h.id = ss.ID
+		}
+		if seen[h.id] || strings.ContainsAny(h.id, "/?#") {
+			return nil, fmt.Errorf("BMC %s: system Id %q is a duplicate or not a path segment", s.Name, h.id)
+		}
+		seen[h.id] = true
+		if h.name == "" {
+			h.name = s.Name
+			if len(systems) > 1 {
+				h.name = s.Name + "-" + h.id
+			}
+		}
+		h.path = "/redfish/v1/Systems/" + h.id
+		h.uuid = ss.UUID
+		if h.uuid == "" {
+			h.uuid = deterministicUUID(s.Name, "system", h.id)
+		}
+		h.serial = serialNumber(p.serialPrefix, s.Name, "system", h.id)
+		h.vmediaColl = p.managerPath + "/VirtualMedia"
+		if p.vmediaUnderSystem {
+			h.vmediaColl = h.path + "/VirtualMedia"
+		}
+		if !p.vmediaUnderSystem && i > 0 {
+			h.vmediaColl = "" // one manager's media serves the first system
+		}
+		if h.vmediaColl != "" {
+			h.vmediaPath = h.vmediaColl + "/" + p.vmediaID
+		}
+		b.hosts = append(b.hosts, h)
+	}
+	b.uuid = deterministicUUID(s.Name, "manager")
+	b.serial = serialNumber(p.serialPrefix, s.Name, "chassis")
+	for _, c := range p.components {
+		if !c.perSystem {
+			b.comps = append(b.comps, c)
+			continue
+		}
+		for _, h := range b.hosts {
+			ci := c
+			ci.sys = h.idx
+			if len(b.hosts) > 1 {
+				ci.key, ci.id, ci.name = h.id+"."+c.key, h.id+"."+c.id, h.id+"."+c.name
+			}
+			b.comps = append(b.comps, ci)
+		}
+	}
+	b.versions = make([]string, len(b.comps))
+	for i, c := range b.comps {
 		b.versions[i] = c.version
 	}
-	for k, v := range s.Firmware {
-		i, ok := p.component(k)
-		if !ok {
-			return nil, fmt.Errorf("BMC %s: unknown component %q (want BMC, BIOS, NIC, CPLD or Runtime)", s.Name, k)
+	for _, k := range sortedKeys(s.Firmware) {
+		v := s.Firmware[k]
+		if v == "" {
+			return nil, fmt.Errorf("BMC %s: component %s: empty version", s.Name, k)
 		}
-		b.versions[i] = v
+		found := false
+		for i, c := range b.comps {
+			if strings.EqualFold(c.key, k) || (c.sys >= 0 && len(b.hosts) > 1 && strings.EqualFold(c.key, b.hosts[c.sys].id+"."+k)) {
+				b.versions[i] = v
+				found = true
+			}
+		}
+		if !found && !knownKey(k) {
+			var keys []string
+			for _, c := range b.comps {
+				keys = append(keys, c.key)
+			}
+			return nil, fmt.Errorf("BMC %s: unknown component %q (profile %s has %s)", s.Name, k, p.name, strings.Join(keys, ", "))
+		}
+		// A known key the profile lacks (NIC on basic) is ignored, so one
+		// -firmware flag suits a mixed fleet.
 	}
 	b.spec.Firmware = nil // the versions slice holds them; keep per-BMC memory small
 	return b, nil
+}
+
+func knownKey(k string) bool {
+	for _, c := range componentKeys {
+		if strings.EqualFold(c, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// component finds a component by key (case-insensitive).
+func (b *bmc) component(key string) (int, bool) {
+	for i, c := range b.comps {
+		if strings.EqualFold(c.key, key) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// hostComponent finds the component of base key on host h: its own
+// per-system one, else the shared one.
+func (b *bmc) hostComponent(h *host, key string) (int, bool) {
+	for i, c := range b.comps {
+		base := c.key
+		if c.sys >= 0 && len(b.hosts) > 1 {
+			base = strings.TrimPrefix(c.key, b.hosts[c.sys].id+".")
+		}
+		if strings.EqualFold(base, key) && (c.sys == h.idx || c.sys < 0) {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // at schedules fn at time t. b.mu is held.
@@ -167,58 +315,64 @@ func (b *bmc) after(t time.Time, d time.Duration) time.Time { return t.Add(b.fle
 
 func (b *bmc) down(now time.Time) bool { return now.Before(b.bmcDown) }
 
-// hostBoot starts booting the host at t: pending versions apply and a
+// hostBoot starts booting host h at t: its pending versions apply and a
 // reimage installs when the boot finishes.
-func (b *bmc) hostBoot(t time.Time) {
-	b.powerGen++
-	gen := b.powerGen
-	b.power = powerPoweringOn
+func (b *bmc) hostBoot(h *host, t time.Time) {
+	h.powerGen++
+	gen := h.powerGen
+	h.power = powerPoweringOn
 	b.stats.Boots++
+	h.boots++
 	d := b.fleet.timings.Boot
 	reimage := ""
-	if b.boot.target == "Cd" && b.boot.enabled != "Disabled" && b.media.image != "" {
-		if comp, v, ok := parseImage(b.media.image); ok && comp == ComponentRuntime {
+	if h.boot.target == "Cd" && h.boot.enabled != "Disabled" && h.media.image != "" {
+		if comp, v, ok := parseImage(h.media.image); ok && comp == ComponentRuntime {
 			reimage = v
 			d += b.fleet.timings.Install
 		}
 	}
-	if b.boot.enabled == "Once" {
-		b.boot.target, b.boot.enabled = "None", "Disabled"
+	if h.boot.enabled == "Once" {
+		h.boot.target, h.boot.enabled = "None", "Disabled"
 	}
 	b.at(b.after(t, d), func(time.Time) {
-		if b.powerGen != gen {
+		if h.powerGen != gen {
 			return
 		}
 		if _, ok := b.faultFor(FaultNoReturn, 0); ok {
-			b.power, b.health = powerOff, "Critical"
+			h.power, h.health = powerOff, "Critical"
 			return
 		}
-		b.power = powerOn
+		h.power = powerOn
 		keep := b.pending[:0]
 		for _, p := range b.pending {
-			b.versions[p.comp] = p.version
+			if c := b.comps[p.comp]; c.sys == h.idx || (c.sys < 0 && c.activation != activateBMC) || (c.sys < 0 && p.onReset) {
+				b.versions[p.comp] = p.version
+			} else {
+				keep = append(keep, p)
+			}
 		}
-		b.pending = keep[:0]
+		b.pending = keep
 		if reimage != "" {
-			i, _ := b.prof.component(ComponentRuntime)
-			b.versions[i] = reimage
+			if i, ok := b.hostComponent(h, ComponentRuntime); ok {
+				b.versions[i] = reimage
+			}
 			b.stats.Reimages++
 		}
 	})
 }
 
-// shutdown powers the host off gracefully from t, then runs then (if set).
-func (b *bmc) shutdown(t time.Time, then func(at time.Time)) {
-	b.powerGen++
-	gen := b.powerGen
-	b.power = powerPoweringOff
+// shutdown powers host h off gracefully from t, then runs then (if set).
+func (b *bmc) shutdown(h *host, t time.Time, then func(h *host, at time.Time)) {
+	h.powerGen++
+	gen := h.powerGen
+	h.power = powerPoweringOff
 	b.at(b.after(t, b.fleet.timings.Shutdown), func(at time.Time) {
-		if b.powerGen != gen {
+		if h.powerGen != gen {
 			return
 		}
-		b.power = powerOff
+		h.power = powerOff
 		if then != nil {
-			then(at)
+			then(h, at)
 		}
 	})
 }
@@ -226,38 +380,38 @@ func (b *bmc) shutdown(t time.Time, then func(at time.Time)) {
 // resetTypes are the ComputerSystem.Reset types every profile accepts.
 var resetTypes = []string{"On", "ForceOff", "GracefulShutdown", "GracefulRestart", "ForceRestart", "Nmi", "ForceOn", "PushPowerButton", "PowerCycle"}
 
-// reset performs a ComputerSystem.Reset at now. b.mu is held.
-func (b *bmc) reset(now time.Time, kind string) error {
+// reset performs a ComputerSystem.Reset of host h at now. b.mu is held.
+func (b *bmc) reset(h *host, now time.Time, kind string) error {
 	ignoreGraceful := func() bool {
 		_, ok := b.faultFor(FaultIgnoreGraceful, 0)
 		return ok
 	}
 	switch kind {
 	case "On", "ForceOn":
-		if b.power == powerOff || b.power == powerPoweringOff {
-			b.hostBoot(now)
+		if h.power == powerOff || h.power == powerPoweringOff {
+			b.hostBoot(h, now)
 		}
 	case "ForceOff":
-		b.powerGen++
-		b.power = powerOff
+		h.powerGen++
+		h.power = powerOff
 	case "GracefulShutdown":
-		if b.power == powerOn && !ignoreGraceful() {
-			b.shutdown(now, nil)
+		if h.power == powerOn && !ignoreGraceful() {
+			b.shutdown(h, now, nil)
 		}
 	case "GracefulRestart":
 		switch {
-		case b.power == powerOff:
-			b.hostBoot(now)
-		case b.power == powerOn && !ignoreGraceful():
-			b.shutdown(now, b.hostBoot)
+		case h.power == powerOff:
+			b.hostBoot(h, now)
+		case h.power == powerOn && !ignoreGraceful():
+			b.shutdown(h, now, b.hostBoot)
 		}
 	case "ForceRestart", "PowerCycle":
-		b.hostBoot(now)
+		b.hostBoot(h, now)
 	case "PushPowerButton":
-		if b.power == powerOff {
-			b.hostBoot(now)
-		} else if b.power == powerOn && !ignoreGraceful() {
-			b.shutdown(now, nil)
+		if h.power == powerOff {
+			b.hostBoot(h, now)
+		} else if h.power == powerOn && !ignoreGraceful() {
+			b.shutdown(h, now, nil)
 		}
 	case "Nmi":
 	default:
@@ -268,16 +422,20 @@ func (b *bmc) reset(now time.Time, kind string) error {
 }
 
 // bmcReset makes the BMC unreachable from t for BMCResetTime; sessions are
-// lost, and pending BMC versions apply when it is back.
+// lost (an old X-Auth-Token answers 401 afterwards), and pending BMC
+// versions apply when it is back. The hosts keep running.
 func (b *bmc) bmcReset(t time.Time) {
 	b.stats.BMCResets++
 	b.bmcDown = b.after(t, b.fleet.timings.BMCReset)
 	b.sessions = nil
 	b.stats.SessionsOpen = 0
+	if b.prof.forgetTasks {
+		b.tasks = nil
+	}
 	b.at(b.bmcDown, func(time.Time) {
 		keep := b.pending[:0]
 		for _, p := range b.pending {
-			if b.prof.components[p.comp].activation == activateBMC {
+			if b.comps[p.comp].activation == activateBMC {
 				b.versions[p.comp] = p.version
 			} else {
 				keep = append(keep, p)
@@ -288,26 +446,41 @@ func (b *bmc) bmcReset(t time.Time) {
 }
 
 // startTask creates an update task at now for image (with an optional
-// inventory target) and apply time. b.mu is held.
+// target: an inventory member, or on basic the System or Manager) and apply
+// time. b.mu is held.
 func (b *bmc) startTask(now time.Time, image, target, applyTime string, payload taskPayload) *task {
 	b.nextTask++
 	t := &task{id: strconv.Itoa(b.nextTask), comp: -1, image: image, start: now, end: b.after(now, b.fleet.timings.Flash), payload: payload}
+	if b.prof.acceptNoContent {
+		t.end = now
+	}
 	comp, version, ok := parseImage(image)
+	idx, found := -1, false
 	if target != "" {
-		comp = ""
-		for _, c := range b.prof.components {
-			if b.prof.inventoryPath(c) == target {
-				comp = c.key
-			}
-		}
-		if comp == "" {
+		if i, ok := b.targetComponent(target); ok {
+			idx, found = i, true
+		} else {
 			t.message = fmt.Sprintf("Target %s is not an updateable inventory item.", target)
 		}
+	} else if comp != "" {
+		var matches []int
+		for i, c := range b.comps {
+			base := c.key
+			if c.sys >= 0 && len(b.hosts) > 1 {
+				base = strings.TrimPrefix(c.key, b.hosts[c.sys].id+".")
+			}
+			if strings.EqualFold(base, comp) || strings.EqualFold(c.key, comp) {
+				matches = append(matches, i)
+			}
+		}
+		if len(matches) == 1 {
+			idx, found = matches[0], true
+		}
 	}
-	if i, found := b.prof.component(comp); found && ok && !b.prof.components[i].software {
-		t.comp, t.version = i, version
+	if found && ok && b.comps[idx].canUpdate() {
+		t.comp, t.version = idx, version
 	} else if t.message == "" {
-		t.message = fmt.Sprintf("The image %s does not apply to any component of this server (want <component>-<version>.bin, component one of BMC, BIOS, NIC, CPLD).", image)
+		t.message = fmt.Sprintf("The image %s does not apply to any updateable component of this server (want <component>-<version>.bin, component one of BMC, BIOS, NIC, CPLD).", image)
 	}
 	b.stats.Updates++
 	fail := t.comp < 0
@@ -329,7 +502,7 @@ func (b *bmc) startTask(now time.Time, image, target, applyTime string, payload 
 	if t.hang {
 		return t
 	}
-	b.at(t.end, func(at time.Time) {
+	finish := func(at time.Time) {
 		if fail {
 			t.state = "Exception"
 			b.stats.TasksFailed++
@@ -337,25 +510,76 @@ func (b *bmc) startTask(now time.Time, image, target, applyTime string, payload 
 		}
 		t.state = "Completed"
 		b.stats.TasksCompleted++
-		key := b.prof.components[t.comp].key
+		c := b.comps[t.comp]
 		if b.stats.Flashes == nil {
 			b.stats.Flashes = map[string]int{}
 		}
-		b.stats.Flashes[key]++
-		p := pending{t.comp, t.version}
+		b.stats.Flashes[c.key]++
+		p := pending{comp: t.comp, version: t.version}
 		switch {
 		case applyTime == "OnReset":
+			p.onReset = true
 			b.pending = append(b.pending, p)
-		case b.prof.components[t.comp].activation == activateNow:
+		case c.activation == activateNow:
 			b.versions[t.comp] = t.version
-		case b.prof.components[t.comp].activation == activateBMC:
+		case c.activation == activateBMC:
 			b.pending = append(b.pending, p)
+			if t.end.Equal(t.start) {
+				// Accepted and completed in one request (basic): the BMC
+				// answers, then goes away a moment later.
+				at = at.Add(10 * time.Millisecond)
+			}
 			b.bmcReset(at)
 		default:
 			b.pending = append(b.pending, p)
 		}
-	})
+	}
+	if t.end.Equal(now) {
+		finish(now)
+		return t
+	}
+	b.at(t.end, finish)
 	return t
+}
+
+// targetComponent resolves a Targets entry to a component.
+func (b *bmc) targetComponent(target string) (int, bool) {
+	if b.prof.targetsSystemManager {
+		if target == b.prof.managerPath {
+			return b.component(ComponentBMC)
+		}
+		for _, h := range b.hosts {
+			if target == h.path {
+				return b.hostComponent(h, ComponentBIOS)
+			}
+		}
+		return 0, false
+	}
+	for i, c := range b.comps {
+		if inventoryPath(c) == target {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// targetsAllowed lists the Targets values the SimpleUpdate ActionInfo
+// allows: updateable inventory members, or on basic the Systems and the
+// Manager.
+func (b *bmc) targetsAllowed() []string {
+	var out []string
+	if b.prof.targetsSystemManager {
+		for _, h := range b.hosts {
+			out = append(out, h.path)
+		}
+		return append(out, b.prof.managerPath)
+	}
+	for _, c := range b.comps {
+		if c.canUpdate() {
+			out = append(out, inventoryPath(c))
+		}
+	}
+	return out
 }
 
 // taskState is the task's state, percent and message at now.
@@ -445,7 +669,7 @@ func (b *bmc) versionsNow() map[string]string {
 
 func (b *bmc) versionMap() map[string]string {
 	out := make(map[string]string, len(b.versions))
-	for i, c := range b.prof.components {
+	for i, c := range b.comps {
 		out[c.key] = b.versions[i]
 	}
 	return out
@@ -463,7 +687,13 @@ func (b *bmc) snapshot() Stats {
 			s.Flashes[k] = v
 		}
 	}
-	s.PowerState, s.Health = b.power, b.health
+	s.PowerState, s.Health = b.hosts[0].power, b.hosts[0].health
+	if len(b.hosts) > 1 {
+		s.Systems = make(map[string]SystemStats, len(b.hosts))
+		for _, h := range b.hosts {
+			s.Systems[h.id] = SystemStats{PowerState: h.power, Health: h.health, Boots: h.boots, UUID: h.uuid, SerialNumber: h.serial}
+		}
+	}
 	s.Versions = b.versionMap()
 	return s
 }
@@ -494,4 +724,29 @@ func (l *bmcListener) Accept() (net.Conn, error) {
 		}
 		c.Close()
 	}
+}
+
+// deterministicUUID is a stable UUID (RFC 9562 version 8) from the BMC's
+// name and a role: reruns of a fleet give the same identities, and no two
+// BMCs or systems share one.
+func deterministicUUID(parts ...string) string {
+	sum := sha256.Sum256([]byte("rackform-sim\x00" + strings.Join(parts, "\x00")))
+	u := sum[:16]
+	u[6] = u[6]&0x0f | 0x80
+	u[8] = u[8]&0x3f | 0x80
+	h := hex.EncodeToString(u)
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// serialNumber is a stable serial number in the profile's style (a vendor
+// prefix, then upper-case letters and digits) from the BMC's name and role.
+func serialNumber(prefix string, parts ...string) string {
+	sum := sha256.Sum256([]byte("rackform-sim-serial\x00" + strings.Join(parts, "\x00")))
+	const alphabet = "0123456789ABCDEFGHJKLMNPQRSTUVWXYZ"
+	n := max(10-len(prefix), 4)
+	out := []byte(prefix)
+	for i := 0; i < n; i++ {
+		out = append(out, alphabet[int(sum[i])%len(alphabet)])
+	}
+	return string(out)
 }

@@ -7,47 +7,104 @@
 // # Profiles
 //
 // Each BMC has a hardware profile whose resource shapes are copied from real
-// service trees (testdata/profiles, with their licences):
+// service trees (testdata/profiles, with their licences), and whose default
+// versions are the strings those real BMCs report:
 //
 //	dmtf     DMTF public-rackmount1: Systems/437XR1138R2, Managers/BMC, Chassis/1U,
 //	         SimpleUpdate (+ ActionInfo) and HttpPushUri /FWUpdate, VirtualMedia
 //	         under the system (Systems/437XR1138R2/VirtualMedia/CD1), $expand;
 //	         the task itself answers 202 while it runs (as iDRAC does, and as
 //	         sushy expects), the monitor TaskMonitors/{id} stays (200 + Task).
-//	ilo5     HPE ProLiant DL325 / iLO 5: numeric ids (Systems/1, Managers/1),
-//	         SimpleUpdate and HttpPushUri /cgi-bin/uploadFile (multipart),
-//	         VirtualMedia Managers/1/VirtualMedia/2, $expand=.($levels=1); the
-//	         202 answer to an update has no body (follow Location), and the
-//	         monitor Tasks/{id}/Monitor vanishes (404) once the task finished.
+//	         BIOS "P79 v1.45", BMC "1.45.455b66-rev4", AC-RoT0 "1.11"
+//	         (Updateable false here). TransferProtocol optional, one of FTP,
+//	         SFTP, HTTP, HTTPS, SCP, TFTP; Targets optional, restricted to the
+//	         updateable members. Inventory members link their System/Manager
+//	         (RelatedItem).
+//	ilo5     HPE ProLiant DL325 / iLO 5 (versions as on the XL675d capture):
+//	         numeric ids (Systems/1, Managers/1), SimpleUpdate (no ActionInfo;
+//	         TransferProtocol@Redfish.AllowableValues HTTP, HTTPS) and
+//	         HttpPushUri /cgi-bin/uploadFile (multipart), VirtualMedia
+//	         Managers/1/VirtualMedia/2, $expand=.($levels=1); the 202 answer to
+//	         an update has no body (follow Location), and the monitor
+//	         Tasks/{id}/Monitor vanishes (404) once the task finished. iLO 5
+//	         "2.46 May 11 2021" in the inventory but "iLO 5 v2.46" as
+//	         Manager.FirmwareVersion; System ROM "A43 v2.52 (10/29/2021)";
+//	         Redundant System ROM "A43 v2.40 (02/23/2021)" and Embedded Video
+//	         Controller (Updateable false); TPM Firmware "73.64" without
+//	         Updateable (as every member of the DL325 capture).
 //	ami      Gigabyte / AMI MegaRAC: Systems/Self, Managers/Self, SimpleUpdate at
 //	         the non-standard /redfish/v1/UpdateService/Actions/SimpleUpdate,
 //	         VirtualMedia Managers/Self/VirtualMedia/CD1, $expand, monitor
-//	         TaskService/TaskMonitors/{id}.
+//	         TaskService/TaskMonitors/{id}. BIOS "C27", BMC "12.84.13",
+//	         MB_CPLD1 "ff", BPB_CPLD1 (Updateable false). The capture's
+//	         ActionInfo requires TransferProtocol, HTTP or FTP: that is
+//	         BMCSpec.StrictTransferProtocol; by default it is optional and
+//	         HTTPS is allowed too (see below).
 //	openbmc  OpenBMC bmcweb: Systems/system, Managers/bmc, push only
 //	         (MultipartHttpPushUri and HttpPushUri /redfish/v1/UpdateService/update,
 //	         no SimpleUpdate), hash-like inventory ids, no $expand,
 //	         VirtualMedia Managers/bmc/VirtualMedia/1, monitor Tasks/{id}/Monitor.
+//	         BMC "2.15.0-dev-686-g100c36de90", a backup image a3f1d5b2
+//	         (Updateable false); no BiosVersion on the System (the capture has
+//	         none).
+//	basic    An older, Supermicro-like BMC (written by hand; no capture here):
+//	         Systems/1, Managers/1, Chassis/1, no FirmwareInventory or
+//	         SoftwareInventory (404), no SessionService (Basic auth only; a
+//	         session login is 404, an X-Auth-Token alone is 401). BIOS "3.4"
+//	         only as ComputerSystem.BiosVersion, BMC "1.71.11" only as
+//	         Manager.FirmwareVersion. SimpleUpdate requires Targets naming the
+//	         System (BIOS) or the Manager (BMC) and answers 204 No Content with
+//	         a Location to a task that is already Completed; a finished task is
+//	         forgotten (404) FlashTime later and when the BMC restarts.
+//	crayex   HPE Cray EX235a node card (Cray nC BMC): one BMC (Managers/BMC,
+//	         Chassis/Enclosure) with 2 to 4 Systems (Node0, Node1, ...;
+//	         BMCSpec.Systems), each with its own UUID, serial, power state,
+//	         boot override, VirtualMedia (Systems/NodeN/VirtualMedia/CD1) and
+//	         BIOS member NodeN.BIOS "ex235a.bios-1.3.6" (RelatedItem: its
+//	         System); the BMC member "nc.1.6.16-21-prod-master.arm.2022-01-25T16:23:33+00:00.28331ff"
+//	         and the non-updateable FPGA0 "4.05" and Bootloader "1.11-tlnc"
+//	         belong to the BMC/chassis. SimpleUpdate at
+//	         /redfish/v1/UpdateService/Actions/SimpleUpdate: TransferProtocol
+//	         required (HTTP, HTTPS), Targets restricted to the updateable
+//	         members; an image for a per-system component without Targets is
+//	         refused (which node?). Resetting one system never resets another;
+//	         flashing the BMC restarts the manager for all (the hosts keep
+//	         running). The Manager has no FirmwareVersion (as captured).
+//
+// Profiles lists the first four (what "mixed" cycles through, and what
+// providers' conformance tests run against); AllProfiles adds basic and
+// crayex.
 //
 // Every update answers 202 Accepted with Location (the task monitor) and
-// Retry-After; every profile except ilo5 puts the Task in the body. Tasks go
-// New → Starting → Running (PercentComplete) → Completed or Exception, and a
-// monitor answers 202 with the Task while it runs. Every task is listed in
-// TaskService/Tasks (the last 32) with StartTime and a Name carrying the
-// image's file name ("Update bios-2.80.bin"); except on ami (whose tasks
-// in the mockup show no Payload) it has a Payload: TargetUri, HttpOperation
-// and JsonBody, a string holding the request's JSON (SimpleUpdate: the
-// ImageURI; multipart push: the UpdateParameters; openbmc's push: "null",
-// as bmcweb cannot parse a multipart body as JSON).
+// Retry-After (basic: 204); every profile except ilo5 puts the Task in the
+// body. Tasks go New → Starting → Running (PercentComplete) → Completed or
+// Exception, and a monitor answers 202 with the Task while it runs. Every
+// task is listed in TaskService/Tasks (the last 32) with StartTime and a
+// Name carrying the image's file name ("Update bios-2.80.bin"); except on
+// ami (whose tasks in the mockup show no Payload) it has a Payload:
+// TargetUri, HttpOperation and JsonBody, a string holding the request's
+// JSON (SimpleUpdate: the ImageURI; multipart push: the UpdateParameters;
+// openbmc's push: "null", as bmcweb cannot parse a multipart body as JSON).
 //
-// # Components
+// # What a BMC enforces
 //
-// Every profile has the components BMC, BIOS, NIC, CPLD (firmware, in
-// UpdateService/FirmwareInventory) and Runtime (the OS image, in
-// UpdateService/SoftwareInventory, Updateable=false: it changes only by a
-// VirtualMedia reimage). BMCSpec.Firmware and Fleet.Versions use these keys.
-// Inventory ids and names follow the profile (ilo5: BMC is FirmwareInventory/1
-// "iLO 5", BIOS is FirmwareInventory/2 "System ROM"); every member carries
-// SoftwareId equal to the key, so a match rule can rely on it.
+// SimpleUpdate checks its parameters as its ActionInfo (or, on ilo5, the
+// TransferProtocol@Redfish.AllowableValues annotation) says: ImageURI is
+// required; a TransferProtocol not allowed, or missing where required, and
+// a Targets entry that is not allowed (not an updateable member, or on
+// basic not the System or Manager) are refused with 400, whose
+// @Message.ExtendedInfo names the parameter (RelatedProperties "#/Targets",
+// MessageArgs). A multipart push whose Targets names a non-updateable or
+// unknown member is refused likewise. BMCSpec.Refuse makes a BMC advertise a
+// method but refuse it with 400 Base.1.8.ActionNotSupported (a BMC whose
+// default method is disabled). A BMC that restarts (after its own
+// firmware is flashed, or Manager.Reset) forgets every session: an old
+// X-Auth-Token answers 401.
+//
+// Every BMC and system has a distinct UUID and SerialNumber derived from the
+// BMC's name (and the system's Id), stable across reruns; Manufacturer and
+// Model are the profile's. No @odata.id in any profile leads to a 404
+// (copy.py drops links to what is not served).
 //
 // # Images
 //
@@ -60,9 +117,14 @@
 //
 // where component is a key above (case-insensitive) and the known extensions
 // .bin .img .iso .fwpkg .pldm .hpm .rom .signed .tar .gz .tgz .zip are
-// stripped. When Targets names an inventory member, that member is the
-// component and the image name only carries the version. The dmtf
-// SimpleUpdate ActionInfo lists Targets; BMCSpec.RequireTargets makes a BMC
+// stripped. A version that cannot be a file name rides in the query:
+//
+//	.../bios.bin?version=A43%20v2.60%20(01%2F01%2F2023)
+//
+// When Targets names an inventory member (on basic: the System or the
+// Manager), that member is the component and the image name only carries
+// the version. The dmtf and crayex SimpleUpdate ActionInfo list Targets;
+// BMCSpec.RequireTargets makes a BMC
 // refuse an update without it (multipart push, and SimpleUpdate on dmtf and
 // ami, whose ActionInfo then lists it as required). An image that names
 // no component fails its task (Exception), as a real BMC rejects an image for

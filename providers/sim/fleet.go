@@ -70,11 +70,32 @@ type BMCSpec struct {
 	// Addr is host:port to listen on; the host must be a loopback address.
 	// Port 0 picks a free port (BMCs reports the URL).
 	Addr string
-	// Profile is one of Profiles(); empty means dmtf.
+	// Profile is one of AllProfiles(); empty means dmtf.
 	Profile string
 	// Firmware sets initial versions by component key (BMC, BIOS, NIC, CPLD,
-	// Runtime); missing keys take the profile's defaults.
+	// Runtime); missing keys take the profile's defaults. Versions may be
+	// any string a BMC reports ("P79 v1.46", "nc.1.6.17-0-gabcdef"). On a
+	// BMC with several systems "BIOS" sets every system's and "Node1.BIOS"
+	// one system's. A known key the profile lacks (NIC on basic) is
+	// ignored; any other unknown key is an error.
 	Firmware map[string]string
+	// Systems are the BMC's ComputerSystems: at most one on single-system
+	// profiles (to set its UUID or name), 2 to 4 on crayex (default two,
+	// Node0 and Node1). Each gets a distinct UUID and serial number derived
+	// from Name and the system's Id unless given.
+	Systems []SystemSpec
+	// SoftwareIDs replaces the SoftwareId an inventory member reports, by
+	// component key (default: the key), e.g. {"Runtime": "runtime-os"}.
+	SoftwareIDs map[string]string
+	// StrictTransferProtocol makes ami's SimpleUpdate take TransferProtocol
+	// exactly as the Gigabyte capture's ActionInfo says: required, HTTP or
+	// FTP (no HTTPS). Off by default, where ami also takes HTTPS or none.
+	// crayex and basic are always strict (required on crayex, as captured).
+	StrictTransferProtocol bool
+	// Refuse lists update methods the BMC advertises but refuses with 400
+	// (as BMCs whose default method is disabled or licence-gated do):
+	// "simple_update", "http_push", "multipart_push".
+	Refuse []string
 	// PowerOn starts the server powered on.
 	PowerOn bool
 	// Health is the initial Status.Health: OK (default), Warning, Critical.
@@ -87,11 +108,33 @@ type BMCSpec struct {
 	RequireTargets bool
 }
 
+// SystemSpec is one ComputerSystem of a BMC.
+type SystemSpec struct {
+	// ID is the system's Id ("Node1"); on single-system profiles it must
+	// be the profile's own, or empty.
+	ID string
+	// UUID overrides the derived UUID (a configuration may name a system
+	// by UUID).
+	UUID string
+	// Name is the server's name (HostName); default the BMC's name, plus
+	// the system's Id when there are several.
+	Name string
+}
+
+// Update methods BMCSpec.Refuse names.
+const (
+	MethodSimpleUpdate  = "simple_update"
+	MethodHTTPPush      = "http_push"
+	MethodMultipartPush = "multipart_push"
+)
+
 // BMCInfo is where a BMC listens.
 type BMCInfo struct {
 	Name    string `json:"name"`
 	URL     string `json:"url"`
 	Profile string `json:"profile"`
+	// Systems are the system Ids of a BMC with several (crayex).
+	Systems []string `json:"systems,omitempty"`
 }
 
 // Fleet is a set of simulated BMCs.
@@ -166,7 +209,12 @@ func New(opts Options, specs []BMCSpec) (*Fleet, error) {
 		}
 		p, ok := profiles[pname]
 		if !ok {
-			return nil, fmt.Errorf("BMC %s: unknown profile %q (want one of %v)", s.Name, s.Profile, Profiles())
+			return nil, fmt.Errorf("BMC %s: unknown profile %q (want one of %v)", s.Name, s.Profile, AllProfiles())
+		}
+		for _, m := range s.Refuse {
+			if m != MethodSimpleUpdate && m != MethodHTTPPush && m != MethodMultipartPush {
+				return nil, fmt.Errorf("BMC %s: refuse %q: want %s, %s or %s", s.Name, m, MethodSimpleUpdate, MethodHTTPPush, MethodMultipartPush)
+			}
 		}
 		b, err := newBMC(f, s, p)
 		if err != nil {
@@ -300,6 +348,11 @@ func (f *Fleet) BMCs() []BMCInfo {
 	out := make([]BMCInfo, len(f.bmcs))
 	for i, b := range f.bmcs {
 		out[i] = BMCInfo{Name: b.spec.Name, URL: b.url, Profile: b.prof.name}
+		if len(b.hosts) > 1 {
+			for _, h := range b.hosts {
+				out[i].Systems = append(out[i].Systems, h.id)
+			}
+		}
 	}
 	return out
 }
@@ -341,8 +394,14 @@ func (f *Fleet) Versions(name string) map[string]string {
 }
 
 // PowerState returns the server's current power state (On, Off, PoweringOn,
-// PoweringOff) and health.
+// PoweringOff) and health; on a BMC with several systems, the first's.
 func (f *Fleet) PowerState(name string) (power, health string) {
+	return f.SystemPowerState(name, "")
+}
+
+// SystemPowerState is PowerState of one system of a BMC, by Id ("" for the
+// first).
+func (f *Fleet) SystemPowerState(name, system string) (power, health string) {
 	b, ok := f.byName[name]
 	if !ok {
 		return "", ""
@@ -350,7 +409,34 @@ func (f *Fleet) PowerState(name string) (power, health string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.advance(f.opts.Now())
-	return b.power, b.health
+	for _, h := range b.hosts {
+		if system == "" || h.id == system {
+			return h.power, h.health
+		}
+	}
+	return "", ""
+}
+
+// Identity is what a BMC reports about who it is.
+type Identity struct {
+	System       string `json:"system"` // the system's Id
+	UUID         string `json:"uuid"`
+	SerialNumber string `json:"serial_number"`
+	Manufacturer string `json:"manufacturer"`
+	Model        string `json:"model"`
+}
+
+// Identities returns each system's identity of the named BMC.
+func (f *Fleet) Identities(name string) []Identity {
+	b, ok := f.byName[name]
+	if !ok {
+		return nil
+	}
+	var out []Identity
+	for _, h := range b.hosts {
+		out = append(out, Identity{System: h.id, UUID: h.uuid, SerialNumber: h.serial, Manufacturer: b.prof.manufacturer, Model: b.prof.model})
+	}
+	return out
 }
 
 // SetFault injects ft into the named BMC, replacing any fault of the same

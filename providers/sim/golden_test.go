@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata/golden
 // TestGoldenResources pins the documents each profile serves (after one
 // update task and a boot override), so a change of shape is a reviewed diff.
 func TestGoldenResources(t *testing.T) {
-	for _, p := range Profiles() {
+	for _, p := range AllProfiles() {
 		t.Run(p, func(t *testing.T) {
 			clk := newClock()
 			f := start(t, Options{Now: clk.Now}, BMCSpec{Name: "golden-01", Profile: p, PowerOn: true})
@@ -28,7 +28,16 @@ func TestGoldenResources(t *testing.T) {
 			call(t, "PATCH", u+pr.systemPath, map[string]any{"Boot": map[string]string{"BootSourceOverrideTarget": "Cd", "BootSourceOverrideEnabled": "Once"}}, true)
 			call(t, "POST", u+pr.vmediaPath+"/Actions/VirtualMedia.InsertMedia", map[string]any{"Image": "http://127.0.0.1:9/images/runtime-4.6.1.iso"}, true)
 			if pr.simpleUpdatePath != "" {
-				call(t, "POST", u+pr.simpleUpdatePath, map[string]any{"ImageURI": "http://127.0.0.1:9/images/nic-2.0.bin"}, true)
+				body := map[string]any{"ImageURI": "http://127.0.0.1:9/images/nic-2.0.bin", "TransferProtocol": "HTTP"}
+				switch p {
+				case ProfileBasic:
+					body["ImageURI"], body["Targets"] = "http://127.0.0.1:9/images/bios-3.5.bin", []string{pr.systemPath}
+				case ProfileCrayEX:
+					body["ImageURI"], body["Targets"] = "http://127.0.0.1:9/images/bios-ex235a.bios-1.3.7.bin", []string{"/redfish/v1/UpdateService/FirmwareInventory/Node1.BIOS"}
+				}
+				if r := call(t, "POST", u+pr.simpleUpdatePath, body, true); r.status != 202 && r.status != 204 {
+					t.Fatalf("SimpleUpdate: %d %s", r.status, r.body)
+				}
 			}
 			clk.Advance(5 * time.Minute)
 			paths := map[string]string{
@@ -40,11 +49,22 @@ func TestGoldenResources(t *testing.T) {
 				"updateservice":  "/redfish/v1/UpdateService",
 				"firmware":       "/redfish/v1/UpdateService/FirmwareInventory?$expand=.($levels=1)",
 				"software":       "/redfish/v1/UpdateService/SoftwareInventory",
-				"inventory-bios": pr.inventoryPath(pr.components[1]),
+				"inventory-bios": inventoryPath(pr.components[1]),
 				"tasks":          "/redfish/v1/TaskService/Tasks",
 			}
-			if pr.simpleUpdatePath != "" {
+			if pr.simpleUpdatePath != "" && !pr.forgetTasks {
 				paths["task"] = "/redfish/v1/TaskService/Tasks/1"
+			}
+			if pr.noInventory {
+				delete(paths, "firmware")
+				delete(paths, "software")
+				delete(paths, "inventory-bios")
+				paths["actioninfo"] = "/redfish/v1/UpdateService/SimpleUpdateActionInfo"
+			}
+			if p == ProfileCrayEX {
+				paths["system-node1"] = "/redfish/v1/Systems/Node1"
+				paths["inventory-bios"] = "/redfish/v1/UpdateService/FirmwareInventory/Node1.BIOS"
+				paths["actioninfo"] = "/redfish/v1/UpdateService/SimpleUpdateActionInfo"
 			}
 			for name, p := range paths {
 				r := call(t, "GET", u+p, nil, true)

@@ -123,19 +123,6 @@ func get(t testing.TB, url string) map[string]any {
 	return r.json(t)
 }
 
-// path walks nested maps: at(doc, "Status", "Health").
-func at(doc map[string]any, keys ...string) any {
-	var v any = doc
-	for _, k := range keys {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
-}
-
 func str(v any) string {
 	s, _ := v.(string)
 	return s

@@ -15,10 +15,16 @@ var componentKeys = []string{ComponentBMC, ComponentBIOS, ComponentNIC, Componen
 // package documentation). component is "" when the name names none of the
 // keys; version is then everything before the extensions after the first
 // dash, if any.
+//
+// A vendor version whose text cannot be a file name ("A43 v2.60
+// (01/01/2023)") rides in the query: .../bios.bin?version=A43%20v2.60%20(01%2F01%2F2023)
+// names component bios (the name before any dash) at that version.
 func parseImage(image string) (comp, version string, ok bool) {
 	name := image
+	var queryVersion string
 	if u, err := url.Parse(image); err == nil && u.Path != "" {
 		name = u.Path
+		queryVersion = u.Query().Get("version")
 	}
 	name = path.Base(strings.ReplaceAll(name, "\\", "/"))
 	for trimmed := true; trimmed; {
@@ -30,6 +36,9 @@ func parseImage(image string) (comp, version string, ok bool) {
 		}
 	}
 	prefix, v, found := strings.Cut(name, "-")
+	if queryVersion != "" {
+		v, found = queryVersion, true
+	}
 	if !found || v == "" {
 		return "", "", false
 	}

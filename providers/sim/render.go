@@ -43,73 +43,130 @@ func collection(p, odataType, name string, members []string) map[string]any {
 // render returns the document at p as the BMC shows it at now. b.mu is held.
 func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 	pr := b.prof
+	for _, h := range b.hosts {
+		switch p {
+		case h.path:
+			return b.renderSystem(h), true
+		case h.path + "/ResetActionInfo":
+			if doc, ok := pr.docs[p]; ok && len(b.hosts) == 1 {
+				return doc, true
+			}
+			return actionInfo(p, "ResetActionInfo", resetTypes), true
+		case h.vmediaColl:
+			if h.vmediaColl == "" {
+				continue
+			}
+			if doc, ok := pr.docs[p]; ok {
+				return with(with(doc, []any{ref(h.vmediaPath)}, "Members"), 1, "Members@odata.count"), true
+			}
+			return collection(p, "#VirtualMediaCollection.VirtualMediaCollection", "Virtual Media Services", []string{h.vmediaPath}), true
+		case h.vmediaPath:
+			if h.vmediaPath == "" {
+				continue
+			}
+			return b.renderMedia(h), true
+		}
+	}
 	switch p {
 	case "/redfish/v1":
 		doc := pr.docs[p]
-		doc = with(doc, ref("/redfish/v1/SessionService/Sessions"), "Links", "Sessions")
+		if !pr.noSessions {
+			doc = with(doc, ref("/redfish/v1/SessionService/Sessions"), "Links", "Sessions")
+		}
 		doc = with(doc, b.spec.Name, "Oem", "Sim", "ServerName")
 		return doc, true
-	case pr.systemPath:
-		return b.renderSystem(pr.docs[p]), true
-	case pr.systemPath + "/ResetActionInfo":
-		if doc, ok := pr.docs[p]; ok {
-			return doc, true
+	case "/redfish/v1/Systems":
+		members := make([]string, len(b.hosts))
+		for i, h := range b.hosts {
+			members[i] = h.path
 		}
-		return actionInfo(p, "ResetActionInfo", resetTypes), true
+		doc := with(pr.docs[p], refs(members), "Members")
+		return with(doc, len(members), "Members@odata.count"), true
 	case pr.managerPath:
 		doc := pr.docs[p]
-		doc = with(doc, b.version(ComponentBMC), "FirmwareVersion")
+		if pr.managerVersion != nil {
+			doc = with(doc, pr.managerVersion(b.version(ComponentBMC)), "FirmwareVersion")
+		}
+		doc = with(doc, b.uuid, "UUID")
 		doc = with(doc, map[string]any{"State": "Enabled", "Health": "OK"}, "Status")
 		doc = with(doc, pr.managerPath+"/Actions/Manager.Reset", "Actions", "#Manager.Reset", "target")
 		doc = with(doc, pr.managerPath+"/ResetActionInfo", "Actions", "#Manager.Reset", "@Redfish.ActionInfo")
-		if strings.HasPrefix(pr.vmediaColl, pr.managerPath) {
+		if allowed, ok := at(doc, "Actions", "#Manager.Reset", "ResetType@Redfish.AllowableValues").([]any); ok && len(allowed) > 0 {
+			doc = with(doc, managerResetTypes, "Actions", "#Manager.Reset", "ResetType@Redfish.AllowableValues")
+		}
+		if !pr.vmediaUnderSystem {
 			doc = with(doc, ref(pr.vmediaColl), "VirtualMedia")
+		}
+		servers := make([]string, len(b.hosts))
+		for i, h := range b.hosts {
+			servers[i] = h.path
+		}
+		doc = with(doc, refs(servers), "Links", "ManagerForServers")
+		if _, ok := at(doc, "Links", "ManagerForServers@odata.count").(float64); ok {
+			doc = with(doc, len(servers), "Links", "ManagerForServers@odata.count")
 		}
 		return doc, true
 	case pr.managerPath + "/ResetActionInfo":
 		if doc, ok := pr.docs[p]; ok {
 			return doc, true
 		}
-		return actionInfo(p, "ResetActionInfo", []string{"ForceRestart", "GracefulRestart"}), true
-	case pr.vmediaColl:
-		if doc, ok := pr.docs[p]; ok {
-			return with(doc, []any{ref(pr.vmediaPath)}, "Members"), true
+		return actionInfo(p, "ResetActionInfo", managerResetTypes), true
+	case pr.chassisPath:
+		doc := pr.docs[p]
+		serial := b.serial
+		if len(b.hosts) == 1 {
+			serial = b.hosts[0].serial
 		}
-		return collection(p, "#VirtualMediaCollection.VirtualMediaCollection", "Virtual Media Services", []string{pr.vmediaPath}), true
-	case pr.vmediaPath:
-		return b.renderMedia(pr.docs[p]), true
+		doc = with(doc, serial, "SerialNumber")
+		if _, ok := at(doc, "Links", "ComputerSystems").([]any); ok || len(b.hosts) > 1 {
+			systems := make([]string, len(b.hosts))
+			for i, h := range b.hosts {
+				systems[i] = h.path
+			}
+			doc = with(doc, refs(systems), "Links", "ComputerSystems")
+			if _, ok := at(doc, "Links", "ComputerSystems@odata.count").(float64); ok {
+				doc = with(doc, len(systems), "Links", "ComputerSystems@odata.count")
+			}
+		}
+		return doc, true
 	case "/redfish/v1/UpdateService":
 		return b.renderUpdateService(pr.docs[p]), true
 	case "/redfish/v1/UpdateService/SimpleUpdateActionInfo":
-		if pr.simpleUpdatePath == "" {
+		if pr.simpleUpdatePath == "" || !pr.actionInfo {
 			return nil, false
 		}
-		if doc, ok := pr.docs[p]; ok && (b.spec.RequireTargets || pr.name == ProfileDMTF) {
-			// DMTF's SimpleUpdate takes Targets (UpdateService v1_2); the
-			// trimmed mockup does not list it. AMI lists it only when this
-			// BMC requires it.
-			return b.withTargetsParam(doc), true
-		}
+		return b.renderSimpleUpdateInfo(pr.docs[p]), true
 	case "/redfish/v1/UpdateService/FirmwareInventory", "/redfish/v1/UpdateService/SoftwareInventory":
+		if pr.noInventory {
+			return nil, false
+		}
 		software := strings.HasSuffix(p, "SoftwareInventory")
 		var members []string
-		for _, c := range pr.components {
+		for _, c := range b.comps {
 			if c.software == software {
-				members = append(members, pr.inventoryPath(c))
+				members = append(members, inventoryPath(c))
 			}
 		}
 		return collection(p, "#SoftwareInventoryCollection.SoftwareInventoryCollection", "Software Inventory Collection", members), true
 	case "/redfish/v1/TaskService":
 		return with(pr.docs[p], ref("/redfish/v1/TaskService/Tasks"), "Tasks"), true
 	case "/redfish/v1/TaskService/Tasks":
-		members := make([]string, len(b.tasks))
-		for i, t := range b.tasks {
-			members[i] = "/redfish/v1/TaskService/Tasks/" + t.id
+		var members []string
+		for _, t := range b.tasks {
+			if !b.taskGone(t, now) {
+				members = append(members, "/redfish/v1/TaskService/Tasks/"+t.id)
+			}
 		}
 		return collection(p, "#TaskCollection.TaskCollection", "Task Collection", members), true
 	case "/redfish/v1/SessionService":
+		if pr.noSessions {
+			return nil, false
+		}
 		return with(pr.docs[p], ref("/redfish/v1/SessionService/Sessions"), "Sessions"), true
 	case "/redfish/v1/SessionService/Sessions":
+		if pr.noSessions {
+			return nil, false
+		}
 		members := make([]string, len(b.sessions))
 		for i, s := range b.sessions {
 			members[i] = "/redfish/v1/SessionService/Sessions/" + s.id
@@ -117,7 +174,7 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		return collection(p, "#SessionCollection.SessionCollection", "Session Collection", members), true
 	}
 	if id, ok := strings.CutPrefix(p, "/redfish/v1/TaskService/Tasks/"); ok {
-		if t := b.task(id); t != nil {
+		if t := b.task(id); t != nil && !b.taskGone(t, now) {
 			return b.taskDoc(t, now), true
 		}
 		return nil, false
@@ -130,17 +187,57 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		}
 		return nil, false
 	}
-	for i, c := range pr.components {
-		if pr.inventoryPath(c) == p {
-			return b.renderInventory(i), true
+	if !pr.noInventory {
+		for i, c := range b.comps {
+			if inventoryPath(c) == p {
+				return b.renderInventory(i), true
+			}
 		}
+	}
+	if strings.HasPrefix(p, "/redfish/v1/Systems/") || strings.HasPrefix(p, pr.vmediaColl) {
+		return nil, false // rendered per host above, or not served
 	}
 	doc, ok := pr.docs[p]
 	return doc, ok
 }
 
+// managerResetTypes are the Manager.Reset types every profile accepts.
+var managerResetTypes = []string{"ForceRestart", "GracefulRestart"}
+
+// taskGone reports whether a finished task is forgotten by now (basic:
+// FlashTime after it ended).
+func (b *bmc) taskGone(t *task, now time.Time) bool {
+	return b.prof.forgetTasks && t.state != "" && now.Sub(t.end) >= b.fleet.scale(b.fleet.timings.Flash)
+}
+
+func refs(paths []string) []any {
+	out := make([]any, len(paths))
+	for i, p := range paths {
+		out[i] = ref(p)
+	}
+	return out
+}
+
+// at walks nested maps.
+func at(doc map[string]any, keys ...string) any {
+	var v any = doc
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+func asString(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
 func (b *bmc) version(key string) string {
-	i, _ := b.prof.component(key)
+	i, _ := b.component(key)
 	return b.versions[i]
 }
 
@@ -156,49 +253,72 @@ func actionInfo(p, id string, values []string) map[string]any {
 	}
 }
 
-func (b *bmc) renderSystem(doc map[string]any) map[string]any {
-	doc = with(doc, b.power, "PowerState")
+func (b *bmc) renderSystem(h *host) map[string]any {
+	pr := b.prof
+	doc := pr.docs[pr.systemPath]
+	if len(b.hosts) > 1 {
+		doc = with(doc, h.path, "@odata.id")
+		doc = with(doc, h.id, "Id")
+		doc = with(doc, h.id, "Name")
+		doc = with(doc, []any{ref(pr.managerPath)}, "Links", "ManagedBy")
+		doc = with(doc, []any{ref(pr.chassisPath)}, "Links", "Chassis")
+	}
+	doc = with(doc, h.power, "PowerState")
 	state := "Enabled"
-	if b.power == powerOff {
+	if h.power == powerOff {
 		state = "StandbyOffline"
 	}
-	doc = with(doc, map[string]any{"State": state, "Health": b.health, "HealthRollup": b.health}, "Status")
-	doc = with(doc, b.boot.target, "Boot", "BootSourceOverrideTarget")
-	doc = with(doc, b.boot.enabled, "Boot", "BootSourceOverrideEnabled")
+	doc = with(doc, map[string]any{"State": state, "Health": h.health, "HealthRollup": h.health}, "Status")
+	doc = with(doc, h.boot.target, "Boot", "BootSourceOverrideTarget")
+	doc = with(doc, h.boot.enabled, "Boot", "BootSourceOverrideEnabled")
 	doc = with(doc, bootTargets, "Boot", "BootSourceOverrideTarget@Redfish.AllowableValues")
 	doc = with(doc, bootEnabled, "Boot", "BootSourceOverrideEnabled@Redfish.AllowableValues")
-	doc = with(doc, b.spec.Name, "HostName")
-	if _, ok := doc["BiosVersion"]; ok {
-		doc = with(doc, b.version(ComponentBIOS), "BiosVersion")
+	doc = with(doc, h.name, "HostName")
+	doc = with(doc, h.uuid, "UUID")
+	doc = with(doc, h.serial, "SerialNumber")
+	doc = with(doc, pr.manufacturer, "Manufacturer")
+	doc = with(doc, pr.model, "Model")
+	if _, has := doc["BiosVersion"]; has {
+		// Only where the real BMC reports it (openbmc's capture has none).
+		if i, ok := b.hostComponent(h, ComponentBIOS); ok {
+			doc = with(doc, b.versions[i], "BiosVersion")
+		}
 	}
-	target := b.prof.systemPath + "/Actions/ComputerSystem.Reset"
+	if pr.vmediaUnderSystem {
+		doc = with(doc, ref(h.vmediaColl), "VirtualMedia")
+	}
+	target := h.path + "/Actions/ComputerSystem.Reset"
 	doc = with(doc, target, "Actions", "#ComputerSystem.Reset", "target")
 	doc = with(doc, resetTypes, "Actions", "#ComputerSystem.Reset", "ResetType@Redfish.AllowableValues")
-	doc = with(doc, b.prof.systemPath+"/ResetActionInfo", "Actions", "#ComputerSystem.Reset", "@Redfish.ActionInfo")
+	doc = with(doc, h.path+"/ResetActionInfo", "Actions", "#ComputerSystem.Reset", "@Redfish.ActionInfo")
+	if len(b.hosts) > 1 {
+		// The template's other actions name Node0's paths: keep only Reset.
+		doc = with(doc, map[string]any{"#ComputerSystem.Reset": at(doc, "Actions", "#ComputerSystem.Reset")}, "Actions")
+	}
 	return doc
 }
 
-func (b *bmc) renderMedia(doc map[string]any) map[string]any {
-	pr := b.prof
-	if doc == nil {
+func (b *bmc) renderMedia(h *host) map[string]any {
+	doc := b.prof.docs[b.prof.vmediaPath]
+	if doc == nil || len(b.hosts) > 1 {
 		doc = map[string]any{
-			"@odata.id":   pr.vmediaPath,
+			"@odata.id":   h.vmediaPath,
 			"@odata.type": "#VirtualMedia.v1_3_0.VirtualMedia",
-			"Id":          pr.vmediaPath[strings.LastIndex(pr.vmediaPath, "/")+1:],
+			"Id":          h.vmediaPath[strings.LastIndex(h.vmediaPath, "/")+1:],
 			"Name":        "Virtual Removable Media",
 			"MediaTypes":  []any{"CD", "USBStick"},
 		}
 	}
-	inserted := b.media.image != ""
+	inserted := h.media.image != ""
 	connected := "NotConnected"
 	name := ""
 	if inserted {
 		connected = "URI"
-		name = b.media.image[strings.LastIndex(b.media.image, "/")+1:]
+		name = h.media.image[strings.LastIndex(h.media.image, "/")+1:]
 	}
 	var image any
 	if inserted {
-		image = b.media.image
+		image = h.media.image
 	}
 	doc = with(doc, image, "Image")
 	doc = with(doc, name, "ImageName")
@@ -206,25 +326,62 @@ func (b *bmc) renderMedia(doc map[string]any) map[string]any {
 	doc = with(doc, connected, "ConnectedVia")
 	doc = with(doc, true, "WriteProtected")
 	doc = with(doc, map[string]any{
-		"#VirtualMedia.InsertMedia": map[string]any{"target": pr.vmediaPath + "/Actions/VirtualMedia.InsertMedia"},
-		"#VirtualMedia.EjectMedia":  map[string]any{"target": pr.vmediaPath + "/Actions/VirtualMedia.EjectMedia"},
+		"#VirtualMedia.InsertMedia": map[string]any{"target": h.vmediaPath + "/Actions/VirtualMedia.InsertMedia"},
+		"#VirtualMedia.EjectMedia":  map[string]any{"target": h.vmediaPath + "/Actions/VirtualMedia.EjectMedia"},
 	}, "Actions")
 	return doc
 }
 
-// withTargetsParam adds the Targets parameter to an ActionInfo document.
-func (b *bmc) withTargetsParam(doc map[string]any) map[string]any {
+// simpleUpdateParams are the SimpleUpdate parameters this BMC checks: the
+// ActionInfo shows exactly these, and the action enforces them.
+func (b *bmc) simpleUpdateParams() (transfer actionParam, targets actionParam, hasTargets bool) {
+	pr := b.prof
+	transfer = pr.transferProtocol
+	if b.spec.StrictTransferProtocol && pr.strictTransfer != nil {
+		transfer = *pr.strictTransfer
+	}
+	switch {
+	case pr.targetsAllowable:
+		return transfer, actionParam{required: pr.targetsRequired || b.spec.RequireTargets, allowable: b.targetsAllowed()}, true
+	case b.spec.RequireTargets && pr.actionInfo:
+		return transfer, actionParam{required: true}, true
+	}
+	return transfer, actionParam{}, false
+}
+
+// renderSimpleUpdateInfo is the SimpleUpdateActionInfo: the capture's
+// parameters, with TransferProtocol and Targets as this BMC enforces them.
+func (b *bmc) renderSimpleUpdateInfo(doc map[string]any) map[string]any {
+	transfer, targets, hasTargets := b.simpleUpdateParams()
 	params, _ := doc["Parameters"].([]any)
 	out := make([]any, 0, len(params)+1)
-	out = append(out, params...)
-	out = append(out, map[string]any{"Name": "Targets", "DataType": "StringArray", "Required": b.spec.RequireTargets})
+	for _, x := range params {
+		m, _ := x.(map[string]any)
+		switch asString(m["Name"]) {
+		case "Targets":
+			continue // rendered below
+		case "TransferProtocol":
+			m = with(m, transfer.required, "Required")
+			m = with(m, transfer.allowable, "AllowableValues")
+		}
+		out = append(out, m)
+	}
+	if hasTargets {
+		t := map[string]any{"Name": "Targets", "DataType": "StringArray", "Required": targets.required}
+		if targets.allowable != nil {
+			t["AllowableValues"] = targets.allowable
+		}
+		out = append(out, t)
+	}
 	return with(doc, out, "Parameters")
 }
 
 func (b *bmc) renderUpdateService(doc map[string]any) map[string]any {
 	pr := b.prof
-	doc = with(doc, ref("/redfish/v1/UpdateService/FirmwareInventory"), "FirmwareInventory")
-	doc = with(doc, ref("/redfish/v1/UpdateService/SoftwareInventory"), "SoftwareInventory")
+	if !pr.noInventory {
+		doc = with(doc, ref("/redfish/v1/UpdateService/FirmwareInventory"), "FirmwareInventory")
+		doc = with(doc, ref("/redfish/v1/UpdateService/SoftwareInventory"), "SoftwareInventory")
+	}
 	if pr.pushPath != "" {
 		doc = with(doc, pr.pushPath, "HttpPushUri")
 	}
@@ -233,24 +390,53 @@ func (b *bmc) renderUpdateService(doc map[string]any) map[string]any {
 	}
 	if pr.simpleUpdatePath != "" {
 		doc = with(doc, pr.simpleUpdatePath, "Actions", "#UpdateService.SimpleUpdate", "target")
-		doc = with(doc, []string{"HTTP", "HTTPS"}, "Actions", "#UpdateService.SimpleUpdate", "TransferProtocol@Redfish.AllowableValues")
+		if pr.actionInfo {
+			doc = with(doc, "/redfish/v1/UpdateService/SimpleUpdateActionInfo", "Actions", "#UpdateService.SimpleUpdate", "@Redfish.ActionInfo")
+		}
+		transfer, _, _ := b.simpleUpdateParams()
+		doc = with(doc, transfer.allowable, "Actions", "#UpdateService.SimpleUpdate", "TransferProtocol@Redfish.AllowableValues")
 		doc = with(doc, map[string]any{"SupportedValues": []string{"Immediate", "OnReset"}}, "Actions", "#UpdateService.SimpleUpdate", "@Redfish.OperationApplyTimeSupport")
 	}
 	return doc
 }
 
 func (b *bmc) renderInventory(i int) map[string]any {
-	c := b.prof.components[i]
+	c := b.comps[i]
 	doc := b.prof.inventoryTemplate
-	p := b.prof.inventoryPath(c)
+	p := inventoryPath(c)
 	doc = with(doc, p, "@odata.id")
 	doc = with(doc, c.id, "Id")
 	doc = with(doc, c.name, "Name")
 	doc = with(doc, b.versions[i], "Version")
-	doc = with(doc, c.key, "SoftwareId")
-	doc = with(doc, !c.software, "Updateable")
+	sw := c.key
+	if c.sys >= 0 && len(b.hosts) > 1 {
+		sw = strings.TrimPrefix(c.key, b.hosts[c.sys].id+".")
+	}
+	if o := b.spec.SoftwareIDs[sw]; o != "" {
+		sw = o
+	}
+	doc = with(doc, sw, "SoftwareId")
+	switch c.upd {
+	case updOmit:
+		doc = without(doc, "Updateable")
+	default:
+		doc = with(doc, c.canUpdate(), "Updateable")
+	}
 	doc = with(doc, c.key+" firmware", "Description")
 	doc = with(doc, map[string]any{"State": "Enabled", "Health": "OK"}, "Status")
+	if b.prof.relatedItems {
+		switch {
+		case c.sys >= 0:
+			doc = with(doc, []any{ref(b.hosts[c.sys].path)}, "RelatedItem")
+		case c.key == ComponentBMC:
+			doc = with(doc, []any{ref(b.prof.managerPath)}, "RelatedItem")
+		default:
+			doc = with(doc, []any{ref(b.prof.chassisPath)}, "RelatedItem")
+		}
+		doc = with(doc, 1, "RelatedItem@odata.count")
+	} else {
+		doc = without(doc, "RelatedItem")
+	}
 	if _, ok := doc["@odata.context"]; ok {
 		doc = with(doc, "/redfish/v1/$metadata#SoftwareInventory.SoftwareInventory", "@odata.context")
 	}
@@ -260,6 +446,20 @@ func (b *bmc) renderInventory(i int) map[string]any {
 		doc = with(doc, fmt.Sprintf(`W/"%08X"`, h.Sum32()), "@odata.etag")
 	}
 	return doc
+}
+
+// without returns a copy of doc without key.
+func without(doc map[string]any, key string) map[string]any {
+	if _, ok := doc[key]; !ok {
+		return doc
+	}
+	out := make(map[string]any, len(doc))
+	for k, x := range doc {
+		if k != key {
+			out[k] = x
+		}
+	}
+	return out
 }
 
 func (b *bmc) sessionDoc(s *session) map[string]any {
@@ -280,7 +480,7 @@ func (b *bmc) taskDoc(t *task, now time.Time) map[string]any {
 	case "Completed":
 		msgID, msg = "Base.1.8.Success", "Successfully Completed Request"
 		if t.comp >= 0 {
-			msg = "The update of " + b.prof.components[t.comp].key + " to " + t.version + " completed."
+			msg = "The update of " + b.comps[t.comp].key + " to " + t.version + " completed."
 		}
 	case "Exception":
 		status = "Critical"
@@ -335,7 +535,7 @@ func (b *bmc) taskMonitor(p string, now time.Time) (status int, doc map[string]a
 		return 0, nil, nil, false
 	}
 	t := b.task(id)
-	if t == nil || b.prof.taskMonitor(id) != p {
+	if t == nil || b.prof.taskMonitor(id) != p || b.taskGone(t, now) {
 		return http.StatusNotFound, nil, nil, true
 	}
 	if t.state == "" {

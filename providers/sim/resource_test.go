@@ -128,13 +128,13 @@ func TestProfilesShapes(t *testing.T) {
 	}
 	want := map[string]shape{
 		ProfileDMTF: {"/redfish/v1/Systems/437XR1138R2", "/redfish/v1/Managers/BMC", "/redfish/v1/Chassis/1U",
-			[]string{"BIOS", "BMC", "CPLD", "NIC"}, "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate", "/FWUpdate", "/redfish/v1/UpdateService/upload"},
+			[]string{"AC-RoT0", "BIOS", "BMC", "CPLD", "NIC"}, "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate", "/FWUpdate", "/redfish/v1/UpdateService/upload"},
 		ProfileILO5: {"/redfish/v1/Systems/1", "/redfish/v1/Managers/1", "/redfish/v1/Chassis/1",
-			[]string{"1", "10", "2", "4"}, "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate", "/cgi-bin/uploadFile", "/cgi-bin/uploadFile"},
+			[]string{"1", "10", "12", "2", "4", "6", "9"}, "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate", "/cgi-bin/uploadFile", "/cgi-bin/uploadFile"},
 		ProfileAMI: {"/redfish/v1/Systems/Self", "/redfish/v1/Managers/Self", "/redfish/v1/Chassis/Self",
-			[]string{"BIOS", "BMC", "MB_CPLD1", "NIC"}, "/redfish/v1/UpdateService/Actions/SimpleUpdate", "", ""},
+			[]string{"BIOS", "BMC", "BPB_CPLD1", "MB_CPLD1", "NIC"}, "/redfish/v1/UpdateService/Actions/SimpleUpdate", "", ""},
 		ProfileOpenBMC: {"/redfish/v1/Systems/system", "/redfish/v1/Managers/bmc", "/redfish/v1/Chassis/chassis",
-			[]string{"5d0869c4", "bios_active", "cpld_active", "nic_active"}, "", "/redfish/v1/UpdateService/update", "/redfish/v1/UpdateService/update"},
+			[]string{"5d0869c4", "a3f1d5b2", "bios_active", "cpld_active", "nic_active"}, "", "/redfish/v1/UpdateService/update", "/redfish/v1/UpdateService/update"},
 	}
 	for _, p := range Profiles() {
 		t.Run(p, func(t *testing.T) {
@@ -195,7 +195,7 @@ func TestInventoryReportsVersionsAndSoftwareId(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("BIOS item (-want +got):\n%s", diff)
 	}
-	if v := f.Versions("s1"); v["Runtime"] != "4.5.0" || v["BIOS"] != "2.70" || v["BMC"] != "2.46" {
+	if v := f.Versions("s1"); v["Runtime"] != "4.5.0" || v["BIOS"] != "2.70" || v["BMC"] != "2.46 May 11 2021" {
 		t.Errorf("Versions = %v", v)
 	}
 }

@@ -170,16 +170,33 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeError answers a Redfish error body.
 func writeError(w http.ResponseWriter, status int, id, msg string) {
+	writeParamError(w, status, id, msg, "")
+}
+
+// writeParamError answers a Redfish error body whose message is about a
+// parameter or property: its ExtendedInfo names it in RelatedProperties
+// and MessageArgs (the value first, when given, as Base messages do).
+func writeParamError(w http.ResponseWriter, status int, id, msg, param string, value ...string) {
+	info := map[string]any{
+		"@odata.type": "#Message.v1_1_1.Message",
+		"MessageId":   id,
+		"Message":     msg,
+		"Severity":    "Critical",
+		"Resolution":  "None.",
+	}
+	if param != "" {
+		args := []any{}
+		for _, v := range value {
+			args = append(args, v)
+		}
+		info["MessageArgs"] = append(args, param)
+		info["RelatedProperties"] = []any{"#/" + param}
+		info["Resolution"] = "Correct the parameter " + param + " and resubmit the request."
+	}
 	body := map[string]any{"error": map[string]any{
-		"code":    id,
-		"message": msg,
-		"@Message.ExtendedInfo": []any{map[string]any{
-			"@odata.type": "#Message.v1_1_1.Message",
-			"MessageId":   id,
-			"Message":     msg,
-			"Severity":    "Critical",
-			"Resolution":  "None.",
-		}},
+		"code":                  id,
+		"message":               msg,
+		"@Message.ExtendedInfo": []any{info},
 	}}
 	raw, _ := json.Marshal(body)
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -195,14 +212,14 @@ func public(method, p string) bool {
 	case "/redfish", "/redfish/v1", "/redfish/v1/odata", "/redfish/v1/$metadata":
 		return method == http.MethodGet || method == http.MethodHead
 	case "/redfish/v1/SessionService/Sessions":
-		return method == http.MethodPost
+		return method == http.MethodPost // 404 where there is no SessionService
 	}
 	return false
 }
 
 // authorized checks X-Auth-Token or Basic credentials. b.mu is held.
 func (b *bmc) authorized(r *http.Request, now time.Time) bool {
-	if tok := r.Header.Get("X-Auth-Token"); tok != "" {
+	if tok := r.Header.Get("X-Auth-Token"); tok != "" && !b.prof.noSessions {
 		if s := b.sessionByToken(tok); s != nil && now.Sub(s.lastUsed) < b.fleet.timings.SessionTimeout {
 			s.lastUsed = now
 			return true
@@ -338,12 +355,38 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	return true
 }
 
+// hostAt finds the host whose resource p is (or is under, with suffix).
+func (b *bmc) hostAt(p, suffix string) *host {
+	for _, h := range b.hosts {
+		if p == h.path+suffix {
+			return h
+		}
+	}
+	return nil
+}
+
+// hostMedia finds the host whose virtual media is p (with suffix).
+func (b *bmc) hostMedia(p, suffix string) *host {
+	for _, h := range b.hosts {
+		if h.vmediaPath != "" && p == h.vmediaPath+suffix {
+			return h
+		}
+	}
+	return nil
+}
+
+func (b *bmc) refused(method string) bool {
+	for _, m := range b.spec.Refuse {
+		if m == method {
+			return true
+		}
+	}
+	return false
+}
+
 func (b *bmc) post(w http.ResponseWriter, r *http.Request, p string) {
 	pr := b.prof
-	switch {
-	case p == "/redfish/v1/SessionService/Sessions":
-		b.createSession(w, r)
-	case p == pr.systemPath+"/Actions/ComputerSystem.Reset":
+	if h := b.hostAt(p, "/Actions/ComputerSystem.Reset"); h != nil {
 		var req struct{ ResetType string }
 		if !decodeBody(w, r, &req) {
 			return
@@ -351,20 +394,53 @@ func (b *bmc) post(w http.ResponseWriter, r *http.Request, p string) {
 		b.mu.Lock()
 		now := b.fleet.opts.Now()
 		b.advance(now)
-		err := b.reset(now, req.ResetType)
+		err := b.reset(h, now, req.ResetType)
 		b.mu.Unlock()
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "Base.1.8.ActionParameterValueNotInList", err.Error())
+			writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterValueNotInList", err.Error(), "ResetType", req.ResetType)
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if h := b.hostMedia(p, "/Actions/VirtualMedia.InsertMedia"); h != nil {
+		var req struct {
+			Image    string
+			Inserted *bool
+		}
+		if !decodeBody(w, r, &req) {
+			return
+		}
+		if req.Image == "" {
+			writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterMissing", "The action InsertMedia requires the parameter Image to be present in the request body.", "Image")
+			return
+		}
+		b.mu.Lock()
+		h.media.image = req.Image
+		if req.Inserted != nil && !*req.Inserted {
+			h.media.image = ""
+		}
+		b.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if h := b.hostMedia(p, "/Actions/VirtualMedia.EjectMedia"); h != nil {
+		b.mu.Lock()
+		h.media.image = ""
+		b.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	switch {
+	case p == "/redfish/v1/SessionService/Sessions" && !pr.noSessions:
+		b.createSession(w, r)
 	case p == pr.managerPath+"/Actions/Manager.Reset":
 		var req struct{ ResetType string }
 		if !decodeBody(w, r, &req) {
 			return
 		}
 		if req.ResetType != "" && req.ResetType != "GracefulRestart" && req.ResetType != "ForceRestart" {
-			writeError(w, http.StatusBadRequest, "Base.1.8.ActionParameterValueNotInList", fmt.Sprintf("ResetType %q is not one of [ForceRestart GracefulRestart]", req.ResetType))
+			writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterValueNotInList", fmt.Sprintf("ResetType %q is not one of [ForceRestart GracefulRestart]", req.ResetType), "ResetType", req.ResetType)
 			return
 		}
 		b.mu.Lock()
@@ -374,31 +450,11 @@ func (b *bmc) post(w http.ResponseWriter, r *http.Request, p string) {
 		b.bmcReset(now.Add(10 * time.Millisecond))
 		b.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
-	case p == pr.vmediaPath+"/Actions/VirtualMedia.InsertMedia":
-		var req struct {
-			Image    string
-			Inserted *bool
-		}
-		if !decodeBody(w, r, &req) {
-			return
-		}
-		if req.Image == "" {
-			writeError(w, http.StatusBadRequest, "Base.1.8.ActionParameterMissing", "The action InsertMedia requires the parameter Image to be present in the request body.")
-			return
-		}
-		b.mu.Lock()
-		b.media.image = req.Image
-		if req.Inserted != nil && !*req.Inserted {
-			b.media.image = ""
-		}
-		b.mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
-	case p == pr.vmediaPath+"/Actions/VirtualMedia.EjectMedia":
-		b.mu.Lock()
-		b.media.image = ""
-		b.mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
 	case pr.simpleUpdatePath != "" && p == pr.simpleUpdatePath:
+		if b.refused(MethodSimpleUpdate) {
+			writeError(w, http.StatusBadRequest, "Base.1.8.ActionNotSupported", "The action SimpleUpdate is not supported by this service (it is disabled on this BMC); push the image instead.")
+			return
+		}
 		b.simpleUpdate(w, r)
 	case (pr.pushPath != "" && p == pr.pushPath) || (pr.multipartPath != "" && p == pr.multipartPath):
 		b.push(w, r)
@@ -442,8 +498,7 @@ func (b *bmc) createSession(w http.ResponseWriter, r *http.Request) {
 }
 
 func (b *bmc) patch(w http.ResponseWriter, r *http.Request, p string) {
-	switch p {
-	case b.prof.systemPath:
+	if h := b.hostAt(p, ""); h != nil {
 		var req struct {
 			Boot *struct {
 				BootSourceOverrideTarget  *string
@@ -459,26 +514,28 @@ func (b *bmc) patch(w http.ResponseWriter, r *http.Request, p string) {
 			return
 		}
 		if t := req.Boot.BootSourceOverrideTarget; t != nil && !contains(bootTargets, *t) {
-			writeError(w, http.StatusBadRequest, "Base.1.8.PropertyValueNotInList", fmt.Sprintf("The value %q for the property BootSourceOverrideTarget is not in the list of acceptable values.", *t))
+			writeParamError(w, http.StatusBadRequest, "Base.1.8.PropertyValueNotInList", fmt.Sprintf("The value %q for the property BootSourceOverrideTarget is not in the list of acceptable values.", *t), "BootSourceOverrideTarget", *t)
 			return
 		}
 		if e := req.Boot.BootSourceOverrideEnabled; e != nil && !contains(bootEnabled, *e) {
-			writeError(w, http.StatusBadRequest, "Base.1.8.PropertyValueNotInList", fmt.Sprintf("The value %q for the property BootSourceOverrideEnabled is not in the list of acceptable values.", *e))
+			writeParamError(w, http.StatusBadRequest, "Base.1.8.PropertyValueNotInList", fmt.Sprintf("The value %q for the property BootSourceOverrideEnabled is not in the list of acceptable values.", *e), "BootSourceOverrideEnabled", *e)
 			return
 		}
 		b.mu.Lock()
 		if t := req.Boot.BootSourceOverrideTarget; t != nil {
-			b.boot.target = *t
-			if *t != "None" && req.Boot.BootSourceOverrideEnabled == nil && b.boot.enabled == "Disabled" {
-				b.boot.enabled = "Once"
+			h.boot.target = *t
+			if *t != "None" && req.Boot.BootSourceOverrideEnabled == nil && h.boot.enabled == "Disabled" {
+				h.boot.enabled = "Once"
 			}
 		}
 		if e := req.Boot.BootSourceOverrideEnabled; e != nil {
-			b.boot.enabled = *e
+			h.boot.enabled = *e
 		}
 		b.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
-	case b.prof.vmediaPath:
+		return
+	}
+	if h := b.hostMedia(p, ""); h != nil {
 		// iLO 4/5 style: PATCH Image (and Inserted) instead of InsertMedia.
 		var req struct {
 			Image    *string
@@ -489,16 +546,16 @@ func (b *bmc) patch(w http.ResponseWriter, r *http.Request, p string) {
 		}
 		b.mu.Lock()
 		if req.Image != nil {
-			b.media.image = *req.Image
+			h.media.image = *req.Image
 		}
 		if req.Inserted != nil && !*req.Inserted {
-			b.media.image = ""
+			h.media.image = ""
 		}
 		b.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
-	default:
-		writeError(w, http.StatusMethodNotAllowed, "Base.1.8.OperationNotAllowed", "PATCH is not allowed on "+p+".")
+		return
 	}
+	writeError(w, http.StatusMethodNotAllowed, "Base.1.8.OperationNotAllowed", "PATCH is not allowed on "+p+".")
 }
 
 func (b *bmc) delete(w http.ResponseWriter, r *http.Request, p string) {

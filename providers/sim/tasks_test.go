@@ -30,7 +30,7 @@ func TestTaskServiceListsUpdates(t *testing.T) {
 			var wants []want
 			if pr.simpleUpdatePath != "" {
 				img := "http://127.0.0.1:9/images/bios-2.80.bin"
-				if r := call(t, "POST", u+pr.simpleUpdatePath, map[string]any{"ImageURI": img, "@Redfish.OperationApplyTime": "OnReset"}, true); r.status != 202 {
+				if r := call(t, "POST", u+pr.simpleUpdatePath, map[string]any{"ImageURI": img, "TransferProtocol": "HTTP", "@Redfish.OperationApplyTime": "OnReset"}, true); r.status != 202 {
 					t.Fatalf("SimpleUpdate: %d %s", r.status, r.body)
 				}
 				wants = append(wants, want{pr.simpleUpdatePath, "bios-2.80.bin", img})

@@ -37,30 +37,71 @@ func (p *updateParams) target() string {
 }
 
 // simpleUpdate handles UpdateService.SimpleUpdate: the image is never
-// fetched; its name says what it is (see the package documentation).
+// fetched; its name says what it is (see the package documentation). The
+// parameters are checked as the ActionInfo says (required, allowable
+// values), each refusal a 400 whose ExtendedInfo names the parameter.
 func (b *bmc) simpleUpdate(w http.ResponseWriter, r *http.Request) {
 	var req updateParams
 	if !decodeBody(w, r, &req) {
 		return
 	}
 	if req.ImageURI == "" {
-		writeError(w, http.StatusBadRequest, "Base.1.8.ActionParameterMissing", "The action SimpleUpdate requires the parameter ImageURI to be present in the request body.")
+		writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterMissing", "The action SimpleUpdate requires the parameter ImageURI to be present in the request body.", "ImageURI")
 		return
 	}
-	switch strings.ToUpper(req.TransferProtocol) {
-	case "", "HTTP", "HTTPS":
-	default:
-		writeError(w, http.StatusBadRequest, "Base.1.8.ActionParameterNotSupported", "The parameter TransferProtocol with the value \""+req.TransferProtocol+"\" is not supported (HTTP, HTTPS).")
+	transfer, targets, _ := b.simpleUpdateParams()
+	switch {
+	case req.TransferProtocol == "" && transfer.required:
+		writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterMissing", "The action SimpleUpdate requires the parameter TransferProtocol to be present in the request body (one of "+strings.Join(transfer.allowable, ", ")+").", "TransferProtocol")
+		return
+	case req.TransferProtocol != "" && transfer.allowable != nil && !containsFold(transfer.allowable, req.TransferProtocol):
+		writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterValueNotInList", "The value \""+req.TransferProtocol+"\" for the parameter TransferProtocol is not in the list of acceptable values ("+strings.Join(transfer.allowable, ", ")+").", "TransferProtocol", req.TransferProtocol)
 		return
 	}
 	if !req.check(w) {
 		return
 	}
-	if b.spec.RequireTargets && len(req.Targets) == 0 && b.prof.name != ProfileILO5 {
-		writeError(w, http.StatusBadRequest, "Base.1.8.ActionParameterMissing", "The action SimpleUpdate requires the parameter Targets to be present in the request body.")
+	if targets.required && len(req.Targets) == 0 && b.prof.name != ProfileILO5 {
+		msg := "The action SimpleUpdate requires the parameter Targets to be present in the request body."
+		if b.prof.targetsSystemManager {
+			msg = "The action SimpleUpdate requires the parameter Targets: the System (" + b.hosts[0].path + ") for BIOS or the Manager (" + b.prof.managerPath + ") for BMC firmware."
+		}
+		writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterMissing", msg, "Targets")
 		return
 	}
+	if targets.allowable != nil {
+		for _, t := range req.Targets {
+			if !contains(targets.allowable, cleanPath(t)) {
+				writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterValueNotInList", "The value \""+t+"\" for the parameter Targets is not in the list of acceptable values (the updateable items: "+strings.Join(targets.allowable, ", ")+").", "Targets", t)
+				return
+			}
+		}
+	}
+	if len(req.Targets) == 0 && len(b.hosts) > 1 {
+		// Without Targets a per-system image would have to pick a system.
+		if comp, _, ok := parseImage(req.ImageURI); ok && comp != "" {
+			var on []string
+			for _, c := range b.comps {
+				if c.sys >= 0 && strings.EqualFold(strings.TrimPrefix(c.key, b.hosts[c.sys].id+"."), comp) {
+					on = append(on, inventoryPath(c))
+				}
+			}
+			if len(on) > 1 {
+				writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterMissing", "The image "+req.ImageURI+" applies to every system of this BMC ("+strings.Join(on, ", ")+"): name one in the parameter Targets.", "Targets")
+				return
+			}
+		}
+	}
 	b.accept(w, req.ImageURI, req.target(), req.ApplyTime, taskPayload{targetURI: r.URL.Path, jsonBody: req.jsonBody()})
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // jsonBody renders the parameters a client sent, as a Task's
@@ -150,8 +191,26 @@ func (b *bmc) push(w http.ResponseWriter, r *http.Request) {
 	if !params.check(w) {
 		return
 	}
+	method := MethodHTTPPush
+	if mt == "multipart/form-data" {
+		method = MethodMultipartPush
+	}
+	if b.refused(method) {
+		writeError(w, http.StatusBadRequest, "Base.1.8.ActionNotSupported", "This BMC does not accept updates by "+strings.ReplaceAll(method, "_", " ")+" (it is disabled); use another update method.")
+		return
+	}
+	if mt == "multipart/form-data" && len(params.Targets) > 0 {
+		if _, ok := b.targetComponent(params.target()); !ok {
+			writeParamError(w, http.StatusBadRequest, "Base.1.8.PropertyValueNotInList", "The value \""+params.Targets[0]+"\" for the property Targets is not an updateable item of this BMC.", "Targets", params.Targets[0])
+			return
+		}
+		if i, _ := b.targetComponent(params.target()); !b.comps[i].canUpdate() {
+			writeParamError(w, http.StatusBadRequest, "Base.1.8.PropertyValueNotInList", "The value \""+params.Targets[0]+"\" for the property Targets is not an updateable item of this BMC.", "Targets", params.Targets[0])
+			return
+		}
+	}
 	if b.spec.RequireTargets && mt == "multipart/form-data" && len(params.Targets) == 0 {
-		writeError(w, http.StatusBadRequest, "Base.1.8.PropertyMissing", "The property Targets is a required property and must be included in the UpdateParameters.")
+		writeParamError(w, http.StatusBadRequest, "Base.1.8.PropertyMissing", "The property Targets is a required property and must be included in the UpdateParameters.", "Targets")
 		return
 	}
 	b.mu.Lock()
@@ -176,6 +235,12 @@ func (b *bmc) accept(w http.ResponseWriter, image, target, applyTime string, pay
 	b.mu.Unlock()
 	monitor := b.prof.taskMonitor(t.id)
 	w.Header().Set("Location", monitor)
+	if b.prof.acceptNoContent {
+		// An older BMC: 204 No Content with a Location to a task that is
+		// already Completed (and forgotten later).
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	w.Header().Set("Retry-After", retryAfter(t.end.Sub(now)))
 	if b.prof.monitorVanishes {
 		// iLO-style: no task in the body, so clients must follow Location

@@ -46,6 +46,14 @@ type simCommand struct {
 	log        bool
 	configDir  string
 	down       string
+	// profileForFlags are -profile-for NAME=PROFILE.
+	profileForFlags stringList
+	// refuse are -refuse NAME=METHOD[,METHOD...].
+	refuse         stringList
+	strictTransfer bool
+	// aliases map each server of a -config fleet to its BMC's name (the
+	// first server on a shared BMC), for -fault.
+	aliases map[string]string
 }
 
 func (c *simCommand) Synopsis() string { return "Serve a simulated fleet of Redfish BMCs" }
@@ -57,7 +65,16 @@ func (c *simCommand) Description() string {
 -port. Each BMC behaves like a real one at -speed times real time: sessions,
 resets that take minutes, SimpleUpdate and multipart push creating tasks,
 versions that change after the required reset, VirtualMedia reimage.
-Profiles: dmtf, ilo5, ami, openbmc, or mixed (cycling through them).
+Profiles: dmtf, ilo5, ami, openbmc (single-system BMCs with a firmware
+inventory), basic (an older BMC: no firmware inventory, Basic auth only),
+crayex (one BMC, 2 systems Node0 and Node1), mixed (cycling through the
+first four) or all (cycling through all six). -profile-for picks one
+server's (or BMC's) profile.
+
+With -config, every server starts just behind its cluster's release, in
+each component's own version format ("P79 v1.46" starts at "P79 v1.45"),
+and servers that share one BMC address, each naming its system, are served
+by one multi-system BMC (crayex) with one system per server.
 
 Images name their component and version: .../bios-2.80.bin updates BIOS to
 2.80, runtime-4.6.1.iso (VirtualMedia) installs Runtime 4.6.1. Components:
@@ -75,13 +92,16 @@ then serves until SIGINT or SIGTERM. -admin serves a JSON control API
 
 func (c *simCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
-	c.faults, c.faultRates, c.firmware, c.target = nil, nil, nil, nil
+	c.faults, c.faultRates, c.firmware, c.target, c.profileForFlags, c.refuse = nil, nil, nil, nil, nil, nil
 	fs.IntVar(&c.n, "n", 10, "Serve `N` BMCs.")
 	fs.StringVar(&c.base, "base", "127.1.1.1", "First BMC `IP` (loopback); the others follow.")
 	fs.IntVar(&c.port, "port", 8443, "TCP `PORT` of every BMC (0: a free port each).")
-	fs.StringVar(&c.profile, "profile", "dmtf", "Hardware `PROFILE`: dmtf, ilo5, ami, openbmc or mixed.")
+	fs.StringVar(&c.profile, "profile", "dmtf", "Hardware `PROFILE`: dmtf, ilo5, ami, openbmc, basic, crayex, mixed or all.")
+	fs.Var(&c.refuse, "refuse", "Make a BMC (or with -config, a server's BMC) advertise but refuse update methods: `NAME=METHOD[,METHOD]` with simple_update, http_push, multipart_push. Repeatable.")
+	fs.BoolVar(&c.strictTransfer, "strict-transfer-protocol", false, "ami BMCs require SimpleUpdate's TransferProtocol and allow only HTTP or FTP, as the real one's ActionInfo says.")
+	fs.Var(&c.profileForFlags, "profile-for", "Give one BMC (or with -config, one server) its own profile: `NAME=PROFILE`. Repeatable.")
 	fs.Float64Var(&c.speed, "speed", 1, "Time scale `X`: 6000 makes a 10-minute flash take 100 ms.")
-	fs.BoolVar(&c.tls, "tls", false, "Serve HTTPS with a CA generated at start (see -ca-out).")
+	fs.BoolVar(&c.tls, "tls", false, "Serve HTTPS with a CA generated at start (see -ca-out). With -config, on by itself when the BMC addresses are https://.")
 	fs.StringVar(&c.username, "username", "admin", "User `NAME` the BMCs accept.")
 	fs.StringVar(&c.password, "password", "", "`PASSWORD` the BMCs accept (default: RACKFORM_SIM_PASSWORD, else "+defaultSimPassword+").")
 	fs.Var(&c.faults, "fault", "Inject a fault: `NAME=KIND[:ARG]`. Repeatable.")
@@ -116,14 +136,23 @@ func (c *simCommand) Run(ctx context.Context, args []string) int {
 			return ExitError
 		}
 		specs, err = c.specsFromConfig(cfg)
+		if err == nil && !c.tls {
+			c.tls, err = configWantsTLS(cfg)
+		}
 	} else {
 		specs, err = c.specs()
+	}
+	if err == nil {
+		err = c.applyQuirks(specs)
 	}
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "Error: %s\n\n%s", err, helpText(c))
 		return ExitUsage
 	}
 	serve, err := c.serveOptions()
+	if err == nil && c.configDir != "" {
+		serve.Faults = c.faultsByBMC(serve.Faults)
+	}
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "Error: %s\n\n%s", err, helpText(c))
 		return ExitUsage
@@ -197,6 +226,68 @@ func (c *simCommand) serveOptions() (fleetServe, error) {
 	return s, nil
 }
 
+// applyQuirks applies -refuse and -strict-transfer-protocol to specs.
+func (c *simCommand) applyQuirks(specs []sim.BMCSpec) error {
+	byName := map[string]*sim.BMCSpec{}
+	for i := range specs {
+		specs[i].StrictTransferProtocol = c.strictTransfer
+		byName[specs[i].Name] = &specs[i]
+	}
+	for _, r := range c.refuse {
+		name, methods, ok := strings.Cut(r, "=")
+		if !ok || name == "" || methods == "" {
+			return fmt.Errorf("-refuse %q: want NAME=METHOD[,METHOD]", r)
+		}
+		if bmc, ok := c.aliases[name]; ok {
+			name = bmc
+		}
+		s := byName[name]
+		if s == nil {
+			return fmt.Errorf("-refuse %q: no BMC or server named %s", r, name)
+		}
+		for _, m := range strings.Split(methods, ",") {
+			m = strings.TrimSpace(m)
+			if m != sim.MethodSimpleUpdate && m != sim.MethodHTTPPush && m != sim.MethodMultipartPush {
+				return fmt.Errorf("-refuse %q: method %q is not simple_update, http_push or multipart_push", r, m)
+			}
+			s.Refuse = append(s.Refuse, m)
+		}
+	}
+	return nil
+}
+
+// configWantsTLS reports whether a configuration's BMC addresses are all
+// https:// (then -config serves HTTPS without -tls, so a plan on the same
+// directory connects); a mix of http:// and https:// cannot be served by
+// one simulated fleet.
+func configWantsTLS(cfg *config.Config) (bool, error) {
+	var https, plain []string
+	for _, s := range cfg.Servers() {
+		if strings.HasPrefix(strings.ToLower(s.BMC), "https://") {
+			https = append(https, s.Name)
+		} else {
+			plain = append(plain, s.Name)
+		}
+	}
+	if len(https) > 0 && len(plain) > 0 {
+		return false, fmt.Errorf("%s mixes https:// BMC addresses (%s, ...) and http:// ones (%s, ...): the simulator serves one or the other; simulate them from separate directories", cfg.Path, https[0], plain[0])
+	}
+	return len(https) > 0, nil
+}
+
+// faultsByBMC renames -fault targets from servers to their BMC (a shared
+// BMC is named after its first server).
+func (c *simCommand) faultsByBMC(faults map[string][]sim.Fault) map[string][]sim.Fault {
+	out := map[string][]sim.Fault{}
+	for name, fs := range faults {
+		if bmc, ok := c.aliases[name]; ok {
+			name = bmc
+		}
+		out[name] = append(out[name], fs...)
+	}
+	return out
+}
+
 func parseVersions(flagName string, l stringList) (map[string]string, error) {
 	out := map[string]string{}
 	for _, kv := range l {
@@ -231,8 +322,15 @@ func (c *simCommand) specs() ([]sim.BMCSpec, error) {
 		return nil, fmt.Errorf("-port %d is not a TCP port", c.port)
 	}
 	profiles := []string{c.profile}
-	if c.profile == "mixed" {
+	switch c.profile {
+	case "mixed":
 		profiles = sim.Profiles()
+	case "all":
+		profiles = sim.AllProfiles()
+	}
+	profileFor, err := c.profileFor()
+	if err != nil {
+		return nil, err
 	}
 	ips, err := simAddresses(c.base, c.n)
 	if err != nil {
@@ -269,13 +367,21 @@ func (c *simCommand) specs() ([]sim.BMCSpec, error) {
 			}
 			delete(atTarget, name)
 		}
+		profile := profiles[i%len(profiles)]
+		if p, ok := profileFor[name]; ok {
+			profile = p
+			delete(profileFor, name)
+		}
 		specs[i] = sim.BMCSpec{
 			Name:     name,
 			Addr:     net.JoinHostPort(ips[i].String(), strconv.Itoa(c.port)),
-			Profile:  profiles[i%len(profiles)],
+			Profile:  profile,
 			Firmware: fw,
 			PowerOn:  true,
 		}
+	}
+	if len(profileFor) > 0 {
+		return nil, fmt.Errorf("-profile-for names %s, not BMCs of this fleet (bmc-%0*d..bmc-%0*d)", strings.Join(sortedNames(boolSet(profileFor)), ", "), width, 1, width, c.n)
 	}
 	if len(atTarget) > 0 {
 		var unknown []string
@@ -404,6 +510,10 @@ func printReady(out io.Writer, bmcs []sim.BMCInfo, s fleetServe) {
 	for i, b := range show {
 		if len(bmcs) > 20 && i == 3 {
 			fmt.Fprintf(out, "  ... %d more\n", len(bmcs)-4)
+		}
+		if len(b.Systems) > 0 {
+			fmt.Fprintf(out, "  %s %s (%s: systems %s)\n", b.Name, b.URL, b.Profile, strings.Join(b.Systems, ", "))
+			continue
 		}
 		fmt.Fprintf(out, "  %s %s (%s)\n", b.Name, b.URL, b.Profile)
 	}

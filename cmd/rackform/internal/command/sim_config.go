@@ -4,40 +4,62 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers/sim"
 )
 
 // simProfileLabel is the server label that picks a simulated hardware
-// profile for one server ("dmtf", "ilo5", "ami", "openbmc").
+// profile for one server ("dmtf", "ilo5", "ami", "openbmc", "basic",
+// "crayex"). -profile-for does the same from the command line.
 const simProfileLabel = "sim_profile"
 
+// uuidRe matches a UUID, which a server's system may be instead of an Id.
+var uuidRe = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
 // configSpecs builds the simulated fleet from a configuration's inventory:
-// one BMC per server, at the server's BMC address, so `rackform plan` on
-// the same directory finds every BMC where the config says it is.
+// one BMC per BMC address, so `rackform plan` on the same directory finds
+// every BMC where the config says it is. Servers that share an address
+// (each naming its system) become one multi-system BMC (profile crayex),
+// with one system per server, Id or UUID as the server names it.
 //
-// Servers named in down are left out (their BMC is unreachable). Servers
-// named in atTarget start at the versions of their cluster's release, for
-// every component whose match rule names a simulated component by
-// software_id or id; with -target given, those versions win.
+// Every server starts behind its cluster's release: each component whose
+// match rule names a simulated component (by software_id or id, or a
+// runtime by kind) reports a version just older than the target, written
+// in the component's own scheme ("P79 v1.46" → "P79 v1.45", "2.19.1" →
+// "2.19.0"; an opaque target gets a different string). firmware (-firmware)
+// overrides that. Servers named in atTarget start at the release's versions,
+// and target (-target) wins over those. Servers named in down are left out
+// (their BMC is unreachable; on a shared BMC, every system's).
 func (c *simCommand) configSpecs(cfg *config.Config, firmware, target map[string]string) ([]sim.BMCSpec, error) {
 	profiles := []string{c.profile}
-	if c.profile == "mixed" {
+	switch c.profile {
+	case "mixed":
 		profiles = sim.Profiles()
+	case "all":
+		profiles = sim.AllProfiles()
+	}
+	profileFor, err := c.profileFor()
+	if err != nil {
+		return nil, err
 	}
 	atTarget := nameSet(c.atTarget)
 	down := nameSet(c.down)
-	var specs []sim.BMCSpec
-	for i, s := range cfg.Servers() {
-		if down[s.Name] {
-			delete(down, s.Name)
-			continue
-		}
+	known := map[string]bool{}
+	type group struct {
+		addr    string
+		servers []*config.Server
+	}
+	var groups []*group
+	byAddr := map[string]*group{}
+	for _, s := range cfg.Servers() {
+		known[s.Name] = true
 		u, err := url.Parse(s.BMC)
 		if err != nil {
 			return nil, fmt.Errorf("server %s: BMC %q: %w", s.Name, s.BMC, err)
@@ -46,38 +68,143 @@ func (c *simCommand) configSpecs(cfg *config.Config, firmware, target map[string
 		if port == "" {
 			port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
 		}
-		profile := profiles[i%len(profiles)]
-		if p := s.Labels[simProfileLabel]; p != "" {
-			profile = p
+		addr := net.JoinHostPort(u.Hostname(), port)
+		g := byAddr[addr]
+		if g == nil {
+			g = &group{addr: addr}
+			byAddr[addr] = g
+			groups = append(groups, g)
 		}
-		fw := map[string]string{}
-		for k, v := range firmware {
-			fw[k] = v
-		}
-		if atTarget[s.Name] {
-			delete(atTarget, s.Name)
-			for k, v := range releaseVersions(s.Cluster.Release) {
-				fw[k] = v
-			}
-			for k, v := range target {
-				fw[k] = v
-			}
-		}
-		specs = append(specs, sim.BMCSpec{
-			Name:     s.Name,
-			Addr:     net.JoinHostPort(u.Hostname(), port),
-			Profile:  profile,
-			Firmware: fw,
-			PowerOn:  true,
-		})
+		g.servers = append(g.servers, s)
 	}
 	for _, left := range []struct {
 		flag  string
 		names map[string]bool
-	}{{"-at-target", atTarget}, {"-down", down}} {
-		if len(left.names) > 0 {
-			return nil, fmt.Errorf("%s names %s, not servers of %s", left.flag, strings.Join(sortedNames(left.names), ", "), cfg.Path)
+	}{{"-at-target", atTarget}, {"-down", down}, {"-profile-for", boolSet(profileFor)}} {
+		var unknown []string
+		for n := range left.names {
+			if !known[n] {
+				unknown = append(unknown, n)
+			}
 		}
+		if len(unknown) > 0 {
+			sort.Strings(unknown)
+			return nil, fmt.Errorf("%s names %s, not servers of %s", left.flag, strings.Join(unknown, ", "), cfg.Path)
+		}
+	}
+	var specs []sim.BMCSpec
+	c.aliases = map[string]string{}
+	for i, g := range groups {
+		first := g.servers[0]
+		isDown := false
+		for _, s := range g.servers {
+			isDown = isDown || down[s.Name]
+		}
+		if isDown {
+			continue
+		}
+		profile := profiles[i%len(profiles)]
+		chosen := ""
+		for _, s := range g.servers {
+			for _, p := range []string{s.Labels[simProfileLabel], profileFor[s.Name]} {
+				if p != "" {
+					if chosen != "" && chosen != p {
+						return nil, fmt.Errorf("servers on BMC %s are given profiles %s and %s: one BMC has one profile", g.addr, chosen, p)
+					}
+					chosen = p
+				}
+			}
+		}
+		multi := len(g.servers) > 1
+		switch {
+		case chosen != "":
+			profile = chosen
+		case multi || first.System != "":
+			profile = sim.ProfileCrayEX
+		case profile == sim.ProfileCrayEX:
+			// A server that names no system never gets a multi-system BMC
+			// from cycling: plan would ask it to name one.
+			profile = sim.ProfileDMTF
+		}
+		if multi && profile != sim.ProfileCrayEX {
+			return nil, fmt.Errorf("servers %s share BMC %s, but profile %s serves one system: only %s serves several", serverNames(g.servers), g.addr, profile, sim.ProfileCrayEX)
+		}
+		if len(g.servers) > 4 {
+			return nil, fmt.Errorf("servers %s share BMC %s: a simulated BMC serves at most 4 systems", serverNames(g.servers), g.addr)
+		}
+		spec := sim.BMCSpec{Name: first.Name, Addr: g.addr, Profile: profile, PowerOn: true, Firmware: map[string]string{}}
+		// Systems: one per server, as each names it.
+		sysIDs := make([]string, len(g.servers))
+		if profile == sim.ProfileCrayEX {
+			used := map[string]bool{}
+			for _, s := range g.servers {
+				if s.System != "" && !uuidRe.MatchString(s.System) {
+					used[s.System] = true
+				}
+			}
+			next := 0
+			free := func() string {
+				for used[fmt.Sprintf("Node%d", next)] {
+					next++
+				}
+				id := fmt.Sprintf("Node%d", next)
+				used[id] = true
+				return id
+			}
+			for j, s := range g.servers {
+				ss := sim.SystemSpec{ID: s.System, Name: s.Name}
+				if s.System == "" || uuidRe.MatchString(s.System) {
+					ss.ID, ss.UUID = free(), s.System
+				}
+				sysIDs[j] = ss.ID
+				spec.Systems = append(spec.Systems, ss)
+			}
+			for len(spec.Systems) < 2 {
+				spec.Systems = append(spec.Systems, sim.SystemSpec{ID: free()})
+			}
+		} else if first.System != "" {
+			ss := sim.SystemSpec{ID: first.System, Name: first.Name}
+			if uuidRe.MatchString(first.System) {
+				ss = sim.SystemSpec{UUID: first.System, Name: first.Name}
+			}
+			spec.Systems = []sim.SystemSpec{ss}
+		}
+		// Versions: behind the release, then -firmware, then at target.
+		for j, s := range g.servers {
+			c.aliases[s.Name] = first.Name
+			prefix := ""
+			if profile == sim.ProfileCrayEX {
+				prefix = sysIDs[j] + "."
+			}
+			rel := releaseComponents(s.Cluster.Release)
+			for _, rc := range rel {
+				key := rc.key
+				if perSystem(key) {
+					key = prefix + key
+				} else if j > 0 {
+					continue // a shared component: the first server's release decides
+				}
+				spec.Firmware[key] = behindVersion(rc.version)
+				if rc.softwareID != "" {
+					if spec.SoftwareIDs == nil {
+						spec.SoftwareIDs = map[string]string{}
+					}
+					spec.SoftwareIDs[rc.key] = rc.softwareID
+				}
+			}
+			for k, v := range firmware {
+				setVersion(spec.Firmware, prefix, k, v, j == 0)
+			}
+			if atTarget[s.Name] {
+				for _, rc := range rel {
+					setVersion(spec.Firmware, prefix, rc.key, rc.version.String(), j == 0)
+				}
+				for k, v := range target {
+					setVersion(spec.Firmware, prefix, k, v, j == 0)
+				}
+			}
+		}
+		specs = append(specs, spec)
 	}
 	if len(specs) == 0 {
 		return nil, fmt.Errorf("%s has no servers to simulate", cfg.Path)
@@ -85,26 +212,191 @@ func (c *simCommand) configSpecs(cfg *config.Config, firmware, target map[string
 	return specs, nil
 }
 
-// releaseVersions maps a release's component versions onto the simulator's
-// component keys, for the components whose match rule names one.
-func releaseVersions(r *config.Release) map[string]string {
+// setVersion sets component k (a plain key such as BIOS) to v in fw: the
+// system's own for a per-system component, else the BMC's (only from the
+// first server on a shared BMC).
+func setVersion(fw map[string]string, prefix, k, v string, first bool) {
+	if perSystem(k) {
+		fw[prefix+k] = v
+		return
+	}
+	if first {
+		fw[k] = v
+	}
+}
+
+// perSystem reports whether a component key is one per system on a BMC
+// with several (BIOS, Runtime) rather than the BMC's own.
+func perSystem(key string) bool {
+	return strings.EqualFold(key, sim.ComponentBIOS) || strings.EqualFold(key, sim.ComponentRuntime)
+}
+
+func serverNames(servers []*config.Server) string {
+	names := make([]string, len(servers))
+	for i, s := range servers {
+		names[i] = s.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func boolSet(m map[string]string) map[string]bool {
+	out := map[string]bool{}
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
+// profileFor parses -profile-for NAME=PROFILE.
+func (c *simCommand) profileFor() (map[string]string, error) {
 	out := map[string]string{}
+	for _, kv := range c.profileForFlags {
+		name, p, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || p == "" {
+			return nil, fmt.Errorf("-profile-for %q: want NAME=PROFILE", kv)
+		}
+		if !contains(sim.AllProfiles(), p) {
+			return nil, fmt.Errorf("-profile-for %q: unknown profile %q (want one of %s)", kv, p, strings.Join(sim.AllProfiles(), ", "))
+		}
+		out[name] = p
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// releaseComponent is a release component the simulator can report.
+type releaseComponent struct {
+	key        string // the simulator's component key
+	version    version.Version
+	softwareID string // the SoftwareId to report, when not the key
+}
+
+// releaseComponents maps a release's components onto the simulator's
+// component keys: by match software_id or id, or a runtime (kind) whose
+// software_id is its own ("runtime-os"), which the simulator then reports.
+func releaseComponents(r *config.Release) []releaseComponent {
 	if r == nil {
-		return out
+		return nil
 	}
 	keys := map[string]string{}
 	for _, k := range []string{sim.ComponentBMC, sim.ComponentBIOS, sim.ComponentNIC, sim.ComponentCPLD, sim.ComponentRuntime} {
 		keys[strings.ToLower(k)] = k
 	}
+	var out []releaseComponent
 	for _, comp := range r.Components {
+		found := false
 		for _, id := range []string{comp.Match.SoftwareID, comp.Match.ID} {
 			if k, ok := keys[strings.ToLower(id)]; ok {
-				out[k] = comp.Version.String()
+				out = append(out, releaseComponent{key: k, version: comp.Version})
+				found = true
 				break
 			}
 		}
+		if !found && comp.Kind == config.KindRuntime && comp.Match.SoftwareID != "" {
+			out = append(out, releaseComponent{key: sim.ComponentRuntime, version: comp.Version, softwareID: comp.Match.SoftwareID})
+		}
 	}
 	return out
+}
+
+// releaseVersions maps a release's component versions onto the simulator's
+// component keys, for the components whose match rule names one.
+func releaseVersions(r *config.Release) map[string]string {
+	out := map[string]string{}
+	for _, rc := range releaseComponents(r) {
+		out[rc.key] = rc.version.String()
+	}
+	return out
+}
+
+// behindVersion is a version just older than v in v's own scheme: the last
+// non-zero field of a dotted or semantic version lowered ("2.80" → "2.79",
+// "4.6.0" → "4.5.0", so a runtime never skips a minor); a vendor or pattern
+// version keeps its text with the last number that makes it older lowered
+// ("P79 v1.46" → "P79 v1.45", "nc.1.6.17-0-gabcdef" → "nc.1.6.16-0-gabcdef");
+// an opaque version, which has no older, gets a different string.
+func behindVersion(v version.Version) string {
+	raw := v.String()
+	switch v.Scheme() {
+	case version.Semver, version.Dotted:
+		var fields []uint64
+		if v.Scheme() == version.Semver {
+			fields = []uint64{v.Major(), v.Minor(), v.Patch()}
+		} else {
+			for _, f := range strings.Split(raw, ".") {
+				var n uint64
+				fmt.Sscan(f, &n)
+				fields = append(fields, n)
+			}
+		}
+		for i := len(fields) - 1; i >= 0; i-- {
+			if fields[i] > 0 {
+				fields[i]--
+				break
+			}
+		}
+		parts := make([]string, len(fields))
+		for i, f := range fields {
+			parts[i] = fmt.Sprint(f)
+		}
+		return strings.Join(parts, ".")
+	case version.Opaque:
+		return raw + "-previous"
+	}
+	// Vendor and pattern: from the last digit run, the first whose
+	// decrement reads as an older version of the same format; a release
+	// date's numbers only when nothing else will do.
+	for _, skipDates := range []bool{true, false} {
+		for end := len(raw); end > 0; end-- {
+			if raw[end-1] < '0' || raw[end-1] > '9' {
+				continue
+			}
+			start := end
+			for start > 0 && raw[start-1] >= '0' && raw[start-1] <= '9' {
+				start--
+			}
+			if skipDates && inDate(raw, start, end) {
+				end = start + 1
+				continue
+			}
+			var n uint64
+			fmt.Sscan(raw[start:end], &n)
+			if n > 0 {
+				cand := raw[:start] + fmt.Sprintf("%0*d", end-start, n-1) + raw[end:]
+				if o, err := v.Format().Parse(cand); err == nil {
+					if cmp, err := version.Compare(o, v); err == nil && cmp < 0 {
+						return cand
+					}
+				}
+			}
+			end = start + 1
+		}
+	}
+	return raw + "-previous"
+}
+
+// monthRe matches a month abbreviation and a space just before a day.
+var monthRe = regexp.MustCompile(`(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) $`)
+
+// inDate reports whether raw[start:end] looks like part of a release date
+// ("10/29/2021", "May 11 2021", "2021-10-29"): a four-digit year, a
+// number beside '/', or a day after a month's name.
+func inDate(raw string, start, end int) bool {
+	if end-start == 4 {
+		return true
+	}
+	if (start > 0 && raw[start-1] == '/') || (end < len(raw) && raw[end] == '/') {
+		return true
+	}
+	return monthRe.MatchString(raw[:start])
 }
 
 // loadSimConfig loads the configuration for -config, rendering its

@@ -98,6 +98,9 @@ func TestSimReadyOutput(t *testing.T) {
 	}{
 		{"small", bmcs(3, "http"), fleetServe{Options: sim.Options{Username: "admin", Password: "rackform-sim"}}},
 		{"large-tls-admin", bmcs(300, "https"), fleetServe{Options: sim.Options{Username: "root", Password: "pw", TLS: true}, Admin: "127.0.0.1:9900", CAOut: "ca.pem"}},
+		// A BMC with several systems lists them.
+		{"multi-system", append(bmcs(1, "http"), sim.BMCInfo{Name: "node0", URL: "http://127.1.1.2:8443", Profile: sim.ProfileCrayEX, Systems: []string{"Node0", "Node1"}}),
+			fleetServe{Options: sim.Options{Username: "admin", Password: "rackform-sim"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
