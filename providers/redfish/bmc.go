@@ -83,7 +83,7 @@ type systemInfo struct {
 
 // managerInfo is the part of a Manager the provider uses.
 type managerInfo struct {
-	URI, ID         string
+	URI, ID, Model  string
 	FirmwareVersion string
 }
 

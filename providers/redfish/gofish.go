@@ -384,7 +384,7 @@ func (b *gofishBMC) Manager(ctx context.Context, sys *systemInfo) (*managerInfo,
 	if err != nil || m == nil {
 		return nil, err
 	}
-	return &managerInfo{URI: relPath(m.ODataID), ID: m.ID, FirmwareVersion: strings.TrimSpace(m.FirmwareVersion)}, nil
+	return &managerInfo{URI: relPath(m.ODataID), ID: m.ID, Model: strings.TrimSpace(m.Model), FirmwareVersion: strings.TrimSpace(m.FirmwareVersion)}, nil
 }
 
 // rawUpdateService holds what gofish keeps private in UpdateService.

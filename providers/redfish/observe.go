@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -230,7 +231,7 @@ var errNoUpdateService = errors.New("the BMC has no UpdateService")
 // Manager.FirmwareVersion as component BMC where the inventory lacks them:
 // no member has that Id or reports that version.
 func (p *Provider) addFallbacks(ctx context.Context, b bmc, st *state) error {
-	if st.sys.BiosVersion != "" && !hasVersion(st.items, "BIOS", st.sys.BiosVersion) {
+	if st.sys.BiosVersion != "" && !hasVersion(st.items, "BIOS", st.sys.BiosVersion, "", "") {
 		st.items = append(st.items, invItem{URI: st.sys.URI, Component: providers.Component{
 			ID: "BIOS", Name: "BIOS (" + st.sys.ID + ")", Version: st.sys.BiosVersion, Updateable: true, Source: providers.SourceSystem}})
 	}
@@ -242,18 +243,20 @@ func (p *Provider) addFallbacks(ctx context.Context, b bmc, st *state) error {
 		return nil // no manager fallback; the inventory may suffice
 	}
 	st.mgr = m
-	if m != nil && m.FirmwareVersion != "" && !hasVersion(st.items, "BMC", m.FirmwareVersion) {
+	if m != nil && m.FirmwareVersion != "" && !hasVersion(st.items, "BMC", m.FirmwareVersion, m.URI, m.Model) {
 		st.items = append(st.items, invItem{URI: m.URI, Component: providers.Component{
 			ID: "BMC", Name: "BMC (" + m.ID + ")", Version: m.FirmwareVersion, Updateable: true, Source: providers.SourceManager, Shared: st.multi}})
 	}
 	return nil
 }
 
-// hasVersion reports whether the inventory has a member with id, or one
-// reporting version (the same firmware under the vendor's own id).
-func hasVersion(items []invItem, id, version string) bool {
+// hasVersion reports whether the inventory already has the firmware under
+// the vendor's own id: a member with id, one reporting version, one whose
+// RelatedItem is related (the Manager), or one named like model ("iLO 5").
+func hasVersion(items []invItem, id, version, related, model string) bool {
 	for _, it := range items {
-		if strings.EqualFold(it.ID, id) || it.Version == version {
+		if strings.EqualFold(it.ID, id) || it.Version == version ||
+			(related != "" && slices.Contains(it.Related, related)) || (model != "" && strings.EqualFold(it.Name, model)) {
 			return true
 		}
 	}
