@@ -238,7 +238,7 @@ func (b *gofishBMC) System(ctx context.Context, sel string) (*systemInfo, error)
 		}
 		systems, err := c.Service.Systems()
 		if err != nil {
-			return fmt.Errorf("reading Systems: %w", err)
+			return collErr(err)
 		}
 		if len(systems) == 0 {
 			return errNoSystem
@@ -364,7 +364,7 @@ func (b *gofishBMC) Manager(ctx context.Context, sys *systemInfo) (*managerInfo,
 		if m == nil {
 			managers, err := c.Service.Managers()
 			if err != nil {
-				return fmt.Errorf("reading Managers: %w", err)
+				return collErr(err)
 			}
 			// The BMC itself, not an enclosure or a management controller of a part.
 			for _, x := range managers {
@@ -486,7 +486,7 @@ func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
 		for _, l := range links {
 			items, err := schemas.GetCollectionObjects[schemas.SoftwareInventory](c, l)
 			if err != nil {
-				return &inventoryError{uri: l, err: err}
+				return &inventoryError{uri: l, err: collErr(err)}
 			}
 			for _, it := range items {
 				var raw struct {
@@ -721,7 +721,7 @@ func (b *gofishBMC) VirtualMedia(ctx context.Context, sys *systemInfo) (*mediaIn
 			// Older BMCs (iLO 5, AMI) hang virtual media off the manager.
 			managers, err := c.Service.Managers()
 			if err != nil {
-				return fmt.Errorf("reading Managers: %w", err)
+				return collErr(err)
 			}
 			for _, m := range managers {
 				var rm rawManager
@@ -734,7 +734,7 @@ func (b *gofishBMC) VirtualMedia(ctx context.Context, sys *systemInfo) (*mediaIn
 		for _, l := range links {
 			media, err := schemas.GetCollectionObjects[schemas.VirtualMedia](c, l)
 			if err != nil {
-				return fmt.Errorf("reading %s: %w", l, err)
+				return collErr(err)
 			}
 			// Prefer a slot that says it takes CDs; AMI lists no MediaTypes,
 			// so a slot named like a CD drive is the next best.

@@ -327,7 +327,8 @@ func describe(err error) string {
 		if i := strings.Index(msg, re.Error()); i >= 0 {
 			return msg[:i] + short
 		}
-		return short
+		// Our own error types already word the Redfish error.
+		return truncate(oneLine(msg), 600)
 	}
 	var nerr net.Error
 	if errors.As(err, &nerr) && nerr.Timeout() {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"strings"
 
 	"github.com/stmcginnis/gofish/schemas"
@@ -58,8 +59,46 @@ type inventoryError struct {
 	err error
 }
 
-func (e *inventoryError) Error() string { return "reading " + e.uri + ": " + describe(e.err) }
+func (e *inventoryError) Error() string {
+	var ie *itemsError
+	if errors.As(e.err, &ie) && ie.link == e.uri {
+		return ie.Error()
+	}
+	return "reading " + e.uri + ": " + describe(e.err)
+}
 func (e *inventoryError) Unwrap() error { return e.err }
+
+// itemsError is one failure of a collection read, in words (gofish's
+// CollectionError prints the raw bodies).
+type itemsError struct {
+	link string
+	more int
+	err  error
+}
+
+func (e *itemsError) Error() string {
+	msg := "reading " + e.link + ": " + describe(e.err)
+	if e.more > 0 {
+		msg += fmt.Sprintf(" (and %d more)", e.more)
+	}
+	return msg
+}
+
+func (e *itemsError) Unwrap() error { return e.err }
+
+// collErr turns gofish's CollectionError into an itemsError.
+func collErr(err error) error {
+	var ce *schemas.CollectionError
+	if !errors.As(err, &ce) || len(ce.Failures) == 0 {
+		return err
+	}
+	links := make([]string, 0, len(ce.Failures))
+	for l := range ce.Failures {
+		links = append(links, l)
+	}
+	sort.Strings(links)
+	return &itemsError{link: links[0], more: len(links) - 1, err: ce.Failures[links[0]]}
+}
 
 // outcomeOf names what a failed read means for the observation.
 func outcomeOf(err error) string {
