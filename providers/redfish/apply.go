@@ -303,7 +303,7 @@ func (s *stepRun) shutdown(ctx context.Context) (*providers.ApplyResult, error) 
 			return nil, err
 		}
 		if _, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": "GracefulShutdown"}); err != nil {
-			return nil, fmt.Errorf("requesting a graceful shutdown: %w", err)
+			return nil, fmt.Errorf("the BMC refused GracefulShutdown, the server was not shut down: %w", err)
 		}
 		off, err := s.waitPower(ctx, providers.PowerOff, s.deadline(defaultShutdownTimeout))
 		if err != nil {
@@ -319,7 +319,7 @@ func (s *stepRun) shutdown(ctx context.Context) (*providers.ApplyResult, error) 
 		return nil, err
 	}
 	if _, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": "ForceOff"}); err != nil {
-		return nil, fmt.Errorf("forcing the server off: %w", err)
+		return nil, fmt.Errorf("the BMC refused ForceOff, the server was not powered off: %w", err)
 	}
 	off, err := s.waitPower(ctx, providers.PowerOff, s.p.clock.Now().Add(forceOffTimeout))
 	if err != nil {
@@ -370,7 +370,7 @@ func (s *stepRun) powerOn(ctx context.Context) (*providers.ApplyResult, error) {
 		return nil, err
 	}
 	if _, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": "On"}); err != nil {
-		return nil, fmt.Errorf("powering on: %w", err)
+		return nil, fmt.Errorf("the BMC refused ResetType On, the server was not powered on: %w", err)
 	}
 	on, err := s.waitPower(ctx, providers.PowerOn, s.deadline(defaultPowerTimeout))
 	if err != nil {
@@ -402,7 +402,7 @@ func (s *stepRun) resetHost(ctx context.Context, sys *systemInfo, resetType stri
 	}
 	acc, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": resetType})
 	if err != nil {
-		return nil, resetType, fmt.Errorf("reset %s: %w", resetType, err)
+		return nil, resetType, fmt.Errorf("the BMC refused reset %s, the server was not reset: %w", resetType, err)
 	}
 	return acc, resetType, nil
 }
@@ -416,11 +416,39 @@ func (s *stepRun) reset(ctx context.Context) (*providers.ApplyResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.finishTask(ctx, acc, s.deadline(defaultPowerTimeout))
-	if res != nil && res.TaskURI == "" {
-		res.Message = "reset " + rt + " requested"
+	deadline := s.deadline(defaultPowerTimeout)
+	res, err := s.finishTask(ctx, acc, deadline)
+	if err != nil {
+		return res, err
 	}
-	return res, err
+	// A reset that ends in a power state (On from Off, ForceOff,
+	// GracefulShutdown) succeeds only once the BMC reports that state. A
+	// restart passes through Off and back, so reading On proves nothing:
+	// it is reported as requested, and wait_ready confirms the server.
+	want := ""
+	switch rt {
+	case "On", "ForceOn":
+		want = providers.PowerOn
+	case "ForceOff", "GracefulShutdown":
+		want = providers.PowerOff
+	}
+	if want == "" {
+		if res.TaskURI == "" {
+			res.Message = "reset " + rt + " requested (accepted by the BMC)"
+		}
+		return res, nil
+	}
+	ok, err := s.waitPower(ctx, want, deadline)
+	if err != nil {
+		return res, err
+	}
+	if !ok {
+		return res, fmt.Errorf("reset %s was accepted, but the server did not report power %s in time", rt, want)
+	}
+	if res.TaskURI == "" {
+		res.Message = "reset " + rt + " done; power reads " + want
+	}
+	return res, nil
 }
 
 func (s *stepRun) reimage(ctx context.Context) (*providers.ApplyResult, error) {
