@@ -7,6 +7,8 @@ package redfish
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -196,7 +198,12 @@ func (p *Provider) bmcFor(t providers.Target) (bmc, config, error) {
 	if t.Credentials != nil {
 		creds = *t.Credentials
 	}
-	key := endpoint + "\x00" + creds.Username
+	// One session and connection per BMC endpoint and credentials: targets
+	// sharing both (several systems behind one BMC) share them; other
+	// credentials for the same BMC never ride on a session they did not
+	// open. The password is keyed by its hash, never kept in clear here.
+	pw := sha256.Sum256([]byte(creds.Password))
+	key := endpoint + "\x00" + creds.Username + "\x00" + hex.EncodeToString(pw[:])
 	b := p.bmcs[key]
 	if b == nil {
 		b = newGofishBMC(endpoint, creds, p.tr, p.cfg.PerBMCLimit)
