@@ -358,3 +358,45 @@ func TestWaitReadyVersionScheme(t *testing.T) {
 		t.Error("exact comparison took U30 v2.54 (03/01/2023) for U30 v2.54")
 	}
 }
+
+// TestResetActsOnChosenSystem: on a BMC serving Node0 and Node1, a reset of
+// the server that is Node1 goes to Node1's Reset action only.
+func TestResetActsOnChosenSystem(t *testing.T) {
+	a := &bmcActions{t: t, dir: "csm/EX235a"}
+	m := newMockupServer(t, "csm/EX235a", twoNodes(t), a.opt())
+	p := fastConfig(t, m)
+	if _, d := apply(t, p, providers.Target{Name: "n1", Endpoint: m.URL, System: "Node1"},
+		providers.Step{Kind: providers.StepReset, ResetType: "ForceRestart"}); d.HasErrors() {
+		t.Fatalf("reset: %v", d.Err())
+	}
+	sent := a.sent()
+	if len(sent) != 1 || !strings.Contains(sent[0].Path, "/Systems/Node1/") {
+		t.Fatalf("posts %+v, want one reset of Node1", sent)
+	}
+	if _, d := apply(t, p, providers.Target{Name: "none", Endpoint: m.URL},
+		providers.Step{Kind: providers.StepReset, ResetType: "ForceRestart"}); !d.HasErrors() || !strings.Contains(d.Err().Error(), "serves 2 systems") {
+		t.Errorf("a reset naming no system on a two-system BMC: %v; want refused, listing the systems", d.Err())
+	}
+	if n := len(a.sent()); n != 1 {
+		t.Errorf("%d resets sent, want only Node1's", n)
+	}
+}
+
+// TestSessionForgottenOnBMCReboot: a BMC that forgets its sessions (as on
+// reboot) answers 401 to the old token; the provider logs in again once
+// and the server is observed, not refused.
+func TestSessionForgottenOnBMCReboot(t *testing.T) {
+	m := newMockupServer(t, "dmtf/public-rackmount1")
+	p := fastConfig(t, m)
+	target := providers.Target{Name: "s", Endpoint: m.URL}
+	if o := observeAll(t, p, target)[0]; o.Outcome != providers.OutcomeObserved {
+		t.Fatalf("first observe: %v", o.Diagnostics.Err())
+	}
+	m.ForgetSessions()
+	if o := observeAll(t, p, target)[0]; o.Outcome != providers.OutcomeObserved {
+		t.Fatalf("observe after the BMC forgot its sessions: %q %v", o.Outcome, o.Diagnostics.Err())
+	}
+	if n := m.OpenSessions(); n != 1 {
+		t.Errorf("%d sessions open, want the one re-created", n)
+	}
+}
