@@ -19,7 +19,7 @@ type credentialsError struct {
 }
 
 func (e *credentialsError) Error() string {
-	return fmt.Sprintf("the BMC refused the credentials of user %q (%s)", e.user, describe(e.err))
+	return fmt.Sprintf("creating a session: the BMC refused the credentials of user %q (%s)", e.user, describe(e.err))
 }
 
 func (e *credentialsError) Unwrap() error { return e.err }
