@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -196,24 +197,27 @@ func (p *Provider) systemIDs(ctx context.Context, b bmc, sys *systemInfo) []stri
 // system are dropped; the rest are shared when the BMC serves several.
 func attribute(items []invItem, sys *systemInfo, ids []string) ([]invItem, bool) {
 	multi := len(ids) > 1
+	self := path.Base(sys.URI)
+	isSelf := func(id string) bool { return id == self || id == sys.ID }
+	known := func(id string) bool { return isSelf(id) || slices.Contains(ids, id) }
 	out := make([]invItem, 0, len(items))
 	for _, it := range items {
 		owner := ""
 		for _, r := range it.Related {
-			if rest, ok := strings.CutPrefix(r, "/redfish/v1/Systems/"); ok {
+			if rest, ok := strings.CutPrefix(r, "/redfish/v1/Systems/"); ok && known(strings.SplitN(rest, "/", 2)[0]) {
 				owner = strings.SplitN(rest, "/", 2)[0]
 				break
 			}
 		}
 		if owner == "" {
-			for _, id := range ids {
+			for _, id := range append([]string{sys.ID}, ids...) {
 				if strings.HasPrefix(it.ID, id+".") || strings.HasPrefix(it.ID, id+"_") {
 					owner = id
 				}
 			}
 		}
 		switch {
-		case owner == sys.ID:
+		case owner != "" && isSelf(owner):
 		case owner != "":
 			continue // another system's
 		case multi:
