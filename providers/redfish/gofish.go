@@ -483,8 +483,15 @@ func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
 			b.inventories = links
 			b.mu.Unlock()
 		}
+		var missing error
 		for _, l := range links {
 			items, err := schemas.GetCollectionObjects[schemas.SoftwareInventory](c, l)
+			if err != nil && statusOf(collErr(err)) == http.StatusNotFound {
+				// One inventory missing (FirmwareInventory on unlicensed
+				// BMCs): the other still counts.
+				missing = &inventoryError{uri: l, err: collErr(err)}
+				continue
+			}
 			if err != nil {
 				return &inventoryError{uri: l, err: collErr(err)}
 			}
@@ -504,6 +511,9 @@ func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
 				}
 				out = append(out, item)
 			}
+		}
+		if len(out) == 0 && missing != nil {
+			return missing
 		}
 		return nil
 	})

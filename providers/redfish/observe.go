@@ -137,12 +137,11 @@ func (p *Provider) observeOne(ctx context.Context, t providers.Target) *provider
 // state is what one read of a server found: the chosen system, its
 // manager, and the inventory members attributed to it.
 type state struct {
-	sys     *systemInfo
-	mgr     *managerInfo
-	items   []invItem
-	multi   bool  // the BMC serves several systems
-	invErr  error // the inventory could not be read (fallback versions only)
-	systems []string
+	sys    *systemInfo
+	mgr    *managerInfo
+	items  []invItem
+	multi  bool  // the BMC serves several systems
+	invErr error // the inventory could not be read (fallback versions only)
 }
 
 // components are the state's components, in inventory order, fallbacks last.

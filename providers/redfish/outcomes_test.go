@@ -282,3 +282,26 @@ func TestObserveSeveralSystems(t *testing.T) {
 		t.Errorf("%d sessions for four servers on one BMC, want 1", n)
 	}
 }
+
+// TestObserveFallbackBesideSoftwareInventory: an iLO without its
+// FirmwareInventory still lists SoftwareInventory; those members are kept
+// and the BIOS and BMC versions come from the System and Manager.
+func TestObserveFallbackBesideSoftwareInventory(t *testing.T) {
+	m := newMockupServer(t, "csm/DL325", notFound("/redfish/v1/UpdateService/FirmwareInventory"))
+	p := configure(t, Options{}, map[string]any{"ca_bundle": caPEM(m)})
+	o := observeAll(t, p, providers.Target{Name: "s", Endpoint: m.URL})[0]
+	if o.Outcome != providers.OutcomeObserved {
+		t.Fatalf("outcome %q: %v", o.Outcome, o.Diagnostics.Err())
+	}
+	bios, okB := providers.Match{ID: "BIOS"}.Find(o.Components)
+	bmc, okM := providers.Match{ID: "BMC"}.Find(o.Components)
+	if !okB || bios.Source != providers.SourceSystem || bios.Version != "A43 v2.52 (10/29/2021)" {
+		t.Errorf("BIOS %+v, want the System's BiosVersion", bios)
+	}
+	if !okM || bmc.Source != providers.SourceManager || bmc.Version != "iLO 5 v2.46" {
+		t.Errorf("BMC %+v, want the Manager's FirmwareVersion", bmc)
+	}
+	if len(o.Components) < 30 {
+		t.Errorf("%d components: the SoftwareInventory members were lost", len(o.Components))
+	}
+}
