@@ -92,6 +92,15 @@ func TestObserveOutcomes(t *testing.T) {
 		}, outcome: providers.OutcomeUnreachable, says: []string{"Server unreachable", "connection refused"}},
 		{name: "untrusted certificate", attrs: func(*mockupServer) map[string]any { return map[string]any{} },
 			outcome: providers.OutcomeUnreachable, says: []string{"TLS certificate not trusted"}},
+		{name: "no answer in time", opts: []mockupOpt{intercept(func(w http.ResponseWriter, r *http.Request) bool {
+			if strings.HasPrefix(r.URL.Path, "/redfish/v1/Systems") {
+				<-r.Context().Done() // hangs until the client gives up
+				return true
+			}
+			return false
+		})}, attrs: func(m *mockupServer) map[string]any {
+			return map[string]any{"ca_bundle": caPEM(m), "timeout": "200ms", "retry_max_attempts": 1}
+		}, outcome: providers.OutcomeUnreachable, says: []string{"Server unreachable", "timed out", "no answer within 200ms"}},
 		{name: "wrong password at session login", target: func(m *mockupServer) providers.Target {
 			return providers.Target{Name: "s", Endpoint: m.URL, Credentials: wrong}
 		}, outcome: providers.OutcomeCredentialsRefused, says: []string{"BMC refused the credentials", `user "operator"`, "HTTP 401", "The user name or password is not valid."}},
