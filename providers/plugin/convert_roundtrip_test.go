@@ -58,40 +58,35 @@ func fill(t *testing.T, v reflect.Value, path string) {
 // crosses the gRPC wire and comes back equal: a field dropped by the
 // mapping fails here.
 func TestConvertRoundTripEveryField(t *testing.T) {
+	same := func(what string, sent, received any) {
+		t.Helper()
+		if !cmp.Equal(sent, received) {
+			t.Errorf("%s lost fields over the wire (-sent +received):\n%s", what, cmp.Diff(sent, received))
+		}
+	}
 	var target providers.Target
 	fill(t, reflect.ValueOf(&target), "Target")
-	if got := targetFromProto(targetToProto(target)); !cmp.Equal(target, got) {
-		t.Errorf("Target lost fields over the wire (-sent +received):\n%s", cmp.Diff(target, got))
-	}
+	same("Target", target, targetFromProto(targetToProto(target)))
 
 	var obs providers.Observation
 	fill(t, reflect.ValueOf(&obs), "Observation")
 	obs.Diagnostics = providers.Diagnostics{{Severity: providers.Warning, Summary: "s", Detail: "d", Server: "x"}}
-	if got := observationFromProto(observationToProto(&obs)); !cmp.Equal(&obs, got) {
-		t.Errorf("Observation lost fields over the wire (-sent +received):\n%s", cmp.Diff(&obs, got))
-	}
+	same("Observation", &obs, observationFromProto(observationToProto(&obs)))
 
 	var step providers.Step
 	fill(t, reflect.ValueOf(&step), "Step")
-	if got := stepFromProto(stepToProto(step)); !cmp.Equal(step, got) {
-		t.Errorf("Step lost fields over the wire (-sent +received):\n%s", cmp.Diff(step, got))
-	}
+	same("Step", step, stepFromProto(stepToProto(step)))
 
 	var res providers.ApplyResult
 	fill(t, reflect.ValueOf(&res), "ApplyResult")
 	res.Observation.Diagnostics = obs.Diagnostics
-	if got := applyResultFromProto(applyResultToProto(&res)); !cmp.Equal(&res, got) {
-		t.Errorf("ApplyResult lost fields over the wire (-sent +received):\n%s", cmp.Diff(&res, got))
-	}
+	same("ApplyResult", &res, applyResultFromProto(applyResultToProto(&res)))
 
 	var prog providers.Progress
 	fill(t, reflect.ValueOf(&prog), "Progress")
-	if got := progressFromProto(progressToProto(&prog)); !cmp.Equal(&prog, got) {
-		t.Errorf("Progress lost fields (-sent +received):\n%s", cmp.Diff(&prog, got))
-	}
+	same("Progress", &prog, progressFromProto(progressToProto(&prog)))
+
 	var ts providers.TaskStatus
 	fill(t, reflect.ValueOf(&ts), "TaskStatus")
-	if got := taskStatusFromProto(taskStatusToProto(&ts)); !cmp.Equal(&ts, got) {
-		t.Errorf("TaskStatus lost fields (-sent +received):\n%s", cmp.Diff(&ts, got))
-	}
+	same("TaskStatus", &ts, taskStatusFromProto(taskStatusToProto(&ts)))
 }

@@ -47,16 +47,7 @@ func TestUpdatePlanHonoursBMC(t *testing.T) {
 			p := configure(t, Options{}, map[string]any{"ca_bundle": caPEM(m)})
 			c.in.Component = "x"
 			got := planFor(t, p, providers.Target{Name: "s", Endpoint: m.URL, System: c.system}, c.in)
-			if c.problem != "" {
-				if got.Method != "" || !strings.Contains(got.Problem, c.problem) {
-					t.Errorf("plan %+v, want a problem saying %q", got, c.problem)
-				}
-				return
-			}
-			c.want.Component = "x"
-			if got.Method != c.want.Method || got.TransferProtocol != c.want.TransferProtocol || strings.Join(got.Targets, ",") != strings.Join(c.want.Targets, ",") || got.Problem != "" {
-				t.Errorf("plan %+v, want %+v", got, c.want)
-			}
+			checkPlan(t, got, c.want, c.problem)
 		})
 	}
 }
@@ -98,16 +89,22 @@ func TestPlanUpdateActionInfoRules(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := planUpdate(in, &state{items: []invItem{c.item}}, c.us, nil)
-			if c.problem != "" {
-				if got.Method != "" || !strings.Contains(got.Problem, c.problem) {
-					t.Errorf("plan %+v, want a problem saying %q", got, c.problem)
-				}
-				return
-			}
-			c.want.Component = "bios"
-			if got.Method != c.want.Method || got.TransferProtocol != c.want.TransferProtocol || strings.Join(got.Targets, ",") != strings.Join(c.want.Targets, ",") || got.Problem != "" {
-				t.Errorf("plan %+v, want %+v", got, c.want)
-			}
+			checkPlan(t, got, c.want, c.problem)
 		})
+	}
+}
+
+// checkPlan compares a plan with want, or, when problem is set, checks it
+// is a problem saying so.
+func checkPlan(t *testing.T, got, want providers.UpdatePlan, problem string) {
+	t.Helper()
+	if problem != "" {
+		if got.Method != "" || !strings.Contains(got.Problem, problem) {
+			t.Errorf("plan %+v, want a problem saying %q", got, problem)
+		}
+		return
+	}
+	if got.Method != want.Method || got.TransferProtocol != want.TransferProtocol || strings.Join(got.Targets, ",") != strings.Join(want.Targets, ",") || got.Problem != "" {
+		t.Errorf("plan %+v, want %+v", got, want)
 	}
 }
