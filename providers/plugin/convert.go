@@ -80,17 +80,27 @@ func descriptionFromProto(d *pb.Description) *providers.Description {
 }
 
 func targetToProto(t providers.Target) *pb.Target {
-	out := &pb.Target{Name: t.Name, Endpoint: t.Endpoint}
+	out := &pb.Target{Name: t.Name, Endpoint: t.Endpoint, System: t.System}
 	if t.Credentials != nil {
 		out.Credentials = &pb.Credentials{Username: t.Credentials.Username, Password: t.Credentials.Password}
+	}
+	for _, u := range t.Updates {
+		out.Updates = append(out.Updates, &pb.UpdateIntent{
+			Component: u.Component, Match: matchToProto(u.Match), ImageUri: u.ImageURI, ApplyTime: u.ApplyTime, Method: u.Method,
+		})
 	}
 	return out
 }
 
 func targetFromProto(t *pb.Target) providers.Target {
-	out := providers.Target{Name: t.GetName(), Endpoint: t.GetEndpoint()}
+	out := providers.Target{Name: t.GetName(), Endpoint: t.GetEndpoint(), System: t.GetSystem()}
 	if c := t.GetCredentials(); c != nil {
 		out.Credentials = &providers.Credentials{Username: c.GetUsername(), Password: c.GetPassword()}
+	}
+	for _, u := range t.GetUpdates() {
+		out.Updates = append(out.Updates, providers.UpdateIntent{
+			Component: u.GetComponent(), Match: matchFromProto(u.GetMatch()), ImageURI: u.GetImageUri(), ApplyTime: u.GetApplyTime(), Method: u.GetMethod(),
+		})
 	}
 	return out
 }
@@ -106,11 +116,25 @@ func observationToProto(o *providers.Observation) *pb.Observation {
 		Health:      o.Health,
 		Fingerprint: o.Fingerprint,
 		Diagnostics: diagsToProto(o.Diagnostics),
+		Outcome:     o.Outcome,
+		System:      o.System,
 	}
 	for _, c := range o.Components {
 		out.Components = append(out.Components, &pb.Component{
 			Id: c.ID, Name: c.Name, SoftwareId: c.SoftwareID, Version: c.Version, Updateable: c.Updateable,
+			Source: c.Source, Shared: c.Shared,
 		})
+	}
+	for _, s := range o.Systems {
+		out.Systems = append(out.Systems, &pb.SystemRef{Id: s.ID, Uuid: s.UUID, Name: s.Name})
+	}
+	if !o.Identity.IsZero() {
+		out.Identity = &pb.Identity{Uuid: o.Identity.UUID, SerialNumber: o.Identity.SerialNumber,
+			Manufacturer: o.Identity.Manufacturer, Model: o.Identity.Model}
+	}
+	for _, u := range o.Updates {
+		out.Updates = append(out.Updates, &pb.UpdatePlan{Component: u.Component, Method: u.Method,
+			TransferProtocol: u.TransferProtocol, Targets: u.Targets, Problem: u.Problem})
 	}
 	return out
 }
@@ -126,11 +150,25 @@ func observationFromProto(o *pb.Observation) *providers.Observation {
 		Health:      o.GetHealth(),
 		Fingerprint: o.GetFingerprint(),
 		Diagnostics: diagsFromProto(o.GetDiagnostics()),
+		Outcome:     o.GetOutcome(),
+		System:      o.GetSystem(),
 	}
 	for _, c := range o.GetComponents() {
 		out.Components = append(out.Components, providers.Component{
 			ID: c.GetId(), Name: c.GetName(), SoftwareID: c.GetSoftwareId(), Version: c.GetVersion(), Updateable: c.GetUpdateable(),
+			Source: c.GetSource(), Shared: c.GetShared(),
 		})
+	}
+	for _, s := range o.GetSystems() {
+		out.Systems = append(out.Systems, providers.SystemRef{ID: s.GetId(), UUID: s.GetUuid(), Name: s.GetName()})
+	}
+	if id := o.GetIdentity(); id != nil {
+		out.Identity = providers.Identity{UUID: id.GetUuid(), SerialNumber: id.GetSerialNumber(),
+			Manufacturer: id.GetManufacturer(), Model: id.GetModel()}
+	}
+	for _, u := range o.GetUpdates() {
+		out.Updates = append(out.Updates, providers.UpdatePlan{Component: u.GetComponent(), Method: u.GetMethod(),
+			TransferProtocol: u.GetTransferProtocol(), Targets: u.GetTargets(), Problem: u.GetProblem()})
 	}
 	return out
 }
@@ -153,6 +191,10 @@ func stepToProto(s providers.Step) *pb.Step {
 		ApplyTime: s.ApplyTime,
 		Method:    s.Method,
 		ResetType: s.ResetType,
+
+		TransferProtocol: s.TransferProtocol,
+		Targets:          s.Targets,
+		Sha256:           s.SHA256,
 	}
 	if s.Timeout != 0 {
 		out.Timeout = durationpb.New(s.Timeout)
@@ -161,7 +203,8 @@ func stepToProto(s providers.Step) *pb.Step {
 		out.ResumeSince = timestamppb.New(s.ResumeSince)
 	}
 	for _, e := range s.Expect {
-		out.Expect = append(out.Expect, &pb.Expectation{Component: e.Component, Match: matchToProto(e.Match), Version: e.Version})
+		out.Expect = append(out.Expect, &pb.Expectation{Component: e.Component, Match: matchToProto(e.Match), Version: e.Version,
+			Scheme: e.Scheme, Pattern: e.Pattern})
 	}
 	return out
 }
@@ -176,6 +219,10 @@ func stepFromProto(s *pb.Step) providers.Step {
 		ApplyTime: s.GetApplyTime(),
 		Method:    s.GetMethod(),
 		ResetType: s.GetResetType(),
+
+		TransferProtocol: s.GetTransferProtocol(),
+		Targets:          s.GetTargets(),
+		SHA256:           s.GetSha256(),
 	}
 	if t := s.GetTimeout(); t != nil {
 		out.Timeout = t.AsDuration()
@@ -184,7 +231,8 @@ func stepFromProto(s *pb.Step) providers.Step {
 		out.ResumeSince = t.AsTime()
 	}
 	for _, e := range s.GetExpect() {
-		out.Expect = append(out.Expect, providers.Expectation{Component: e.GetComponent(), Match: matchFromProto(e.GetMatch()), Version: e.GetVersion()})
+		out.Expect = append(out.Expect, providers.Expectation{Component: e.GetComponent(), Match: matchFromProto(e.GetMatch()), Version: e.GetVersion(),
+			Scheme: e.GetScheme(), Pattern: e.GetPattern()})
 	}
 	return out
 }

@@ -104,7 +104,10 @@ func runRedfishConformance(t *testing.T, profile, imageBase string) {
 	bmc := providers.Expectation{Component: "BMC", Match: providers.Match{SoftwareID: "BMC"}, Version: "5.0"}
 	var servers []providertest.Server
 	for i, b := range fleet.BMCs() {
-		target := providers.Target{Name: "east-1/r01/" + b.Name, Endpoint: b.URL}
+		target := providers.Target{Name: "east-1/r01/" + b.Name, Endpoint: b.URL, Updates: []providers.UpdateIntent{
+			// Plans cross the wire: one answer per intent comes back.
+			{Component: "BIOS", Match: providers.Match{SoftwareID: "BIOS"}, ImageURI: imageBase + "/images/bios-2.0.bin"},
+		}}
 		if i == 1 {
 			// A server's own credentials travel with its target.
 			target.Credentials = &providers.Credentials{Username: simUser, Password: simPassword}
@@ -131,6 +134,8 @@ func runRedfishConformance(t *testing.T, profile, imageBase string) {
 		InvalidConfig: json.RawMessage(`{"concurrency": -1, "insecure": "maybe", "password": "` + simPassword + `"}`),
 		Servers:       servers,
 		Unreachable:   providers.Target{Name: "east-1/r01/gone", Endpoint: "https://" + dead},
+		WrongCredentials: providers.Target{Name: "east-1/r01/wrong", Endpoint: fleet.BMCs()[0].URL,
+			Credentials: &providers.Credentials{Username: simUser, Password: "wrong-" + simPassword}},
 		Update: providertest.Update{
 			Server: 0,
 			Steps: []providers.Step{
@@ -141,7 +146,7 @@ func runRedfishConformance(t *testing.T, profile, imageBase string) {
 			},
 			After: bios("2.0"),
 		},
-		Secrets: []string{simPassword},
+		Secrets: []string{simPassword, "wrong-" + simPassword},
 		Timeout: 30 * time.Second,
 	})
 

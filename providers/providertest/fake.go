@@ -160,17 +160,35 @@ func (f *Fake) observe(t providers.Target) *providers.Observation {
 	if !ok || s.Down {
 		return &providers.Observation{
 			Server:      t.Name,
+			Outcome:     providers.OutcomeUnreachable,
 			Diagnostics: providers.Errorf(t.Name, "BMC unreachable", fmt.Sprintf("Cannot connect to %s.", t.Endpoint)),
 		}
 	}
 	o := &providers.Observation{
 		Server:     t.Name,
 		Reachable:  true,
+		Outcome:    providers.OutcomeObserved,
 		PowerState: s.power,
 		Health:     "OK",
 		Components: append([]providers.Component(nil), s.Components...),
 	}
 	o.Fingerprint = fingerprint(o)
+	// Every update is deliverable by SimpleUpdate (or the override), except
+	// to a component that is missing or not updateable.
+	for _, in := range t.Updates {
+		plan := providers.UpdatePlan{Component: in.Component, Method: providers.MethodSimpleUpdate}
+		if in.Method != "" && in.Method != "auto" {
+			plan.Method = in.Method
+		}
+		c, ok := in.Match.Find(o.Components)
+		switch {
+		case !ok:
+			plan.Method, plan.Problem = "", "no component matches on this server"
+		case !c.Updateable:
+			plan.Method, plan.Problem = "", c.ID+" is not updateable on this BMC"
+		}
+		o.Updates = append(o.Updates, plan)
+	}
 	return o
 }
 
@@ -317,7 +335,8 @@ func FakeFixture(newProvider func(t *testing.T) providers.Provider) Fixture {
 		Config:        json.RawMessage(`{"username":"admin","password":"s3cret-pw"}`),
 		InvalidConfig: json.RawMessage(`{"user":"admin","password":"s3cret-pw"}`),
 		Servers: []Server{
-			{Target: providers.Target{Name: "r01-c01", Endpoint: "https://127.1.0.1:8443"},
+			{Target: providers.Target{Name: "r01-c01", Endpoint: "https://127.1.0.1:8443",
+				Updates: []providers.UpdateIntent{{Component: "bios", Match: bios, ImageURI: "http://127.0.0.1/bios.bin"}}},
 				Versions: []providers.Expectation{{Component: "bios", Match: bios, Version: "2.0.1"}}},
 			{Target: providers.Target{Name: "r01-c02", Endpoint: "https://127.1.0.2:8443",
 				Credentials: &providers.Credentials{Username: "root", Password: "target-pw"}},

@@ -33,6 +33,9 @@ type Fixture struct {
 	Servers []Server
 	// Unreachable is a target nothing answers at.
 	Unreachable providers.Target
+	// WrongCredentials, when its Name is set, is a reachable BMC given
+	// credentials it refuses: Observe must say credentials_refused.
+	WrongCredentials providers.Target
 	// Update is applied to one of Servers.
 	Update Update
 	// Secrets must never appear in a diagnostic or an observation (the
@@ -89,6 +92,9 @@ func Run(t *testing.T, f Fixture) {
 	}
 
 	t.Run("observe", s.observe)
+	if f.WrongCredentials.Name != "" {
+		t.Run("credentials_refused", s.wrongCredentials)
+	}
 	t.Run("fingerprint_stable", s.fingerprintStable)
 	t.Run("apply", s.apply)
 	t.Run("fingerprint_changes", s.fingerprintChanges)
@@ -223,6 +229,10 @@ func (s *suite) observe(t *testing.T) {
 		if !o.Reachable || o.Diagnostics.HasErrors() {
 			t.Errorf("server %q: reachable = %v, diagnostics %v; want reachable without errors", o.Server, o.Reachable, o.Diagnostics.Err())
 		}
+		if o.EffectiveOutcome() != providers.OutcomeObserved {
+			t.Errorf("server %q: outcome %q, want observed", o.Server, o.Outcome)
+		}
+		checkUpdates(t, sv.Target, o)
 		if o.Fingerprint == "" {
 			t.Errorf("server %q has no fingerprint", o.Server)
 		}
@@ -236,6 +246,8 @@ func (s *suite) observe(t *testing.T) {
 		t.Errorf("Observe dropped unreachable server %q; it must be reported by name", s.f.Unreachable.Name)
 	case u.Reachable:
 		t.Errorf("unreachable server %q reported reachable", u.Server)
+	case u.EffectiveOutcome() != providers.OutcomeUnreachable:
+		t.Errorf("unreachable server %q: outcome %q, want unreachable", u.Server, u.Outcome)
 	case !u.Diagnostics.HasErrors():
 		t.Errorf("unreachable server %q has no error diagnostic", u.Server)
 	default:
@@ -248,6 +260,38 @@ func (s *suite) observe(t *testing.T) {
 		}
 	}
 	s.first = got
+}
+
+// checkUpdates: every update intent of target is answered, in order, by
+// a plan naming its component with either a method or a problem.
+func checkUpdates(t *testing.T, target providers.Target, o *providers.Observation) {
+	t.Helper()
+	if len(o.Updates) != len(target.Updates) {
+		t.Errorf("server %q: %d update plans for %d intents", o.Server, len(o.Updates), len(target.Updates))
+		return
+	}
+	for i, in := range target.Updates {
+		u := o.Updates[i]
+		if u.Component != in.Component || (u.Method == "") == (u.Problem == "") {
+			t.Errorf("server %q: plan %+v for intent %q: want the component echoed and exactly one of method or problem", o.Server, u, in.Component)
+		}
+	}
+}
+
+// wrongCredentials: a BMC refusing the credentials is reported as such,
+// with a diagnostic naming the server.
+func (s *suite) wrongCredentials(t *testing.T) {
+	got, _ := s.observeAll(t, []providers.Target{s.f.WrongCredentials})
+	o := got[s.f.WrongCredentials.Name]
+	switch {
+	case o == nil:
+		t.Fatalf("Observe dropped %q", s.f.WrongCredentials.Name)
+	case o.Reachable || o.EffectiveOutcome() != providers.OutcomeCredentialsRefused:
+		t.Errorf("server %q: reachable %v, outcome %q; want credentials_refused", o.Server, o.Reachable, o.Outcome)
+	case !o.Diagnostics.HasErrors() || o.Diagnostics[0].Server != o.Server:
+		t.Errorf("server %q: diagnostics %v; want an error naming it", o.Server, o.Diagnostics)
+	}
+	s.noSecrets(t, "wrong credentials observation", o)
 }
 
 func checkVersion(t *testing.T, o *providers.Observation, want providers.Expectation) {

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/stmcginnis/gofish/schemas"
+
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 )
 
@@ -133,16 +137,22 @@ func (s *stepRun) update(ctx context.Context) (*providers.ApplyResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	method := s.step.Method
-	if method == "" || method == MethodAuto {
-		method = s.cfg.UpdateMethod
-	}
 	remote := isRemoteImage(s.step.ImageURI)
-	if method == MethodAuto {
-		method = MethodPush
-		if us.SimpleUpdateTarget != "" && remote {
-			method = MethodSimpleUpdate
+	method, planned := s.step.Method, true
+	switch method {
+	case "", MethodAuto:
+		// Older plans and tests: the provider chooses, as before plans
+		// recorded the method.
+		planned = false
+		method = s.cfg.UpdateMethod
+		if method == MethodAuto {
+			method = MethodPush
+			if us.SimpleUpdateTarget != "" && remote {
+				method = MethodSimpleUpdate
+			}
 		}
+	case MethodPush:
+		planned = false
 	}
 	deadline := s.deadline(defaultUpdateTimeout)
 	if t := s.resumeUpdate(ctx); t != nil {
@@ -157,13 +167,28 @@ func (s *stepRun) update(ctx context.Context) (*providers.ApplyResult, error) {
 		if !remote {
 			return nil, errors.New("SimpleUpdate needs an image URL the BMC can fetch, not a local path")
 		}
+		if s.step.SHA256 != "" {
+			// The BMC pulls the image itself: check first that the URL
+			// serves the reviewed bytes.
+			if err := s.verifyPull(ctx); err != nil {
+				return nil, err
+			}
+		}
 		// A map, not gofish's parameter struct: gofish has no field for
 		// @Redfish.OperationApplyTime.
 		body := map[string]any{"ImageURI": s.step.ImageURI}
 		if s.step.ApplyTime != "" {
 			body["@Redfish.OperationApplyTime"] = s.step.ApplyTime
 		}
-		if us.SimpleUpdateTargets {
+		if planned {
+			// Exactly what the plan decided from the BMC's ActionInfo.
+			if s.step.TransferProtocol != "" {
+				body["TransferProtocol"] = s.step.TransferProtocol
+			}
+			if len(s.step.Targets) > 0 {
+				body["Targets"] = s.step.Targets
+			}
+		} else if us.SimpleUpdateTargets {
 			// Some BMCs refuse an update that does not say what it is for.
 			if t := s.targets(ctx); t != nil {
 				body["Targets"] = t
@@ -173,15 +198,59 @@ func (s *stepRun) update(ctx context.Context) (*providers.ApplyResult, error) {
 			return nil, err
 		}
 		acc, err = s.b.Post(ctx, us.SimpleUpdateTarget, body)
+		if err != nil {
+			return nil, updateRefused("SimpleUpdate", body, err)
+		}
 	case MethodPush:
-		acc, err = s.push(ctx, us)
+		acc, err = s.push(ctx, us, "", nil)
+	case providers.MethodMultipartPush:
+		if us.MultipartHTTPPushURI == "" {
+			return nil, errors.New("the plan says multipart_push, but the BMC no longer offers MultipartHttpPushUri")
+		}
+		acc, err = s.push(ctx, us, providers.MethodMultipartPush, s.step.Targets)
+	case providers.MethodHTTPPush:
+		if us.HTTPPushURI == "" {
+			return nil, errors.New("the plan says http_push, but the BMC no longer offers HttpPushUri")
+		}
+		acc, err = s.push(ctx, us, providers.MethodHTTPPush, nil)
 	default:
 		return nil, fmt.Errorf("unknown update method %q", method)
 	}
 	if err != nil {
 		return nil, err
 	}
+	if acc != nil && acc.Status == http.StatusNoContent {
+		// 204: accepted with nothing to follow (a Location, if any, is
+		// not a task monitor then); wait_ready verifies the version.
+		return &providers.ApplyResult{Message: "accepted by the BMC (HTTP 204, no task to follow); the version is verified when it is read back"}, nil
+	}
 	return s.finishTask(ctx, acc, deadline)
+}
+
+// updateRefused explains a refused update: a 400 naming one of the
+// parameters sent says which, and what was sent.
+func updateRefused(action string, body map[string]any, err error) error {
+	var re *schemas.Error
+	if !errors.As(err, &re) || re.HTTPReturnedStatusCode != http.StatusBadRequest {
+		return fmt.Errorf("%s: %w", action, err)
+	}
+	text := re.Message + " " + strings.Join(messageArgs(re), " ")
+	for _, x := range re.ExtendedInfos {
+		text += " " + x.Message
+	}
+	for _, p := range []string{"Targets", "TransferProtocol", "ImageURI"} {
+		if strings.Contains(text, p) {
+			sent := "none"
+			if v, ok := body[p]; ok {
+				sent = fmt.Sprint(v)
+				if p == "ImageURI" {
+					sent = redactURL(fmt.Sprint(v))
+				}
+			}
+			return fmt.Errorf("%s refused its %s parameter (sent: %s): %s", action, p, sent, describe(err))
+		}
+	}
+	return fmt.Errorf("%s: %w", action, err)
 }
 
 // targets is the Targets of an update: the @odata.id of the inventory
@@ -191,14 +260,14 @@ func (s *stepRun) targets(ctx context.Context) []string {
 	if s.step.Match == (providers.Match{}) {
 		return nil
 	}
-	comps, uris, err := s.b.InventoryURIs(ctx)
+	items, err := s.b.Inventory(ctx)
 	if err != nil {
 		s.p.log.Debug("reading the inventory for Targets failed; updating without", "server", s.t.Name, "error", s.p.scrub(describe(err)))
 		return nil
 	}
-	for i, c := range comps {
-		if s.step.Match.Selects(c) && i < len(uris) && uris[i] != "" {
-			return []string{uris[i]}
+	for _, it := range items {
+		if s.step.Match.Selects(it.Component) && it.URI != "" {
+			return []string{it.URI}
 		}
 	}
 	return nil
@@ -222,7 +291,7 @@ func redactURL(s string) string {
 }
 
 func (s *stepRun) shutdown(ctx context.Context) (*providers.ApplyResult, error) {
-	sys, err := s.b.System(ctx)
+	sys, err := s.b.System(ctx, s.t.System)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +303,7 @@ func (s *stepRun) shutdown(ctx context.Context) (*providers.ApplyResult, error) 
 			return nil, err
 		}
 		if _, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": "GracefulShutdown"}); err != nil {
-			return nil, fmt.Errorf("requesting a graceful shutdown: %w", err)
+			return nil, fmt.Errorf("the BMC refused GracefulShutdown, the server was not shut down: %w", err)
 		}
 		off, err := s.waitPower(ctx, providers.PowerOff, s.deadline(defaultShutdownTimeout))
 		if err != nil {
@@ -250,7 +319,7 @@ func (s *stepRun) shutdown(ctx context.Context) (*providers.ApplyResult, error) 
 		return nil, err
 	}
 	if _, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": "ForceOff"}); err != nil {
-		return nil, fmt.Errorf("forcing the server off: %w", err)
+		return nil, fmt.Errorf("the BMC refused ForceOff, the server was not powered off: %w", err)
 	}
 	off, err := s.waitPower(ctx, providers.PowerOff, s.p.clock.Now().Add(forceOffTimeout))
 	if err != nil {
@@ -272,7 +341,7 @@ func allows(sys *systemInfo, resetType string) bool {
 // passes (false). Read errors are tolerated until the deadline.
 func (s *stepRun) waitPower(ctx context.Context, want string, deadline time.Time) (bool, error) {
 	for {
-		sys, err := s.b.System(ctx)
+		sys, err := s.b.System(ctx, s.t.System)
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
@@ -290,7 +359,7 @@ func (s *stepRun) waitPower(ctx context.Context, want string, deadline time.Time
 }
 
 func (s *stepRun) powerOn(ctx context.Context) (*providers.ApplyResult, error) {
-	sys, err := s.b.System(ctx)
+	sys, err := s.b.System(ctx, s.t.System)
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +370,7 @@ func (s *stepRun) powerOn(ctx context.Context) (*providers.ApplyResult, error) {
 		return nil, err
 	}
 	if _, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": "On"}); err != nil {
-		return nil, fmt.Errorf("powering on: %w", err)
+		return nil, fmt.Errorf("the BMC refused ResetType On, the server was not powered on: %w", err)
 	}
 	on, err := s.waitPower(ctx, providers.PowerOn, s.deadline(defaultPowerTimeout))
 	if err != nil {
@@ -333,13 +402,13 @@ func (s *stepRun) resetHost(ctx context.Context, sys *systemInfo, resetType stri
 	}
 	acc, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": resetType})
 	if err != nil {
-		return nil, resetType, fmt.Errorf("reset %s: %w", resetType, err)
+		return nil, resetType, fmt.Errorf("the BMC refused reset %s, the server was not reset: %w", resetType, err)
 	}
 	return acc, resetType, nil
 }
 
 func (s *stepRun) reset(ctx context.Context) (*providers.ApplyResult, error) {
-	sys, err := s.b.System(ctx)
+	sys, err := s.b.System(ctx, s.t.System)
 	if err != nil {
 		return nil, err
 	}
@@ -347,11 +416,39 @@ func (s *stepRun) reset(ctx context.Context) (*providers.ApplyResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.finishTask(ctx, acc, s.deadline(defaultPowerTimeout))
-	if res != nil && res.TaskURI == "" {
-		res.Message = "reset " + rt + " requested"
+	deadline := s.deadline(defaultPowerTimeout)
+	res, err := s.finishTask(ctx, acc, deadline)
+	if err != nil {
+		return res, err
 	}
-	return res, err
+	// A reset that ends in a power state (On from Off, ForceOff,
+	// GracefulShutdown) succeeds only once the BMC reports that state. A
+	// restart passes through Off and back, so reading On proves nothing:
+	// it is reported as requested, and wait_ready confirms the server.
+	want := ""
+	switch rt {
+	case "On", "ForceOn":
+		want = providers.PowerOn
+	case "ForceOff", "GracefulShutdown":
+		want = providers.PowerOff
+	}
+	if want == "" {
+		if res.TaskURI == "" {
+			res.Message = "reset " + rt + " requested (accepted by the BMC)"
+		}
+		return res, nil
+	}
+	ok, err := s.waitPower(ctx, want, deadline)
+	if err != nil {
+		return res, err
+	}
+	if !ok {
+		return res, fmt.Errorf("reset %s was accepted, but the server did not report power %s in time", rt, want)
+	}
+	if res.TaskURI == "" {
+		res.Message = "reset " + rt + " done; power reads " + want
+	}
+	return res, nil
 }
 
 func (s *stepRun) reimage(ctx context.Context) (*providers.ApplyResult, error) {
@@ -361,7 +458,7 @@ func (s *stepRun) reimage(ctx context.Context) (*providers.ApplyResult, error) {
 	if !isRemoteImage(s.step.ImageURI) {
 		return nil, errors.New("virtual media needs an image URL the BMC can fetch, not a local path")
 	}
-	sys, err := s.b.System(ctx)
+	sys, err := s.b.System(ctx, s.t.System)
 	if err != nil {
 		return nil, err
 	}
@@ -467,7 +564,7 @@ func (s *stepRun) waitReady(ctx context.Context) (*providers.ApplyResult, error)
 // readyOnce observes once; why is "" when the server is ready, otherwise
 // what it still waits for.
 func (s *stepRun) readyOnce(ctx context.Context) (string, *providers.Observation, error) {
-	sys, err := s.b.System(ctx)
+	sys, err := s.b.System(ctx, s.t.System)
 	if err != nil {
 		return "", nil, err
 	}
@@ -477,24 +574,33 @@ func (s *stepRun) readyOnce(ctx context.Context) (string, *providers.Observation
 	if sys.Health != "OK" {
 		return "health is " + orUnknown(sys.Health), nil, nil
 	}
-	comps, err := s.b.Inventory(ctx)
+	st, err := s.p.readState(ctx, s.b, s.t)
 	if err != nil {
 		return "", nil, err
 	}
+	comps := st.components()
 	var missing []string
 	for _, e := range s.step.Expect {
 		got, ok := findComponent(comps, e.Match)
 		if !ok {
 			missing = append(missing, fmt.Sprintf("%s not reported (want %s)", orName(e.Component, e.Match), e.Version))
-		} else if got.Version != e.Version {
+			continue
+		}
+		// The BMC may decorate the version ("U30 v2.54 (03/01/2023)" for
+		// "U30 v2.54"): compare in the component's scheme.
+		same, err := version.EqualStrings(e.Scheme, e.Pattern, e.Version, got.Version)
+		if err != nil {
+			missing = append(missing, fmt.Sprintf("%s at %s, which the %s scheme cannot compare with %s (%v)", orName(e.Component, e.Match), got.Version, e.Scheme, e.Version, err))
+		} else if !same {
 			missing = append(missing, fmt.Sprintf("%s at %s (want %s)", orName(e.Component, e.Match), got.Version, e.Version))
 		}
 	}
 	if len(missing) > 0 {
 		return strings.Join(missing, ", "), nil, nil
 	}
-	obs := &providers.Observation{Server: s.t.Name, Reachable: true, PowerState: sys.PowerState, Health: sys.Health,
-		Components: comps, Fingerprint: fingerprint(sys.PowerState, sys.Health, comps)}
+	obs := &providers.Observation{Server: s.t.Name, Reachable: true, Outcome: providers.OutcomeObserved, System: sys.ID,
+		PowerState: sys.PowerState, Health: sys.Health, Components: comps, Fingerprint: fingerprint(sys.PowerState, sys.Health, comps),
+		Identity: providers.Identity{UUID: sys.UUID, SerialNumber: sys.SerialNumber, Manufacturer: sys.Manufacturer, Model: sys.Model}}
 	return "", obs, nil
 }
 

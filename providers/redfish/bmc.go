@@ -16,14 +16,21 @@ import (
 // when the BMC forgets it (401 after a BMC reset), and are safe for
 // concurrent use.
 type bmc interface {
-	// System reads the (first) computer system.
-	System(ctx context.Context) (*systemInfo, error)
+	// System reads the computer system sel names (Id or UUID; "" for the
+	// only one). A BMC with several systems and no or a wrong sel answers
+	// *systemUnresolvedError listing them.
+	System(ctx context.Context, sel string) (*systemInfo, error)
+	// SystemIDs lists the Ids (URI last segments) of every system the BMC
+	// serves, read once.
+	SystemIDs(ctx context.Context) ([]string, error)
+	// Manager reads the BMC's manager (the system's ManagedBy, else the
+	// BMC-type manager); nil without error when the service lists none.
+	Manager(ctx context.Context, sys *systemInfo) (*managerInfo, error)
 	// Inventory reads FirmwareInventory and SoftwareInventory, expanded in
-	// one request each where the service supports $expand.
-	Inventory(ctx context.Context) ([]providers.Component, error)
-	// InventoryURIs is Inventory with each member's @odata.id (what an
-	// update's Targets names), in the same order.
-	InventoryURIs(ctx context.Context) ([]providers.Component, []string, error)
+	// one request each where the service supports $expand, with each
+	// member's @odata.id and RelatedItem links. A collection that cannot
+	// be read is an *inventoryError.
+	Inventory(ctx context.Context) ([]invItem, error)
 	// UpdateService reads how the BMC accepts images.
 	UpdateService(ctx context.Context) (*updateInfo, error)
 	// Post sends a JSON action body (a map, so fields gofish lacks, such as
@@ -50,7 +57,15 @@ type bmc interface {
 
 // systemInfo is the part of a ComputerSystem the provider uses.
 type systemInfo struct {
-	URI         string
+	URI string
+	// ID, Name and UUID name the system; SerialNumber, Manufacturer and
+	// Model with UUID are its identity.
+	ID, Name, UUID                    string
+	SerialNumber, Manufacturer, Model string
+	// BiosVersion is the fallback BIOS version.
+	BiosVersion string
+	// ManagedBy are the system's managers' URIs.
+	ManagedBy   []string
 	PowerState  string
 	Health      string
 	ResetTarget string
@@ -66,6 +81,27 @@ type systemInfo struct {
 	VirtualMedia string
 }
 
+// managerInfo is the part of a Manager the provider uses.
+type managerInfo struct {
+	URI, ID, Model  string
+	FirmwareVersion string
+}
+
+// invItem is one inventory member.
+type invItem struct {
+	providers.Component
+	// URI is the member's @odata.id; Related its RelatedItem links.
+	URI     string
+	Related []string
+}
+
+// actionParam is one ActionInfo parameter.
+type actionParam struct {
+	Name            string
+	Required        bool
+	AllowableValues []string
+}
+
 // updateInfo is the part of the UpdateService the provider uses.
 type updateInfo struct {
 	// URI is the UpdateService itself (PATCHed for HttpPushUri's apply time).
@@ -78,6 +114,36 @@ type updateInfo struct {
 	// SimpleUpdateTargets says SimpleUpdate takes Targets: its ActionInfo
 	// lists the parameter (or the action lists allowable Targets).
 	SimpleUpdateTargets bool
+	// ActionInfo is SimpleUpdate's @Redfish.ActionInfo link; ActionInfoRead
+	// says it was read, Params are its parameters (with the action's own
+	// @Redfish.AllowableValues annotations).
+	ActionInfo     string
+	ActionInfoRead bool
+	Params         []actionParam
+}
+
+// param is the SimpleUpdate parameter name, if the BMC describes it.
+func (u *updateInfo) param(name string) (actionParam, bool) {
+	for _, p := range u.Params {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return actionParam{}, false
+}
+
+// setParam records p, the ActionInfo's word replacing the annotation's.
+func (u *updateInfo) setParam(p actionParam) {
+	for i := range u.Params {
+		if u.Params[i].Name == p.Name {
+			if len(p.AllowableValues) == 0 {
+				p.AllowableValues = u.Params[i].AllowableValues
+			}
+			u.Params[i] = p
+			return
+		}
+	}
+	u.Params = append(u.Params, p)
 }
 
 // mediaInfo is one virtual media slot.

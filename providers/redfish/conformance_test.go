@@ -33,7 +33,10 @@ func TestConformance(t *testing.T) {
 	var servers []providertest.Server
 	for _, b := range f.BMCs() {
 		servers = append(servers, providertest.Server{
-			Target:   providers.Target{Name: b.Name, Endpoint: b.URL},
+			Target: providers.Target{Name: b.Name, Endpoint: b.URL, Updates: []providers.UpdateIntent{
+				{Component: "BIOS", Match: providers.Match{SoftwareID: "BIOS"}, ImageURI: "https://127.0.0.1:9/images/bios-2.0.bin"},
+				{Component: "BMC", Match: providers.Match{SoftwareID: "BMC"}, ImageURI: "https://127.0.0.1:9/images/bmc-6.0.bin"},
+			}},
 			Versions: []providers.Expectation{expect("BIOS", "1.0"), expect("BMC", "5.0")},
 		})
 	}
@@ -60,6 +63,8 @@ func TestConformance(t *testing.T) {
 		InvalidConfig: json.RawMessage(`{"concurrency": -1, "insecure": "maybe"}`),
 		Servers:       servers,
 		Unreachable:   providers.Target{Name: "gone", Endpoint: "https://" + dead},
+		WrongCredentials: providers.Target{Name: "wrong-password", Endpoint: f.BMCs()[0].URL,
+			Credentials: &providers.Credentials{Username: testUser, Password: "not-" + testPassword}},
 		Update: providertest.Update{
 			Server: 0,
 			Steps: []providers.Step{
@@ -70,7 +75,7 @@ func TestConformance(t *testing.T) {
 			},
 			After: expect("BIOS", "2.0"),
 		},
-		Secrets: []string{testPassword},
+		Secrets: []string{testPassword, "not-" + testPassword},
 		Timeout: 30 * time.Second,
 	})
 }

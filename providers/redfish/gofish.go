@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -43,7 +44,11 @@ type gofishBMC struct {
 	gen int // bumped on every (re)connect, so one 401 re-creates the session once
 	// sessionURI is the session to delete on Close; "" with Basic auth.
 	sessionURI string
-	systemURI  string
+	// systemURIs caches the System each selector (Target.System, "" for
+	// the only one) resolved to; managerURI the Manager of the BMC.
+	systemURIs map[string]string
+	managerURI string
+	systemIDs  []string
 	// inventories are the FirmwareInventory and SoftwareInventory links.
 	inventories []string
 
@@ -54,7 +59,7 @@ type gofishBMC struct {
 }
 
 func newGofishBMC(endpoint string, creds providers.Credentials, next http.RoundTripper, limit int) *gofishBMC {
-	b := &gofishBMC{endpoint: endpoint, creds: creds, limit: limit}
+	b := &gofishBMC{endpoint: endpoint, creds: creds, limit: limit, systemURIs: map[string]string{}}
 	b.client = &http.Client{
 		Transport: &authTransport{next: next, b: b},
 		// A BMC redirecting elsewhere is not followed: credentials stay with the BMC.
@@ -146,7 +151,7 @@ func (b *gofishBMC) login(api *gofish.APIClient) error {
 		b.setAuth("", true)
 		return nil
 	case statusOf(err) == http.StatusUnauthorized || statusOf(err) == http.StatusForbidden:
-		return fmt.Errorf("creating a session: the BMC refused the credentials of user %q (HTTP %d)", b.creds.Username, statusOf(err))
+		return &credentialsError{user: b.creds.Username, err: err}
 	default:
 		return fmt.Errorf("creating a session: %w", err)
 	}
@@ -209,17 +214,20 @@ type rawSystem struct {
 		Enabled  string   `json:"BootSourceOverrideEnabled"`
 	}
 	VirtualMedia odataLink
+	Links        struct {
+		ManagedBy []odataLink
+	}
 }
 
 type odataLink struct {
 	ID string `json:"@odata.id"`
 }
 
-func (b *gofishBMC) System(ctx context.Context) (*systemInfo, error) {
+func (b *gofishBMC) System(ctx context.Context, sel string) (*systemInfo, error) {
 	var sys *schemas.ComputerSystem
 	err := b.do(ctx, func(c *gofish.APIClient) error {
 		b.mu.Lock()
-		uri := b.systemURI
+		uri := b.systemURIs[sel]
 		b.mu.Unlock()
 		if uri != "" {
 			s, err := schemas.GetObject[schemas.ComputerSystem](c, uri)
@@ -230,24 +238,61 @@ func (b *gofishBMC) System(ctx context.Context) (*systemInfo, error) {
 		}
 		systems, err := c.Service.Systems()
 		if err != nil {
-			return fmt.Errorf("reading Systems: %w", err)
+			return collErr(err)
 		}
 		if len(systems) == 0 {
-			return errors.New("the BMC lists no computer system")
+			return errNoSystem
 		}
-		sys = systems[0]
+		sys, err = pickSystem(systems, sel)
+		if err != nil {
+			return err
+		}
 		b.mu.Lock()
-		b.systemURI = sys.ODataID
+		b.systemURIs[sel] = sys.ODataID
 		b.mu.Unlock()
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	return systemFrom(sys), nil
+}
+
+// errNoSystem is a service that lists no ComputerSystem.
+var errNoSystem = errors.New("the BMC lists no computer system")
+
+// pickSystem chooses the system sel names (its Id, or its UUID in any
+// case), or the only one when sel is "". Anything else is unresolved.
+func pickSystem(systems []*schemas.ComputerSystem, sel string) (*schemas.ComputerSystem, error) {
+	if sel == "" && len(systems) == 1 {
+		return systems[0], nil
+	}
+	if sel != "" {
+		for _, s := range systems {
+			if s.ID == sel || (s.UUID != "" && strings.EqualFold(s.UUID, sel)) {
+				return s, nil
+			}
+		}
+	}
+	e := &systemUnresolvedError{want: sel}
+	for _, s := range systems {
+		e.systems = append(e.systems, providers.SystemRef{ID: s.ID, UUID: s.UUID, Name: s.Name})
+	}
+	return nil, e
+}
+
+func systemFrom(sys *schemas.ComputerSystem) *systemInfo {
 	var raw rawSystem
 	_ = json.Unmarshal(sys.RawData, &raw) // gofish already decoded it once
 	info := &systemInfo{
-		URI:                 sys.ODataID,
+		URI:                 relPath(sys.ODataID),
+		ID:                  sys.ID,
+		Name:                sys.Name,
+		UUID:                sys.UUID,
+		SerialNumber:        strings.TrimSpace(sys.SerialNumber),
+		Manufacturer:        strings.TrimSpace(sys.Manufacturer),
+		Model:               strings.TrimSpace(sys.Model),
+		BiosVersion:         strings.TrimSpace(sys.BiosVersion),
 		PowerState:          string(sys.PowerState),
 		Health:              string(sys.Status.HealthRollup),
 		ResetTarget:         raw.Actions.Reset.Target,
@@ -257,10 +302,89 @@ func (b *gofishBMC) System(ctx context.Context) (*systemInfo, error) {
 		BootOverrideEnabled: raw.Boot.Enabled,
 		VirtualMedia:        raw.VirtualMedia.ID,
 	}
+	for _, m := range raw.Links.ManagedBy {
+		if m.ID != "" {
+			info.ManagedBy = append(info.ManagedBy, relPath(m.ID))
+		}
+	}
 	if info.Health == "" {
 		info.Health = string(sys.Status.Health)
 	}
-	return info, nil
+	return info
+}
+
+func (b *gofishBMC) SystemIDs(ctx context.Context) ([]string, error) {
+	b.mu.Lock()
+	ids := b.systemIDs
+	b.mu.Unlock()
+	if ids != nil {
+		return ids, nil
+	}
+	err := b.do(ctx, func(c *gofish.APIClient) error {
+		// Redfish fixes where the Systems collection is.
+		uri := "/redfish/v1/Systems"
+		var coll struct{ Members []odataLink }
+		if err := getJSON(c, uri, &coll); err != nil {
+			return err
+		}
+		ids = []string{}
+		for _, m := range coll.Members {
+			if m.ID != "" {
+				ids = append(ids, path.Base(strings.TrimSuffix(m.ID, "/")))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	b.systemIDs = ids
+	b.mu.Unlock()
+	return ids, nil
+}
+
+func (b *gofishBMC) Manager(ctx context.Context, sys *systemInfo) (*managerInfo, error) {
+	var m *schemas.Manager
+	err := b.do(ctx, func(c *gofish.APIClient) error {
+		b.mu.Lock()
+		uri := b.managerURI
+		b.mu.Unlock()
+		if uri == "" && sys != nil && len(sys.ManagedBy) > 0 {
+			uri = sys.ManagedBy[0]
+		}
+		if uri != "" {
+			got, err := schemas.GetObject[schemas.Manager](c, uri)
+			if err == nil {
+				m = got
+			} else if statusOf(err) != http.StatusNotFound {
+				return err
+			}
+		}
+		if m == nil {
+			managers, err := c.Service.Managers()
+			if err != nil {
+				return collErr(err)
+			}
+			// The BMC itself, not an enclosure or a management controller of a part.
+			for _, x := range managers {
+				if m == nil || (x.ManagerType == schemas.BMCManagerType && m.ManagerType != schemas.BMCManagerType) {
+					m = x
+				}
+			}
+		}
+		if m == nil {
+			return nil
+		}
+		b.mu.Lock()
+		b.managerURI = relPath(m.ODataID)
+		b.mu.Unlock()
+		return nil
+	})
+	if err != nil || m == nil {
+		return nil, err
+	}
+	return &managerInfo{URI: relPath(m.ODataID), ID: m.ID, Model: strings.TrimSpace(m.Model), FirmwareVersion: strings.TrimSpace(m.FirmwareVersion)}, nil
 }
 
 // rawUpdateService holds what gofish keeps private in UpdateService.
@@ -283,7 +407,7 @@ func (b *gofishBMC) updateService(c *gofish.APIClient) (*schemas.UpdateService, 
 		return nil, nil, fmt.Errorf("reading UpdateService: %w", err)
 	}
 	if us == nil {
-		return nil, nil, errors.New("the BMC has no UpdateService")
+		return nil, nil, errNoUpdateService
 	}
 	var raw rawUpdateService
 	_ = json.Unmarshal(us.RawData, &raw)
@@ -297,22 +421,36 @@ func (b *gofishBMC) UpdateService(ctx context.Context) (*updateInfo, error) {
 		if err != nil {
 			return err
 		}
+		su := raw.Actions.SimpleUpdate
 		info = &updateInfo{
 			URI:                  us.ODataID,
-			SimpleUpdateTarget:   raw.Actions.SimpleUpdate.Target,
+			SimpleUpdateTarget:   su.Target,
 			MultipartHTTPPushURI: us.MultipartHTTPPushURI,
 			HTTPPushURI:          us.HTTPPushURI,
-			TransferProtocols:    raw.Actions.SimpleUpdate.Protocols,
-			SimpleUpdateTargets:  len(raw.Actions.SimpleUpdate.Targets) > 0,
+			TransferProtocols:    su.Protocols,
+			SimpleUpdateTargets:  len(su.Targets) > 0,
+			ActionInfo:           su.ActionInfo,
 		}
-		if ai := raw.Actions.SimpleUpdate.ActionInfo; ai != "" && !info.SimpleUpdateTargets && info.SimpleUpdateTarget != "" {
-			// An unreadable ActionInfo only means Targets is not sent.
-			var doc struct{ Parameters []struct{ Name string } }
+		var allowTargets []string
+		if json.Unmarshal(su.Targets, &allowTargets) == nil && len(allowTargets) > 0 {
+			info.Params = append(info.Params, actionParam{Name: "Targets", AllowableValues: allowTargets})
+		}
+		if len(su.Protocols) > 0 {
+			info.Params = append(info.Params, actionParam{Name: "TransferProtocol", AllowableValues: su.Protocols})
+		}
+		if ai := su.ActionInfo; ai != "" && info.SimpleUpdateTarget != "" {
+			// An unreadable ActionInfo only means its parameters are unknown.
+			var doc struct{ Parameters []actionParam }
 			if err := getJSON(c, ai, &doc); err == nil {
+				info.ActionInfoRead = true
 				for _, p := range doc.Parameters {
 					if p.Name == "Targets" {
 						info.SimpleUpdateTargets = true
 					}
+					if p.Name == "TransferProtocol" && len(p.AllowableValues) > 0 {
+						info.TransferProtocols = p.AllowableValues
+					}
+					info.setParam(p)
 				}
 			} else if statusOf(err) == http.StatusUnauthorized {
 				return err
@@ -323,16 +461,10 @@ func (b *gofishBMC) UpdateService(ctx context.Context) (*updateInfo, error) {
 	return info, err
 }
 
-func (b *gofishBMC) Inventory(ctx context.Context) ([]providers.Component, error) {
-	comps, _, err := b.InventoryURIs(ctx)
-	return comps, err
-}
-
-func (b *gofishBMC) InventoryURIs(ctx context.Context) ([]providers.Component, []string, error) {
-	var out []providers.Component
-	var uris []string
+func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
+	var out []invItem
 	err := b.do(ctx, func(c *gofish.APIClient) error {
-		out, uris = out[:0], uris[:0]
+		out = out[:0]
 		b.mu.Lock()
 		links := b.inventories
 		b.mu.Unlock()
@@ -351,19 +483,41 @@ func (b *gofishBMC) InventoryURIs(ctx context.Context) ([]providers.Component, [
 			b.inventories = links
 			b.mu.Unlock()
 		}
+		var missing error
 		for _, l := range links {
 			items, err := schemas.GetCollectionObjects[schemas.SoftwareInventory](c, l)
+			if err != nil && statusOf(collErr(err)) == http.StatusNotFound {
+				// One inventory missing (FirmwareInventory on unlicensed
+				// BMCs): the other still counts.
+				missing = &inventoryError{uri: l, err: collErr(err)}
+				continue
+			}
 			if err != nil {
-				return fmt.Errorf("reading %s: %w", l, err)
+				return &inventoryError{uri: l, err: collErr(err)}
 			}
 			for _, it := range items {
-				out = append(out, normalizeInventory(it.ID, it.Name, it.SoftwareID, it.Version, it.Updateable))
-				uris = append(uris, relPath(it.ODataID))
+				var raw struct {
+					RelatedItem []odataLink
+					Updateable  *bool
+				}
+				_ = json.Unmarshal(it.RawData, &raw)
+				// A member that omits Updateable is updateable: many real BMCs omit it.
+				updateable := raw.Updateable == nil || *raw.Updateable
+				item := invItem{Component: normalizeInventory(it.ID, it.Name, it.SoftwareID, it.Version, updateable), URI: relPath(it.ODataID)}
+				for _, r := range raw.RelatedItem {
+					if r.ID != "" {
+						item.Related = append(item.Related, relPath(r.ID))
+					}
+				}
+				out = append(out, item)
 			}
+		}
+		if len(out) == 0 && missing != nil {
+			return missing
 		}
 		return nil
 	})
-	return out, uris, err
+	return out, err
 }
 
 func (b *gofishBMC) Post(ctx context.Context, uri string, body any) (*accepted, error) {
@@ -577,7 +731,7 @@ func (b *gofishBMC) VirtualMedia(ctx context.Context, sys *systemInfo) (*mediaIn
 			// Older BMCs (iLO 5, AMI) hang virtual media off the manager.
 			managers, err := c.Service.Managers()
 			if err != nil {
-				return fmt.Errorf("reading Managers: %w", err)
+				return collErr(err)
 			}
 			for _, m := range managers {
 				var rm rawManager
@@ -590,7 +744,7 @@ func (b *gofishBMC) VirtualMedia(ctx context.Context, sys *systemInfo) (*mediaIn
 		for _, l := range links {
 			media, err := schemas.GetCollectionObjects[schemas.VirtualMedia](c, l)
 			if err != nil {
-				return fmt.Errorf("reading %s: %w", l, err)
+				return collErr(err)
 			}
 			// Prefer a slot that says it takes CDs; AMI lists no MediaTypes,
 			// so a slot named like a CD drive is the next best.

@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"path"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -79,31 +82,196 @@ feed:
 	return nil
 }
 
-// observeOne reads one server. Any failure makes it unreachable for this
-// observation, with a diagnostic naming it and the cause.
+// observeOne reads one server. A failure is named for what it is (the
+// Outcome* constants) with one readable diagnostic.
 func (p *Provider) observeOne(ctx context.Context, t providers.Target) *providers.Observation {
 	obs := &providers.Observation{Server: t.Name}
+	failed := func(outcome string, err error) *providers.Observation {
+		obs.Outcome, obs.Reachable = outcome, false
+		var se *systemUnresolvedError
+		if errors.As(err, &se) {
+			obs.Systems = se.systems
+		}
+		obs.Diagnostics = p.fail(t, outcomeSummary(outcome), err)
+		return obs
+	}
 	b, _, err := p.bmcFor(t)
 	if err != nil {
-		obs.Diagnostics = p.fail(t, "Cannot observe server", err)
-		return obs
+		return failed(providers.OutcomeUnreachable, err)
 	}
-	sys, err := b.System(ctx)
+	st, err := p.readState(ctx, b, t)
 	if err != nil {
-		obs.Diagnostics = p.fail(t, "Cannot observe server", err)
-		return obs
+		return failed(outcomeOf(err), err)
 	}
-	comps, err := b.Inventory(ctx)
-	if err != nil {
-		obs.Diagnostics = p.fail(t, "Cannot read the server's inventory", err)
-		return obs
+	if len(st.items) == 0 {
+		why := "the BMC reports no firmware versions"
+		if st.invErr != nil {
+			why = "the BMC has no readable firmware inventory (" + describe(st.invErr) + ")"
+		}
+		return failed(providers.OutcomeInventoryUnavailable, errors.New(why+", and neither the System's BiosVersion nor the Manager's FirmwareVersion"))
 	}
-	obs.Reachable = true
-	obs.PowerState = sys.PowerState
-	obs.Health = sys.Health
-	obs.Components = comps
-	obs.Fingerprint = fingerprint(sys.PowerState, sys.Health, comps)
+	obs.Outcome, obs.Reachable = providers.OutcomeObserved, true
+	obs.System = st.sys.ID
+	obs.PowerState = st.sys.PowerState
+	obs.Health = st.sys.Health
+	obs.Components = st.components()
+	obs.Identity = providers.Identity{UUID: st.sys.UUID, SerialNumber: st.sys.SerialNumber, Manufacturer: st.sys.Manufacturer, Model: st.sys.Model}
+	obs.Fingerprint = fingerprint(st.sys.PowerState, st.sys.Health, obs.Components)
+	if st.invErr != nil {
+		obs.Diagnostics = append(obs.Diagnostics, providers.Diagnostic{Severity: providers.Warning, Server: t.Name,
+			Summary: "Versions read from the System and Manager",
+			Detail:  p.scrubFor(t, "The BMC's firmware inventory could not be read ("+describe(st.invErr)+"); BIOS and BMC versions come from ComputerSystem.BiosVersion and Manager.FirmwareVersion.")})
+	}
+	if len(t.Updates) > 0 {
+		us, uerr := b.UpdateService(ctx)
+		if uerr != nil && outcomeOf(uerr) == providers.OutcomeCredentialsRefused {
+			return failed(providers.OutcomeCredentialsRefused, uerr)
+		}
+		for _, in := range t.Updates {
+			obs.Updates = append(obs.Updates, planUpdate(in, st, us, uerr))
+		}
+	}
 	return obs
+}
+
+// state is what one read of a server found: the chosen system, its
+// manager, and the inventory members attributed to it.
+type state struct {
+	sys    *systemInfo
+	mgr    *managerInfo
+	items  []invItem
+	multi  bool  // the BMC serves several systems
+	invErr error // the inventory could not be read (fallback versions only)
+}
+
+// components are the state's components, in inventory order, fallbacks last.
+func (st *state) components() []providers.Component {
+	out := make([]providers.Component, len(st.items))
+	for i, it := range st.items {
+		out[i] = it.Component
+	}
+	return out
+}
+
+// readState reads the chosen system, the inventory and, where the
+// inventory lacks them, the fallback versions. Observe and wait_ready both
+// read through it, so a version is verified where it was planned.
+func (p *Provider) readState(ctx context.Context, b bmc, t providers.Target) (*state, error) {
+	sys, err := b.System(ctx, t.System)
+	if err != nil {
+		return nil, err
+	}
+	st := &state{sys: sys}
+	items, err := b.Inventory(ctx)
+	var ie *inventoryError
+	switch {
+	case err == nil:
+	case errors.As(err, &ie) && statusOf(err) == http.StatusNotFound, statusOf(err) == http.StatusNotFound, errors.Is(err, errNoUpdateService):
+		// No FirmwareInventory (older or unlicensed BMCs): fall back.
+		st.invErr = err
+	default:
+		return nil, err
+	}
+	st.items, st.multi = attribute(items, sys, p.systemIDs(ctx, b, sys))
+	if err := p.addFallbacks(ctx, b, st); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// systemIDs lists the Ids of every system the BMC serves (just sys's when
+// it serves one). The list is read from the Systems collection's member
+// links, which cost one request.
+func (p *Provider) systemIDs(ctx context.Context, b bmc, sys *systemInfo) []string {
+	ids, err := b.SystemIDs(ctx)
+	if err != nil || len(ids) == 0 {
+		return []string{sys.ID}
+	}
+	return ids
+}
+
+// attribute keeps the members of sys and the BMC's shared ones: a member
+// whose RelatedItem links to a System, or whose Id is prefixed with a
+// system's Id ("Node0.BIOS"), belongs to that system; members of another
+// system are dropped; the rest are shared when the BMC serves several.
+func attribute(items []invItem, sys *systemInfo, ids []string) ([]invItem, bool) {
+	multi := len(ids) > 1
+	self := path.Base(sys.URI)
+	isSelf := func(id string) bool { return id == self || id == sys.ID }
+	known := func(id string) bool { return isSelf(id) || slices.Contains(ids, id) }
+	out := make([]invItem, 0, len(items))
+	for _, it := range items {
+		owner := ""
+		for _, r := range it.Related {
+			if rest, ok := strings.CutPrefix(r, "/redfish/v1/Systems/"); ok && known(strings.SplitN(rest, "/", 2)[0]) {
+				owner = strings.SplitN(rest, "/", 2)[0]
+				break
+			}
+		}
+		if owner == "" {
+			for _, id := range append([]string{sys.ID}, ids...) {
+				if strings.HasPrefix(it.ID, id+".") || strings.HasPrefix(it.ID, id+"_") {
+					owner = id
+				}
+			}
+		}
+		switch {
+		case owner != "" && isSelf(owner):
+		case owner != "":
+			continue // another system's
+		case multi:
+			it.Shared = true
+		}
+		out = append(out, it)
+	}
+	return out, multi
+}
+
+// errNoUpdateService is a service root without an UpdateService.
+var errNoUpdateService = errors.New("the BMC has no UpdateService")
+
+// addFallbacks reports ComputerSystem.BiosVersion as component BIOS and
+// Manager.FirmwareVersion as component BMC where the inventory lacks them:
+// no member has that Id or reports that version.
+func (p *Provider) addFallbacks(ctx context.Context, b bmc, st *state) error {
+	if st.sys.BiosVersion != "" && !hasVersion(st.items, "BIOS", st.sys.BiosVersion, "", "") {
+		st.items = append(st.items, invItem{URI: st.sys.URI, Component: providers.Component{
+			ID: "BIOS", Name: "BIOS (" + st.sys.ID + ")", Version: st.sys.BiosVersion, Updateable: true, Source: providers.SourceSystem}})
+	}
+	m, err := b.Manager(ctx, st.sys)
+	if err != nil {
+		if outcomeOf(err) == providers.OutcomeCredentialsRefused {
+			return err
+		}
+		return nil // no manager fallback; the inventory may suffice
+	}
+	st.mgr = m
+	if m != nil && m.FirmwareVersion != "" && !hasVersion(st.items, "BMC", m.FirmwareVersion, m.URI, m.Model) {
+		st.items = append(st.items, invItem{URI: m.URI, Component: providers.Component{
+			ID: "BMC", Name: "BMC (" + m.ID + ")", Version: m.FirmwareVersion, Updateable: true, Source: providers.SourceManager, Shared: st.multi}})
+	}
+	return nil
+}
+
+// hasVersion reports whether the inventory already has the firmware under
+// the vendor's own id: a member with id, one reporting version, one whose
+// RelatedItem is related (the Manager), or one named like model ("iLO 5").
+func hasVersion(items []invItem, id, version, related, model string) bool {
+	for _, it := range items {
+		if strings.EqualFold(it.ID, id) || it.Version == version ||
+			(related != "" && slices.Contains(it.Related, related)) || (model != "" && strings.EqualFold(it.Name, model)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Provider) scrubFor(t providers.Target, s string) string {
+	s = p.scrub(s)
+	if t.Credentials != nil && len(t.Credentials.Password) >= 3 {
+		s = strings.ReplaceAll(s, t.Credentials.Password, "***")
+	}
+	return s
 }
 
 // fail turns err into an error diagnostic about t: the server's name, the
@@ -113,11 +281,7 @@ func (p *Provider) fail(t providers.Target, summary string, err error) providers
 	if e, cerr := cleanEndpoint(t.Endpoint); cerr == nil {
 		detail = "BMC " + e + ": " + detail
 	}
-	detail = p.scrub(detail)
-	if t.Credentials != nil && len(t.Credentials.Password) >= 3 {
-		detail = strings.ReplaceAll(detail, t.Credentials.Password, "***")
-	}
-	return providers.Errorf(t.Name, summary, detail)
+	return providers.Errorf(t.Name, summary, p.scrubFor(t, detail))
 }
 
 // describe says what went wrong in words an operator can act on.
@@ -153,8 +317,8 @@ func describe(err error) string {
 		if re.Code != "" {
 			short += " " + re.Code
 		}
-		if re.Message != "" {
-			short += ": " + truncate(re.Message, 200)
+		if m := redfishMessage(re); m != "" {
+			short += ": " + m
 		}
 		for _, x := range re.ExtendedInfos {
 			if x.MessageID != "" && x.MessageID != re.Code {
@@ -166,7 +330,8 @@ func describe(err error) string {
 		if i := strings.Index(msg, re.Error()); i >= 0 {
 			return msg[:i] + short
 		}
-		return short
+		// Our own error types already word the Redfish error.
+		return truncate(oneLine(msg), 600)
 	}
 	var nerr net.Error
 	if errors.As(err, &nerr) && nerr.Timeout() {

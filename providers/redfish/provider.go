@@ -3,10 +3,32 @@
 // narrow bmc interface, with the habits real BMCs need (one session per BMC,
 // a per-BMC request limit, retries honouring Retry-After, tolerant task
 // monitors, TLS verification on by default).
+//
+// Observe names what it found (providers.Outcome*): unreachable (connect,
+// TLS, timeout, 5xx after retries), credentials_refused (401/403 at login or
+// on a read after one fresh login), inventory_unavailable (no inventory and
+// no fallback version), system_unresolved (several Systems and none or a
+// wrong one named; Observation.Systems lists them), each with one line made
+// of the Redfish error's messages, never its raw body, with passwords
+// scrubbed.
+//
+// Where FirmwareInventory is missing or lacks them, ComputerSystem.BiosVersion
+// is component "BIOS" (source system) and Manager.FirmwareVersion component
+// "BMC" (source manager); updates of them name that System or Manager in
+// Targets, and wait_ready reads them back from the same place. On a BMC with
+// several Systems, members linked to a System (RelatedItem) or prefixed with
+// its Id ("Node0.BIOS") belong to it, other systems' members are not
+// reported, and the rest are Shared. Targets sharing an endpoint and
+// credentials share one session; one transport serves every BMC.
+//
+// Update plans are decided at Observe from UpdateService and SimpleUpdate's
+// ActionInfo (see plan.go for the order of preference) and applied exactly.
 package redfish
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -196,7 +218,12 @@ func (p *Provider) bmcFor(t providers.Target) (bmc, config, error) {
 	if t.Credentials != nil {
 		creds = *t.Credentials
 	}
-	key := endpoint + "\x00" + creds.Username
+	// One session and connection per BMC endpoint and credentials: targets
+	// sharing both (several systems behind one BMC) share them; other
+	// credentials for the same BMC never ride on a session they did not
+	// open. The password is keyed by its hash, never kept in clear here.
+	pw := sha256.Sum256([]byte(creds.Password))
+	key := endpoint + "\x00" + creds.Username + "\x00" + hex.EncodeToString(pw[:])
 	b := p.bmcs[key]
 	if b == nil {
 		b = newGofishBMC(endpoint, creds, p.tr, p.cfg.PerBMCLimit)

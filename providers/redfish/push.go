@@ -3,6 +3,8 @@ package redfish
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +16,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/rackform/rackform/providers"
 )
 
 // Images for push updates come from a local file path (or file:// URL) or
@@ -28,6 +33,18 @@ type image struct {
 	name string
 	size int64
 	body io.ReadCloser
+	// file is set for a local image, or the verified copy of a download
+	// (temp names that copy, removed on Close).
+	file *os.File
+	temp string
+}
+
+// Close releases the image (and removes a verified copy).
+func (img *image) Close() {
+	img.body.Close()
+	if img.temp != "" {
+		os.Remove(img.temp)
+	}
 }
 
 func (s *stepRun) openImage(ctx context.Context) (*image, error) {
@@ -66,7 +83,7 @@ func (s *stepRun) openImage(ctx context.Context) (*image, error) {
 		f.Close()
 		return nil, fmt.Errorf("the image %s is not a regular file", p)
 	}
-	return &image{name: filepath.Base(p), size: st.Size(), body: f}, nil
+	return &image{name: filepath.Base(p), size: st.Size(), body: f, file: f}, nil
 }
 
 // multipartBody frames an image as Redfish's multipart push wants it: an
@@ -127,25 +144,42 @@ func (e *exactReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// push uploads the image: multipart to MultipartHttpPushUri when offered,
-// otherwise the raw image to HttpPushUri (whose apply time is a property of
-// the UpdateService, so it is PATCHed first when the step sets one).
-func (s *stepRun) push(ctx context.Context, us *updateInfo) (*accepted, error) {
-	if us.MultipartHTTPPushURI == "" && us.HTTPPushURI == "" {
-		return nil, errors.New("the BMC offers neither MultipartHttpPushUri nor HttpPushUri")
+// push uploads the image with method (multipart_push or http_push, as
+// planned; "" for the older rule: multipart to MultipartHttpPushUri when
+// offered, otherwise the raw image to HttpPushUri, whose apply time is a
+// property of the UpdateService, so it is PATCHed first when the step sets
+// one). targets are the multipart UpdateParameters' Targets as planned;
+// nil with method "" names the member the step's Match finds.
+func (s *stepRun) push(ctx context.Context, us *updateInfo, method string, targets []string) (*accepted, error) {
+	if method == "" {
+		switch {
+		case us.MultipartHTTPPushURI != "":
+			method = providers.MethodMultipartPush
+			targets = s.targets(ctx)
+		case us.HTTPPushURI != "":
+			method = providers.MethodHTTPPush
+		default:
+			return nil, errors.New("the BMC offers neither MultipartHttpPushUri nor HttpPushUri")
+		}
 	}
 	img, err := s.openImage(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer img.body.Close()
+	defer img.Close()
+	if s.step.SHA256 != "" {
+		// Verify before the BMC gets a byte: the image is read once to
+		// hash it (a downloaded image from a local verified copy).
+		if err := img.verify(s.step.SHA256); err != nil {
+			return nil, err
+		}
+	}
 	start := s.p.clock.Now()
-	if us.MultipartHTTPPushURI != "" {
-		// UpdateParameters.Targets is part of the multipart push schema:
-		// name the inventory member when the step's Match finds one.
+	if method == providers.MethodMultipartPush {
+		// UpdateParameters.Targets is part of the multipart push schema.
 		params := map[string]any{"Targets": []string{}}
-		if t := s.targets(ctx); t != nil {
-			params["Targets"] = t
+		if targets != nil {
+			params["Targets"] = targets
 		}
 		if s.step.ApplyTime != "" {
 			params["@Redfish.OperationApplyTime"] = s.step.ApplyTime
@@ -159,7 +193,7 @@ func (s *stepRun) push(ctx context.Context, us *updateInfo) (*accepted, error) {
 		}
 		acc, err := s.b.Upload(ctx, us.MultipartHTTPPushURI, ct, "", body, size)
 		if err != nil {
-			return nil, fmt.Errorf("multipart push: %w", err)
+			return nil, updateRefused("multipart push", params, err)
 		}
 		s.p.log.Debug("pushed image", "server", s.t.Name, "bytes", size, "took", time.Since(start))
 		return acc, nil
@@ -175,7 +209,63 @@ func (s *stepRun) push(ctx context.Context, us *updateInfo) (*accepted, error) {
 	}
 	acc, err := s.b.Upload(ctx, us.HTTPPushURI, "application/octet-stream", img.name, &exactReader{r: img.body, left: img.size}, img.size)
 	if err != nil {
-		return nil, fmt.Errorf("push: %w", err)
+		return nil, updateRefused("push", nil, err)
 	}
 	return acc, nil
+}
+
+// verify reads the whole image once, checks its SHA-256 against want, and
+// rewinds it for sending. A downloaded image is first copied to a private
+// temporary file, so what is sent is what was verified.
+func (img *image) verify(want string) error {
+	want = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(want, "sha256:")))
+	if img.file == nil {
+		f, err := os.CreateTemp("", "rackform-image-*")
+		if err != nil {
+			return fmt.Errorf("keeping a verified copy of the image: %w", err)
+		}
+		n, err := io.Copy(f, img.body)
+		img.body.Close()
+		if err == nil && n != img.size {
+			err = fmt.Errorf("got %d of %d bytes", n, img.size)
+		}
+		img.body, img.file, img.temp = f, f, f.Name()
+		if err != nil {
+			return fmt.Errorf("downloading the image %s: %w", img.name, err)
+		}
+	}
+	if _, err := img.file.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, img.file); err != nil {
+		return fmt.Errorf("reading the image to verify it: %w", err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		return fmt.Errorf("the image %s has SHA-256 %s, not the %s the configuration gives: refused, the BMC was not touched", img.name, got, want)
+	}
+	_, err := img.file.Seek(0, io.SeekStart)
+	return err
+}
+
+// verifyPull downloads ImageURI, as the BMC is about to, and checks its
+// SHA-256 before SimpleUpdate is sent.
+func (s *stepRun) verifyPull(ctx context.Context) error {
+	if err := s.report("verifying the SHA-256 of "+redactURL(s.step.ImageURI), -1); err != nil {
+		return err
+	}
+	img, err := s.openImage(ctx)
+	if err != nil {
+		return err
+	}
+	defer img.Close()
+	want := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(s.step.SHA256, "sha256:")))
+	h := sha256.New()
+	if _, err := io.Copy(h, &exactReader{r: img.body, left: img.size}); err != nil {
+		return fmt.Errorf("downloading the image %s to verify it: %w", redactURL(s.step.ImageURI), err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		return fmt.Errorf("the image %s serves SHA-256 %s, not the %s the configuration gives: refused, the BMC was not asked to update", redactURL(s.step.ImageURI), got, want)
+	}
+	return nil
 }

@@ -47,30 +47,30 @@ func TestUpdateSendsTargets(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				env := startSim(t, sim.Options{}, []sim.BMCSpec{{Name: "c01", Profile: profile, PowerOn: true, RequireTargets: rc.require,
-					Firmware: map[string]string{"BIOS": "1.10"}}}, nil, Options{})
+					Firmware: map[string]string{"BIOS": "1.10"}}}, map[string]any{"update_method": rc.method}, Options{})
 				image := images.URL + "/images/bios-2.80.bin"
 				if rc.method == MethodPush {
 					image = local
 				}
 				step := providers.Step{Kind: providers.StepUpdate, Component: "BIOS", Match: providers.Match{SoftwareID: "BIOS"},
-					ImageURI: image, Method: rc.method, ApplyTime: "OnReset"}
+					ImageURI: image, ApplyTime: "OnReset"} // Method "": the provider's own choice, as older plans
 				if _, d, _ := env.apply(t, "c01", step); d.HasErrors() {
 					t.Fatalf("update: %v", d.Err())
 				}
 				// The inventory member the BMC reports for BIOS.
 				b := mustBMC(t, env)
-				comps, uris, err := b.InventoryURIs(context.Background())
+				items, err := b.Inventory(context.Background())
 				if err != nil {
 					t.Fatal(err)
 				}
 				member := ""
-				for i, c := range comps {
-					if c.SoftwareID == "BIOS" {
-						member = uris[i]
+				for _, it := range items {
+					if it.SoftwareID == "BIOS" {
+						member = it.URI
 					}
 				}
 				if member == "" {
-					t.Fatalf("no BIOS member in %v", uris)
+					t.Fatalf("no BIOS member in %v", items)
 				}
 				tasks, err := b.Tasks(context.Background())
 				if err != nil || len(tasks) != 1 {

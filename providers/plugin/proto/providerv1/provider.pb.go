@@ -543,7 +543,12 @@ type Target struct {
 	Name     string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	Endpoint string                 `protobuf:"bytes,2,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
 	// credentials override the provider's when present.
-	Credentials   *Credentials `protobuf:"bytes,3,opt,name=credentials,proto3" json:"credentials,omitempty"`
+	Credentials *Credentials `protobuf:"bytes,3,opt,name=credentials,proto3" json:"credentials,omitempty"`
+	// system names the ComputerSystem (Id or UUID) when one BMC serves several.
+	System string `protobuf:"bytes,4,opt,name=system,proto3" json:"system,omitempty"`
+	// updates are the images the plan may send; Observe answers each in
+	// Observation.updates.
+	Updates       []*UpdateIntent `protobuf:"bytes,5,rep,name=updates,proto3" json:"updates,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -599,6 +604,302 @@ func (x *Target) GetCredentials() *Credentials {
 	return nil
 }
 
+func (x *Target) GetSystem() string {
+	if x != nil {
+		return x.System
+	}
+	return ""
+}
+
+func (x *Target) GetUpdates() []*UpdateIntent {
+	if x != nil {
+		return x.Updates
+	}
+	return nil
+}
+
+type UpdateIntent struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Component string                 `protobuf:"bytes,1,opt,name=component,proto3" json:"component,omitempty"`
+	Match     *Match                 `protobuf:"bytes,2,opt,name=match,proto3" json:"match,omitempty"`
+	ImageUri  string                 `protobuf:"bytes,3,opt,name=image_uri,json=imageUri,proto3" json:"image_uri,omitempty"`
+	ApplyTime string                 `protobuf:"bytes,4,opt,name=apply_time,json=applyTime,proto3" json:"apply_time,omitempty"`
+	// method is a configured override, "" for the provider's choice.
+	Method        string `protobuf:"bytes,5,opt,name=method,proto3" json:"method,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateIntent) Reset() {
+	*x = UpdateIntent{}
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateIntent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateIntent) ProtoMessage() {}
+
+func (x *UpdateIntent) ProtoReflect() protoreflect.Message {
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateIntent.ProtoReflect.Descriptor instead.
+func (*UpdateIntent) Descriptor() ([]byte, []int) {
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *UpdateIntent) GetComponent() string {
+	if x != nil {
+		return x.Component
+	}
+	return ""
+}
+
+func (x *UpdateIntent) GetMatch() *Match {
+	if x != nil {
+		return x.Match
+	}
+	return nil
+}
+
+func (x *UpdateIntent) GetImageUri() string {
+	if x != nil {
+		return x.ImageUri
+	}
+	return ""
+}
+
+func (x *UpdateIntent) GetApplyTime() string {
+	if x != nil {
+		return x.ApplyTime
+	}
+	return ""
+}
+
+func (x *UpdateIntent) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+type UpdatePlan struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Component        string                 `protobuf:"bytes,1,opt,name=component,proto3" json:"component,omitempty"`
+	Method           string                 `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
+	TransferProtocol string                 `protobuf:"bytes,3,opt,name=transfer_protocol,json=transferProtocol,proto3" json:"transfer_protocol,omitempty"`
+	Targets          []string               `protobuf:"bytes,4,rep,name=targets,proto3" json:"targets,omitempty"`
+	// problem says why the image cannot be delivered; method is "" then.
+	Problem       string `protobuf:"bytes,5,opt,name=problem,proto3" json:"problem,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdatePlan) Reset() {
+	*x = UpdatePlan{}
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatePlan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatePlan) ProtoMessage() {}
+
+func (x *UpdatePlan) ProtoReflect() protoreflect.Message {
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatePlan.ProtoReflect.Descriptor instead.
+func (*UpdatePlan) Descriptor() ([]byte, []int) {
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *UpdatePlan) GetComponent() string {
+	if x != nil {
+		return x.Component
+	}
+	return ""
+}
+
+func (x *UpdatePlan) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *UpdatePlan) GetTransferProtocol() string {
+	if x != nil {
+		return x.TransferProtocol
+	}
+	return ""
+}
+
+func (x *UpdatePlan) GetTargets() []string {
+	if x != nil {
+		return x.Targets
+	}
+	return nil
+}
+
+func (x *UpdatePlan) GetProblem() string {
+	if x != nil {
+		return x.Problem
+	}
+	return ""
+}
+
+type SystemRef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Uuid          string                 `protobuf:"bytes,2,opt,name=uuid,proto3" json:"uuid,omitempty"`
+	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SystemRef) Reset() {
+	*x = SystemRef{}
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SystemRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SystemRef) ProtoMessage() {}
+
+func (x *SystemRef) ProtoReflect() protoreflect.Message {
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SystemRef.ProtoReflect.Descriptor instead.
+func (*SystemRef) Descriptor() ([]byte, []int) {
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *SystemRef) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *SystemRef) GetUuid() string {
+	if x != nil {
+		return x.Uuid
+	}
+	return ""
+}
+
+func (x *SystemRef) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type Identity struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Uuid          string                 `protobuf:"bytes,1,opt,name=uuid,proto3" json:"uuid,omitempty"`
+	SerialNumber  string                 `protobuf:"bytes,2,opt,name=serial_number,json=serialNumber,proto3" json:"serial_number,omitempty"`
+	Manufacturer  string                 `protobuf:"bytes,3,opt,name=manufacturer,proto3" json:"manufacturer,omitempty"`
+	Model         string                 `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Identity) Reset() {
+	*x = Identity{}
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Identity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Identity) ProtoMessage() {}
+
+func (x *Identity) ProtoReflect() protoreflect.Message {
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Identity.ProtoReflect.Descriptor instead.
+func (*Identity) Descriptor() ([]byte, []int) {
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *Identity) GetUuid() string {
+	if x != nil {
+		return x.Uuid
+	}
+	return ""
+}
+
+func (x *Identity) GetSerialNumber() string {
+	if x != nil {
+		return x.SerialNumber
+	}
+	return ""
+}
+
+func (x *Identity) GetManufacturer() string {
+	if x != nil {
+		return x.Manufacturer
+	}
+	return ""
+}
+
+func (x *Identity) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
 type ObserveRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Targets []*Target              `protobuf:"bytes,1,rep,name=targets,proto3" json:"targets,omitempty"`
@@ -610,7 +911,7 @@ type ObserveRequest struct {
 
 func (x *ObserveRequest) Reset() {
 	*x = ObserveRequest{}
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[9]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -622,7 +923,7 @@ func (x *ObserveRequest) String() string {
 func (*ObserveRequest) ProtoMessage() {}
 
 func (x *ObserveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[9]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -635,7 +936,7 @@ func (x *ObserveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ObserveRequest.ProtoReflect.Descriptor instead.
 func (*ObserveRequest) Descriptor() ([]byte, []int) {
-	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{9}
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ObserveRequest) GetTargets() []*Target {
@@ -667,7 +968,7 @@ type ObserveResponse struct {
 
 func (x *ObserveResponse) Reset() {
 	*x = ObserveResponse{}
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[10]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -679,7 +980,7 @@ func (x *ObserveResponse) String() string {
 func (*ObserveResponse) ProtoMessage() {}
 
 func (x *ObserveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[10]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -692,7 +993,7 @@ func (x *ObserveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ObserveResponse.ProtoReflect.Descriptor instead.
 func (*ObserveResponse) Descriptor() ([]byte, []int) {
-	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{10}
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ObserveResponse) GetEvent() isObserveResponse_Event {
@@ -752,7 +1053,7 @@ type ObserveDone struct {
 
 func (x *ObserveDone) Reset() {
 	*x = ObserveDone{}
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[11]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -764,7 +1065,7 @@ func (x *ObserveDone) String() string {
 func (*ObserveDone) ProtoMessage() {}
 
 func (x *ObserveDone) ProtoReflect() protoreflect.Message {
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[11]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -777,25 +1078,31 @@ func (x *ObserveDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ObserveDone.ProtoReflect.Descriptor instead.
 func (*ObserveDone) Descriptor() ([]byte, []int) {
-	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{11}
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{15}
 }
 
 type Observation struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Server        string                 `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
-	Reachable     bool                   `protobuf:"varint,2,opt,name=reachable,proto3" json:"reachable,omitempty"`
-	PowerState    string                 `protobuf:"bytes,3,opt,name=power_state,json=powerState,proto3" json:"power_state,omitempty"`
-	Health        string                 `protobuf:"bytes,4,opt,name=health,proto3" json:"health,omitempty"`
-	Components    []*Component           `protobuf:"bytes,5,rep,name=components,proto3" json:"components,omitempty"`
-	Fingerprint   string                 `protobuf:"bytes,6,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
-	Diagnostics   []*Diagnostic          `protobuf:"bytes,7,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Server      string                 `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	Reachable   bool                   `protobuf:"varint,2,opt,name=reachable,proto3" json:"reachable,omitempty"`
+	PowerState  string                 `protobuf:"bytes,3,opt,name=power_state,json=powerState,proto3" json:"power_state,omitempty"`
+	Health      string                 `protobuf:"bytes,4,opt,name=health,proto3" json:"health,omitempty"`
+	Components  []*Component           `protobuf:"bytes,5,rep,name=components,proto3" json:"components,omitempty"`
+	Fingerprint string                 `protobuf:"bytes,6,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	Diagnostics []*Diagnostic          `protobuf:"bytes,7,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
+	// outcome is a providers.Outcome* string; "" from older plugins.
+	Outcome       string        `protobuf:"bytes,8,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	System        string        `protobuf:"bytes,9,opt,name=system,proto3" json:"system,omitempty"`
+	Systems       []*SystemRef  `protobuf:"bytes,10,rep,name=systems,proto3" json:"systems,omitempty"`
+	Identity      *Identity     `protobuf:"bytes,11,opt,name=identity,proto3" json:"identity,omitempty"`
+	Updates       []*UpdatePlan `protobuf:"bytes,12,rep,name=updates,proto3" json:"updates,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Observation) Reset() {
 	*x = Observation{}
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[12]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -807,7 +1114,7 @@ func (x *Observation) String() string {
 func (*Observation) ProtoMessage() {}
 
 func (x *Observation) ProtoReflect() protoreflect.Message {
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[12]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -820,7 +1127,7 @@ func (x *Observation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Observation.ProtoReflect.Descriptor instead.
 func (*Observation) Descriptor() ([]byte, []int) {
-	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{12}
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Observation) GetServer() string {
@@ -872,20 +1179,59 @@ func (x *Observation) GetDiagnostics() []*Diagnostic {
 	return nil
 }
 
+func (x *Observation) GetOutcome() string {
+	if x != nil {
+		return x.Outcome
+	}
+	return ""
+}
+
+func (x *Observation) GetSystem() string {
+	if x != nil {
+		return x.System
+	}
+	return ""
+}
+
+func (x *Observation) GetSystems() []*SystemRef {
+	if x != nil {
+		return x.Systems
+	}
+	return nil
+}
+
+func (x *Observation) GetIdentity() *Identity {
+	if x != nil {
+		return x.Identity
+	}
+	return nil
+}
+
+func (x *Observation) GetUpdates() []*UpdatePlan {
+	if x != nil {
+		return x.Updates
+	}
+	return nil
+}
+
 type Component struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	SoftwareId    string                 `protobuf:"bytes,3,opt,name=software_id,json=softwareId,proto3" json:"software_id,omitempty"`
-	Version       string                 `protobuf:"bytes,4,opt,name=version,proto3" json:"version,omitempty"`
-	Updateable    bool                   `protobuf:"varint,5,opt,name=updateable,proto3" json:"updateable,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Id         string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name       string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	SoftwareId string                 `protobuf:"bytes,3,opt,name=software_id,json=softwareId,proto3" json:"software_id,omitempty"`
+	Version    string                 `protobuf:"bytes,4,opt,name=version,proto3" json:"version,omitempty"`
+	Updateable bool                   `protobuf:"varint,5,opt,name=updateable,proto3" json:"updateable,omitempty"`
+	// source is where version was read: inventory, system or manager.
+	Source string `protobuf:"bytes,6,opt,name=source,proto3" json:"source,omitempty"`
+	// shared marks a component of the BMC, not of the server's own system.
+	Shared        bool `protobuf:"varint,7,opt,name=shared,proto3" json:"shared,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Component) Reset() {
 	*x = Component{}
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[13]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -897,7 +1243,7 @@ func (x *Component) String() string {
 func (*Component) ProtoMessage() {}
 
 func (x *Component) ProtoReflect() protoreflect.Message {
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[13]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -910,7 +1256,7 @@ func (x *Component) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Component.ProtoReflect.Descriptor instead.
 func (*Component) Descriptor() ([]byte, []int) {
-	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{13}
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Component) GetId() string {
@@ -948,6 +1294,20 @@ func (x *Component) GetUpdateable() bool {
 	return false
 }
 
+func (x *Component) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *Component) GetShared() bool {
+	if x != nil {
+		return x.Shared
+	}
+	return false
+}
+
 type Match struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	SoftwareId string                 `protobuf:"bytes,1,opt,name=software_id,json=softwareId,proto3" json:"software_id,omitempty"`
@@ -960,7 +1320,7 @@ type Match struct {
 
 func (x *Match) Reset() {
 	*x = Match{}
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[14]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -972,7 +1332,7 @@ func (x *Match) String() string {
 func (*Match) ProtoMessage() {}
 
 func (x *Match) ProtoReflect() protoreflect.Message {
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[14]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -985,7 +1345,7 @@ func (x *Match) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Match.ProtoReflect.Descriptor instead.
 func (*Match) Descriptor() ([]byte, []int) {
-	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{14}
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Match) GetSoftwareId() string {
@@ -1027,14 +1387,18 @@ type Step struct {
 	// have happened after the BMC accepted it (providers.Step.ResumeSince):
 	// the provider attaches to a matching task started since then instead of
 	// starting another. Unset: a fresh start.
-	ResumeSince   *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=resume_since,json=resumeSince,proto3" json:"resume_since,omitempty"`
+	ResumeSince      *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=resume_since,json=resumeSince,proto3" json:"resume_since,omitempty"`
+	TransferProtocol string                 `protobuf:"bytes,12,opt,name=transfer_protocol,json=transferProtocol,proto3" json:"transfer_protocol,omitempty"`
+	Targets          []string               `protobuf:"bytes,13,rep,name=targets,proto3" json:"targets,omitempty"`
+	// sha256 is the hex digest the image must have.
+	Sha256        string `protobuf:"bytes,14,opt,name=sha256,proto3" json:"sha256,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Step) Reset() {
 	*x = Step{}
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[15]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1046,7 +1410,7 @@ func (x *Step) String() string {
 func (*Step) ProtoMessage() {}
 
 func (x *Step) ProtoReflect() protoreflect.Message {
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[15]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1059,7 +1423,7 @@ func (x *Step) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Step.ProtoReflect.Descriptor instead.
 func (*Step) Descriptor() ([]byte, []int) {
-	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{15}
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Step) GetKind() string {
@@ -1139,18 +1503,42 @@ func (x *Step) GetResumeSince() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Step) GetTransferProtocol() string {
+	if x != nil {
+		return x.TransferProtocol
+	}
+	return ""
+}
+
+func (x *Step) GetTargets() []string {
+	if x != nil {
+		return x.Targets
+	}
+	return nil
+}
+
+func (x *Step) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
 type Expectation struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Component     string                 `protobuf:"bytes,1,opt,name=component,proto3" json:"component,omitempty"`
-	Match         *Match                 `protobuf:"bytes,2,opt,name=match,proto3" json:"match,omitempty"`
-	Version       string                 `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Component string                 `protobuf:"bytes,1,opt,name=component,proto3" json:"component,omitempty"`
+	Match     *Match                 `protobuf:"bytes,2,opt,name=match,proto3" json:"match,omitempty"`
+	Version   string                 `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
+	// scheme and pattern say how versions compare (config/version).
+	Scheme        string `protobuf:"bytes,4,opt,name=scheme,proto3" json:"scheme,omitempty"`
+	Pattern       string `protobuf:"bytes,5,opt,name=pattern,proto3" json:"pattern,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Expectation) Reset() {
 	*x = Expectation{}
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[16]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1162,7 +1550,7 @@ func (x *Expectation) String() string {
 func (*Expectation) ProtoMessage() {}
 
 func (x *Expectation) ProtoReflect() protoreflect.Message {
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[16]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1175,7 +1563,7 @@ func (x *Expectation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Expectation.ProtoReflect.Descriptor instead.
 func (*Expectation) Descriptor() ([]byte, []int) {
-	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{16}
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Expectation) GetComponent() string {
@@ -1199,6 +1587,20 @@ func (x *Expectation) GetVersion() string {
 	return ""
 }
 
+func (x *Expectation) GetScheme() string {
+	if x != nil {
+		return x.Scheme
+	}
+	return ""
+}
+
+func (x *Expectation) GetPattern() string {
+	if x != nil {
+		return x.Pattern
+	}
+	return ""
+}
+
 type ApplyRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Target        *Target                `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
@@ -1209,7 +1611,7 @@ type ApplyRequest struct {
 
 func (x *ApplyRequest) Reset() {
 	*x = ApplyRequest{}
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[17]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1221,7 +1623,7 @@ func (x *ApplyRequest) String() string {
 func (*ApplyRequest) ProtoMessage() {}
 
 func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[17]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1234,7 +1636,7 @@ func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRequest.ProtoReflect.Descriptor instead.
 func (*ApplyRequest) Descriptor() ([]byte, []int) {
-	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{17}
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ApplyRequest) GetTarget() *Target {
@@ -1265,7 +1667,7 @@ type ApplyResponse struct {
 
 func (x *ApplyResponse) Reset() {
 	*x = ApplyResponse{}
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[18]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1277,7 +1679,7 @@ func (x *ApplyResponse) String() string {
 func (*ApplyResponse) ProtoMessage() {}
 
 func (x *ApplyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[18]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1290,7 +1692,7 @@ func (x *ApplyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyResponse.ProtoReflect.Descriptor instead.
 func (*ApplyResponse) Descriptor() ([]byte, []int) {
-	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{18}
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ApplyResponse) GetEvent() isApplyResponse_Event {
@@ -1353,7 +1755,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[19]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1365,7 +1767,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[19]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1378,7 +1780,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{19}
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Progress) GetMessage() string {
@@ -1413,7 +1815,7 @@ type ApplyDone struct {
 
 func (x *ApplyDone) Reset() {
 	*x = ApplyDone{}
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[20]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1425,7 +1827,7 @@ func (x *ApplyDone) String() string {
 func (*ApplyDone) ProtoMessage() {}
 
 func (x *ApplyDone) ProtoReflect() protoreflect.Message {
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[20]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1438,7 +1840,7 @@ func (x *ApplyDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyDone.ProtoReflect.Descriptor instead.
 func (*ApplyDone) Descriptor() ([]byte, []int) {
-	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{20}
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ApplyDone) GetResult() *ApplyResult {
@@ -1459,7 +1861,7 @@ type ApplyResult struct {
 
 func (x *ApplyResult) Reset() {
 	*x = ApplyResult{}
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[21]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1471,7 +1873,7 @@ func (x *ApplyResult) String() string {
 func (*ApplyResult) ProtoMessage() {}
 
 func (x *ApplyResult) ProtoReflect() protoreflect.Message {
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[21]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1484,7 +1886,7 @@ func (x *ApplyResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyResult.ProtoReflect.Descriptor instead.
 func (*ApplyResult) Descriptor() ([]byte, []int) {
-	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{21}
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ApplyResult) GetTaskUri() string {
@@ -1518,7 +1920,7 @@ type TaskRequest struct {
 
 func (x *TaskRequest) Reset() {
 	*x = TaskRequest{}
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[22]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1530,7 +1932,7 @@ func (x *TaskRequest) String() string {
 func (*TaskRequest) ProtoMessage() {}
 
 func (x *TaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[22]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1543,7 +1945,7 @@ func (x *TaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskRequest.ProtoReflect.Descriptor instead.
 func (*TaskRequest) Descriptor() ([]byte, []int) {
-	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{22}
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *TaskRequest) GetTarget() *Target {
@@ -1571,7 +1973,7 @@ type TaskResponse struct {
 
 func (x *TaskResponse) Reset() {
 	*x = TaskResponse{}
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[23]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1583,7 +1985,7 @@ func (x *TaskResponse) String() string {
 func (*TaskResponse) ProtoMessage() {}
 
 func (x *TaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[23]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1596,7 +1998,7 @@ func (x *TaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskResponse.ProtoReflect.Descriptor instead.
 func (*TaskResponse) Descriptor() ([]byte, []int) {
-	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{23}
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *TaskResponse) GetStatus() *TaskStatus {
@@ -1625,7 +2027,7 @@ type TaskStatus struct {
 
 func (x *TaskStatus) Reset() {
 	*x = TaskStatus{}
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[24]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1637,7 +2039,7 @@ func (x *TaskStatus) String() string {
 func (*TaskStatus) ProtoMessage() {}
 
 func (x *TaskStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[24]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1650,7 +2052,7 @@ func (x *TaskStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatus.ProtoReflect.Descriptor instead.
 func (*TaskStatus) Descriptor() ([]byte, []int) {
-	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{24}
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *TaskStatus) GetUri() string {
@@ -1689,7 +2091,7 @@ type StopRequest struct {
 
 func (x *StopRequest) Reset() {
 	*x = StopRequest{}
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[25]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1701,7 +2103,7 @@ func (x *StopRequest) String() string {
 func (*StopRequest) ProtoMessage() {}
 
 func (x *StopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[25]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1714,7 +2116,7 @@ func (x *StopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRequest.ProtoReflect.Descriptor instead.
 func (*StopRequest) Descriptor() ([]byte, []int) {
-	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{25}
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{29}
 }
 
 type StopResponse struct {
@@ -1726,7 +2128,7 @@ type StopResponse struct {
 
 func (x *StopResponse) Reset() {
 	*x = StopResponse{}
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[26]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1738,7 +2140,7 @@ func (x *StopResponse) String() string {
 func (*StopResponse) ProtoMessage() {}
 
 func (x *StopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[26]
+	mi := &file_providers_plugin_proto_v1_provider_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1751,7 +2153,7 @@ func (x *StopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopResponse.ProtoReflect.Descriptor instead.
 func (*StopResponse) Descriptor() ([]byte, []int) {
-	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{26}
+	return file_providers_plugin_proto_v1_provider_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *StopResponse) GetDiagnostics() []*Diagnostic {
@@ -1794,11 +2196,36 @@ const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"\vdiagnostics\x18\x01 \x03(\v2 .rackform.provider.v1.DiagnosticR\vdiagnostics\"E\n" +
 	"\vCredentials\x12\x1a\n" +
 	"\busername\x18\x01 \x01(\tR\busername\x12\x1a\n" +
-	"\bpassword\x18\x02 \x01(\tR\bpassword\"}\n" +
+	"\bpassword\x18\x02 \x01(\tR\bpassword\"\xd3\x01\n" +
 	"\x06Target\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bendpoint\x18\x02 \x01(\tR\bendpoint\x12C\n" +
-	"\vcredentials\x18\x03 \x01(\v2!.rackform.provider.v1.CredentialsR\vcredentials\"j\n" +
+	"\vcredentials\x18\x03 \x01(\v2!.rackform.provider.v1.CredentialsR\vcredentials\x12\x16\n" +
+	"\x06system\x18\x04 \x01(\tR\x06system\x12<\n" +
+	"\aupdates\x18\x05 \x03(\v2\".rackform.provider.v1.UpdateIntentR\aupdates\"\xb3\x01\n" +
+	"\fUpdateIntent\x12\x1c\n" +
+	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x121\n" +
+	"\x05match\x18\x02 \x01(\v2\x1b.rackform.provider.v1.MatchR\x05match\x12\x1b\n" +
+	"\timage_uri\x18\x03 \x01(\tR\bimageUri\x12\x1d\n" +
+	"\n" +
+	"apply_time\x18\x04 \x01(\tR\tapplyTime\x12\x16\n" +
+	"\x06method\x18\x05 \x01(\tR\x06method\"\xa3\x01\n" +
+	"\n" +
+	"UpdatePlan\x12\x1c\n" +
+	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x12\x16\n" +
+	"\x06method\x18\x02 \x01(\tR\x06method\x12+\n" +
+	"\x11transfer_protocol\x18\x03 \x01(\tR\x10transferProtocol\x12\x18\n" +
+	"\atargets\x18\x04 \x03(\tR\atargets\x12\x18\n" +
+	"\aproblem\x18\x05 \x01(\tR\aproblem\"C\n" +
+	"\tSystemRef\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\"}\n" +
+	"\bIdentity\x12\x12\n" +
+	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x12#\n" +
+	"\rserial_number\x18\x02 \x01(\tR\fserialNumber\x12\"\n" +
+	"\fmanufacturer\x18\x03 \x01(\tR\fmanufacturer\x12\x14\n" +
+	"\x05model\x18\x04 \x01(\tR\x05model\"j\n" +
 	"\x0eObserveRequest\x126\n" +
 	"\atargets\x18\x01 \x03(\v2\x1c.rackform.provider.v1.TargetR\atargets\x12 \n" +
 	"\vconcurrency\x18\x02 \x01(\x05R\vconcurrency\"\xde\x01\n" +
@@ -1807,7 +2234,7 @@ const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"\x04done\x18\x02 \x01(\v2!.rackform.provider.v1.ObserveDoneH\x00R\x04done\x12B\n" +
 	"\vdiagnostics\x18\x03 \x03(\v2 .rackform.provider.v1.DiagnosticR\vdiagnosticsB\a\n" +
 	"\x05event\"\r\n" +
-	"\vObserveDone\"\xa3\x02\n" +
+	"\vObserveDone\"\x88\x04\n" +
 	"\vObservation\x12\x16\n" +
 	"\x06server\x18\x01 \x01(\tR\x06server\x12\x1c\n" +
 	"\treachable\x18\x02 \x01(\bR\treachable\x12\x1f\n" +
@@ -1818,7 +2245,13 @@ const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"components\x18\x05 \x03(\v2\x1f.rackform.provider.v1.ComponentR\n" +
 	"components\x12 \n" +
 	"\vfingerprint\x18\x06 \x01(\tR\vfingerprint\x12B\n" +
-	"\vdiagnostics\x18\a \x03(\v2 .rackform.provider.v1.DiagnosticR\vdiagnostics\"\x8a\x01\n" +
+	"\vdiagnostics\x18\a \x03(\v2 .rackform.provider.v1.DiagnosticR\vdiagnostics\x12\x18\n" +
+	"\aoutcome\x18\b \x01(\tR\aoutcome\x12\x16\n" +
+	"\x06system\x18\t \x01(\tR\x06system\x129\n" +
+	"\asystems\x18\n" +
+	" \x03(\v2\x1f.rackform.provider.v1.SystemRefR\asystems\x12:\n" +
+	"\bidentity\x18\v \x01(\v2\x1e.rackform.provider.v1.IdentityR\bidentity\x12:\n" +
+	"\aupdates\x18\f \x03(\v2 .rackform.provider.v1.UpdatePlanR\aupdates\"\xba\x01\n" +
 	"\tComponent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1f\n" +
@@ -1827,12 +2260,14 @@ const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"\aversion\x18\x04 \x01(\tR\aversion\x12\x1e\n" +
 	"\n" +
 	"updateable\x18\x05 \x01(\bR\n" +
-	"updateable\"[\n" +
+	"updateable\x12\x16\n" +
+	"\x06source\x18\x06 \x01(\tR\x06source\x12\x16\n" +
+	"\x06shared\x18\a \x01(\bR\x06shared\"[\n" +
 	"\x05Match\x12\x1f\n" +
 	"\vsoftware_id\x18\x01 \x01(\tR\n" +
 	"softwareId\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12!\n" +
-	"\fname_pattern\x18\x03 \x01(\tR\vnamePattern\"\xa7\x03\n" +
+	"\fname_pattern\x18\x03 \x01(\tR\vnamePattern\"\x86\x04\n" +
 	"\x04Step\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1c\n" +
 	"\tcomponent\x18\x02 \x01(\tR\tcomponent\x121\n" +
@@ -1847,11 +2282,16 @@ const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"\atimeout\x18\t \x01(\v2\x19.google.protobuf.DurationR\atimeout\x129\n" +
 	"\x06expect\x18\n" +
 	" \x03(\v2!.rackform.provider.v1.ExpectationR\x06expect\x12=\n" +
-	"\fresume_since\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\vresumeSince\"x\n" +
+	"\fresume_since\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\vresumeSince\x12+\n" +
+	"\x11transfer_protocol\x18\f \x01(\tR\x10transferProtocol\x12\x18\n" +
+	"\atargets\x18\r \x03(\tR\atargets\x12\x16\n" +
+	"\x06sha256\x18\x0e \x01(\tR\x06sha256\"\xaa\x01\n" +
 	"\vExpectation\x12\x1c\n" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x121\n" +
 	"\x05match\x18\x02 \x01(\v2\x1b.rackform.provider.v1.MatchR\x05match\x12\x18\n" +
-	"\aversion\x18\x03 \x01(\tR\aversion\"t\n" +
+	"\aversion\x18\x03 \x01(\tR\aversion\x12\x16\n" +
+	"\x06scheme\x18\x04 \x01(\tR\x06scheme\x12\x18\n" +
+	"\apattern\x18\x05 \x01(\tR\apattern\"t\n" +
 	"\fApplyRequest\x124\n" +
 	"\x06target\x18\x01 \x01(\v2\x1c.rackform.provider.v1.TargetR\x06target\x12.\n" +
 	"\x04step\x18\x02 \x01(\v2\x1a.rackform.provider.v1.StepR\x04step\"\xd1\x01\n" +
@@ -1910,7 +2350,7 @@ func file_providers_plugin_proto_v1_provider_proto_rawDescGZIP() []byte {
 }
 
 var file_providers_plugin_proto_v1_provider_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_providers_plugin_proto_v1_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_providers_plugin_proto_v1_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_providers_plugin_proto_v1_provider_proto_goTypes = []any{
 	(Severity)(0),                 // 0: rackform.provider.v1.Severity
 	(*Diagnostic)(nil),            // 1: rackform.provider.v1.Diagnostic
@@ -1922,26 +2362,30 @@ var file_providers_plugin_proto_v1_provider_proto_goTypes = []any{
 	(*ConfigureResponse)(nil),     // 7: rackform.provider.v1.ConfigureResponse
 	(*Credentials)(nil),           // 8: rackform.provider.v1.Credentials
 	(*Target)(nil),                // 9: rackform.provider.v1.Target
-	(*ObserveRequest)(nil),        // 10: rackform.provider.v1.ObserveRequest
-	(*ObserveResponse)(nil),       // 11: rackform.provider.v1.ObserveResponse
-	(*ObserveDone)(nil),           // 12: rackform.provider.v1.ObserveDone
-	(*Observation)(nil),           // 13: rackform.provider.v1.Observation
-	(*Component)(nil),             // 14: rackform.provider.v1.Component
-	(*Match)(nil),                 // 15: rackform.provider.v1.Match
-	(*Step)(nil),                  // 16: rackform.provider.v1.Step
-	(*Expectation)(nil),           // 17: rackform.provider.v1.Expectation
-	(*ApplyRequest)(nil),          // 18: rackform.provider.v1.ApplyRequest
-	(*ApplyResponse)(nil),         // 19: rackform.provider.v1.ApplyResponse
-	(*Progress)(nil),              // 20: rackform.provider.v1.Progress
-	(*ApplyDone)(nil),             // 21: rackform.provider.v1.ApplyDone
-	(*ApplyResult)(nil),           // 22: rackform.provider.v1.ApplyResult
-	(*TaskRequest)(nil),           // 23: rackform.provider.v1.TaskRequest
-	(*TaskResponse)(nil),          // 24: rackform.provider.v1.TaskResponse
-	(*TaskStatus)(nil),            // 25: rackform.provider.v1.TaskStatus
-	(*StopRequest)(nil),           // 26: rackform.provider.v1.StopRequest
-	(*StopResponse)(nil),          // 27: rackform.provider.v1.StopResponse
-	(*durationpb.Duration)(nil),   // 28: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
+	(*UpdateIntent)(nil),          // 10: rackform.provider.v1.UpdateIntent
+	(*UpdatePlan)(nil),            // 11: rackform.provider.v1.UpdatePlan
+	(*SystemRef)(nil),             // 12: rackform.provider.v1.SystemRef
+	(*Identity)(nil),              // 13: rackform.provider.v1.Identity
+	(*ObserveRequest)(nil),        // 14: rackform.provider.v1.ObserveRequest
+	(*ObserveResponse)(nil),       // 15: rackform.provider.v1.ObserveResponse
+	(*ObserveDone)(nil),           // 16: rackform.provider.v1.ObserveDone
+	(*Observation)(nil),           // 17: rackform.provider.v1.Observation
+	(*Component)(nil),             // 18: rackform.provider.v1.Component
+	(*Match)(nil),                 // 19: rackform.provider.v1.Match
+	(*Step)(nil),                  // 20: rackform.provider.v1.Step
+	(*Expectation)(nil),           // 21: rackform.provider.v1.Expectation
+	(*ApplyRequest)(nil),          // 22: rackform.provider.v1.ApplyRequest
+	(*ApplyResponse)(nil),         // 23: rackform.provider.v1.ApplyResponse
+	(*Progress)(nil),              // 24: rackform.provider.v1.Progress
+	(*ApplyDone)(nil),             // 25: rackform.provider.v1.ApplyDone
+	(*ApplyResult)(nil),           // 26: rackform.provider.v1.ApplyResult
+	(*TaskRequest)(nil),           // 27: rackform.provider.v1.TaskRequest
+	(*TaskResponse)(nil),          // 28: rackform.provider.v1.TaskResponse
+	(*TaskStatus)(nil),            // 29: rackform.provider.v1.TaskStatus
+	(*StopRequest)(nil),           // 30: rackform.provider.v1.StopRequest
+	(*StopResponse)(nil),          // 31: rackform.provider.v1.StopResponse
+	(*durationpb.Duration)(nil),   // 32: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 33: google.protobuf.Timestamp
 }
 var file_providers_plugin_proto_v1_provider_proto_depIdxs = []int32{
 	0,  // 0: rackform.provider.v1.Diagnostic.severity:type_name -> rackform.provider.v1.Severity
@@ -1950,45 +2394,50 @@ var file_providers_plugin_proto_v1_provider_proto_depIdxs = []int32{
 	5,  // 3: rackform.provider.v1.Description.schema:type_name -> rackform.provider.v1.Attribute
 	1,  // 4: rackform.provider.v1.ConfigureResponse.diagnostics:type_name -> rackform.provider.v1.Diagnostic
 	8,  // 5: rackform.provider.v1.Target.credentials:type_name -> rackform.provider.v1.Credentials
-	9,  // 6: rackform.provider.v1.ObserveRequest.targets:type_name -> rackform.provider.v1.Target
-	13, // 7: rackform.provider.v1.ObserveResponse.observation:type_name -> rackform.provider.v1.Observation
-	12, // 8: rackform.provider.v1.ObserveResponse.done:type_name -> rackform.provider.v1.ObserveDone
-	1,  // 9: rackform.provider.v1.ObserveResponse.diagnostics:type_name -> rackform.provider.v1.Diagnostic
-	14, // 10: rackform.provider.v1.Observation.components:type_name -> rackform.provider.v1.Component
-	1,  // 11: rackform.provider.v1.Observation.diagnostics:type_name -> rackform.provider.v1.Diagnostic
-	15, // 12: rackform.provider.v1.Step.match:type_name -> rackform.provider.v1.Match
-	28, // 13: rackform.provider.v1.Step.timeout:type_name -> google.protobuf.Duration
-	17, // 14: rackform.provider.v1.Step.expect:type_name -> rackform.provider.v1.Expectation
-	29, // 15: rackform.provider.v1.Step.resume_since:type_name -> google.protobuf.Timestamp
-	15, // 16: rackform.provider.v1.Expectation.match:type_name -> rackform.provider.v1.Match
-	9,  // 17: rackform.provider.v1.ApplyRequest.target:type_name -> rackform.provider.v1.Target
-	16, // 18: rackform.provider.v1.ApplyRequest.step:type_name -> rackform.provider.v1.Step
-	20, // 19: rackform.provider.v1.ApplyResponse.progress:type_name -> rackform.provider.v1.Progress
-	21, // 20: rackform.provider.v1.ApplyResponse.done:type_name -> rackform.provider.v1.ApplyDone
-	1,  // 21: rackform.provider.v1.ApplyResponse.diagnostics:type_name -> rackform.provider.v1.Diagnostic
-	22, // 22: rackform.provider.v1.ApplyDone.result:type_name -> rackform.provider.v1.ApplyResult
-	13, // 23: rackform.provider.v1.ApplyResult.observation:type_name -> rackform.provider.v1.Observation
-	9,  // 24: rackform.provider.v1.TaskRequest.target:type_name -> rackform.provider.v1.Target
-	25, // 25: rackform.provider.v1.TaskResponse.status:type_name -> rackform.provider.v1.TaskStatus
-	1,  // 26: rackform.provider.v1.TaskResponse.diagnostics:type_name -> rackform.provider.v1.Diagnostic
-	1,  // 27: rackform.provider.v1.StopResponse.diagnostics:type_name -> rackform.provider.v1.Diagnostic
-	2,  // 28: rackform.provider.v1.Provider.Describe:input_type -> rackform.provider.v1.DescribeRequest
-	6,  // 29: rackform.provider.v1.Provider.Configure:input_type -> rackform.provider.v1.ConfigureRequest
-	10, // 30: rackform.provider.v1.Provider.Observe:input_type -> rackform.provider.v1.ObserveRequest
-	18, // 31: rackform.provider.v1.Provider.Apply:input_type -> rackform.provider.v1.ApplyRequest
-	23, // 32: rackform.provider.v1.Provider.Task:input_type -> rackform.provider.v1.TaskRequest
-	26, // 33: rackform.provider.v1.Provider.Stop:input_type -> rackform.provider.v1.StopRequest
-	3,  // 34: rackform.provider.v1.Provider.Describe:output_type -> rackform.provider.v1.DescribeResponse
-	7,  // 35: rackform.provider.v1.Provider.Configure:output_type -> rackform.provider.v1.ConfigureResponse
-	11, // 36: rackform.provider.v1.Provider.Observe:output_type -> rackform.provider.v1.ObserveResponse
-	19, // 37: rackform.provider.v1.Provider.Apply:output_type -> rackform.provider.v1.ApplyResponse
-	24, // 38: rackform.provider.v1.Provider.Task:output_type -> rackform.provider.v1.TaskResponse
-	27, // 39: rackform.provider.v1.Provider.Stop:output_type -> rackform.provider.v1.StopResponse
-	34, // [34:40] is the sub-list for method output_type
-	28, // [28:34] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	10, // 6: rackform.provider.v1.Target.updates:type_name -> rackform.provider.v1.UpdateIntent
+	19, // 7: rackform.provider.v1.UpdateIntent.match:type_name -> rackform.provider.v1.Match
+	9,  // 8: rackform.provider.v1.ObserveRequest.targets:type_name -> rackform.provider.v1.Target
+	17, // 9: rackform.provider.v1.ObserveResponse.observation:type_name -> rackform.provider.v1.Observation
+	16, // 10: rackform.provider.v1.ObserveResponse.done:type_name -> rackform.provider.v1.ObserveDone
+	1,  // 11: rackform.provider.v1.ObserveResponse.diagnostics:type_name -> rackform.provider.v1.Diagnostic
+	18, // 12: rackform.provider.v1.Observation.components:type_name -> rackform.provider.v1.Component
+	1,  // 13: rackform.provider.v1.Observation.diagnostics:type_name -> rackform.provider.v1.Diagnostic
+	12, // 14: rackform.provider.v1.Observation.systems:type_name -> rackform.provider.v1.SystemRef
+	13, // 15: rackform.provider.v1.Observation.identity:type_name -> rackform.provider.v1.Identity
+	11, // 16: rackform.provider.v1.Observation.updates:type_name -> rackform.provider.v1.UpdatePlan
+	19, // 17: rackform.provider.v1.Step.match:type_name -> rackform.provider.v1.Match
+	32, // 18: rackform.provider.v1.Step.timeout:type_name -> google.protobuf.Duration
+	21, // 19: rackform.provider.v1.Step.expect:type_name -> rackform.provider.v1.Expectation
+	33, // 20: rackform.provider.v1.Step.resume_since:type_name -> google.protobuf.Timestamp
+	19, // 21: rackform.provider.v1.Expectation.match:type_name -> rackform.provider.v1.Match
+	9,  // 22: rackform.provider.v1.ApplyRequest.target:type_name -> rackform.provider.v1.Target
+	20, // 23: rackform.provider.v1.ApplyRequest.step:type_name -> rackform.provider.v1.Step
+	24, // 24: rackform.provider.v1.ApplyResponse.progress:type_name -> rackform.provider.v1.Progress
+	25, // 25: rackform.provider.v1.ApplyResponse.done:type_name -> rackform.provider.v1.ApplyDone
+	1,  // 26: rackform.provider.v1.ApplyResponse.diagnostics:type_name -> rackform.provider.v1.Diagnostic
+	26, // 27: rackform.provider.v1.ApplyDone.result:type_name -> rackform.provider.v1.ApplyResult
+	17, // 28: rackform.provider.v1.ApplyResult.observation:type_name -> rackform.provider.v1.Observation
+	9,  // 29: rackform.provider.v1.TaskRequest.target:type_name -> rackform.provider.v1.Target
+	29, // 30: rackform.provider.v1.TaskResponse.status:type_name -> rackform.provider.v1.TaskStatus
+	1,  // 31: rackform.provider.v1.TaskResponse.diagnostics:type_name -> rackform.provider.v1.Diagnostic
+	1,  // 32: rackform.provider.v1.StopResponse.diagnostics:type_name -> rackform.provider.v1.Diagnostic
+	2,  // 33: rackform.provider.v1.Provider.Describe:input_type -> rackform.provider.v1.DescribeRequest
+	6,  // 34: rackform.provider.v1.Provider.Configure:input_type -> rackform.provider.v1.ConfigureRequest
+	14, // 35: rackform.provider.v1.Provider.Observe:input_type -> rackform.provider.v1.ObserveRequest
+	22, // 36: rackform.provider.v1.Provider.Apply:input_type -> rackform.provider.v1.ApplyRequest
+	27, // 37: rackform.provider.v1.Provider.Task:input_type -> rackform.provider.v1.TaskRequest
+	30, // 38: rackform.provider.v1.Provider.Stop:input_type -> rackform.provider.v1.StopRequest
+	3,  // 39: rackform.provider.v1.Provider.Describe:output_type -> rackform.provider.v1.DescribeResponse
+	7,  // 40: rackform.provider.v1.Provider.Configure:output_type -> rackform.provider.v1.ConfigureResponse
+	15, // 41: rackform.provider.v1.Provider.Observe:output_type -> rackform.provider.v1.ObserveResponse
+	23, // 42: rackform.provider.v1.Provider.Apply:output_type -> rackform.provider.v1.ApplyResponse
+	28, // 43: rackform.provider.v1.Provider.Task:output_type -> rackform.provider.v1.TaskResponse
+	31, // 44: rackform.provider.v1.Provider.Stop:output_type -> rackform.provider.v1.StopResponse
+	39, // [39:45] is the sub-list for method output_type
+	33, // [33:39] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_providers_plugin_proto_v1_provider_proto_init() }
@@ -1996,11 +2445,11 @@ func file_providers_plugin_proto_v1_provider_proto_init() {
 	if File_providers_plugin_proto_v1_provider_proto != nil {
 		return
 	}
-	file_providers_plugin_proto_v1_provider_proto_msgTypes[10].OneofWrappers = []any{
+	file_providers_plugin_proto_v1_provider_proto_msgTypes[14].OneofWrappers = []any{
 		(*ObserveResponse_Observation)(nil),
 		(*ObserveResponse_Done)(nil),
 	}
-	file_providers_plugin_proto_v1_provider_proto_msgTypes[18].OneofWrappers = []any{
+	file_providers_plugin_proto_v1_provider_proto_msgTypes[22].OneofWrappers = []any{
 		(*ApplyResponse_Progress)(nil),
 		(*ApplyResponse_Done)(nil),
 	}
@@ -2010,7 +2459,7 @@ func file_providers_plugin_proto_v1_provider_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_providers_plugin_proto_v1_provider_proto_rawDesc), len(file_providers_plugin_proto_v1_provider_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   27,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

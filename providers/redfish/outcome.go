@@ -1,0 +1,188 @@
+package redfish
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/stmcginnis/gofish/schemas"
+
+	"github.com/rackform/rackform/providers"
+)
+
+// credentialsError is a BMC refusing the credentials at login.
+type credentialsError struct {
+	user string
+	err  error
+}
+
+func (e *credentialsError) Error() string {
+	return fmt.Sprintf("creating a session: the BMC refused the credentials of user %q (%s)", e.user, describe(e.err))
+}
+
+func (e *credentialsError) Unwrap() error { return e.err }
+
+// systemUnresolvedError is a BMC serving several systems where the target
+// names none, or one it does not serve.
+type systemUnresolvedError struct {
+	want    string
+	systems []providers.SystemRef
+}
+
+func (e *systemUnresolvedError) Error() string {
+	var list []string
+	for _, s := range e.systems {
+		item := s.ID
+		var more []string
+		if s.UUID != "" {
+			more = append(more, "UUID "+s.UUID)
+		}
+		if s.Name != "" && s.Name != s.ID {
+			more = append(more, "name "+s.Name)
+		}
+		if len(more) > 0 {
+			item += " (" + strings.Join(more, ", ") + ")"
+		}
+		list = append(list, item)
+	}
+	if e.want == "" {
+		return fmt.Sprintf("the BMC serves %d systems and the server names none (set system to the Id or UUID of one): %s", len(e.systems), strings.Join(list, "; "))
+	}
+	return fmt.Sprintf("the BMC serves no system %q (by Id or UUID); it serves: %s", e.want, strings.Join(list, "; "))
+}
+
+// inventoryError is an inventory collection that could not be read.
+type inventoryError struct {
+	uri string
+	err error
+}
+
+func (e *inventoryError) Error() string {
+	var ie *itemsError
+	if errors.As(e.err, &ie) && ie.link == e.uri {
+		return ie.Error()
+	}
+	return "reading " + e.uri + ": " + describe(e.err)
+}
+func (e *inventoryError) Unwrap() error { return e.err }
+
+// itemsError is one failure of a collection read, in words (gofish's
+// CollectionError prints the raw bodies).
+type itemsError struct {
+	link string
+	more int
+	err  error
+}
+
+func (e *itemsError) Error() string {
+	msg := "reading " + e.link + ": " + describe(e.err)
+	if e.more > 0 {
+		msg += fmt.Sprintf(" (and %d more)", e.more)
+	}
+	return msg
+}
+
+func (e *itemsError) Unwrap() error { return e.err }
+
+// collErr turns gofish's CollectionError into an itemsError.
+func collErr(err error) error {
+	var ce *schemas.CollectionError
+	if !errors.As(err, &ce) || len(ce.Failures) == 0 {
+		return err
+	}
+	links := make([]string, 0, len(ce.Failures))
+	for l := range ce.Failures {
+		links = append(links, l)
+	}
+	sort.Strings(links)
+	return &itemsError{link: links[0], more: len(links) - 1, err: ce.Failures[links[0]]}
+}
+
+// outcomeOf names what a failed read means for the observation.
+func outcomeOf(err error) string {
+	var (
+		ce *credentialsError
+		se *systemUnresolvedError
+	)
+	switch {
+	case errors.As(err, &ce):
+		return providers.OutcomeCredentialsRefused
+	case errors.As(err, &se):
+		return providers.OutcomeSystemUnresolved
+	case errors.Is(err, errNoSystem):
+		return providers.OutcomeInventoryUnavailable
+	}
+	switch statusOf(err) {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		// The session or Basic credentials were refused on a read (after
+		// one fresh login).
+		return providers.OutcomeCredentialsRefused
+	}
+	return providers.OutcomeUnreachable
+}
+
+// outcomeSummary is the diagnostic summary of an outcome.
+func outcomeSummary(outcome string) string {
+	switch outcome {
+	case providers.OutcomeCredentialsRefused:
+		return "BMC refused the credentials"
+	case providers.OutcomeInventoryUnavailable:
+		return "No firmware inventory"
+	case providers.OutcomeSystemUnresolved:
+		return "System not resolved"
+	}
+	return "Server unreachable"
+}
+
+// redfishMessage is the readable part of a Redfish error: the
+// @Message.ExtendedInfo messages, else error.message. A body that is not a
+// Redfish error (HTML, other JSON) gives "": it is never quoted raw.
+func redfishMessage(re *schemas.Error) string {
+	var parts []string
+	for _, x := range re.ExtendedInfos {
+		if m := oneLine(x.Message); m != "" && !looksRaw(m) && !contains(parts, m) {
+			parts = append(parts, m)
+		}
+	}
+	if len(parts) == 0 {
+		if m := oneLine(re.Message); m != "" && !looksRaw(m) {
+			parts = append(parts, m)
+		}
+	}
+	return truncate(strings.Join(parts, "; "), 300)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// looksRaw tells a whole response body (JSON, HTML) from a message.
+func looksRaw(s string) bool {
+	s = strings.TrimSpace(s)
+	return strings.HasPrefix(s, "{") || strings.HasPrefix(s, "[") || strings.HasPrefix(s, "<")
+}
+
+// oneLine collapses whitespace, so a diagnostic stays one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// messageArgs are the MessageArgs of a Redfish error's extended info, with
+// the property paths it names.
+func messageArgs(re *schemas.Error) []string {
+	var out []string
+	for _, x := range re.ExtendedInfos {
+		out = append(out, x.MessageArgs...)
+		for _, p := range x.RelatedProperties {
+			out = append(out, strings.TrimPrefix(p, "#/"))
+		}
+	}
+	return out
+}
