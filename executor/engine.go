@@ -207,6 +207,13 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	if na := o.Plan.NotAfter; !na.IsZero() && m.records == 0 && o.Clock.Now().After(na) {
 		return Outcome{}, fmt.Errorf("plan %s: %w (not_after %s); plan again", short(o.PlanSHA256), ErrExpired, na.UTC().Format(time.RFC3339))
 	}
+	if m.records == 0 {
+		// A run already started from an older plan may be resumed; a new
+		// one needs what 1.3 records (methods, identities).
+		if err := plan.Applicable(o.Plan); err != nil {
+			return Outcome{}, fmt.Errorf("plan %s: %w", short(o.PlanSHA256), err)
+		}
+	}
 	if o.PlanFile != nil {
 		if err := o.Backend.SavePlan(hard, o.PlanSHA256, o.PlanFile); err != nil {
 			return Outcome{}, fmt.Errorf("storing plan %s: %w", short(o.PlanSHA256), err)

@@ -1,0 +1,236 @@
+package planner
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
+)
+
+// The causes a server is not upgraded for without being at target, in the
+// order they are reported: what could not be observed first (it hides the
+// most), then what was observed unhealthy.
+var causeOrder = []string{
+	providers.OutcomeUnreachable,
+	providers.OutcomeCredentialsRefused,
+	providers.OutcomeInventoryUnavailable,
+	providers.OutcomeSystemUnresolved,
+	plan.ReasonUnhealthy,
+}
+
+// causeText names a cause in a count ("5 unreachable, 2 credentials
+// refused").
+var causeText = map[string]string{
+	providers.OutcomeUnreachable:          "unreachable",
+	providers.OutcomeCredentialsRefused:   "credentials refused",
+	providers.OutcomeInventoryUnavailable: "inventory unavailable",
+	providers.OutcomeSystemUnresolved:     "system unresolved",
+	plan.ReasonUnhealthy:                  "unhealthy",
+}
+
+// misconfiguration reports whether an outcome is a configuration problem
+// (credentials, a BMC without usable inventory, a system the server does
+// not name): the plan fails for it whatever on_unreachable says.
+func misconfiguration(outcome string) bool {
+	switch outcome {
+	case providers.OutcomeCredentialsRefused, providers.OutcomeInventoryUnavailable, providers.OutcomeSystemUnresolved:
+		return true
+	}
+	return false
+}
+
+// unavailableServer is a server that was not observed, or observed
+// unhealthy: never upgraded, never dropped silently.
+type unavailableServer struct {
+	addr, cause, why string
+	cluster          string
+	subject          *hcl.Range
+	// block: the plan fails for it (on_unreachable = block, or a
+	// configuration problem without -hold-back-errored).
+	block bool
+}
+
+// unavailable records a server that cannot be upgraded now. Unreachable
+// and unhealthy servers follow on_unreachable (skip: planned as skipped;
+// block: a plan error); configuration problems fail the plan unless
+// -hold-back-errored holds them back. Reported grouped by cause in
+// reportUnavailable.
+func (p *planning) unavailable(s *config.Server, ps *plan.Server, cause, why string) {
+	u := unavailableServer{addr: ps.Address, cause: cause, why: why, cluster: s.Cluster.Name, subject: rangePtr(s.DeclRange)}
+	switch {
+	case misconfiguration(cause):
+		u.block = !p.opts.HoldBackErrored
+	default:
+		u.block = p.onUnreachable(s) == OnUnreachableBlock
+	}
+	if !u.block {
+		ps.Action, ps.Reason = plan.ActionSkip, cause
+	}
+	ps.Problems = append(ps.Problems, why)
+	p.unavail = append(p.unavail, u)
+}
+
+// reportUnavailable adds one diagnostic per cause (and severity), naming
+// every server, grouped by what its BMC answered: a fleet behind a broken
+// VPN is one line, not one per server. It comes first, because a server
+// not seen hides everything else about it.
+func (p *planning) reportUnavailable() {
+	type group struct {
+		cause string
+		block bool
+	}
+	by := map[group][]unavailableServer{}
+	for _, u := range p.unavail {
+		g := group{u.cause, u.block}
+		by[g] = append(by[g], u)
+	}
+	total := len(p.inScope)
+	var out hcl.Diagnostics
+	for _, cause := range causeOrder {
+		for _, block := range []bool{true, false} {
+			list := by[group{cause, block}]
+			if len(list) == 0 {
+				continue
+			}
+			d := &hcl.Diagnostic{Severity: hcl.DiagWarning}
+			if block {
+				d.Severity = hcl.DiagError
+			}
+			d.Summary = fmt.Sprintf("%d of %d servers %s", len(list), total, causeSummary(cause))
+			d.Detail = whyGroups(list) + " " + causeAdvice(cause, block, p.opts.HoldBackErrored)
+			if len(list) == 1 {
+				d.Subject = list[0].subject
+			}
+			out = append(out, d)
+			for _, u := range list {
+				p.unavailDiags[u.addr] = d
+			}
+		}
+	}
+	p.diags = append(p.diags, out...)
+}
+
+func causeSummary(cause string) string {
+	switch cause {
+	case providers.OutcomeUnreachable:
+		return "unreachable"
+	case providers.OutcomeCredentialsRefused:
+		return "refused the credentials"
+	case providers.OutcomeInventoryUnavailable:
+		return "without a usable firmware inventory"
+	case providers.OutcomeSystemUnresolved:
+		return "whose system could not be resolved"
+	}
+	return "unhealthy"
+}
+
+// whyGroups lists servers by the reason their BMC gave: "connection
+// refused: a, b; TLS handshake timeout: c."
+func whyGroups(list []unavailableServer) string {
+	var order []string
+	by := map[string][]string{}
+	for _, u := range list {
+		if _, ok := by[u.why]; !ok {
+			order = append(order, u.why)
+		}
+		by[u.why] = append(by[u.why], u.addr)
+	}
+	parts := make([]string, len(order))
+	for i, why := range order {
+		parts[i] = fmt.Sprintf("%s (%s)", strings.Join(by[why], ", "), strings.TrimSuffix(why, "."))
+	}
+	return strings.Join(parts, "; ") + "."
+}
+
+func causeAdvice(cause string, block, holdBack bool) string {
+	switch {
+	case misconfiguration(cause) && block:
+		what := map[string]string{
+			providers.OutcomeCredentialsRefused:   "Check the provider's (or the server's) credentials",
+			providers.OutcomeInventoryUnavailable: "Check that the BMC serves its UpdateService firmware inventory, or the System's BiosVersion and the Manager's FirmwareVersion",
+			providers.OutcomeSystemUnresolved:     "Name the server's system (system = Id or UUID of one the BMC lists)",
+		}[cause]
+		return what + ": this is a configuration problem, so the plan fails. -exclude the servers, or plan with -hold-back-errored to plan the rest of the fleet without them."
+	case misconfiguration(cause):
+		return "Held back (-hold-back-errored): planned as skipped, counted for no threshold, and the plan is not \"no changes\"."
+	case block:
+		return "Fix them, -exclude them, or plan with -on-unreachable=skip to plan them as skipped."
+	}
+	return "They are planned as skipped and count for no threshold; the plan is not \"no changes\" while they are unseen."
+}
+
+// NotObservedLine is "7 of 40 servers not observed: 5 unreachable, 2
+// credentials refused", or "" when every server was observed.
+func NotObservedLine(s plan.Summary) string {
+	if s.NotObserved == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d servers not observed: %s", s.NotObserved, s.Upgrade+s.Skip, CauseCounts(s.NotObservedBy()))
+}
+
+// CauseCounts is "5 unreachable, 2 credentials refused", in report order.
+func CauseCounts(by map[string]int) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, c := range causeOrder {
+		if n := by[c]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, causeText[c]))
+			seen[c] = true
+		}
+	}
+	var rest []string
+	for c := range by {
+		if !seen[c] && by[c] > 0 {
+			rest = append(rest, c)
+		}
+	}
+	sort.Strings(rest)
+	for _, c := range rest {
+		parts = append(parts, fmt.Sprintf("%d %s", by[c], strings.ReplaceAll(c, "_", " ")))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// checkClustersObserved fails the plan for a cluster none of whose
+// in-scope servers could be observed: nothing it says about that cluster
+// would be true.
+func (p *planning) checkClustersObserved() {
+	type tally struct {
+		n, seen int
+		causes  map[string]int
+		c       *config.Cluster
+	}
+	var order []*config.Cluster
+	by := map[*config.Cluster]*tally{}
+	for _, s := range p.inScope {
+		t := by[s.Cluster]
+		if t == nil {
+			t = &tally{causes: map[string]int{}, c: s.Cluster}
+			by[s.Cluster] = t
+			order = append(order, s.Cluster)
+		}
+		t.n++
+		o := p.observed[address(s)]
+		if o != nil && o.EffectiveOutcome() == providers.OutcomeObserved {
+			t.seen++
+		} else if o == nil {
+			t.causes[providers.OutcomeUnreachable]++
+		} else {
+			t.causes[o.EffectiveOutcome()]++
+		}
+	}
+	for _, c := range order {
+		t := by[c]
+		if prov := p.provider(c); t.seen > 0 || prov == nil || p.failedProviders[prov.Name] {
+			continue
+		}
+		p.errorf(rangePtr(c.DeclRange), "No server of cluster "+c.Name+" observed",
+			"None of the %d in-scope servers of cluster %q could be observed (%s), so nothing this plan would say about it is known. Restore access to its BMCs, or -exclude %s.",
+			t.n, c.Name, CauseCounts(t.causes), c.Name)
+	}
+}
