@@ -164,17 +164,8 @@ func causeAdvice(cause string, block, holdBack bool) string {
 	return "They are planned as skipped and count for no threshold; the plan is not \"no changes\" while they are unseen."
 }
 
-// NotObservedLine is "7 of 40 servers not observed: 5 unreachable, 2
-// credentials refused", or "" when every server was observed.
-func NotObservedLine(s plan.Summary) string {
-	if s.NotObserved == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d of %d servers not observed: %s", s.NotObserved, s.Upgrade+s.Skip, CauseCounts(s.NotObservedBy()))
-}
-
-// CauseCounts is "5 unreachable, 2 credentials refused", in report order.
-func CauseCounts(by map[string]int) string {
+// causeCounts is "5 unreachable, 2 credentials refused", in report order.
+func causeCounts(by map[string]int) string {
 	var parts []string
 	seen := map[string]bool{}
 	for _, c := range causeOrder {
@@ -231,6 +222,6 @@ func (p *planning) checkClustersObserved() {
 		}
 		p.errorf(rangePtr(c.DeclRange), "No server of cluster "+c.Name+" observed",
 			"None of the %d in-scope servers of cluster %q could be observed (%s), so nothing this plan would say about it is known. Restore access to its BMCs, or -exclude %s.",
-			t.n, c.Name, CauseCounts(t.causes), c.Name)
+			t.n, c.Name, causeCounts(t.causes), c.Name)
 	}
 }
