@@ -41,6 +41,44 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 	if len(p.Excludes) > 0 {
 		fmt.Fprintf(&head, "\nWithout `-exclude %s`.\n", strings.Join(p.Excludes, "`, `-exclude "))
 	}
+	// What was not seen or is held back comes before everything else.
+	if groups := Unobserved(p); len(groups) > 0 {
+		fmt.Fprintf(&head, "\n> [!WARNING]\n> **%s**\n", mdEscape(NotObservedLine(p.Summary)))
+		for _, g := range groups {
+			item := fmt.Sprintf("> - %s: %s\n", g[0], mdEscape(g[1]))
+			if head.Len()+len(item) > limit/4 {
+				head.WriteString("> - … (`rackform show PLANFILE` lists every server)\n")
+				break
+			}
+			head.WriteString(item)
+		}
+	}
+	if held := HeldBack(p); len(held) > 0 {
+		fmt.Fprintf(&head, "\n> [!CAUTION]\n> **%s held back** for their problems (`-hold-back-errored`); this plan does not upgrade them:\n", plural(len(held), "server", "servers"))
+		for i, s := range held {
+			item := fmt.Sprintf("> - `%s`: %s\n", s.Address, mdEscape(strings.Join(s.Problems, "; ")))
+			if head.Len()+len(item) > limit/3 {
+				fmt.Fprintf(&head, "> - … and %d more held back (`rackform show PLANFILE` lists them all)\n", len(held)-i)
+				break
+			}
+			head.WriteString(item)
+		}
+	}
+	if imgs := images(p); len(imgs) > 0 {
+		head.WriteString("\n**Images**\n\n| component | version | image | sha256 |\n|---|---|---|---|\n")
+		for i, im := range imgs {
+			sum := "`" + im.sha + "`"
+			if im.sha == "" {
+				sum = "none given: not verified"
+			}
+			row := fmt.Sprintf("| %s | %s | `%s` | %s |\n", mdEscape(im.component), mdEscape(im.version), strings.ReplaceAll(im.url, "`", "%60"), sum)
+			if head.Len()+len(row) > limit/2 {
+				fmt.Fprintf(&head, "| … | %d more images | `rackform show PLANFILE` | |\n", len(imgs)-i)
+				break
+			}
+			head.WriteString(row)
+		}
+	}
 	if len(p.Warnings) > 0 {
 		head.WriteString("\n**Warnings**\n\n")
 		// Warnings get at most a quarter of the comment, so a fleet of
@@ -130,4 +168,25 @@ func mdEstimate(s *plan.Server) string {
 // mdEscape keeps text from breaking a table row or turning into markup.
 func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+type image struct{ component, version, url, sha string }
+
+// images are the distinct images the plan's steps send, in first-use order.
+func images(p *plan.Plan) []image {
+	var out []image
+	seen := map[image]bool{}
+	for _, s := range p.Servers {
+		for _, st := range s.Steps {
+			if st.Image == "" || (st.Kind != plan.StepUpdate && st.Kind != plan.StepReimage) {
+				continue
+			}
+			im := image{st.Component, st.Version, st.Image, st.SHA256}
+			if !seen[im] {
+				seen[im] = true
+				out = append(out, im)
+			}
+		}
+	}
+	return out
 }
