@@ -323,12 +323,14 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 				ps.Address)
 			continue
 		case !down && !up && !differs:
-			if id, fixed := notUpdateable(found); fixed {
+			if id, fixed := notUpdateable(found); fixed && c.Method != config.MethodReimage {
 				ps.Notes = append(ps.Notes, fmt.Sprintf("Component %q (inventory %q) is at its target %s; its BMC says it is not updateable, so it could not be changed.", c.Name, id, c.Version))
 			}
 			continue // at target
 		}
-		if id, fixed := notUpdateable(found); fixed {
+		// A reimaged runtime goes through virtual media, not the
+		// UpdateService: Updateable says nothing about it.
+		if id, fixed := notUpdateable(found); fixed && c.Method != config.MethodReimage {
 			ok = false
 			f.add("fixed\x00"+s.Cluster.Name+"\x00"+c.Name, hcl.DiagError, rangePtr(c.DeclRange), "Component not updateable",
 				fmt.Sprintf("component %q is at %s and release %q wants %s, but the BMC marks inventory member %q as not updateable (Updateable: false), so plan will not send it an image. Give these servers a release without the change, or update the component another way.",
