@@ -32,6 +32,9 @@ const (
 	ReasonAtTarget    = "already_at_target" // rule 24
 	ReasonEmpty       = "empty"             // N = 0 (rule 9)
 	ReasonDrift       = "drift"             // rule 26
+	// ReasonIdentity: the BMC reports another machine than the plan was
+	// made for (an RMA, a re-used BMC address): not touched.
+	ReasonIdentity = "identity_changed"
 	ReasonUnreachable = "unreachable"       // the BMC did not answer before the first step
 	ReasonStep        = "step"              // a provider step or the drain hook failed
 	ReasonUnhealthy   = "unhealthy"         // remediation was exhausted (rule 30)
