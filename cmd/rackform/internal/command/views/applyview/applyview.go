@@ -306,6 +306,17 @@ func (v *View) lines(e executor.Event) []string {
 			return []string{fmt.Sprintf("  %s: skipped after its steps began; bringing it back: %s", e.Server, stepName(e))}
 		}
 		return nil
+	case "step_completed":
+		// A remediation power off says what the BMC confirmed or
+		// answered, never more.
+		if e.Op == "power_off" && e.Message != "" {
+			return []string{fmt.Sprintf("  %s: remediation: power_off: %s", e.Server, e.Message)}
+		}
+		return nil
+	case "remediation_skipped":
+		return []string{fmt.Sprintf("  %s: remediation: %s", e.Server, e.Message)}
+	case "step_waiting":
+		return []string{fmt.Sprintf("  %s: %s", e.Server, e.Message)}
 	case "step_interrupted":
 		what := "pre-flight observation"
 		if e.Op != "" {
