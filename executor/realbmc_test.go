@@ -228,3 +228,24 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("the condition was not reached")
 }
+
+// A held-back or unobserved server never silently disappears: status
+// lists it as skipped, with the plan's reason and problems.
+func TestStatusListsHeldBackAndUnobservedServers(t *testing.T) {
+	h := newHarness(t)
+	p := executortest.Single(h.prov, nil, S{Name: "r01", Servers: 3, Threshold: plan.Threshold{Type: "count", Value: 1}})
+	held, gone := &p.Servers[1], &p.Servers[2]
+	held.Action, held.Reason, held.Problems, held.Steps = plan.ActionSkip, plan.ReasonHeldBack, []string{`Undecidable version: component "bios" reports "two"`}, nil
+	gone.Action, gone.Reason, gone.Problems, gone.Steps = plan.ActionSkip, plan.ReasonUnreachable, []string{"dial tcp: connection refused"}, nil
+	h.plan = p
+	h.run()
+	for a, want := range map[string]string{
+		held.Address: `skipped(held_back) skipped in the plan: Undecidable version: component "bios" reports "two"`,
+		gone.Address: "skipped(unreachable) skipped in the plan: dial tcp: connection refused",
+	} {
+		n := h.node(a)
+		if got := n.State.String() + " " + n.Message; got != want {
+			t.Errorf("%s: %q, want %q", a, got, want)
+		}
+	}
+}
