@@ -48,7 +48,6 @@ func misconfiguration(outcome string) bool {
 // unhealthy: never upgraded, never dropped silently.
 type unavailableServer struct {
 	addr, cause, why string
-	cluster          string
 	subject          *hcl.Range
 	// block: the plan fails for it (on_unreachable = block, or a
 	// configuration problem without -hold-back-errored).
@@ -61,7 +60,7 @@ type unavailableServer struct {
 // -hold-back-errored holds them back. Reported grouped by cause in
 // reportUnavailable.
 func (p *planning) unavailable(s *config.Server, ps *plan.Server, cause, why string) {
-	u := unavailableServer{addr: ps.Address, cause: cause, why: why, cluster: s.Cluster.Name, subject: rangePtr(s.DeclRange)}
+	u := unavailableServer{addr: ps.Address, cause: cause, why: why, subject: rangePtr(s.DeclRange)}
 	switch {
 	case misconfiguration(cause):
 		u.block = !p.opts.HoldBackErrored
@@ -107,9 +106,6 @@ func (p *planning) reportUnavailable() {
 				d.Subject = list[0].subject
 			}
 			out = append(out, d)
-			for _, u := range list {
-				p.unavailDiags[u.addr] = d
-			}
 		}
 	}
 	p.diags = append(p.diags, out...)
@@ -223,5 +219,49 @@ func (p *planning) checkClustersObserved() {
 		p.errorf(rangePtr(c.DeclRange), "No server of cluster "+c.Name+" observed",
 			"None of the %d in-scope servers of cluster %q could be observed (%s), so nothing this plan would say about it is known. Restore access to its BMCs, or -exclude %s.",
 			t.n, c.Name, causeCounts(t.causes), c.Name)
+	}
+}
+
+// warnControlPlane warns when a control-plane server is left out (not
+// observed, unhealthy or held back) while others of its cluster are
+// upgraded: the rule that never more than one control-plane server is down
+// counts only servers the run touches, and one that could not be seen may
+// already be down.
+func (p *planning) warnControlPlane() {
+	type cp struct {
+		out      []string
+		upgrades int
+	}
+	by := map[*config.Cluster]*cp{}
+	var order []*config.Cluster
+	for _, s := range p.inScope {
+		if s.Role != config.RoleControlPlane && s.Role != config.RoleControlPlaneSpare {
+			continue
+		}
+		ps := p.servers[address(s)]
+		if ps == nil {
+			continue
+		}
+		x := by[s.Cluster]
+		if x == nil {
+			x = &cp{}
+			by[s.Cluster] = x
+			order = append(order, s.Cluster)
+		}
+		switch {
+		case ps.Action == plan.ActionUpgrade:
+			x.upgrades++
+		case plan.NotObserved(ps.Reason) || ps.Reason == plan.ReasonHeldBack || ps.Reason == plan.ReasonUnhealthy:
+			x.out = append(x.out, fmt.Sprintf("%s (%s)", ps.Address, strings.ReplaceAll(ps.Reason, "_", " ")))
+		}
+	}
+	for _, c := range order {
+		x := by[c]
+		if len(x.out) == 0 || x.upgrades == 0 {
+			continue
+		}
+		p.warnf(rangePtr(c.DeclRange), "Control plane upgraded with servers left out",
+			"Cluster %q upgrades %d control-plane server(s) one at a time while %s %s left out. A left-out server may already be down: upgrading another would then take a second control-plane server down. Check %s before apply.",
+			c.Name, x.upgrades, strings.Join(x.out, ", "), ternary(len(x.out) == 1, "is", "are"), ternary(len(x.out) == 1, "it", "them"))
 	}
 }

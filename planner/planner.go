@@ -80,7 +80,7 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (*plan.Plan, hc
 		opts.Parallelism = 0
 	}
 	now := opts.Now.UTC()
-	p := &planning{cfg: cfg, opts: opts, now: now, unavailDiags: map[string]*hcl.Diagnostic{}, targets: map[string][]target{}, failedProviders: map[string]bool{}}
+	p := &planning{cfg: cfg, opts: opts, now: now, targets: map[string][]target{}, failedProviders: map[string]bool{}}
 	return p.run(ctx)
 }
 
@@ -101,8 +101,6 @@ type planning struct {
 	// unavail are the servers skipped (or blocking) because they are
 	// unreachable or unhealthy, in plan order.
 	unavail []unavailableServer
-	// unavailDiags is the grouped diagnostic naming each such server.
-	unavailDiags map[string]*hcl.Diagnostic
 	// heldBack are the servers -hold-back-errored held back.
 	heldBack []string
 	// failedProviders did not observe at all (reported on their own).
@@ -156,6 +154,7 @@ func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
 	}
 	p.diff()
 	run := p.orderShared()
+	p.warnControlPlane()
 	snap := snapshot(p.cfg)
 	p.checkSnapshot(snap)
 	if p.diags.HasErrors() {

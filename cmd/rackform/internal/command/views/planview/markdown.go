@@ -65,13 +65,13 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 		}
 	}
 	if imgs := images(p); len(imgs) > 0 {
-		head.WriteString("\n**Images**\n\n| component | version | image | sha256 |\n|---|---|---|---|\n")
+		head.WriteString("\n**Images**\n\n| component | version | image | sha256 | delivered by |\n|---|---|---|---|---|\n")
 		for i, im := range imgs {
 			sum := "`" + im.sha + "`"
 			if im.sha == "" {
 				sum = "none given: not verified"
 			}
-			row := fmt.Sprintf("| %s | %s | `%s` | %s |\n", mdEscape(im.component), mdEscape(im.version), strings.ReplaceAll(im.url, "`", "%60"), sum)
+			row := fmt.Sprintf("| %s | %s | `%s` | %s | %s |\n", mdEscape(im.component), mdEscape(im.version), strings.ReplaceAll(im.url, "`", "%60"), sum, mdEscape(im.methods()))
 			if head.Len()+len(row) > limit/2 {
 				fmt.Fprintf(&head, "| … | %d more images | `rackform show PLANFILE` | |\n", len(imgs)-i)
 				break
@@ -170,22 +170,53 @@ func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
-type image struct{ component, version, url, sha string }
+type image struct {
+	component, version, url, sha string
+	// how counts the servers by delivery ("simple_update HTTPS"), in
+	// first-use order.
+	how   []string
+	count map[string]int
+}
 
-// images are the distinct images the plan's steps send, in first-use order.
-func images(p *plan.Plan) []image {
-	var out []image
-	seen := map[image]bool{}
+func (im *image) methods() string {
+	var parts []string
+	for _, h := range im.how {
+		parts = append(parts, fmt.Sprintf("%s (%d)", h, im.count[h]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// images are the distinct images the plan's steps send, in first-use
+// order, with how many servers get each by which method.
+func images(p *plan.Plan) []*image {
+	var out []*image
+	type key struct{ component, version, url, sha string }
+	seen := map[key]*image{}
 	for _, s := range p.Servers {
 		for _, st := range s.Steps {
 			if st.Image == "" || (st.Kind != plan.StepUpdate && st.Kind != plan.StepReimage) {
 				continue
 			}
-			im := image{st.Component, st.Version, st.Image, st.SHA256}
-			if !seen[im] {
-				seen[im] = true
+			k := key{st.Component, st.Version, st.Image, st.SHA256}
+			im := seen[k]
+			if im == nil {
+				im = &image{component: k.component, version: k.version, url: k.url, sha: k.sha, count: map[string]int{}}
+				seen[k] = im
 				out = append(out, im)
 			}
+			how := st.Method
+			switch {
+			case st.Kind == plan.StepReimage:
+				how = "reimage"
+			case how == "" || how == "auto":
+				how = "provider's choice"
+			case st.TransferProtocol != "":
+				how += " " + st.TransferProtocol
+			}
+			if im.count[how] == 0 {
+				im.how = append(im.how, how)
+			}
+			im.count[how]++
 		}
 	}
 	return out
