@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -48,7 +49,10 @@ func misconfiguration(outcome string) bool {
 // unhealthy: never upgraded, never dropped silently.
 type unavailableServer struct {
 	addr, cause, why string
-	subject          *hcl.Range
+	// common is why with the server's own BMC address written as
+	// "{bmc}", so servers failing the same way share one line.
+	common  string
+	subject *hcl.Range
 	// block: the plan fails for it (on_unreachable = block, or a
 	// configuration problem without -hold-back-errored).
 	block bool
@@ -60,7 +64,7 @@ type unavailableServer struct {
 // -hold-back-errored holds them back. Reported grouped by cause in
 // reportUnavailable.
 func (p *planning) unavailable(s *config.Server, ps *plan.Server, cause, why string) {
-	u := unavailableServer{addr: ps.Address, cause: cause, why: why, subject: rangePtr(s.DeclRange)}
+	u := unavailableServer{addr: ps.Address, cause: cause, why: why, common: commonWhy(why, s.BMC), subject: rangePtr(s.DeclRange)}
 	switch {
 	case misconfiguration(cause):
 		u.block = !p.opts.HoldBackErrored
@@ -130,17 +134,42 @@ func causeSummary(cause string) string {
 func whyGroups(list []unavailableServer) string {
 	var order []string
 	by := map[string][]string{}
+	own := map[string]string{}
 	for _, u := range list {
-		if _, ok := by[u.why]; !ok {
-			order = append(order, u.why)
+		if _, ok := by[u.common]; !ok {
+			order = append(order, u.common)
+			own[u.common] = u.why
 		}
-		by[u.why] = append(by[u.why], u.addr)
+		by[u.common] = append(by[u.common], u.addr)
 	}
 	parts := make([]string, len(order))
 	for i, why := range order {
-		parts[i] = fmt.Sprintf("%s (%s)", strings.Join(by[why], ", "), strings.TrimSuffix(why, "."))
+		if len(by[why]) == 1 {
+			why = own[why] // one server: its own message, address and all
+		}
+		parts[i] = fmt.Sprintf("%s (%s)", strings.Join(by[order[i]], ", "), strings.TrimSuffix(why, "."))
 	}
-	return strings.Join(parts, "; ") + "."
+	out := strings.Join(parts, "; ") + "."
+	if strings.Contains(out, "{bmc}") {
+		out += " ({bmc} is each server's BMC address; rackform show lists each server's own message.)"
+	}
+	return out
+}
+
+// commonWhy writes a server's own BMC address (URL, host:port, host) in
+// why as "{bmc}".
+func commonWhy(why, bmc string) string {
+	u, err := url.Parse(bmc)
+	if err != nil || u.Host == "" {
+		return why
+	}
+	base := strings.TrimRight(u.Scheme+"://"+u.Host, "/")
+	why = strings.ReplaceAll(why, base, "{bmc}")
+	why = strings.ReplaceAll(why, u.Host, "{bmc}")
+	if h := u.Hostname(); h != "" && h != u.Host {
+		why = strings.ReplaceAll(why, h, "{bmc}")
+	}
+	return why
 }
 
 func causeAdvice(cause string, block, holdBack bool) string {
