@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/planner/plan"
 )
@@ -27,11 +29,14 @@ import (
 func (p *planning) orderShared() plan.Run {
 	n := len(p.diags)
 	run := p.order()
+	// The first ordering's findings are kept aside: ordering again would
+	// report them twice.
+	first := append(hcl.Diagnostics(nil), p.diags[n:]...)
+	p.diags = p.diags[:n]
 	if !p.assignShared(run) {
+		p.diags = append(p.diags, first...)
 		return run
 	}
-	// The first ordering's findings would be reported twice.
-	p.diags = p.diags[:n]
 	return p.order()
 }
 
@@ -136,11 +141,26 @@ func (p *planning) assignShared(run plan.Run) bool {
 		}
 		p.layout(s, ps, p.targets[addr], skip)
 	}
+	inScope := map[*config.Server]bool{}
+	for _, s := range p.inScope {
+		inScope[s] = true
+	}
 	for _, s := range p.inScope {
 		addr := address(s)
 		comps := owners[addr]
 		if len(comps) == 0 {
 			continue
+		}
+		var outside []string
+		for _, o := range p.cfg.Servers() {
+			if !inScope[o] && bmcKey(o.BMC) == bmcKey(s.BMC) {
+				outside = append(outside, address(o))
+			}
+		}
+		if len(outside) > 0 {
+			p.warnf(rangePtr(s.DeclRange), "Shared component affects servers outside the plan",
+				"Server %s flashes %s, shared by every system behind its BMC %s, which also serves %s: not in this plan (-target, -exclude or another rollout), so they are neither drained nor shut down for it.",
+				addr, strings.Join(comps, ", "), s.BMC, strings.Join(outside, ", "))
 		}
 		var after []string
 		for _, o := range byBMC[bmcKey(s.BMC)] {

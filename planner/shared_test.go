@@ -101,3 +101,28 @@ func TestSharedComponentIsPlannedOncePerBMC(t *testing.T) {
 		}
 	}
 }
+
+// A shared component flashed by a plan that leaves out other servers of
+// the same BMC (-target) is planned, with a warning naming them: they are
+// not drained or shut down for it.
+func TestSharedComponentWarnsAboutServersOutsideThePlan(t *testing.T) {
+	cfg := loadText(t, sharedFleet(t))
+	edit := func(addr string, o *providers.Observation) {
+		o.Components = append(o.Components, providers.Component{ID: "BMC", Version: "1.40", Updateable: true, Shared: addr != "c/r1/s2"})
+	}
+	// n1 and n3 planned, n0 left out: n3 flashes after n1 (the ordering
+	// is redone), and the warning survives it.
+	p, diags := planFakes(t, cfg, edit, func(o *Options) { o.Excludes = []string{"c/r1/n0"} })
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	var got []string
+	for _, w := range p.Warnings {
+		if w.Summary == "Shared component affects servers outside the plan" {
+			got = append(got, w.Detail)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "Server c/r2/n3 flashes bmc") || !strings.Contains(got[0], "also serves c/r1/n0:") {
+		t.Errorf("warnings: %q", got)
+	}
+}
