@@ -214,7 +214,6 @@ func describeOutcome(o *providers.Observation) string {
 	return why
 }
 
-
 func describe(d providers.Diagnostics) string {
 	if len(d) == 0 {
 		return "the provider gave no reason"

@@ -41,7 +41,6 @@ type Script struct {
 	ReportPower string
 }
 
-
 // Call is one Apply the fake received.
 type Call struct {
 	Server    string

@@ -176,7 +176,7 @@ type Server struct {
 	Problems []string `json:"problems,omitempty"`
 	// Notes are findings that change nothing (a component the BMC says is
 	// not updateable, already at target). (Format 1.3.)
-	Notes []string `json:"notes,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
 	Changes []Change `json:"changes,omitempty"`
 	Steps   []Step   `json:"steps,omitempty"`
 	Reboots int      `json:"reboots"`
@@ -354,8 +354,8 @@ func (s Step) ProviderStep() providers.Step {
 		// Copied: the provider must not alias the plan's slice.
 		Targets:          append([]string(nil), s.Targets...),
 		TransferProtocol: s.TransferProtocol,
-		Timeout:   time.Duration(s.Timeout),
-		Expect:    s.Expect,
+		Timeout:          time.Duration(s.Timeout),
+		Expect:           s.Expect,
 	}
 	if s.Match != nil {
 		ps.Match = *s.Match
