@@ -316,7 +316,11 @@ func Delivery(st plan.Step) string {
 		parts = append(parts, "sha256 "+st.SHA256)
 	}
 	if st.Shared && len(st.After) > 0 {
-		parts = append(parts, "after "+strings.Join(st.After, ", ")+" are down")
+		verb := "is"
+		if len(st.After) > 1 {
+			verb = "are"
+		}
+		parts = append(parts, "once "+strings.Join(st.After, ", ")+" "+verb+" shut down (shared by the BMC)")
 	}
 	return strings.Join(parts, ", ")
 }
