@@ -249,3 +249,15 @@ func TestStatusListsHeldBackAndUnobservedServers(t *testing.T) {
 		}
 	}
 }
+
+// Truthful progress: a server that came back only after remediation says
+// so when it completes (what it took), rather than completing silently.
+func TestRemediatedServerSaysWhatItTook(t *testing.T) {
+	h := newHarness(t)
+	h.plan = executortest.Single(h.prov, map[string]Script{"c1/r01/r01-s01": {WaitReadyFails: 1}}, S{Name: "r01", Servers: 1})
+	h.run()
+	n := h.node("c1/r01/r01-s01")
+	if n.State.String() != "completed" || !strings.Contains(n.Message, "came back healthy and at target after remediation (reimage)") {
+		t.Errorf("%s %q", n.State, n.Message)
+	}
+}

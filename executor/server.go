@@ -232,6 +232,9 @@ func (s *serverRun) apply(r *Record) error {
 				s.pc = i + 1
 			}
 		case kind == "remedy" && action == "wait_ready":
+			// Said when the server completes: the BMC confirmed it healthy
+			// and at target only after these actions.
+			s.warnings = append(s.warnings, fmt.Sprintf("came back healthy and at target after remediation (%s)", strings.Join(s.actions[:min(s.rem, len(s.actions))], ", then ")))
 			s.remActive, s.remWait = false, false
 			s.pc = s.waitPos + 1
 		case kind == "remedy":
