@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -94,7 +95,17 @@ func (p *planning) reportUnavailable() {
 	}
 	total := len(p.inScope)
 	var out hcl.Diagnostics
-	for _, cause := range causeOrder {
+	// An outcome this rackform does not know (a newer plugin) is still
+	// reported, after the known ones: never dropped.
+	causes := append([]string(nil), causeOrder...)
+	var extra []string
+	for g := range by {
+		if !slices.Contains(causes, g.cause) && !slices.Contains(extra, g.cause) {
+			extra = append(extra, g.cause)
+		}
+	}
+	sort.Strings(extra)
+	for _, cause := range append(causes, extra...) {
 		for _, block := range []bool{true, false} {
 			list := by[group{cause, block}]
 			if len(list) == 0 {
@@ -125,8 +136,10 @@ func causeSummary(cause string) string {
 		return "without a usable firmware inventory"
 	case providers.OutcomeSystemUnresolved:
 		return "whose system could not be resolved"
+	case plan.ReasonUnhealthy:
+		return "unhealthy"
 	}
-	return "unhealthy"
+	return "not observed (" + strings.ReplaceAll(cause, "_", " ") + ")"
 }
 
 // whyGroups lists servers by the reason their BMC gave: "connection

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -319,5 +320,30 @@ func TestLeftOutControlPlaneServerIsWarned(t *testing.T) {
 	}
 	if len(got) != 1 || !strings.Contains(got[0], "c/x-cp2/cp2 (unreachable) is left out") {
 		t.Errorf("warnings: %q", got)
+	}
+}
+
+// An observation outcome this rackform does not know (a newer plugin) is
+// reported under its own name and keeps the plan from "no changes", never
+// dropped.
+func TestUnknownOutcomeIsReported(t *testing.T) {
+	cfg := loadText(t, fixture{racks: withCP([]string{"r1", "a:c"})}.String())
+	p, diags := planFakes(t, cfg, func(addr string, o *providers.Observation) {
+		if addr == "c/r1/a" {
+			refuse("firmware_locked", "the BMC is in a lockdown mode")(o)
+		}
+	}, nil)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	var got []string
+	for _, d := range diags {
+		got = append(got, d.Summary)
+	}
+	if !slices.Contains(got, "1 of 5 servers not observed (firmware locked)") {
+		t.Errorf("diagnostics: %q", got)
+	}
+	if a := serverByAddr(p, "c/r1/a"); a.Action != plan.ActionSkip || a.Settled() || p.Summary.NotObserved != 1 {
+		t.Errorf("a: %+v, summary %+v", a, p.Summary)
 	}
 }
