@@ -156,6 +156,13 @@ type runner struct {
 	down map[string]string
 	// interrupts counts, per "server op", the provider failures under it.
 	interrupts map[string]int
+	// remNoted: the server's skipped remediation actions were announced.
+	remNoted map[*node]bool
+	// barred are servers whose next step waits for the other servers on
+	// their BMC (a shared component's update): decided again on every
+	// pass, in plan order.
+	barred   []*node
+	barNoted map[*node]bool
 }
 
 // Run applies the plan until it completes, fails, pauses, is stopped, or
@@ -207,6 +214,13 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	if na := o.Plan.NotAfter; !na.IsZero() && m.records == 0 && o.Clock.Now().After(na) {
 		return Outcome{}, fmt.Errorf("plan %s: %w (not_after %s); plan again", short(o.PlanSHA256), ErrExpired, na.UTC().Format(time.RFC3339))
 	}
+	if m.records == 0 {
+		// A run already started from an older plan may be resumed; a new
+		// one needs what 1.3 records (methods, identities).
+		if err := plan.Applicable(o.Plan); err != nil {
+			return Outcome{}, fmt.Errorf("plan %s: %w", short(o.PlanSHA256), err)
+		}
+	}
 	if o.PlanFile != nil {
 		if err := o.Backend.SavePlan(hard, o.PlanSHA256, o.PlanFile); err != nil {
 			return Outcome{}, fmt.Errorf("storing plan %s: %w", short(o.PlanSHA256), err)
@@ -215,7 +229,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	o.Logger.Info("applying plan", "plan", short(o.PlanSHA256), "resumed", m.records > 0, "holder", o.Holder)
 	r := &runner{e: e, o: o, m: m, sha: o.PlanSHA256, cursor: cursor, own: map[int64]bool{},
 		ops: map[*node]*opRun{}, timed: map[*opRun]bool{}, msgs: make(chan msg, 256), skipsAt: 0,
-		down: map[string]string{}, interrupts: map[string]int{}}
+		down: map[string]string{}, interrupts: map[string]int{}, remNoted: map[*node]bool{}, barNoted: map[*node]bool{}}
 	resumed := m.records > 0
 	r.emit(hard, &Record{Type: recRunStarted, PlanSHA256: o.PlanSHA256, PID: os.Getpid(), By: o.Holder, Message: tookOver})
 	if !resumed {
@@ -487,6 +501,10 @@ func (r *runner) reconcile(ctx context.Context) {
 			}
 		}
 		r.stepRun(ctx)
+		// Servers waiting for the others on their BMC are decided again:
+		// any record may have brought one of those down.
+		r.ready = append(r.ready, r.barred...)
+		r.barred = nil
 		for len(r.ready) > 0 && r.err == nil {
 			sv := r.ready[0]
 			r.ready = r.ready[1:]

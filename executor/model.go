@@ -216,7 +216,13 @@ func buildModel(p *plan.Plan) (*model, error) {
 								if reason == "" {
 									reason = "plan"
 								}
-								sv.st = State{Name: Skipped, Reason: reason, Message: "skipped in the plan"}
+								msg := "skipped in the plan"
+								if len(ps.Problems) > 0 {
+									// Held back or not observed: status
+									// says why, never just drops it.
+									msg += ": " + strings.Join(ps.Problems, "; ")
+								}
+								sv.st = State{Name: Skipped, Reason: reason, Message: msg}
 								sc.sc.skipped++
 							} else {
 								sc.sc.notStarted++

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,6 +56,14 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 		return
 	}
 	if s.remActive {
+		if s.rem == 0 && !s.remWait && len(s.skippedActions) > 0 && !r.remNoted[sv] {
+			// A remediation the role calls for but this plan cannot do
+			// is said, not left out silently.
+			r.remNoted[sv] = true
+			for _, a := range s.skippedActions {
+				r.event(Event{Type: "remediation_skipped", Server: sv.id, StepKind: a, Message: a + " remediation skipped: " + skippedWhy(a)})
+			}
+		}
 		if s.remWait {
 			r.start(ctx, sv, remedyOp(s.rem, "wait_ready"))
 			return
@@ -71,14 +80,38 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 		if n := len(s.actions); n > 0 {
 			msg += fmt.Sprintf(" after remediation (%s)", strings.Join(s.actions, ", then "))
 		}
+		for _, a := range s.skippedActions {
+			msg += "; " + a + " remediation skipped: " + skippedWhy(a)
+		}
 		if sv.srv.Role == "compute" {
-			msg += "; powered off"
+			// Only what the BMC confirmed is claimed.
+			if st := s.steps[opPowerOff]; st != nil && st.State == Completed && s.offConfirmed {
+				msg += "; powered off"
+			} else if st != nil && st.State == Failed {
+				msg += "; power off was asked and failed: " + st.Message
+			} else if st != nil {
+				msg += "; power off was asked: " + st.Message
+			}
 		}
 		r.set(ctx, sv, State{Name: Failed, Reason: ReasonUnhealthy, Message: msg + "; the server is unhealthy and needs a replace"})
 		return
 	}
 	if s.pc < len(sv.srv.Steps) {
-		r.start(ctx, sv, stepOp(sv.srv.Steps[s.pc].Index))
+		st := &sv.srv.Steps[s.pc]
+		if wait := r.barrier(st); len(wait) > 0 {
+			// A shared component of the BMC: flashed once every other
+			// server on it is down as its strategy requires.
+			if !slices.Contains(r.barred, sv) {
+				r.barred = append(r.barred, sv)
+				if !r.barNoted[sv] {
+					r.barNoted[sv] = true
+					r.event(Event{Type: "step_waiting", Server: sv.id, Op: stepOp(st.Index), StepKind: string(st.Kind), Component: st.Component,
+						Message: fmt.Sprintf("%s is shared by every server on this BMC: waiting until %s %s drained and shut down (or done)", st.Component, strings.Join(wait, ", "), isAreVerb(len(wait)))})
+				}
+			}
+			return
+		}
+		r.start(ctx, sv, stepOp(st.Index))
 		return
 	}
 	msg := ""
@@ -86,6 +119,46 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 		msg = strings.Join(s.warnings, "; ")
 	}
 	r.set(ctx, sv, State{Name: Completed, Message: msg})
+}
+
+// barrier lists the servers a step still waits for: for the update of a
+// shared component (Step.After), each other server on its BMC that has
+// neither ended nor completed its shutdown step. A server whose plan
+// does not shut it down is never waited for; nor is one not in this run.
+func (r *runner) barrier(st *plan.Step) []string {
+	var wait []string
+	for _, addr := range st.After {
+		n := r.m.servers[addr]
+		if n == nil || n.st.Name.Terminal() {
+			continue
+		}
+		down := true
+		for _, x := range n.srv.Steps {
+			if x.Kind == plan.StepShutdown {
+				xs := n.sv.steps[stepOp(x.Index)]
+				down = xs != nil && xs.State == Completed
+			}
+		}
+		if !down {
+			wait = append(wait, addr)
+		}
+	}
+	return wait
+}
+
+func isAreVerb(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+// skippedWhy says why a remediation action was left out.
+func skippedWhy(action string) string {
+	if action == "reimage" {
+		return "this plan carries no runtime image to reimage with (its scope upgrades firmware only)"
+	}
+	return "not possible in this plan"
 }
 
 // skipServer skips a server the operator skipped. One whose steps have not
@@ -363,7 +436,43 @@ func (r *runner) work(ctx context.Context, o *opRun) msg {
 	if res != nil {
 		m.message = res.Message
 	}
+	m.message = confirmed(o.op, o.pstep.Kind, res)
 	return m
+}
+
+// confirmedOff starts the completion message of a power_off the BMC
+// confirmed (the journal keeps it, so a resumed run claims no more than
+// the first one could).
+const confirmedOff = "powered off"
+
+// confirmed is the completion message of a step. A provider completes a
+// power step only once it read the state it asked for (providers/redfish
+// polls the power state and fails the step otherwise); when its result
+// carries an observation that contradicts that, the message says what was
+// asked and what the BMC reports instead of claiming the state.
+func confirmed(op string, kind providers.StepKind, res *providers.ApplyResult) string {
+	answer := ""
+	if res != nil {
+		answer = res.Message
+	}
+	var power string
+	if res != nil && res.Observation != nil {
+		power = res.Observation.PowerState
+	}
+	switch kind {
+	case providers.StepShutdown:
+		if power != "" && power != providers.PowerOff {
+			return fmt.Sprintf("shutdown asked (graceful, then forced off); the BMC answered %q but reports power %s", answer, power)
+		}
+		if op == opPowerOff {
+			return fmt.Sprintf("%s (the BMC answered %q)", confirmedOff, answer)
+		}
+	case providers.StepPowerOn, providers.StepReset:
+		if power != "" && power != providers.PowerOn && power != providers.PowerPoweringOn {
+			return fmt.Sprintf("%s asked; the BMC answered %q but reports power %s", kind, answer, power)
+		}
+	}
+	return answer
 }
 
 // providerError is a call that failed because of the provider (its plugin
@@ -624,12 +733,17 @@ func (r *runner) preflight(ctx context.Context, sv *node, m msg) {
 	switch {
 	case m.err != nil:
 		r.set(ctx, sv, State{Name: Failed, Reason: ReasonUnreachable, Message: "not touched: observing before the first step failed: " + m.err.Error()})
-	case !m.obs.Reachable:
-		msg := "not touched: the BMC is unreachable"
+	case m.obs.EffectiveOutcome() != providers.OutcomeObserved:
+		msg := "not touched: " + outcomeText(m.obs.EffectiveOutcome())
 		if err := m.obs.Diagnostics.Err(); err != nil {
 			msg += ": " + err.Error()
 		}
 		r.set(ctx, sv, State{Name: Failed, Reason: ReasonUnreachable, Message: msg})
+	case identityChanged(sv.srv, m.obs) != "":
+		// Before anything destructive: a replaced machine, or a BMC
+		// address now used by another one, is never flashed with this
+		// server's plan.
+		r.set(ctx, sv, State{Name: Failed, Reason: ReasonIdentity, Message: "not touched: " + identityChanged(sv.srv, m.obs)})
 	case atTarget(sv.srv, m.obs):
 		r.set(ctx, sv, State{Name: Skipped, Reason: ReasonAtTarget, Message: "already at target"})
 	default:
@@ -639,6 +753,43 @@ func (r *runner) preflight(ctx context.Context, sv *node, m msg) {
 		}
 		r.emit(ctx, &Record{Type: recObserved, Server: sv.id, Fingerprint: m.obs.Fingerprint})
 	}
+}
+
+// outcomeText names an observation outcome in a sentence.
+func outcomeText(outcome string) string {
+	switch outcome {
+	case providers.OutcomeCredentialsRefused:
+		return "the BMC refused the credentials"
+	case providers.OutcomeInventoryUnavailable:
+		return "the BMC gives no usable firmware inventory"
+	case providers.OutcomeSystemUnresolved:
+		return "the BMC does not serve the server's system"
+	}
+	return "the BMC is unreachable"
+}
+
+// identityChanged says how the server's identity differs from the one the
+// plan recorded, comparing only fields recorded and reported, or "" when
+// it does not (or the plan recorded none: plans before format 1.3).
+func identityChanged(s *plan.Server, obs *providers.Observation) string {
+	planned, found := s.Identity, obs.Identity
+	var diffs []string
+	for _, f := range []struct{ name, planned, found string }{
+		{"serial", planned.SerialNumber, found.SerialNumber},
+		{"system UUID", planned.UUID, found.UUID},
+		{"manufacturer", planned.Manufacturer, found.Manufacturer},
+		{"model", planned.Model, found.Model},
+	} {
+		if f.planned == "" || f.found == "" || strings.EqualFold(f.planned, f.found) {
+			continue
+		}
+		diffs = append(diffs, fmt.Sprintf("%s %s; the plan was made for %s %s", f.name, f.found, f.name, f.planned))
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the BMC at %s now reports %s: was the machine replaced, or the BMC address given to another one? Plan again to upgrade the machine that is there now.",
+		s.BMC, strings.Join(diffs, ", and "))
 }
 
 func (r *runner) event(e Event) {

@@ -33,7 +33,14 @@ type serverRun struct {
 	remWait    bool // the current action finished; wait_ready is next
 	waitPos    int  // position of the wait_ready step being remediated
 	poweredOff bool
-	remErr     string
+	// offConfirmed: the power_off op completed and the BMC confirmed
+	// power Off; only then does a message say "powered off".
+	offConfirmed bool
+	remErr       string
+	// skippedActions are remediation actions the role calls for that
+	// this plan cannot do (reimage without a runtime image): said in an
+	// event and in the failure, never left out silently.
+	skippedActions []string
 
 	failMsg  string
 	warnings []string
@@ -115,6 +122,11 @@ func newServerRun(p *plan.Server, set plan.Settings) *serverRun {
 		s.ops = append(s.ops, stepOp(st.Index))
 	}
 	s.actions = remediation(set, p.Role, hasReimage)
+	for _, a := range remediation(set, p.Role, true) {
+		if !slices.Contains(s.actions, a) {
+			s.skippedActions = append(s.skippedActions, a)
+		}
+	}
 	s.hasUncordon = len(set.UncordonHook) > 0
 	return s
 }
@@ -220,12 +232,16 @@ func (s *serverRun) apply(r *Record) error {
 				s.pc = i + 1
 			}
 		case kind == "remedy" && action == "wait_ready":
+			// Said when the server completes: the BMC confirmed it healthy
+			// and at target only after these actions.
+			s.warnings = append(s.warnings, fmt.Sprintf("came back healthy and at target after remediation (%s)", strings.Join(s.actions[:min(s.rem, len(s.actions))], ", then ")))
 			s.remActive, s.remWait = false, false
 			s.pc = s.waitPos + 1
 		case kind == "remedy":
 			s.remWait = true
 		case r.Op == opPowerOff:
 			s.poweredOff = true
+			s.offConfirmed = strings.HasPrefix(r.Message, confirmedOff)
 		}
 		return nil
 	}

@@ -24,19 +24,22 @@ func (s StateName) Terminal() bool { return s == Skipped || s == Failed || s == 
 
 // Reasons carried by pending, paused, skipped and failed states.
 const (
-	ReasonThreshold   = "threshold"         // a scope was breached (rules 11, 12)
-	ReasonAfterRack   = "after_rack"        // pause_after_rack (rule 17)
-	ReasonApproval    = "approval"          // an approval gate is pending (rule 18)
-	ReasonWindow      = "window"            // a maintenance window is closed (rule 20)
-	ReasonUser        = "user"              // skipped by `rackform skip` (rule 23)
-	ReasonAtTarget    = "already_at_target" // rule 24
-	ReasonEmpty       = "empty"             // N = 0 (rule 9)
-	ReasonDrift       = "drift"             // rule 26
-	ReasonUnreachable = "unreachable"       // the BMC did not answer before the first step
-	ReasonStep        = "step"              // a provider step or the drain hook failed
-	ReasonUnhealthy   = "unhealthy"         // remediation was exhausted (rule 30)
-	ReasonInterrupted = "interrupted"       // SIGINT/SIGTERM: graceful stop of this process
-	ReasonBlocked     = "blocked"           // nothing can start and nothing will change by waiting
+	ReasonThreshold = "threshold"         // a scope was breached (rules 11, 12)
+	ReasonAfterRack = "after_rack"        // pause_after_rack (rule 17)
+	ReasonApproval  = "approval"          // an approval gate is pending (rule 18)
+	ReasonWindow    = "window"            // a maintenance window is closed (rule 20)
+	ReasonUser      = "user"              // skipped by `rackform skip` (rule 23)
+	ReasonAtTarget  = "already_at_target" // rule 24
+	ReasonEmpty     = "empty"             // N = 0 (rule 9)
+	ReasonDrift     = "drift"             // rule 26
+	// ReasonIdentity: the BMC reports another machine than the plan was
+	// made for (an RMA, a re-used BMC address): not touched.
+	ReasonIdentity    = "identity_changed"
+	ReasonUnreachable = "unreachable" // the BMC did not answer before the first step
+	ReasonStep        = "step"        // a provider step or the drain hook failed
+	ReasonUnhealthy   = "unhealthy"   // remediation was exhausted (rule 30)
+	ReasonInterrupted = "interrupted" // SIGINT/SIGTERM: graceful stop of this process
+	ReasonBlocked     = "blocked"     // nothing can start and nothing will change by waiting
 	// ReasonProviderUnavailable: a provider's plugin died and could not be
 	// restarted; the run stopped with its servers resumable.
 	ReasonProviderUnavailable = "provider_unavailable"

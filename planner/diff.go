@@ -29,6 +29,9 @@ type finding struct {
 type findings struct {
 	order []string
 	byKey map[string]*finding
+	// problems are each server's error findings, one sentence each, for
+	// the servers -hold-back-errored holds back.
+	problems map[string][]string
 }
 
 func (f *findings) add(key string, sev hcl.DiagnosticSeverity, subject *hcl.Range, summary, detail, server string) {
@@ -42,31 +45,37 @@ func (f *findings) add(key string, sev hcl.DiagnosticSeverity, subject *hcl.Rang
 		f.order = append(f.order, key)
 	}
 	x.servers = append(x.servers, server)
+	if sev == hcl.DiagError {
+		if f.problems == nil {
+			f.problems = map[string][]string{}
+		}
+		f.problems[server] = append(f.problems[server], summary+": "+capitalize(detail))
+	}
 }
 
-// maxNamed is how many servers a finding names before "and N more".
-const maxNamed = 10
-
-func (f *findings) diagnostics() hcl.Diagnostics {
+// diagnostics are the findings, each naming every server it concerns (a
+// fleet's odd machines are all reported at once, never the first few).
+// With holdBack, errors become warnings: their servers are held back.
+func (f *findings) diagnostics(holdBack bool) hcl.Diagnostics {
 	var out hcl.Diagnostics
 	for _, k := range f.order {
 		x := f.byKey[k]
-		names := x.servers
-		more := ""
-		if len(names) > maxNamed {
-			more = fmt.Sprintf(" and %d more", len(names)-maxNamed)
-			names = names[:maxNamed]
-		}
 		noun := "Server"
 		if len(x.servers) > 1 {
 			noun = "Servers"
 		}
-		out = append(out, &hcl.Diagnostic{
+		d := &hcl.Diagnostic{
 			Severity: x.severity,
 			Summary:  x.summary,
-			Detail:   fmt.Sprintf("%s %s%s: %s", noun, strings.Join(names, ", "), more, x.detail),
+			Detail:   fmt.Sprintf("%s %s: %s", noun, strings.Join(x.servers, ", "), x.detail),
 			Subject:  x.subject,
-		})
+		}
+		if holdBack && d.Severity == hcl.DiagError {
+			d.Severity = hcl.DiagWarning
+			d.Summary = "Held back: " + d.Summary
+			d.Detail += " (Held back by -hold-back-errored: not upgraded by this plan.)"
+		}
+		out = append(out, d)
 	}
 	return out
 }
@@ -136,28 +145,73 @@ func (p *planning) diff() {
 				Severity: providers.Error, Summary: "No observation", Detail: "the provider returned nothing for this server",
 			}}}
 		}
-		ps.Observed = plan.Observed{Reachable: o.Reachable, PowerState: o.PowerState, Health: o.Health, Components: sortedComponents(o.Components)}
-		if o.Reachable {
+		outcome := o.EffectiveOutcome()
+		ps.Outcome, ps.Identity = outcome, o.Identity
+		ps.Observed = plan.Observed{Reachable: outcome == providers.OutcomeObserved, PowerState: o.PowerState, Health: o.Health,
+			Components: sortedComponents(o.Components), System: o.System}
+		if outcome == providers.OutcomeObserved {
 			ps.Fingerprint = o.Fingerprint
 			if ps.Fingerprint == "" {
 				ps.Fingerprint = fingerprint(o)
 			}
 		}
 		switch {
-		case !o.Reachable:
-			p.unavailable(s, ps, plan.ReasonUnreachable, "unreachable", describe(o.Diagnostics))
+		case outcome != providers.OutcomeObserved:
+			p.unavailable(s, ps, outcome, describeOutcome(o))
 			continue
 		case o.Health == "Critical":
-			p.unavailable(s, ps, plan.ReasonUnhealthy, "unhealthy", "its BMC reports health Critical")
+			p.unavailable(s, ps, plan.ReasonUnhealthy, "its BMC reports health Critical")
 			continue
 		}
 		if s.Cluster.Release == nil {
 			continue // config reported the missing release
 		}
-		p.diffServer(s, ps, &f)
+		p.diffServer(s, ps, o, &f)
 	}
 	p.reportUnavailable()
-	p.diags = append(p.diags, f.diagnostics()...)
+	p.checkClustersObserved()
+	if p.opts.HoldBackErrored {
+		p.holdBack(f.problems)
+	}
+	p.diags = append(p.diags, f.diagnostics(p.opts.HoldBackErrored)...)
+}
+
+// holdBack plans each server with problems as skipped (held back), with
+// every problem listed: the rest of the fleet is planned without it.
+func (p *planning) holdBack(problems map[string][]string) {
+	for _, s := range p.inScope {
+		addr := address(s)
+		probs := problems[addr]
+		ps := p.servers[addr]
+		if len(probs) == 0 || ps == nil {
+			continue
+		}
+		ps.Action, ps.Reason, ps.Problems = plan.ActionSkip, plan.ReasonHeldBack, probs
+		ps.Changes, ps.Steps, ps.Reboots, ps.Estimate = nil, nil, 0, 0
+		p.heldBack = append(p.heldBack, addr)
+	}
+}
+
+// describeOutcome is one readable line saying why a server was not
+// observed: the provider's diagnostics (the BMC's own message), and for a
+// BMC serving several systems, the systems it lists.
+func describeOutcome(o *providers.Observation) string {
+	why := describe(o.Diagnostics)
+	if o.EffectiveOutcome() == providers.OutcomeSystemUnresolved && len(o.Systems) > 0 {
+		var sys []string
+		for _, r := range o.Systems {
+			x := r.ID
+			if r.UUID != "" {
+				x += " " + r.UUID
+			}
+			if r.Name != "" {
+				x += fmt.Sprintf(" %q", r.Name)
+			}
+			sys = append(sys, x)
+		}
+		why += "; the BMC serves the systems " + strings.Join(sys, ", ")
+	}
+	return why
 }
 
 func describe(d providers.Diagnostics) string {
@@ -172,21 +226,6 @@ func describe(d providers.Diagnostics) string {
 	return strings.Join(msgs, "; ")
 }
 
-// unavailable applies OnUnreachable to a server that cannot be upgraded
-// now: either the plan fails naming it, or it is planned as skipped with
-// the reason and a warning. Never dropped silently.
-func (p *planning) unavailable(s *config.Server, ps *plan.Server, reason, what, why string) {
-	d := &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Server " + what + ", skipped", Subject: rangePtr(s.DeclRange),
-		Detail: fmt.Sprintf("Server %s is %s (%s); it is planned as skipped and counts for no threshold.", ps.Address, what, why)}
-	if p.onUnreachable(s) == OnUnreachableBlock {
-		d.Severity, d.Summary = hcl.DiagError, "Server "+what
-		d.Detail = fmt.Sprintf("Server %s is %s (%s). Fix it, -exclude it, or plan with -on-unreachable=skip to plan it as skipped.", ps.Address, what, why)
-	} else {
-		ps.Action, ps.Reason = plan.ActionSkip, reason
-	}
-	p.unavail = append(p.unavail, unavailableServer{addr: ps.Address, what: what, diag: d})
-}
-
 // onUnreachable is the mode for s: the -on-unreachable option when given,
 // else its strategy's on_unreachable (default skip).
 func (p *planning) onUnreachable(s *config.Server) string {
@@ -197,44 +236,6 @@ func (p *planning) onUnreachable(s *config.Server) string {
 		return s.Cluster.Strategy.OnUnreachable
 	}
 	return OnUnreachableSkip
-}
-
-// maxServerDiags is how many unreachable or unhealthy servers get their
-// own diagnostic; a dead network must not bury the output in thousands.
-// The plan's warnings still list every one.
-const maxServerDiags = 10
-
-// unavailableServer is a server unavailable() reported.
-type unavailableServer struct {
-	addr, what string
-	diag       *hcl.Diagnostic
-}
-
-// reportUnavailable adds the first maxServerDiags diagnostics and one
-// summary of the rest.
-func (p *planning) reportUnavailable() {
-	for i, u := range p.unavail {
-		if i < maxServerDiags {
-			p.diags = append(p.diags, u.diag)
-		}
-	}
-	if rest := p.unavail[min(len(p.unavail), maxServerDiags):]; len(rest) > 0 {
-		names := make([]string, 0, maxNamed)
-		for _, u := range rest[:min(len(rest), maxNamed)] {
-			names = append(names, u.addr)
-		}
-		more := ""
-		if len(rest) > maxNamed {
-			more = fmt.Sprintf(" and %d more", len(rest)-maxNamed)
-		}
-		first := rest[0].diag
-		p.unavailSummary = &hcl.Diagnostic{
-			Severity: first.Severity,
-			Summary:  fmt.Sprintf("%d more servers unreachable or unhealthy", len(rest)),
-			Detail:   fmt.Sprintf("Also %s: %s%s.", ternary(first.Severity == hcl.DiagError, "blocking the plan", "planned as skipped"), strings.Join(names, ", "), more),
-		}
-		p.diags = append(p.diags, p.unavailSummary)
-	}
 }
 
 func ternary(c bool, a, b string) string {
@@ -252,10 +253,10 @@ func sortedComponents(in []providers.Component) []providers.Component {
 
 // diffServer compares each in-scope component with what the server
 // reports, scheme-aware (ROLLOUT-RULES 27–29), and builds the steps.
-func (p *planning) diffServer(s *config.Server, ps *plan.Server, f *findings) {
+func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Observation, f *findings) {
 	rel := s.Cluster.Release
 	ok := true
-	var targets []*config.Component
+	var targets []target
 	for _, c := range p.inScopeComponents(rel) {
 		found := matching(c.Match, ps.Observed.Components)
 		if len(found) == 0 {
@@ -321,7 +322,28 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, f *findings) {
 				ps.Address)
 			continue
 		case !down && !up && !differs:
+			if id, fixed := notUpdateable(found); fixed && c.Method != config.MethodReimage {
+				ps.Notes = append(ps.Notes, fmt.Sprintf("Component %q (inventory %q) is at its target %s; its BMC says it is not updateable, so it could not be changed.", c.Name, id, c.Version))
+			}
 			continue // at target
+		}
+		// A reimaged runtime goes through virtual media, not the
+		// UpdateService: Updateable says nothing about it.
+		if id, fixed := notUpdateable(found); fixed && c.Method != config.MethodReimage {
+			ok = false
+			f.add("fixed\x00"+s.Cluster.Name+"\x00"+c.Name, hcl.DiagError, rangePtr(c.DeclRange), "Component not updateable",
+				fmt.Sprintf("component %q is at %s and release %q wants %s, but the BMC marks inventory member %q as not updateable (Updateable: false), so plan will not send it an image. Give these servers a release without the change, or update the component another way.",
+					c.Name, strings.Join(seen, ", "), rel.Name, c.Version, id),
+				ps.Address)
+			continue
+		}
+		up1 := updatePlan(o, c.Name)
+		if up1 != nil && up1.Problem != "" && c.Method != config.MethodReimage {
+			ok = false
+			f.add("deliver\x00"+s.Cluster.Name+"\x00"+c.Name+"\x00"+up1.Problem, hcl.DiagError, rangePtr(c.DeclRange), "Image cannot be delivered",
+				fmt.Sprintf("component %q needs an update to %s, but its BMC cannot take the image: %s", c.Name, c.Version, strings.TrimSuffix(up1.Problem, ".")+"."),
+				ps.Address)
+			continue
 		}
 		if c.Kind == config.KindRuntime && up && c.Version.HasMinors() {
 			lowest := below[0]
@@ -339,10 +361,12 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, f *findings) {
 				continue
 			}
 		}
+		shared := isShared(found)
 		ps.Changes = append(ps.Changes, plan.Change{
 			Component: c.Name, Kind: c.Kind, From: from, To: c.Version.String(), Reboot: c.Reboot, Downgrade: down, Unordered: differs,
+			Shared: shared,
 		})
-		targets = append(targets, c)
+		targets = append(targets, target{c: c, up: up1, shared: shared})
 	}
 	if !ok {
 		return
@@ -352,10 +376,58 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, f *findings) {
 		return
 	}
 	ps.Action = plan.ActionUpgrade
-	ps.Steps, ps.Reboots = p.steps(s, targets)
+	p.targets[ps.Address] = targets
+	p.layout(s, ps, targets, nil)
+}
+
+// target is one component a server's steps move, with how its BMC said
+// it takes the image (nil when the provider did not say).
+type target struct {
+	c      *config.Component
+	up     *providers.UpdatePlan
+	shared bool
+}
+
+// layout sets a server's steps, reboots and estimate from its targets;
+// elsewhere are shared components another server on its BMC flashes
+// (no step here, and not expected by its wait_ready).
+func (p *planning) layout(s *config.Server, ps *plan.Server, targets []target, elsewhere map[string]bool) {
+	ps.Steps, ps.Reboots = p.steps(s, targets, elsewhere)
+	ps.Estimate = 0
 	for _, st := range ps.Steps {
 		ps.Estimate += st.Estimate
 	}
+}
+
+// notUpdateable returns the first member its BMC marks as not updateable.
+func notUpdateable(found []providers.Component) (string, bool) {
+	for _, c := range found {
+		if !c.Updateable {
+			return c.ID, true
+		}
+	}
+	return "", false
+}
+
+// isShared reports whether a component is the BMC's own (or its
+// chassis'), shared by every system behind it.
+func isShared(found []providers.Component) bool {
+	for _, c := range found {
+		if c.Shared {
+			return true
+		}
+	}
+	return false
+}
+
+// updatePlan is the provider's answer for a release component, or nil.
+func updatePlan(o *providers.Observation, component string) *providers.UpdatePlan {
+	for i := range o.Updates {
+		if o.Updates[i].Component == component {
+			return &o.Updates[i]
+		}
+	}
+	return nil
 }
 
 // skippedMinors names the minor releases an upgrade from → to jumps over;

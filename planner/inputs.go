@@ -17,6 +17,7 @@ import (
 
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
 )
 
 // snapshot records every configuration file's text, named relative to the
@@ -81,6 +82,21 @@ func summarize(p *plan.Plan) plan.Summary {
 			racks[srv.Cluster+"/"+srv.Rack] = true
 		default:
 			s.Skip++
+		}
+		switch {
+		case plan.NotObserved(srv.Reason) || srv.Outcome != "" && srv.Outcome != providers.OutcomeObserved:
+			cause := srv.Outcome
+			if cause == "" || cause == providers.OutcomeObserved {
+				cause = srv.Reason
+			}
+			s.Count(cause)
+		case srv.Reason == plan.ReasonHeldBack:
+			s.HeldBack++
+		}
+		for _, st := range srv.Steps {
+			if st.Shared && st.Kind == plan.StepUpdate {
+				s.SharedUpdates++
+			}
 		}
 	}
 	s.Racks = len(racks)

@@ -54,6 +54,7 @@ func (p *planning) observe(ctx context.Context) {
 		servers := byProvider[name]
 		prov := p.opts.Providers[name]
 		if prov == nil {
+			p.failedProviders[name] = true
 			decl := p.provider(servers[0].Cluster)
 			p.errorf(rangePtr(decl.DeclRange), "Provider not started",
 				"Provider %q is used by %d servers but was not started.", name, len(servers))
@@ -62,6 +63,7 @@ func (p *planning) observe(ctx context.Context) {
 		targets := make([]providers.Target, len(servers))
 		for i, s := range servers {
 			targets[i] = Target(s)
+			targets[i].Updates = p.intents(s)
 		}
 		wg.Add(1)
 		go func() {
@@ -87,6 +89,7 @@ func (p *planning) observe(ctx context.Context) {
 	wg.Wait()
 	sort.Slice(failures, func(i, j int) bool { return failures[i].name < failures[j].name })
 	for _, f := range failures {
+		p.failedProviders[f.name] = true
 		decl := p.cfg.Provider(f.name)
 		var msgs []string
 		for _, d := range f.diags {
@@ -114,6 +117,30 @@ func Target(s *config.Server) providers.Target {
 		t.Credentials = &providers.Credentials{Username: c.Username.Reveal(), Password: c.Password.Reveal()}
 	}
 	return t
+}
+
+// intents are the images the plan may send to s, so the provider answers
+// how each would reach its BMC (Observation.Updates). A reimaged runtime
+// goes through virtual media, not the UpdateService, and is not asked.
+func (p *planning) intents(s *config.Server) []providers.UpdateIntent {
+	if s.Cluster.Release == nil {
+		return nil
+	}
+	var out []providers.UpdateIntent
+	for _, c := range p.inScopeComponents(s.Cluster.Release) {
+		if c.Method == config.MethodReimage {
+			continue
+		}
+		method := c.Method
+		if s.UpdateMethod != "" {
+			method = s.UpdateMethod
+		}
+		if method == config.MethodAuto {
+			method = ""
+		}
+		out = append(out, providers.UpdateIntent{Component: c.Name, Match: providerMatch(c.Match), ImageURI: c.Image, ApplyTime: c.ApplyTime, Method: method})
+	}
+	return out
 }
 
 // fingerprint is the fallback when a provider sends none: a hash of what

@@ -492,11 +492,7 @@ func (p *planning) strategyStages(c *config.Cluster, servers []*config.Server) [
 		}
 	}
 	if len(missed) > 0 {
-		more := ""
-		if len(missed) > maxNamed {
-			more = fmt.Sprintf(" and %d more", len(missed)-maxNamed)
-			missed = missed[:maxNamed]
-		}
+		more := "" // every server is named: all problems at once
 		p.diags = append(p.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Server in no strategy stage",

@@ -61,6 +61,12 @@ type Options struct {
 	// The configuration has no strategy attribute for it yet, so the
 	// command line decides.
 	OnUnreachable string
+	// HoldBackErrored plans the rest of the fleet when some servers have
+	// problems (undecidable versions, undeliverable images, refused
+	// credentials, ...): each is planned as skipped (held back) with every
+	// problem listed, instead of failing the plan. A cluster none of whose
+	// servers was observed still fails it.
+	HoldBackErrored bool
 }
 
 // Plan observes every in-scope server of cfg, diffs it against its
@@ -74,7 +80,7 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (*plan.Plan, hc
 		opts.Parallelism = 0
 	}
 	now := opts.Now.UTC()
-	p := &planning{cfg: cfg, opts: opts, now: now}
+	p := &planning{cfg: cfg, opts: opts, now: now, targets: map[string][]target{}, failedProviders: map[string]bool{}}
 	return p.run(ctx)
 }
 
@@ -94,8 +100,13 @@ type planning struct {
 	servers map[string]*plan.Server
 	// unavail are the servers skipped (or blocking) because they are
 	// unreachable or unhealthy, in plan order.
-	unavail        []unavailableServer
-	unavailSummary *hcl.Diagnostic
+	unavail []unavailableServer
+	// heldBack are the servers -hold-back-errored held back.
+	heldBack []string
+	// failedProviders did not observe at all (reported on their own).
+	failedProviders map[string]bool
+	// targets are each upgraded server's changed components.
+	targets map[string][]target
 }
 
 func (p *planning) errorf(subject *hcl.Range, summary, format string, args ...any) {
@@ -142,7 +153,8 @@ func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
 		return nil, p.diags
 	}
 	p.diff()
-	run := p.order()
+	run := p.orderShared()
+	p.warnControlPlane()
 	snap := snapshot(p.cfg)
 	p.checkSnapshot(snap)
 	if p.diags.HasErrors() {
@@ -163,15 +175,10 @@ func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
 	for _, s := range p.inScope {
 		out.Servers = append(out.Servers, *p.servers[address(s)])
 	}
-	// The plan lists every skipped server's warning, even those the
-	// diagnostics summarised.
-	summarised := map[*hcl.Diagnostic]bool{p.unavailSummary: true}
-	for _, u := range p.unavail {
-		summarised[u.diag] = true
-		out.Warnings = append(out.Warnings, plan.Message{Summary: u.diag.Summary, Detail: u.diag.Detail, Server: u.addr})
-	}
+	// Warnings as the diagnostics group them: one per cause or finding,
+	// naming every server (each server also lists its own problems).
 	for _, d := range p.diags {
-		if d.Severity == hcl.DiagWarning && !summarised[d] {
+		if d.Severity == hcl.DiagWarning {
 			out.Warnings = append(out.Warnings, plan.Message{Summary: d.Summary, Detail: d.Detail})
 		}
 	}

@@ -55,10 +55,19 @@ func verifyTimeout(st *config.Strategy, s *config.Server) time.Duration {
 // component, the runtime reimage, one reset that applies what was staged,
 // wait until healthy at every target version, uncordon. It returns the
 // steps and the number of host reboots.
-func (p *planning) steps(s *config.Server, changed []*config.Component) ([]plan.Step, int) {
+func (p *planning) steps(s *config.Server, targets []target, elsewhere map[string]bool) ([]plan.Step, int) {
 	st := s.Cluster.Strategy
 	down := false
 	var reimage *config.Component
+	var changed []*config.Component
+	how := map[*config.Component]target{}
+	for _, t := range targets {
+		if elsewhere[t.c.Name] {
+			continue // flashed by another server on the same BMC
+		}
+		changed = append(changed, t.c)
+		how[t.c] = t
+	}
 	for _, c := range changed {
 		if c.Reboot || c.Kind == config.KindRuntime {
 			down = true
@@ -89,11 +98,23 @@ func (p *planning) steps(s *config.Server, changed []*config.Component) ([]plan.
 			if c.Kind == config.KindRuntime {
 				est = estimateRuntimeUpdate
 			}
-			add(plan.Step{
+			method := c.Method
+			if s.UpdateMethod != "" {
+				method = s.UpdateMethod
+			}
+			step := plan.Step{
 				Kind: plan.StepUpdate, Component: c.Name, Match: &m, Version: c.Version.String(),
-				Scheme: string(c.Scheme), Pattern: c.Pattern,
-				Image: c.Image, ApplyTime: c.ApplyTime, Method: c.Method, Estimate: plan.Duration(est),
-			})
+				Scheme: string(c.Scheme), Pattern: c.Pattern, SHA256: c.SHA256,
+				Image: c.Image, ApplyTime: c.ApplyTime, Method: method, Estimate: plan.Duration(est),
+				Shared: how[c].shared,
+			}
+			if up := how[c].up; up != nil {
+				// Exactly what the BMC said it takes, decided now so apply
+				// does not choose again.
+				step.Method, step.TransferProtocol = up.Method, up.TransferProtocol
+				step.Targets = append([]string(nil), up.Targets...)
+			}
+			add(step)
 		}
 	}
 	reboots := 0
@@ -103,7 +124,7 @@ func (p *planning) steps(s *config.Server, changed []*config.Component) ([]plan.
 		m := providerMatch(reimage.Match)
 		add(plan.Step{
 			Kind: plan.StepReimage, Component: reimage.Name, Match: &m, Version: reimage.Version.String(),
-			Scheme: string(reimage.Scheme), Pattern: reimage.Pattern,
+			Scheme: string(reimage.Scheme), Pattern: reimage.Pattern, SHA256: reimage.SHA256,
 			Image: reimage.Image, Method: reimage.Method, Estimate: plan.Duration(estimateReimage),
 		})
 		reboots = 1
@@ -121,6 +142,9 @@ func (p *planning) steps(s *config.Server, changed []*config.Component) ([]plan.
 	// Expect every in-scope component at target, not only the changed
 	// ones: a reset must not have rolled anything back.
 	for _, c := range p.inScopeComponents(s.Cluster.Release) {
+		if elsewhere[c.Name] {
+			continue // verified by the server whose step flashes it
+		}
 		wait.Expect = append(wait.Expect, providers.Expectation{
 			Component: c.Name, Match: providerMatch(c.Match), Version: c.Version.String(),
 			Scheme: string(c.Scheme), Pattern: c.Pattern,

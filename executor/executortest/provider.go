@@ -34,6 +34,11 @@ type Script struct {
 	// Staged makes updates and reimages invisible to Observe until the next
 	// wait_ready (an OnReset flash shows only after the reset).
 	Staged bool
+	// Identity is who the BMC says the server is.
+	Identity providers.Identity
+	// ReportPower, when set, is the power state the ApplyResult of a
+	// power step reports (as a BMC that did not do what was asked).
+	ReportPower string
 }
 
 // Call is one Apply the fake received.
@@ -45,6 +50,8 @@ type Call struct {
 	Timeout   time.Duration
 	// ResumeSince is the step's ResumeSince (zero on a fresh start).
 	ResumeSince time.Time
+	// Step is the step as sent.
+	Step providers.Step
 }
 
 // Provider is a scripted fake provider keyed by target name (the plan
@@ -177,7 +184,8 @@ func (p *Provider) Observe(ctx context.Context, req *providers.ObserveRequest, f
 			o = &providers.Observation{Server: t.Name, Diagnostics: providers.Errorf(t.Name, "BMC unreachable", "connection refused")}
 		default:
 			o = &providers.Observation{Server: t.Name, Reachable: true, PowerState: s.power, Health: "OK",
-				Components: append([]providers.Component(nil), s.components...), Fingerprint: Fingerprint(s.components)}
+				Components: append([]providers.Component(nil), s.components...), Fingerprint: Fingerprint(s.components),
+				Identity: s.script.Identity}
 		}
 		p.mu.Unlock()
 		if err := fn(o); err != nil {
@@ -202,7 +210,7 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 	}
 	s.applies++
 	n := s.applies
-	p.calls = append(p.calls, Call{Server: name, Kind: req.Step.Kind, Component: req.Step.Component, ResetType: req.Step.ResetType, Timeout: req.Step.Timeout, ResumeSince: req.Step.ResumeSince})
+	p.calls = append(p.calls, Call{Server: name, Kind: req.Step.Kind, Component: req.Step.Component, ResetType: req.Step.ResetType, Timeout: req.Step.Timeout, ResumeSince: req.Step.ResumeSince, Step: req.Step})
 	hang := s.script.HangApply == n
 	hangCh, startedCh := p.hangs[name], p.started[name]
 	fail := s.script.FailApply == n || (s.script.FailKind != "" && s.script.FailKind == req.Step.Kind)
@@ -257,7 +265,14 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 	if fail {
 		return nil, providers.Errorf(name, string(req.Step.Kind)+" failed", "scripted failure")
 	}
-	return &providers.ApplyResult{TaskURI: uri, Message: string(req.Step.Kind) + " ok"}, nil
+	res := &providers.ApplyResult{TaskURI: uri, Message: string(req.Step.Kind) + " ok"}
+	switch req.Step.Kind {
+	case providers.StepShutdown, providers.StepPowerOn, providers.StepReset:
+		if s.script.ReportPower != "" {
+			res.Observation = &providers.Observation{Server: name, Reachable: true, PowerState: s.script.ReportPower}
+		}
+	}
+	return res, nil
 }
 
 func matchComp(m providers.Match, c providers.Component) bool {

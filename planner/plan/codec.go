@@ -19,7 +19,29 @@ import (
 // File.Encoding): a 1.0 reader would refuse such a plan field by field, so
 // it is told to upgrade instead. 1.2 added the signature (SignedBy,
 // Signature); plans of 1.0 and 1.1 are still read, as unsigned plans.
-const FormatVersion = "1.2"
+// 1.3 records what real BMCs need for apply to do exactly what was
+// reviewed: each server's observation outcome, identity and system, where
+// each version was read and which components are shared by a BMC, each
+// update's method, transfer protocol, targets and image digest, the
+// servers held back with their problems, shared updates planned once per
+// BMC. show reads every earlier format; apply starts runs of 1.3 plans
+// only (see Applicable).
+const FormatVersion = "1.3"
+
+// ApplicableFormat is the oldest format apply starts a run from.
+const ApplicableFormat = "1.3"
+
+// Applicable says why apply must not start a run from p, or nil. Plans
+// before 1.3 do not say how each image is delivered (apply would let the
+// provider choose anew) nor who each server is (a replaced machine would
+// be flashed): show still reads them, but they are planned again.
+func Applicable(p *Plan) error {
+	maj, min, _ := parseFormat(ApplicableFormat)
+	if formatAtLeast(p.FormatVersion, maj, min) {
+		return nil
+	}
+	return fmt.Errorf("plan format %s was written by an older rackform: it does not record how each image is delivered to its BMC nor who each server is, so apply could not do exactly what was reviewed or notice a replaced machine; run rackform plan again with this rackform (rackform show still reads the old plan)", p.FormatVersion)
+}
 
 var checksumKey = []byte(`"checksum": "`)
 

@@ -52,6 +52,76 @@ func samplePlan() *Plan {
 	}
 }
 
+// samplePlan13 is samplePlan with what format 1.3 added: outcomes,
+// identity, system, component sources, a shared update with its barrier,
+// delivery and digest, a held-back and an unreachable server.
+func samplePlan13() *Plan {
+	p := samplePlan()
+	s := &p.Servers[0]
+	s.Outcome = providers.OutcomeObserved
+	s.Identity = providers.Identity{UUID: "4c4c4544-0042-3010-8052-b2c04f4e3032", SerialNumber: "SN-0001", Manufacturer: "Contoso", Model: "R640"}
+	s.Observed.System = "System.Embedded.1"
+	s.Observed.Components = []providers.Component{
+		{ID: "BIOS", Version: "1.0", Updateable: true, Source: providers.SourceSystem},
+		{ID: "BMC", Version: "7.10", Updateable: true, Source: providers.SourceManager, Shared: true},
+	}
+	s.Notes = []string{`Component "cpld" (inventory "CPLD") is at its target 1.2; its BMC says it is not updateable, so it could not be changed.`}
+	s.Changes = append(s.Changes, Change{Component: "bmc", Kind: "firmware", From: "7.10", To: "7.20", Shared: true})
+	s.Steps[1].Method, s.Steps[1].TransferProtocol = providers.MethodSimpleUpdate, "HTTPS"
+	s.Steps[1].Targets = []string{"/redfish/v1/Systems/System.Embedded.1"}
+	s.Steps[1].SHA256 = strings.Repeat("ab", 32)
+	s.Steps = append(s.Steps, Step{Index: 3, Kind: StepUpdate, Component: "bmc", Match: &providers.Match{ID: "BMC"}, Version: "7.20",
+		Image: "http://127.0.0.1:9/bmc.bin", Method: providers.MethodMultipartPush, Shared: true, After: []string{"a/r01/s0"}})
+	p.Servers = append(p.Servers,
+		Server{Address: "a/r01/s2", Name: "s2", Cluster: "a", Rack: "r01", Role: "compute", BMC: "https://127.1.1.2:8443", Provider: "redfish",
+			Outcome: providers.OutcomeUnreachable, Action: ActionSkip, Reason: ReasonUnreachable, Problems: []string{"dial tcp 127.1.1.2:8443: connection refused"}},
+		Server{Address: "a/r01/s3", Name: "s3", Cluster: "a", Rack: "r01", Role: "compute", BMC: "https://127.1.1.3:8443", Provider: "redfish",
+			Outcome: providers.OutcomeObserved, Action: ActionSkip, Reason: ReasonHeldBack, Problems: []string{`Undecidable version: Component "bios" reports version "two", which the "dotted" scheme cannot read.`}},
+	)
+	p.Summary.Skip, p.Summary.NotObserved, p.Summary.Unreachable, p.Summary.HeldBack, p.Summary.SharedUpdates = 2, 1, 1, 1, 1
+	return p
+}
+
+// Plan format 1.3 round-trips everything it added.
+func TestFormat13RoundTrip(t *testing.T) {
+	p := samplePlan13()
+	b, err := Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Checksum = ""
+	want := *p
+	want.FormatVersion = FormatVersion
+	if diff := cmp.Diff(&want, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	if FormatVersion != "1.3" {
+		t.Errorf("format %s", FormatVersion)
+	}
+}
+
+// Apply refuses to start a run from a plan older than 1.3, saying why;
+// show still decodes it.
+func TestApplicableRefusesOlderFormats(t *testing.T) {
+	for _, v := range []string{"1.0", "1.1", "1.2"} {
+		p := samplePlan()
+		p.FormatVersion = v
+		err := Applicable(p)
+		if err == nil || !strings.Contains(err.Error(), "plan format "+v+" was written by an older rackform") || !strings.Contains(err.Error(), "plan again") {
+			t.Errorf("%s: %v", v, err)
+		}
+	}
+	p := samplePlan()
+	p.FormatVersion = FormatVersion
+	if err := Applicable(p); err != nil {
+		t.Errorf("current format refused: %v", err)
+	}
+}
+
 func TestEncodeDecodeRoundTrip(t *testing.T) {
 	p := samplePlan()
 	b, err := Encode(p)

@@ -154,12 +154,29 @@ type Server struct {
 	System string `json:"system,omitempty"`
 
 	Observed Observed `json:"observed"`
+	// Outcome is how observing the server went (a providers.Outcome*
+	// constant). "" in plans before format 1.3: Observed.Reachable says.
+	// (Format 1.3.)
+	Outcome string `json:"outcome,omitempty"`
+	// Identity is who the server was when planned (System UUID, serial,
+	// manufacturer, model). Apply observes the server before its first
+	// step and refuses it when a field recorded here reads differently
+	// now (an RMA, a BMC address re-used). Empty in older plans and for
+	// BMCs that report none: then nothing is compared. (Format 1.3.)
+	Identity providers.Identity `json:"identity,omitzero"`
 	// Fingerprint of the observed state; apply re-observes and compares.
 	Fingerprint string `json:"fingerprint,omitempty"`
 
 	Action Action `json:"action"`
 	// Reason explains a skip or block, e.g. "already_at_target".
-	Reason  string   `json:"reason,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Problems say, one sentence each, why a server was not observed or
+	// is held back (Reason ReasonHeldBack): every problem plan found for
+	// it, not the first. (Format 1.3.)
+	Problems []string `json:"problems,omitempty"`
+	// Notes are findings that change nothing (a component the BMC says is
+	// not updateable, already at target). (Format 1.3.)
+	Notes   []string `json:"notes,omitempty"`
 	Changes []Change `json:"changes,omitempty"`
 	Steps   []Step   `json:"steps,omitempty"`
 	Reboots int      `json:"reboots"`
@@ -186,7 +203,44 @@ const (
 	ReasonUnhealthy   = "unhealthy"
 	ReasonExcluded    = "excluded"
 	ReasonOutOfScope  = "out_of_scope"
+	// The server could not be observed, for what the reason says
+	// (ReasonUnreachable too). (Format 1.3.)
+	ReasonCredentialsRefused   = "credentials_refused"
+	ReasonInventoryUnavailable = "inventory_unavailable"
+	ReasonSystemUnresolved     = "system_unresolved"
+	// ReasonHeldBack: plan found problems on this server (Problems) and
+	// was asked to plan the rest of the fleet without it
+	// (-hold-back-errored). (Format 1.3.)
+	ReasonHeldBack = "held_back"
+	// ReasonSharedElsewhere: the server's only changes are shared
+	// components of its BMC, flashed once by another server's step
+	// (Change.FlashedBy). (Format 1.3.)
+	ReasonSharedElsewhere = "shared_elsewhere"
 )
+
+// NotObserved reports whether a skip reason means the server could not be
+// observed: its state is unknown, so the plan is never "no changes".
+func NotObserved(reason string) bool {
+	switch reason {
+	case ReasonUnreachable, ReasonCredentialsRefused, ReasonInventoryUnavailable, ReasonSystemUnresolved:
+		return true
+	}
+	return false
+}
+
+// Settled reports whether a server needs nothing and is known to need
+// nothing: observed and at target, or left out on purpose (excluded, out
+// of scope). An unobserved, unhealthy or held-back server is not settled.
+func (s *Server) Settled() bool {
+	if s.Action != ActionSkip {
+		return false
+	}
+	switch s.Reason {
+	case ReasonAtTarget, ReasonExcluded, ReasonOutOfScope, ReasonSharedElsewhere:
+		return true
+	}
+	return false
+}
 
 // Observed is what the server's BMC reported at plan time.
 type Observed struct {
@@ -194,6 +248,8 @@ type Observed struct {
 	PowerState string                `json:"power_state,omitempty"`
 	Health     string                `json:"health,omitempty"`
 	Components []providers.Component `json:"components,omitempty"`
+	// System is the Id of the ComputerSystem that was read. (Format 1.3.)
+	System string `json:"system,omitempty"`
 }
 
 // Change is one component moving from one version to another.
@@ -210,6 +266,13 @@ type Change struct {
 	// scheme, moved with allow_change): a change, neither an upgrade nor
 	// a downgrade, and shown as such.
 	Unordered bool `json:"unordered,omitempty"`
+	// Shared marks a component of the server's BMC (or chassis) rather
+	// than of its own system: it is flashed once per BMC. (Format 1.3.)
+	Shared bool `json:"shared,omitempty"`
+	// FlashedBy is the server whose step flashes a shared component, when
+	// it is another server on the same BMC: this server gets no step for
+	// it. (Format 1.3.)
+	FlashedBy string `json:"flashed_by,omitempty"`
 }
 
 // StepKind extends the provider step kinds with the executor's hooks.
@@ -237,6 +300,20 @@ type Step struct {
 	Image     string           `json:"image,omitempty"`
 	ApplyTime string           `json:"apply_time,omitempty"`
 	Method    string           `json:"method,omitempty"`
+	// TransferProtocol and Targets are how the BMC said it takes this
+	// image (providers.UpdatePlan), sent as recorded. (Format 1.3.)
+	TransferProtocol string   `json:"transfer_protocol,omitempty"`
+	Targets          []string `json:"targets,omitempty"`
+	// SHA256 is the image's hex SHA-256 from the component's sha256: the
+	// provider refuses other bytes. (Format 1.3.)
+	SHA256 string `json:"sha256,omitempty"`
+	// Shared marks the one update of a shared component of a BMC, on the
+	// last server of that BMC in run order. (Format 1.3.)
+	Shared bool `json:"shared,omitempty"`
+	// After lists the other servers on the same BMC: the step starts only
+	// once each has been drained and shut down as its strategy requires
+	// (its shutdown step completed), or has ended. (Format 1.3.)
+	After []string `json:"after,omitempty"`
 	// Scheme and Pattern say how a reported version is compared with
 	// Version (config/version.EqualStrings) when apply checks whether an
 	// update or reimage already took effect; "" compares strings exactly.
@@ -249,6 +326,18 @@ type Step struct {
 	Expect  []providers.Expectation `json:"expect,omitempty"`
 	// Estimate is the expected duration of the step.
 	Estimate Duration `json:"estimate"`
+	// NotObserved counts the servers that could not be observed; the
+	// next four count them by cause. (Format 1.3.)
+	NotObserved          int `json:"not_observed,omitempty"`
+	Unreachable          int `json:"unreachable,omitempty"`
+	CredentialsRefused   int `json:"credentials_refused,omitempty"`
+	InventoryUnavailable int `json:"inventory_unavailable,omitempty"`
+	SystemUnresolved     int `json:"system_unresolved,omitempty"`
+	// HeldBack counts the servers held back for their problems. (1.3.)
+	HeldBack int `json:"held_back,omitempty"`
+	// SharedUpdates counts updates of shared components, once per BMC
+	// and component. (Format 1.3.)
+	SharedUpdates int `json:"shared_updates,omitempty"`
 }
 
 // ProviderStep converts a provider step to the provider contract.
@@ -261,8 +350,12 @@ func (s Step) ProviderStep() providers.Step {
 		ApplyTime: s.ApplyTime,
 		Method:    s.Method,
 		ResetType: s.ResetType,
-		Timeout:   time.Duration(s.Timeout),
-		Expect:    s.Expect,
+		SHA256:    s.SHA256,
+		// Copied: the provider must not alias the plan's slice.
+		Targets:          append([]string(nil), s.Targets...),
+		TransferProtocol: s.TransferProtocol,
+		Timeout:          time.Duration(s.Timeout),
+		Expect:           s.Expect,
 	}
 	if s.Match != nil {
 		ps.Match = *s.Match
@@ -286,4 +379,48 @@ type Summary struct {
 	Skip     int      `json:"skip"`
 	Racks    int      `json:"racks"`
 	Estimate Duration `json:"estimate"`
+	// NotObserved counts the servers that could not be observed; the
+	// next four count them by cause. (Format 1.3.)
+	NotObserved          int `json:"not_observed,omitempty"`
+	Unreachable          int `json:"unreachable,omitempty"`
+	CredentialsRefused   int `json:"credentials_refused,omitempty"`
+	InventoryUnavailable int `json:"inventory_unavailable,omitempty"`
+	SystemUnresolved     int `json:"system_unresolved,omitempty"`
+	// HeldBack counts the servers held back for their problems. (1.3.)
+	HeldBack int `json:"held_back,omitempty"`
+	// SharedUpdates counts updates of shared components, once per BMC
+	// and component. (Format 1.3.)
+	SharedUpdates int `json:"shared_updates,omitempty"`
+}
+
+// NotObservedBy counts the servers not observed by cause (a
+// providers.Outcome* value), leaving out causes with none.
+func (s Summary) NotObservedBy() map[string]int {
+	out := map[string]int{}
+	for k, v := range map[string]int{
+		providers.OutcomeUnreachable:          s.Unreachable,
+		providers.OutcomeCredentialsRefused:   s.CredentialsRefused,
+		providers.OutcomeInventoryUnavailable: s.InventoryUnavailable,
+		providers.OutcomeSystemUnresolved:     s.SystemUnresolved,
+	} {
+		if v > 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// Count adds one server not observed for cause.
+func (s *Summary) Count(cause string) {
+	s.NotObserved++
+	switch cause {
+	case providers.OutcomeCredentialsRefused:
+		s.CredentialsRefused++
+	case providers.OutcomeInventoryUnavailable:
+		s.InventoryUnavailable++
+	case providers.OutcomeSystemUnresolved:
+		s.SystemUnresolved++
+	default:
+		s.Unreachable++
+	}
 }

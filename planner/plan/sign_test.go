@@ -210,9 +210,11 @@ func TestOlderFormatsCannotBeSigned(t *testing.T) {
 // unsigned plan); testdata holds a 1.0 and a 1.1 plan as those versions of
 // rackform wrote them, and a signed 1.2 plan.
 func TestFormatGoldens(t *testing.T) {
-	signedGolden := filepath.Join("testdata", "format-1.2-signed.plan.json")
+	// Only the current format's golden is written; earlier ones are kept
+	// as those versions of rackform wrote them.
+	signedGolden := filepath.Join("testdata", "format-1.3-signed.plan.json")
 	if *update {
-		b, err := EncodeSigned(samplePlan(), testKey(1))
+		b, err := EncodeSigned(samplePlan13(), testKey(1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,6 +229,7 @@ func TestFormatGoldens(t *testing.T) {
 		{"format-1.0.plan.json", "1.0", false},
 		{"format-1.1.plan.json", "1.1", false},
 		{"format-1.2-signed.plan.json", "1.2", true},
+		{"format-1.3-signed.plan.json", "1.3", true},
 	} {
 		t.Run(tc.format, func(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join("testdata", tc.file))

@@ -319,6 +319,13 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 	if isExpired && st.Run.State.Name == executor.NotStarted {
 		return expired()
 	}
+	// Likewise an older plan format: a run started with it is resumed,
+	// a new one needs what format 1.3 records (delivery, identity).
+	if st.Run.State.Name == executor.NotStarted {
+		if err := plan.Applicable(p); err != nil {
+			return m.fail("plan %s: %s", shortSHA(sha), err)
+		}
+	}
 	if o.lockTimeout == 0 {
 		if h, err := b.LockHolder(ctx); err == nil && !executor.HolderGone(*h) {
 			if control != nil {

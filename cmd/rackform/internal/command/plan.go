@@ -39,6 +39,7 @@ type planCommand struct {
 	parallelism   int
 	noColor       bool
 	onUnreachable string
+	holdBack      bool
 	rollout       string
 	notAfter      time.Duration
 }
@@ -71,9 +72,20 @@ CLUSTER/RACK/SERVER; each must match at least one server.
 SIGINT or SIGTERM stops plan at once, while it loads the configuration or
 observes the servers (exit 130); no plan is written.
 
+Servers that could not be observed are listed first, one line per cause.
+Refused credentials, a BMC without a usable firmware inventory and a system
+the server does not resolve are configuration problems: the plan fails.
+Unreachable servers follow on_unreachable (skip, the default, or block),
+but a plan that observed no server of a cluster fails. Every server with a
+problem (an undecidable version, an image its BMC cannot take, ...) is
+named at once; with -hold-back-errored those servers are held back (listed
+with their problems) and the rest of the fleet is planned.
+
 Exit status: 0 on success, 1 on errors (bad arguments too), 130 when
-interrupted. With -detailed-exitcode: 0 when nothing needs upgrading, 1 on
-errors, 2 when the plan has changes.`
+interrupted. With -detailed-exitcode: 0 only when every in-scope server was
+observed and is at target, 1 on errors, 2 when the plan has changes or any
+server was not observed, is unhealthy or is held back: a fleet that was not
+seen is never "no changes".`
 }
 
 func (c *planCommand) Flags() *flag.FlagSet {
@@ -84,11 +96,12 @@ func (c *planCommand) Flags() *flag.FlagSet {
 	fs.Var(&c.varFiles, "var-file", "Read input variables from `FILE`. Repeatable; later files win.")
 	fs.Var(&c.targets, "target", "Plan only the servers under `ADDR` (CLUSTER[/RACK[/SERVER]]). Repeatable.")
 	fs.Var(&c.excludes, "exclude", "Leave out the servers under `ADDR`. Repeatable.")
-	fs.BoolVar(&c.detailed, "detailed-exitcode", false, "Exit 2 when the plan has changes, 0 when it has none.")
+	fs.BoolVar(&c.detailed, "detailed-exitcode", false, "Exit 2 when the plan has changes or servers it could not observe or held back, 0 only when every server was observed and is at target.")
 	fs.BoolVar(&c.json, "json", false, "Print a JSON-lines stream (one object per line) instead of text.")
 	fs.IntVar(&c.parallelism, "parallelism", 0, "Read at most `N` BMCs at once per provider (default: the provider's own limit, such as the redfish block's concurrency).")
 	fs.BoolVar(&c.noColor, "no-color", false, "Never colour the output (also: the NO_COLOR environment variable).")
 	fs.StringVar(&c.onUnreachable, "on-unreachable", "", "`MODE` for unreachable or unhealthy servers: skip (plan them as skipped, with a warning) or block (fail the plan). Default: each cluster's strategy on_unreachable, else skip.")
+	fs.BoolVar(&c.holdBack, "hold-back-errored", false, "Plan the rest of the fleet when some servers have problems: each is held back (not upgraded) and listed with its problems, instead of failing the plan.")
 	fs.StringVar(&c.rollout, "rollout", "", "Plan the rollout `NAME` when the configuration declares several.")
 	fs.DurationVar(&c.notAfter, "valid-for", planner.DefaultNotAfter, "How long after it is made the plan may be applied: a `DURATION` such as 24h.")
 	return fs
@@ -202,6 +215,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 		Parallelism:     c.parallelism,
 		NotAfter:        c.notAfter,
 		OnUnreachable:   c.onUnreachable,
+		HoldBackErrored: c.holdBack,
 	})
 	if ctx.Err() != nil {
 		// Observing was cut short: nothing is written.
@@ -246,10 +260,26 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.writeFailed(err)
 	}
-	if c.detailed && p.Summary.Upgrade > 0 {
+	if c.detailed && !settled(p) {
 		return exitChanges
 	}
 	return ExitOK
+}
+
+// settled reports whether the plan is "no changes": nothing to upgrade and
+// every in-scope server observed and at target (or left out on purpose).
+// A server not observed, unhealthy or held back is not known to be at
+// target, so the plan is never "no changes" with one.
+func settled(p *plan.Plan) bool {
+	if p.Summary.Upgrade > 0 {
+		return false
+	}
+	for i := range p.Servers {
+		if !p.Servers[i].Settled() {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *planCommand) writeText(p *plan.Plan, sha string, color bool) error {

@@ -177,7 +177,7 @@ func TestPlanJSONStream(t *testing.T) {
 		if len(types) == 0 || types[len(types)-1] != m.Type {
 			types = append(types, m.Type)
 		}
-		if m.Type == "version" && m.UI != "1.0" {
+		if m.Type == "version" && m.UI != "1.1" {
 			t.Errorf("stream version %q", m.UI)
 		}
 	}
@@ -205,7 +205,7 @@ func TestPlanErrorsRenderLikeValidate(t *testing.T) {
 		}
 		return plannertest.Behind
 	}, nil), "-on-unreachable=block", planTestDir)
-	if code != ExitError || !strings.Contains(stderr, "Server unreachable") || !strings.Contains(stderr, `server "c2a"`) || !strings.Contains(stderr, "main.rf.hcl line") && !strings.Contains(stderr, "main.rf.hcl:") {
+	if code != ExitError || !strings.Contains(stderr, "1 of 11 servers unreachable") || !strings.Contains(stderr, `server "c2a"`) || !strings.Contains(stderr, "main.rf.hcl line") && !strings.Contains(stderr, "main.rf.hcl:") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
 }

@@ -271,6 +271,24 @@ func (v *View) lines(e executor.Event) []string {
 			}
 		}
 		out := []string{fmt.Sprintf("%s plan %s: %s to upgrade in %s, %d skipped, estimated %s", verb, shortSHA(v.sha), plural(up, "server"), plural(racks, "rack"), skip, human(est))}
+		// Servers the plan could not see or held back are named, never
+		// silently left out of the run.
+		var unseen, held []string
+		for _, s := range v.p.Servers {
+			switch {
+			case s.Action != plan.ActionSkip:
+			case plan.NotObserved(s.Reason):
+				unseen = append(unseen, s.Address)
+			case s.Reason == plan.ReasonHeldBack:
+				held = append(held, s.Address)
+			}
+		}
+		if len(unseen) > 0 {
+			out = append(out, fmt.Sprintf("Not in this run: %s not observed when planned: %s", plural(len(unseen), "server"), strings.Join(unseen, ", ")))
+		}
+		if len(held) > 0 {
+			out = append(out, fmt.Sprintf("Not in this run: %s held back when planned: %s", plural(len(held), "server"), strings.Join(held, ", ")))
+		}
 		if e.Message != "" {
 			out = append(out, "Note: "+e.Message) // a stale lock taken over
 		}
@@ -306,6 +324,17 @@ func (v *View) lines(e executor.Event) []string {
 			return []string{fmt.Sprintf("  %s: skipped after its steps began; bringing it back: %s", e.Server, stepName(e))}
 		}
 		return nil
+	case "step_completed":
+		// A remediation power off says what the BMC confirmed or
+		// answered, never more.
+		if e.Op == "power_off" && e.Message != "" {
+			return []string{fmt.Sprintf("  %s: remediation: power_off: %s", e.Server, e.Message)}
+		}
+		return nil
+	case "remediation_skipped":
+		return []string{fmt.Sprintf("  %s: remediation: %s", e.Server, e.Message)}
+	case "step_waiting":
+		return []string{fmt.Sprintf("  %s: %s", e.Server, e.Message)}
 	case "step_interrupted":
 		what := "pre-flight observation"
 		if e.Op != "" {

@@ -252,3 +252,27 @@ func TestWriteStatus(t *testing.T) {
 		t.Errorf("a completed server is listed:\n%s", got)
 	}
 }
+
+// A server the plan could not observe or held back never silently
+// disappears from apply: the first lines name them.
+func TestApplyNamesServersNotInTheRun(t *testing.T) {
+	p := &plan.Plan{Servers: []plan.Server{
+		{Address: "c1/r1/a", Action: plan.ActionUpgrade},
+		{Address: "c1/r1/b", Action: plan.ActionSkip, Reason: plan.ReasonUnreachable},
+		{Address: "c1/r1/c", Action: plan.ActionSkip, Reason: plan.ReasonCredentialsRefused},
+		{Address: "c1/r1/d", Action: plan.ActionSkip, Reason: plan.ReasonHeldBack},
+		{Address: "c1/r1/e", Action: plan.ActionSkip, Reason: plan.ReasonAtTarget},
+	}}
+	var out bytes.Buffer
+	v := applyview.New(&out, p, sha, applyview.Options{Refresh: -1})
+	v.Event(executor.Event{Time: executortest.Epoch, Type: "apply_started"})
+	v.Close()
+	for _, want := range []string{
+		"Not in this run: 2 servers not observed when planned: c1/r1/b, c1/r1/c",
+		"Not in this run: 1 server held back when planned: c1/r1/d",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("missing %q in:\n%s", want, out.String())
+		}
+	}
+}

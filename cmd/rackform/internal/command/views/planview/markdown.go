@@ -41,6 +41,44 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 	if len(p.Excludes) > 0 {
 		fmt.Fprintf(&head, "\nWithout `-exclude %s`.\n", strings.Join(p.Excludes, "`, `-exclude "))
 	}
+	// What was not seen or is held back comes before everything else.
+	if groups := Unobserved(p); len(groups) > 0 {
+		fmt.Fprintf(&head, "\n> [!WARNING]\n> **%s**\n", mdEscape(NotObservedLine(p.Summary)))
+		for _, g := range groups {
+			item := fmt.Sprintf("> - %s: %s\n", g[0], mdEscape(g[1]))
+			if head.Len()+len(item) > limit/4 {
+				head.WriteString("> - … (`rackform show PLANFILE` lists every server)\n")
+				break
+			}
+			head.WriteString(item)
+		}
+	}
+	if held := HeldBack(p); len(held) > 0 {
+		fmt.Fprintf(&head, "\n> [!CAUTION]\n> **%s held back** for their problems (`-hold-back-errored`); this plan does not upgrade them:\n", plural(len(held), "server", "servers"))
+		for i, s := range held {
+			item := fmt.Sprintf("> - `%s`: %s\n", s.Address, mdEscape(strings.Join(s.Problems, "; ")))
+			if head.Len()+len(item) > limit/3 {
+				fmt.Fprintf(&head, "> - … and %d more held back (`rackform show PLANFILE` lists them all)\n", len(held)-i)
+				break
+			}
+			head.WriteString(item)
+		}
+	}
+	if imgs := images(p); len(imgs) > 0 {
+		head.WriteString("\n**Images**\n\n| component | version | image | sha256 | delivered by |\n|---|---|---|---|---|\n")
+		for i, im := range imgs {
+			sum := "`" + im.sha + "`"
+			if im.sha == "" {
+				sum = "none given: not verified"
+			}
+			row := fmt.Sprintf("| %s | %s | `%s` | %s | %s |\n", mdEscape(im.component), mdEscape(im.version), strings.ReplaceAll(im.url, "`", "%60"), sum, mdEscape(im.methods()))
+			if head.Len()+len(row) > limit/2 {
+				fmt.Fprintf(&head, "| … | %d more images | `rackform show PLANFILE` | |\n", len(imgs)-i)
+				break
+			}
+			head.WriteString(row)
+		}
+	}
 	if len(p.Warnings) > 0 {
 		head.WriteString("\n**Warnings**\n\n")
 		// Warnings get at most a quarter of the comment, so a fleet of
@@ -130,4 +168,56 @@ func mdEstimate(s *plan.Server) string {
 // mdEscape keeps text from breaking a table row or turning into markup.
 func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+type image struct {
+	component, version, url, sha string
+	// how counts the servers by delivery ("simple_update HTTPS"), in
+	// first-use order.
+	how   []string
+	count map[string]int
+}
+
+func (im *image) methods() string {
+	var parts []string
+	for _, h := range im.how {
+		parts = append(parts, fmt.Sprintf("%s (%d)", h, im.count[h]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// images are the distinct images the plan's steps send, in first-use
+// order, with how many servers get each by which method.
+func images(p *plan.Plan) []*image {
+	var out []*image
+	type key struct{ component, version, url, sha string }
+	seen := map[key]*image{}
+	for _, s := range p.Servers {
+		for _, st := range s.Steps {
+			if st.Image == "" || (st.Kind != plan.StepUpdate && st.Kind != plan.StepReimage) {
+				continue
+			}
+			k := key{st.Component, st.Version, st.Image, st.SHA256}
+			im := seen[k]
+			if im == nil {
+				im = &image{component: k.component, version: k.version, url: k.url, sha: k.sha, count: map[string]int{}}
+				seen[k] = im
+				out = append(out, im)
+			}
+			how := st.Method
+			switch {
+			case st.Kind == plan.StepReimage:
+				how = "reimage"
+			case how == "" || how == "auto":
+				how = "provider's choice"
+			case st.TransferProtocol != "":
+				how += " " + st.TransferProtocol
+			}
+			if im.count[how] == 0 {
+				im.how = append(im.how, how)
+			}
+			im.count[how]++
+		}
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
 )
 
 // Entry is one server in run order with where it sits in the run tree.
@@ -87,10 +88,82 @@ func Duration(d plan.Duration) string {
 }
 
 // SummaryLine is the plan's headline: "N servers to upgrade in R racks,
-// M skipped, ~T".
+// M skipped, ~T", after what was not seen or is held back, which comes
+// first because it hides the most: "7 of 40 servers not observed: 5
+// unreachable, 2 credentials refused; 1 held back; ...".
 func SummaryLine(s plan.Summary) string {
-	return fmt.Sprintf("%s to upgrade in %s, %d skipped, ~%s",
+	var head []string
+	if l := NotObservedLine(s); l != "" {
+		head = append(head, l)
+	}
+	if s.HeldBack > 0 {
+		head = append(head, fmt.Sprintf("%s held back", plural(s.HeldBack, "server", "servers")))
+	}
+	line := fmt.Sprintf("%s to upgrade in %s, %d skipped, ~%s",
 		plural(s.Upgrade, "server", "servers"), plural(s.Racks, "rack", "racks"), s.Skip, Duration(s.Estimate))
+	if s.SharedUpdates > 0 {
+		line += fmt.Sprintf(" (%s of shared BMC components, each once)", plural(s.SharedUpdates, "update", "updates"))
+	}
+	if len(head) > 0 {
+		return strings.Join(head, "; ") + "; " + line
+	}
+	return line
+}
+
+// causeOrder and causeText name the causes a server is not observed for.
+var causeOrder = []string{providers.OutcomeUnreachable, providers.OutcomeCredentialsRefused, providers.OutcomeInventoryUnavailable, providers.OutcomeSystemUnresolved}
+
+var causeText = map[string]string{
+	providers.OutcomeUnreachable:          "unreachable",
+	providers.OutcomeCredentialsRefused:   "credentials refused",
+	providers.OutcomeInventoryUnavailable: "inventory unavailable",
+	providers.OutcomeSystemUnresolved:     "system unresolved",
+}
+
+// NotObservedLine is "7 of 40 servers not observed: 5 unreachable, 2
+// credentials refused", or "" when every server was observed.
+func NotObservedLine(s plan.Summary) string {
+	if s.NotObserved == 0 {
+		return ""
+	}
+	by := s.NotObservedBy()
+	var parts []string
+	for _, c := range causeOrder {
+		if n := by[c]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, causeText[c]))
+		}
+	}
+	return fmt.Sprintf("%d of %d servers not observed: %s", s.NotObserved, s.Upgrade+s.Skip, strings.Join(parts, ", "))
+}
+
+// Unobserved groups the servers not observed by cause, in report order:
+// cause text and addresses.
+func Unobserved(p *plan.Plan) [][2]string {
+	by := map[string][]string{}
+	for _, s := range p.Servers {
+		if s.Action != plan.ActionSkip || !plan.NotObserved(s.Reason) {
+			continue
+		}
+		by[s.Reason] = append(by[s.Reason], s.Address)
+	}
+	var out [][2]string
+	for _, c := range causeOrder {
+		if list := by[c]; len(list) > 0 {
+			out = append(out, [2]string{fmt.Sprintf("%d %s", len(list), causeText[c]), strings.Join(list, ", ")})
+		}
+	}
+	return out
+}
+
+// HeldBack lists the servers held back, in plan order.
+func HeldBack(p *plan.Plan) []*plan.Server {
+	var out []*plan.Server
+	for i := range p.Servers {
+		if p.Servers[i].Reason == plan.ReasonHeldBack {
+			out = append(out, &p.Servers[i])
+		}
+	}
+	return out
 }
 
 func plural(n int, one, many string) string {
@@ -111,16 +184,28 @@ func ChangeText(c plan.Change) string {
 	case c.Unordered:
 		s += " (change, not an upgrade)"
 	}
+	switch {
+	case c.FlashedBy != "":
+		s += " (shared by the BMC, flashed once by " + c.FlashedBy + ")"
+	case c.Shared:
+		s += " (shared by the BMC, flashed once here)"
+	}
 	return s
 }
 
 // Reasons for people, by plan reason code.
 var reasons = map[string]string{
 	plan.ReasonAtTarget:    "already at target",
-	plan.ReasonUnreachable: "unreachable",
+	plan.ReasonUnreachable: "not observed: unreachable",
 	plan.ReasonUnhealthy:   "unhealthy",
 	plan.ReasonExcluded:    "excluded",
 	plan.ReasonOutOfScope:  "out of scope",
+
+	plan.ReasonCredentialsRefused:   "not observed: credentials refused",
+	plan.ReasonInventoryUnavailable: "not observed: inventory unavailable",
+	plan.ReasonSystemUnresolved:     "not observed: system unresolved",
+	plan.ReasonHeldBack:             "held back",
+	plan.ReasonSharedElsewhere:      "only shared components, flashed by another server on its BMC",
 }
 
 // ReasonText is a skip reason for people.
@@ -186,7 +271,11 @@ func ScopeRule(sc *plan.Scope) string {
 // ServerDetail is what happens to a server, after its address.
 func ServerDetail(s *plan.Server) string {
 	if s.Action != plan.ActionUpgrade {
-		return "skip: " + ReasonText(s.Reason)
+		out := "skip: " + ReasonText(s.Reason)
+		if len(s.Problems) > 0 {
+			out += " (" + strings.Join(s.Problems, "; ") + ")"
+		}
+		return out
 	}
 	changes := make([]string, len(s.Changes))
 	for i, c := range s.Changes {
@@ -206,4 +295,73 @@ func windowText(c *plan.Cluster) string {
 		return "window closed"
 	}
 	return "no window"
+}
+
+// Delivery says how one update step reaches its BMC, as plan recorded it:
+// "simple_update HTTPS, targets /redfish/v1/Systems/1, sha256 ab12…", or
+// "" for a plan that recorded nothing (before format 1.3).
+func Delivery(st plan.Step) string {
+	var parts []string
+	if st.Method != "" && st.Method != "auto" && st.Method != "reimage" {
+		m := st.Method
+		if st.TransferProtocol != "" {
+			m += " " + st.TransferProtocol
+		}
+		parts = append(parts, m)
+	}
+	if len(st.Targets) > 0 {
+		parts = append(parts, "targets "+strings.Join(st.Targets, ", "))
+	}
+	if st.SHA256 != "" {
+		parts = append(parts, "sha256 "+st.SHA256)
+	}
+	if st.Shared && len(st.After) > 0 {
+		verb := "is"
+		if len(st.After) > 1 {
+			verb = "are"
+		}
+		parts = append(parts, "once "+strings.Join(st.After, ", ")+" "+verb+" shut down (shared by the BMC)")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// IdentityText names who a server is, as plan recorded it, or "".
+func IdentityText(s *plan.Server) string {
+	id := s.Identity
+	var parts []string
+	if id.Manufacturer != "" || id.Model != "" {
+		parts = append(parts, strings.TrimSpace(id.Manufacturer+" "+id.Model))
+	}
+	if id.SerialNumber != "" {
+		parts = append(parts, "serial "+id.SerialNumber)
+	}
+	if id.UUID != "" {
+		parts = append(parts, "uuid "+id.UUID)
+	}
+	if s.Observed.System != "" {
+		parts = append(parts, "system "+s.Observed.System)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ServerLines are the details under a server's line: who it is, how each
+// image reaches its BMC, and its notes. Plans before format 1.3 record
+// none of these, so their rendering is unchanged.
+func ServerLines(s *plan.Server) []string {
+	var out []string
+	if id := IdentityText(s); id != "" && s.Action == plan.ActionUpgrade {
+		out = append(out, "identity: "+id)
+	}
+	for _, st := range s.Steps {
+		if st.Kind != plan.StepUpdate && st.Kind != plan.StepReimage {
+			continue
+		}
+		if d := Delivery(st); d != "" {
+			out = append(out, string(st.Kind)+" "+st.Component+": "+d)
+		}
+	}
+	for _, n := range s.Notes {
+		out = append(out, "note: "+n)
+	}
+	return out
 }

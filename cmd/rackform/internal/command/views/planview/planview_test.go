@@ -328,3 +328,45 @@ func TestChangeTextMarksDowngradesAndUnorderedChanges(t *testing.T) {
 		}
 	}
 }
+
+// Format 1.3's additions in every rendering: unobserved and held-back
+// servers first, identity, delivery (method, transfer protocol, targets,
+// digest), shared components flashed once, notes, images with digests.
+func TestGoldenFormat13(t *testing.T) {
+	b, err := os.ReadFile("../../../../../../planner/plan/testdata/format-1.3-signed.plan.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, md, stream bytes.Buffer
+	if err := WriteText(&text, p, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&md, p, plan.SHA256(b), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewStream(&stream).Plan(p); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "format-1.3.txt", text.Bytes())
+	golden(t, "format-1.3.md", md.Bytes())
+	golden(t, "format-1.3.jsonl", stream.Bytes())
+	for _, want := range []string{
+		"1 of 3 servers not observed: 1 unreachable:",
+		"Held back: 1 server held back",
+		"identity: Contoso R640, serial SN-0001, uuid 4c4c4544-0042-3010-8052-b2c04f4e3032, system System.Embedded.1",
+		"update bios: simple_update HTTPS, targets /redfish/v1/Systems/System.Embedded.1, sha256 " + strings.Repeat("ab", 32),
+		"bmc 7.10 → 7.20 (shared by the BMC, flashed once here)",
+		"note: Component \"cpld\"",
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q", want)
+		}
+	}
+	if !strings.Contains(md.String(), "`http://127.0.0.1:9/bios-1.1.bin` | `"+strings.Repeat("ab", 32)+"`") {
+		t.Errorf("markdown does not list the image with its digest:\n%s", md.String())
+	}
+}

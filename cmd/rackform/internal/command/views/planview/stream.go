@@ -11,7 +11,7 @@ import (
 
 // StreamVersion is the version of the `plan -json` stream. Consumers
 // accept the same major; a minor adds fields or message types only.
-const StreamVersion = "1.0"
+const StreamVersion = "1.1"
 
 // Message types of the stream, one JSON object per line. Every object has
 // "type", "@level" and "@message" (a line for people), like Terraform's
@@ -89,6 +89,12 @@ type PlannedChange struct {
 	Changes  []plan.Change `json:"changes,omitempty"`
 	Reboots  int           `json:"reboots"`
 	Estimate plan.Duration `json:"estimate"`
+	// Outcome, Problems and Notes are the plan's (format 1.3): how
+	// observing went, why a server was not observed or is held back,
+	// and findings that change nothing. (Stream 1.1.)
+	Outcome  string   `json:"outcome,omitempty"`
+	Problems []string `json:"problems,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
 }
 
 // Plan writes a planned_change line per server in run order, then the
@@ -99,6 +105,7 @@ func (s *Stream) Plan(p *plan.Plan) error {
 			Address: e.Server.Address, Action: string(e.Server.Action), Reason: e.Server.Reason,
 			Cluster: e.Server.Cluster, Rack: e.Server.Rack, Role: e.Server.Role,
 			Changes: e.Server.Changes, Reboots: e.Server.Reboots, Estimate: e.Server.Estimate,
+			Outcome: e.Server.Outcome, Problems: e.Server.Problems, Notes: e.Server.Notes,
 		}
 		if e.Scope != nil {
 			pc.Stage, pc.Group, pc.Phase, pc.Scope = e.Stage.ID, e.Group.ID, e.Phase.ID, e.Scope.ID
@@ -106,14 +113,27 @@ func (s *Stream) Plan(p *plan.Plan) error {
 		if err := s.enc.Encode(struct {
 			header
 			Change PlannedChange `json:"change"`
-		}{header{TypePlannedChange, "info", e.Server.Address + ": " + ServerDetail(e.Server)}, pc}); err != nil {
+		}{header{TypePlannedChange, level(e.Server), e.Server.Address + ": " + ServerDetail(e.Server)}, pc}); err != nil {
 			return err
 		}
+	}
+	lvl := "info"
+	if p.Summary.NotObserved > 0 || p.Summary.HeldBack > 0 {
+		lvl = "warn"
 	}
 	return s.enc.Encode(struct {
 		header
 		Changes plan.Summary `json:"changes"`
-	}{header{TypeChangeSummary, "info", "Plan: " + SummaryLine(p.Summary)}, p.Summary})
+	}{header{TypeChangeSummary, lvl, "Plan: " + SummaryLine(p.Summary)}, p.Summary})
+}
+
+// level is "warn" for a server not observed or held back: it is not at
+// target as far as anyone knows.
+func level(s *plan.Server) string {
+	if plan.NotObserved(s.Reason) || s.Reason == plan.ReasonHeldBack || s.Reason == plan.ReasonUnhealthy {
+		return "warn"
+	}
+	return "info"
 }
 
 // PlanFile reports the plan's identity, who signed it ("" when unsigned)

@@ -44,6 +44,23 @@ func WriteText(w io.Writer, p *plan.Plan, color bool) error {
 	if len(p.Excludes) > 0 {
 		fmt.Fprintf(bw, "  without -exclude %s\n", strings.Join(p.Excludes, ", "))
 	}
+	// What was not seen or is held back comes first: it hides the most.
+	if groups := Unobserved(p); len(groups) > 0 {
+		fmt.Fprintf(bw, "\n%s\n", st.wrap(NotObservedLine(p.Summary)+":", ansiYellow, ansiBold))
+		for _, g := range groups {
+			fmt.Fprintf(bw, "  %s: %s\n", g[0], g[1])
+		}
+	}
+	if held := HeldBack(p); len(held) > 0 {
+		fmt.Fprintf(bw, "\n%s %s held back for their problems (-hold-back-errored); this plan does not upgrade them:\n",
+			st.wrap("Held back:", ansiYellow, ansiBold), plural(len(held), "server", "servers"))
+		for _, s := range held {
+			fmt.Fprintf(bw, "  %s\n", s.Address)
+			for _, pr := range s.Problems {
+				fmt.Fprintf(bw, "    - %s\n", pr)
+			}
+		}
+	}
 	var last Entry
 	for _, e := range Entries(p) {
 		writeHeaders(bw, st, last, e)
@@ -60,6 +77,9 @@ func WriteText(w io.Writer, p *plan.Plan, color bool) error {
 			detail = st.wrap(detail, ansiGray)
 		}
 		fmt.Fprintf(bw, "%s%s %s  %s\n", indent, marker, e.Server.Address, detail)
+		for _, l := range ServerLines(e.Server) {
+			fmt.Fprintf(bw, "%s    %s\n", indent, st.wrap(l, ansiGray))
+		}
 		last = e
 	}
 	if len(p.Warnings) > 0 {

@@ -1,0 +1,309 @@
+package planner
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
+)
+
+// The causes a server is not upgraded for without being at target, in the
+// order they are reported: what could not be observed first (it hides the
+// most), then what was observed unhealthy.
+var causeOrder = []string{
+	providers.OutcomeUnreachable,
+	providers.OutcomeCredentialsRefused,
+	providers.OutcomeInventoryUnavailable,
+	providers.OutcomeSystemUnresolved,
+	plan.ReasonUnhealthy,
+}
+
+// causeText names a cause in a count ("5 unreachable, 2 credentials
+// refused").
+var causeText = map[string]string{
+	providers.OutcomeUnreachable:          "unreachable",
+	providers.OutcomeCredentialsRefused:   "credentials refused",
+	providers.OutcomeInventoryUnavailable: "inventory unavailable",
+	providers.OutcomeSystemUnresolved:     "system unresolved",
+	plan.ReasonUnhealthy:                  "unhealthy",
+}
+
+// misconfiguration reports whether an outcome is a configuration problem
+// (credentials, a BMC without usable inventory, a system the server does
+// not name): the plan fails for it whatever on_unreachable says.
+func misconfiguration(outcome string) bool {
+	switch outcome {
+	case providers.OutcomeCredentialsRefused, providers.OutcomeInventoryUnavailable, providers.OutcomeSystemUnresolved:
+		return true
+	}
+	return false
+}
+
+// unavailableServer is a server that was not observed, or observed
+// unhealthy: never upgraded, never dropped silently.
+type unavailableServer struct {
+	addr, cause, why string
+	// common is why with the server's own BMC address written as
+	// "{bmc}", so servers failing the same way share one line.
+	common  string
+	subject *hcl.Range
+	// block: the plan fails for it (on_unreachable = block, or a
+	// configuration problem without -hold-back-errored).
+	block bool
+}
+
+// unavailable records a server that cannot be upgraded now. Unreachable
+// and unhealthy servers follow on_unreachable (skip: planned as skipped;
+// block: a plan error); configuration problems fail the plan unless
+// -hold-back-errored holds them back. Reported grouped by cause in
+// reportUnavailable.
+func (p *planning) unavailable(s *config.Server, ps *plan.Server, cause, why string) {
+	u := unavailableServer{addr: ps.Address, cause: cause, why: why, common: commonWhy(why, s.BMC), subject: rangePtr(s.DeclRange)}
+	switch {
+	case misconfiguration(cause):
+		u.block = !p.opts.HoldBackErrored
+	default:
+		u.block = p.onUnreachable(s) == OnUnreachableBlock
+	}
+	if !u.block {
+		ps.Action, ps.Reason = plan.ActionSkip, cause
+	}
+	ps.Problems = append(ps.Problems, why)
+	p.unavail = append(p.unavail, u)
+}
+
+// reportUnavailable adds one diagnostic per cause (and severity), naming
+// every server, grouped by what its BMC answered: a fleet behind a broken
+// VPN is one line, not one per server. It comes first, because a server
+// not seen hides everything else about it.
+func (p *planning) reportUnavailable() {
+	type group struct {
+		cause string
+		block bool
+	}
+	by := map[group][]unavailableServer{}
+	for _, u := range p.unavail {
+		g := group{u.cause, u.block}
+		by[g] = append(by[g], u)
+	}
+	total := len(p.inScope)
+	var out hcl.Diagnostics
+	// An outcome this rackform does not know (a newer plugin) is still
+	// reported, after the known ones: never dropped.
+	causes := append([]string(nil), causeOrder...)
+	var extra []string
+	for g := range by {
+		if !slices.Contains(causes, g.cause) && !slices.Contains(extra, g.cause) {
+			extra = append(extra, g.cause)
+		}
+	}
+	sort.Strings(extra)
+	for _, cause := range append(causes, extra...) {
+		for _, block := range []bool{true, false} {
+			list := by[group{cause, block}]
+			if len(list) == 0 {
+				continue
+			}
+			d := &hcl.Diagnostic{Severity: hcl.DiagWarning}
+			if block {
+				d.Severity = hcl.DiagError
+			}
+			d.Summary = fmt.Sprintf("%d of %d servers %s", len(list), total, causeSummary(cause))
+			d.Detail = whyGroups(list) + " " + causeAdvice(cause, block, p.opts.HoldBackErrored)
+			if len(list) == 1 {
+				d.Subject = list[0].subject
+			}
+			out = append(out, d)
+		}
+	}
+	p.diags = append(p.diags, out...)
+}
+
+func causeSummary(cause string) string {
+	switch cause {
+	case providers.OutcomeUnreachable:
+		return "unreachable"
+	case providers.OutcomeCredentialsRefused:
+		return "refused the credentials"
+	case providers.OutcomeInventoryUnavailable:
+		return "without a usable firmware inventory"
+	case providers.OutcomeSystemUnresolved:
+		return "whose system could not be resolved"
+	case plan.ReasonUnhealthy:
+		return "unhealthy"
+	}
+	return "not observed (" + strings.ReplaceAll(cause, "_", " ") + ")"
+}
+
+// whyGroups lists servers by the reason their BMC gave: "connection
+// refused: a, b; TLS handshake timeout: c."
+func whyGroups(list []unavailableServer) string {
+	var order []string
+	by := map[string][]string{}
+	own := map[string]string{}
+	for _, u := range list {
+		if _, ok := by[u.common]; !ok {
+			order = append(order, u.common)
+			own[u.common] = u.why
+		}
+		by[u.common] = append(by[u.common], u.addr)
+	}
+	parts := make([]string, len(order))
+	for i, why := range order {
+		if len(by[why]) == 1 {
+			why = own[why] // one server: its own message, address and all
+		}
+		parts[i] = fmt.Sprintf("%s (%s)", strings.Join(by[order[i]], ", "), strings.TrimSuffix(why, "."))
+	}
+	out := strings.Join(parts, "; ") + "."
+	if strings.Contains(out, "{bmc}") {
+		out += " ({bmc} is each server's BMC address; rackform show lists each server's own message.)"
+	}
+	return out
+}
+
+// commonWhy writes a server's own BMC address (URL, host:port, host) in
+// why as "{bmc}".
+func commonWhy(why, bmc string) string {
+	u, err := url.Parse(bmc)
+	if err != nil || u.Host == "" {
+		return why
+	}
+	base := strings.TrimRight(u.Scheme+"://"+u.Host, "/")
+	why = strings.ReplaceAll(why, base, "{bmc}")
+	why = strings.ReplaceAll(why, u.Host, "{bmc}")
+	if h := u.Hostname(); h != "" && h != u.Host {
+		why = strings.ReplaceAll(why, h, "{bmc}")
+	}
+	return why
+}
+
+func causeAdvice(cause string, block, holdBack bool) string {
+	switch {
+	case misconfiguration(cause) && block:
+		what := map[string]string{
+			providers.OutcomeCredentialsRefused:   "Check the provider's (or the server's) credentials",
+			providers.OutcomeInventoryUnavailable: "Check that the BMC serves its UpdateService firmware inventory, or the System's BiosVersion and the Manager's FirmwareVersion",
+			providers.OutcomeSystemUnresolved:     "Name the server's system (system = Id or UUID of one the BMC lists)",
+		}[cause]
+		return what + ": this is a configuration problem, so the plan fails. -exclude the servers, or plan with -hold-back-errored to plan the rest of the fleet without them."
+	case misconfiguration(cause):
+		return "Held back (-hold-back-errored): planned as skipped, counted for no threshold, and the plan is not \"no changes\"."
+	case block:
+		return "Fix them, -exclude them, or plan with -on-unreachable=skip to plan them as skipped."
+	}
+	return "They are planned as skipped and count for no threshold; the plan is not \"no changes\" while they are unseen."
+}
+
+// causeCounts is "5 unreachable, 2 credentials refused", in report order.
+func causeCounts(by map[string]int) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, c := range causeOrder {
+		if n := by[c]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, causeText[c]))
+			seen[c] = true
+		}
+	}
+	var rest []string
+	for c := range by {
+		if !seen[c] && by[c] > 0 {
+			rest = append(rest, c)
+		}
+	}
+	sort.Strings(rest)
+	for _, c := range rest {
+		parts = append(parts, fmt.Sprintf("%d %s", by[c], strings.ReplaceAll(c, "_", " ")))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// checkClustersObserved fails the plan for a cluster none of whose
+// in-scope servers could be observed: nothing it says about that cluster
+// would be true.
+func (p *planning) checkClustersObserved() {
+	type tally struct {
+		n, seen int
+		causes  map[string]int
+		c       *config.Cluster
+	}
+	var order []*config.Cluster
+	by := map[*config.Cluster]*tally{}
+	for _, s := range p.inScope {
+		t := by[s.Cluster]
+		if t == nil {
+			t = &tally{causes: map[string]int{}, c: s.Cluster}
+			by[s.Cluster] = t
+			order = append(order, s.Cluster)
+		}
+		t.n++
+		o := p.observed[address(s)]
+		if o != nil && o.EffectiveOutcome() == providers.OutcomeObserved {
+			t.seen++
+		} else if o == nil {
+			t.causes[providers.OutcomeUnreachable]++
+		} else {
+			t.causes[o.EffectiveOutcome()]++
+		}
+	}
+	for _, c := range order {
+		t := by[c]
+		if prov := p.provider(c); t.seen > 0 || prov == nil || p.failedProviders[prov.Name] {
+			continue
+		}
+		p.errorf(rangePtr(c.DeclRange), "No server of cluster "+c.Name+" observed",
+			"None of the %d in-scope servers of cluster %q could be observed (%s), so nothing this plan would say about it is known. Restore access to its BMCs, or -exclude %s.",
+			t.n, c.Name, causeCounts(t.causes), c.Name)
+	}
+}
+
+// warnControlPlane warns when a control-plane server is left out (not
+// observed, unhealthy or held back) while others of its cluster are
+// upgraded: the rule that never more than one control-plane server is down
+// counts only servers the run touches, and one that could not be seen may
+// already be down.
+func (p *planning) warnControlPlane() {
+	type cp struct {
+		out      []string
+		upgrades int
+	}
+	by := map[*config.Cluster]*cp{}
+	var order []*config.Cluster
+	for _, s := range p.inScope {
+		if s.Role != config.RoleControlPlane && s.Role != config.RoleControlPlaneSpare {
+			continue
+		}
+		ps := p.servers[address(s)]
+		if ps == nil {
+			continue
+		}
+		x := by[s.Cluster]
+		if x == nil {
+			x = &cp{}
+			by[s.Cluster] = x
+			order = append(order, s.Cluster)
+		}
+		switch {
+		case ps.Action == plan.ActionUpgrade:
+			x.upgrades++
+		case plan.NotObserved(ps.Reason) || ps.Reason == plan.ReasonHeldBack || ps.Reason == plan.ReasonUnhealthy:
+			x.out = append(x.out, fmt.Sprintf("%s (%s)", ps.Address, strings.ReplaceAll(ps.Reason, "_", " ")))
+		}
+	}
+	for _, c := range order {
+		x := by[c]
+		if len(x.out) == 0 || x.upgrades == 0 {
+			continue
+		}
+		p.warnf(rangePtr(c.DeclRange), "Control plane upgraded with servers left out",
+			"Cluster %q upgrades %d control-plane server(s) one at a time while %s %s left out. A left-out server may already be down: upgrading another would then take a second control-plane server down. Check %s before apply.",
+			c.Name, x.upgrades, strings.Join(x.out, ", "), ternary(len(x.out) == 1, "is", "are"), ternary(len(x.out) == 1, "it", "them"))
+	}
+}
