@@ -99,7 +99,11 @@ func TestApplyPluginCrash(t *testing.T) {
 	const server = "lab/r1/s2"
 	for i, tc := range []struct {
 		name string
-		// at is the event that triggers the kill.
+		// at is the event that triggers the kill: a progress of the step,
+		// sent by the plugin, so its RPC is surely in flight (a kill
+		// between the journal write and the RPC finds no step in flight:
+		// the next call restarts the plugin, correctly without an
+		// interruption, which is not what these cases test).
 		at string
 		// runtime is the Runtime version the fleet starts at: at the
 		// target, the plan has a reset instead of a reimage.
@@ -109,14 +113,14 @@ func TestApplyPluginCrash(t *testing.T) {
 		skip     bool
 		wantExit int
 	}{
-		{name: "shutdown", at: `"type":"step_started","server":"` + server + `","op":"step:1","step_kind":"shutdown"`},
-		{name: "update before its task is journaled", at: `"type":"step_started","server":"` + server + `","op":"step:2","step_kind":"update"`},
+		{name: "shutdown", at: `"type":"step_progress","server":"` + server + `","op":"step:1","step_kind":"shutdown","message":"graceful shutdown`},
+		{name: "update before its task is journaled", at: `"type":"step_progress","server":"` + server + `","op":"step:2","step_kind":"update","message":"SimpleUpdate`},
 		{name: "update polling its task", at: `"type":"step_task","server":"` + server + `","op":"step:2"`},
-		{name: "reimage", at: `"type":"step_started","server":"` + server + `","op":"step:3","step_kind":"reimage"`},
-		{name: "wait_ready", at: `"type":"step_started","server":"` + server + `","op":"step:4","step_kind":"wait_ready"`},
-		{name: "reset", runtime: "4.6.1", at: `"type":"step_started","server":"` + server + `","op":"step:3","step_kind":"reset"`},
+		{name: "reimage", at: `"type":"step_progress","server":"` + server + `","op":"step:3","step_kind":"reimage","message":"insert`},
+		{name: "wait_ready", at: `"type":"step_progress","server":"` + server + `","op":"step:4","step_kind":"wait_ready"`},
+		{name: "reset", runtime: "4.6.1", at: `"type":"step_progress","server":"` + server + `","op":"step:3","step_kind":"reset"`},
 		{name: "power_on of a skipped server", skip: true, wantExit: 4,
-			at: `"type":"step_started","server":"` + server + `","op":"safety:power_on","step_kind":"power_on"`},
+			at: `"type":"step_progress","server":"` + server + `","op":"safety:power_on","step_kind":"power_on","message":"power on`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // each its own fleet, addresses and work directory
