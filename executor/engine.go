@@ -857,7 +857,10 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 		if sc.wait != nil {
 			r.stepWait(ctx, sc.wait, time.Duration(sc.scope.WaitAfter))
 		}
-		if p := sc.pause; p != nil {
+		// The pause after a rack begins when the wait after it has ended
+		// (ROLLOUT-RULES 16, 17): continue then starts the next rack, and
+		// the wait is never cut short by a pause nor spent inside one.
+		if p := sc.pause; p != nil && (sc.wait == nil || sc.wait.st.Name.Terminal()) {
 			switch {
 			case p.st.Name == NotStarted:
 				r.set(ctx, p, State{Name: Paused, Reason: ReasonAfterRack, Message: sc.id + " is done; run: rackform continue"})
