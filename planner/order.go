@@ -155,6 +155,7 @@ func (p *planning) cluster(c *config.Cluster, servers []*config.Server) plan.Clu
 				c.Name, c.MaintenanceWindow.Name, p.now.Format(time.RFC3339), p.now.Add(p.opts.NotAfter).Format(time.RFC3339))
 		}
 	}
+	cl.Quorum = p.quorum(c)
 	var phases []plan.Phase
 	if len(st.Stages) > 0 {
 		phases = p.strategyStages(c, servers)

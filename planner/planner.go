@@ -142,6 +142,7 @@ func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
 		return nil, p.diags
 	}
 	p.diff()
+	p.warnSeedLimits()
 	run := p.order()
 	snap := snapshot(p.cfg)
 	p.checkSnapshot(snap)

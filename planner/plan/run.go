@@ -61,6 +61,11 @@ type Cluster struct {
 	Settings Settings   `json:"settings"`
 	Phases   []Phase    `json:"phases"`
 	Estimate Duration   `json:"estimate"`
+
+	// Quorum is the control plane's quorum as planned, set only when it
+	// needs a reviewer's eye: a member down, a spare taking over, or an
+	// override (optional; see quorum.go).
+	Quorum *Quorum `json:"quorum,omitempty"`
 }
 
 // Interval is a half-open time interval [Start, End).

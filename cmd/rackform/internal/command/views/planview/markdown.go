@@ -41,6 +41,9 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 	if len(p.Excludes) > 0 {
 		fmt.Fprintf(&head, "\nWithout `-exclude %s`.\n", strings.Join(p.Excludes, "`, `-exclude "))
 	}
+	for _, line := range QuorumLines(p) {
+		fmt.Fprintf(&head, "\n**%s**\n", mdEscape(line))
+	}
 	if len(p.Warnings) > 0 {
 		head.WriteString("\n**Warnings**\n\n")
 		// Warnings get at most a quarter of the comment, so a fleet of
