@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -64,14 +65,17 @@ func seedLimitErrors(st *Strategy, a *attrs) hcl.Diagnostics {
 	return diags
 }
 
+// HumanDuration writes a duration as people do: 30m, 1h, 1h30m.
+func HumanDuration(d time.Duration) string { return fmtDuration(d) }
+
 // fmtDuration writes 30m0s as 30m and 1h0m0s as 1h.
 func fmtDuration(d time.Duration) string {
 	s := d.String()
-	if len(s) > 4 && s[len(s)-4:] == "m0s" {
-		s = s[:len(s)-2]
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
 	}
-	if len(s) > 2 && s[len(s)-2:] == "0m" && d%time.Hour == 0 {
-		s = s[:len(s)-2]
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
 }

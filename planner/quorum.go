@@ -166,7 +166,7 @@ func (p *planning) warnSeedLimits() {
 		for _, x := range st.SeedLimitExcesses() {
 			p.warnf(rangePtr(x.Range), "Above the seed limit for "+x.What,
 				"Strategy %q sets %s to %s, above the %s the upgrade allows for %s, and opts out with exceed_seed_limits = true: a rack may spend longer than 30 minutes on cordon, drain and shutdown.",
-				st.Name, x.Attribute, plan.Duration(x.Value), plan.Duration(x.Limit), x.What)
+				st.Name, x.Attribute, config.HumanDuration(x.Value), config.HumanDuration(x.Limit), x.What)
 		}
 	}
 }

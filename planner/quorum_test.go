@@ -114,3 +114,19 @@ func TestQuorumSpareTakeoverKeepsQuorum(t *testing.T) {
 		t.Fatalf("quorum = %+v, want the spare taking cp2's place", q)
 	}
 }
+
+// Seed limits: a strategy that opts out of the drain (20m) and VM
+// shutdown (10m) limits plans, and the plan warns about each.
+func TestSeedLimitsOptOutWarns(t *testing.T) {
+	cfg := loadText(t, quorumFixture("drain_timeout = \"45m\"\nshutdown_timeout = \"15m\"\nexceed_seed_limits = true").String())
+	p := mustPlan(t, cfg, nil, nil)
+	var got []string
+	for _, w := range p.Warnings {
+		if strings.HasPrefix(w.Summary, "Above the seed limit") {
+			got = append(got, w.Summary+": "+w.Detail)
+		}
+	}
+	if len(got) != 2 || !strings.Contains(got[0], "drain_timeout to 45m, above the 20m") || !strings.Contains(got[1], "shutdown_timeout to 15m, above the 10m") {
+		t.Errorf("warnings = %q", got)
+	}
+}
