@@ -98,6 +98,9 @@ type opRun struct {
 	taskRecorded bool
 	// abandoned: given up at the first interrupt (see abandonable).
 	abandoned bool
+	// peers: the other control-plane members' health, observed with a
+	// member's pre-flight for the quorum guard (quorum.go).
+	peers []peerHealth
 }
 
 // msg is what workers send to the scheduler.
@@ -820,7 +823,7 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 		}
 		r.startChain(ctx, sc)
 	case Paused:
-		if sc.st.Reason == ReasonThreshold && r.m.lastContinue > sc.at {
+		if (sc.st.Reason == ReasonThreshold || sc.st.Reason == ReasonQuorum) && r.m.lastContinue > sc.at {
 			if why := r.breach(sc); why != "" {
 				r.set(ctx, sc, State{Name: Paused, Reason: ReasonThreshold, Message: "still breached after continue: " + why + r.skipHint(sc)})
 			} else {
@@ -921,7 +924,7 @@ func (r *runner) startServers(ctx context.Context, sc *node) {
 	}
 	for s.cursor < len(s.servers) && r.err == nil {
 		sv := s.servers[s.cursor]
-		if sv.st.Name != NotStarted {
+		if sv.st.Name != NotStarted && sv.st.Name != Pending { // pending: held for quorum
 			s.cursor++
 			continue
 		}
@@ -1045,7 +1048,7 @@ func (r *runner) outcome() (Outcome, bool) {
 	case r.m.stopRequested():
 		return Outcome{Status: OutcomeStopped, Message: "stopped by the operator", Next: cont, Stranded: stranded}, true
 	case r.m.breaches > 0:
-		return Outcome{Status: OutcomePaused, Reason: ReasonThreshold, Message: r.why(Paused), Next: cont, Stranded: stranded}, true
+		return Outcome{Status: OutcomePaused, Reason: r.breachReason(), Message: r.why(Paused), Next: cont, Stranded: stranded}, true
 	case r.m.pauses > 0:
 		return Outcome{Status: OutcomePaused, Reason: ReasonAfterRack, Message: r.why(Paused), Next: cont, Stranded: stranded}, true
 	}

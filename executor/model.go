@@ -281,7 +281,7 @@ func bucket(s *scopeRun, st State, d int) {
 }
 
 func isBreach(n *node, st State) bool {
-	return (n.kind == KindScope || n.kind == KindStage) && (st.Name == Paused || st.Name == Failed) && st.Reason == ReasonThreshold
+	return (n.kind == KindScope || n.kind == KindStage) && (st.Name == Paused || st.Name == Failed) && (st.Reason == ReasonThreshold || st.Reason == ReasonQuorum)
 }
 
 // setState changes a node's state and keeps the counters right. It is the

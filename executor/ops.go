@@ -31,8 +31,8 @@ func (r *runner) settings(sv *node) plan.Settings { return clusterOf(sv).cluster
 
 // decide starts a running server's next operation, or ends it.
 func (r *runner) decide(ctx context.Context, sv *node) {
-	if sv.st.Name.Terminal() || r.ops[sv] != nil || r.graceful {
-		return
+	if sv.st.Name.Terminal() || sv.st.Name == Pending || r.ops[sv] != nil || r.graceful {
+		return // pending: held for quorum until continue starts it again
 	}
 	if r.down[sv.srv.Provider] != "" {
 		return // resumable: the run stops once nothing is in flight
@@ -324,6 +324,9 @@ func (r *runner) work(ctx context.Context, o *opRun) msg {
 		obs, err := observe(ctx, prov, r.target(sv))
 		if errors.As(err, new(*providerError)) {
 			return r.providerFault(ctx, prov, o, err)
+		}
+		if o.kind == opObserve && err == nil {
+			r.observePeers(ctx, o) // quorum guard (quorum.go)
 		}
 		m := msg{o: o, done: err == nil, err: err, obs: obs}
 		if o.kind == opVerify && err == nil {
@@ -635,6 +638,9 @@ func (r *runner) preflight(ctx context.Context, sv *node, m msg) {
 	default:
 		if d := drift(sv.srv, m.obs); d != "" {
 			r.set(ctx, sv, State{Name: Failed, Reason: ReasonDrift, Message: "not touched: drifted since the plan: " + d})
+			return
+		}
+		if !r.quorumHolds(ctx, sv, m.o) {
 			return
 		}
 		r.emit(ctx, &Record{Type: recObserved, Server: sv.id, Fingerprint: m.obs.Fingerprint})
