@@ -486,6 +486,7 @@ func (r *runner) reconcile(ctx context.Context) {
 		r.deadline = time.Time{}
 		for ; r.skipsAt < len(r.m.skips); r.skipsAt++ {
 			if n := r.m.nodes[r.m.skips[r.skipsAt]]; n != nil {
+				r.skipFailed(ctx, n)
 				r.skipTree(ctx, n)
 			}
 		}
@@ -886,7 +887,7 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 func (r *runner) skipHint(sc *node) string {
 	var b strings.Builder
 	if f := r.failedServers(sc); len(f) > 0 {
-		b.WriteString("; failed servers stay failed (" + strings.Join(f, ", ") + ")")
+		b.WriteString("; failed: " + strings.Join(f, ", ") + " (skip one to take it out of N: rackform skip ADDR)")
 	}
 	b.WriteString("; to go on, skip the scope (rackform skip " + sc.id + ")")
 	if ns := r.notStartedServers(sc); len(ns) > 0 {
@@ -946,7 +947,7 @@ func (r *runner) refresh(ctx context.Context, n *node) {
 		return
 	}
 	n.dirty = false
-	st := derive(n)
+	st := r.runState(n, derive(n)) // runstate.go: fail fast, skip accounting
 	if st.Name == NotStarted && (n.st.Name == Pending || n.st.Name == Running) {
 		return // explicit: waiting for a window or approval, or just started
 	}

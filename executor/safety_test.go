@@ -2,6 +2,7 @@ package executor_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/executortest"
 	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
 )
 
 // Pause after the wait (Nexus PauseRack with wait_after_rack): the pause
@@ -98,5 +100,136 @@ func TestQuorumGuardOverride(t *testing.T) {
 	}
 	if n := h.prov.Count(addrOf("cp", 1), ""); n == 0 {
 		t.Error("cp-s01 was not upgraded under the override")
+	}
+}
+
+// Update-run seed, fail fast: in a stage of a declared rollout, a member
+// cluster that fails (a scope of it breached) fails its group, the stage
+// and the run; the next member of its group never starts, and neither
+// does the next stage.
+func TestFailFastMemberFailureFailsGroupStageAndRun(t *testing.T) {
+	h := newHarness(t)
+	b := executortest.NewBuilder(h.prov)
+	b.Scripts = map[string]Script{"c1/r01/r01-s01": {FailKind: providers.StepUpdate}}
+	g := b.Stage("canary").Group(b, "g")
+	g.Cluster("c1").Scope(S{Name: "r01", Servers: 1})
+	g.Cluster("c2").Scope(S{Name: "r02", Servers: 1})
+	b.Stage("prod").Group(b, "p").Cluster("c3").Scope(S{Name: "r03", Servers: 1})
+	h.plan = b.Plan()
+	for i := range h.plan.Run.Stages {
+		h.plan.Run.Stages[i].FailFast = true
+	}
+	out := h.run()
+	wantOutcome(t, out, executor.OutcomeFailed, executor.ReasonThreshold)
+	wantStates(t, h, map[string]string{
+		"cluster.c1.compute.rack.r01": "paused(threshold)",
+		"cluster.c1":                  "failed(threshold)",
+		"stage.canary.group.g":        "failed(threshold)",
+		"stage.canary":                "failed(threshold)",
+		"run":                         "failed(threshold)",
+		"cluster.c2":                  "not_started",
+		"stage.prod":                  "not_started",
+	})
+	if n := h.prov.Count("c2/r02/r02-s01", "") + h.prov.Count("c3/r03/r03-s01", ""); n != 0 {
+		t.Errorf("%d steps ran after the member failed", n)
+	}
+	if !strings.Contains(h.node("cluster.c1").State.Message, "member failed (fail fast)") {
+		t.Errorf("cluster message: %q", h.node("cluster.c1").State.Message)
+	}
+}
+
+// Without a declared rollout (the Nexus single-cluster run) a breach
+// still pauses: fail fast is the update run's rule, not the rack's.
+func TestFailFastOnlyForDeclaredRollouts(t *testing.T) {
+	h := newHarness(t)
+	h.plan = executortest.Single(h.prov, map[string]Script{rackServer("r01", 1): {FailKind: providers.StepUpdate}}, S{Name: "r01", Servers: 1}, S{Name: "r02", Servers: 1})
+	wantOutcome(t, h.run(), executor.OutcomePaused, executor.ReasonThreshold)
+	wantStates(t, h, map[string]string{"cluster.c1": "paused(threshold)", "run": "paused(threshold)"})
+}
+
+// Skip accounting: skipping a breached rack never turns it, its phase or
+// its cluster into "skipped (empty)": they are skipped by the operator,
+// and the failure before the skip is named.
+func TestSkipAccountingBreachedScopeIsNotEmpty(t *testing.T) {
+	h := newHarness(t)
+	b := executortest.NewBuilder(h.prov)
+	b.Scripts = map[string]Script{"c1/r01/r01-s01": {FailKind: providers.StepUpdate}}
+	g := b.Stage("s").Group(b, "g")
+	g.Cluster("c1").Scope(S{Name: "r01", Servers: 2, MaxUnavailable: 1})
+	g.Cluster("c2").Scope(S{Name: "r02", Servers: 1})
+	h.plan = b.Plan()
+	wantOutcome(t, h.run(), executor.OutcomePaused, executor.ReasonThreshold)
+	ctx := context.Background()
+	if err := h.exec().Skip(ctx, "cluster.c1.compute.rack.r01"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.exec().Continue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out := h.run()
+	wantOutcome(t, out, executor.OutcomeCompletedWithFailures, "")
+	got := h.states()
+	for _, id := range []string{"cluster.c1.compute.rack.r01", "cluster.c1.compute", "cluster.c1"} {
+		if got[id] != "skipped(user)" {
+			t.Errorf("%s is %s, want skipped(user), never skipped(empty)", id, got[id])
+		}
+	}
+	if msg := h.node("cluster.c1").State.Message; !strings.Contains(msg, "failed before the skip: c1/r01/r01-s01") {
+		t.Errorf("cluster message %q does not name the failure", msg)
+	}
+	if got["cluster.c2"] != "completed" {
+		t.Errorf("cluster.c2 is %s", got["cluster.c2"])
+	}
+}
+
+// Skipping a single failed server (update-run seed: skip a member
+// during the run): it leaves its scope's N, so the serial control-plane
+// scope it breached goes on when continued; it is reported as skipped
+// after its steps began, not lost.
+func TestSkipSingleFailedServerResumesTheScope(t *testing.T) {
+	h := newHarness(t)
+	h.plan = executortest.Single(h.prov, map[string]Script{addrOf("cp", 1): {FailKind: providers.StepUpdate}},
+		S{Phase: plan.PhaseControlPlane, Kind: "serial", Name: "cp", Servers: 2}, S{Name: "r01", Servers: 1})
+	wantOutcome(t, h.run(), executor.OutcomePaused, executor.ReasonThreshold)
+	ctx := context.Background()
+	if err := h.exec().Skip(ctx, addrOf("cp", 1)); err != nil {
+		t.Fatalf("skipping the failed server: %v", err)
+	}
+	if err := h.exec().Continue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out := h.run()
+	wantOutcome(t, out, executor.OutcomeCompletedWithFailures, "")
+	wantStates(t, h, map[string]string{addrOf("cp", 1): "skipped(user)", addrOf("cp", 2): "completed", rackServer("r01", 1): "completed"})
+	if out.Servers == nil || out.Servers.SkippedAfterStart != 1 {
+		t.Errorf("outcome servers %+v: the skipped failed server must be counted as skipped after its steps began", out.Servers)
+	}
+	// A completed server still cannot be skipped.
+	var re *executor.RefusedError
+	if err := h.exec().Skip(ctx, addrOf("cp", 2)); err == nil || !errors.As(err, &re) {
+		t.Errorf("skipping a completed server: %v, want refusal", err)
+	}
+}
+
+// Skipping a member (cluster), a group or a stage before the run starts
+// (update-run seed): recorded against the plan; the run never touches it.
+func TestSkipBeforeTheRunStarts(t *testing.T) {
+	h := newHarness(t)
+	b := executortest.NewBuilder(h.prov)
+	g := b.Stage("s").Group(b, "g")
+	g.Cluster("c1").Scope(S{Name: "r01", Servers: 1})
+	g.Cluster("c2").Scope(S{Name: "r02", Servers: 1})
+	b.Stage("t").Group(b, "h").Cluster("c3").Scope(S{Name: "r03", Servers: 1})
+	h.plan = b.Plan()
+	ctx := context.Background()
+	for _, id := range []string{"cluster.c2", "stage.t"} {
+		if err := h.exec().Skip(ctx, id); err != nil {
+			t.Fatalf("skip %s before the run: %v", id, err)
+		}
+	}
+	wantOutcome(t, h.run(), executor.OutcomeCompleted, "")
+	wantStates(t, h, map[string]string{"cluster.c1": "completed", "cluster.c2": "skipped(user)", "stage.t": "skipped(user)"})
+	if n := h.prov.Count("c2/r02/r02-s01", "") + h.prov.Count("c3/r03/r03-s01", ""); n != 0 {
+		t.Errorf("%d steps ran on skipped members", n)
 	}
 }

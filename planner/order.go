@@ -27,6 +27,7 @@ func (p *planning) order() plan.Run {
 	done := map[*config.Cluster]bool{}
 	for _, st := range p.rollout.Stages {
 		stage := plan.Stage{ID: "stage." + st.Name, Name: st.Name, AfterWait: plan.Duration(st.AfterStageWait), OnBreach: config.OnBreachFail}
+		stage.FailFast = !p.rollout.Implicit // an update run fails fast
 		for _, a := range st.Approvals {
 			stage.Gates = append(stage.Gates, plan.Gate{ID: stage.ID + ".gate." + a.Name, Name: a.Name, When: a.When, Description: a.Description})
 		}

@@ -26,6 +26,11 @@ type Stage struct {
 	OnBreach string   `json:"on_breach"`
 	Groups   []Group  `json:"groups"`
 	Estimate Duration `json:"estimate"`
+
+	// FailFast is set for the stages of a declared rollout (an update
+	// run): a member cluster that fails or breaches fails its group, the
+	// stage and the run, and nothing more starts (optional).
+	FailFast bool `json:"fail_fast,omitempty"`
 }
 
 // Gate is an approval gate.

@@ -15,6 +15,7 @@ import (
 type skipCommand struct {
 	*Meta
 	stateDir string
+	planFile string
 }
 
 func (c *skipCommand) Synopsis() string {
@@ -44,6 +45,7 @@ Exit status: 0 when the skip is recorded, 1 when it is refused.`
 func (c *skipCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("skip", flag.ContinueOnError)
 	fs.StringVar(&c.stateDir, "state-dir", state.DefaultDir, "The state `DIR` of the run.")
+	fs.StringVar(&c.planFile, "plan", "", "Skip in the run of plan `FILE`, even before it is applied (a member, group or stage left out from the start).")
 	return fs
 }
 
@@ -56,7 +58,13 @@ func (c *skipCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: skip takes one address, got %d arguments\n\n%s", len(rest), helpText(c))
 		return ExitUsage
 	}
-	run, err := openControlRun(ctx, c.stateDir)
+	var run *controlRun
+	var err error
+	if c.planFile != "" {
+		run, err = openPlanRun(c.stateDir, c.planFile)
+	} else {
+		run, err = openControlRun(ctx, c.stateDir)
+	}
 	if err != nil {
 		return c.fail("%s", err)
 	}
