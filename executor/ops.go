@@ -343,6 +343,9 @@ func (r *runner) work(ctx context.Context, o *opRun) msg {
 	case opPoll:
 		return r.pollTask(ctx, prov, o)
 	}
+	if tr := r.watched(o); tr != nil {
+		return r.watchReady(ctx, prov, o, tr) // remediation triggers (remediation.go)
+	}
 	last := ""
 	res, diags := prov.Apply(ctx, &providers.ApplyRequest{Target: r.target(sv), Step: o.pstep}, func(p *providers.Progress) error {
 		if p.TaskURI != "" && p.TaskURI != last {

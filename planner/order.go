@@ -138,6 +138,7 @@ func (p *planning) cluster(c *config.Cluster, servers []*config.Server) plan.Clu
 			},
 		},
 	}
+	cl.Settings.Triggers = triggers(st.Triggers)
 	if st.Drain != nil {
 		cl.Settings.DrainHook = st.Drain.Command
 	}

@@ -170,3 +170,12 @@ func (p *planning) warnSeedLimits() {
 		}
 	}
 }
+
+// triggers is the plan's copy of a strategy's remediation triggers.
+func triggers(t config.RemediationTriggers) *plan.RemediationTriggers {
+	return &plan.RemediationTriggers{
+		Provisioning:       plan.Duration(t.Provisioning),
+		ReadOnlyFilesystem: plan.Duration(t.ReadOnlyFilesystem),
+		UnknownState:       plan.Duration(t.UnknownState),
+	}
+}

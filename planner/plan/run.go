@@ -96,6 +96,10 @@ type Settings struct {
 	// by role: e.g. {"control_plane": ["reboot"], "management": ["reboot",
 	// "reimage"], "compute": ["reimage"]}.
 	Remediation map[string][]string `json:"remediation,omitempty"`
+
+	// Triggers are the remediation triggers' durations (optional; see
+	// remediation.go). Without them wait_ready waits its timeout.
+	Triggers *RemediationTriggers `json:"remediation_triggers,omitempty"`
 }
 
 // PhaseKind names a cluster phase (rule 3).
