@@ -813,6 +813,9 @@ func (r *runner) failedServers(sc *node) []string {
 
 func (r *runner) stepScope(ctx context.Context, sc *node) {
 	s := sc.sc
+	if r.stepTakeover(ctx, sc) { // spare.go
+		return
+	}
 	switch sc.st.Name {
 	case NotStarted:
 		if r.halted() {

@@ -169,6 +169,9 @@ func (r *runner) opFor(sv *node, op string) *opRun {
 		// On and healthy; no version is expected of a skipped server.
 		o.pstep = providers.Step{Kind: providers.StepWaitReady, Timeout: firstDuration(set.VerifyTimeout)}
 		return o
+	case strings.HasPrefix(op, opTakeover): // spare.go
+		o.kind, o.hook = opHook, r.takeoverHook(sv, op)
+		return o
 	case op == safetyOp(safetyUncordon):
 		o.kind = opHook
 		o.hook = Hook{Name: string(plan.StepUncordon), Argv: set.UncordonHook, Env: hookEnv(sv),

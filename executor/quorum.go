@@ -30,10 +30,11 @@ type peerHealth struct {
 // quorumMembers lists the control-plane members of sv's cluster in plan
 // order, after any spare takeover recorded in the run.
 func (r *runner) quorumMembers(sv *node) []*plan.Server {
+	t := r.takeover(sv.srv.Cluster)
 	var out []*plan.Server
 	for i := range r.o.Plan.Servers {
 		s := &r.o.Plan.Servers[i]
-		if s.Cluster == sv.srv.Cluster && r.isMember(s) {
+		if s.Cluster == sv.srv.Cluster && isMember(s, t) {
 			out = append(out, s)
 		}
 	}
@@ -41,9 +42,9 @@ func (r *runner) quorumMembers(sv *node) []*plan.Server {
 }
 
 // isMember: a control_plane server (the spare is not a member) — after a
-// takeover the spare is, and the server it replaced is not.
-func (r *runner) isMember(s *plan.Server) bool {
-	if t := r.takeover(s.Cluster); t != nil {
+// takeover t the spare is, and the server it replaced is not.
+func isMember(s *plan.Server, t *plan.Takeover) bool {
+	if t != nil {
 		switch s.Address {
 		case t.Spare:
 			return true
@@ -56,7 +57,7 @@ func (r *runner) isMember(s *plan.Server) bool {
 
 // guarded reports whether taking sv down is subject to the quorum guard.
 func (r *runner) guarded(sv *node) bool {
-	if !r.isMember(sv.srv) {
+	if !isMember(sv.srv, r.takeover(sv.srv.Cluster)) {
 		return false
 	}
 	if q := clusterOf(sv).cluster.Quorum; q != nil && q.Override {
@@ -158,6 +159,4 @@ func ternary(c bool, a, b string) string {
 
 // takeover is the spare takeover of cluster when the run has made it
 // (spare.go), nil otherwise.
-func (r *runner) takeover(cluster string) *plan.Takeover {
-	return nil
-}
+func (r *runner) takeover(cluster string) *plan.Takeover { return r.takeoverDone(cluster) }

@@ -233,3 +233,90 @@ func TestSkipBeforeTheRunStarts(t *testing.T) {
 		t.Errorf("%d steps ran on skipped members", n)
 	}
 }
+
+// spareCluster: a spare (its own serial scope, upgraded first) and three
+// control-plane members, with the spare takeover armed in the plan.
+func spareCluster(h *harness, scripts map[string]Script, replaces string) {
+	b := executortest.NewBuilder(h.prov)
+	if scripts != nil {
+		b.Scripts = scripts
+	}
+	b.Stage("s").Group(b, "g").Cluster("c1").
+		Scope(S{Phase: plan.PhaseControlPlane, Kind: "serial", Name: "spare", Servers: 1, Role: "control_plane_spare"}).
+		Scope(S{Phase: plan.PhaseControlPlane, Kind: "serial", Name: "cp", Servers: 3}).
+		Scope(S{Name: "r01", Servers: 1})
+	h.plan = b.Plan()
+	q := &plan.Quorum{Required: 2, Healthy: 3, Takeover: &plan.Takeover{Spare: addrOf("spare", 1), Replaces: replaces, Hook: []string{"bring-in-spare"}}}
+	h.plan.Run.Stages[0].Groups[0].Clusters[0].Quorum = q
+}
+
+func takeoverCalls(h *harness) []string {
+	var out []string
+	for _, c := range h.hooks.Calls() {
+		if c.Name == "takeover" {
+			out = append(out, executortest.Env(c, "RACKFORM_ADDRESS")+" replaces "+executortest.Env(c, "RACKFORM_REPLACES"))
+		}
+	}
+	return out
+}
+
+// Spare takeover planned (rack resiliency): a member down at plan time;
+// the spare is upgraded first, then the takeover step brings it in, so
+// the other members keep quorum and are upgraded; who is spare now is
+// recorded on the spare's takeover step.
+func TestSpareTakeoverPlannedKeepsQuorum(t *testing.T) {
+	h := newHarness(t)
+	spareCluster(h, nil, addrOf("cp", 2))
+	for i := range h.plan.Servers {
+		if h.plan.Servers[i].Address == addrOf("cp", 2) {
+			h.plan.Servers[i].Action, h.plan.Servers[i].Reason = plan.ActionSkip, plan.ReasonUnreachable
+		}
+	}
+	h.plan.Run.Stages[0].Groups[0].Clusters[0].Phases[0].Scopes[1].Eligible = 2
+	h.plan.Run.Stages[0].Groups[0].Clusters[0].Phases[0].Scopes[1].Required = 2
+	h.prov.SetUnreachable(addrOf("cp", 2), true)
+	wantOutcome(t, h.run(), executor.OutcomeCompleted, "")
+	if got := takeoverCalls(h); len(got) != 1 || got[0] != addrOf("spare", 1)+" replaces "+addrOf("cp", 2) {
+		t.Errorf("takeover hooks: %q", got)
+	}
+	if h.index("step_completed", addrOf("spare", 1)) < 0 || h.index("server_started", addrOf("cp", 1)) < h.index("spare_takeover_started", "cluster.c1.control_plane.serial.cp") {
+		t.Error("a member started before the spare took over")
+	}
+	wantStates(t, h, map[string]string{addrOf("cp", 1): "completed", addrOf("cp", 3): "completed"})
+	var steps []string
+	for _, s := range h.node(addrOf("spare", 1)).Steps {
+		steps = append(steps, s.Op+" "+string(s.State))
+	}
+	if !strings.Contains(strings.Join(steps, ","), "takeover:"+addrOf("cp", 2)+" completed") {
+		t.Errorf("the spare's steps do not record the takeover: %q", steps)
+	}
+}
+
+// Spare takeover on failure: a member fails during the rollout; the
+// upgraded spare takes its place, the failed member is skipped as
+// replaced (it is the spare now), and the rollout continues.
+func TestSpareTakeoverWhenAMemberFails(t *testing.T) {
+	h := newHarness(t)
+	spareCluster(h, map[string]Script{addrOf("cp", 1): {FailKind: providers.StepUpdate}}, "")
+	out := h.run()
+	wantOutcome(t, out, executor.OutcomeCompletedWithFailures, "")
+	if got := takeoverCalls(h); len(got) != 1 || got[0] != addrOf("spare", 1)+" replaces "+addrOf("cp", 1) {
+		t.Errorf("takeover hooks: %q", got)
+	}
+	wantStates(t, h, map[string]string{addrOf("cp", 1): "skipped(replaced)", addrOf("cp", 2): "completed", addrOf("cp", 3): "completed", rackServer("r01", 1): "completed"})
+	if h.index("spare_takeover", "cluster.c1.control_plane.serial.cp") < 0 {
+		t.Error("no spare_takeover event")
+	}
+}
+
+// Without the takeover armed the same failure pauses the control plane
+// (rule 4): nothing rotates in by itself.
+func TestSpareTakeoverNotArmedPauses(t *testing.T) {
+	h := newHarness(t)
+	spareCluster(h, map[string]Script{addrOf("cp", 1): {FailKind: providers.StepUpdate}}, "")
+	h.plan.Run.Stages[0].Groups[0].Clusters[0].Quorum = nil
+	wantOutcome(t, h.run(), executor.OutcomePaused, executor.ReasonThreshold)
+	if got := takeoverCalls(h); len(got) != 0 {
+		t.Errorf("takeover ran: %q", got)
+	}
+}

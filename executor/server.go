@@ -170,6 +170,8 @@ func (s *serverRun) status(op string) *StepStatus {
 		switch {
 		case kind == "remedy", kind == "safety":
 			st.Kind = action
+		case strings.HasPrefix(op, opTakeover):
+			st.Kind = "takeover"
 		case op == opPowerOff:
 			st.Kind = "power_off"
 		}

@@ -58,11 +58,15 @@ func (p *planning) quorum(c *config.Cluster) *plan.Quorum {
 			break
 		}
 	}
-	if len(q.Down) > 0 && cp.SpareTakeover && spare != nil {
+	if cp.SpareTakeover && spare != nil {
 		// The spare is upgraded first (rule 4), then takes the first down
-		// member's place: one more healthy member for the rest.
-		q.Takeover = &plan.Takeover{Spare: address(spare), Replaces: q.Down[0].Server, Hook: cp.TakeoverHook}
-		healthy++
+		// member's place: one more healthy member for the rest. With none
+		// down it is armed: apply brings it in for a member that fails.
+		q.Takeover = &plan.Takeover{Spare: address(spare), Hook: cp.TakeoverHook}
+		if len(q.Down) > 0 {
+			q.Takeover.Replaces = q.Down[0].Server
+			healthy++
+		}
 	}
 	lost := len(planned) > 0 && healthy-1 < q.Required
 	if lost && cp.AllowQuorumLoss {

@@ -31,8 +31,10 @@ type QuorumMember struct {
 type Takeover struct {
 	// Spare is the spare control-plane server that becomes a member.
 	Spare string `json:"spare"`
-	// Replaces is the member it replaces, which becomes the spare.
-	Replaces string `json:"replaces"`
+	// Replaces is the member it replaces, which becomes the spare; ""
+	// when none is down at plan time: the takeover is armed, and apply
+	// brings the spare in for the first member that fails.
+	Replaces string `json:"replaces,omitempty"`
 	// Hook is the argv run to bring the spare in; empty: recorded only.
 	Hook []string `json:"hook,omitempty"`
 }

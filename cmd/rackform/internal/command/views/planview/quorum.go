@@ -39,6 +39,8 @@ func quorumLine(cluster string, q *plan.Quorum) string {
 	switch {
 	case q.Override:
 		return fmt.Sprintf("QUORUM OVERRIDE: cluster %s may lose control-plane quorum during this run (allow_quorum_loss = true): %s", cluster, facts)
+	case q.Takeover != nil && q.Takeover.Replaces == "":
+		return fmt.Sprintf("Spare takeover armed: in cluster %s the spare %s, upgraded first, takes the place of a member that fails during the run: %s", cluster, q.Takeover.Spare, facts)
 	case q.Takeover != nil:
 		how := "recorded"
 		if len(q.Takeover.Hook) > 0 {
