@@ -296,6 +296,15 @@ func (v *View) lines(e executor.Event) []string {
 		return []string{"Gate " + e.Target + " approved by " + e.By}
 	case "server_observed":
 		return nil
+	case "quorum_hold":
+		return []string{fmt.Sprintf("  %s: held for control-plane quorum", e.Server)}
+	case "spare_takeover_started":
+		return []string{fmt.Sprintf("  %s: spare takeover: %s", e.Server, e.Message)}
+	case "step_completed":
+		if r := strings.TrimPrefix(e.Op, "takeover:"); r != e.Op {
+			return []string{fmt.Sprintf("  %s: spare takeover done: it took the place of %s, which is the spare now", e.Server, r)}
+		}
+		return nil
 	case "step_failed":
 		return []string{fmt.Sprintf("  %s: %s failed: %s", e.Server, stepName(e), e.Message)}
 	case "step_started":
