@@ -29,8 +29,10 @@ last. ADDR is a server address (CLUSTER/RACK/SERVER) or the id of a rack,
 batch, phase, cluster, group, stage, wait, pause or gate, as status shows
 them. A skipped server counts as neither success nor failure and leaves its
 scope's N, so a breached threshold can be met again; "rackform continue"
-then resumes. Something already finished cannot be skipped. A running apply
-obeys the skip.
+then resumes. A failed server can be skipped too (it stays reported as not
+at its target); something completed cannot. A running apply obeys the skip.
+With -plan PLANFILE the skip is recorded for that plan's run even before
+it is applied: a member, group or stage left out from the start.
 
 A server whose steps have begun is never left powered off or drained: the
 operation in flight finishes (a flash is never cut short), then the apply
