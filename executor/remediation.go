@@ -89,6 +89,9 @@ func (r *runner) watchReady(ctx context.Context, prov providers.Provider, o *opR
 		slice = u
 	}
 	slice /= 5
+	if limit > 0 && limit < slice {
+		slice = limit // never wait past the provisioning limit between looks
+	}
 	slice = max(slice, r.o.PollInterval, time.Millisecond)
 	var cond, why string
 	var since time.Time
@@ -140,7 +143,11 @@ func (r *runner) watchReady(ctx context.Context, prov providers.Provider, o *opR
 		case c == TriggerUnknownState && held >= time.Duration(tr.UnknownState):
 			return r.triggered(o, c, fmt.Sprintf("Unknown state for %s (%s)", time.Duration(tr.UnknownState), w))
 		}
-		r.sleepUntil(ctx, attempt.Add(slice))
+		next := attempt.Add(slice)
+		if end := start.Add(limit); limit > 0 && end.Before(next) {
+			next = end
+		}
+		r.sleepUntil(ctx, next)
 	}
 }
 

@@ -320,3 +320,44 @@ func TestSpareTakeoverNotArmedPauses(t *testing.T) {
 		t.Errorf("takeover ran: %q", got)
 	}
 }
+
+// Remediation triggers bound the wait: provisioning not done within the
+// trigger (here bounded by the 30m verify timeout) fails the wait at 30m,
+// not later, and starts the role's remediation (compute: one reimage),
+// then the server is failed(unhealthy) and counts against its rack.
+func TestRemediationTriggerProvisioningBoundsTheWait(t *testing.T) {
+	h := newHarness(t)
+	b := executortest.NewBuilder(h.prov)
+	b.Scripts = map[string]Script{rackServer("r01", 1): {FailKind: providers.StepWaitReady}}
+	b.Stage("s").Group(b, "g").Cluster("c1").Settings(func(s *plan.Settings) {
+		s.Triggers = &plan.RemediationTriggers{Provisioning: plan.Duration(6 * time.Hour), ReadOnlyFilesystem: plan.Duration(10 * time.Minute), UnknownState: plan.Duration(30 * time.Minute)}
+	}).Scope(S{Name: "r01", Servers: 1})
+	h.plan = b.Plan()
+	wantOutcome(t, h.run(), executor.OutcomePaused, executor.ReasonThreshold)
+	var started, failed time.Time
+	var msg string
+	h.mu.Lock()
+	for _, e := range h.events {
+		if e.Server == rackServer("r01", 1) && e.Op == "step:5" {
+			switch e.Type {
+			case "step_started":
+				started = e.Time
+			case "step_failed":
+				failed, msg = e.Time, e.Message
+			}
+		}
+	}
+	h.mu.Unlock()
+	if d := failed.Sub(started); d != 30*time.Minute {
+		t.Errorf("the wait failed after %v, want 30m", d)
+	}
+	if !strings.Contains(msg, "remediation trigger provisioning: provisioning not done within 30m0s") {
+		t.Errorf("step_failed message %q", msg)
+	}
+	if h.index("step_started", rackServer("r01", 1)) < 0 || h.prov.Count(rackServer("r01", 1), providers.StepReimage) != 2 {
+		t.Errorf("reimages: %d, want the plan's and remediation's", h.prov.Count(rackServer("r01", 1), providers.StepReimage))
+	}
+	if got := h.state(rackServer("r01", 1)); got != "failed(unhealthy)" {
+		t.Errorf("server is %s", got)
+	}
+}
