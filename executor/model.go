@@ -379,6 +379,8 @@ func (m *model) apply(r *Record, pos int64) error {
 		m.lastStop = pos
 	case recSkip:
 		m.skips = append(m.skips, r.Target)
+	case recRerun: // rerun.go
+		m.rerun(pos)
 	default:
 		return fmt.Errorf("journal: unknown record type %q", r.Type)
 	}

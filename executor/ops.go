@@ -642,7 +642,7 @@ func (r *runner) preflight(ctx context.Context, sv *node, m msg) {
 	case atTarget(sv.srv, m.obs):
 		r.set(ctx, sv, State{Name: Skipped, Reason: ReasonAtTarget, Message: "already at target"})
 	default:
-		if d := drift(sv.srv, m.obs); d != "" {
+		if d := drift(sv.srv, m.obs); d != "" && !(sv.sv.rerun && sv.sv.begun) {
 			r.set(ctx, sv, State{Name: Failed, Reason: ReasonDrift, Message: "not touched: drifted since the plan: " + d})
 			return
 		}
@@ -697,8 +697,8 @@ func (r *runner) recordEvent(rec *Record, old State) {
 			e.StepKind = st.Kind
 			e.Component = st.Component
 		}
-	case recContinue, recApprove, recStop, recSkip:
-		e.Type = map[string]string{recContinue: "continue_requested", recApprove: "gate_approved", recStop: "stop_requested", recSkip: "skip_requested"}[rec.Type]
+	case recContinue, recApprove, recStop, recSkip, recRerun:
+		e.Type = map[string]string{recContinue: "continue_requested", recApprove: "gate_approved", recStop: "stop_requested", recSkip: "skip_requested", recRerun: "rerun_requested"}[rec.Type]
 		e.Target, e.By = rec.Target, rec.By
 	default:
 		return

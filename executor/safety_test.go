@@ -361,3 +361,40 @@ func TestRemediationTriggerProvisioningBoundsTheWait(t *testing.T) {
 		t.Errorf("server is %s", got)
 	}
 }
+
+// Re-running a failed run (update-run seed: a failed run can be started
+// again): a new run of the same plan over the same journal; what finished
+// is kept (the members that completed are not touched again), the failed
+// member starts over and, repaired, completes; the run completes.
+func TestRerunFailedRunKeepsFinishedMembers(t *testing.T) {
+	h := newHarness(t)
+	b := executortest.NewBuilder(h.prov)
+	b.Scripts = map[string]Script{"c2/r02/r02-s01": {FailApply: 2}} // its update fails once
+	g := b.Stage("canary").Group(b, "g")
+	g.Cluster("c1").Scope(S{Name: "r01", Servers: 1})
+	g.Cluster("c2").Scope(S{Name: "r02", Servers: 1})
+	b.Stage("prod").Group(b, "p").Cluster("c3").Scope(S{Name: "r03", Servers: 1})
+	h.plan = b.Plan()
+	for i := range h.plan.Run.Stages {
+		h.plan.Run.Stages[i].FailFast = true
+	}
+	wantOutcome(t, h.run(), executor.OutcomeFailed, executor.ReasonThreshold)
+	c1Calls := h.prov.Count("c1/r01/r01-s01", "")
+	ctx := context.Background()
+	// Only a failed run can be run again.
+	if _, err := h.exec().Run(ctx, ctx); !errors.Is(err, executor.ErrRunFailed) {
+		t.Fatalf("apply of the failed run: %v, want ErrRunFailed", err)
+	}
+	if err := h.exec().Rerun(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantOutcome(t, h.run(), executor.OutcomeCompleted, "")
+	wantStates(t, h, map[string]string{"cluster.c1": "completed", "cluster.c2": "completed", "cluster.c3": "completed", "run": "completed"})
+	if n := h.prov.Count("c1/r01/r01-s01", ""); n != c1Calls {
+		t.Errorf("the finished member was touched again: %d calls, was %d", n, c1Calls)
+	}
+	var re *executor.RefusedError
+	if err := h.exec().Rerun(ctx); !errors.As(err, &re) {
+		t.Errorf("rerun of a completed run: %v, want refusal", err)
+	}
+}

@@ -37,6 +37,9 @@ type serverRun struct {
 
 	failMsg  string
 	warnings []string
+	// rerun: started over by a rerun of a failed run (rerun.go); its own
+	// earlier steps are not drift.
+	rerun bool
 
 	// inflight is the op announced by step_started and not yet finished;
 	// after a crash it is resumed (task URI) or verified, never blindly
