@@ -159,6 +159,9 @@ type runner struct {
 	down map[string]string
 	// interrupts counts, per "server op", the provider failures under it.
 	interrupts map[string]int
+	// downMember, by cluster: a member the quorum guard found down, for
+	// an armed spare takeover to replace (spare.go).
+	downMember map[string]string
 }
 
 // Run applies the plan until it completes, fails, pauses, is stopped, or

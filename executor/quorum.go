@@ -125,6 +125,23 @@ func (r *runner) quorumHolds(ctx context.Context, sv *node, o *opRun) bool {
 	if healthy >= need {
 		return true
 	}
+	if r.armedTakeover(sv) && len(down) > 0 {
+		// The spare takes the down member's place first (spare.go); then
+		// this member is checked again.
+		first := down[0][:strings.Index(down[0], " (")]
+		if r.downMember == nil {
+			r.downMember = map[string]string{}
+		}
+		r.downMember[sv.srv.Cluster] = first
+		r.set(ctx, sv, State{Name: Pending, Reason: ReasonQuorum, Message: "held until the spare takes the place of " + first + ", which is down"})
+		sc := sv.parent
+		for i, x := range sc.sc.servers {
+			if x == sv && i < sc.sc.cursor {
+				sc.sc.cursor = i
+			}
+		}
+		return false
+	}
 	why := fmt.Sprintf("quorum: taking %s down would leave %d of %d control-plane members healthy, %d needed for quorum; down now: %s. Restore %s, or let the spare take its place (plan again with spare_takeover = true), or skip %s (rackform skip %s); then rackform continue",
 		sv.id, healthy, len(members), need, strings.Join(down, ", "), ternary(len(down) == 1, "it", "them"), sv.id, sv.id)
 	r.set(ctx, sv, State{Name: Pending, Reason: ReasonQuorum, Message: fmt.Sprintf("held before its first step: taking it down would leave %d of %d control-plane members healthy (%d needed for quorum)", healthy, len(members), need)})

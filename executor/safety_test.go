@@ -398,3 +398,21 @@ func TestRerunFailedRunKeepsFinishedMembers(t *testing.T) {
 		t.Errorf("rerun of a completed run: %v, want refusal", err)
 	}
 }
+
+// Spare takeover for a member that went down during the run: the quorum
+// guard finds cp-s03 down before taking cp-s01 down; with the takeover
+// armed, the upgraded spare takes cp-s03's place (instead of a pause),
+// cp-s03 is skipped as replaced, and the members are upgraded with quorum.
+func TestSpareTakeoverWhenAMemberGoesDown(t *testing.T) {
+	h := newHarness(t)
+	spareCluster(h, nil, "")
+	h.prov.SetUnreachable(addrOf("cp", 3), true)
+	wantOutcome(t, h.run(), executor.OutcomeCompleted, "")
+	if got := takeoverCalls(h); len(got) != 1 || got[0] != addrOf("spare", 1)+" replaces "+addrOf("cp", 3) {
+		t.Errorf("takeover hooks: %q", got)
+	}
+	wantStates(t, h, map[string]string{addrOf("cp", 1): "completed", addrOf("cp", 2): "completed", addrOf("cp", 3): "skipped(replaced)"})
+	if n := h.prov.Count(addrOf("cp", 1), providers.StepUpdate); n == 0 {
+		t.Error("cp-s01 was not upgraded after the takeover")
+	}
+}

@@ -93,6 +93,9 @@ func (r *runner) stepTakeover(ctx context.Context, sc *node) bool {
 		}
 	}
 	if replaces == "" {
+		replaces = r.downMember[cl.cluster.Name] // went down during the run
+	}
+	if replaces == "" {
 		return false
 	}
 	r.event(Event{Type: "spare_takeover_started", ID: sc.id, Server: t.Spare, Message: t.Spare + " takes the place of " + replaces})
@@ -104,11 +107,15 @@ func (r *runner) stepTakeover(ctx context.Context, sc *node) bool {
 // this run, and lets its scope go on.
 func (r *runner) afterTakeover(ctx context.Context, sc *node, replaced string) {
 	n := r.m.servers[replaced]
-	if n == nil || n.st.Name != Failed {
+	if n == nil || (n.st.Name != Failed && n.st.Name != NotStarted) {
 		return
 	}
 	spare := clusterOf(sc).cluster.Quorum.Takeover.Spare
-	r.set(ctx, n, State{Name: Skipped, Reason: ReasonReplaced, Message: "replaced by the spare " + spare + ", which took its place as a control-plane member; it is the spare now (it failed: " + n.st.Message + ")"})
+	why := "it was down"
+	if n.st.Name == Failed {
+		why = "it failed: " + n.st.Message
+	}
+	r.set(ctx, n, State{Name: Skipped, Reason: ReasonReplaced, Message: "replaced by the spare " + spare + ", which took its place as a control-plane member; it is the spare now (" + why + ")"})
 	r.event(Event{Type: "spare_takeover", ID: sc.id, Server: spare, Message: spare + " took the place of " + replaced + "; " + replaced + " is the spare now"})
 	if sc.st.Name == Paused && sc.st.Reason == ReasonThreshold && r.breach(sc) == "" {
 		r.set(ctx, sc, State{Name: Running, Message: "continued: the spare took over"})
@@ -123,4 +130,19 @@ func (r *runner) takeoverHook(sv *node, op string) Hook {
 	}
 	env := append(hookEnv(sv), "RACKFORM_REPLACES="+strings.TrimPrefix(op, opTakeover))
 	return Hook{Name: "takeover", Argv: argv, Env: env, Timeout: firstDuration(r.settings(sv).HookTimeout, plan.Duration(defaultHookTimeout))}
+}
+
+// armedTakeover reports whether sv's cluster has a spare takeover armed
+// that has not happened, with the spare upgraded.
+func (r *runner) armedTakeover(sv *node) bool {
+	q := clusterOf(sv).cluster.Quorum
+	if q == nil || q.Takeover == nil || r.takeover(sv.srv.Cluster) != nil {
+		return false
+	}
+	spare := r.m.servers[q.Takeover.Spare]
+	if spare == nil || spare.st.Name != Completed {
+		return false
+	}
+	_, st := takeoverOp(spare)
+	return st == nil
 }
