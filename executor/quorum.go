@@ -176,4 +176,4 @@ func ternary(c bool, a, b string) string {
 
 // takeover is the spare takeover of cluster when the run has made it
 // (spare.go), nil otherwise.
-func (r *runner) takeover(cluster string) *plan.Takeover { return r.takeoverDone(cluster) }
+func (r *runner) takeover(cluster string) *plan.Takeover { return r.m.takeoverDone(cluster) }

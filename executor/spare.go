@@ -37,10 +37,10 @@ func takeoverOp(spare *node) (op string, st *StepStatus) {
 }
 
 // takeoverDone is the completed takeover of a cluster, nil when none.
-func (r *runner) takeoverDone(cluster string) *plan.Takeover {
-	if cl := r.m.nodes["cluster."+cluster]; cl != nil && cl.kind == KindCluster && cl.cluster.Quorum != nil && cl.cluster.Quorum.Takeover != nil {
+func (m *model) takeoverDone(cluster string) *plan.Takeover {
+	if cl := m.nodes["cluster."+cluster]; cl != nil && cl.kind == KindCluster && cl.cluster.Quorum != nil && cl.cluster.Quorum.Takeover != nil {
 		t := cl.cluster.Quorum.Takeover
-		spare := r.m.servers[t.Spare]
+		spare := m.servers[t.Spare]
 		if spare == nil {
 			return nil
 		}
@@ -145,4 +145,31 @@ func (r *runner) armedTakeover(sv *node) bool {
 	}
 	_, st := takeoverOp(spare)
 	return st == nil
+}
+
+// SpareStatus is who is a cluster's control-plane spare now.
+type SpareStatus struct {
+	Cluster string `json:"cluster"`
+	// Spare is the spare now: the planned spare, or after a takeover the
+	// member it replaced.
+	Spare string `json:"spare"`
+	// TookOverFrom is set after a takeover: the former spare, now a
+	// member, took the place of Spare.
+	TookOverFrom string `json:"took_over_from,omitempty"`
+}
+
+// spares lists the clusters with a spare takeover armed or done.
+func (m *model) spares() []SpareStatus {
+	var out []SpareStatus
+	for _, n := range m.order {
+		if n.kind != KindCluster || n.cluster.Quorum == nil || n.cluster.Quorum.Takeover == nil {
+			continue
+		}
+		s := SpareStatus{Cluster: n.cluster.Name, Spare: n.cluster.Quorum.Takeover.Spare}
+		if t := m.takeoverDone(n.cluster.Name); t != nil {
+			s.Spare, s.TookOverFrom = t.Replaces, t.Spare
+		}
+		out = append(out, s)
+	}
+	return out
 }
