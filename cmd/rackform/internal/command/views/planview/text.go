@@ -105,6 +105,9 @@ func writeHeaders(w io.Writer, st style, prev, e Entry) {
 		if e.Stage.AfterWait > 0 {
 			wait = ", then wait " + Duration(e.Stage.AfterWait)
 		}
+		if e.Stage.FailFast {
+			wait += ", fail fast (a member that fails fails its group, this stage and the run)"
+		}
 		fmt.Fprintf(w, "\n%s  ~%s%s%s\n", st.wrap("Stage "+e.Stage.Name, ansiBold), Duration(e.Stage.Estimate), gates, wait)
 	}
 	if changed || prev.Group != e.Group {
