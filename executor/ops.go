@@ -47,7 +47,7 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 		return
 	}
 	if !s.observed {
-		r.launch(ctx, &opRun{sv: sv, kind: opObserve})
+		r.launch(ctx, r.observeOp(sv)) // quorum.go: a member observes its peers too
 		return
 	}
 	if s.failMsg != "" {

@@ -23,8 +23,24 @@ import (
 // peerHealth is one other member's health as observed.
 type peerHealth struct {
 	server string
+	srv    *plan.Server
 	// why is "" when healthy, else why not ("unreachable", ...).
 	why string
+}
+
+// observeOp is a server's pre-flight observation; for a guarded member it
+// lists the other members to observe with it. It runs on the scheduler,
+// which owns the model the membership is read from.
+func (r *runner) observeOp(sv *node) *opRun {
+	o := &opRun{sv: sv, kind: opObserve}
+	if r.guarded(sv) {
+		for _, s := range r.quorumMembers(sv) {
+			if s.Address != sv.srv.Address {
+				o.peers = append(o.peers, peerHealth{server: s.Address, srv: s})
+			}
+		}
+	}
+	return o
 }
 
 // quorumMembers lists the control-plane members of sv's cluster in plan
@@ -66,26 +82,19 @@ func (r *runner) guarded(sv *node) bool {
 	return len(r.quorumMembers(sv)) >= 3
 }
 
-// observePeers observes the other members of a member's control plane.
-// It runs on the worker, with the member's own pre-flight observation.
+// observePeers observes the other members listed by observeOp. It runs
+// on the worker, with the member's own pre-flight observation, and
+// touches only the op.
 func (r *runner) observePeers(ctx context.Context, o *opRun) {
-	if !r.guarded(o.sv) {
-		return
-	}
-	for _, s := range r.quorumMembers(o.sv) {
-		if s.Address == o.sv.srv.Address {
-			continue
-		}
-		p := peerHealth{server: s.Address}
-		prov := r.o.Providers[s.Provider]
+	for i := range o.peers {
+		p := &o.peers[i]
+		prov := r.o.Providers[p.srv.Provider]
 		if prov == nil {
 			p.why = "no provider to observe it"
-			o.peers = append(o.peers, p)
 			continue
 		}
-		obs, err := observe(ctx, prov, providers.Target{Name: s.Address, Endpoint: s.BMC, System: s.System})
+		obs, err := observe(ctx, prov, providers.Target{Name: p.srv.Address, Endpoint: p.srv.BMC, System: p.srv.System})
 		p.why = memberHealth(obs, err)
-		o.peers = append(o.peers, p)
 	}
 }
 
@@ -108,7 +117,7 @@ func memberHealth(obs *providers.Observation, err error) string {
 // quorumHolds checks, before sv's first step, that taking it down keeps
 // quorum. When it does not, sv is held and its scope paused naming quorum.
 func (r *runner) quorumHolds(ctx context.Context, sv *node, o *opRun) bool {
-	if o == nil || !r.guarded(sv) {
+	if o == nil || !r.guarded(sv) || len(o.peers) == 0 {
 		return true
 	}
 	members := r.quorumMembers(sv)
