@@ -151,8 +151,8 @@ func (r *runner) quorumHolds(ctx context.Context, sv *node, o *opRun) bool {
 		}
 		return false
 	}
-	why := fmt.Sprintf("quorum: taking %s down would leave %d of %d control-plane members healthy, %d needed for quorum; down now: %s. Restore %s, or let the spare take its place (plan again with spare_takeover = true), or skip %s (rackform skip %s); then rackform continue",
-		sv.id, healthy, len(members), need, strings.Join(down, ", "), ternary(len(down) == 1, "it", "them"), sv.id, sv.id)
+	why := fmt.Sprintf("quorum: taking %s down would leave %d of %d control-plane members healthy, %d needed for quorum; down now: %s. Restore %s, or let the spare take its place (plan again with spare_takeover = true), or leave the control plane for now (rackform skip %s); then rackform continue",
+		sv.id, healthy, len(members), need, strings.Join(down, ", "), ternary(len(down) == 1, "it", "them"), sv.parent.id)
 	r.set(ctx, sv, State{Name: Pending, Reason: ReasonQuorum, Message: fmt.Sprintf("held before its first step: taking it down would leave %d of %d control-plane members healthy (%d needed for quorum)", healthy, len(members), need)})
 	sc := sv.parent
 	for i, x := range sc.sc.servers {
