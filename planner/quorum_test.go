@@ -130,3 +130,28 @@ func TestSeedLimitsOptOutWarns(t *testing.T) {
 		t.Errorf("warnings = %q", got)
 	}
 }
+
+// The scenario on the nexus-lab example: with r02-s01 (one of its
+// three control-plane members) down, plan refuses instead of upgrading
+// r01-s01 and r03-s01 one at a time.
+func TestQuorumNexusLabWithAMemberDown(t *testing.T) {
+	cfg, diags := config.NewLoader(config.LoadOptions{Getenv: func(n string) string {
+		if n == "RACKFORM_BMC_PASSWORD" {
+			return "pw"
+		}
+		return ""
+	}}).Load("../examples/nexus-lab")
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	_, diags = planWith(t, cfg, func(_ int, s *config.Server) plannertest.State {
+		if s.Name == "r02-s01" {
+			return plannertest.Unreachable
+		}
+		return plannertest.Behind
+	}, nil)
+	d := quorumDiag(diags)
+	if d == nil || !strings.Contains(d.Detail, "lab/r02/r02-s01 (unreachable) is down") || !strings.Contains(d.Detail, "upgrading lab/r01/r01-s01, lab/r03/r03-s01") || !strings.Contains(d.Detail, "let the spare lab/r04/r04-s01 take the place of lab/r02/r02-s01") {
+		t.Fatalf("want the quorum refusal naming the servers and the spare; got %v", diags)
+	}
+}
