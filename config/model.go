@@ -235,6 +235,15 @@ type ControlPlaneSettings struct {
 	OnBreach      string
 	VerifyTimeout time.Duration
 	Remediation   Remediation
+	// AllowQuorumLoss lets a plan take the control plane's healthy members
+	// below quorum (an explicit override the plan shows prominently).
+	AllowQuorumLoss bool
+	// SpareTakeover lets the upgraded spare take the place of a member that
+	// is down or fails, through the provider/hook takeover step.
+	SpareTakeover bool
+	// TakeoverHook is the argv run to bring the spare in (the platform's
+	// own action, e.g. a BMM replace); empty: the takeover is recorded only.
+	TakeoverHook []string
 }
 
 // ManagementSettings configure the management phase (ROLLOUT-RULES 5).
@@ -298,6 +307,12 @@ type Strategy struct {
 	Compute       ComputeSettings
 	Stages        []*StrategyStage
 	DeclRange     hcl.Range
+
+	// ExceedSeedLimits opts out of the seed's bounds on drain (20m) and
+	// VM shutdown (10m); the plan then warns.
+	ExceedSeedLimits bool
+	// Triggers are the remediation triggers' durations (rack resiliency).
+	Triggers RemediationTriggers
 }
 
 // Server roles.

@@ -47,6 +47,7 @@ func NewDefaultStrategy() *Strategy {
 		ShutdownTimeout: DefaultShutdownTimeout,
 		VerifyTimeout:   DefaultVerifyTimeout,
 		OnUnreachable:   OnUnreachableSkip,
+		Triggers:        RemediationTriggers{Provisioning: DefaultProvisioningTimeout, ReadOnlyFilesystem: DefaultReadOnlyFilesystem, UnknownState: DefaultUnknownState},
 		ControlPlane: ControlPlaneSettings{
 			OnBreach:      OnBreachPause,
 			VerifyTimeout: DefaultVerifyTimeout,
@@ -83,20 +84,22 @@ var thresholdSchema = &hcl.BlockHeaderSchema{Type: "threshold"}
 var strategySchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "drain_timeout"}, {Name: "shutdown_timeout"}, {Name: "verify_timeout"},
-		{Name: "on_unreachable"},
+		{Name: "on_unreachable"}, {Name: "exceed_seed_limits"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "control_plane"}, {Type: "management"}, {Type: "compute"},
 		{Type: "drain"}, {Type: "uncordon"},
 		{Type: "stage", LabelNames: []string{"name"}},
+		{Type: "remediation_triggers"},
 	},
 }
 
 var remediationSchema = &hcl.BlockHeaderSchema{Type: "remediation"}
 
 var controlPlaneSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "on_breach"}, {Name: "verify_timeout"}},
-	Blocks:     []hcl.BlockHeaderSchema{*remediationSchema},
+	Attributes: []hcl.AttributeSchema{{Name: "on_breach"}, {Name: "verify_timeout"},
+		{Name: "allow_quorum_loss"}, {Name: "spare_takeover"}, {Name: "takeover_command"}},
+	Blocks: []hcl.BlockHeaderSchema{*remediationSchema},
 }
 
 var managementSchema = &hcl.BodySchema{
@@ -176,6 +179,9 @@ func (s *loadState) decodeStrategy(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagn
 		st.ControlPlane.OnBreach = ca.oneOf("on_breach", st.ControlPlane.OnBreach, OnBreachPause, OnBreachFail)
 		st.ControlPlane.VerifyTimeout = ca.duration("verify_timeout", st.ControlPlane.VerifyTimeout)
 		st.ControlPlane.Remediation = s.decodeRemediation(c.Blocks, ctx, st.ControlPlane.Remediation, &diags)
+		st.ControlPlane.AllowQuorumLoss = ca.boolean("allow_quorum_loss", false)
+		st.ControlPlane.SpareTakeover = ca.boolean("spare_takeover", false)
+		st.ControlPlane.TakeoverHook, _ = ca.strList("takeover_command")
 	}
 	if mb := single(content.Blocks, "management", &diags); mb != nil {
 		c, d := mb.Body.Content(managementSchema)
@@ -265,6 +271,11 @@ func (s *loadState) decodeStrategy(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagn
 		stg.WaitAfter = sa.duration("wait_after", 0)
 		stg.PauseAfter = sa.boolean("pause_after", false)
 		st.Stages = append(st.Stages, stg)
+	}
+	st.Triggers = s.decodeTriggers(content.Blocks, ctx, &diags)
+	st.ExceedSeedLimits = a.boolean("exceed_seed_limits", false)
+	if !st.ExceedSeedLimits {
+		diags = append(diags, seedLimitErrors(st, a)...)
 	}
 	s.strategies[st.Name] = st
 	s.setObject(kindStrategy, st.Name, map[string]cty.Value{})

@@ -104,7 +104,7 @@ func (e *Executor) Skip(ctx context.Context, addr string) error {
 	if n.kind == KindRun {
 		return &RefusedError{Op: "skip", Target: addr, Reason: "the run itself cannot be skipped; use rackform stop"}
 	}
-	if n.st.Name.Terminal() {
+	if n.st.Name.Terminal() && !(n.kind == KindServer && n.st.Name == Failed) { // a failed server may be skipped (runstate.go)
 		return &RefusedError{Op: "skip", Target: addr, Reason: "it is already " + n.st.String()}
 	}
 	switch m.run.st.Name {

@@ -98,6 +98,9 @@ type opRun struct {
 	taskRecorded bool
 	// abandoned: given up at the first interrupt (see abandonable).
 	abandoned bool
+	// peers: the other control-plane members' health, observed with a
+	// member's pre-flight for the quorum guard (quorum.go).
+	peers []peerHealth
 }
 
 // msg is what workers send to the scheduler.
@@ -163,6 +166,9 @@ type runner struct {
 	// pass, in plan order.
 	barred   []*node
 	barNoted map[*node]bool
+	// downMember, by cluster: a member the quorum guard found down, for
+	// an armed spare takeover to replace (spare.go).
+	downMember map[string]string
 }
 
 // Run applies the plan until it completes, fails, pauses, is stopped, or
@@ -497,6 +503,7 @@ func (r *runner) reconcile(ctx context.Context) {
 		r.deadline = time.Time{}
 		for ; r.skipsAt < len(r.m.skips); r.skipsAt++ {
 			if n := r.m.nodes[r.m.skips[r.skipsAt]]; n != nil {
+				r.skipFailed(ctx, n)
 				r.skipTree(ctx, n)
 			}
 		}
@@ -827,6 +834,9 @@ func (r *runner) failedServers(sc *node) []string {
 
 func (r *runner) stepScope(ctx context.Context, sc *node) {
 	s := sc.sc
+	if r.stepTakeover(ctx, sc) { // spare.go
+		return
+	}
 	switch sc.st.Name {
 	case NotStarted:
 		if r.halted() {
@@ -838,7 +848,7 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 		}
 		r.startChain(ctx, sc)
 	case Paused:
-		if sc.st.Reason == ReasonThreshold && r.m.lastContinue > sc.at {
+		if (sc.st.Reason == ReasonThreshold || sc.st.Reason == ReasonQuorum) && r.m.lastContinue > sc.at {
 			if why := r.breach(sc); why != "" {
 				r.set(ctx, sc, State{Name: Paused, Reason: ReasonThreshold, Message: "still breached after continue: " + why + r.skipHint(sc)})
 			} else {
@@ -875,7 +885,10 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 		if sc.wait != nil {
 			r.stepWait(ctx, sc.wait, time.Duration(sc.scope.WaitAfter))
 		}
-		if p := sc.pause; p != nil {
+		// The pause after a rack begins when the wait after it has ended
+		// (ROLLOUT-RULES 16, 17): continue then starts the next rack, and
+		// the wait is never cut short by a pause nor spent inside one.
+		if p := sc.pause; p != nil && (sc.wait == nil || sc.wait.st.Name.Terminal()) {
 			switch {
 			case p.st.Name == NotStarted:
 				r.set(ctx, p, State{Name: Paused, Reason: ReasonAfterRack, Message: sc.id + " is done; run: rackform continue"})
@@ -898,7 +911,7 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 func (r *runner) skipHint(sc *node) string {
 	var b strings.Builder
 	if f := r.failedServers(sc); len(f) > 0 {
-		b.WriteString("; failed servers stay failed (" + strings.Join(f, ", ") + ")")
+		b.WriteString("; failed: " + strings.Join(f, ", ") + " (skip one to take it out of N: rackform skip ADDR)")
 	}
 	b.WriteString("; to go on, skip the scope (rackform skip " + sc.id + ")")
 	if ns := r.notStartedServers(sc); len(ns) > 0 {
@@ -936,7 +949,7 @@ func (r *runner) startServers(ctx context.Context, sc *node) {
 	}
 	for s.cursor < len(s.servers) && r.err == nil {
 		sv := s.servers[s.cursor]
-		if sv.st.Name != NotStarted {
+		if sv.st.Name != NotStarted && sv.st.Name != Pending { // pending: held for quorum
 			s.cursor++
 			continue
 		}
@@ -958,7 +971,7 @@ func (r *runner) refresh(ctx context.Context, n *node) {
 		return
 	}
 	n.dirty = false
-	st := derive(n)
+	st := r.runState(n, derive(n)) // runstate.go: fail fast, skip accounting
 	if st.Name == NotStarted && (n.st.Name == Pending || n.st.Name == Running) {
 		return // explicit: waiting for a window or approval, or just started
 	}
@@ -1060,7 +1073,7 @@ func (r *runner) outcome() (Outcome, bool) {
 	case r.m.stopRequested():
 		return Outcome{Status: OutcomeStopped, Message: "stopped by the operator", Next: cont, Stranded: stranded}, true
 	case r.m.breaches > 0:
-		return Outcome{Status: OutcomePaused, Reason: ReasonThreshold, Message: r.why(Paused), Next: cont, Stranded: stranded}, true
+		return Outcome{Status: OutcomePaused, Reason: r.breachReason(), Message: r.why(Paused), Next: cont, Stranded: stranded}, true
 	case r.m.pauses > 0:
 		return Outcome{Status: OutcomePaused, Reason: ReasonAfterRack, Message: r.why(Paused), Next: cont, Stranded: stranded}, true
 	}

@@ -287,7 +287,7 @@ func bucket(s *scopeRun, st State, d int) {
 }
 
 func isBreach(n *node, st State) bool {
-	return (n.kind == KindScope || n.kind == KindStage) && (st.Name == Paused || st.Name == Failed) && st.Reason == ReasonThreshold
+	return (n.kind == KindScope || n.kind == KindStage) && (st.Name == Paused || st.Name == Failed) && (st.Reason == ReasonThreshold || st.Reason == ReasonQuorum)
 }
 
 // setState changes a node's state and keeps the counters right. It is the
@@ -385,6 +385,8 @@ func (m *model) apply(r *Record, pos int64) error {
 		m.lastStop = pos
 	case recSkip:
 		m.skips = append(m.skips, r.Target)
+	case recRerun: // rerun.go
+		m.rerun(pos)
 	default:
 		return fmt.Errorf("journal: unknown record type %q", r.Type)
 	}

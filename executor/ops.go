@@ -32,8 +32,8 @@ func (r *runner) settings(sv *node) plan.Settings { return clusterOf(sv).cluster
 
 // decide starts a running server's next operation, or ends it.
 func (r *runner) decide(ctx context.Context, sv *node) {
-	if sv.st.Name.Terminal() || r.ops[sv] != nil || r.graceful {
-		return
+	if sv.st.Name.Terminal() || sv.st.Name == Pending || r.ops[sv] != nil || r.graceful {
+		return // pending: held for quorum until continue starts it again
 	}
 	if r.down[sv.srv.Provider] != "" {
 		return // resumable: the run stops once nothing is in flight
@@ -48,7 +48,7 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 		return
 	}
 	if !s.observed {
-		r.launch(ctx, &opRun{sv: sv, kind: opObserve})
+		r.launch(ctx, r.observeOp(sv)) // quorum.go: a member observes its peers too
 		return
 	}
 	if s.failMsg != "" {
@@ -242,6 +242,9 @@ func (r *runner) opFor(sv *node, op string) *opRun {
 		// On and healthy; no version is expected of a skipped server.
 		o.pstep = providers.Step{Kind: providers.StepWaitReady, Timeout: firstDuration(set.VerifyTimeout)}
 		return o
+	case strings.HasPrefix(op, opTakeover): // spare.go
+		o.kind, o.hook = opHook, r.takeoverHook(sv, op)
+		return o
 	case op == safetyOp(safetyUncordon):
 		o.kind = opHook
 		o.hook = Hook{Name: string(plan.StepUncordon), Argv: set.UncordonHook, Env: hookEnv(sv),
@@ -398,6 +401,9 @@ func (r *runner) work(ctx context.Context, o *opRun) msg {
 		if errors.As(err, new(*providerError)) {
 			return r.providerFault(ctx, prov, o, err)
 		}
+		if o.kind == opObserve && err == nil {
+			r.observePeers(ctx, o) // quorum guard (quorum.go)
+		}
 		m := msg{o: o, done: err == nil, err: err, obs: obs}
 		if o.kind == opVerify && err == nil {
 			// Unreadable is not verified: the step runs again.
@@ -412,6 +418,9 @@ func (r *runner) work(ctx context.Context, o *opRun) msg {
 		return msg{o: o, done: err == nil, err: err}
 	case opPoll:
 		return r.pollTask(ctx, prov, o)
+	}
+	if tr := r.watched(o); tr != nil {
+		return r.watchReady(ctx, prov, o, tr) // remediation triggers (remediation.go)
 	}
 	last := ""
 	res, diags := prov.Apply(ctx, &providers.ApplyRequest{Target: r.target(sv), Step: o.pstep}, func(p *providers.Progress) error {
@@ -747,8 +756,11 @@ func (r *runner) preflight(ctx context.Context, sv *node, m msg) {
 	case atTarget(sv.srv, m.obs):
 		r.set(ctx, sv, State{Name: Skipped, Reason: ReasonAtTarget, Message: "already at target"})
 	default:
-		if d := drift(sv.srv, m.obs); d != "" {
+		if d := drift(sv.srv, m.obs); d != "" && !(sv.sv.rerun && sv.sv.begun) {
 			r.set(ctx, sv, State{Name: Failed, Reason: ReasonDrift, Message: "not touched: drifted since the plan: " + d})
+			return
+		}
+		if !r.quorumHolds(ctx, sv, m.o) {
 			return
 		}
 		r.emit(ctx, &Record{Type: recObserved, Server: sv.id, Fingerprint: m.obs.Fingerprint})
@@ -836,8 +848,8 @@ func (r *runner) recordEvent(rec *Record, old State) {
 			e.StepKind = st.Kind
 			e.Component = st.Component
 		}
-	case recContinue, recApprove, recStop, recSkip:
-		e.Type = map[string]string{recContinue: "continue_requested", recApprove: "gate_approved", recStop: "stop_requested", recSkip: "skip_requested"}[rec.Type]
+	case recContinue, recApprove, recStop, recSkip, recRerun:
+		e.Type = map[string]string{recContinue: "continue_requested", recApprove: "gate_approved", recStop: "stop_requested", recSkip: "skip_requested", recRerun: "rerun_requested"}[rec.Type]
 		e.Target, e.By = rec.Target, rec.By
 	default:
 		return

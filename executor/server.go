@@ -44,6 +44,9 @@ type serverRun struct {
 
 	failMsg  string
 	warnings []string
+	// rerun: started over by a rerun of a failed run (rerun.go); its own
+	// earlier steps are not drift.
+	rerun bool
 
 	// inflight is the op announced by step_started and not yet finished;
 	// after a crash it is resumed (task URI) or verified, never blindly
@@ -182,6 +185,8 @@ func (s *serverRun) status(op string) *StepStatus {
 		switch {
 		case kind == "remedy", kind == "safety":
 			st.Kind = action
+		case strings.HasPrefix(op, opTakeover):
+			st.Kind = "takeover"
 		case op == opPowerOff:
 			st.Kind = "power_off"
 		}

@@ -40,6 +40,9 @@ const (
 	ReasonUnhealthy   = "unhealthy"   // remediation was exhausted (rule 30)
 	ReasonInterrupted = "interrupted" // SIGINT/SIGTERM: graceful stop of this process
 	ReasonBlocked     = "blocked"     // nothing can start and nothing will change by waiting
+	// ReasonQuorum: taking the next control-plane member down would leave
+	// fewer healthy members than quorum (rack resiliency).
+	ReasonQuorum = "quorum"
 	// ReasonProviderUnavailable: a provider's plugin died and could not be
 	// restarted; the run stopped with its servers resumable.
 	ReasonProviderUnavailable = "provider_unavailable"

@@ -17,6 +17,10 @@ type Status struct {
 	// when no apply is driving the run).
 	Stranded []Stranded `json:"stranded,omitempty"`
 	Run      *Node      `json:"run"`
+
+	// Spares: who is each control-plane spare now, where a spare takeover
+	// is armed or done (spare.go).
+	Spares []SpareStatus `json:"spares,omitempty"`
 }
 
 // Node is one node of the state tree.
@@ -38,7 +42,7 @@ func (e *Executor) Status(ctx context.Context) (*Status, error) {
 	}
 	active := m.run.st.Name == Running || m.run.st.Name == Stopping
 	st := &Status{V: JournalVersion, PlanSHA256: e.o.PlanSHA256, StopRequested: m.stopRequested(), Run: snapshot(m.run),
-		Stranded: m.stranded(!active)}
+		Stranded: m.stranded(!active), Spares: m.spares()}
 	cont := m.stopRequested() || m.run.st.Name == Stopped
 	for _, n := range m.order {
 		switch {

@@ -27,6 +27,7 @@ func (p *planning) order() plan.Run {
 	done := map[*config.Cluster]bool{}
 	for _, st := range p.rollout.Stages {
 		stage := plan.Stage{ID: "stage." + st.Name, Name: st.Name, AfterWait: plan.Duration(st.AfterStageWait), OnBreach: config.OnBreachFail}
+		stage.FailFast = !p.rollout.Implicit // an update run fails fast
 		for _, a := range st.Approvals {
 			stage.Gates = append(stage.Gates, plan.Gate{ID: stage.ID + ".gate." + a.Name, Name: a.Name, When: a.When, Description: a.Description})
 		}
@@ -137,6 +138,7 @@ func (p *planning) cluster(c *config.Cluster, servers []*config.Server) plan.Clu
 			},
 		},
 	}
+	cl.Settings.Triggers = triggers(st.Triggers)
 	if st.Drain != nil {
 		cl.Settings.DrainHook = st.Drain.Command
 	}
@@ -155,6 +157,7 @@ func (p *planning) cluster(c *config.Cluster, servers []*config.Server) plan.Clu
 				c.Name, c.MaintenanceWindow.Name, p.now.Format(time.RFC3339), p.now.Add(p.opts.NotAfter).Format(time.RFC3339))
 		}
 	}
+	cl.Quorum = p.quorum(c)
 	var phases []plan.Phase
 	if len(st.Stages) > 0 {
 		phases = p.strategyStages(c, servers)

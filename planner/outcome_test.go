@@ -299,30 +299,6 @@ func TestEveryProblemIsReportedAndHeldBack(t *testing.T) {
 	}
 }
 
-// Rollout rules: a control-plane server left out (not observed or held
-// back) may already be down, so upgrading the others one at a time could
-// take a second one down: plan warns, naming it.
-func TestLeftOutControlPlaneServerIsWarned(t *testing.T) {
-	cfg := loadText(t, fixture{racks: withCP([]string{"r1", "a:c"})}.String())
-	p, diags := planFakes(t, cfg, func(addr string, o *providers.Observation) {
-		if addr == "c/x-cp2/cp2" {
-			refuse(providers.OutcomeUnreachable, "timeout")(o)
-		}
-	}, nil)
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
-	var got []string
-	for _, w := range p.Warnings {
-		if w.Summary == "Control plane upgraded with servers left out" {
-			got = append(got, w.Detail)
-		}
-	}
-	if len(got) != 1 || !strings.Contains(got[0], "c/x-cp2/cp2 (unreachable) is left out") {
-		t.Errorf("warnings: %q", got)
-	}
-}
-
 // An observation outcome this rackform does not know (a newer plugin) is
 // reported under its own name and keeps the plan from "no changes", never
 // dropped.

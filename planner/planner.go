@@ -153,8 +153,8 @@ func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
 		return nil, p.diags
 	}
 	p.diff()
+	p.warnSeedLimits()
 	run := p.orderShared()
-	p.warnControlPlane()
 	snap := snapshot(p.cfg)
 	p.checkSnapshot(snap)
 	if p.diags.HasErrors() {

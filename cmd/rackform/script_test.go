@@ -70,6 +70,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"nosecret":    cmdNoSecret,
 		"planhash":    cmdPlanHash,
 		"simrequests": cmdSimRequests,
+		"simfault":    cmdSimFault,
 	}
 }
 

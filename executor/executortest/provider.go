@@ -229,6 +229,9 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 				s.components[i].Version = req.Step.Version
 			}
 		}
+		if req.Step.Kind == providers.StepReimage {
+			s.power = providers.PowerOn // the reimage boots the host
+		}
 		p.nextID++
 		uri = fmt.Sprintf("/redfish/v1/TaskService/Tasks/%d", p.nextID)
 		p.tasks[uri] = name
@@ -299,4 +302,14 @@ func (p *Provider) Task(_ context.Context, req *providers.TaskRequest) (*provide
 		state = providers.TaskGone
 	}
 	return &providers.TaskStatus{URI: req.TaskURI, State: state, Percent: 100}, nil
+}
+
+// SetUnreachable makes addr's BMC stop (or start again) answering, as a
+// server that goes down, or is restored, during a run.
+func (p *Provider) SetUnreachable(addr string, down bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s := p.servers[addr]; s != nil {
+		s.script.Unreachable = down
+	}
 }

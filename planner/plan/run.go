@@ -26,6 +26,11 @@ type Stage struct {
 	OnBreach string   `json:"on_breach"`
 	Groups   []Group  `json:"groups"`
 	Estimate Duration `json:"estimate"`
+
+	// FailFast is set for the stages of a declared rollout (an update
+	// run): a member cluster that fails or breaches fails its group, the
+	// stage and the run, and nothing more starts (optional).
+	FailFast bool `json:"fail_fast,omitempty"`
 }
 
 // Gate is an approval gate.
@@ -61,6 +66,11 @@ type Cluster struct {
 	Settings Settings   `json:"settings"`
 	Phases   []Phase    `json:"phases"`
 	Estimate Duration   `json:"estimate"`
+
+	// Quorum is the control plane's quorum as planned, set only when it
+	// needs a reviewer's eye: a member down, a spare taking over, or an
+	// override (optional; see quorum.go).
+	Quorum *Quorum `json:"quorum,omitempty"`
 }
 
 // Interval is a half-open time interval [Start, End).
@@ -86,6 +96,10 @@ type Settings struct {
 	// by role: e.g. {"control_plane": ["reboot"], "management": ["reboot",
 	// "reimage"], "compute": ["reimage"]}.
 	Remediation map[string][]string `json:"remediation,omitempty"`
+
+	// Triggers are the remediation triggers' durations (optional; see
+	// remediation.go). Without them wait_ready waits its timeout.
+	Triggers *RemediationTriggers `json:"remediation_triggers,omitempty"`
 }
 
 // PhaseKind names a cluster phase (rule 3).

@@ -40,11 +40,28 @@ const (
 	// FaultIgnoreGraceful makes GracefulShutdown/GracefulRestart do nothing
 	// (an OS that ignores ACPI), so only ForceOff stops the server.
 	FaultIgnoreGraceful FaultKind = "ignore-graceful"
+
+	// The remediation triggers of rack resiliency, as a BMC shows them.
+	// They hold until cleared; clearing them returns the health to what
+	// the BMC started with (OK unless its spec says otherwise).
+
+	// FaultProvisioning: provisioning does not finish: every host boot
+	// ends with the host Off and Health Critical while the fault holds
+	// (no-return that lasts until cleared). After it is cleared, the
+	// health is back and the next boot comes up.
+	FaultProvisioning FaultKind = "provisioning"
+	// FaultReadOnlyFS: a running node stuck with a read-only root
+	// filesystem: the host stays On and reports Health Critical.
+	FaultReadOnlyFS FaultKind = "read-only-fs"
+	// FaultUnknownState: the node's state is Unknown: the host stays On
+	// and reports no Health at all.
+	FaultUnknownState FaultKind = "unknown-state"
 )
 
 // FaultKinds lists every kind, for flag help and validation.
 func FaultKinds() []FaultKind {
-	return []FaultKind{FaultLatency, FaultTimeout, FaultError, FaultBusy, FaultMalformed, FaultSessionLimit, FaultTaskFail, FaultTaskHang, FaultNoReturn, FaultIgnoreGraceful}
+	return []FaultKind{FaultLatency, FaultTimeout, FaultError, FaultBusy, FaultMalformed, FaultSessionLimit, FaultTaskFail, FaultTaskHang, FaultNoReturn, FaultIgnoreGraceful,
+		FaultProvisioning, FaultReadOnlyFS, FaultUnknownState}
 }
 
 func (k FaultKind) request() bool {
@@ -167,6 +184,18 @@ func roll(seed uint64, parts ...string) float64 {
 // BMC, or drawn from the fleet's rate), consuming one use of a counted
 // fault. reqNo identifies the request for request faults. b.mu is held.
 func (b *bmc) faultFor(k FaultKind, reqNo uint64) (Fault, bool) {
+	switch k {
+	case FaultLatency:
+		// Asked once per request (b.mu held, the timeline advanced): the
+		// moment to bring the health in line with the condition faults.
+		b.syncConditions()
+	case FaultNoReturn:
+		// Asked when a host boot ends: provisioning that does not finish
+		// fails the boot like no-return, for as long as it holds.
+		if b.hasFault(FaultProvisioning) {
+			return Fault{Kind: FaultProvisioning}, true
+		}
+	}
 	for i, ft := range b.faults {
 		if ft.Kind != k {
 			continue
@@ -197,4 +226,44 @@ func (b *bmc) faultFor(k FaultKind, reqNo uint64) (Fault, bool) {
 	ft.Kind = k
 	ft.Count = 0
 	return ft, true
+}
+
+// hasFault reports whether kind k is set on the BMC, without using it.
+// b.mu is held.
+func (b *bmc) hasFault(k FaultKind) bool {
+	for _, ft := range b.faults {
+		if ft.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+// baseHealth is the health the BMC started with.
+func (b *bmc) baseHealth() string {
+	if b.spec.Health == "" {
+		return "OK"
+	}
+	return b.spec.Health
+}
+
+// syncConditions sets the health the condition faults show, on every
+// system behind the BMC: Critical
+// for a read-only root filesystem, none for an Unknown state; with
+// neither, and no boot fault (provisioning, no-return) holding, the
+// health is what the BMC started with, so a cleared fault leaves the
+// server healthy again. b.mu is held.
+func (b *bmc) syncConditions() {
+	for _, h := range b.hosts {
+		switch {
+		case b.hasFault(FaultReadOnlyFS):
+			h.health = "Critical"
+		case b.hasFault(FaultUnknownState):
+			h.health = ""
+		case b.hasFault(FaultProvisioning) || b.hasFault(FaultNoReturn) || b.fleet.faultRate().Rates[FaultNoReturn] > 0:
+			// As the last boot left it.
+		default:
+			h.health = b.baseHealth()
+		}
+	}
 }

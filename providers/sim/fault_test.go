@@ -289,3 +289,70 @@ func TestCountedTaskFaultClears(t *testing.T) {
 		t.Errorf("stats %+v, NIC %s", st, f.Versions("s1")["NIC"])
 	}
 }
+
+// The remediation triggers of rack resiliency can be injected and cleared,
+// and clearing one returns the server to health OK: read-only root
+// filesystem (On, Critical), Unknown state (On, no health), provisioning
+// that does not finish (every boot ends Off, Critical; after the clear
+// the next boot comes up healthy), and no-return once cleared.
+func TestRemediationTriggerFaultsInjectAndClear(t *testing.T) {
+	health := func(sys map[string]any) any { return at(sys, "Status", "Health") }
+	const sysPath = "/redfish/v1/Systems/437XR1138R2"
+	for _, kind := range []FaultKind{FaultReadOnlyFS, FaultUnknownState} {
+		t.Run(string(kind), func(t *testing.T) {
+			f, u := one(t, Options{}, ProfileDMTF)
+			if err := f.SetFault("s1", Fault{Kind: kind}); err != nil {
+				t.Fatal(err)
+			}
+			want := map[FaultKind]any{FaultReadOnlyFS: "Critical", FaultUnknownState: ""}[kind]
+			for i := 0; i < 2; i++ { // it holds until cleared
+				sys := get(t, u+sysPath)
+				if sys["PowerState"] != "On" || health(sys) != want {
+					t.Fatalf("with %s: PowerState %v Health %q, want On %q", kind, sys["PowerState"], health(sys), want)
+				}
+			}
+			if err := f.SetFault("s1", Fault{}); err != nil {
+				t.Fatal(err)
+			}
+			if sys := get(t, u+sysPath); health(sys) != "OK" {
+				t.Errorf("after the clear: Health %q, want OK", health(sys))
+			}
+		})
+	}
+	for _, kind := range []FaultKind{FaultProvisioning, FaultNoReturn} {
+		t.Run(string(kind), func(t *testing.T) {
+			clk := newClock()
+			f := start(t, Options{Now: clk.Now}, BMCSpec{Name: "s1", PowerOn: true})
+			u := f.BMCs()[0].URL
+			if err := f.SetFault("s1", Fault{Kind: kind}); err != nil {
+				t.Fatal(err)
+			}
+			reset := func(typ string) {
+				if r := call(t, "POST", u+sysPath+"/Actions/ComputerSystem.Reset", map[string]string{"ResetType": typ}, true); r.status >= 300 {
+					t.Fatalf("reset %s: %d %s", typ, r.status, r.body)
+				}
+				clk.Advance(time.Hour)
+			}
+			reset("ForceRestart")
+			if sys := get(t, u+sysPath); sys["PowerState"] != "Off" || health(sys) != "Critical" {
+				t.Fatalf("the boot did not fail: PowerState %v Health %v", sys["PowerState"], health(sys))
+			}
+			if kind == FaultProvisioning {
+				reset("On") // still not provisioned
+				if sys := get(t, u+sysPath); sys["PowerState"] != "Off" || health(sys) != "Critical" {
+					t.Fatalf("provisioning finished while the fault holds: PowerState %v Health %v", sys["PowerState"], health(sys))
+				}
+			}
+			if err := f.SetFault("s1", Fault{}); err != nil {
+				t.Fatal(err)
+			}
+			if sys := get(t, u+sysPath); health(sys) != "OK" {
+				t.Errorf("after the clear: Health %q, want OK", health(sys))
+			}
+			reset("On")
+			if sys := get(t, u+sysPath); sys["PowerState"] != "On" || health(sys) != "OK" {
+				t.Errorf("after the clear the boot did not come up: PowerState %v Health %v", sys["PowerState"], health(sys))
+			}
+		})
+	}
+}

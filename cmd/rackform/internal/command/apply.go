@@ -118,6 +118,7 @@ func (c *applyCommand) Flags() *flag.FlagSet {
 	c.expectSHA, c.allowUnsigned = optionalString{}, false
 	fs.Var(&c.expectSHA, "expect-sha256", "Refuse the plan unless its SHA-256 is `HASH` (as printed by plan): the hash that was reviewed.")
 	fs.BoolVar(&c.allowUnsigned, "allow-unsigned", false, "Apply a plan that is neither signed by a trusted key nor checked with -expect-sha256 (needed outside a terminal). Its checksum only detects corruption.")
+	fs.BoolVar(&c.rerun, "rerun", false, "Run a failed run of this plan again: what finished is kept, what failed or did not start is applied again.")
 	return fs
 }
 
@@ -179,7 +180,11 @@ func (c *applyCommand) Run(ctx context.Context, args []string) int {
 	case c.allowUnsigned:
 		c.planPath = "-allow-unsigned " + name
 	}
-	return c.runOpts.apply(ctx, c.Meta, p, sha, file, nil)
+	var control func(*executor.Executor) error
+	if c.rerun {
+		control = func(e *executor.Executor) error { return e.Rerun(ctx) }
+	}
+	return c.runOpts.apply(ctx, c.Meta, p, sha, file, control)
 }
 
 // unverifiedNote says why nothing vouches for the plan.
@@ -205,6 +210,8 @@ type runOpts struct {
 	// was given with ("-allow-unsigned plan.json"; "" for continue and
 	// approve), for the command printed to resume.
 	planPath string
+	// rerun: apply -rerun starts a failed run again (executor.Rerun).
+	rerun bool
 
 	// Tests replace these; nil means the real ones.
 	start   providerStarter
@@ -312,7 +319,13 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 	case executor.Completed, executor.Skipped:
 		return m.fail("plan %s: %s", shortSHA(sha), executor.ErrAlreadyApplied)
 	case executor.Failed:
-		return m.fail("plan %s: %s", shortSHA(sha), executor.ErrRunFailed)
+		if !o.rerun {
+			return m.fail("plan %s: %s (or run it again: rackform apply -rerun PLANFILE)", shortSHA(sha), executor.ErrRunFailed)
+		}
+	default:
+		if o.rerun {
+			return m.fail("plan %s: -rerun starts a failed run again, and this run is %s", shortSHA(sha), st.Run.State.String())
+		}
 	}
 	// Expiry refuses only a fresh start: a started run is resumed and
 	// continued after not_after (each server is observed again anyway).

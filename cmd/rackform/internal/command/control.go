@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/state"
@@ -39,3 +40,27 @@ func openControlRun(ctx context.Context, dir string) (*controlRun, error) {
 
 // Close releases the state directory.
 func (r *controlRun) Close() error { return r.backend.Close() }
+
+// openPlanRun opens the run of the plan in file, which need not have been
+// applied yet: skips recorded before apply are obeyed from its start.
+func openPlanRun(dir, file string) (*controlRun, error) {
+	raw, err := readRegularFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the plan file: %w", err)
+	}
+	p, err := plan.Decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a usable plan: %w", file, err)
+	}
+	b, err := openState(dir)
+	if err != nil {
+		return nil, err
+	}
+	sha := plan.SHA256(raw)
+	e, err := controlExecutor(b, p, sha)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	return &controlRun{backend: b, plan: p, sha: sha, exec: e}, nil
+}

@@ -124,13 +124,15 @@ func TestPlanExitCodesNeverLie(t *testing.T) {
 // text, -json and the markdown; held-back servers are listed with their
 // reasons in each.
 func TestPlanSummaryListsUnobservedAndHeldBackFirst(t *testing.T) {
+	// Compute and management servers only: a control-plane member not
+	// observed would (rightly) refuse the plan for quorum.
 	edit := func(i int, _ string, o *providers.Observation) {
 		switch i {
-		case 0, 1:
+		case 3, 4: // c1a, c1b
 			outcome(providers.OutcomeUnreachable, "dial tcp: connection refused")(o)
-		case 2:
+		case 2: // mg1
 			outcome(providers.OutcomeCredentialsRefused, "HTTP 401")(o)
-		case 3:
+		case 7: // c2a
 			o.Components[0].Version = "not a version"
 		}
 	}

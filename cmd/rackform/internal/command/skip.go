@@ -15,6 +15,7 @@ import (
 type skipCommand struct {
 	*Meta
 	stateDir string
+	planFile string
 }
 
 func (c *skipCommand) Synopsis() string {
@@ -28,8 +29,10 @@ last. ADDR is a server address (CLUSTER/RACK/SERVER) or the id of a rack,
 batch, phase, cluster, group, stage, wait, pause or gate, as status shows
 them. A skipped server counts as neither success nor failure and leaves its
 scope's N, so a breached threshold can be met again; "rackform continue"
-then resumes. Something already finished cannot be skipped. A running apply
-obeys the skip.
+then resumes. A failed server can be skipped too (it stays reported as not
+at its target); something completed cannot. A running apply obeys the skip.
+With -plan PLANFILE the skip is recorded for that plan's run even before
+it is applied: a member, group or stage left out from the start.
 
 A server whose steps have begun is never left powered off or drained: the
 operation in flight finishes (a flash is never cut short), then the apply
@@ -44,6 +47,7 @@ Exit status: 0 when the skip is recorded, 1 when it is refused.`
 func (c *skipCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("skip", flag.ContinueOnError)
 	fs.StringVar(&c.stateDir, "state-dir", state.DefaultDir, "The state `DIR` of the run.")
+	fs.StringVar(&c.planFile, "plan", "", "Skip in the run of plan `FILE`, even before it is applied (a member, group or stage left out from the start).")
 	return fs
 }
 
@@ -56,7 +60,13 @@ func (c *skipCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: skip takes one address, got %d arguments\n\n%s", len(rest), helpText(c))
 		return ExitUsage
 	}
-	run, err := openControlRun(ctx, c.stateDir)
+	var run *controlRun
+	var err error
+	if c.planFile != "" {
+		run, err = openPlanRun(c.stateDir, c.planFile)
+	} else {
+		run, err = openControlRun(ctx, c.stateDir)
+	}
 	if err != nil {
 		return c.fail("%s", err)
 	}

@@ -71,6 +71,13 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 	if err := applyview.WriteStatus(c.Stdout, p, st, nextCommand(c.stateDir, "")); err != nil {
 		return c.fail("writing the status: %s", err)
 	}
+	for _, s := range st.Spares {
+		if s.TookOverFrom != "" {
+			fmt.Fprintf(c.Stdout, "Spare of cluster %s now: %s (%s took its place as a control-plane member).\n", s.Cluster, s.Spare, s.TookOverFrom)
+		} else {
+			fmt.Fprintf(c.Stdout, "Spare of cluster %s: %s (takeover armed).\n", s.Cluster, s.Spare)
+		}
+	}
 	h, err := b.LockHolder(ctx)
 	var corrupt *executor.CorruptLockError
 	switch {

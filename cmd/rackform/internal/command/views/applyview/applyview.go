@@ -314,6 +314,10 @@ func (v *View) lines(e executor.Event) []string {
 		return []string{"Gate " + e.Target + " approved by " + e.By}
 	case "server_observed":
 		return nil
+	case "quorum_hold":
+		return []string{fmt.Sprintf("  %s: held for control-plane quorum", e.Server)}
+	case "spare_takeover_started":
+		return []string{fmt.Sprintf("  %s: spare takeover: %s", e.Server, e.Message)}
 	case "step_failed":
 		return []string{fmt.Sprintf("  %s: %s failed: %s", e.Server, stepName(e), e.Message)}
 	case "step_started":
@@ -325,6 +329,9 @@ func (v *View) lines(e executor.Event) []string {
 		}
 		return nil
 	case "step_completed":
+		if r := strings.TrimPrefix(e.Op, "takeover:"); r != e.Op {
+			return []string{fmt.Sprintf("  %s: spare takeover done: it took the place of %s, which is the spare now", e.Server, r)}
+		}
 		// A remediation power off says what the BMC confirmed or
 		// answered, never more.
 		if e.Op == "power_off" && e.Message != "" {

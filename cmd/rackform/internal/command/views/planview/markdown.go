@@ -41,6 +41,9 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 	if len(p.Excludes) > 0 {
 		fmt.Fprintf(&head, "\nWithout `-exclude %s`.\n", strings.Join(p.Excludes, "`, `-exclude "))
 	}
+	for _, line := range QuorumLines(p) {
+		fmt.Fprintf(&head, "\n**%s**\n", mdEscape(line))
+	}
 	// What was not seen or is held back comes before everything else.
 	if groups := Unobserved(p); len(groups) > 0 {
 		fmt.Fprintf(&head, "\n> [!WARNING]\n> **%s**\n", mdEscape(NotObservedLine(p.Summary)))

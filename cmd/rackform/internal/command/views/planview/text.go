@@ -44,6 +44,9 @@ func WriteText(w io.Writer, p *plan.Plan, color bool) error {
 	if len(p.Excludes) > 0 {
 		fmt.Fprintf(bw, "  without -exclude %s\n", strings.Join(p.Excludes, ", "))
 	}
+	for _, line := range QuorumLines(p) {
+		fmt.Fprintf(bw, "  %s\n", st.wrap(line, ansiYellow, ansiBold))
+	}
 	// What was not seen or is held back comes first: it hides the most.
 	if groups := Unobserved(p); len(groups) > 0 {
 		fmt.Fprintf(bw, "\n%s\n", st.wrap(NotObservedLine(p.Summary)+":", ansiYellow, ansiBold))
@@ -121,6 +124,9 @@ func writeHeaders(w io.Writer, st style, prev, e Entry) {
 		wait := ""
 		if e.Stage.AfterWait > 0 {
 			wait = ", then wait " + Duration(e.Stage.AfterWait)
+		}
+		if e.Stage.FailFast {
+			wait += ", fail fast (a member that fails fails its group, this stage and the run)"
 		}
 		fmt.Fprintf(w, "\n%s  ~%s%s%s\n", st.wrap("Stage "+e.Stage.Name, ansiBold), Duration(e.Stage.Estimate), gates, wait)
 	}

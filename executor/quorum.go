@@ -1,0 +1,188 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
+)
+
+// The quorum guard (rack resiliency): losing etcd/KCP quorum stops the
+// Kubernetes API across the instance. The plan refused any order that
+// would take a control plane's healthy members below quorum; apply checks
+// it again right before it takes each member down, because a member may
+// have gone down since the plan (or during the run). A member's pre-flight
+// observation also observes the other members; when taking this one down
+// would leave fewer healthy members than quorum (⌊n/2⌋+1), the server is
+// held (pending(quorum)), its scope is paused(quorum) and nothing new
+// starts; `rackform continue` checks again. Control planes of fewer than
+// three members, and plans with allow_quorum_loss, are not held.
+
+// peerHealth is one other member's health as observed.
+type peerHealth struct {
+	server string
+	srv    *plan.Server
+	// why is "" when healthy, else why not ("unreachable", ...).
+	why string
+}
+
+// observeOp is a server's pre-flight observation; for a guarded member it
+// lists the other members to observe with it. It runs on the scheduler,
+// which owns the model the membership is read from.
+func (r *runner) observeOp(sv *node) *opRun {
+	o := &opRun{sv: sv, kind: opObserve}
+	if r.guarded(sv) {
+		for _, s := range r.quorumMembers(sv) {
+			if s.Address != sv.srv.Address {
+				o.peers = append(o.peers, peerHealth{server: s.Address, srv: s})
+			}
+		}
+	}
+	return o
+}
+
+// quorumMembers lists the control-plane members of sv's cluster in plan
+// order, after any spare takeover recorded in the run.
+func (r *runner) quorumMembers(sv *node) []*plan.Server {
+	t := r.takeover(sv.srv.Cluster)
+	var out []*plan.Server
+	for i := range r.o.Plan.Servers {
+		s := &r.o.Plan.Servers[i]
+		if s.Cluster == sv.srv.Cluster && isMember(s, t) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// isMember: a control_plane server (the spare is not a member) — after a
+// takeover t the spare is, and the server it replaced is not.
+func isMember(s *plan.Server, t *plan.Takeover) bool {
+	if t != nil {
+		switch s.Address {
+		case t.Spare:
+			return true
+		case t.Replaces:
+			return false
+		}
+	}
+	return s.Role == "control_plane"
+}
+
+// guarded reports whether taking sv down is subject to the quorum guard.
+func (r *runner) guarded(sv *node) bool {
+	if !isMember(sv.srv, r.takeover(sv.srv.Cluster)) {
+		return false
+	}
+	if q := clusterOf(sv).cluster.Quorum; q != nil && q.Override {
+		return false
+	}
+	return len(r.quorumMembers(sv)) >= 3
+}
+
+// observePeers observes the other members listed by observeOp. It runs
+// on the worker, with the member's own pre-flight observation, and
+// touches only the op.
+func (r *runner) observePeers(ctx context.Context, o *opRun) {
+	for i := range o.peers {
+		p := &o.peers[i]
+		prov := r.o.Providers[p.srv.Provider]
+		if prov == nil {
+			p.why = "no provider to observe it"
+			continue
+		}
+		obs, err := observe(ctx, prov, providers.Target{Name: p.srv.Address, Endpoint: p.srv.BMC, System: p.srv.System})
+		p.why = memberHealth(obs, err)
+	}
+}
+
+// memberHealth says why an observed member does not count for quorum, or
+// "" when it does: as the plan decides (reachable, not Critical, on).
+func memberHealth(obs *providers.Observation, err error) string {
+	switch {
+	case err != nil:
+		return "not observed: " + err.Error()
+	case obs == nil || !obs.Reachable:
+		return "unreachable"
+	case obs.Health == "Critical":
+		return "health Critical"
+	case obs.PowerState != "" && obs.PowerState != providers.PowerOn:
+		return "power " + obs.PowerState
+	}
+	return ""
+}
+
+// quorumHolds checks, before sv's first step, that taking it down keeps
+// quorum. When it does not, sv is held and its scope paused naming quorum.
+func (r *runner) quorumHolds(ctx context.Context, sv *node, o *opRun) bool {
+	if o == nil || !r.guarded(sv) || len(o.peers) == 0 {
+		return true
+	}
+	members := r.quorumMembers(sv)
+	need := len(members)/2 + 1
+	healthy := 0
+	var down []string
+	for _, p := range o.peers {
+		if p.why == "" {
+			healthy++
+		} else {
+			down = append(down, p.server+" ("+p.why+")")
+		}
+	}
+	if healthy >= need {
+		return true
+	}
+	if r.armedTakeover(sv) && len(down) > 0 {
+		// The spare takes the down member's place first (spare.go); then
+		// this member is checked again.
+		first := down[0][:strings.Index(down[0], " (")]
+		if r.downMember == nil {
+			r.downMember = map[string]string{}
+		}
+		r.downMember[sv.srv.Cluster] = first
+		r.set(ctx, sv, State{Name: Pending, Reason: ReasonQuorum, Message: "held until the spare takes the place of " + first + ", which is down"})
+		sc := sv.parent
+		for i, x := range sc.sc.servers {
+			if x == sv && i < sc.sc.cursor {
+				sc.sc.cursor = i
+			}
+		}
+		return false
+	}
+	why := fmt.Sprintf("quorum: taking %s down would leave %d of %d control-plane members healthy, %d needed for quorum; down now: %s. Restore %s, or let the spare take its place (plan again with spare_takeover = true), or leave the control plane for now (rackform skip %s); then rackform continue",
+		sv.id, healthy, len(members), need, strings.Join(down, ", "), ternary(len(down) == 1, "it", "them"), sv.parent.id)
+	r.set(ctx, sv, State{Name: Pending, Reason: ReasonQuorum, Message: fmt.Sprintf("held before its first step: taking it down would leave %d of %d control-plane members healthy (%d needed for quorum)", healthy, len(members), need)})
+	sc := sv.parent
+	for i, x := range sc.sc.servers {
+		if x == sv && i < sc.sc.cursor {
+			sc.sc.cursor = i // started again after continue
+		}
+	}
+	r.event(Event{Type: "quorum_hold", ID: sc.id, Server: sv.id, Kind: KindScope, Message: why})
+	r.set(ctx, sc, State{Name: Paused, Reason: ReasonQuorum, Message: why})
+	return false
+}
+
+// breachReason is the outcome's reason while scopes hold the run: quorum
+// when one is paused for it, else threshold.
+func (r *runner) breachReason() string {
+	for _, n := range r.m.order {
+		if n.kind == KindScope && n.st.Name == Paused && n.st.Reason == ReasonQuorum {
+			return ReasonQuorum
+		}
+	}
+	return ReasonThreshold
+}
+
+func ternary(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
+}
+
+// takeover is the spare takeover of cluster when the run has made it
+// (spare.go), nil otherwise.
+func (r *runner) takeover(cluster string) *plan.Takeover { return r.m.takeoverDone(cluster) }
