@@ -23,9 +23,17 @@ func (c *showCommand) Usage() string    { return "rackform show [options] PLANFI
 func (c *showCommand) Description() string {
 	return `Verifies a plan file written by "rackform plan -out" and renders it: as
 text (the default, as plan prints it), as markdown for a pull-request
-comment (-format=markdown, kept under 60 KB: servers beyond that are left
-out with a note saying how many), or as the plan file itself (-json, for
-policy checks such as OPA/conftest). A corrupt, truncated or
+comment (-format=markdown), or as the plan file itself (-json, for policy
+checks such as OPA/conftest).
+
+The markdown leads with the risk: a summary of the servers changing,
+reboots, estimated duration, each cluster's maintenance window (whether
+its estimate fits an opening and when it next opens), approval gates,
+waits, parallelism and thresholds, versions from and to with counts, the
+servers not changing with their reasons, images with their digests and
+hooks; then the run order rack by rack, each rack in a folded block. It
+stays under 60 KB: per-server rows are folded into one line per kind of
+change before any rack is left out, and the summary is never cut. A corrupt, truncated or
 unknown-format file is refused.
 
 The text says who signed the plan (the key's fingerprint) or that it is
