@@ -386,7 +386,7 @@ func writeHooks(b *bytes.Buffer, p *plan.Plan) {
 // scopeBlock is one scope's detail at three sizes: every server as a row,
 // servers folded into a line per kind of change, and counts only.
 type scopeBlock struct {
-	header           string // the cluster heading, before the scope when it starts a cluster
+	header            string // the cluster heading, before the scope when it starts a cluster
 	full, folded, min string
 }
 
