@@ -176,7 +176,7 @@ func writeRiskSummary(b *bytes.Buffer, p *plan.Plan, limit int) {
 	}
 	fmt.Fprintf(b, "| Parallelism | %s (per phase below) |\n", par)
 	fmt.Fprintf(b, "| Approval gates | %d |\n", len(gates))
-	fmt.Fprintf(b, "| Waits and pauses | %d waits, %d pauses |\n", len(waits), len(pauses))
+	fmt.Fprintf(b, "| Waits and pauses | %s, %s |\n", plural(len(waits), "wait", "waits"), plural(len(pauses), "pause", "pauses"))
 	if len(onBreach) > 0 {
 		fmt.Fprintf(b, "| On breach | %s |\n", mdEscape(distinct(onBreach)))
 	}
