@@ -8,6 +8,7 @@ package applyview
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +37,12 @@ type Options struct {
 	// many screen rows a long line takes when it moves the cursor back up
 	// (0: lines never wrap).
 	Width int
+	// Heartbeat is, for the plain view, the longest silence while the run
+	// goes on: when no line was printed for this long, a line says what is
+	// in flight, so CI systems that kill silent jobs do not (default 50s,
+	// checked every tenth of it, so a line comes at least every minute;
+	// negative: never). Tick checks it; New starts a ticker for it.
+	Heartbeat time.Duration
 	// Command rewrites the commands printed to go on (the executor's
 	// "rackform continue", "rackform apply PLANFILE"), e.g. to add the
 	// state directory and the plan file's name; nil keeps them.
@@ -75,6 +82,20 @@ type View struct {
 	closed   bool
 	stop     chan struct{}
 	header   bool
+
+	// inflight is what each server is doing now, for the heartbeat and
+	// the live view's per-server lines.
+	inflight  map[string]*flight
+	lastPrint time.Time // wall clock of the last line (opts.Now)
+	waiting   string    // the latest wait or window line, "" once work runs
+}
+
+// flight is one server's current step.
+type flight struct {
+	server  string
+	what    string // "updating bios", "rebooting"
+	percent int    // -1 when unknown
+	printed int    // the last percent printed, -1 none
 }
 
 // New returns a view writing to w for plan p with identity sha.
@@ -88,7 +109,10 @@ func New(w io.Writer, p *plan.Plan, sha string, opts Options) *View {
 	if opts.MaxRows <= 0 {
 		opts.MaxRows = 12
 	}
-	v := &View{w: w, opts: opts, sha: sha, p: p, byID: map[string]*row{}, servers: map[string]string{}, stop: make(chan struct{})}
+	if opts.Heartbeat == 0 {
+		opts.Heartbeat = 50 * time.Second
+	}
+	v := &View{w: w, opts: opts, sha: sha, p: p, byID: map[string]*row{}, servers: map[string]string{}, stop: make(chan struct{}), inflight: map[string]*flight{}}
 	for _, st := range p.Run.Stages {
 		for _, g := range st.Groups {
 			for _, c := range g.Clusters {
@@ -110,7 +134,147 @@ func New(w io.Writer, p *plan.Plan, sha string, opts Options) *View {
 	if opts.Live && opts.Refresh > 0 {
 		go v.refresh()
 	}
+	if !opts.Live && opts.Heartbeat > 0 && opts.Refresh > 0 {
+		go v.heartbeat()
+	}
 	return v
+}
+
+func (v *View) heartbeat() {
+	t := time.NewTicker(max(v.opts.Heartbeat/10, 100*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-v.stop:
+			return
+		case <-t.C:
+			v.Tick(v.opts.Now())
+		}
+	}
+}
+
+// Tick prints the plain view's heartbeat when no line was printed for
+// Options.Heartbeat before now: elapsed time, what each server in flight
+// is doing (with its BMC task's percent), the scopes done and the ETA.
+// It does nothing in the live view, before the run starts and after it
+// ends.
+func (v *View) Tick(now time.Time) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.opts.Live || v.closed || v.ended || v.start.IsZero() || v.opts.Heartbeat < 0 {
+		return
+	}
+	if now.Sub(v.lastPrint) < v.opts.Heartbeat {
+		return
+	}
+	done := 0
+	for _, r := range v.rows {
+		if r.state.Name.Terminal() {
+			done++
+		}
+	}
+	eta, _ := v.eta(v.etaTime(now))
+	at := v.etaTime(now)
+	var what string
+	if fl := v.flights(); len(fl) > 0 {
+		const show = 6
+		parts := make([]string, 0, show)
+		for i, f := range fl {
+			if i == show {
+				parts = append(parts, fmt.Sprintf("and %d more", len(fl)-show))
+				break
+			}
+			parts = append(parts, f.server+" "+f.text())
+		}
+		what = fmt.Sprintf("%s in flight: %s", plural(len(fl), "server"), strings.Join(parts, ", "))
+	} else if v.waiting != "" {
+		what = v.waiting
+	} else {
+		what = "between steps"
+	}
+	line := fmt.Sprintf("Still running (elapsed %s, ETA %s): %s; %d of %d scopes done", clock(at.Sub(v.start)), human(eta), what, done, len(v.rows))
+	fmt.Fprintf(v.w, "[%s] %s\n", clock(at.Sub(v.start)), line)
+	v.lastPrint = now
+}
+
+// flights are the servers in flight in address order.
+func (v *View) flights() []*flight {
+	out := make([]*flight, 0, len(v.inflight))
+	for _, f := range v.inflight {
+		out = append(out, f)
+	}
+	slices.SortFunc(out, func(a, b *flight) int { return strings.Compare(a.server, b.server) })
+	return out
+}
+
+func (f *flight) text() string {
+	if f.percent >= 0 {
+		return fmt.Sprintf("%s %d%%", f.what, f.percent)
+	}
+	return f.what
+}
+
+// stepWords says what a step does, in words: "draining", "updating bios",
+// "rebooting", "checking it is back healthy".
+func stepWords(e executor.Event) string {
+	comp := ""
+	if e.Component != "" {
+		comp = " " + e.Component
+	}
+	switch e.StepKind {
+	case string(plan.StepDrain):
+		return "draining"
+	case string(plan.StepUncordon):
+		return "uncordoning"
+	case string(plan.StepShutdown):
+		return "powering off"
+	case string(plan.StepPowerOn):
+		return "powering on"
+	case string(plan.StepUpdate):
+		return "updating" + comp
+	case string(plan.StepReset):
+		return "rebooting"
+	case string(plan.StepReimage):
+		return "reimaging" + comp
+	case string(plan.StepWaitReady):
+		return "health check: waiting for it to come back healthy"
+	}
+	if e.StepKind != "" {
+		return strings.ReplaceAll(e.StepKind, "_", " ") + comp
+	}
+	return strings.ReplaceAll(e.Op, "_", " ")
+}
+
+// track keeps what each server is doing from the step events.
+func (v *View) track(e executor.Event) (f *flight, changed bool) {
+	switch e.Type {
+	case "step_started", "step_resumed":
+		f = &flight{server: e.Server, what: stepWords(e), percent: -1, printed: -1}
+		if e.Type == "step_resumed" {
+			if old := v.inflight[e.Server]; old != nil {
+				f.what = old.what
+			}
+		}
+		v.inflight[e.Server] = f
+		v.waiting = ""
+		return f, true
+	case "step_progress":
+		f = v.inflight[e.Server]
+		if f == nil {
+			f = &flight{server: e.Server, what: stepWords(e), percent: -1, printed: -1}
+			v.inflight[e.Server] = f
+		}
+		if e.Percent != nil {
+			f.percent = *e.Percent
+		}
+		return f, true
+	case "step_completed", "step_failed", "step_interrupted":
+		delete(v.inflight, e.Server)
+	}
+	if e.Kind == executor.KindServer && executor.StateName(e.State).Terminal() {
+		delete(v.inflight, e.ID)
+	}
+	return nil, false
 }
 
 // scopeLabel names a scope for people: "lab/r1" for a rack, "lab control
@@ -213,6 +377,7 @@ func (v *View) Event(e executor.Event) {
 	if r := v.rowOf(e); r != nil && e.Counts != nil {
 		r.counts = *e.Counts
 	}
+	fl, _ := v.track(e)
 	if e.Type == "apply_ended" && v.opts.Live {
 		// Leave the last picture on screen above the outcome.
 		v.draw(v.opts.Now())
@@ -220,6 +385,11 @@ func (v *View) Event(e executor.Event) {
 	}
 	for _, l := range v.lines(e) {
 		v.println(l, e)
+	}
+	if !v.opts.Live && fl != nil {
+		if l := v.stepLine(e, fl); l != "" {
+			v.println(l, e)
+		}
 	}
 	if v.opts.Live && !v.ended {
 		// Redraw at most ten times a second; the ticker catches up.
@@ -244,8 +414,36 @@ func (v *View) rowOf(e executor.Event) *row {
 	return nil
 }
 
+// stepLine is the plain view's line for a step starting or its BMC task
+// progressing: every step start, and task progress in steps of 10%.
+func (v *View) stepLine(e executor.Event, f *flight) string {
+	switch e.Type {
+	case "step_started":
+		if strings.HasPrefix(e.Op, "remedy:") || strings.HasPrefix(e.Op, "safety:") || e.Op == "power_off" || strings.HasPrefix(e.Op, "takeover:") {
+			return "" // said by lines() in its own words
+		}
+		return fmt.Sprintf("  %s: %s", e.Server, f.what)
+	case "step_progress":
+		if e.Percent == nil {
+			return ""
+		}
+		p := *e.Percent
+		if f.printed >= 0 && p/10 == f.printed/10 && p != 100 || p == f.printed {
+			return ""
+		}
+		f.printed = p
+		l := fmt.Sprintf("  %s: %s %d%%", e.Server, f.what, p)
+		if e.Message != "" {
+			l += " (" + e.Message + ")"
+		}
+		return l
+	}
+	return ""
+}
+
 // println writes one log line: in the live view above the block.
 func (v *View) println(l string, e executor.Event) {
+	v.lastPrint = v.opts.Now()
 	if v.opts.Live {
 		v.clear()
 		fmt.Fprintln(v.w, l)
@@ -409,11 +607,15 @@ func (v *View) lines(e executor.Event) []string {
 			l := "Waiting: " + e.ID
 			if e.Until != nil {
 				l += fmt.Sprintf(" (%s)", human(e.Until.Sub(e.Time)))
+				v.waiting = fmt.Sprintf("waiting %s until %s", e.ID, e.Until.UTC().Format("15:04:05 UTC"))
+			} else {
+				v.waiting = "waiting " + e.ID
 			}
 			return []string{l}
 		}
 	case executor.KindCluster:
 		if verb == "pending" && e.Reason == executor.ReasonWindow {
+			v.waiting = fmt.Sprintf("cluster %s waits for its maintenance window: %s", e.ID, e.Message)
 			return []string{fmt.Sprintf("Cluster %s waits for its maintenance window: %s", e.ID, e.Message)}
 		}
 	}
