@@ -17,10 +17,10 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"golang.org/x/term"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
 	"github.com/rackform/rackform/config"
@@ -477,6 +477,8 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 		if live {
 			viewNote := view.Note
 			note.Store(&viewNote)
+			stopResize := followResize(view, m.Stdout, m.Getenv)
+			defer stopResize()
 		}
 		sinks = append(sinks, view)
 	}
@@ -857,9 +859,9 @@ func termWidth(w io.Writer, getenv func(string) string) int {
 	if !ok {
 		return 0
 	}
-	var ws struct{ Row, Col, X, Y uint16 }
-	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(syscall.TIOCGWINSZ), uintptr(unsafe.Pointer(&ws))); errno != 0 {
+	cols, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
 		return 0
 	}
-	return int(ws.Col)
+	return cols
 }

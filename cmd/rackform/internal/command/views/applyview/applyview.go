@@ -310,6 +310,22 @@ func (v *View) refresh() {
 	}
 }
 
+// SetWidth sets the terminal's width after a resize and redraws the live
+// view at it. The rows already on screen were counted at the old width;
+// they are erased by that count, which is what the terminal showed before
+// it reflowed (the next picture is then exact).
+func (v *View) SetWidth(cols int) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if cols == v.opts.Width {
+		return
+	}
+	v.opts.Width = cols
+	if v.opts.Live && !v.closed && !v.ended {
+		v.draw(v.opts.Now())
+	}
+}
+
 // Start draws the initial picture of a resumed run from its status.
 func (v *View) Start(st *executor.Status) {
 	v.mu.Lock()

@@ -123,3 +123,32 @@ func TestHeartbeatOnlyAfterSilence(t *testing.T) {
 		t.Error("the live view printed a heartbeat")
 	}
 }
+
+// Resize (item 4): after the terminal narrows, the live view counts the
+// rows its picture takes at the new width, so the next redraw moves the
+// cursor back over all of them instead of leaving wrapped rows behind.
+func TestLiveViewFollowsResize(t *testing.T) {
+	p := heartbeatPlan()
+	clock := executortest.NewClock(executortest.Epoch)
+	var out bytes.Buffer
+	v := applyview.New(&out, p, sha, applyview.Options{Live: true, Now: clock.Now, Refresh: -1, Width: 200})
+	v.Event(executor.Event{Type: "apply_started", Time: clock.Now()})
+	up := regexp.MustCompile("\x1b\\[(\\d+)A")
+	lastUp := func() int {
+		m := up.FindAllStringSubmatch(out.String(), -1)
+		if len(m) == 0 {
+			t.Fatalf("no cursor-up in:\n%q", out.String())
+		}
+		n, _ := strconv.Atoi(m[len(m)-1][1])
+		return n
+	}
+	v.Note("wide")
+	wide := lastUp()
+	v.SetWidth(20)
+	v.Note("narrow")
+	narrow := lastUp()
+	if narrow <= wide {
+		t.Errorf("at 20 columns the picture takes %d rows, at 200 %d: the resize was not followed", narrow, wide)
+	}
+	v.Close()
+}
