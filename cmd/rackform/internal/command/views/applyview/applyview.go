@@ -73,9 +73,11 @@ type View struct {
 	byID    map[string]*row
 	servers map[string]string // server address → scope id
 
-	start    time.Time // first event
-	last     time.Time // latest event
-	drawn    int       // lines of the live block on screen
+	start    time.Time     // first event of this process
+	runStart time.Time     // when the run first started (status), across continues
+	baseDone time.Duration // estimated work already done when this process started
+	last     time.Time     // latest event
+	drawn    int           // lines of the live block on screen
 	dirty    bool
 	lastDraw time.Time
 	ended    bool
@@ -192,8 +194,8 @@ func (v *View) Tick(now time.Time) {
 	} else {
 		what = "between steps"
 	}
-	line := fmt.Sprintf("Still running (elapsed %s, ETA %s): %s; %d of %d scopes done", clock(at.Sub(v.start)), human(eta), what, done, len(v.rows))
-	fmt.Fprintf(v.w, "[%s] %s\n", clock(at.Sub(v.start)), line)
+	line := fmt.Sprintf("Still running (elapsed %s, ETA %s): %s; %d of %d scopes done", clock(at.Sub(v.origin())), human(eta), what, done, len(v.rows))
+	fmt.Fprintf(v.w, "[%s] %s\n", clock(at.Sub(v.origin())), line)
 	v.lastPrint = now
 }
 
@@ -346,6 +348,19 @@ func (v *View) Start(st *executor.Status) {
 		}
 	}
 	walk(st.Run)
+	if st.StartedAt != nil {
+		v.runStart = *st.StartedAt
+	}
+	v.baseDone, _ = v.work()
+}
+
+// origin is what elapsed time counts from: the run's first start, so it
+// survives continue and resume; else this process's first event.
+func (v *View) origin() time.Time {
+	if !v.runStart.IsZero() && (v.start.IsZero() || v.runStart.Before(v.start)) {
+		return v.runStart
+	}
+	return v.start
 }
 
 // Close stops the refresh and leaves the last picture on screen.
@@ -465,7 +480,7 @@ func (v *View) println(l string, e executor.Event) {
 		fmt.Fprintln(v.w, l)
 		return
 	}
-	fmt.Fprintf(v.w, "[%s] %s\n", clock(e.Time.Sub(v.start)), l)
+	fmt.Fprintf(v.w, "[%s] %s\n", clock(e.Time.Sub(v.origin())), l)
 }
 
 // lines are the log lines an event produces (none for most).
@@ -712,14 +727,10 @@ func countsText(c executor.Counts) string {
 	return fmt.Sprintf("%d/%d done, %d failed, %d skipped", c.Succeeded, c.Eligible, c.Failed, c.Skipped)
 }
 
-// eta is the time left at t. The plan's estimates say how much work is
-// left: the whole estimate (and wait) of scopes not started, the share of
-// a running scope's estimate its servers have not finished. Once some work
-// is done, the pace so far (elapsed time per estimated time done) scales
-// it, so the ETA follows a fleet that runs faster or slower than planned
-// (or a time-scaled simulator).
-func (v *View) eta(t time.Time) (time.Duration, bool) {
-	var left, done time.Duration
+// work is the plan's estimated work done and left, from the scopes'
+// states: the whole estimate (and wait) of scopes not started, the share
+// of a running scope's estimate its servers have not finished.
+func (v *View) work() (done, left time.Duration) {
 	for _, r := range v.rows {
 		switch {
 		case r.state.Name.Terminal():
@@ -735,6 +746,18 @@ func (v *View) eta(t time.Time) (time.Duration, bool) {
 			left += time.Duration((1-frac)*float64(r.est)) + r.wait
 		}
 	}
+	return done, left
+}
+
+// eta is the time left at t: the estimated work left, scaled by the pace
+// of this process so far (elapsed time per estimated time done since it
+// started), so the ETA follows a fleet that runs faster or slower than
+// planned (or a time-scaled simulator). Work done before a continue or a
+// resume does not count for the pace: the time it took is not in this
+// process's elapsed time, and a pause in between is no measure of speed.
+func (v *View) eta(t time.Time) (time.Duration, bool) {
+	done, left := v.work()
+	done -= v.baseDone
 	elapsed := t.Sub(v.start)
 	if v.start.IsZero() || elapsed <= 0 || done <= 0 {
 		return left, true
@@ -789,7 +812,7 @@ func (v *View) draw(now time.Time) {
 	var b strings.Builder
 	elapsed := time.Duration(0)
 	if !v.start.IsZero() {
-		elapsed = now.Sub(v.start)
+		elapsed = v.etaTime(now).Sub(v.origin())
 	}
 	eta, _ := v.eta(v.etaTime(now))
 	fmt.Fprintf(&b, "plan %s  elapsed %s  ETA %s\n", shortSHA(v.sha), clock(elapsed), human(eta))

@@ -152,3 +152,42 @@ func TestLiveViewFollowsResize(t *testing.T) {
 	}
 	v.Close()
 }
+
+// ETA and elapsed survive continue (item 4): a view started for a run
+// that began an hour ago and already finished one of three 40-minute
+// racks counts elapsed time from the run's start and estimates the two
+// racks left, not zero (the earlier racks' work is no measure of this
+// process's pace).
+func TestETAAndElapsedSurviveContinue(t *testing.T) {
+	b := executortest.NewBuilder(executortest.NewProvider())
+	b.Stage("main").Group(b, "all").Cluster("c1").
+		Scope(S{Name: "r01", Servers: 2}).Scope(S{Name: "r02", Servers: 2}).Scope(S{Name: "r03", Servers: 2})
+	p := b.Plan()
+	var scopes []*executor.Node
+	sc := p.Run.Stages[0].Groups[0].Clusters[0].Phases[0].Scopes
+	for i := range sc {
+		sc[i].Estimate = plan.Duration(40 * time.Minute)
+		n := &executor.Node{ID: sc[i].ID, Kind: executor.KindScope, State: executor.State{Name: executor.NotStarted}}
+		if i == 0 {
+			n.State.Name = executor.Completed
+			n.Counts = &executor.Counts{Servers: 2, Eligible: 2, Succeeded: 2, Required: 2}
+		}
+		scopes = append(scopes, n)
+	}
+	clock := executortest.NewClock(executortest.Epoch)
+	started := clock.Now().Add(-time.Hour)
+	var out bytes.Buffer
+	v := applyview.New(&out, p, sha, applyview.Options{Live: true, Now: clock.Now, Refresh: -1})
+	v.Start(&executor.Status{StartedAt: &started, Run: &executor.Node{ID: "run", Kind: executor.KindRun, Children: scopes}})
+	v.Event(executor.Event{Type: "apply_resumed", Time: clock.Now()})
+	clock.Advance(time.Minute)
+	v.Note("tick")
+	v.Close()
+	got := out.String()
+	if !strings.Contains(got, "elapsed 1:01:00") {
+		t.Errorf("elapsed does not count from the run's start:\n%s", got)
+	}
+	if !strings.Contains(got, "ETA ~1h20m") {
+		t.Errorf("ETA is not the two racks left:\n%s", got)
+	}
+}
