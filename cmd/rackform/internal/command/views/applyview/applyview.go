@@ -849,6 +849,19 @@ func (v *View) draw(now time.Time) {
 	if len(v.rows) > v.opts.MaxRows {
 		fmt.Fprintf(&b, "  %d scopes done, %d not started, %d in all\n", done, waiting, len(v.rows))
 	}
+	// Each server in flight with its step and its BMC task's percent.
+	fl := v.flights()
+	sw := 0
+	for _, f := range fl {
+		sw = max(sw, len(f.server))
+	}
+	for i, f := range fl {
+		if i == v.opts.MaxRows {
+			fmt.Fprintf(&b, "    … and %d more servers in flight\n", len(fl)-i)
+			break
+		}
+		fmt.Fprintf(&b, "    %-*s  %s\n", sw, f.server, f.text())
+	}
 	v.clear()
 	out := b.String()
 	fmt.Fprint(v.w, out)
@@ -896,10 +909,7 @@ func (v *View) bar(c executor.Counts) string {
 }
 
 func (v *View) colorState(s executor.State) string {
-	t := string(s.Name)
-	if s.Reason != "" {
-		t += "(" + s.Reason + ")"
-	}
+	t := HumanState(s)
 	if !v.opts.Color {
 		return t
 	}
@@ -910,6 +920,57 @@ func (v *View) colorState(s executor.State) string {
 		return "\x1b[31m" + t + "\x1b[0m"
 	case executor.Paused, executor.Pending, executor.Stopped, executor.Stopping:
 		return "\x1b[33m" + t + "\x1b[0m"
+	}
+	return t
+}
+
+// stateWords and reasonWords say states and their reasons for people.
+var stateWords = map[executor.StateName]string{
+	executor.NotStarted: "not started",
+	executor.Running:    "running",
+	executor.Completed:  "done",
+	executor.Failed:     "failed",
+	executor.Paused:     "paused",
+	executor.Pending:    "waiting",
+	executor.Skipped:    "skipped",
+	executor.Stopped:    "stopped",
+	executor.Stopping:   "stopping",
+}
+
+var reasonWords = map[string]string{
+	executor.ReasonThreshold:           "threshold breached",
+	executor.ReasonAfterRack:           "after the rack, until continue",
+	executor.ReasonApproval:            "for approval",
+	executor.ReasonWindow:              "for its maintenance window",
+	executor.ReasonUser:                "by the operator",
+	executor.ReasonAtTarget:            "already at target",
+	executor.ReasonEmpty:               "nothing left to upgrade",
+	executor.ReasonDrift:               "changed since planned",
+	executor.ReasonIdentity:            "a different machine than planned",
+	executor.ReasonUnreachable:         "BMC unreachable",
+	executor.ReasonStep:                "a step failed",
+	executor.ReasonUnhealthy:           "did not come back healthy",
+	executor.ReasonInterrupted:         "interrupted",
+	executor.ReasonBlocked:             "blocked",
+	executor.ReasonQuorum:              "held for control-plane quorum",
+	executor.ReasonProviderUnavailable: "provider unavailable",
+}
+
+// HumanState is a state for people: "paused: threshold breached",
+// "waiting: for approval", "done". The plain log lines keep the state
+// tokens (scripts and log searches read them); the terminal view and the
+// heartbeat use these words.
+func HumanState(s executor.State) string {
+	t, ok := stateWords[s.Name]
+	if !ok {
+		t = strings.ReplaceAll(string(s.Name), "_", " ")
+	}
+	if s.Reason != "" {
+		r, ok := reasonWords[s.Reason]
+		if !ok {
+			r = strings.ReplaceAll(s.Reason, "_", " ")
+		}
+		t += ": " + r
 	}
 	return t
 }

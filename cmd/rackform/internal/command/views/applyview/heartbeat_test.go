@@ -2,6 +2,8 @@ package applyview_test
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -189,5 +191,31 @@ func TestETAAndElapsedSurviveContinue(t *testing.T) {
 	}
 	if !strings.Contains(got, "ETA ~1h20m") {
 		t.Errorf("ETA is not the two racks left:\n%s", got)
+	}
+}
+
+// Human state words on the terminal (item 4): the live view says states
+// in words, never the internal tokens.
+func TestHumanStateWords(t *testing.T) {
+	for st, want := range map[executor.State]string{
+		{Name: executor.Paused, Reason: executor.ReasonThreshold}: "paused: threshold breached",
+		{Name: executor.Pending, Reason: executor.ReasonApproval}: "waiting: for approval",
+		{Name: executor.NotStarted}:                               "not started",
+		{Name: executor.Failed, Reason: executor.ReasonUnhealthy}: "failed: did not come back healthy",
+		{Name: executor.Skipped, Reason: executor.ReasonAtTarget}: "skipped: already at target",
+		{Name: executor.Completed}:                                "done",
+	} {
+		if got := applyview.HumanState(st); got != want {
+			t.Errorf("HumanState(%v) = %q, want %q", st, got, want)
+		}
+	}
+	live, err := os.ReadFile(filepath.Join("testdata", "live.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(live), "\n") {
+		if strings.Contains(l, " running  ") && regexp.MustCompile(`not_started|\w\(\w+\)$`).MatchString(l) {
+			t.Errorf("a live row shows an internal state token: %q", l)
+		}
 	}
 }
