@@ -119,6 +119,7 @@ func (c *applyCommand) Flags() *flag.FlagSet {
 	fs.Var(&c.expectSHA, "expect-sha256", "Refuse the plan unless its SHA-256 is `HASH` (as printed by plan): the hash that was reviewed.")
 	fs.BoolVar(&c.allowUnsigned, "allow-unsigned", false, "Apply a plan that is neither signed by a trusted key nor checked with -expect-sha256 (needed outside a terminal). Its checksum only detects corruption.")
 	fs.BoolVar(&c.rerun, "rerun", false, "Run a failed run of this plan again: what finished is kept, what failed or did not start is applied again.")
+	c.habitFlags(fs)
 	return fs
 }
 
@@ -163,7 +164,7 @@ func (c *applyCommand) Run(ctx context.Context, args []string) int {
 			return c.fail("%s", err)
 		}
 	case c.expectSHA.set, c.allowUnsigned:
-	case isTerminal(c.Stderr) && isTerminalReader(c.Stdin):
+	case c.input && isTerminal(c.Stderr) && isTerminalReader(c.Stdin):
 		// A person at a terminal applies the file they have: say what
 		// was not checked.
 		fmt.Fprintf(c.Stderr, "Warning: %s\n", unverifiedNote(name, p))
