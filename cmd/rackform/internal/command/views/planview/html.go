@@ -17,7 +17,32 @@ import (
 // waits and gates on the estimated time axis from plan time, with the
 // clusters' maintenance windows shaded. sha is the plan file's SHA-256.
 func WriteHTML(w io.Writer, p *plan.Plan, sha string) error {
-	return htmlPage.Execute(w, buildHTML(p, sha))
+	return htmlPage.Execute(w, buildHTML(p, sha, PlanCells()))
+}
+
+// Cells say how the grid colours and describes each server: by what the
+// plan does to it (PlanCells), or by the state of a run (rackform status).
+type Cells struct {
+	// Title heads the page, before the plan's headline.
+	Title string
+	// Class is a server's class, a key of Colors.
+	Class func(*plan.Server) string
+	// Detail is what hovering a server says after its address and role.
+	Detail func(*plan.Server) string
+	Colors map[string]string
+	// Legend lists the classes in the order the legend shows them.
+	Legend []string
+}
+
+// PlanCells colour servers by what the plan does to them.
+func PlanCells() Cells {
+	return Cells{Title: "rackform plan", Class: CellClass, Detail: ServerDetail, Colors: CellColors,
+		Legend: []string{"upgrade", "at-target", "not-observed", "held-back", "skip"}}
+}
+
+// WriteHTMLCells is WriteHTML with the grid's cells coloured by cells.
+func WriteHTMLCells(w io.Writer, p *plan.Plan, sha string, cells Cells) error {
+	return htmlPage.Execute(w, buildHTML(p, sha, cells))
 }
 
 // CellClass is the grid's class for what the plan does to a server:
@@ -72,20 +97,22 @@ type htmlBar struct {
 }
 
 type htmlData struct {
-	Headline, Meta string
-	Colors         map[string]string
-	Legend         []string
-	Clusters       []*htmlCluster
-	Bars           []htmlBar
-	Ticks          []htmlBar
-	Width, Height  float64
+	Title, Headline, Meta string
+	Colors                map[string]string
+	Legend                []string
+	Clusters              []*htmlCluster
+	Bars                  []htmlBar
+	Ticks                 []htmlBar
+	Width, Height         float64
 }
 
-func buildHTML(p *plan.Plan, sha string) htmlData {
-	d := htmlData{Headline: SummaryLine(p.Summary), Colors: CellColors,
-		Legend: []string{"upgrade", "at-target", "not-observed", "held-back", "skip"}}
-	d.Meta = fmt.Sprintf("Rollout %s, scope %s, created %s, valid until %s. Configuration %s.", p.Run.Name, p.Run.Scope,
-		p.CreatedAt.UTC().Format(time.RFC3339), p.NotAfter.UTC().Format(time.RFC3339), strings.Trim(ConfigName(p.Config.Dir), "`"))
+func buildHTML(p *plan.Plan, sha string, cells Cells) htmlData {
+	d := htmlData{Title: cells.Title, Headline: SummaryLine(p.Summary), Colors: cells.Colors, Legend: cells.Legend}
+	d.Meta = fmt.Sprintf("Rollout %s, scope %s, created %s, valid until %s.", p.Run.Name, p.Run.Scope,
+		p.CreatedAt.UTC().Format(time.RFC3339), p.NotAfter.UTC().Format(time.RFC3339))
+	if name := strings.Trim(ConfigName(p.Config.Dir), "`"); name != "" {
+		d.Meta += " Configuration " + name + "."
+	}
 	if sha != "" {
 		d.Meta += " Plan SHA-256 " + sha + "."
 	}
@@ -108,8 +135,8 @@ func buildHTML(p *plan.Plan, sha string) htmlData {
 			c.Racks = append(c.Racks, r)
 		}
 		mark := roleMark[s.Role]
-		r.Cells = append(r.Cells, htmlCell{Address: s.Address, Name: s.Name, Class: CellClass(s), Role: s.Role, Mark: mark,
-			Title: fmt.Sprintf("%s (%s): %s", s.Address, strings.ReplaceAll(s.Role, "_", " "), ServerDetail(s))})
+		r.Cells = append(r.Cells, htmlCell{Address: s.Address, Name: s.Name, Class: cells.Class(s), Role: s.Role, Mark: mark,
+			Title: fmt.Sprintf("%s (%s): %s", s.Address, strings.ReplaceAll(s.Role, "_", " "), cells.Detail(s))})
 	}
 
 	// The timeline: stages in turn, the groups of a stage side by side
@@ -193,7 +220,7 @@ var htmlPage = template.Must(template.New("plan").Funcs(template.FuncMap{
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<title>rackform plan: {{.Headline}}</title>
+<title>{{.Title}}: {{.Headline}}</title>
 <style>
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #111827; background: #ffffff; }
 h1 { font-size: 1.2em; } h2 { font-size: 1.05em; margin-top: 1.5em; }
@@ -205,14 +232,14 @@ h1 { font-size: 1.2em; } h2 { font-size: 1.05em; margin-top: 1.5em; }
 .rack .name { font-weight: bold; font-size: 0.8em; text-align: center; margin-bottom: 3px; }
 .cell { color: #fff; font-size: 0.75em; padding: 3px 5px; margin: 2px 0; border-radius: 2px; white-space: nowrap; }
 .cell .mark { float: right; font-weight: bold; margin-left: 6px; }
-{{range $k, $v := .Colors}}.{{$k}} { background: {{css $v}}; }
+{{range $k, $v := .Colors}}.cell.{{$k}}, .legend .{{$k}} { background: {{css $v}}; }
 {{end}}svg text { font-size: 11px; fill: #111827; }
 .bar-stage { fill: #e5e7eb; } .bar-cluster { fill: #93c5fd; } .bar-scope { fill: #2563eb; stroke: #ffffff; }
 .bar-wait { fill: #fbbf24; } .bar-window { fill: #bbf7d0; opacity: 0.6; } .bar-gate { fill: #dc2626; }
 </style>
 </head>
 <body>
-<h1>rackform plan: {{.Headline}}</h1>
+<h1>{{.Title}}: {{.Headline}}</h1>
 <p class="meta">{{.Meta}}</p>
 <p class="legend">{{range .Legend}}<span class="{{.}}">{{.}}</span>{{end}} CP control plane, SP spare, M management, C compute</p>
 <h2>Racks</h2>

@@ -41,7 +41,11 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 	}
 	// The configuration by its own name, never a path on the machine that
 	// planned: data files are already relative to it.
-	fmt.Fprintf(&head, "\n\nConfiguration %s.\n", mdEscape(SnapshotLineNamed(p.Config, ConfigName(p.Config.Dir))))
+	if name := ConfigName(p.Config.Dir); name != "" {
+		fmt.Fprintf(&head, "\n\nConfiguration %s.\n", mdEscape(SnapshotLineNamed(p.Config, name)))
+	} else {
+		fmt.Fprintf(&head, "\n\nConfiguration: %s.\n", mdEscape(SnapshotLineNamed(p.Config, "")))
+	}
 	if len(p.Targets) > 0 {
 		fmt.Fprintf(&head, "\nOnly `-target %s`.\n", strings.Join(p.Targets, "`, `-target "))
 	}

@@ -17,16 +17,20 @@ import (
 // be absolute and says nothing to a reviewer).
 func ConfigName(dir string) string {
 	d := filepath.Clean(filepath.FromSlash(dir))
-	if d == "." || d == "" {
-		return "the configuration"
+	if d == "." || d == "" || d == string(filepath.Separator) {
+		return "" // planned in the configuration's own directory
 	}
 	return "`" + filepath.Base(d) + "`"
 }
 
-// SnapshotLineNamed is SnapshotLine with the configuration called name.
+// SnapshotLineNamed is SnapshotLine with the configuration called name
+// ("" leaves the name out).
 func SnapshotLineNamed(s plan.Snapshot, name string) string {
 	line := SnapshotLine(s)
 	if i := strings.Index(line, ": "); i >= 0 && line[:i] == s.Dir {
+		if name == "" {
+			return line[i+2:]
+		}
 		return name + line[i:]
 	}
 	return line
