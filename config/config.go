@@ -36,6 +36,11 @@ type LoadOptions struct {
 	// without touching the working directory. (-var-file paths are still
 	// read from the disk: they are inputs, not configuration.)
 	FS fs.FS
+	// UnsetVariablesUnknown makes a required variable without a value an
+	// unknown value instead of an error, as terraform validate checks a
+	// configuration whatever its inputs (validate sets it; plan never).
+	UnsetVariablesUnknown bool
+
 	// FSName says what FS is in errors ("inventory.csv is not in FSNAME");
 	// default "the configuration snapshot".
 	FSName string

@@ -165,6 +165,10 @@ func (s *loadState) loadVariables(blocks []*hcl.Block) hcl.Diagnostics {
 			}
 			val, v.Source, vd.valueRange, vd.set = got, last.source, last.rng, true
 		}
+		if val == cty.NilVal && s.l.opts.UnsetVariablesUnknown {
+			s.vars[v.Name] = cty.UnknownVal(v.Type)
+			continue
+		}
 		if val == cty.NilVal {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
@@ -381,6 +385,11 @@ func (s *loadState) checkValidation(vd *variableDecl, b *hcl.Block, ctx *hcl.Eva
 	}
 	ok, _ = ok.Unmark()
 	ok, err := convert.Convert(ok, cty.Bool)
+	if err == nil && !ok.IsKnown() && s.l.opts.UnsetVariablesUnknown {
+		// A variable without a value (validate): its rule is checked
+		// when it has one, as terraform validate does.
+		return diags
+	}
 	if err != nil || ok.IsNull() || !ok.IsKnown() {
 		return append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,

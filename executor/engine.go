@@ -817,7 +817,7 @@ func (r *runner) breach(sc *node) string {
 	case s.succeeded+open < req:
 		return fmt.Sprintf("%d succeeded + %d remaining < %d required (N=%d, %d failed)", s.succeeded, open, req, n, s.failed)
 	case p.Kind == "serial" && s.down > 0 && open > 0:
-		return fmt.Sprintf("a server of this serial scope is down; the next starts only after the previous is back healthy (rule 4)")
+		return "a server of this serial scope is down; the next starts only after the previous is back healthy"
 	}
 	return ""
 }
@@ -867,7 +867,7 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 		} else {
 			r.startServers(ctx, sc)
 			if s.notStarted == 0 && s.running == 0 && s.eligible() == 0 {
-				r.set(ctx, sc, State{Name: Skipped, Reason: ReasonEmpty, Message: "no eligible servers left (rule 9)"})
+				r.set(ctx, sc, State{Name: Skipped, Reason: ReasonEmpty, Message: "no eligible servers left: every server of this scope was skipped, so there is nothing to upgrade"})
 			} else if s.notStarted == 0 && s.running == 0 {
 				msg := fmt.Sprintf("%d succeeded", s.succeeded)
 				if s.failed > 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rackform/rackform/planner/plan"
 )
@@ -107,6 +108,10 @@ func (n *node) counts() *Counts {
 
 // model is the run tree rebuilt from the plan and the journal.
 type model struct {
+	// startedAt is the time of the journal's first record: when the run
+	// first started, across continues and resumes (for elapsed and ETA).
+	startedAt time.Time
+
 	p       *plan.Plan
 	run     *node
 	nodes   map[string]*node
@@ -360,6 +365,9 @@ func clusterOf(n *node) *node {
 // it, so live state and replayed state cannot disagree.
 func (m *model) apply(r *Record, pos int64) error {
 	m.records++
+	if m.startedAt.IsZero() && !r.Time.IsZero() {
+		m.startedAt = r.Time
+	}
 	switch r.Type {
 	case recRunStarted:
 		m.lastResume = pos

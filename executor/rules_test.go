@@ -137,8 +137,8 @@ func TestRule04ControlPlaneStrictlyOneAtATime(t *testing.T) {
 			S{Phase: plan.PhaseControlPlane, Kind: "serial", Name: "cp", Servers: 3, Threshold: plan.Threshold{Type: "count", Value: 1}, Budget: 5, BudgetSet: true})
 		out := h.run()
 		wantOutcome(t, out, executor.OutcomePaused, executor.ReasonThreshold)
-		if !strings.Contains(out.Message, "rule 4") {
-			t.Errorf("message %q does not cite rule 4", out.Message)
+		if !strings.Contains(out.Message, "the next starts only after the previous is back healthy") {
+			t.Errorf("message %q does not explain that a serial scope waits for the previous server", out.Message)
 		}
 		if n := h.prov.Count(addrOf("cp", 2), ""); n != 0 {
 			t.Errorf("second cp server got %d calls while the first is down", n)

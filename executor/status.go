@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"time"
 )
 
 // Status is the full state tree of a plan's run (`status -json`).
@@ -21,6 +22,11 @@ type Status struct {
 	// Spares: who is each control-plane spare now, where a spare takeover
 	// is armed or done (spare.go).
 	Spares []SpareStatus `json:"spares,omitempty"`
+
+	// StartedAt is when the run first started (its journal's first
+	// record), so elapsed time and the ETA survive continue and resume;
+	// nil before the run starts (optional, additive).
+	StartedAt *time.Time `json:"started_at,omitempty"`
 }
 
 // Node is one node of the state tree.
@@ -43,6 +49,10 @@ func (e *Executor) Status(ctx context.Context) (*Status, error) {
 	active := m.run.st.Name == Running || m.run.st.Name == Stopping
 	st := &Status{V: JournalVersion, PlanSHA256: e.o.PlanSHA256, StopRequested: m.stopRequested(), Run: snapshot(m.run),
 		Stranded: m.stranded(!active), Spares: m.spares()}
+	if !m.startedAt.IsZero() {
+		t := m.startedAt
+		st.StartedAt = &t
+	}
 	cont := m.stopRequested() || m.run.st.Name == Stopped
 	for _, n := range m.order {
 		switch {

@@ -393,7 +393,7 @@ func (p *planning) thresholds(sc *plan.Scope, ss config.ScopeSettings, maxUnavai
 		sc.MaxUnavailable = max(maxUnavailable.Value, 1)
 		if n > 0 && maxUnavailable.Value > n {
 			p.errorf(rangePtr(maxUnavailable.Range), "max_unavailable larger than the rack",
-				"max_unavailable is %d, but the %s has only %d servers to upgrade (ROLLOUT-RULES 7). Use a percentage or a smaller count.",
+				"max_unavailable is %d, but the %s has only %d servers to upgrade, and a rack can never have more servers down at once than it has. Use a percentage or a smaller count.",
 				maxUnavailable.Value, what, n)
 		}
 	}

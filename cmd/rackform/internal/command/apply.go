@@ -17,10 +17,10 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"golang.org/x/term"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
 	"github.com/rackform/rackform/config"
@@ -119,6 +119,7 @@ func (c *applyCommand) Flags() *flag.FlagSet {
 	fs.Var(&c.expectSHA, "expect-sha256", "Refuse the plan unless its SHA-256 is `HASH` (as printed by plan): the hash that was reviewed.")
 	fs.BoolVar(&c.allowUnsigned, "allow-unsigned", false, "Apply a plan that is neither signed by a trusted key nor checked with -expect-sha256 (needed outside a terminal). Its checksum only detects corruption.")
 	fs.BoolVar(&c.rerun, "rerun", false, "Run a failed run of this plan again: what finished is kept, what failed or did not start is applied again.")
+	c.habitFlags(fs)
 	return fs
 }
 
@@ -163,7 +164,7 @@ func (c *applyCommand) Run(ctx context.Context, args []string) int {
 			return c.fail("%s", err)
 		}
 	case c.expectSHA.set, c.allowUnsigned:
-	case isTerminal(c.Stderr) && isTerminalReader(c.Stdin):
+	case c.input && isTerminal(c.Stderr) && isTerminalReader(c.Stdin):
 		// A person at a terminal applies the file they have: say what
 		// was not checked.
 		fmt.Fprintf(c.Stderr, "Warning: %s\n", unverifiedNote(name, p))
@@ -477,6 +478,8 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 		if live {
 			viewNote := view.Note
 			note.Store(&viewNote)
+			stopResize := followResize(view, m.Stdout, m.Getenv)
+			defer stopResize()
 		}
 		sinks = append(sinks, view)
 	}
@@ -857,9 +860,9 @@ func termWidth(w io.Writer, getenv func(string) string) int {
 	if !ok {
 		return 0
 	}
-	var ws struct{ Row, Col, X, Y uint16 }
-	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(syscall.TIOCGWINSZ), uintptr(unsafe.Pointer(&ws))); errno != 0 {
+	cols, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
 		return 0
 	}
-	return int(ws.Col)
+	return cols
 }

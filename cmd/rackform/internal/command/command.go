@@ -41,6 +41,11 @@ type Meta struct {
 	Color bool
 	// Getenv reads the environment; tests replace it.
 	Getenv func(string) string
+
+	// input is false with -input=false: the session is never treated as
+	// interactive. compactWarnings is -compact-warnings.
+	input           bool
+	compactWarnings bool
 }
 
 // runner is rackform's own command shape: like cli.Command but Run takes a
@@ -110,7 +115,7 @@ func (m *Meta) parseFlags(fs *flag.FlagSet, args []string, r runner) (rest []str
 // Main runs rackform with args (without the program name) and returns the
 // process exit code.
 func Main(ctx context.Context, args []string, streams Streams) int {
-	meta := &Meta{Streams: streams, Getenv: os.Getenv}
+	meta := &Meta{Streams: streams, Getenv: os.Getenv, input: true}
 	meta.Color = isTerminal(streams.Stdout) && isTerminal(streams.Stderr) && os.Getenv("NO_COLOR") == ""
 	return meta.run(ctx, args)
 }
@@ -126,7 +131,14 @@ func isTerminalReader(r io.Reader) bool {
 }
 
 func (m *Meta) run(ctx context.Context, args []string) int {
+	args, code, ok := m.globalOptions(args)
+	if !ok {
+		return code
+	}
 	runners := m.commands()
+	if len(args) > 0 && args[0] == "help" {
+		return m.help(runners, args[1:])
+	}
 	factories := make(map[string]cli.CommandFactory, len(runners))
 	for name, r := range runners {
 		r := r
@@ -141,6 +153,10 @@ func (m *Meta) run(ctx context.Context, args []string) int {
 		HelpFunc:       m.helpFunc(runners),
 		HelpWriter:     m.Stdout,
 		ErrorWriter:    m.Stderr,
+
+		Autocomplete:          true,
+		AutocompleteInstall:   "install-autocomplete",
+		AutocompleteUninstall: "uninstall-autocomplete",
 	}
 	code, err := c.Run()
 	if err != nil {
@@ -183,6 +199,7 @@ func (m *Meta) helpFunc(runners map[string]runner) cli.HelpFunc {
 		for _, name := range names {
 			fmt.Fprintf(&b, "    %-*s  %s\n", width, name, runners[name].Synopsis())
 		}
+		b.WriteString(globalHelp)
 		return b.String()
 	}
 }
@@ -199,5 +216,5 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 // it for any user-input problem so every command reports errors alike.
 func (m *Meta) showDiagnostics(diags hcl.Diagnostics, files map[string]*hcl.File, color bool) {
 	// A failed write to stderr leaves nothing better to report it on.
-	_ = views.WriteDiagnostics(m.Stderr, views.NewDiagnostics(diags, files), color)
+	_ = m.writeDiagnostics(m.Stderr, views.NewDiagnostics(diags, files), color)
 }

@@ -38,6 +38,7 @@ interrupted.`
 func (c *continueCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("continue", flag.ContinueOnError)
 	c.runOpts.flags(fs)
+	c.habitFlags(fs)
 	return fs
 }
 

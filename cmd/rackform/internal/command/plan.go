@@ -104,6 +104,7 @@ func (c *planCommand) Flags() *flag.FlagSet {
 	fs.BoolVar(&c.holdBack, "hold-back-errored", false, "Plan the rest of the fleet when some servers have problems: each is held back (not upgraded) and listed with its problems, instead of failing the plan.")
 	fs.StringVar(&c.rollout, "rollout", "", "Plan the rollout `NAME` when the configuration declares several.")
 	fs.DurationVar(&c.notAfter, "valid-for", planner.DefaultNotAfter, "How long after it is made the plan may be applied: a `DURATION` such as 24h.")
+	c.habitFlags(fs)
 	return fs
 }
 
@@ -151,7 +152,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 		}
 	}
 
-	loader := config.NewLoader(config.LoadOptions{Vars: c.vars, VarFiles: c.varFiles, Getenv: c.Getenv})
+	loader := config.NewLoader(config.LoadOptions{Vars: c.vars, VarFiles: withAutoVarFiles(path, c.varFiles), Getenv: c.Getenv})
 	type loaded struct {
 		cfg   *config.Config
 		diags hcl.Diagnostics

@@ -182,7 +182,7 @@ func TestShowReadsEveryFormat(t *testing.T) {
 		t.Fatalf("format goldens: %v", files)
 	}
 	for _, f := range files {
-		for _, format := range []string{"text", "markdown", "json"} {
+		for _, format := range []string{"text", "markdown", "html", "json"} {
 			if code, out, stderr := runShow(t, "-format="+format, f); code != ExitOK || out == "" {
 				t.Errorf("%s -format=%s: exit %d: %s", filepath.Base(f), format, code, stderr)
 			}

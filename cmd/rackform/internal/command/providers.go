@@ -187,10 +187,7 @@ func pluginStarter(cfgDir string, getenv func(string) string, stderr io.Writer) 
 		// The host's own log of plugin lifecycle and plugin log lines:
 		// quiet (warnings and errors) unless the plugin log level asks for
 		// more, and plain text because people read stderr.
-		level := hclog.LevelFromString(getenv(plugin.EnvLogLevel))
-		if level == hclog.NoLevel {
-			level = hclog.Warn
-		}
+		level := logLevel(getenv, hclog.Warn)
 		logger := hclog.New(&hclog.LoggerOptions{Name: "rackform", Output: stderr, Level: level})
 		var spec plugin.Spec
 		info := plan.Provider{Name: decl.Name}

@@ -23,9 +23,18 @@ func (c *showCommand) Usage() string    { return "rackform show [options] PLANFI
 func (c *showCommand) Description() string {
 	return `Verifies a plan file written by "rackform plan -out" and renders it: as
 text (the default, as plan prints it), as markdown for a pull-request
-comment (-format=markdown, kept under 60 KB: servers beyond that are left
-out with a note saying how many), or as the plan file itself (-json, for
-policy checks such as OPA/conftest). A corrupt, truncated or
+comment (-format=markdown), as one self-contained HTML page with a rack
+grid and a timeline (-format=html: no network needed to view it), or as
+the plan file itself (-json, for policy checks such as OPA/conftest).
+
+The markdown leads with the risk: a summary of the servers changing,
+reboots, estimated duration, each cluster's maintenance window (whether
+its estimate fits an opening and when it next opens), approval gates,
+waits, parallelism and thresholds, versions from and to with counts, the
+servers not changing with their reasons, images with their digests and
+hooks; then the run order rack by rack, each rack in a folded block. It
+stays under 60 KB: per-server rows are folded into one line per kind of
+change before any rack is left out, and the summary is never cut. A corrupt, truncated or
 unknown-format file is refused.
 
 The text says who signed the plan (the key's fingerprint) or that it is
@@ -39,7 +48,7 @@ Exit status: 0 on success, 1 when the file cannot be read or is refused.`
 func (c *showCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("show", flag.ContinueOnError)
 	fs.BoolVar(&c.json, "json", false, "Print the plan file itself (JSON); same as -format=json.")
-	fs.StringVar(&c.format, "format", "text", "Output `FORMAT`: text, markdown or json.")
+	fs.StringVar(&c.format, "format", "text", "Output `FORMAT`: text, markdown, html or json.")
 	fs.BoolVar(&c.noColor, "no-color", false, "Never colour the output (also: the NO_COLOR environment variable).")
 	return fs
 }
@@ -58,9 +67,9 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 		format = "json"
 	}
 	switch format {
-	case "text", "markdown", "json":
+	case "text", "markdown", "html", "json":
 	default:
-		fmt.Fprintf(c.Stderr, "Error: -format must be text, markdown or json, got %q\n", format)
+		fmt.Fprintf(c.Stderr, "Error: -format must be text, markdown, html or json, got %q\n", format)
 		return ExitUsage
 	}
 	name := rest[0]
@@ -103,6 +112,8 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 		_, err = c.Stdout.Write(file)
 	case "markdown":
 		err = planview.WriteMarkdown(c.Stdout, p, plan.SHA256(file), planview.MarkdownLimit)
+	case "html":
+		err = planview.WriteHTML(c.Stdout, p, plan.SHA256(file))
 	default:
 		err = planview.WriteText(c.Stdout, p, c.Color && !c.noColor)
 		if err == nil {

@@ -18,6 +18,7 @@ type statusCommand struct {
 	*Meta
 	stateDir string
 	json     bool
+	format   string
 }
 
 func (c *statusCommand) Synopsis() string { return "Show the state of the run" }
@@ -38,6 +39,7 @@ func (c *statusCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	fs.StringVar(&c.stateDir, "state-dir", state.DefaultDir, "The state `DIR` of the run.")
 	fs.BoolVar(&c.json, "json", false, "Print the state tree as JSON.")
+	fs.StringVar(&c.format, "format", "text", "Output `FORMAT`: text, json, or html (one self-contained page: the rack grid coloured by the run's state).")
 	return fs
 }
 
@@ -50,6 +52,10 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: status takes no arguments, got %d\n\n%s", len(rest), helpText(c))
 		return ExitUsage
 	}
+	if c.format != "text" && c.format != "json" && c.format != "html" {
+		fmt.Fprintf(c.Stderr, "Error: -format must be text, json or html, got %q\n", c.format)
+		return ExitUsage
+	}
 	run, err := openControlRun(ctx, c.stateDir)
 	if err != nil {
 		return c.fail("%s", err)
@@ -60,7 +66,13 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail("%s", err)
 	}
-	if c.json {
+	if c.format == "html" {
+		if err := applyview.WriteStatusHTML(c.Stdout, p, st); err != nil {
+			return c.fail("writing the status: %s", err)
+		}
+		return ExitOK
+	}
+	if c.json || c.format == "json" {
 		enc := json.NewEncoder(c.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(st); err != nil {

@@ -50,6 +50,7 @@ func (c *validateCommand) Flags() *flag.FlagSet {
 	fs.BoolVar(&c.noColor, "no-color", false, "Never colour the output (also: the NO_COLOR environment variable).")
 	fs.Var(&c.vars, "var", "Set input variable `NAME=VALUE`. Repeatable; later values win.")
 	fs.Var(&c.varFiles, "var-file", "Read input variables from `FILE`. Repeatable; later files win.")
+	c.habitFlags(fs)
 	return fs
 }
 
@@ -67,7 +68,7 @@ func (c *validateCommand) Run(ctx context.Context, args []string) int {
 		path = rest[0]
 	}
 
-	loader := config.NewLoader(config.LoadOptions{Vars: c.vars, VarFiles: c.varFiles, Getenv: c.Getenv})
+	loader := config.NewLoader(config.LoadOptions{Vars: c.vars, VarFiles: withAutoVarFiles(path, c.varFiles), Getenv: c.Getenv, UnsetVariablesUnknown: true})
 	diags, ok := untilDone(ctx, func() hcl.Diagnostics {
 		_, diags := loader.Load(path)
 		return diags
@@ -81,7 +82,7 @@ func (c *validateCommand) Run(ctx context.Context, args []string) int {
 	if c.json {
 		err = result.WriteJSON(c.Stdout)
 	} else {
-		err = result.WriteText(c.Stdout, c.Stderr, c.Color && !c.noColor)
+		err = result.WriteTextWith(c.Stdout, c.Stderr, c.Color && !c.noColor, c.writeDiagnostics)
 	}
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "Error: writing the result: %s\n", err)

@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"runtime"
@@ -23,7 +22,7 @@ func (c *versionCommand) Description() string {
 
 func (c *versionCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
-	fs.BoolVar(&c.json, "json", false, "Print the version as a JSON object.")
+	fs.BoolVar(&c.json, "json", false, "Print the version as a JSON object with a format_version.")
 	return fs
 }
 
@@ -38,12 +37,9 @@ func (c *versionCommand) Run(_ context.Context, args []string) int {
 		return ExitUsage
 	}
 	if c.json {
-		out, _ := json.MarshalIndent(map[string]string{
-			"rackform_version": version.String(),
-			"go_version":       runtime.Version(),
-			"platform":         runtime.GOOS + "_" + runtime.GOARCH,
-		}, "", "  ")
-		fmt.Fprintln(c.Stdout, string(out))
+		if err := versionJSON(c.Stdout); err != nil {
+			return c.fail("writing the version: %s", err)
+		}
 		return ExitOK
 	}
 	fmt.Fprintf(c.Stdout, "rackform v%s\non %s_%s (%s)\n", version.String(), runtime.GOOS, runtime.GOARCH, runtime.Version())

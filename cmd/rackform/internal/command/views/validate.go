@@ -50,7 +50,13 @@ func (v *Validate) WriteJSON(w io.Writer) error {
 // WriteText writes the diagnostics to diag (stderr) and, when the
 // configuration is valid, the success line to out (stdout).
 func (v *Validate) WriteText(out, diag io.Writer, color bool) error {
-	if err := WriteDiagnostics(diag, v.Diagnostics, color); err != nil {
+	return v.WriteTextWith(out, diag, color, WriteDiagnostics)
+}
+
+// WriteTextWith is WriteText with the diagnostics written by write (a
+// compact rendering of warnings, say).
+func (v *Validate) WriteTextWith(out, diag io.Writer, color bool, write func(io.Writer, []*Diagnostic, bool) error) error {
+	if err := write(diag, v.Diagnostics, color); err != nil {
 		return err
 	}
 	if !v.Valid {

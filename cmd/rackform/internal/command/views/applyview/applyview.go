@@ -8,6 +8,7 @@ package applyview
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +37,12 @@ type Options struct {
 	// many screen rows a long line takes when it moves the cursor back up
 	// (0: lines never wrap).
 	Width int
+	// Heartbeat is, for the plain view, the longest silence while the run
+	// goes on: when no line was printed for this long, a line says what is
+	// in flight, so CI systems that kill silent jobs do not (default 50s,
+	// checked every tenth of it, so a line comes at least every minute;
+	// negative: never). Tick checks it; New starts a ticker for it.
+	Heartbeat time.Duration
 	// Command rewrites the commands printed to go on (the executor's
 	// "rackform continue", "rackform apply PLANFILE"), e.g. to add the
 	// state directory and the plan file's name; nil keeps them.
@@ -66,15 +73,31 @@ type View struct {
 	byID    map[string]*row
 	servers map[string]string // server address → scope id
 
-	start    time.Time // first event
-	last     time.Time // latest event
-	drawn    int       // lines of the live block on screen
+	start    time.Time     // first event of this process
+	runStart time.Time     // when the run first started (status), across continues
+	baseDone time.Duration // estimated work already done when this process started
+	last     time.Time     // latest event
+	drawn    int           // lines of the live block on screen
 	dirty    bool
 	lastDraw time.Time
 	ended    bool
 	closed   bool
 	stop     chan struct{}
 	header   bool
+
+	// inflight is what each server is doing now, for the heartbeat and
+	// the live view's per-server lines.
+	inflight  map[string]*flight
+	lastPrint time.Time // wall clock of the last line (opts.Now)
+	waiting   string    // the latest wait or window line, "" once work runs
+}
+
+// flight is one server's current step.
+type flight struct {
+	server  string
+	what    string // "updating bios", "rebooting"
+	percent int    // -1 when unknown
+	printed int    // the last percent printed, -1 none
 }
 
 // New returns a view writing to w for plan p with identity sha.
@@ -88,7 +111,10 @@ func New(w io.Writer, p *plan.Plan, sha string, opts Options) *View {
 	if opts.MaxRows <= 0 {
 		opts.MaxRows = 12
 	}
-	v := &View{w: w, opts: opts, sha: sha, p: p, byID: map[string]*row{}, servers: map[string]string{}, stop: make(chan struct{})}
+	if opts.Heartbeat == 0 {
+		opts.Heartbeat = 50 * time.Second
+	}
+	v := &View{w: w, opts: opts, sha: sha, p: p, byID: map[string]*row{}, servers: map[string]string{}, stop: make(chan struct{}), inflight: map[string]*flight{}}
 	for _, st := range p.Run.Stages {
 		for _, g := range st.Groups {
 			for _, c := range g.Clusters {
@@ -110,7 +136,147 @@ func New(w io.Writer, p *plan.Plan, sha string, opts Options) *View {
 	if opts.Live && opts.Refresh > 0 {
 		go v.refresh()
 	}
+	if !opts.Live && opts.Heartbeat > 0 && opts.Refresh > 0 {
+		go v.heartbeat()
+	}
 	return v
+}
+
+func (v *View) heartbeat() {
+	t := time.NewTicker(max(v.opts.Heartbeat/10, 100*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-v.stop:
+			return
+		case <-t.C:
+			v.Tick(v.opts.Now())
+		}
+	}
+}
+
+// Tick prints the plain view's heartbeat when no line was printed for
+// Options.Heartbeat before now: elapsed time, what each server in flight
+// is doing (with its BMC task's percent), the scopes done and the ETA.
+// It does nothing in the live view, before the run starts and after it
+// ends.
+func (v *View) Tick(now time.Time) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.opts.Live || v.closed || v.ended || v.start.IsZero() || v.opts.Heartbeat < 0 {
+		return
+	}
+	if now.Sub(v.lastPrint) < v.opts.Heartbeat {
+		return
+	}
+	done := 0
+	for _, r := range v.rows {
+		if r.state.Name.Terminal() {
+			done++
+		}
+	}
+	eta, _ := v.eta(v.etaTime(now))
+	at := v.etaTime(now)
+	var what string
+	if fl := v.flights(); len(fl) > 0 {
+		const show = 6
+		parts := make([]string, 0, show)
+		for i, f := range fl {
+			if i == show {
+				parts = append(parts, fmt.Sprintf("and %d more", len(fl)-show))
+				break
+			}
+			parts = append(parts, f.server+" "+f.text())
+		}
+		what = fmt.Sprintf("%s in flight: %s", plural(len(fl), "server"), strings.Join(parts, ", "))
+	} else if v.waiting != "" {
+		what = v.waiting
+	} else {
+		what = "between steps"
+	}
+	line := fmt.Sprintf("Still running (elapsed %s, ETA %s): %s; %d of %d scopes done", clock(at.Sub(v.origin())), human(eta), what, done, len(v.rows))
+	fmt.Fprintf(v.w, "[%s] %s\n", clock(at.Sub(v.origin())), line)
+	v.lastPrint = now
+}
+
+// flights are the servers in flight in address order.
+func (v *View) flights() []*flight {
+	out := make([]*flight, 0, len(v.inflight))
+	for _, f := range v.inflight {
+		out = append(out, f)
+	}
+	slices.SortFunc(out, func(a, b *flight) int { return strings.Compare(a.server, b.server) })
+	return out
+}
+
+func (f *flight) text() string {
+	if f.percent >= 0 {
+		return fmt.Sprintf("%s %d%%", f.what, f.percent)
+	}
+	return f.what
+}
+
+// stepWords says what a step does, in words: "draining", "updating bios",
+// "rebooting", "checking it is back healthy".
+func stepWords(e executor.Event) string {
+	comp := ""
+	if e.Component != "" {
+		comp = " " + e.Component
+	}
+	switch e.StepKind {
+	case string(plan.StepDrain):
+		return "draining"
+	case string(plan.StepUncordon):
+		return "uncordoning"
+	case string(plan.StepShutdown):
+		return "powering off"
+	case string(plan.StepPowerOn):
+		return "powering on"
+	case string(plan.StepUpdate):
+		return "updating" + comp
+	case string(plan.StepReset):
+		return "rebooting"
+	case string(plan.StepReimage):
+		return "reimaging" + comp
+	case string(plan.StepWaitReady):
+		return "health check: waiting for it to come back healthy"
+	}
+	if e.StepKind != "" {
+		return strings.ReplaceAll(e.StepKind, "_", " ") + comp
+	}
+	return strings.ReplaceAll(e.Op, "_", " ")
+}
+
+// track keeps what each server is doing from the step events.
+func (v *View) track(e executor.Event) (f *flight, changed bool) {
+	switch e.Type {
+	case "step_started", "step_resumed":
+		f = &flight{server: e.Server, what: stepWords(e), percent: -1, printed: -1}
+		if e.Type == "step_resumed" {
+			if old := v.inflight[e.Server]; old != nil {
+				f.what = old.what
+			}
+		}
+		v.inflight[e.Server] = f
+		v.waiting = ""
+		return f, true
+	case "step_progress":
+		f = v.inflight[e.Server]
+		if f == nil {
+			f = &flight{server: e.Server, what: stepWords(e), percent: -1, printed: -1}
+			v.inflight[e.Server] = f
+		}
+		if e.Percent != nil {
+			f.percent = *e.Percent
+		}
+		return f, true
+	case "step_completed", "step_failed", "step_interrupted":
+		delete(v.inflight, e.Server)
+	}
+	if e.Kind == executor.KindServer && executor.StateName(e.State).Terminal() {
+		delete(v.inflight, e.ID)
+	}
+	return nil, false
 }
 
 // scopeLabel names a scope for people: "lab/r1" for a rack, "lab control
@@ -146,6 +312,22 @@ func (v *View) refresh() {
 	}
 }
 
+// SetWidth sets the terminal's width after a resize and redraws the live
+// view at it. The rows already on screen were counted at the old width;
+// they are erased by that count, which is what the terminal showed before
+// it reflowed (the next picture is then exact).
+func (v *View) SetWidth(cols int) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if cols == v.opts.Width {
+		return
+	}
+	v.opts.Width = cols
+	if v.opts.Live && !v.closed && !v.ended {
+		v.draw(v.opts.Now())
+	}
+}
+
 // Start draws the initial picture of a resumed run from its status.
 func (v *View) Start(st *executor.Status) {
 	v.mu.Lock()
@@ -166,6 +348,19 @@ func (v *View) Start(st *executor.Status) {
 		}
 	}
 	walk(st.Run)
+	if st.StartedAt != nil {
+		v.runStart = *st.StartedAt
+	}
+	v.baseDone, _ = v.work()
+}
+
+// origin is what elapsed time counts from: the run's first start, so it
+// survives continue and resume; else this process's first event.
+func (v *View) origin() time.Time {
+	if !v.runStart.IsZero() && (v.start.IsZero() || v.runStart.Before(v.start)) {
+		return v.runStart
+	}
+	return v.start
 }
 
 // Close stops the refresh and leaves the last picture on screen.
@@ -213,6 +408,7 @@ func (v *View) Event(e executor.Event) {
 	if r := v.rowOf(e); r != nil && e.Counts != nil {
 		r.counts = *e.Counts
 	}
+	fl, _ := v.track(e)
 	if e.Type == "apply_ended" && v.opts.Live {
 		// Leave the last picture on screen above the outcome.
 		v.draw(v.opts.Now())
@@ -220,6 +416,11 @@ func (v *View) Event(e executor.Event) {
 	}
 	for _, l := range v.lines(e) {
 		v.println(l, e)
+	}
+	if !v.opts.Live && fl != nil {
+		if l := v.stepLine(e, fl); l != "" {
+			v.println(l, e)
+		}
 	}
 	if v.opts.Live && !v.ended {
 		// Redraw at most ten times a second; the ticker catches up.
@@ -244,14 +445,42 @@ func (v *View) rowOf(e executor.Event) *row {
 	return nil
 }
 
+// stepLine is the plain view's line for a step starting or its BMC task
+// progressing: every step start, and task progress in steps of 10%.
+func (v *View) stepLine(e executor.Event, f *flight) string {
+	switch e.Type {
+	case "step_started":
+		if strings.HasPrefix(e.Op, "remedy:") || strings.HasPrefix(e.Op, "safety:") || e.Op == "power_off" || strings.HasPrefix(e.Op, "takeover:") {
+			return "" // said by lines() in its own words
+		}
+		return fmt.Sprintf("  %s: %s", e.Server, f.what)
+	case "step_progress":
+		if e.Percent == nil {
+			return ""
+		}
+		p := *e.Percent
+		if f.printed >= 0 && p/10 == f.printed/10 && p != 100 || p == f.printed {
+			return ""
+		}
+		f.printed = p
+		l := fmt.Sprintf("  %s: %s %d%%", e.Server, f.what, p)
+		if e.Message != "" {
+			l += " (" + e.Message + ")"
+		}
+		return l
+	}
+	return ""
+}
+
 // println writes one log line: in the live view above the block.
 func (v *View) println(l string, e executor.Event) {
+	v.lastPrint = v.opts.Now()
 	if v.opts.Live {
 		v.clear()
 		fmt.Fprintln(v.w, l)
 		return
 	}
-	fmt.Fprintf(v.w, "[%s] %s\n", clock(e.Time.Sub(v.start)), l)
+	fmt.Fprintf(v.w, "[%s] %s\n", clock(e.Time.Sub(v.origin())), l)
 }
 
 // lines are the log lines an event produces (none for most).
@@ -409,11 +638,15 @@ func (v *View) lines(e executor.Event) []string {
 			l := "Waiting: " + e.ID
 			if e.Until != nil {
 				l += fmt.Sprintf(" (%s)", human(e.Until.Sub(e.Time)))
+				v.waiting = fmt.Sprintf("waiting %s until %s", e.ID, e.Until.UTC().Format("15:04:05 UTC"))
+			} else {
+				v.waiting = "waiting " + e.ID
 			}
 			return []string{l}
 		}
 	case executor.KindCluster:
 		if verb == "pending" && e.Reason == executor.ReasonWindow {
+			v.waiting = fmt.Sprintf("cluster %s waits for its maintenance window: %s", e.ID, e.Message)
 			return []string{fmt.Sprintf("Cluster %s waits for its maintenance window: %s", e.ID, e.Message)}
 		}
 	}
@@ -494,14 +727,10 @@ func countsText(c executor.Counts) string {
 	return fmt.Sprintf("%d/%d done, %d failed, %d skipped", c.Succeeded, c.Eligible, c.Failed, c.Skipped)
 }
 
-// eta is the time left at t. The plan's estimates say how much work is
-// left: the whole estimate (and wait) of scopes not started, the share of
-// a running scope's estimate its servers have not finished. Once some work
-// is done, the pace so far (elapsed time per estimated time done) scales
-// it, so the ETA follows a fleet that runs faster or slower than planned
-// (or a time-scaled simulator).
-func (v *View) eta(t time.Time) (time.Duration, bool) {
-	var left, done time.Duration
+// work is the plan's estimated work done and left, from the scopes'
+// states: the whole estimate (and wait) of scopes not started, the share
+// of a running scope's estimate its servers have not finished.
+func (v *View) work() (done, left time.Duration) {
 	for _, r := range v.rows {
 		switch {
 		case r.state.Name.Terminal():
@@ -517,6 +746,18 @@ func (v *View) eta(t time.Time) (time.Duration, bool) {
 			left += time.Duration((1-frac)*float64(r.est)) + r.wait
 		}
 	}
+	return done, left
+}
+
+// eta is the time left at t: the estimated work left, scaled by the pace
+// of this process so far (elapsed time per estimated time done since it
+// started), so the ETA follows a fleet that runs faster or slower than
+// planned (or a time-scaled simulator). Work done before a continue or a
+// resume does not count for the pace: the time it took is not in this
+// process's elapsed time, and a pause in between is no measure of speed.
+func (v *View) eta(t time.Time) (time.Duration, bool) {
+	done, left := v.work()
+	done -= v.baseDone
 	elapsed := t.Sub(v.start)
 	if v.start.IsZero() || elapsed <= 0 || done <= 0 {
 		return left, true
@@ -571,7 +812,7 @@ func (v *View) draw(now time.Time) {
 	var b strings.Builder
 	elapsed := time.Duration(0)
 	if !v.start.IsZero() {
-		elapsed = now.Sub(v.start)
+		elapsed = v.etaTime(now).Sub(v.origin())
 	}
 	eta, _ := v.eta(v.etaTime(now))
 	fmt.Fprintf(&b, "plan %s  elapsed %s  ETA %s\n", shortSHA(v.sha), clock(elapsed), human(eta))
@@ -607,6 +848,19 @@ func (v *View) draw(now time.Time) {
 	}
 	if len(v.rows) > v.opts.MaxRows {
 		fmt.Fprintf(&b, "  %d scopes done, %d not started, %d in all\n", done, waiting, len(v.rows))
+	}
+	// Each server in flight with its step and its BMC task's percent.
+	fl := v.flights()
+	sw := 0
+	for _, f := range fl {
+		sw = max(sw, len(f.server))
+	}
+	for i, f := range fl {
+		if i == v.opts.MaxRows {
+			fmt.Fprintf(&b, "    … and %d more servers in flight\n", len(fl)-i)
+			break
+		}
+		fmt.Fprintf(&b, "    %-*s  %s\n", sw, f.server, f.text())
 	}
 	v.clear()
 	out := b.String()
@@ -655,10 +909,7 @@ func (v *View) bar(c executor.Counts) string {
 }
 
 func (v *View) colorState(s executor.State) string {
-	t := string(s.Name)
-	if s.Reason != "" {
-		t += "(" + s.Reason + ")"
-	}
+	t := HumanState(s)
 	if !v.opts.Color {
 		return t
 	}
@@ -669,6 +920,57 @@ func (v *View) colorState(s executor.State) string {
 		return "\x1b[31m" + t + "\x1b[0m"
 	case executor.Paused, executor.Pending, executor.Stopped, executor.Stopping:
 		return "\x1b[33m" + t + "\x1b[0m"
+	}
+	return t
+}
+
+// stateWords and reasonWords say states and their reasons for people.
+var stateWords = map[executor.StateName]string{
+	executor.NotStarted: "not started",
+	executor.Running:    "running",
+	executor.Completed:  "done",
+	executor.Failed:     "failed",
+	executor.Paused:     "paused",
+	executor.Pending:    "waiting",
+	executor.Skipped:    "skipped",
+	executor.Stopped:    "stopped",
+	executor.Stopping:   "stopping",
+}
+
+var reasonWords = map[string]string{
+	executor.ReasonThreshold:           "threshold breached",
+	executor.ReasonAfterRack:           "after the rack, until continue",
+	executor.ReasonApproval:            "for approval",
+	executor.ReasonWindow:              "for its maintenance window",
+	executor.ReasonUser:                "by the operator",
+	executor.ReasonAtTarget:            "already at target",
+	executor.ReasonEmpty:               "nothing left to upgrade",
+	executor.ReasonDrift:               "changed since planned",
+	executor.ReasonIdentity:            "a different machine than planned",
+	executor.ReasonUnreachable:         "BMC unreachable",
+	executor.ReasonStep:                "a step failed",
+	executor.ReasonUnhealthy:           "did not come back healthy",
+	executor.ReasonInterrupted:         "interrupted",
+	executor.ReasonBlocked:             "blocked",
+	executor.ReasonQuorum:              "held for control-plane quorum",
+	executor.ReasonProviderUnavailable: "provider unavailable",
+}
+
+// HumanState is a state for people: "paused: threshold breached",
+// "waiting: for approval", "done". The plain log lines keep the state
+// tokens (scripts and log searches read them); the terminal view and the
+// heartbeat use these words.
+func HumanState(s executor.State) string {
+	t, ok := stateWords[s.Name]
+	if !ok {
+		t = strings.ReplaceAll(string(s.Name), "_", " ")
+	}
+	if s.Reason != "" {
+		r, ok := reasonWords[s.Reason]
+		if !ok {
+			r = strings.ReplaceAll(s.Reason, "_", " ")
+		}
+		t += ": " + r
 	}
 	return t
 }

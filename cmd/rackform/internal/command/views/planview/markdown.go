@@ -14,10 +14,15 @@ import (
 // capped at 65,536 characters, and a margin keeps bots' own text fitting.
 const MarkdownLimit = 60 * 1024
 
-// WriteMarkdown renders p as a pull-request comment: the summary first,
-// then a table per scope. When the whole plan does not fit in limit bytes
-// (MarkdownLimit when 0), server rows are left out from the end and a note
-// says how many; sha is the plan file's SHA-256, when known.
+// WriteMarkdown renders p as a pull-request comment that leads with risk:
+// the headline, what was not seen or is held back, then a summary (servers
+// changing, reboots, duration, each cluster's window and whether it fits,
+// gates, waits, parallelism, thresholds, versions, skipped servers, images,
+// hooks), and only then the per-rack detail in <details> blocks. When the
+// whole plan does not fit in limit bytes (MarkdownLimit when 0), per-server
+// rows are folded into one line per rack first; only when even those do
+// not fit are racks left out from the end, with a note. The summary is
+// never cut. sha is the plan file's SHA-256, when known.
 func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 	if limit <= 0 {
 		limit = MarkdownLimit
@@ -34,7 +39,13 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 	} else {
 		head.WriteString(" Unsigned.")
 	}
-	fmt.Fprintf(&head, "\n\nConfiguration %s.\n", mdEscape(SnapshotLine(p.Config)))
+	// The configuration by its own name, never a path on the machine that
+	// planned: data files are already relative to it.
+	if name := ConfigName(p.Config.Dir); name != "" {
+		fmt.Fprintf(&head, "\n\nConfiguration %s.\n", mdEscape(SnapshotLineNamed(p.Config, name)))
+	} else {
+		fmt.Fprintf(&head, "\n\nConfiguration: %s.\n", mdEscape(SnapshotLineNamed(p.Config, "")))
+	}
 	if len(p.Targets) > 0 {
 		fmt.Fprintf(&head, "\nOnly `-target %s`.\n", strings.Join(p.Targets, "`, `-target "))
 	}
@@ -67,6 +78,7 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 			head.WriteString(item)
 		}
 	}
+	writeRiskSummary(&head, p, limit)
 	if imgs := images(p); len(imgs) > 0 {
 		head.WriteString("\n**Images**\n\n| component | version | image | sha256 | delivered by |\n|---|---|---|---|---|\n")
 		for i, im := range imgs {
@@ -82,6 +94,7 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 			head.WriteString(row)
 		}
 	}
+	writeHooks(&head, p)
 	if len(p.Warnings) > 0 {
 		head.WriteString("\n**Warnings**\n\n")
 		// Warnings get at most a quarter of the comment, so a fleet of
@@ -100,50 +113,10 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 		}
 	}
 
-	entries := Entries(p)
-	var body bytes.Buffer
-	// Room for the truncation note, so adding it never breaks the limit.
-	const noteRoom = 256
-	budget := limit - head.Len() - noteRoom
-	shown := 0
-	var last Entry
-	for _, e := range entries {
-		var chunk bytes.Buffer
-		mdHeaders(&chunk, last, e)
-		fmt.Fprintf(&chunk, "| `%s` | %s | %s | %s |\n", e.Server.Address, mdAction(e.Server), mdEscape(mdChanges(e.Server)), mdEstimate(e.Server))
-		if body.Len()+chunk.Len() > budget {
-			break
-		}
-		body.Write(chunk.Bytes())
-		shown++
-		last = e
-	}
 	out := head
-	out.Write(body.Bytes())
-	if left := len(entries) - shown; left > 0 {
-		fmt.Fprintf(&out, "\n> **Truncated:** %d of %d servers are not shown to keep this comment under %d KB. Run `rackform show PLANFILE` for all of them.\n",
-			left, len(entries), limit/1024)
-	}
+	out.Write(detail(p, limit-head.Len(), limit))
 	_, err := w.Write(out.Bytes())
 	return err
-}
-
-func mdHeaders(w io.Writer, prev, e Entry) {
-	if e.Scope == nil {
-		if prev.Scope != nil || prev.Server == nil {
-			fmt.Fprintf(w, "\n#### Servers outside the run tree\n\n| server | action | changes | estimate |\n|---|---|---|---|\n")
-		}
-		return
-	}
-	changed := false
-	if prev.Stage != e.Stage || prev.Group != e.Group || prev.Cluster != e.Cluster {
-		changed = true
-		fmt.Fprintf(w, "\n#### Stage `%s` › group `%s` › cluster `%s` (~%s, %s)\n", e.Stage.Name, e.Group.Name, e.Cluster.Name, Duration(e.Cluster.Estimate), windowText(e.Cluster))
-	}
-	if changed || prev.Phase != e.Phase || prev.Scope != e.Scope {
-		fmt.Fprintf(w, "\n**%s › %s** (~%s): %s\n\n| server | action | changes | estimate |\n|---|---|---|---|\n",
-			PhaseTitle(e.Phase), ScopeTitle(e.Scope), Duration(e.Scope.Estimate), mdEscape(ScopeRule(e.Scope)))
-	}
 }
 
 func mdAction(s *plan.Server) string {

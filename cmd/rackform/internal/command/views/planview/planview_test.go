@@ -219,9 +219,12 @@ cluster "big" {
 	return dir
 }
 
+// Markdown under the size cap (review summary, item 1): the summary is
+// never cut, per-server rows are folded before any rack disappears, and
+// the comment stays under the limit even with a thousand warnings.
 func TestMarkdownStaysUnderTheLimit(t *testing.T) {
 	p, file, _ := makePlan(t, bigFleet(t, 60, 40)) // 2,400 servers
-	// A thousand warnings must not push the servers out or the limit up.
+	// A thousand warnings must not push the racks out or the limit up.
 	for i := 0; i < 1000; i++ {
 		p.Warnings = append(p.Warnings, plan.Message{Summary: "Server unreachable, skipped", Detail: strings.Repeat("x", 200), Server: fmt.Sprint(i)})
 	}
@@ -229,31 +232,60 @@ func TestMarkdownStaysUnderTheLimit(t *testing.T) {
 	if err := WriteMarkdown(&md, p, plan.SHA256(file), 0); err != nil {
 		t.Fatal(err)
 	}
+	out := md.String()
 	if md.Len() > MarkdownLimit {
 		t.Errorf("markdown is %d bytes, over %d", md.Len(), MarkdownLimit)
 	}
-	rows := strings.Count(md.String(), "\n| `big/")
-	m := regexp.MustCompile(`\*\*Truncated:\*\* (\d+) of (\d+) servers are not shown`).FindStringSubmatch(md.String())
-	if m == nil {
-		t.Fatalf("no truncation note in:\n%s", md.String()[md.Len()-500:])
+	for _, want := range []string{"#### Summary", "**Clusters and windows**", "**Parallelism and thresholds**", "**Versions**", "**Not changing**", "> **Folded:**"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in the capped markdown", want)
+		}
 	}
-	if m[2] != fmt.Sprint(len(p.Servers)) || m[1] != fmt.Sprint(len(p.Servers)-rows) {
-		t.Errorf("note says %s of %s not shown; %d rows of %d servers are", m[1], m[2], rows, len(p.Servers))
+	if strings.Contains(out, "**Truncated:**") {
+		t.Error("racks were left out although folding them fits")
 	}
-	if rows < 300 {
-		t.Errorf("only %d server rows fit", rows)
+	for r := 0; r < 60; r++ {
+		if !strings.Contains(out, fmt.Sprintf("rack rack%03d</b>", r)) {
+			t.Errorf("rack rack%03d is missing from the capped markdown", r)
+		}
 	}
-	if !regexp.MustCompile(`- … and \d+ more warnings`).MatchString(md.String()) {
+	if strings.Index(out, "#### Summary") > strings.Index(out, "#### Run order") {
+		t.Error("the summary does not come before the racks")
+	}
+	if rows := strings.Count(out, "\n| `big/"); rows < 50 {
+		t.Errorf("only %d server rows fit; the first racks should keep theirs", rows)
+	}
+	if !regexp.MustCompile(`- … and \d+ more warnings`).MatchString(out) {
 		t.Error("no note on the warnings left out")
 	}
-	// A small plan is not truncated.
+	// A small plan is not folded.
 	var small bytes.Buffer
 	p, _, _ = makePlan(t, "../../../../../../planner/testdata/nexus")
 	if err := WriteMarkdown(&small, p, "", 0); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(small.String(), "Truncated") {
-		t.Error("a small plan was truncated")
+	if strings.Contains(small.String(), "Folded") || strings.Contains(small.String(), "Truncated") {
+		t.Error("a small plan was folded")
+	}
+}
+
+// The markdown names the configuration by its directory's name, never by
+// a path on the planning machine (review summary, item 1).
+func TestMarkdownHasNoLocalPaths(t *testing.T) {
+	for name, dir := range fixtures(t) {
+		p, file, _ := makePlan(t, dir)
+		abs, _ := filepath.Abs(dir)
+		p.Config.Dir = abs
+		var md bytes.Buffer
+		if err := WriteMarkdown(&md, p, plan.SHA256(file), 0); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(md.String(), abs) || strings.Contains(md.String(), "../") {
+			t.Errorf("%s: the markdown shows a local path", name)
+		}
+		if !strings.Contains(md.String(), "Configuration `"+filepath.Base(dir)+"`") {
+			t.Errorf("%s: the configuration is not named by its directory", name)
+		}
 	}
 }
 
@@ -272,13 +304,29 @@ func TestDuration(t *testing.T) {
 func TestMarkdownTruncationGolden(t *testing.T) {
 	p, file, _ := makePlan(t, "../../../../../../examples/nexus-lab")
 	var md bytes.Buffer
+	const limit = 10000
+	if err := WriteMarkdown(&md, p, plan.SHA256(file), limit); err != nil {
+		t.Fatal(err)
+	}
+	if md.Len() > limit {
+		t.Errorf("%d bytes over the %d limit", md.Len(), limit)
+	}
+	if !strings.Contains(md.String(), "> **Folded:**") || strings.Contains(md.String(), "**Truncated:**") {
+		t.Error("at this size server rows must be folded and no rack left out")
+	}
+	golden(t, "nexus-lab.truncated.md", md.Bytes())
+
+	// Only when even the folded racks do not fit are the last left out,
+	// and the summary is still whole.
+	md.Reset()
 	if err := WriteMarkdown(&md, p, plan.SHA256(file), 4096); err != nil {
 		t.Fatal(err)
 	}
-	if md.Len() > 4096 {
-		t.Errorf("%d bytes over the 4096 limit", md.Len())
+	for _, want := range []string{"#### Summary", "**Versions**", "> **Folded:**", "> **Truncated:** the last"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("no %q at a 4096-byte limit", want)
+		}
 	}
-	golden(t, "nexus-lab.truncated.md", md.Bytes())
 }
 
 // The renderings say who signed a plan, as the plan records it.

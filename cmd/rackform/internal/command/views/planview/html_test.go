@@ -1,0 +1,149 @@
+package planview
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/rackform/rackform/planner/plan"
+)
+
+// The HTML page is self-contained (item 2): nothing is loaded from
+// elsewhere, so it renders with no network.
+func TestHTMLIsSelfContained(t *testing.T) {
+	for name, dir := range fixtures(t) {
+		p, file, _ := makePlan(t, dir)
+		var b bytes.Buffer
+		if err := WriteHTML(&b, p, plan.SHA256(file)); err != nil {
+			t.Fatal(err)
+		}
+		if m := regexp.MustCompile(`(?i)(src|href)\s*=|<link|@import|url\(`).FindString(b.String()); m != "" {
+			t.Errorf("%s: the page loads something (%q)", name, m)
+		}
+		if n := strings.Count(b.String(), `class="cell `); n != len(p.Servers) {
+			t.Errorf("%s: %d cells for %d servers", name, n, len(p.Servers))
+		}
+	}
+}
+
+// chromium finds Debian's chromium; outside CI a machine without it skips
+// the browser test, in CI (CI=true) it must be there.
+func chromium(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("no chromium in CI: .ci/run installs Debian's chromium")
+	}
+	t.Skip("no chromium on this machine")
+	return ""
+}
+
+// The plan page in a real headless browser (item 2): the grid has one
+// cell per server, each coloured by what the plan does to it, the
+// timeline has its bars and windows, and a screenshot is not blank.
+func TestHTMLInHeadlessChromium(t *testing.T) {
+	exe := chromium(t)
+	p, file, _ := makePlan(t, "../../../../../../examples/fleet")
+	var b bytes.Buffer
+	if err := WriteHTML(&b, p, plan.SHA256(file)); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(t.TempDir(), "plan.html")
+	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
+		chromedp.Flag("headless", true), chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1400, 1000),
+		// Nothing may be fetched: the page must render offline.
+		chromedp.ProxyServer("127.0.0.1:9"))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+page), chromedp.WaitVisible("#grid")); err != nil {
+		t.Fatalf("headless chromium: %v", err)
+	}
+	cells, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#grid .cell').length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	colors, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](`Object.fromEntries([...document.querySelectorAll('#grid .cell')].map(c => [c.dataset.server, getComputedStyle(c).backgroundColor]))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bars, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#timeline rect[data-kind="scope"]').length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	windows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#timeline rect[data-kind="window"]').length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cells != len(p.Servers) {
+		t.Errorf("%d cells in the DOM for %d servers", cells, len(p.Servers))
+	}
+	for i := range p.Servers {
+		s := &p.Servers[i]
+		if want := CellColors[CellClass(s)]; colors[s.Address] != want {
+			t.Errorf("%s (%s) is coloured %s, want %s", s.Address, CellClass(s), colors[s.Address], want)
+		}
+	}
+	scopes := 0
+	for _, st := range p.Run.Stages {
+		for _, g := range st.Groups {
+			for _, c := range g.Clusters {
+				for _, ph := range c.Phases {
+					scopes += len(ph.Scopes)
+				}
+			}
+		}
+	}
+	if bars != scopes {
+		t.Errorf("%d scope bars on the timeline for %d scopes", bars, scopes)
+	}
+	if windows == 0 {
+		t.Error("no maintenance window shaded (the fleet example has windows)")
+	}
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatalf("screenshot is not a PNG: %v", err)
+	}
+	{
+		distinct := map[[3]uint32]bool{}
+		bnd := img.Bounds()
+		for y := bnd.Min.Y; y < bnd.Max.Y; y += 7 {
+			for x := bnd.Min.X; x < bnd.Max.X; x += 7 {
+				r, g, b, _ := img.At(x, y).RGBA()
+				distinct[[3]uint32{r >> 8, g >> 8, b >> 8}] = true
+			}
+		}
+		if len(distinct) < 5 {
+			t.Errorf("the screenshot is blank: %d colours", len(distinct))
+		}
+	}
+	if len(shot) < 10000 {
+		t.Errorf("the screenshot is %d bytes: blank?", len(shot))
+	}
+	if dir := os.Getenv("RACKFORM_SCREENSHOT_DIR"); dir != "" {
+		_ = os.WriteFile(filepath.Join(dir, "plan-html.png"), shot, 0o644)
+	}
+}
