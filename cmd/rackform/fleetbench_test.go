@@ -31,7 +31,8 @@ import (
 // TLS handshakes and requests per server, plan bytes per server and peak
 // RSS. It is long, so it runs only with RACKFORM_BENCH_FLEET=1 (see `make
 // bench-fleet`); knobs: RACKFORM_BENCH_N, _LATENCY, _MEMBERS, _EXPAND
-// (both, on, off), _ARGS (extra plan flags).
+// (both, on, off), _ARGS (extra plan flags), _BIN (a binary to measure
+// instead of this tree's).
 func TestFleetBench(t *testing.T) {
 	if os.Getenv("RACKFORM_BENCH_FLEET") == "" {
 		t.Skip("fleet benchmark: set RACKFORM_BENCH_FLEET=1 (make bench-fleet)")
@@ -54,9 +55,12 @@ func TestFleetBench(t *testing.T) {
 		modes = []bool{false}
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "rackform")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin := os.Getenv("RACKFORM_BENCH_BIN") // another build to compare, such as the last release
+	if bin == "" {
+		bin = filepath.Join(dir, "rackform")
+		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
 	}
 	for _, expand := range modes {
 		name := "expand"
@@ -161,18 +165,20 @@ func runFleetBench(t *testing.T, bin string, n int, latency time.Duration, membe
 
 	floor := benchFloor(t, f, rec.reqs, password)
 	load, _ := os.ReadFile("/proc/loadavg")
-	return fmt.Sprintf("fleet N=%d L=%s M=%d expand=%v: rackform plan %s, floor %s, ratio %.2f; sessions left open %d; per server: %.1f TLS handshakes, %.1f requests, %d plan bytes; peak RSS %d MB (CLI %d MB; CLI and plugin together, sampled); args %q; load %s",
-		n, latency, members, expand, wall.Round(10*time.Millisecond), floor.Round(10*time.Millisecond), wall.Seconds()/floor.Seconds(), open,
+	return fmt.Sprintf("%s: fleet N=%d L=%s M=%d expand=%v: rackform plan %s, floor %s, ratio %.2f; sessions left open %d; per server: %.1f TLS handshakes, %.1f requests, %d plan bytes; peak RSS %d MB (CLI %d MB; CLI and plugin together, sampled); args %q; load %s",
+		filepath.Base(bin), n, latency, members, expand, wall.Round(10*time.Millisecond), floor.Round(10*time.Millisecond), wall.Seconds()/floor.Seconds(), open,
 		float64(conns)/float64(n), float64(reqs)/float64(n), st.Size()/int64(n), max(treeRSS, cliRSS)>>20, cliRSS>>20, os.Getenv("RACKFORM_BENCH_ARGS"), strings.TrimSpace(string(load)))
 }
 
 // benchFloor replays, per BMC, the requests rackform made: the service
-// root, a session, every other request at once, and the logout, each BMC
-// concurrently with no limit. It returns the wall time.
+// root, a session, every other request at once, and the logout, every BMC
+// at once. Each BMC gets up to 4 connections (rackform's per-BMC request
+// limit): one per request would run the process out of file descriptors,
+// since it also serves the BMCs. It returns the wall time.
 func benchFloor(t *testing.T, f *sim.Fleet, reqs map[string][]benchReq, password string) time.Duration {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(f.CACertPEM())
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, MaxIdleConnsPerHost: 1000, ForceAttemptHTTP2: true}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, MaxConnsPerHost: 4, MaxIdleConnsPerHost: 4, ForceAttemptHTTP2: true}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 5 * time.Minute}
 	get := func(base, token, method, uri string, body []byte) (*http.Response, error) {

@@ -287,8 +287,17 @@ func TestObserveSeveralSystems(t *testing.T) {
 	if n0 := by["n0"]; n0.System != "Node0" || n0.Identity.UUID != "00000000-0000-0000-0000-0000000000a0" {
 		t.Errorf("n0 by UUID in other case: system %q identity %+v", n0.System, n0.Identity)
 	}
-	if n := m.OpenSessions(); n != 1 {
-		t.Errorf("%d sessions for four servers on one BMC, want 1", n)
+	if n := m.OpenSessions(); n != 0 {
+		t.Errorf("%d sessions open after observing four servers on one BMC, want 0 (their one shared session deleted)", n)
+	}
+	logins := 0
+	for _, l := range m.Log() {
+		if strings.HasPrefix(l, "POST ") && strings.Contains(l, "/Sessions") {
+			logins++
+		}
+	}
+	if n := logins; n != 1 {
+		t.Errorf("%d sessions created for four servers on one BMC, want 1 shared", n)
 	}
 }
 

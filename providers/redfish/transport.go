@@ -98,6 +98,8 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 type hostState struct {
 	sem      chan struct{}
 	requests atomic.Int64
+	// rt is the BMC's own connection pool (nil: the shared base).
+	rt *http.Transport
 }
 
 // transport sits under every gofish request. It is where the real-BMC rules
@@ -112,6 +114,10 @@ type transport struct {
 	limit   int
 	clock   Clock
 	log     hclog.Logger
+
+	// perHost, when set, makes each BMC's connection pool; otherwise
+	// every BMC shares base (a transport injected by tests).
+	perHost func() *http.Transport
 
 	mu    sync.Mutex
 	hosts map[string]*hostState
@@ -134,7 +140,40 @@ func (t *transport) host(h string) *hostState {
 		s = &hostState{sem: make(chan struct{}, t.limit)}
 		t.hosts[h] = s
 	}
+	if s.rt == nil && t.perHost != nil {
+		s.rt = t.perHost()
+	}
 	return s
+}
+
+// closeIdle closes the idle connections of host's pool ("": every pool),
+// and drops the pool so its memory goes; the request count stays.
+func (t *transport) closeIdle(host string) {
+	t.mu.Lock()
+	var pools []*http.Transport
+	for h, s := range t.hosts {
+		if (host == "" || h == host) && s.rt != nil {
+			pools = append(pools, s.rt)
+			s.rt = nil
+		}
+	}
+	t.mu.Unlock()
+	for _, rt := range pools {
+		rt.CloseIdleConnections()
+	}
+}
+
+// pool is h's connection pool, made again if closeIdle dropped it.
+func (t *transport) pool(h *hostState) *http.Transport {
+	if t.perHost == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if h.rt == nil {
+		h.rt = t.perHost()
+	}
+	return h.rt
 }
 
 // requests is how many HTTP requests went to host (host:port) so far.
@@ -183,7 +222,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if t.timeout > 0 && ctx.Value(noAttemptTimeoutKey) == nil {
 			actx, cancel = context.WithTimeout(ctx, t.timeout)
 		}
-		resp, err := t.base.RoundTrip(r.WithContext(actx))
+		base := t.base
+		if rt := t.pool(h); rt != nil {
+			base = rt
+		}
+		resp, err := base.RoundTrip(r.WithContext(actx))
 		<-h.sem
 
 		retry, why := t.shouldRetry(req, resp, err)
