@@ -69,10 +69,12 @@ type loadState struct {
 	l *Loader
 	// varsObj is the variables as one object, made once they are all known.
 	varsObj cty.Value
-	cfg     *Config
-	baseDir string
-	getenv  func(string) string
-	fns     map[string]function.Function
+	// filterIndexes are the per-rack filters' indexes (filter.go).
+	filterIndexes map[filterKey]map[string][]cty.Value
+	cfg           *Config
+	baseDir       string
+	getenv        func(string) string
+	fns           map[string]function.Function
 	// secrets are the sensitive string values seen while loading; every
 	// diagnostic is scrubbed of them before it leaves Load.
 	secrets map[string]bool

@@ -89,3 +89,8 @@ cluster "big" {
 func BenchmarkLoadRackFilters(b *testing.B) {
 	benchLoadDir(b, map[string]string{"main.rf.hcl": rackFilterSrc, "inventory.csv": inventoryCSV(1000, 10)})
 }
+
+// BenchmarkLoadRackFiltersSmall: 1,000 servers in 100 racks (profiling).
+func BenchmarkLoadRackFiltersSmall(b *testing.B) {
+	benchLoadDir(b, map[string]string{"main.rf.hcl": rackFilterSrc, "inventory.csv": inventoryCSV(100, 10)})
+}
