@@ -150,6 +150,7 @@ func runFleetBench(t *testing.T, bin string, n int, latency time.Duration, membe
 	rec.mu.Lock()
 	rec.on = false
 	rec.mu.Unlock()
+	// wait4's peak is the largest of the CLI and the plugin it waited for.
 	cliRSS := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
 
 	var open, conns, reqs int64
@@ -165,7 +166,7 @@ func runFleetBench(t *testing.T, bin string, n int, latency time.Duration, membe
 
 	floor := benchFloor(t, f, rec.reqs, password)
 	load, _ := os.ReadFile("/proc/loadavg")
-	return fmt.Sprintf("%s: fleet N=%d L=%s M=%d expand=%v: rackform plan %s, floor %s, ratio %.2f; sessions left open %d; per server: %.1f TLS handshakes, %.1f requests, %d plan bytes; peak RSS %d MB (CLI %d MB; CLI and plugin together, sampled); args %q; load %s",
+	return fmt.Sprintf("%s: fleet N=%d L=%s M=%d expand=%v: rackform plan %s, floor %s, ratio %.2f; sessions left open %d; per server: %.1f TLS handshakes, %.1f requests, %d plan bytes; peak RSS %d MB (CLI and plugin summed, sampled every 100 ms; largest process %d MB); args %q; load %s",
 		filepath.Base(bin), n, latency, members, expand, wall.Round(10*time.Millisecond), floor.Round(10*time.Millisecond), wall.Seconds()/floor.Seconds(), open,
 		float64(conns)/float64(n), float64(reqs)/float64(n), st.Size()/int64(n), max(treeRSS, cliRSS)>>20, cliRSS>>20, os.Getenv("RACKFORM_BENCH_ARGS"), strings.TrimSpace(string(load)))
 }

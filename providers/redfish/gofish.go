@@ -243,6 +243,19 @@ func (b *gofishBMC) System(ctx context.Context, sel string) (*systemInfo, error)
 		if len(systems) == 0 {
 			return errNoSystem
 		}
+		// The collection just read lists every system: SystemIDs need not
+		// read it again.
+		ids := make([]string, 0, len(systems))
+		for _, s := range systems {
+			if s.ODataID != "" {
+				ids = append(ids, path.Base(strings.TrimSuffix(s.ODataID, "/")))
+			}
+		}
+		b.mu.Lock()
+		if b.systemIDs == nil {
+			b.systemIDs = ids
+		}
+		b.mu.Unlock()
 		sys, err = pickSystem(systems, sel)
 		if err != nil {
 			return err

@@ -139,7 +139,24 @@ func (p *Provider) observeOne(ctx context.Context, b bmc, t providers.Target) *p
 		obs.Diagnostics = p.fail(t, outcomeSummary(outcome), err)
 		return obs
 	}
+	// The UpdateService is read beside the state: they do not depend on
+	// each other, and a BMC speaking HTTP/2 answers both at once.
+	var (
+		us     *updateInfo
+		uerr   error
+		usDone chan struct{}
+	)
+	if len(t.Updates) > 0 {
+		usDone = make(chan struct{})
+		go func() {
+			defer close(usDone)
+			us, uerr = b.UpdateService(ctx)
+		}()
+	}
 	st, err := p.readState(ctx, b, t)
+	if usDone != nil {
+		<-usDone
+	}
 	if err != nil {
 		return failed(outcomeOf(err), err)
 	}
@@ -163,7 +180,6 @@ func (p *Provider) observeOne(ctx context.Context, b bmc, t providers.Target) *p
 			Detail:  p.scrubFor(t, "The BMC's firmware inventory could not be read ("+describe(st.invErr)+"); BIOS and BMC versions come from ComputerSystem.BiosVersion and Manager.FirmwareVersion.")})
 	}
 	if len(t.Updates) > 0 {
-		us, uerr := b.UpdateService(ctx)
 		if uerr != nil && outcomeOf(uerr) == providers.OutcomeCredentialsRefused {
 			return failed(providers.OutcomeCredentialsRefused, uerr)
 		}
@@ -197,12 +213,23 @@ func (st *state) components() []providers.Component {
 // inventory lacks them, the fallback versions. Observe and wait_ready both
 // read through it, so a version is verified where it was planned.
 func (p *Provider) readState(ctx context.Context, b bmc, t providers.Target) (*state, error) {
+	// The inventory does not depend on the system: read both at once.
+	var (
+		items   []invItem
+		invErr  error
+		invDone = make(chan struct{})
+	)
+	go func() {
+		defer close(invDone)
+		items, invErr = b.Inventory(ctx)
+	}()
 	sys, err := b.System(ctx, t.System)
+	<-invDone
 	if err != nil {
 		return nil, err
 	}
 	st := &state{sys: sys}
-	items, err := b.Inventory(ctx)
+	err = invErr
 	var ie *inventoryError
 	switch {
 	case err == nil:
