@@ -105,7 +105,15 @@ func (b *gofishBMC) conn(ctx context.Context) (*gofish.APIClient, int, error) {
 	if b.api != nil {
 		return b.api.WithContext(ctx), b.gen, nil
 	}
-	api, err := gofish.ConnectContext(ctx, gofish.ClientConfig{
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	// A login once started is finished even if ctx ends meanwhile: a BMC
+	// may make the session though the caller stopped listening, and only
+	// a session whose answer was read can be deleted. The transport's
+	// per-attempt timeout and retry limit bound it.
+	uctx := context.WithoutCancel(ctx)
+	api, err := gofish.ConnectContext(uctx, gofish.ClientConfig{
 		Endpoint:              b.endpoint,
 		HTTPClient:            b.client,
 		ReuseConnections:      true,
