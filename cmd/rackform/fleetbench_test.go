@@ -47,6 +47,18 @@ func TestFleetBench(t *testing.T) {
 		}
 		latency = d
 	}
+	// This process serves every BMC (a listener and a connection each) and
+	// runs the floor client: raise its open-file limit where allowed. The
+	// CLI and plugin inherit it (their default concurrency follows it).
+	var rl syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) == nil {
+		if want := uint64(4*n + 4096); rl.Cur < want {
+			raised := syscall.Rlimit{Cur: want, Max: max(rl.Max, want)}
+			if syscall.Setrlimit(syscall.RLIMIT_NOFILE, &raised) != nil {
+				t.Logf("open-file limit stays %d (wanted %d): a large N may run out", rl.Cur, want)
+			}
+		}
+	}
 	modes := []bool{true, false}
 	switch os.Getenv("RACKFORM_BENCH_EXPAND") {
 	case "on":
@@ -216,11 +228,21 @@ func benchFloor(t *testing.T, f *sim.Fleet, reqs map[string][]benchReq, password
 		errs = append(errs, s)
 		mu.Unlock()
 	}
+	// Every BMC at once, as far as this process's open files allow: each
+	// connection costs two here (client and served end), each BMC a listener.
+	bmcs := f.BMCs()
+	slots := len(bmcs)
+	var rl syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) == nil {
+		slots = max(1, min(slots, (int(rl.Cur)-len(bmcs)-1024)/(2*conns)))
+	}
+	sem := make(chan struct{}, slots)
 	start := time.Now()
-	for _, b := range f.BMCs() {
+	for _, b := range bmcs {
 		wg.Add(1)
+		sem <- struct{}{}
 		go func() {
-			defer wg.Done()
+			defer func() { <-sem; wg.Done() }()
 			if _, err := get(b.URL, "", "GET", "/redfish/v1", nil); err != nil {
 				fail(err.Error())
 				return
