@@ -179,6 +179,7 @@ func runFleetBench(t *testing.T, bin string, n int, latency time.Duration, membe
 
 	// The floor is the faster of two minimal clients: one connection per
 	// BMC (fewest handshakes) and four (most requests at once).
+	t.Logf("rackform plan %s (N=%d): %d sessions open, %d TLS handshakes, %d requests; floor next", wall.Round(10*time.Millisecond), n, open, conns, reqs)
 	floor1 := benchFloor(t, f, rec.reqs, password, 1)
 	floor4 := benchFloor(t, f, rec.reqs, password, 4)
 	floor := min(floor1, floor4)
@@ -196,10 +197,10 @@ func runFleetBench(t *testing.T, bin string, n int, latency time.Duration, membe
 func benchFloor(t *testing.T, f *sim.Fleet, reqs map[string][]benchReq, password string, conns int) time.Duration {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(f.CACertPEM())
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, MaxConnsPerHost: conns, MaxIdleConnsPerHost: conns, ForceAttemptHTTP2: true}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr, Timeout: 5 * time.Minute}
-	get := func(base, token, method, uri string, body []byte) (*http.Response, error) {
+	tlsConfig := &tls.Config{RootCAs: pool}
+	// Each BMC gets its own pool, closed once its requests are done, so
+	// finished BMCs hold no connection.
+	get := func(client *http.Client, base, token, method, uri string, body []byte) (*http.Response, error) {
 		req, err := http.NewRequest(method, base+uri, bytes.NewReader(body))
 		if err != nil {
 			return nil, err
@@ -243,6 +244,12 @@ func benchFloor(t *testing.T, f *sim.Fleet, reqs map[string][]benchReq, password
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			tr := &http.Transport{TLSClientConfig: tlsConfig, MaxConnsPerHost: conns, MaxIdleConnsPerHost: conns, ForceAttemptHTTP2: true}
+			defer tr.CloseIdleConnections()
+			client := &http.Client{Transport: tr, Timeout: 5 * time.Minute}
+			get := func(base, token, method, uri string, body []byte) (*http.Response, error) {
+				return get(client, base, token, method, uri, body)
+			}
 			if _, err := get(b.URL, "", "GET", "/redfish/v1", nil); err != nil {
 				fail(err.Error())
 				return
