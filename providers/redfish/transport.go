@@ -98,8 +98,10 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 type hostState struct {
 	sem      chan struct{}
 	requests atomic.Int64
-	// rt is the BMC's own connection pool (nil: the shared base).
-	rt *http.Transport
+	// rt is the BMC's own connection pool (nil: the shared base); bulk
+	// carries image uploads, so a minutes-long upload never holds the one
+	// connection other requests to the BMC (task polls) wait for.
+	rt, bulk *http.Transport
 }
 
 // transport sits under every gofish request. It is where the real-BMC rules
@@ -140,9 +142,6 @@ func (t *transport) host(h string) *hostState {
 		s = &hostState{sem: make(chan struct{}, t.limit)}
 		t.hosts[h] = s
 	}
-	if s.rt == nil && t.perHost != nil {
-		s.rt = t.perHost()
-	}
 	return s
 }
 
@@ -152,9 +151,13 @@ func (t *transport) closeIdle(host string) {
 	t.mu.Lock()
 	var pools []*http.Transport
 	for h, s := range t.hosts {
-		if (host == "" || h == host) && s.rt != nil {
-			pools = append(pools, s.rt)
-			s.rt = nil
+		if host == "" || h == host {
+			for _, rt := range []*http.Transport{s.rt, s.bulk} {
+				if rt != nil {
+					pools = append(pools, rt)
+				}
+			}
+			s.rt, s.bulk = nil, nil
 		}
 	}
 	t.mu.Unlock()
@@ -163,13 +166,20 @@ func (t *transport) closeIdle(host string) {
 	}
 }
 
-// pool is h's connection pool, made again if closeIdle dropped it.
-func (t *transport) pool(h *hostState) *http.Transport {
+// pool is h's connection pool (bulk: the uploads' one), made again if
+// closeIdle dropped it.
+func (t *transport) pool(h *hostState, bulk bool) *http.Transport {
 	if t.perHost == nil {
 		return nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if bulk {
+		if h.bulk == nil {
+			h.bulk = t.perHost()
+		}
+		return h.bulk
+	}
 	if h.rt == nil {
 		h.rt = t.perHost()
 	}
@@ -223,7 +233,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			actx, cancel = context.WithTimeout(ctx, t.timeout)
 		}
 		base := t.base
-		if rt := t.pool(h); rt != nil {
+		if rt := t.pool(h, ctx.Value(noAttemptTimeoutKey) != nil); rt != nil {
 			base = rt
 		}
 		resp, err := base.RoundTrip(r.WithContext(actx))
