@@ -25,6 +25,10 @@ import (
 // collection; used when the service root does not link it.
 const standardSessionsURI = "/redfish/v1/SessionService/Sessions"
 
+// loginGrace is how long a login in flight may still finish after its
+// caller was interrupted, so that its session can be deleted.
+const loginGrace = 500 * time.Millisecond
+
 // maxBodyBytes bounds what is read of a raw body (task monitors, errors).
 const maxBodyBytes = 1 << 20
 
@@ -108,11 +112,14 @@ func (b *gofishBMC) conn(ctx context.Context) (*gofish.APIClient, int, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
-	// A login once started is finished even if ctx ends meanwhile: a BMC
-	// may make the session though the caller stopped listening, and only
-	// a session whose answer was read can be deleted. The transport's
-	// per-attempt timeout and retry limit bound it.
-	uctx := context.WithoutCancel(ctx)
+	// A login once started is given loginGrace to finish after ctx ends: a
+	// BMC may make the session though the caller stopped listening, and
+	// only a session whose answer was read can be deleted. A BMC that does
+	// not answer within the grace does not hold up an interrupted plan.
+	uctx, ucancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer ucancel()
+	stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(loginGrace, ucancel) })
+	defer stopGrace()
 	api, err := gofish.ConnectContext(uctx, gofish.ClientConfig{
 		Endpoint:              b.endpoint,
 		HTTPClient:            b.client,
