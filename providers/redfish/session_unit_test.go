@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -84,5 +85,45 @@ func TestObserveLogsOutEachServer(t *testing.T) {
 		if st.Connections != 1 {
 			t.Errorf("%s: %d connections (TLS handshakes), want 1", s.Name, st.Connections)
 		}
+	}
+}
+
+// closeFails is a bmc whose logout fails the first fails times.
+type closeFails struct {
+	bmc
+	fails, calls int
+}
+
+func (c *closeFails) Close(ctx context.Context) error {
+	c.calls++
+	if _, ok := ctx.Deadline(); !ok {
+		return fmt.Errorf("logout without a deadline")
+	}
+	if c.calls <= c.fails {
+		return fmt.Errorf("HTTP 503 Service Unavailable")
+	}
+	return nil
+}
+
+// TestLogoutRetriedOnceThenReported: a logout that fails is tried once
+// more, even when the caller's context has ended (an interrupted plan),
+// and one that fails twice is reported in words naming the BMC, never
+// left silently.
+func TestLogoutRetriedOnceThenReported(t *testing.T) {
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	once := &closeFails{fails: 1}
+	if err := logout(done, once); err != nil || once.calls != 2 {
+		t.Errorf("one failed logout: %v after %d tries; want it retried once and done", err, once.calls)
+	}
+	twice := &closeFails{fails: 2}
+	err := logout(done, twice)
+	if err == nil || twice.calls != 2 {
+		t.Fatalf("two failed logouts: %v after %d tries; want an error after 2", err, twice.calls)
+	}
+	p := New(Options{})
+	d := p.logoutFailed("https://10.0.0.9", err)
+	if d.Severity != providers.Warning || !strings.Contains(d.Detail, "https://10.0.0.9") || !strings.Contains(d.Detail, "tried twice") {
+		t.Errorf("report: %+v", d)
 	}
 }
