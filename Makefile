@@ -4,7 +4,7 @@ BIN     ?= bin/rackform
 VERSION ?= 0.1.0-dev
 LDFLAGS := -X github.com/rackform/rackform/internal/version.Version=$(VERSION)
 
-.PHONY: help build test lint demo fuzz bench generate clean
+.PHONY: help build test lint demo fuzz bench bench-fleet generate clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -34,6 +34,14 @@ fuzz: ## run each fuzz target briefly (-fuzzminimizetime bounds minimizing a lar
 
 bench: ## run the benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+N ?= 1000
+L ?= 200ms
+M ?= 24
+EXPAND ?= both
+bench-fleet: ## fleet benchmark: rackform plan vs the floor against N sim BMCs (N=1000 L=200ms M=24 EXPAND=both|on|off ARGS=plan flags, BIN_BENCH=another binary)
+	RACKFORM_BENCH_FLEET=1 RACKFORM_BENCH_N=$(N) RACKFORM_BENCH_LATENCY=$(L) RACKFORM_BENCH_MEMBERS=$(M) RACKFORM_BENCH_EXPAND=$(EXPAND) RACKFORM_BENCH_ARGS='$(ARGS)' \
+		RACKFORM_BENCH_BIN=$(BIN_BENCH) $(GO) test -count=1 -timeout 60m -run '^TestFleetBench$$' -v ./cmd/rackform
 
 generate: ## regenerate committed generated code (needs protoc)
 	$(GO) generate ./...

@@ -130,7 +130,7 @@ func (s *loadState) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl
 		}
 		return out
 	case fe != nil:
-		v, d := fe.Expr.Value(ctx)
+		v, d := s.forEachValue(fe.Expr, ctx)
 		*diags = append(*diags, d...)
 		if d.HasErrors() {
 			return nil

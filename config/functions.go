@@ -41,7 +41,7 @@ func (s *loadState) functions() map[string]function.Function {
 		"concat":          stdlib.ConcatFunc,
 		"contains":        stdlib.ContainsFunc,
 		"csvdecode":       s.csvDecodeFunc(),
-		"distinct":        stdlib.DistinctFunc,
+		"distinct":        distinctFunc,
 		"element":         stdlib.ElementFunc,
 		"endswith":        endsWithFunc,
 		"flatten":         stdlib.FlattenFunc,

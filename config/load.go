@@ -66,11 +66,15 @@ func (d *decl) addr() string {
 
 // loadState is the state of one Load call.
 type loadState struct {
-	l       *Loader
-	cfg     *Config
-	baseDir string
-	getenv  func(string) string
-	fns     map[string]function.Function
+	l *Loader
+	// varsObj is the variables as one object, made once they are all known.
+	varsObj cty.Value
+	// filterIndexes are the per-rack filters' indexes (filter.go).
+	filterIndexes map[filterKey]map[string][]cty.Value
+	cfg           *Config
+	baseDir       string
+	getenv        func(string) string
+	fns           map[string]function.Function
 	// secrets are the sensitive string values seen while loading; every
 	// diagnostic is scrubbed of them before it leaves Load.
 	secrets map[string]bool
@@ -782,8 +786,43 @@ func (s *loadState) setObject(kind, name string, attrs map[string]cty.Value) {
 	s.objects[kind][name] = cty.ObjectVal(attrs)
 }
 
+// evalContextFor is d's context: the variables and only the locals and
+// objects d references (its deps), so a declaration costs what it uses,
+// not the size of the configuration. A body whose references cannot be
+// listed (not native syntax) gets the full context.
+func (s *loadState) evalContextFor(d *decl) *hcl.EvalContext {
+	if d.block != nil {
+		if _, ok := d.block.Body.(*hclsyntax.Body); !ok {
+			return s.evalContext()
+		}
+	}
+	if s.varsObj == cty.NilVal {
+		s.varsObj = cty.ObjectVal(s.vars)
+	}
+	picked := map[string]map[string]cty.Value{}
+	for _, dep := range d.deps {
+		src := s.objects[dep.kind]
+		if dep.kind == kindLocal {
+			src = s.locals
+		}
+		v, ok := src[dep.name]
+		if !ok {
+			continue
+		}
+		if picked[dep.kind] == nil {
+			picked[dep.kind] = map[string]cty.Value{}
+		}
+		picked[dep.kind][dep.name] = v
+	}
+	vars := map[string]cty.Value{kindVar: s.varsObj}
+	for _, k := range []string{kindLocal, kindProvider, kindRelease, kindStrategy, kindMaintenanceWindow, kindCluster} {
+		vars[k] = cty.ObjectVal(picked[k])
+	}
+	return &hcl.EvalContext{Variables: vars, Functions: s.fns}
+}
+
 func (s *loadState) evaluate(d *decl) hcl.Diagnostics {
-	ctx := s.evalContext()
+	ctx := s.evalContextFor(d)
 	switch d.kind {
 	case kindLocal:
 		v, diags := d.expr.Value(ctx)

@@ -384,11 +384,15 @@ func TestResetActsOnChosenSystem(t *testing.T) {
 
 // TestSessionForgottenOnBMCReboot: a BMC that forgets its sessions (as on
 // reboot) answers 401 to the old token; the provider logs in again once
-// and the server is observed, not refused.
+// and the server is observed, not refused. The session is one an apply
+// holds (pinned), since an observation alone logs out at once.
 func TestSessionForgottenOnBMCReboot(t *testing.T) {
 	m := newMockupServer(t, "dmtf/public-rackmount1")
 	p := fastConfig(t, m)
 	target := providers.Target{Name: "s", Endpoint: m.URL}
+	if _, _, err := p.bmcFor(target); err != nil {
+		t.Fatal(err)
+	}
 	if o := observeAll(t, p, target)[0]; o.Outcome != providers.OutcomeObserved {
 		t.Fatalf("first observe: %v", o.Diagnostics.Err())
 	}

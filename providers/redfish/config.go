@@ -44,14 +44,39 @@ type config struct {
 func defaultConfig() config {
 	return config{
 		Timeout:      30 * time.Second,
-		Concurrency:  64,
-		PerBMCLimit:  2,
+		Concurrency:  autoConcurrency(fileLimit(), availableMemory()),
+		PerBMCLimit:  4,
 		MaxAttempts:  5,
 		BaseDelay:    500 * time.Millisecond,
 		MaxDelay:     30 * time.Second,
 		PollInterval: 5 * time.Second,
 		UpdateMethod: MethodAuto,
 	}
+}
+
+// Budget of one server observed at once: a connection (a file descriptor)
+// and the memory of its TLS connection, requests and decoded documents.
+const (
+	fdsPerObservation    = 2 // its connection, and room for a retry's
+	reservedFDs          = 256
+	memoryPerObservation = 512 << 10
+	minConcurrency       = 64
+)
+
+// autoConcurrency is the default concurrency: as many servers at once as
+// the open-file limit and a quarter of the available memory allow (each
+// observation holds one connection), never below minConcurrency. A BMC
+// waiting on the network costs no CPU, so a small constant would only
+// leave the machine idle.
+func autoConcurrency(files int, mem int64) int {
+	n := 1 << 20
+	if files > 0 {
+		n = min(n, (files-reservedFDs)/fdsPerObservation)
+	}
+	if mem > 0 {
+		n = min(n, int(mem/4/memoryPerObservation))
+	}
+	return max(n, minConcurrency)
 }
 
 // schema is what Describe reports; parseConfig accepts exactly these names.
@@ -62,8 +87,8 @@ var schema = []providers.Attribute{
 	{Name: "insecure", Type: "bool", Description: "Skip TLS certificate verification. Off by default; say so explicitly to turn it on."},
 	{Name: "allow_http", Type: "bool", Description: "Accept plain http:// BMC addresses, over which the BMC password crosses the network in clear text. Off by default."},
 	{Name: "timeout", Type: "string", Description: "Bound on one HTTP request attempt, a Go duration (default 30s)."},
-	{Name: "concurrency", Type: "number", Description: "Servers observed at once (default 64)."},
-	{Name: "per_bmc_limit", Type: "number", Description: "Requests in flight to one BMC at once (default 2)."},
+	{Name: "concurrency", Type: "number", Description: "Servers observed at once (default: as many as the open-file limit and the available memory allow, at least 64)."},
+	{Name: "per_bmc_limit", Type: "number", Description: "Requests in flight to one BMC at once (default 4; all on one connection per BMC)."},
 	{Name: "retry_max_attempts", Type: "number", Description: "Attempts per request on 503/busy or connection errors (default 5)."},
 	{Name: "retry_base_delay", Type: "string", Description: "First backoff delay, doubled per attempt with jitter (default 500ms)."},
 	{Name: "retry_max_delay", Type: "string", Description: "Largest backoff delay, also the cap on a BMC's Retry-After (default 30s)."},

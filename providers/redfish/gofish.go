@@ -25,6 +25,10 @@ import (
 // collection; used when the service root does not link it.
 const standardSessionsURI = "/redfish/v1/SessionService/Sessions"
 
+// loginGrace is how long a login in flight may still finish after its
+// caller was interrupted, so that its session can be deleted.
+const loginGrace = 500 * time.Millisecond
+
 // maxBodyBytes bounds what is read of a raw body (task monitors, errors).
 const maxBodyBytes = 1 << 20
 
@@ -105,7 +109,18 @@ func (b *gofishBMC) conn(ctx context.Context) (*gofish.APIClient, int, error) {
 	if b.api != nil {
 		return b.api.WithContext(ctx), b.gen, nil
 	}
-	api, err := gofish.ConnectContext(ctx, gofish.ClientConfig{
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	// A login once started is given loginGrace to finish after ctx ends: a
+	// BMC may make the session though the caller stopped listening, and
+	// only a session whose answer was read can be deleted. A BMC that does
+	// not answer within the grace does not hold up an interrupted plan.
+	uctx, ucancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer ucancel()
+	stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(loginGrace, ucancel) })
+	defer stopGrace()
+	api, err := gofish.ConnectContext(uctx, gofish.ClientConfig{
 		Endpoint:              b.endpoint,
 		HTTPClient:            b.client,
 		ReuseConnections:      true,
@@ -243,6 +258,19 @@ func (b *gofishBMC) System(ctx context.Context, sel string) (*systemInfo, error)
 		if len(systems) == 0 {
 			return errNoSystem
 		}
+		// The collection just read lists every system: SystemIDs need not
+		// read it again.
+		ids := make([]string, 0, len(systems))
+		for _, s := range systems {
+			if s.ODataID != "" {
+				ids = append(ids, path.Base(strings.TrimSuffix(s.ODataID, "/")))
+			}
+		}
+		b.mu.Lock()
+		if b.systemIDs == nil {
+			b.systemIDs = ids
+		}
+		b.mu.Unlock()
 		sys, err = pickSystem(systems, sel)
 		if err != nil {
 			return err

@@ -34,39 +34,57 @@ func (p *Provider) Observe(ctx context.Context, req *providers.ObserveRequest, f
 	if req.Concurrency > 0 {
 		conc = req.Concurrency
 	}
-	conc = min(conc, len(req.Targets))
 	ctx, done := p.call(ctx)
 	defer done()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+
+	// Servers sharing a BMC session (several systems behind one BMC, same
+	// credentials) are one unit: one login, their reads, one logout.
+	var groups [][]providers.Target
+	index := map[string]int{}
+	p.mu.Lock()
+	for _, t := range req.Targets {
+		key := p.keyOf(t)
+		if i, ok := index[key]; ok && key != "" {
+			groups[i] = append(groups[i], t)
+			continue
+		}
+		index[key] = len(groups)
+		groups = append(groups, []providers.Target{t})
+	}
+	p.mu.Unlock()
+	conc = min(conc, len(groups))
 
 	var (
 		fnMu  sync.Mutex
 		fnErr error
 		wg    sync.WaitGroup
 	)
-	jobs := make(chan providers.Target)
+	emit := func(obs *providers.Observation) {
+		fnMu.Lock()
+		defer fnMu.Unlock()
+		if fnErr == nil && ctx.Err() == nil {
+			if err := fn(obs); err != nil {
+				fnErr = err
+				cancel()
+			}
+		}
+	}
+	jobs := make(chan []providers.Target)
 	for range conc {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for t := range jobs {
-				obs := p.observeOne(ctx, t)
-				fnMu.Lock()
-				if fnErr == nil && ctx.Err() == nil {
-					if err := fn(obs); err != nil {
-						fnErr = err
-						cancel()
-					}
-				}
-				fnMu.Unlock()
+			for g := range jobs {
+				p.observeUnit(ctx, g, emit)
 			}
 		}()
 	}
 feed:
-	for _, t := range req.Targets {
+	for _, g := range groups {
 		select {
-		case jobs <- t:
+		case jobs <- g:
 		case <-ctx.Done():
 			break feed
 		}
@@ -82,9 +100,35 @@ feed:
 	return nil
 }
 
-// observeOne reads one server. A failure is named for what it is (the
-// Outcome* constants) with one readable diagnostic.
-func (p *Provider) observeOne(ctx context.Context, t providers.Target) *providers.Observation {
+// observeUnit observes the servers of one BMC session as one unit: log in,
+// read them all, log out right away on the same warm connection, even when
+// ctx ends; a logout that failed twice is reported with the last server.
+func (p *Provider) observeUnit(ctx context.Context, ts []providers.Target, emit func(*providers.Observation)) {
+	b, release, err := p.acquire(ts[0])
+	if err != nil {
+		for _, t := range ts {
+			obs := &providers.Observation{Server: t.Name, Outcome: providers.OutcomeUnreachable}
+			obs.Diagnostics = p.fail(t, outcomeSummary(providers.OutcomeUnreachable), err)
+			emit(obs)
+		}
+		return
+	}
+	var last *providers.Observation
+	for _, t := range ts {
+		if last != nil {
+			emit(last)
+		}
+		last = p.observeOne(ctx, b, t)
+	}
+	if d := release(ctx); d != nil {
+		last.Diagnostics = append(last.Diagnostics, *d)
+	}
+	emit(last)
+}
+
+// observeOne reads one server through b. A failure is named for what it is
+// (the Outcome* constants) with one readable diagnostic.
+func (p *Provider) observeOne(ctx context.Context, b bmc, t providers.Target) *providers.Observation {
 	obs := &providers.Observation{Server: t.Name}
 	failed := func(outcome string, err error) *providers.Observation {
 		obs.Outcome, obs.Reachable = outcome, false
@@ -95,11 +139,24 @@ func (p *Provider) observeOne(ctx context.Context, t providers.Target) *provider
 		obs.Diagnostics = p.fail(t, outcomeSummary(outcome), err)
 		return obs
 	}
-	b, _, err := p.bmcFor(t)
-	if err != nil {
-		return failed(providers.OutcomeUnreachable, err)
+	// The UpdateService is read beside the state: they do not depend on
+	// each other, and a BMC speaking HTTP/2 answers both at once.
+	var (
+		us     *updateInfo
+		uerr   error
+		usDone chan struct{}
+	)
+	if len(t.Updates) > 0 {
+		usDone = make(chan struct{})
+		go func() {
+			defer close(usDone)
+			us, uerr = b.UpdateService(ctx)
+		}()
 	}
 	st, err := p.readState(ctx, b, t)
+	if usDone != nil {
+		<-usDone
+	}
 	if err != nil {
 		return failed(outcomeOf(err), err)
 	}
@@ -123,7 +180,6 @@ func (p *Provider) observeOne(ctx context.Context, t providers.Target) *provider
 			Detail:  p.scrubFor(t, "The BMC's firmware inventory could not be read ("+describe(st.invErr)+"); BIOS and BMC versions come from ComputerSystem.BiosVersion and Manager.FirmwareVersion.")})
 	}
 	if len(t.Updates) > 0 {
-		us, uerr := b.UpdateService(ctx)
 		if uerr != nil && outcomeOf(uerr) == providers.OutcomeCredentialsRefused {
 			return failed(providers.OutcomeCredentialsRefused, uerr)
 		}
@@ -157,12 +213,23 @@ func (st *state) components() []providers.Component {
 // inventory lacks them, the fallback versions. Observe and wait_ready both
 // read through it, so a version is verified where it was planned.
 func (p *Provider) readState(ctx context.Context, b bmc, t providers.Target) (*state, error) {
+	// The inventory does not depend on the system: read both at once.
+	var (
+		items   []invItem
+		invErr  error
+		invDone = make(chan struct{})
+	)
+	go func() {
+		defer close(invDone)
+		items, invErr = b.Inventory(ctx)
+	}()
 	sys, err := b.System(ctx, t.System)
+	<-invDone
 	if err != nil {
 		return nil, err
 	}
 	st := &state{sys: sys}
-	items, err := b.Inventory(ctx)
+	err = invErr
 	var ie *inventoryError
 	switch {
 	case err == nil:

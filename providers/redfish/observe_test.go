@@ -88,18 +88,22 @@ func TestObserveMockups(t *testing.T) {
 				t.Errorf("observation differs from %s (-want +got):\n%s", golden, diff)
 			}
 
-			// One session, reused: a second observe makes no new session,
-			// needs fewer requests, and fingerprints the same state equally.
+			// Each observation is one unit: its session is deleted right
+			// after its reads, and an identical observation costs no more
+			// requests and fingerprints the same state equally.
+			if n := m.openSessions(); n != 0 {
+				t.Errorf("%d sessions open after an observe, want 0 (logged out at once)", n)
+			}
 			first := p.RequestCount(m.URL)
 			again := observeAll(t, p, target)[0]
 			if again.Fingerprint != o.Fingerprint {
 				t.Errorf("fingerprint changed between identical observations: %s then %s", o.Fingerprint, again.Fingerprint)
 			}
-			if n := m.openSessions(); n != 1 {
-				t.Errorf("%d sessions open after two observes, want 1", n)
+			if n := m.openSessions(); n != 0 {
+				t.Errorf("%d sessions open after two observes, want 0", n)
 			}
-			if second := p.RequestCount(m.URL) - first; second >= first {
-				t.Errorf("second observe took %d requests, first %d: the session and links should be reused", second, first)
+			if second := p.RequestCount(m.URL) - first; second > first {
+				t.Errorf("second observe took %d requests, first %d", second, first)
 			}
 			if d := p.Stop(context.Background()); d.HasErrors() {
 				t.Fatalf("Stop: %v", d.Err())

@@ -78,6 +78,27 @@ func TestFingerprint(t *testing.T) {
 	}
 }
 
+// TestAutoConcurrency: the default concurrency is what the open-file
+// limit and a quarter of the available memory allow, never below 64, not
+// a small constant.
+func TestAutoConcurrency(t *testing.T) {
+	for _, c := range []struct {
+		files int
+		mem   int64
+		want  int
+	}{
+		{20000, 24 << 30, 9872}, // file descriptors bound it
+		{1 << 20, 1 << 30, 512}, // memory bounds it: 256 MiB / 512 KiB
+		{1024, 0, 384},          // memory unknown
+		{300, 1 << 20, 64},      // never below 64
+		{0, 0, 1 << 20},         // nothing known: unbounded (the caller's -parallelism and the target count cap it)
+	} {
+		if got := autoConcurrency(c.files, c.mem); got != c.want {
+			t.Errorf("autoConcurrency(%d files, %d bytes) = %d, want %d", c.files, c.mem, got, c.want)
+		}
+	}
+}
+
 func TestParseConfig(t *testing.T) {
 	dir := t.TempDir()
 	caFile := filepath.Join(dir, "ca.pem")
@@ -92,7 +113,7 @@ func TestParseConfig(t *testing.T) {
 		check    func(t *testing.T, c config)
 	}{
 		{"defaults", `{}`, nil, func(t *testing.T, c config) {
-			if c.Concurrency != 64 || c.PerBMCLimit != 2 || c.Insecure || c.UpdateMethod != MethodAuto || c.Timeout != 30*time.Second {
+			if c.Concurrency != autoConcurrency(fileLimit(), availableMemory()) || c.Concurrency < 64 || c.PerBMCLimit != 4 || c.Insecure || c.UpdateMethod != MethodAuto || c.Timeout != 30*time.Second {
 				t.Errorf("defaults: %+v", c)
 			}
 		}},

@@ -73,7 +73,16 @@ type Provider struct {
 	cfg        config
 	tr         *transport
 	owned      *http.Transport // the transport Configure built, closed on Stop
-	bmcs       map[string]bmc
+	bmcs       map[string]*bmcEntry
+}
+
+// bmcEntry is one BMC session (endpoint and credentials) and who uses it:
+// refs counts the observations in flight on it, pinned says an Apply or a
+// task call used it (kept, for reuse across steps, until Stop).
+type bmcEntry struct {
+	b      bmc
+	refs   int
+	pinned bool
 }
 
 var _ providers.Provider = (*Provider)(nil)
@@ -81,7 +90,7 @@ var _ providers.Provider = (*Provider)(nil)
 // New returns an unconfigured provider; Configure must run before Observe,
 // Apply or Task.
 func New(opts Options) *Provider {
-	p := &Provider{log: opts.Logger, clock: opts.Clock, base: opts.Transport, bmcs: map[string]bmc{}}
+	p := &Provider{log: opts.Logger, clock: opts.Clock, base: opts.Transport, bmcs: map[string]*bmcEntry{}}
 	p.stop, p.stopCancel = context.WithCancel(context.Background())
 	if p.log == nil {
 		p.log = hclog.NewNullLogger()
@@ -113,26 +122,34 @@ func (p *Provider) Configure(ctx context.Context, req *providers.ConfigureReques
 	base := p.base
 	var owned *http.Transport
 	if base == nil {
+		// One pool per BMC, holding at most one connection: every request
+		// to a BMC rides one warm TLS connection (HTTP/2 streams where the
+		// BMC offers HTTP/2, one request at a time otherwise), so a server
+		// costs one handshake, and its pool is closed after its logout.
 		owned = &http.Transport{
 			Proxy:                 nil, // BMC networks are direct; never send credentials through a proxy
 			DialContext:           (&net.Dialer{Timeout: min(cfg.Timeout, 10*time.Second), KeepAlive: 30 * time.Second}).DialContext,
 			TLSClientConfig:       cfg.tlsConfig(),
 			TLSHandshakeTimeout:   min(cfg.Timeout, 10*time.Second),
-			MaxIdleConns:          max(256, 4*cfg.Concurrency),
-			MaxIdleConnsPerHost:   cfg.PerBMCLimit,
+			ForceAttemptHTTP2:     true,
+			MaxConnsPerHost:       1,
+			MaxIdleConnsPerHost:   1,
 			IdleConnTimeout:       60 * time.Second,
 			ExpectContinueTimeout: time.Second,
 		}
-		base = owned
 	}
 	tr := newTransport(base, retryPolicy{MaxAttempts: cfg.MaxAttempts, BaseDelay: cfg.BaseDelay, MaxDelay: cfg.MaxDelay},
 		cfg.Timeout, cfg.PerBMCLimit, p.clock, p.log)
+	if owned != nil {
+		tr.perHost = owned.Clone
+	}
 
 	p.mu.Lock()
 	old, oldOwned := p.bmcs, p.owned
-	p.cfg, p.tr, p.owned, p.bmcs = cfg, tr, owned, map[string]bmc{}
+	oldTr := p.tr
+	p.cfg, p.tr, p.owned, p.bmcs = cfg, tr, owned, map[string]*bmcEntry{}
 	p.mu.Unlock()
-	p.closeAll(ctx, old, oldOwned)
+	p.closeAll(ctx, old, oldOwned, oldTr)
 	p.log.Debug("configured", "concurrency", cfg.Concurrency, "per_bmc_limit", cfg.PerBMCLimit, "insecure", cfg.Insecure)
 	return diags
 }
@@ -141,13 +158,13 @@ func (p *Provider) Configure(ctx context.Context, req *providers.ConfigureReques
 // made. In-flight calls end through their own contexts.
 func (p *Provider) Stop(ctx context.Context) providers.Diagnostics {
 	p.mu.Lock()
-	old, owned := p.bmcs, p.owned
-	p.bmcs, p.owned = map[string]bmc{}, nil
+	old, owned, tr := p.bmcs, p.owned, p.tr
+	p.bmcs, p.owned = map[string]*bmcEntry{}, nil
 	p.stopCancel()
 	// A stopped provider may be configured and used again.
 	p.stop, p.stopCancel = context.WithCancel(context.Background())
 	p.mu.Unlock()
-	return p.closeAll(ctx, old, owned)
+	return p.closeAll(ctx, old, owned, tr)
 }
 
 // errStopped is the cause of contexts ended by Stop.
@@ -163,22 +180,21 @@ func (p *Provider) call(ctx context.Context) (context.Context, context.CancelFun
 	return ctx, func() { unhook(); cancel(nil) }
 }
 
-func (p *Provider) closeAll(ctx context.Context, bmcs map[string]bmc, owned *http.Transport) providers.Diagnostics {
+func (p *Provider) closeAll(ctx context.Context, bmcs map[string]*bmcEntry, owned *http.Transport, tr *transport) providers.Diagnostics {
 	var (
 		mu    sync.Mutex
 		diags providers.Diagnostics
 		wg    sync.WaitGroup
 	)
-	sem := make(chan struct{}, 64)
-	for key, b := range bmcs {
+	// Logouts are small and each BMC has its own connection: all at once,
+	// so none is cut short by the caller's deadline.
+	for key, e := range bmcs {
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := b.Close(ctx); err != nil {
+			defer wg.Done()
+			if err := logout(ctx, e.b); err != nil {
 				mu.Lock()
-				diags = append(diags, providers.Diagnostic{Severity: providers.Warning, Summary: "Could not delete the BMC session",
-					Detail: p.scrub(err.Error()), Server: endpointOf(key)})
+				diags = append(diags, p.logoutFailed(endpointOf(key), err))
 				mu.Unlock()
 			}
 		}()
@@ -187,7 +203,36 @@ func (p *Provider) closeAll(ctx context.Context, bmcs map[string]bmc, owned *htt
 	if owned != nil {
 		owned.CloseIdleConnections()
 	}
+	if tr != nil {
+		tr.closeIdle("")
+	}
 	return diags
+}
+
+// logoutTimeout bounds one logout attempt; a logout runs even when the
+// call that made the session was interrupted.
+const logoutTimeout = 10 * time.Second
+
+// logout deletes b's session, retrying once: a session left open on a BMC
+// that allows a handful locks operators out.
+func logout(ctx context.Context, b bmc) error {
+	ctx = context.WithoutCancel(ctx)
+	var err error
+	for range 2 {
+		actx, cancel := context.WithTimeout(ctx, logoutTimeout)
+		err = b.Close(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+func (p *Provider) logoutFailed(endpoint string, err error) providers.Diagnostic {
+	return providers.Diagnostic{Severity: providers.Warning, Summary: "Could not delete the BMC session",
+		Detail: p.scrub("BMC " + endpoint + ": the session could not be deleted (tried twice), so it stays open until the BMC times it out: " + describe(err)),
+		Server: endpoint}
 }
 
 // RequestCount reports how many HTTP requests (attempts included) went to
@@ -203,16 +248,99 @@ func (p *Provider) RequestCount(endpoint string) int64 {
 	return tr.requests(u.Host)
 }
 
-// bmcFor returns the (cached) connection to t's BMC under t's credentials.
+// bmcFor returns the connection to t's BMC under t's credentials, kept
+// (pinned) until Stop so an Apply's steps and task polls reuse its session.
 func (p *Provider) bmcFor(t providers.Target) (bmc, config, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	e, err := p.entryLocked(t)
+	if err != nil {
+		return nil, p.cfg, err
+	}
+	e.pinned = true
+	return e.b, p.cfg, nil
+}
+
+// acquire returns the connection to t's BMC for one observation; release
+// logs out right away on the same connection unless another observation
+// is using the session or an Apply pinned it. A logout that failed twice
+// is returned as a diagnostic.
+func (p *Provider) acquire(t providers.Target) (bmc, func(context.Context) *providers.Diagnostic, error) {
+	p.mu.Lock()
+	e, err := p.entryLocked(t)
+	if err != nil {
+		p.mu.Unlock()
+		return nil, nil, err
+	}
+	e.refs++
+	key, tr := p.keyOf(t), p.tr
+	p.mu.Unlock()
+	release := func(ctx context.Context) *providers.Diagnostic {
+		p.mu.Lock()
+		e.refs--
+		last := e.refs == 0 && !e.pinned && p.bmcs[key] == e
+		if last {
+			delete(p.bmcs, key)
+		}
+		p.mu.Unlock()
+		if !last {
+			return nil
+		}
+		err := logout(ctx, e.b)
+		host := hostOf(endpointOf(key))
+		p.mu.Lock()
+		busy := false
+		for k := range p.bmcs {
+			if hostOf(endpointOf(k)) == host {
+				busy = true
+				break
+			}
+		}
+		p.mu.Unlock()
+		if !busy {
+			tr.closeIdle(host)
+		}
+		if err != nil {
+			d := p.logoutFailed(endpointOf(key), err)
+			d.Server = t.Name
+			return &d
+		}
+		return nil
+	}
+	return e.b, release, nil
+}
+
+func hostOf(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
+// keyOf is t's session key (p.mu held): endpoint, user and the password's
+// hash; "" when the endpoint is bad.
+func (p *Provider) keyOf(t providers.Target) string {
+	endpoint, err := cleanEndpoint(t.Endpoint)
+	if err != nil {
+		return ""
+	}
+	creds := providers.Credentials{Username: p.cfg.Username, Password: p.cfg.Password}
+	if t.Credentials != nil {
+		creds = *t.Credentials
+	}
+	pw := sha256.Sum256([]byte(creds.Password))
+	return endpoint + "\x00" + creds.Username + "\x00" + hex.EncodeToString(pw[:])
+}
+
+// entryLocked finds or makes t's entry (p.mu held).
+func (p *Provider) entryLocked(t providers.Target) (*bmcEntry, error) {
 	if p.tr == nil {
-		return nil, p.cfg, fmt.Errorf("the provider is not configured")
+		return nil, fmt.Errorf("the provider is not configured")
 	}
 	endpoint, err := cleanEndpoint(t.Endpoint)
 	if err != nil {
-		return nil, p.cfg, err
+		return nil, err
 	}
 	creds := providers.Credentials{Username: p.cfg.Username, Password: p.cfg.Password}
 	if t.Credentials != nil {
@@ -222,14 +350,13 @@ func (p *Provider) bmcFor(t providers.Target) (bmc, config, error) {
 	// sharing both (several systems behind one BMC) share them; other
 	// credentials for the same BMC never ride on a session they did not
 	// open. The password is keyed by its hash, never kept in clear here.
-	pw := sha256.Sum256([]byte(creds.Password))
-	key := endpoint + "\x00" + creds.Username + "\x00" + hex.EncodeToString(pw[:])
-	b := p.bmcs[key]
-	if b == nil {
-		b = newGofishBMC(endpoint, creds, p.tr, p.cfg.PerBMCLimit)
-		p.bmcs[key] = b
+	key := p.keyOf(t)
+	e := p.bmcs[key]
+	if e == nil {
+		e = &bmcEntry{b: newGofishBMC(endpoint, creds, p.tr, p.cfg.PerBMCLimit)}
+		p.bmcs[key] = e
 	}
-	return b, p.cfg, nil
+	return e, nil
 }
 
 // cleanEndpoint checks a BMC URL and strips any user info, which must never

@@ -218,8 +218,8 @@ func TestStepsEveryProfile(t *testing.T) {
 			if d := env.p.Stop(context.Background()); d.HasErrors() {
 				t.Fatal(d.Err())
 			}
-			if st := env.fleet.Stats("c01"); st.SessionsOpen != 0 || st.SessionsCreated != 1 {
-				t.Errorf("sessions: %d created, %d open after Stop; want 1 reused and then deleted", st.SessionsCreated, st.SessionsOpen)
+			if st := env.fleet.Stats("c01"); st.SessionsOpen != 0 || st.SessionsCreated != 2 {
+				t.Errorf("sessions: %d created, %d open after Stop; want 2 (the first observation's, deleted at once, and one the apply steps reuse) and none open", st.SessionsCreated, st.SessionsOpen)
 			}
 			assertNoSecret(t, env.logs.String(), testPassword)
 		})

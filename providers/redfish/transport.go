@@ -98,6 +98,10 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 type hostState struct {
 	sem      chan struct{}
 	requests atomic.Int64
+	// rt is the BMC's own connection pool (nil: the shared base); bulk
+	// carries image uploads, so a minutes-long upload never holds the one
+	// connection other requests to the BMC (task polls) wait for.
+	rt, bulk *http.Transport
 }
 
 // transport sits under every gofish request. It is where the real-BMC rules
@@ -112,6 +116,10 @@ type transport struct {
 	limit   int
 	clock   Clock
 	log     hclog.Logger
+
+	// perHost, when set, makes each BMC's connection pool; otherwise
+	// every BMC shares base (a transport injected by tests).
+	perHost func() *http.Transport
 
 	mu    sync.Mutex
 	hosts map[string]*hostState
@@ -135,6 +143,47 @@ func (t *transport) host(h string) *hostState {
 		t.hosts[h] = s
 	}
 	return s
+}
+
+// closeIdle closes the idle connections of host's pool ("": every pool),
+// and drops the pool so its memory goes; the request count stays.
+func (t *transport) closeIdle(host string) {
+	t.mu.Lock()
+	var pools []*http.Transport
+	for h, s := range t.hosts {
+		if host == "" || h == host {
+			for _, rt := range []*http.Transport{s.rt, s.bulk} {
+				if rt != nil {
+					pools = append(pools, rt)
+				}
+			}
+			s.rt, s.bulk = nil, nil
+		}
+	}
+	t.mu.Unlock()
+	for _, rt := range pools {
+		rt.CloseIdleConnections()
+	}
+}
+
+// pool is h's connection pool (bulk: the uploads' one), made again if
+// closeIdle dropped it.
+func (t *transport) pool(h *hostState, bulk bool) *http.Transport {
+	if t.perHost == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if bulk {
+		if h.bulk == nil {
+			h.bulk = t.perHost()
+		}
+		return h.bulk
+	}
+	if h.rt == nil {
+		h.rt = t.perHost()
+	}
+	return h.rt
 }
 
 // requests is how many HTTP requests went to host (host:port) so far.
@@ -183,7 +232,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if t.timeout > 0 && ctx.Value(noAttemptTimeoutKey) == nil {
 			actx, cancel = context.WithTimeout(ctx, t.timeout)
 		}
-		resp, err := t.base.RoundTrip(r.WithContext(actx))
+		base := t.base
+		if rt := t.pool(h, ctx.Value(noAttemptTimeoutKey) != nil); rt != nil {
+			base = rt
+		}
+		resp, err := base.RoundTrip(r.WithContext(actx))
 		<-h.sem
 
 		retry, why := t.shouldRetry(req, resp, err)

@@ -26,7 +26,9 @@ const maxTasks = 32
 
 // Stats are one BMC's counters since the fleet started.
 type Stats struct {
-	Requests        int64 `json:"requests"`
+	Requests int64 `json:"requests"`
+	// Connections counts the connections accepted (TLS handshakes with TLS).
+	Connections     int64 `json:"connections"`
 	Errors          int64 `json:"errors"`         // responses with status >= 400
 	MaxConcurrent   int   `json:"max_concurrent"` // most requests in flight at once
 	SessionsOpen    int   `json:"sessions_open"`
@@ -223,6 +225,12 @@ func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
 				ci.key, ci.id, ci.name = h.id+"."+c.key, h.id+"."+c.id, h.id+"."+c.name
 			}
 			b.comps = append(b.comps, ci)
+		}
+	}
+	if !p.noInventory {
+		for i := len(b.comps); i < f.opts.InventoryMembers; i++ {
+			id := fmt.Sprintf("Extra%02d", i+1)
+			b.comps = append(b.comps, component{key: id, id: id, name: "Adapter " + id + " Firmware", version: "1.0." + strconv.Itoa(i), upd: updNo, sys: -1})
 		}
 	}
 	b.versions = make([]string, len(b.comps))
@@ -715,6 +723,9 @@ func (l *bmcListener) Accept() (net.Conn, error) {
 		now := l.b.fleet.opts.Now()
 		l.b.advance(now)
 		down := l.b.down(now)
+		if !down {
+			l.b.stats.Connections++
+		}
 		l.b.mu.Unlock()
 		if !down {
 			return c, nil

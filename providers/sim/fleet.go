@@ -40,6 +40,17 @@ type Options struct {
 	// SessionLimit is how many sessions one BMC holds at once (default 16,
 	// like many BMCs); the session-limit fault lowers it.
 	SessionLimit int
+	// InventoryMembers, when larger than a profile's own inventory, pads
+	// every BMC's FirmwareInventory with read-only members ("Extra01",
+	// ...) up to that many, like a server with many drives and adapters
+	// (fleet benchmarks).
+	InventoryMembers int
+	// NoExpand makes every BMC ignore $expand and not advertise it, like
+	// the many BMCs without it (fleet benchmarks).
+	NoExpand bool
+	// OnRequest, when set, is called with each request's BMC name before
+	// it is served (fleet benchmarks record what a client asked for).
+	OnRequest func(bmc string, r *http.Request)
 }
 
 // Timings are the simulated durations of BMC operations, divided by Speed

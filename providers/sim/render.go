@@ -74,6 +74,9 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 			doc = with(doc, ref("/redfish/v1/SessionService/Sessions"), "Links", "Sessions")
 		}
 		doc = with(doc, b.spec.Name, "Oem", "Sim", "ServerName")
+		if b.fleet.opts.NoExpand {
+			doc = with(doc, map[string]any{}, "ProtocolFeaturesSupported", "ExpandQuery")
+		}
 		return doc, true
 	case "/redfish/v1/Systems":
 		members := make([]string, len(b.hosts))

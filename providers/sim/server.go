@@ -53,6 +53,9 @@ func (f *Fleet) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if f.opts.OnRequest != nil {
+		f.opts.OnRequest(b.spec.Name, r)
+	}
 	rec := &recorder{ResponseWriter: w}
 	now := f.opts.Now()
 	b.mu.Lock()
@@ -307,7 +310,7 @@ func (b *bmc) get(w http.ResponseWriter, r *http.Request, p string) {
 			w.Header().Set("Retry-After", retryAfter(t.end.Sub(now)))
 		}
 	}
-	if ok && b.prof.expand && expandRequested(r) {
+	if ok && b.prof.expand && !b.fleet.opts.NoExpand && expandRequested(r) {
 		doc = b.expandMembers(doc, now)
 	}
 	b.mu.Unlock()
