@@ -133,7 +133,7 @@ func outcomeSummary(outcome string) string {
 	case providers.OutcomeSystemUnresolved:
 		return "System not resolved"
 	}
-	return "Cannot observe server"
+	return "Server unreachable"
 }
 
 // redfishMessage is the readable part of a Redfish error: the

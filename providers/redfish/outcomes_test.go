@@ -89,7 +89,7 @@ func TestObserveOutcomes(t *testing.T) {
 			return providers.Target{Name: "s", Endpoint: "https://127.0.0.1:1"}
 		}, attrs: func(*mockupServer) map[string]any {
 			return map[string]any{"timeout": "1s", "retry_max_attempts": 2, "retry_base_delay": "1ms", "retry_max_delay": "2ms"}
-		}, outcome: providers.OutcomeUnreachable, says: []string{"Cannot observe server", "connection refused"}},
+		}, outcome: providers.OutcomeUnreachable, says: []string{"Server unreachable", "connection refused"}},
 		{name: "untrusted certificate", attrs: func(*mockupServer) map[string]any { return map[string]any{} },
 			outcome: providers.OutcomeUnreachable, says: []string{"TLS certificate not trusted"}},
 		{name: "no answer in time", opts: []mockupOpt{intercept(func(w http.ResponseWriter, r *http.Request) bool {
@@ -100,7 +100,7 @@ func TestObserveOutcomes(t *testing.T) {
 			return false
 		})}, attrs: func(m *mockupServer) map[string]any {
 			return map[string]any{"ca_bundle": caPEM(m), "timeout": "200ms", "retry_max_attempts": 1}
-		}, outcome: providers.OutcomeUnreachable, says: []string{"Cannot observe server", "timed out", "no answer within 200ms"}},
+		}, outcome: providers.OutcomeUnreachable, says: []string{"Server unreachable", "timed out", "no answer within 200ms"}},
 		{name: "wrong password at session login", target: func(m *mockupServer) providers.Target {
 			return providers.Target{Name: "s", Endpoint: m.URL, Credentials: wrong}
 		}, outcome: providers.OutcomeCredentialsRefused, says: []string{"BMC refused the credentials", `user "operator"`, "HTTP 401", "The user name or password is not valid."}},
