@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
@@ -837,9 +836,5 @@ func termWidth(w io.Writer, getenv func(string) string) int {
 	if !ok {
 		return 0
 	}
-	var ws struct{ Row, Col, X, Y uint16 }
-	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(syscall.TIOCGWINSZ), uintptr(unsafe.Pointer(&ws))); errno != 0 {
-		return 0
-	}
-	return int(ws.Col)
+	return terminalColumns(f)
 }
