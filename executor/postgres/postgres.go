@@ -105,6 +105,8 @@ var _ executor.Backend = (*Backend)(nil)
 // lease is the lock this Backend holds, renewed by its heartbeat.
 type lease struct {
 	id   string
+	dur  time.Duration // the lease
+	hb   time.Duration // heartbeat interval
 	stop chan struct{}
 	done chan struct{}
 
@@ -241,6 +243,35 @@ func Open(ctx context.Context, o Options) (*Backend, error) {
 	}
 	return b, nil
 }
+
+// SetLease changes the lease of locks taken from now on (a plan's
+// configuration names it; the commands that continue a run learn it only
+// after opening the backend). The heartbeat is a third of it, and calls
+// retry for as long as the lease lasts.
+func (b *Backend) SetLease(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.o.Lease, b.o.Heartbeat, b.o.RetryFor = d, d/3, d
+}
+
+func (b *Backend) cfg() Options {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.o
+}
+
+// Lease is the lease of locks this Backend takes.
+func (b *Backend) Lease() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.o.Lease
+}
+
+// Where names the database for messages (never the password).
+func (b *Backend) Where() string { return "the PostgreSQL state backend (" + Describe(b.o.ConnString) + ")" }
 
 // Close stops the heartbeat (a held lock then expires after its lease
 // unless Unlock released it) and closes the connections.
@@ -395,7 +426,8 @@ func (b *Backend) warn(format string, args ...any) {
 // retry runs fn until it succeeds, fails for good, or the database has
 // been unreachable for RetryFor.
 func (b *Backend) retry(ctx context.Context, what string, fn func(context.Context) error) error {
-	deadline := time.Now().Add(b.o.RetryFor)
+	retryFor := b.cfg().RetryFor
+	deadline := time.Now().Add(retryFor)
 	delay := 100 * time.Millisecond
 	warned := false
 	for {
@@ -410,10 +442,10 @@ func (b *Backend) retry(ctx context.Context, what string, fn func(context.Contex
 			return b.scrub(err)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the PostgreSQL state backend (%s) was unreachable for %s: %w", Describe(b.o.ConnString), b.o.RetryFor, b.scrub(err))
+			return fmt.Errorf("the PostgreSQL state backend (%s) was unreachable for %s: %w", Describe(b.o.ConnString), retryFor, b.scrub(err))
 		}
 		if !warned {
-			b.warn("the PostgreSQL state backend is unreachable (%v); retrying %s for up to %s", b.scrub(err), what, b.o.RetryFor)
+			b.warn("the PostgreSQL state backend is unreachable (%v); retrying %s for up to %s", b.scrub(err), what, retryFor)
 			warned = true
 		}
 		select {
@@ -603,7 +635,7 @@ func (b *Backend) Append(ctx context.Context, sha string, records ...[]byte) ([]
 	if err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "RFL01" {
-			return nil, fmt.Errorf("%w (lock %s): its lease expired (the database was unreachable for longer than the lease, %s) or force-unlock removed it, so another apply may drive this run; this apply stops: run apply or continue again to resume from the journal", ErrLeaseLost, leaseID, b.o.Lease)
+			return nil, fmt.Errorf("%w (lock %s): its lease expired (the database was unreachable for longer than the lease, %s) or force-unlock removed it, so another apply may drive this run; this apply stops: run apply or continue again to resume from the journal", ErrLeaseLost, leaseID, b.Lease())
 		}
 		return nil, err
 	}
@@ -654,12 +686,13 @@ func (b *Backend) Read(ctx context.Context, sha string, after int64) ([]executor
 // Lock implements executor.Backend: it writes the holder with a lease and
 // starts the heartbeat that renews it until Unlock or Close.
 func (b *Backend) Lock(ctx context.Context, info executor.LockInfo) error {
+	o := b.cfg()
 	for range 3 {
 		var inserted bool
 		err := b.retry(ctx, "taking the lock", func(ctx context.Context) error {
 			tag, err := b.pool.Exec(ctx, `INSERT INTO `+b.s+`.lock (id, who, pid, plan_sha256, since, heartbeat_at, lease_expires, lease_seconds)
 				VALUES ($1, $2, $3, $4, $5, now(), now() + make_interval(secs => $6), $6)
-				ON CONFLICT (singleton) DO NOTHING`, info.ID, info.Who, info.PID, info.PlanSHA256, info.Since, b.o.Lease.Seconds())
+				ON CONFLICT (singleton) DO NOTHING`, info.ID, info.Who, info.PID, info.PlanSHA256, info.Since, o.Lease.Seconds())
 			if err != nil {
 				// An insert whose commit was cut off may have taken the lock.
 				if h, herr := b.LockHolder(ctx); transient(err) && herr == nil && h.ID == info.ID {
@@ -675,7 +708,7 @@ func (b *Backend) Lock(ctx context.Context, info executor.LockInfo) error {
 			return err
 		}
 		if inserted {
-			l := &lease{id: info.ID, stop: make(chan struct{}), done: make(chan struct{})}
+			l := &lease{id: info.ID, dur: o.Lease, hb: o.Heartbeat, stop: make(chan struct{}), done: make(chan struct{})}
 			b.mu.Lock()
 			old := b.lease
 			b.lease = l
@@ -702,7 +735,7 @@ func (b *Backend) Lock(ctx context.Context, info executor.LockInfo) error {
 // gone is lost for good: it is not renewed, and Append refuses.
 func (b *Backend) heartbeat(l *lease) {
 	defer close(l.done)
-	t := time.NewTicker(b.o.Heartbeat)
+	t := time.NewTicker(l.hb)
 	defer t.Stop()
 	for {
 		select {
@@ -710,9 +743,9 @@ func (b *Backend) heartbeat(l *lease) {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), b.o.Heartbeat)
+		ctx, cancel := context.WithTimeout(context.Background(), l.hb)
 		tag, err := b.pool.Exec(ctx, `UPDATE `+b.s+`.lock SET heartbeat_at = now(), lease_expires = now() + make_interval(secs => $2)
-			WHERE id = $1 AND lease_expires > now()`, l.id, b.o.Lease.Seconds())
+			WHERE id = $1 AND lease_expires > now()`, l.id, l.dur.Seconds())
 		cancel()
 		if err != nil {
 			b.warn("renewing the state lock lease %s: %v (retrying)", l.id, b.scrub(err))

@@ -4,27 +4,28 @@ import (
 	"context"
 
 	"github.com/rackform/rackform/executor"
-	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/planner/plan"
 )
 
 // controlRun is the run a control command (stop, skip, status) acts on:
-// the state directory, the plan it applied last, and an executor without
+// the state backend (the state directory, or PostgreSQL when
+// RACKFORM_PG_CONN_STR is set), the run's plan, and an executor without
 // providers that records requests and reads state.
 type controlRun struct {
-	backend *state.Dir
+	backend *stateBackend
 	plan    *plan.Plan
 	sha     string
 	exec    *executor.Executor
 }
 
-// openControlRun opens the run recorded in dir. The caller closes it.
-func openControlRun(ctx context.Context, dir string) (*controlRun, error) {
-	b, err := openState(dir)
+// openControlRun opens the run (runID: -run, may be empty) recorded in
+// dir or in PostgreSQL. The caller closes it.
+func openControlRun(ctx context.Context, m *Meta, dir, runID string) (*controlRun, error) {
+	b, err := openControlBackend(ctx, m, dir)
 	if err != nil {
 		return nil, err
 	}
-	p, sha, _, err := currentPlan(ctx, b, dir)
+	p, sha, _, err := chooseRun(ctx, b, runID)
 	if err != nil {
 		b.Close()
 		return nil, err
@@ -37,5 +38,5 @@ func openControlRun(ctx context.Context, dir string) (*controlRun, error) {
 	return &controlRun{backend: b, plan: p, sha: sha, exec: e}, nil
 }
 
-// Close releases the state directory.
+// Close releases the state backend.
 func (r *controlRun) Close() error { return r.backend.Close() }

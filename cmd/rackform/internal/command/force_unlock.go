@@ -51,7 +51,7 @@ func (c *forceUnlockCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: force-unlock takes one lock ID, got %d arguments\n\n%s", len(rest), helpText(c))
 		return ExitUsage
 	}
-	b, err := openState(c.stateDir)
+	b, err := openControlBackend(ctx, c.Meta, c.stateDir)
 	if err != nil {
 		return c.fail("%s", err)
 	}

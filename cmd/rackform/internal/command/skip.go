@@ -15,6 +15,7 @@ import (
 type skipCommand struct {
 	*Meta
 	stateDir string
+	runID    string
 }
 
 func (c *skipCommand) Synopsis() string {
@@ -44,6 +45,7 @@ Exit status: 0 when the skip is recorded, 1 when it is refused.`
 func (c *skipCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("skip", flag.ContinueOnError)
 	fs.StringVar(&c.stateDir, "state-dir", state.DefaultDir, "The state `DIR` of the run.")
+	runFlag(fs, &c.runID)
 	return fs
 }
 
@@ -56,7 +58,7 @@ func (c *skipCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: skip takes one address, got %d arguments\n\n%s", len(rest), helpText(c))
 		return ExitUsage
 	}
-	run, err := openControlRun(ctx, c.stateDir)
+	run, err := openControlRun(ctx, c.Meta, c.stateDir, c.runID)
 	if err != nil {
 		return c.fail("%s", err)
 	}
