@@ -271,7 +271,9 @@ func (b *Backend) Lease() time.Duration {
 }
 
 // Where names the database for messages (never the password).
-func (b *Backend) Where() string { return "the PostgreSQL state backend (" + Describe(b.o.ConnString) + ")" }
+func (b *Backend) Where() string {
+	return "the PostgreSQL state backend (" + Describe(b.o.ConnString) + ")"
+}
 
 // Close stops the heartbeat (a held lock then expires after its lease
 // unless Unlock released it) and closes the connections.

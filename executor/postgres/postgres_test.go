@@ -152,7 +152,6 @@ func TestConnectionErrorsAreClearAndSecretFree(t *testing.T) {
 	}
 }
 
-
 func lockInfo(id string) executor.LockInfo {
 	return executor.LockInfo{ID: id, Who: "ci@" + id, PID: 99999, PlanSHA256: strings.Repeat("a", 64), Since: time.Now().UTC()}
 }
