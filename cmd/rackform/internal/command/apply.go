@@ -196,13 +196,14 @@ type runOpts struct {
 	jsonInto    string
 	lockTimeout time.Duration
 	stateDir    string
+	vars        stringList
+	varFiles    stringList
+	noColor     bool
+
 	// runID is -run of continue and approve; fromEnv: the backend is
 	// chosen by the environment (continue, approve), not by the plan.
-	runID    string
-	fromEnv  bool
-	vars     stringList
-	varFiles stringList
-	noColor  bool
+	runID   string
+	fromEnv bool
 
 	// planPath is the plan file apply was given, after the trust option it
 	// was given with ("-allow-unsigned plan.json"; "" for continue and
