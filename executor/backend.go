@@ -161,11 +161,13 @@ func ForceUnlock(ctx context.Context, b Backend, id string) error {
 // that crashed or was killed, whose lock can be taken over. A holder on
 // another host, or whose process may run, is not gone.
 //
-// A holder whose lease the backend found expired (LockInfo.Expired) is gone
-// wherever it ran: it stopped renewing its lease.
+// A holder with a lease (LockInfo.LeaseExpires set) is judged by its
+// lease alone, wherever it ran: gone once the backend found it expired (it
+// stopped renewing it), never by its pid (a container's pid says nothing
+// of another container with the same host name).
 func HolderGone(h LockInfo) bool {
-	if h.Expired {
-		return true
+	if h.Expired || !h.LeaseExpires.IsZero() {
+		return h.Expired
 	}
 	host, err := os.Hostname()
 	if err != nil || host == "" || h.PID <= 0 || !strings.HasSuffix(h.Who, "@"+host) {
