@@ -82,6 +82,16 @@ func pgFleet(t *testing.T, octet, racks, perRack int, speed float64, lease strin
 	if pgServer == nil {
 		t.Skip(pgtest.ErrNoPostgres.Error())
 	}
+	db, err := pgServer.NewDatabase(context.Background(), t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pgFleetIn(t, octet, racks, perRack, speed, lease, pause), pgServer.TCPConn(db)
+}
+
+// pgFleetIn is pgFleet without a database of its own.
+func pgFleetIn(t *testing.T, octet, racks, perRack int, speed float64, lease string, pause bool) *e2eFleet {
+	t.Helper()
 	f := startE2EFleet(t, octet, racks, perRack, speed, nil)
 	path := filepath.Join(f.dir, "main.rf.hcl")
 	src, err := os.ReadFile(path)
@@ -95,11 +105,7 @@ func pgFleet(t *testing.T, octet, racks, perRack int, speed float64, lease strin
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	db, err := pgServer.NewDatabase(context.Background(), t.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f, pgServer.TCPConn(db)
+	return f
 }
 
 // journalTypes returns the types of the journal records of every plan, in
@@ -439,4 +445,72 @@ func TestPostgresDatabaseRestartDuringApply(t *testing.T) {
 	}
 	f.checkFleet(t)
 	checkStepsOnce(t, conn)
+}
+
+var planSHARe = regexp.MustCompile(`Plan SHA-256: ([0-9a-f]{64})`)
+
+// TestPostgresSeveralRuns: two rollouts paused in one database. The
+// commands without a plan file do not guess: they list both unfinished
+// runs and ask for -run ID; with -run they act on that run only.
+func TestPostgresSeveralRuns(t *testing.T) {
+	f1, conn := pgFleet(t, freeOctet(t, 89, 9), 3, 3, 3000, "30s", true)
+	f2 := pgFleetIn(t, freeOctet(t, f1Octet(t, f1)+1, 9), 3, 3, 3000, "30s", true)
+	bin := rackformBin(t)
+	a := newPGRunner(t, bin, conn)
+	var shas []string
+	for i, f := range []*e2eFleet{f1, f2} {
+		name := fmt.Sprintf("plan%d.json", i+1)
+		code, out := a.run(t, "plan", "-no-color", "-out", name, f.dir)
+		m := planSHARe.FindStringSubmatch(out)
+		if code != 0 || m == nil {
+			t.Fatalf("plan %d: exit %d\n%s", i+1, code, out)
+		}
+		shas = append(shas, m[1])
+		if code, out := a.run(t, "apply", "-allow-unsigned", name); code != 3 {
+			t.Fatalf("apply %d: exit %d, want 3 (paused)\n%s", i+1, code, out)
+		}
+	}
+	b := newPGRunner(t, bin, conn)
+	for _, args := range [][]string{{"continue"}, {"status"}, {"stop"}} {
+		code, out := b.run(t, args...)
+		if code != 1 || !strings.Contains(out, "holds 2 unfinished runs; choose one with -run ID") ||
+			!strings.Contains(out, "-run "+shas[0][:12]) || !strings.Contains(out, "-run "+shas[1][:12]) {
+			t.Errorf("rackform %s with two unfinished runs: exit %d, want 1 listing both\n%s", args[0], code, out)
+		}
+	}
+	code, out := b.run(t, "status", "-run", shas[1][:10])
+	if code != 0 || !strings.Contains(out, "Plan "+shas[1][:12]+": run paused(after_rack)") {
+		t.Fatalf("status -run: exit %d\n%s", code, out)
+	}
+	if code, out := b.run(t, "status", "-run", "ffff"); code != 1 || !strings.Contains(out, "has no run of a plan whose SHA-256 starts with") {
+		t.Errorf("status -run of no run: exit %d\n%s", code, out)
+	}
+	for i := 0; ; i++ {
+		code, out = b.run(t, "continue", "-run", shas[0][:12])
+		if code == 0 {
+			break
+		}
+		if code != 3 || i == 3 {
+			t.Fatalf("continue -run: exit %d\n%s", code, out)
+		}
+	}
+	f1.checkFleet(t)
+	// The other run is untouched and now the only unfinished one.
+	code, out = b.run(t, "status")
+	if code != 0 || !strings.Contains(out, "Plan "+shas[1][:12]+": run paused(after_rack)") {
+		t.Fatalf("status with one unfinished run left: exit %d\n%s", code, out)
+	}
+}
+
+// f1Octet is the third octet of a fleet's BMC addresses.
+func f1Octet(t *testing.T, f *e2eFleet) int {
+	t.Helper()
+	src := string(mustRead(t, filepath.Join(f.dir, "main.rf.hcl")))
+	var o int
+	i := strings.Index(src, "http://127.77.")
+	if i < 0 {
+		t.Fatal("no BMC address in the fleet's configuration")
+	}
+	fmt.Sscanf(src[i+len("http://127.77."):], "%d", &o)
+	return o
 }
