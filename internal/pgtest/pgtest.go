@@ -91,7 +91,15 @@ func Start() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "rackform-pg-")
+	parent := ""
+	if os.Geteuid() == 0 {
+		// The server runs as the postgres user, who must reach the
+		// directory: TMPDIR may be private to root, /tmp is not.
+		if fi, err := os.Stat("/tmp"); err == nil && fi.IsDir() {
+			parent = "/tmp"
+		}
+	}
+	dir, err := os.MkdirTemp(parent, "rackform-pg-")
 	if err != nil {
 		return nil, err
 	}
