@@ -514,3 +514,56 @@ func f1Octet(t *testing.T, f *e2eFleet) int {
 	fmt.Sscanf(src[i+len("http://127.77."):], "%d", &o)
 	return o
 }
+
+// TestPostgresStandbyWorkerTakesOver: a second apply of the same plan on
+// another runner, started while the first one runs, waits (-lock-timeout)
+// instead of driving the run beside it; when the first is killed, the
+// standby takes the lock over once the lease expired and completes the run
+// from the journal, no step started twice and no server flashed twice.
+// (Active/standby; several workers driving one run together is not
+// implemented.)
+func TestPostgresStandbyWorkerTakesOver(t *testing.T) {
+	f, conn := pgFleet(t, freeOctet(t, 95, 6), 3, 2, 300, "3s", false)
+	bin := rackformBin(t)
+	a := newPGRunner(t, bin, conn)
+	if code, out := a.run(t, "plan", "-no-color", "-out", "plan.json", f.dir); code != 0 {
+		t.Fatalf("plan: exit %d\n%s", code, out)
+	}
+	acmd, _ := a.start(t, "apply", "-allow-unsigned", "plan.json")
+	aexited := make(chan struct{})
+	go func() { _ = acmd.Wait(); close(aexited) }()
+	waitRecords(t, conn, "step_started", 1, acmd, aexited)
+
+	b := newPGRunner(t, bin, conn)
+	if err := os.WriteFile(filepath.Join(b.work, "plan.json"), mustRead(t, filepath.Join(a.work, "plan.json")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bcmd, bout := b.start(t, "apply", "-allow-unsigned", "-lock-timeout", "120s", "plan.json")
+	bexited := make(chan struct{})
+	go func() { _ = bcmd.Wait(); close(bexited) }()
+	waitRecords(t, conn, "step_done", 3, acmd, aexited)
+	if n := countRecords(t, conn, "run_started"); n != 1 {
+		t.Fatalf("%d run_started records while the first apply runs: the standby did not wait", n)
+	}
+	_ = syscall.Kill(-acmd.Process.Pid, syscall.SIGKILL)
+	<-aexited
+	select {
+	case <-bexited:
+	case <-time.After(120 * time.Second):
+		t.Fatalf("the standby did not finish:\n%s", bout.String())
+	}
+	if code := bcmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("standby apply: exit %d\n%s", code, bout.String())
+	}
+	f.checkFleet(t)
+	checkStepsOnce(t, conn)
+	var takeover string
+	for _, r := range journal(t, conn) {
+		if r["type"] == "run_started" {
+			takeover = fmt.Sprint(r["message"])
+		}
+	}
+	if !strings.Contains(takeover, "lease expired") {
+		t.Errorf("the standby's run_started does not record the takeover of the expired lease: %q", takeover)
+	}
+}
