@@ -221,7 +221,13 @@ func Open(ctx context.Context, o Options) (*Backend, error) {
 	secret := secrets(o.ConnString)
 	cfg, err := pgxpool.ParseConfig(o.ConnString)
 	if err != nil {
-		return nil, fmt.Errorf("RACKFORM_PG_CONN_STR is not a usable PostgreSQL connection string (a libpq URL or key=value string): %w", scrubErr(errors.Unwrap(err), secret))
+		// pgx's parse error quotes the connection string; only its cause
+		// (which names no value) is shown, scrubbed all the same.
+		cause := errors.Unwrap(err)
+		if cause == nil {
+			cause = errors.New("it cannot be parsed")
+		}
+		return nil, fmt.Errorf("RACKFORM_PG_CONN_STR is not a usable PostgreSQL connection string (a libpq URL or key=value string): %w", scrubErr(cause, secret))
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 10 * time.Second

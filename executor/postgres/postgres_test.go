@@ -310,3 +310,29 @@ func TestDatabaseRestartDuringAppends(t *testing.T) {
 		t.Fatalf("after the restart the lock is %+v, %v; want apply-a's, live", h, err)
 	}
 }
+
+// TestMalformedConnStringNamesNoSecret: a connection string that cannot be
+// parsed is refused with a message that never quotes it (it may hold a
+// password), whatever is wrong with it.
+func TestMalformedConnStringNamesNoSecret(t *testing.T) {
+	const secret = "Secr3tPW"
+	for _, c := range []string{
+		"postgres://u:" + secret + "@host:notaport/db",
+		"host=x password=" + secret + " port=abc",
+		"postgres://u:" + secret + "@h/db?sslmode=bogus",
+		"host=x password='" + secret + "' connect_timeout=forever",
+		"::::" + secret,
+	} {
+		_, err := Open(context.Background(), Options{ConnString: c})
+		if err == nil {
+			t.Errorf("%d: a malformed connection string was accepted", len(c))
+			continue
+		}
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("the error shows the password: %s", err)
+		}
+		if !strings.Contains(err.Error(), "RACKFORM_PG_CONN_STR is not a usable PostgreSQL connection string") {
+			t.Errorf("unclear error: %s", err)
+		}
+	}
+}
