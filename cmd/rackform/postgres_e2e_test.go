@@ -567,3 +567,48 @@ func TestPostgresStandbyWorkerTakesOver(t *testing.T) {
 		t.Errorf("the standby's run_started does not record the takeover of the expired lease: %q", takeover)
 	}
 }
+
+// TestPostgresStopAndSkipFromAnotherRunner: while apply runs on runner A,
+// runner B (no plan file, no state directory) skips a server that has not
+// started and stops the run; A obeys both records through the database
+// and exits 3 (stopped); B's continue then finishes the run, the skipped
+// server untouched.
+func TestPostgresStopAndSkipFromAnotherRunner(t *testing.T) {
+	f, conn := pgFleet(t, freeOctet(t, 101, 6), 3, 2, 300, "30s", false)
+	bin := rackformBin(t)
+	a := newPGRunner(t, bin, conn)
+	if code, out := a.run(t, "plan", "-no-color", "-out", "plan.json", f.dir); code != 0 {
+		t.Fatalf("plan: exit %d\n%s", code, out)
+	}
+	cmd, aout := a.start(t, "apply", "-allow-unsigned", "plan.json")
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	waitRecords(t, conn, "step_started", 1, cmd, exited)
+
+	b := newPGRunner(t, bin, conn)
+	// s4 is rack r2's compute server: the control plane goes first, so it has
+	// not started this early.
+	if code, out := b.run(t, "skip", "lab/r2/s4"); code != 0 {
+		t.Fatalf("skip on runner B: exit %d\n%s", code, out)
+	}
+	if code, out := b.run(t, "stop"); code != 0 || !strings.Contains(out, "Stop recorded") {
+		t.Fatalf("stop on runner B: exit %d\n%s", code, out)
+	}
+	select {
+	case <-exited:
+	case <-time.After(90 * time.Second):
+		t.Fatal("apply on runner A did not obey the stop")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 3 || !strings.Contains(aout.String(), "Apply stopped") {
+		t.Fatalf("apply on runner A: exit %d, want 3 (stopped)\n%s", code, aout.String())
+	}
+	code, out := b.run(t, "continue")
+	if code != 0 || !strings.Contains(out, "1 skipped") {
+		t.Fatalf("continue on runner B: exit %d, want 0 with the skipped server\n%s", code, out)
+	}
+	st := f.stats(t)["bmc-0004"]
+	if st.Updates != 0 || st.Reimages != 0 {
+		t.Errorf("the skipped server bmc-0004 was changed: %d updates, %d reimages", st.Updates, st.Reimages)
+	}
+	checkStepsOnce(t, conn)
+}
