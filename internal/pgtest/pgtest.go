@@ -99,8 +99,15 @@ func Start() (*Server, error) {
 			parent = "/tmp"
 		}
 	}
+	stopStale(bin, parent)
 	dir, err := os.MkdirTemp(parent, "rackform-pg-")
 	if err != nil {
+		return nil, err
+	}
+	// The owner's pid, so that a later Start stops this server if the
+	// test binary died without stopping it (a panic skips TestMain's end).
+	if err := os.WriteFile(filepath.Join(dir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	s := &Server{bin: bin, dir: dir, data: filepath.Join(dir, "data"), sock: filepath.Join(dir, "sock"), log: filepath.Join(dir, "server.log")}
@@ -304,5 +311,32 @@ func Need(t testing.TB, s *Server) {
 	t.Helper()
 	if s == nil {
 		t.Skip(ErrNoPostgres.Error())
+	}
+}
+
+// stopStale stops and removes the servers of earlier test binaries that
+// died without stopping them: their owner.pid names no running process.
+func stopStale(bin, parent string) {
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	dirs, _ := filepath.Glob(filepath.Join(parent, "rackform-pg-*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "owner.pid"))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 || processAlive(pid) {
+			continue
+		}
+		s := &Server{bin: bin, dir: d, data: filepath.Join(d, "data")}
+		if fi, err := os.Stat(d); err == nil {
+			if st, ok := statOwner(fi); ok && st != os.Geteuid() {
+				s.asUser = "postgres"
+			}
+		}
+		_ = s.StopServer()
+		os.RemoveAll(d)
 	}
 }
