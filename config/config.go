@@ -91,6 +91,9 @@ type Config struct {
 	MaintenanceWindows []*MaintenanceWindow
 	Clusters           []*Cluster
 	Rollouts           []*Rollout
+	// Backend is the state backend of the rackform settings block; nil:
+	// the local state directory.
+	Backend *Backend
 
 	// EnvReferences are the environment variables named by env() calls,
 	// sorted; MissingEnv are those that were unset or empty. Loading does

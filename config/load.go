@@ -44,6 +44,7 @@ var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 	{Type: kindMaintenanceWindow, LabelNames: []string{"name"}},
 	{Type: kindCluster, LabelNames: []string{"name"}},
 	{Type: kindRollout, LabelNames: []string{"name"}},
+	{Type: "rackform"},
 }}
 
 // decl is one node of the dependency graph: a local, or a block that can
@@ -424,7 +425,7 @@ func withoutSecrets(v cty.Value) cty.Value {
 
 func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	var varBlocks, blocks []*hcl.Block
+	var varBlocks, blocks, settings []*hcl.Block
 	var localsAttrs []*hcl.Attribute
 	for _, f := range files {
 		content, d := f.Body.Content(rootSchema)
@@ -433,6 +434,8 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 			switch b.Type {
 			case "variable":
 				varBlocks = append(varBlocks, b)
+			case "rackform":
+				settings = append(settings, b)
 			case "locals":
 				attrs, d := b.Body.JustAttributes()
 				diags = append(diags, d...)
@@ -442,6 +445,10 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 			}
 		}
 	}
+
+	be, d := decodeSettings(settings)
+	diags = append(diags, d...)
+	s.cfg.Backend = be
 
 	// Variable errors do not stop loading: a failed variable evaluates as
 	// unknown, and whatever uses it is skipped quietly, so the user still

@@ -67,6 +67,13 @@ type LockInfo struct {
 	PID        int       `json:"pid"`
 	PlanSHA256 string    `json:"plan_sha256"`
 	Since      time.Time `json:"since"`
+	// LeaseExpires is set by backends whose lock is a lease renewed by a
+	// heartbeat while its holder runs (postgres): when it passes, the
+	// holder is gone wherever it ran. Zero for the local lock file.
+	LeaseExpires time.Time `json:"lease_expires,omitzero"`
+	// Expired: the backend found the lease expired by its own clock (the
+	// database's), so the next apply may take the lock over.
+	Expired bool `json:"-"`
 }
 
 // LockedError says the lock is held, by whom, since when, for which plan.
@@ -76,6 +83,10 @@ type LockedError struct {
 
 func (e *LockedError) Error() string {
 	h := e.Holder
+	if !h.LeaseExpires.IsZero() {
+		return fmt.Sprintf("the state is locked by %s (pid %d) since %s, applying plan %s; its lease runs until %s and is renewed while that apply runs: if it is gone, the lease expires and the next apply takes over, or run now: rackform force-unlock %s",
+			h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), short(h.PlanSHA256), h.LeaseExpires.UTC().Format(time.RFC3339), h.ID)
+	}
 	return fmt.Sprintf("the state is locked by %s (pid %d) since %s, applying plan %s; if that apply is gone, run: rackform force-unlock %s",
 		h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), short(h.PlanSHA256), h.ID)
 }
@@ -149,7 +160,15 @@ func ForceUnlock(ctx context.Context, b Backend, id string) error {
 // (Who ends in "@" + this host name) whose process no longer runs: an apply
 // that crashed or was killed, whose lock can be taken over. A holder on
 // another host, or whose process may run, is not gone.
+//
+// A holder with a lease (LockInfo.LeaseExpires set) is judged by its
+// lease alone, wherever it ran: gone once the backend found it expired (it
+// stopped renewing it), never by its pid (a container's pid says nothing
+// of another container with the same host name).
 func HolderGone(h LockInfo) bool {
+	if h.Expired || !h.LeaseExpires.IsZero() {
+		return h.Expired
+	}
 	host, err := os.Hostname()
 	if err != nil || host == "" || h.PID <= 0 || !strings.HasSuffix(h.Who, "@"+host) {
 		return false
@@ -197,4 +216,12 @@ func acquire(ctx context.Context, b Backend, info LockInfo, timeout time.Duratio
 		case <-clock.At(next):
 		}
 	}
+}
+
+// GoneReason says why a replaced lock holder was taken for gone.
+func GoneReason(h LockInfo) string {
+	if h.Expired {
+		return "its lease expired at " + h.LeaseExpires.UTC().Format(time.RFC3339) + " without being renewed: that apply is gone"
+	}
+	return "that process is no longer running on this host"
 }

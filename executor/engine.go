@@ -195,8 +195,8 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	}
 	tookOver := ""
 	if replaced != nil {
-		tookOver = fmt.Sprintf("took over the lock %s of %s (pid %d, since %s, plan %s): that process is no longer running on this host",
-			replaced.ID, replaced.Who, replaced.PID, replaced.Since.UTC().Format(time.RFC3339), short(replaced.PlanSHA256))
+		tookOver = fmt.Sprintf("took over the lock %s of %s (pid %d, since %s, plan %s): %s",
+			replaced.ID, replaced.Who, replaced.PID, replaced.Since.UTC().Format(time.RFC3339), short(replaced.PlanSHA256), GoneReason(*replaced))
 		o.Logger.Warn(tookOver)
 	}
 	defer func() {

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/rackform/rackform/internal/pgtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the cmp files of testdata/script/*.txtar with the actual output")
@@ -21,11 +23,21 @@ var examplesDir = filepath.Join("..", "..", "examples")
 
 // TestMain lets scripts run the real binary: the test binary re-executes
 // itself as "rackform" through the same run() that main uses.
+//
+// The tests of the postgres state backend share one PostgreSQL server,
+// started here for the package (internal/pgtest); each gets a database.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(withPostgres{m}, map[string]func(){
 		"rackform": func() { os.Exit(run()) },
 	})
 }
+
+// pgServer is the package's PostgreSQL server; nil without binaries.
+var pgServer *pgtest.Server
+
+type withPostgres struct{ m *testing.M }
+
+func (w withPostgres) Run() int { return pgtest.Main(w.m, &pgServer) }
 
 // TestScripts runs testdata/script/*.txtar end to end. Each script starts in
 // its own $WORK holding a copy of examples/ (as $WORK/examples), so scripts

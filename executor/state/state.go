@@ -13,7 +13,8 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
-	"syscall"
+
+	"github.com/gofrs/flock"
 
 	"github.com/rackform/rackform/executor"
 )
@@ -28,15 +29,24 @@ const DefaultDir = ".rackform"
 //	DIR/journal/<sha>.jsonl   one journal per plan, one record a line
 //	DIR/lock.json             the lock holder, while held
 //
-// Appends take an exclusive flock on the journal file, so control records
-// from other processes interleave with a running apply line by line, and
-// are fsynced before Append returns. A torn last line (a writer that died
+// Appends take an exclusive file lock (flock on Unix, LockFileEx on
+// Windows) on DIR/journal/<sha>.lock, so control records from other
+// processes interleave with a running apply line by line, and are fsynced
+// before Append returns. A torn last line (a writer that died
 // mid-write; it held the flock) is cut off by the next append.
 type Dir struct {
 	path string
 
 	mu    sync.Mutex
-	files map[string]*os.File
+	files map[string]*journalFile
+}
+
+// journalFile is an open journal with its lock file. mu serialises the
+// appends of this process (a file lock is per process, not per goroutine).
+type journalFile struct {
+	mu   sync.Mutex
+	f    *os.File
+	lock *flock.Flock
 }
 
 var _ executor.Backend = (*Dir)(nil)
@@ -48,7 +58,7 @@ func Open(path string) (*Dir, error) {
 			return nil, fmt.Errorf("state directory %s: %w", path, err)
 		}
 	}
-	return &Dir{path: path, files: map[string]*os.File{}}, nil
+	return &Dir{path: path, files: map[string]*journalFile{}}, nil
 }
 
 // Close closes cached journal files.
@@ -56,8 +66,8 @@ func (d *Dir) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var errs []error
-	for k, f := range d.files {
-		errs = append(errs, f.Close())
+	for k, j := range d.files {
+		errs = append(errs, j.f.Close(), j.lock.Close())
 		delete(d.files, k)
 	}
 	return errors.Join(errs...)
@@ -147,7 +157,7 @@ func (d *Dir) CurrentPlan(context.Context) (string, error) {
 	return string(bytes.TrimSpace(b)), nil
 }
 
-func (d *Dir) journal(sha string) (*os.File, error) {
+func (d *Dir) journal(sha string) (*journalFile, error) {
 	if err := checkSHA(sha); err != nil {
 		return nil, err
 	}
@@ -168,8 +178,9 @@ func (d *Dir) journal(sha string) (*os.File, error) {
 			return nil, err
 		}
 	}
-	d.files[sha] = f
-	return f, nil
+	j := &journalFile{f: f, lock: flock.New(filepath.Join(d.path, "journal", sha+".lock"))}
+	d.files[sha] = j
+	return j, nil
 }
 
 // Append implements executor.Backend. A record's position is the byte
@@ -182,14 +193,17 @@ func (d *Dir) Append(_ context.Context, sha string, records ...[]byte) ([]int64,
 		}
 		size += len(r) + 1
 	}
-	f, err := d.journal(sha)
+	j, err := d.journal(sha)
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.lock.Lock(); err != nil {
 		return nil, fmt.Errorf("locking the journal: %w", err)
 	}
-	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	defer j.lock.Unlock()
+	f := j.f
 	end, err := repairTail(f)
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", sha, err)

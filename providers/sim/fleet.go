@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -499,19 +498,6 @@ func (f *Fleet) scale(d time.Duration) time.Duration {
 func retryAfter(d time.Duration) string {
 	s := int(d / time.Second)
 	return strconv.Itoa(min(max(s, 0), 10))
-}
-
-// raiseFileLimit lifts the soft RLIMIT_NOFILE towards the hard limit: every
-// BMC holds a listener and clients open connections to it.
-func raiseFileLimit(n int) {
-	var rl syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
-		return
-	}
-	if want := uint64(n)*2 + 1024; rl.Cur < want && rl.Cur < rl.Max {
-		rl.Cur = min(want, rl.Max)
-		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl)
-	}
 }
 
 // sortedKeys returns m's keys sorted.

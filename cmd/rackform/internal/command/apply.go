@@ -207,6 +207,11 @@ type runOpts struct {
 	varFiles    stringList
 	noColor     bool
 
+	// runID is -run of continue and approve; fromEnv: the backend is
+	// chosen by the environment (continue, approve), not by the plan.
+	runID   string
+	fromEnv bool
+
 	// planPath is the plan file apply was given, after the trust option it
 	// was given with ("-allow-unsigned plan.json"; "" for continue and
 	// approve), for the command printed to resume.
@@ -299,10 +304,10 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 		return m.fail("plan %s expired at %s (made %s); plan again: what it observed is too old to trust", shortSHA(sha), na.UTC().Format(time.RFC3339), p.CreatedAt.UTC().Format(time.RFC3339))
 	}
 	isExpired := !p.NotAfter.IsZero() && clock.Now().After(p.NotAfter)
-	if _, err := os.Stat(o.stateDir); isExpired && errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(o.stateDir); isExpired && errors.Is(err, fs.ErrNotExist) && !o.postgresSelected(m, p) {
 		return expired() // no state, so no started run: refuse touching nothing
 	}
-	b, err := openState(o.stateDir)
+	b, err := o.openBackend(ctx, m, p)
 	if err != nil {
 		return m.fail("%s", err)
 	}
@@ -474,7 +479,7 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 		sinks = append(sinks, executor.NewJSONSink(m.Stdout))
 	} else {
 		live := isTerminal(m.Stdout) && !o.noColor && m.Getenv("TERM") != "dumb"
-		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: live, Color: color, Now: clock.Now, Command: nextCommand(o.stateDir, o.planPath), Width: termWidth(m.Stdout, m.Getenv)})
+		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: live, Color: color, Now: clock.Now, Command: nextCommand(b.dir, o.planPath), Width: termWidth(m.Stdout, m.Getenv)})
 		if live {
 			viewNote := view.Note
 			note.Store(&viewNote)
@@ -807,6 +812,10 @@ func planPins(p *plan.Plan) (string, func(), error) {
 // no longer runs (a crashed or killed apply). Run takes such a lock over
 // (executor.HolderGone); the hint is for a refusal that raced with it.
 func staleLockHint(m *Meta, h *executor.LockInfo) {
+	if h.Expired {
+		fmt.Fprintf(m.Stderr, "Note: the lease of the apply holding the lock expired at %s without being renewed: that apply is gone, and the next apply takes the lock over.\n", h.LeaseExpires.UTC().Format(time.RFC3339))
+		return
+	}
 	if executor.HolderGone(*h) {
 		host, _ := os.Hostname()
 		fmt.Fprintf(m.Stderr, "Note: pid %d is not running on this host (%s): the apply holding the lock is gone.\n", h.PID, host)

@@ -36,6 +36,7 @@ interrupted.`
 func (c *approveCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("approve", flag.ContinueOnError)
 	c.runOpts.flags(fs)
+	runFlag(fs, &c.runID)
 	return fs
 }
 

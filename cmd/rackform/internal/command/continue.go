@@ -29,6 +29,12 @@ the plan in this process, like apply, so it takes apply's options
 When another apply of the same plan is running, continue only records the
 request for it and exits 0.
 
+With RACKFORM_PG_CONN_STR set, the run is in the PostgreSQL state backend
+(a configuration's rackform { backend "postgres" {} } block): continue then
+works from any machine and any CI job, with no plan file and no state
+directory, only the connection string and the BMC credentials. With several
+unfinished runs in the database it lists them and takes -run ID.
+
 Exit status: as apply: 0 every planned server at target (or skipped before
 it began), 4 completed with failed, skipped-after-start or stranded
 servers, 1 error, refused or failed run, 3 paused or stopped, 130
@@ -39,7 +45,14 @@ func (c *continueCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("continue", flag.ContinueOnError)
 	c.runOpts.flags(fs)
 	c.habitFlags(fs)
+	runFlag(fs, &c.runID)
 	return fs
+}
+
+// runFlag is -run of the commands without a plan file.
+func runFlag(fs *flag.FlagSet, v *string) {
+	*v = ""
+	fs.StringVar(v, "run", "", "With the postgres backend (RACKFORM_PG_CONN_STR set) holding several unfinished runs: act on the run whose plan SHA-256 starts with `ID`.")
 }
 
 func (c *continueCommand) Run(ctx context.Context, args []string) int {
@@ -57,15 +70,16 @@ func (c *continueCommand) Run(ctx context.Context, args []string) int {
 // resume loads the current plan from the state backend and drives its run
 // after recording control.
 func resume(ctx context.Context, m *Meta, o *runOpts, control func(*executor.Executor) error) int {
-	b, err := openState(o.stateDir)
+	b, err := openControlBackend(ctx, m, o.stateDir)
 	if err != nil {
 		return m.fail("%s", err)
 	}
-	p, sha, file, err := currentPlan(ctx, b, o.stateDir)
+	p, sha, file, err := chooseRun(ctx, b, o.runID)
 	b.Close()
 	if err != nil {
 		return m.fail("%s", err)
 	}
+	o.fromEnv = true
 	// The state directory is as writable as a plan file: with trusted keys,
 	// the stored plan is checked like the one apply was given.
 	keys, err := trustedKeys(m.Getenv)
@@ -73,7 +87,11 @@ func resume(ctx context.Context, m *Meta, o *runOpts, control func(*executor.Exe
 		return m.fail("%s", err)
 	}
 	if len(keys) > 0 {
-		if err := verifyPlan("the plan "+shortSHA(sha)+" in "+o.stateDir, file, p, keys); err != nil {
+		where := o.stateDir
+		if b.pg != nil {
+			where = b.where
+		}
+		if err := verifyPlan("the plan "+shortSHA(sha)+" in "+where, file, p, keys); err != nil {
 			return m.fail("%s", err)
 		}
 	}

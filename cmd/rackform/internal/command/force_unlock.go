@@ -33,6 +33,12 @@ the state. Apply's refusal shows what could be read of it and an ID
 ("corrupt-" and a hash of its bytes); force-unlock with that ID shows it
 again and removes exactly that file.
 
+With RACKFORM_PG_CONN_STR set, the lock is the lease in the PostgreSQL
+state backend, and force-unlock works from any machine. The apply that held
+it can then no longer write its journal, so it acts no further and stops
+with an error; an apply that died needs no force-unlock there: its lease
+expires (lease_duration, default 30s) and the next apply takes it over.
+
 Exit status: 0 when the lock was removed, 1 when no lock has this ID.`
 }
 
@@ -51,7 +57,7 @@ func (c *forceUnlockCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: force-unlock takes one lock ID, got %d arguments\n\n%s", len(rest), helpText(c))
 		return ExitUsage
 	}
-	b, err := openState(c.stateDir)
+	b, err := openControlBackend(ctx, c.Meta, c.stateDir)
 	if err != nil {
 		return c.fail("%s", err)
 	}

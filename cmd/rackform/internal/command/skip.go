@@ -16,6 +16,7 @@ type skipCommand struct {
 	*Meta
 	stateDir string
 	planFile string
+	runID    string
 }
 
 func (c *skipCommand) Synopsis() string {
@@ -48,6 +49,7 @@ func (c *skipCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("skip", flag.ContinueOnError)
 	fs.StringVar(&c.stateDir, "state-dir", state.DefaultDir, "The state `DIR` of the run.")
 	fs.StringVar(&c.planFile, "plan", "", "Skip in the run of plan `FILE`, even before it is applied (a member, group or stage left out from the start).")
+	runFlag(fs, &c.runID)
 	return fs
 }
 
@@ -63,9 +65,9 @@ func (c *skipCommand) Run(ctx context.Context, args []string) int {
 	var run *controlRun
 	var err error
 	if c.planFile != "" {
-		run, err = openPlanRun(c.stateDir, c.planFile)
+		run, err = openPlanRun(ctx, c.Meta, c.stateDir, c.planFile)
 	} else {
-		run, err = openControlRun(ctx, c.stateDir)
+		run, err = openControlRun(ctx, c.Meta, c.stateDir, c.runID)
 	}
 	if err != nil {
 		return c.fail("%s", err)

@@ -17,6 +17,7 @@ import (
 type statusCommand struct {
 	*Meta
 	stateDir string
+	runID    string
 	json     bool
 	format   string
 }
@@ -38,6 +39,7 @@ Exit status: 0, or 1 when there is no run to show.`
 func (c *statusCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	fs.StringVar(&c.stateDir, "state-dir", state.DefaultDir, "The state `DIR` of the run.")
+	runFlag(fs, &c.runID)
 	fs.BoolVar(&c.json, "json", false, "Print the state tree as JSON.")
 	fs.StringVar(&c.format, "format", "text", "Output `FORMAT`: text, json, or html (one self-contained page: the rack grid coloured by the run's state).")
 	return fs
@@ -56,7 +58,7 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: -format must be text, json or html, got %q\n", c.format)
 		return ExitUsage
 	}
-	run, err := openControlRun(ctx, c.stateDir)
+	run, err := openControlRun(ctx, c.Meta, c.stateDir, c.runID)
 	if err != nil {
 		return c.fail("%s", err)
 	}
@@ -80,7 +82,7 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		}
 		return ExitOK
 	}
-	if err := applyview.WriteStatus(c.Stdout, p, st, nextCommand(c.stateDir, "")); err != nil {
+	if err := applyview.WriteStatus(c.Stdout, p, st, nextCommand(run.backend.dir, "")); err != nil {
 		return c.fail("writing the status: %s", err)
 	}
 	for _, s := range st.Spares {
@@ -94,7 +96,14 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 	var corrupt *executor.CorruptLockError
 	switch {
 	case err == nil:
-		fmt.Fprintf(c.Stdout, "Locked by %s (pid %d) since %s for plan %s (lock ID %s).\n", h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), shortSHA(h.PlanSHA256), h.ID)
+		lease := ""
+		switch {
+		case h.Expired:
+			lease = fmt.Sprintf("; its lease expired at %s: that apply is gone, the next apply takes over", h.LeaseExpires.UTC().Format(time.RFC3339))
+		case !h.LeaseExpires.IsZero():
+			lease = fmt.Sprintf("; lease renewed until %s", h.LeaseExpires.UTC().Format(time.RFC3339))
+		}
+		fmt.Fprintf(c.Stdout, "Locked by %s (pid %d) since %s for plan %s (lock ID %s%s).\n", h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), shortSHA(h.PlanSHA256), h.ID, lease)
 	case errors.As(err, &corrupt):
 		fmt.Fprintf(c.Stdout, "Locked: %s.\n", corrupt)
 	}

@@ -12,6 +12,7 @@ import (
 type stopCommand struct {
 	*Meta
 	stateDir string
+	runID    string
 }
 
 func (c *stopCommand) Synopsis() string {
@@ -33,6 +34,7 @@ the run is already stopped or finished).`
 func (c *stopCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("stop", flag.ContinueOnError)
 	fs.StringVar(&c.stateDir, "state-dir", state.DefaultDir, "The state `DIR` of the run.")
+	runFlag(fs, &c.runID)
 	return fs
 }
 
@@ -45,7 +47,7 @@ func (c *stopCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: stop takes no arguments, got %d\n\n%s", len(rest), helpText(c))
 		return ExitUsage
 	}
-	run, err := openControlRun(ctx, c.stateDir)
+	run, err := openControlRun(ctx, c.Meta, c.stateDir, c.runID)
 	if err != nil {
 		return c.fail("%s", err)
 	}

@@ -99,7 +99,8 @@ func fixtures(t *testing.T) map[string]string {
 	out := map[string]string{"planner-nexus": "../../../../../../planner/testdata/nexus"}
 	dirs, _ := filepath.Glob("../../../../../../examples/*")
 	for _, d := range dirs {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+		// examples/ci holds CI pipelines, not a configuration.
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() && filepath.Base(d) != "ci" {
 			out[filepath.Base(d)] = d
 		}
 	}

@@ -1,0 +1,49 @@
+package postgres
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/rackform/rackform/internal/pgtest"
+)
+
+// benchRecord is the size and shape of a typical journal record (a server's
+// state change).
+var benchRecord = []byte(`{"v":1,"type":"state","t":"2026-11-25T22:00:00.123456Z","id":"stage.prod.group.main.cluster.lab.phase.compute.rack.r1.server.s1","state":"running","message":"step 2/3: BIOS 2.70 -> 2.80 (simple_update)"}`)
+
+// BenchmarkAppend measures the journal write per step: one Append of one
+// record, committed (the engine's group commit of one record), while the
+// lock is held (so the lease fence runs too), over the Unix socket and over
+// loopback TCP with password authentication.
+func BenchmarkAppend(b *testing.B) {
+	if srv == nil {
+		b.Skip(pgtest.ErrNoPostgres.Error())
+	}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		conn func(db string) string
+	}{
+		{"socket", srv.SocketConn},
+		{"tcp", srv.TCPConn},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			db, err := srv.NewDatabase(ctx, "bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			be := open(b, Options{ConnString: tc.conn(db)})
+			if err := be.Lock(ctx, lockInfo("bench")); err != nil {
+				b.Fatal(err)
+			}
+			sha := strings.Repeat("e", 64)
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := be.Append(ctx, sha, benchRecord); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
