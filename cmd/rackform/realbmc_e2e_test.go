@@ -1,0 +1,294 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rackform/rackform/providers/sim"
+)
+
+// profileCase is one simulated hardware profile in a mixed fleet: its
+// cluster's release targets the next version of each component in the
+// format that profile's real BMC reports (the simulator's defaults are
+// the strings of the public captures).
+type profileCase struct {
+	profile string
+	// from and to are the versions before and after, by component key.
+	from, to map[string]string
+	// scheme decides the versions of each component.
+	scheme map[string]string
+	// match is the match attribute (software_id, or id where the versions
+	// are read from the System and the Manager).
+	match string
+	// method is the update method plan must choose for the profile's
+	// BIOS, as the plan text shows it.
+	method string
+	// nonUpdateable is a member the BMC reports with Updateable false.
+	nonUpdateable string
+}
+
+// mixedProfiles are the six profiles. Every from is the simulator's
+// default: the real string of the capture the profile copies.
+var mixedProfiles = []profileCase{
+	{profile: "dmtf", match: "software_id", method: "simple_update HTTP, targets /redfish/v1/UpdateService/FirmwareInventory/BIOS", nonUpdateable: "AC-RoT0",
+		from:   map[string]string{"BIOS": "P79 v1.45", "BMC": "1.45.455b66-rev4"},
+		to:     map[string]string{"BIOS": "P79 v1.46", "BMC": "1.46.455b66-rev1"},
+		scheme: map[string]string{"BIOS": "vendor", "BMC": "vendor"}},
+	{profile: "ilo5", match: "software_id", method: "simple_update HTTP", nonUpdateable: "6",
+		from:   map[string]string{"BIOS": "A43 v2.52 (10/29/2021)", "BMC": "2.46 May 11 2021"},
+		to:     map[string]string{"BIOS": "A43 v2.60 (03/01/2022)", "BMC": "2.55 Oct 01 2021"},
+		scheme: map[string]string{"BIOS": "vendor", "BMC": "vendor"}},
+	{profile: "ami", match: "software_id", method: "simple_update HTTP", nonUpdateable: "BPB_CPLD1",
+		from:   map[string]string{"BIOS": "C27", "BMC": "12.84.13"},
+		to:     map[string]string{"BIOS": "C28", "BMC": "12.84.14"},
+		scheme: map[string]string{"BIOS": "vendor", "BMC": "dotted"}},
+	{profile: "openbmc", match: "software_id", method: "multipart_push, targets /redfish/v1/UpdateService/FirmwareInventory/bios_active", nonUpdateable: "a3f1d5b2",
+		from:   map[string]string{"BIOS": "1.0.0", "BMC": "2.15.0-dev-686-g100c36de90"},
+		to:     map[string]string{"BIOS": "1.0.1", "BMC": "2.16.0"},
+		scheme: map[string]string{"BIOS": "dotted", "BMC": "semver"}},
+	{profile: "basic", match: "id", method: "simple_update HTTP, targets /redfish/v1/Systems/1, version read from ComputerSystem.BiosVersion",
+		from:   map[string]string{"BIOS": "3.4", "BMC": "1.71.11"},
+		to:     map[string]string{"BIOS": "3.5", "BMC": "1.71.12"},
+		scheme: map[string]string{"BIOS": "dotted", "BMC": "dotted"}},
+	{profile: "crayex", match: "software_id", method: "simple_update HTTP, targets /redfish/v1/UpdateService/FirmwareInventory/Node0.BIOS", nonUpdateable: "FPGA0",
+		from:   map[string]string{"BIOS": "ex235a.bios-1.3.6", "BMC": "nc.1.6.16-21-prod-master.arm.2022-01-25T16:23:33+00:00.28331ff"},
+		to:     map[string]string{"BIOS": "ex235a.bios-1.3.7", "BMC": "nc.1.6.17-0-gabcdef"},
+		scheme: map[string]string{"BIOS": "vendor", "BMC": "vendor"}},
+}
+
+// imageServer serves any path with a small image body, as a web server
+// holding firmware images would; push methods download the image from it
+// before streaming it to the BMC.
+func imageServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(strings.Repeat("firmware image\n", 256))
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		_, _ = w.Write(body)
+	}), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// imageURI names the image of a component's version so the simulator
+// knows what it carries: the version in the file name where it can be
+// one (a push sends the file name only), else in the query.
+func imageURI(base, comp, version string) string {
+	if !strings.ContainsAny(version, " /():+") {
+		return fmt.Sprintf("%s/images/%s-%s.bin", base, strings.ToLower(comp), version)
+	}
+	return fmt.Sprintf("%s/images/%s.bin?version=%s", base, strings.ToLower(comp), url.QueryEscape(version))
+}
+
+// mixedFleet serves one BMC per profile on 127.77.OCTET.1.., the crayex
+// BMC with two systems (a server each), and writes a configuration with
+// one cluster (and release) per profile.
+type mixedFleet struct {
+	fleet *sim.Fleet
+	dir   string
+	// bmc is the BMC name of each profile.
+	bmc map[string]string
+}
+
+func startMixedFleet(t *testing.T, octet int, images string) *mixedFleet {
+	t.Helper()
+	var specs []sim.BMCSpec
+	mf := &mixedFleet{bmc: map[string]string{}}
+	var cfg strings.Builder
+	cfg.WriteString(`provider "redfish" {
+  username           = "admin"
+  password           = env("RACKFORM_SIM_PASSWORD")
+  timeout            = "2s"
+  poll_interval      = "10ms"
+  retry_base_delay   = "5ms"
+  retry_max_delay    = "20ms"
+  retry_max_attempts = 3
+  allow_http         = true
+}
+
+strategy "fast" {
+  verify_timeout   = "10s"
+  drain_timeout    = "2s"
+  shutdown_timeout = "2s"
+  compute {
+    wait_after_rack = "0s"
+  }
+}
+`)
+	for i, pc := range mixedProfiles {
+		name := fmt.Sprintf("bmc-%s", pc.profile)
+		addr := fmt.Sprintf("127.77.%d.%d:18443", octet, i+1)
+		mf.bmc[pc.profile] = name
+		specs = append(specs, sim.BMCSpec{Name: name, Addr: addr, Profile: pc.profile, PowerOn: true})
+		fmt.Fprintf(&cfg, "\nrelease %q {\n  version = \"1.0.0\"\n", pc.profile)
+		for _, comp := range []string{"BIOS", "BMC"} {
+			fmt.Fprintf(&cfg, "  component %q {\n    version = %q\n    scheme  = %q\n    image   = %q\n    match {\n      %s = %q\n    }\n  }\n",
+				strings.ToLower(comp), pc.to[comp], pc.scheme[comp], imageURI(images, comp, pc.to[comp]), pc.match, comp)
+		}
+		fmt.Fprintf(&cfg, "}\n\ncluster %q {\n  release  = release.%s\n  strategy = strategy.fast\n  rack \"r1\" {\n", pc.profile, pc.profile)
+		if pc.profile == "crayex" {
+			for _, node := range []string{"Node0", "Node1"} {
+				fmt.Fprintf(&cfg, "    server %q {\n      bmc    = \"http://%s\"\n      system = %q\n      role   = \"compute\"\n    }\n", strings.ToLower(node), addr, node)
+			}
+		} else {
+			fmt.Fprintf(&cfg, "    server \"%s1\" {\n      bmc  = \"http://%s\"\n      role = \"compute\"\n    }\n", pc.profile, addr)
+		}
+		cfg.WriteString("  }\n}\n")
+	}
+	f, err := sim.New(sim.Options{Speed: 60000, Username: "admin", Password: e2ePassword}, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := f.Start(ctx); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		f.Close()
+	})
+	mf.fleet = f
+	mf.dir = filepath.Join(t.TempDir(), "mixed")
+	if err := os.MkdirAll(mf.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mf.dir, "main.rf.hcl"), []byte(cfg.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return mf
+}
+
+// TestMixedProfileFleetPlansAppliesAndReplansClean: a fleet mixing every
+// simulator profile (dmtf, ilo5, ami, openbmc, basic, and a two-system
+// crayex BMC with a server per system), each reporting its real BMC's
+// version strings and (but basic, which has no inventory) a
+// non-updateable member, plans with every version decided and the update
+// method chosen per BMC, applies to completion through the real binary and
+// the plugin process, flashes every component exactly once (the crayex
+// BMC's shared firmware once for both systems), and re-plans clean.
+func TestMixedProfileFleetPlansAppliesAndReplansClean(t *testing.T) {
+	images := imageServer(t)
+	mf := startMixedFleet(t, freeOctet(t, 40, len(mixedProfiles)), images)
+	e := newE2EEnv(t)
+
+	code, out := e.run(t, "plan", "-detailed-exitcode", "-no-color", "-out", "plan.json", mf.dir)
+	if code != 2 {
+		t.Fatalf("plan -detailed-exitcode: exit %d, want 2 (changes)\n%s", code, out)
+	}
+	for _, bad := range []string{"Undecidable", "Error:", "not observed"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("plan says %q: every version must be decided and every server observed\n%s", bad, out)
+		}
+	}
+	if !strings.Contains(out, "Plan: 7 servers to upgrade in 6 racks, 0 skipped") {
+		t.Errorf("plan does not upgrade all 7 servers:\n%s", out)
+	}
+	for _, pc := range mixedProfiles {
+		server := pc.profile + "/r1/" + pc.profile + "1"
+		if pc.profile == "crayex" {
+			server = "crayex/r1/node0"
+		}
+		// The versions as the BMC reports them, in its own format, and
+		// the method chosen for this BMC.
+		want := fmt.Sprintf("~ %s  bios %s → %s, bmc %s → %s", server, pc.from["BIOS"], pc.to["BIOS"], pc.from["BMC"], pc.to["BMC"])
+		if !strings.Contains(out, want) {
+			t.Errorf("%s: plan does not show %q", pc.profile, want)
+		}
+		if !strings.Contains(out, "update bios: "+pc.method+"\n") {
+			t.Errorf("%s: plan does not choose %q for the BIOS", pc.profile, pc.method)
+		}
+	}
+	// basic: no FirmwareInventory; the versions come from the System and
+	// the Manager, and the updates name them as Targets.
+	if !strings.Contains(out, "update bmc: simple_update HTTP, targets /redfish/v1/Managers/1, version read from Manager.FirmwareVersion\n") {
+		t.Errorf("basic: the BMC update does not target the Manager")
+	}
+	// crayex: the BMC's firmware is shared by both systems, flashed once.
+	if !strings.Contains(out, "(shared by the BMC, flashed once by crayex/r1/node1)") || !strings.Contains(out, "(1 update of shared BMC components, each once)") {
+		t.Errorf("crayex: the shared BMC firmware is not planned once")
+	}
+	if t.Failed() {
+		t.Fatalf("plan:\n%s", out)
+	}
+
+	// Every server but basic has a non-updateable member, which the plan
+	// records as such and never plans.
+	code, js := e.run(t, "show", "-json", "plan.json")
+	if code != 0 {
+		t.Fatalf("show -json: exit %d\n%s", code, js)
+	}
+	for _, pc := range mixedProfiles {
+		if pc.nonUpdateable == "" {
+			continue
+		}
+		if !strings.Contains(js, fmt.Sprintf(`"id": %q`, pc.nonUpdateable)) {
+			t.Errorf("%s: the plan does not record the non-updateable member %s", pc.profile, pc.nonUpdateable)
+		}
+	}
+
+	start := time.Now()
+	code, out = e.run(t, "apply", "-allow-unsigned", "-no-color", "-state-dir", "st", "plan.json")
+	took := time.Since(start)
+	t.Logf("apply of the mixed fleet (7 servers, 6 BMCs) took %s", took.Round(time.Millisecond))
+	if code != 0 {
+		t.Fatalf("apply: exit %d, want 0\n%s", code, out)
+	}
+	if !strings.Contains(out, "Apply complete: 7 servers upgraded, 0 failed, 0 skipped") {
+		t.Errorf("apply did not upgrade all 7 servers:\n%s", out)
+	}
+
+	// The simulator's own counters: every component at its target, every
+	// flash exactly once (on crayex, each system's BIOS once and the shared
+	// BMC firmware once).
+	for _, pc := range mixedProfiles {
+		name := mf.bmc[pc.profile]
+		st := mf.fleet.Stats(name)
+		want := map[string]string{"BIOS": pc.to["BIOS"], "BMC": pc.to["BMC"]}
+		wantFlashes := map[string]int{"BIOS": 1, "BMC": 1}
+		if pc.profile == "crayex" {
+			// Each system's BIOS is a member of its own.
+			want = map[string]string{"Node0.BIOS": pc.to["BIOS"], "Node1.BIOS": pc.to["BIOS"], "BMC": pc.to["BMC"]}
+			wantFlashes = map[string]int{"Node0.BIOS": 1, "Node1.BIOS": 1, "BMC": 1}
+		}
+		for comp, v := range want {
+			if got := st.Versions[comp]; got != v {
+				t.Errorf("%s (%s): %s is %q, want %q", pc.profile, name, comp, got, v)
+			}
+		}
+		for comp, n := range wantFlashes {
+			if st.Flashes[comp] != n {
+				t.Errorf("%s (%s): %s flashed %d times, want %d (flashes %v, updates %d)", pc.profile, name, comp, st.Flashes[comp], n, st.Flashes, st.Updates)
+			}
+		}
+		if st.Updates != 2 && !(pc.profile == "crayex" && st.Updates == 3) {
+			t.Errorf("%s (%s): %d updates accepted", pc.profile, name, st.Updates)
+		}
+	}
+	if t.Failed() {
+		t.Fatalf("apply:\n%s", out)
+	}
+
+	// Re-plan is clean: every server observed and at target.
+	code, out = e.run(t, "plan", "-detailed-exitcode", "-no-color", mf.dir)
+	if code != 0 {
+		t.Fatalf("re-plan -detailed-exitcode: exit %d, want 0 (no changes)\n%s", code, out)
+	}
+	if !strings.Contains(out, "Plan: 0 servers to upgrade") {
+		t.Errorf("re-plan:\n%s", out)
+	}
+}
