@@ -292,3 +292,88 @@ func TestMixedProfileFleetPlansAppliesAndReplansClean(t *testing.T) {
 		t.Errorf("re-plan:\n%s", out)
 	}
 }
+
+// startSpecs serves specs at speed until the test ends (or the caller
+// closes the fleet).
+func startSpecs(t *testing.T, specs []sim.BMCSpec) *sim.Fleet {
+	t.Helper()
+	f, err := sim.New(sim.Options{Speed: 60000, Username: "admin", Password: e2ePassword}, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := f.Start(ctx); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		f.Close()
+	})
+	return f
+}
+
+// TestApplyRefusesServerWhoseIdentityChanged: plan records each server's
+// fingerprint (UUID, serial, manufacturer, model); when the machine behind
+// a BMC address is another one by apply time (an RMA, a DHCP change: here
+// the simulator restarts with another machine at s2's address), apply
+// refuses that server before touching it, naming the serials, and the
+// others proceed to their target.
+func TestApplyRefusesServerWhoseIdentityChanged(t *testing.T) {
+	octet := freeOctet(t, 60, 3)
+	specs := func(second string) []sim.BMCSpec {
+		var out []sim.BMCSpec
+		for i, name := range []string{"bmc-0001", second, "bmc-0003"} {
+			out = append(out, sim.BMCSpec{Name: name, Addr: fmt.Sprintf("127.77.%d.%d:18443", octet, i+1), PowerOn: true,
+				Firmware: map[string]string{"BIOS": "2.70", "Runtime": "4.6.0"}})
+		}
+		return out
+	}
+	before := startSpecs(t, specs("bmc-0002"))
+	planned := before.Identities("bmc-0002")
+	dir := filepath.Join(t.TempDir(), "fleet")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.rf.hcl"), []byte(e2eConfig(octet, 1, 3)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newE2EEnv(t)
+	if code, out := e.run(t, "plan", "-no-color", "-out", "plan.json", dir); code != 0 {
+		t.Fatalf("plan: exit %d\n%s", code, out)
+	}
+
+	// Another machine answers at s2's BMC address.
+	before.Close()
+	after := startSpecs(t, specs("bmc-rma-0002"))
+	now := after.Identities("bmc-rma-0002")
+	if len(planned) == 0 || len(now) == 0 || planned[0].SerialNumber == now[0].SerialNumber {
+		t.Fatalf("the replacement machine must have another serial: %+v → %+v", planned, now)
+	}
+
+	code, out := e.run(t, "apply", "-allow-unsigned", "-no-color", "-state-dir", "st", "plan.json")
+	if code == 0 {
+		t.Fatalf("apply exited 0 although a server was refused:\n%s", out)
+	}
+	refused := ""
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "lab/r1/s2") && strings.Contains(line, "not touched") {
+			refused = line
+		}
+	}
+	if refused == "" || !strings.Contains(refused, planned[0].SerialNumber) || !strings.Contains(refused, now[0].SerialNumber) {
+		t.Errorf("apply does not refuse s2 naming the planned serial %s and the one found %s:\n%s", planned[0].SerialNumber, now[0].SerialNumber, out)
+	}
+	if st := after.Stats("bmc-rma-0002"); st.Updates != 0 || len(st.Flashes) != 0 || st.Reimages != 0 || st.Resets != 0 {
+		t.Errorf("the other machine at s2's address was touched: %d updates, flashes %v, %d reimages, %d resets", st.Updates, st.Flashes, st.Reimages, st.Resets)
+	}
+	for _, name := range []string{"bmc-0001", "bmc-0003"} {
+		if v := after.Versions(name); v["BIOS"] != "2.80" || v["Runtime"] != "4.6.1" {
+			t.Errorf("%s did not proceed to its target: %v", name, v)
+		}
+	}
+	t.Logf("apply exited %d; %s", code, strings.TrimSpace(refused))
+	if t.Failed() {
+		t.Logf("apply:\n%s", out)
+	}
+}
