@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -232,12 +233,48 @@ func TestMixedProfileFleetPlansAppliesAndReplansClean(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("show -json: exit %d\n%s", code, js)
 	}
+	var shown struct {
+		Servers []struct {
+			Address  string `json:"address"`
+			Observed struct {
+				Components []struct {
+					ID         string `json:"id"`
+					Updateable bool   `json:"updateable"`
+				} `json:"components"`
+			} `json:"observed"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(js), &shown); err != nil {
+		t.Fatalf("show -json: %v", err)
+	}
+	fixed := map[string]int{}
+	for _, s := range shown.Servers {
+		for _, c := range s.Observed.Components {
+			if !c.Updateable {
+				fixed[s.Address]++
+			}
+		}
+	}
 	for _, pc := range mixedProfiles {
 		if pc.nonUpdateable == "" {
 			continue
 		}
-		if !strings.Contains(js, fmt.Sprintf(`"id": %q`, pc.nonUpdateable)) {
-			t.Errorf("%s: the plan does not record the non-updateable member %s", pc.profile, pc.nonUpdateable)
+		found := false
+		for _, s := range shown.Servers {
+			if !strings.HasPrefix(s.Address, pc.profile+"/") {
+				continue
+			}
+			for _, c := range s.Observed.Components {
+				if c.ID == pc.nonUpdateable {
+					found = !c.Updateable
+				}
+			}
+			if fixed[s.Address] == 0 {
+				t.Errorf("%s: no non-updateable component recorded", s.Address)
+			}
+		}
+		if !found {
+			t.Errorf("%s: the plan does not record %s as not updateable", pc.profile, pc.nonUpdateable)
 		}
 	}
 
