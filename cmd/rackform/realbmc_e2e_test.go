@@ -242,6 +242,11 @@ func TestMixedProfileFleetPlansAppliesAndReplansClean(t *testing.T) {
 					Updateable bool   `json:"updateable"`
 				} `json:"components"`
 			} `json:"observed"`
+			Steps []struct {
+				Kind      string `json:"kind"`
+				Component string `json:"component"`
+				Method    string `json:"method"`
+			} `json:"steps"`
 		} `json:"servers"`
 	}
 	if err := json.Unmarshal([]byte(js), &shown); err != nil {
@@ -254,6 +259,33 @@ func TestMixedProfileFleetPlansAppliesAndReplansClean(t *testing.T) {
 				fixed[s.Address]++
 			}
 		}
+	}
+	// The method chosen per server and component is recorded in each
+	// update step, as apply will use it.
+	methods := map[string]string{}
+	for _, s := range shown.Servers {
+		for _, st := range s.Steps {
+			if st.Kind == "update" {
+				methods[s.Address+" "+st.Component] = st.Method
+			}
+		}
+	}
+	for _, pc := range mixedProfiles {
+		server := pc.profile + "/r1/" + pc.profile + "1"
+		if pc.profile == "crayex" {
+			server = "crayex/r1/node0"
+		}
+		want, _, _ := strings.Cut(pc.method, " ")
+		want = strings.TrimSuffix(want, ",")
+		if got := methods[server+" bios"]; got != want {
+			t.Errorf("%s: show -json records method %q for the BIOS update, want %q", server, got, want)
+		}
+	}
+	if m := methods["crayex/r1/node0 bmc"]; m != "" {
+		t.Errorf("crayex/r1/node0 has a step for the shared BMC firmware (%s): node1 flashes it", m)
+	}
+	if m := methods["crayex/r1/node1 bmc"]; m != "simple_update" {
+		t.Errorf("crayex/r1/node1: the shared BMC firmware's step has method %q", m)
 	}
 	for _, pc := range mixedProfiles {
 		if pc.nonUpdateable == "" {
