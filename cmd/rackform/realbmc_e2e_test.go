@@ -228,7 +228,7 @@ func TestMixedProfileFleetPlansAppliesAndReplansClean(t *testing.T) {
 	}
 
 	// Every server but basic has a non-updateable member, which the plan
-	// records as such and never plans.
+	// records as such (Updateable false in the observation).
 	code, js := e.run(t, "show", "-json", "plan.json")
 	if code != 0 {
 		t.Fatalf("show -json: exit %d\n%s", code, js)
