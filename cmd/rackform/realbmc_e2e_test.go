@@ -446,3 +446,132 @@ func TestApplyRefusesServerWhoseIdentityChanged(t *testing.T) {
 		t.Logf("apply:\n%s", out)
 	}
 }
+
+// TestNonUpdateableMemberIsHeldBackNotFlashed: a release that needs a
+// change on a member its BMC reports as not updateable (the DMTF capture's
+// AC-RoT0, "Updateable": false) is a plan error naming the server and the
+// member, never an apply failure; with -hold-back-errored the rest of the
+// fleet is planned and applied, and the held-back BMC is never touched.
+func TestNonUpdateableMemberIsHeldBackNotFlashed(t *testing.T) {
+	images := imageServer(t)
+	octet := freeOctet(t, 70, 2)
+	f := startSpecs(t, []sim.BMCSpec{
+		{Name: "bmc-rot", Addr: fmt.Sprintf("127.77.%d.1:18443", octet), Profile: sim.ProfileDMTF, PowerOn: true},
+		{Name: "bmc-ami", Addr: fmt.Sprintf("127.77.%d.2:18443", octet), Profile: sim.ProfileAMI, PowerOn: true},
+	})
+	cfg := fmt.Sprintf(`provider "redfish" {
+  username           = "admin"
+  password           = env("RACKFORM_SIM_PASSWORD")
+  timeout            = "2s"
+  poll_interval      = "10ms"
+  retry_base_delay   = "5ms"
+  retry_max_delay    = "20ms"
+  retry_max_attempts = 3
+  allow_http         = true
+}
+
+strategy "fast" {
+  verify_timeout   = "10s"
+  drain_timeout    = "2s"
+  shutdown_timeout = "2s"
+  compute {
+    wait_after_rack = "0s"
+  }
+}
+
+release "dmtf" {
+  version = "1.0.0"
+  component "bios" {
+    version = "P79 v1.46"
+    scheme  = "vendor"
+    image   = %q
+    match {
+      software_id = "BIOS"
+    }
+  }
+  component "rot" {
+    version = "1.12"
+    scheme  = "dotted"
+    image   = %q
+    match {
+      id = "AC-RoT0"
+    }
+  }
+}
+
+release "ami" {
+  version = "1.0.0"
+  component "bios" {
+    version = "C28"
+    scheme  = "vendor"
+    image   = %q
+    match {
+      software_id = "BIOS"
+    }
+  }
+}
+
+cluster "a" {
+  release  = release.dmtf
+  strategy = strategy.fast
+  rack "r1" {
+    server "rot1" {
+      bmc  = "http://127.77.%d.1:18443"
+      role = "compute"
+    }
+  }
+}
+
+cluster "b" {
+  release  = release.ami
+  strategy = strategy.fast
+  rack "r1" {
+    server "ami1" {
+      bmc  = "http://127.77.%d.2:18443"
+      role = "compute"
+    }
+  }
+}
+`, imageURI(images, "BIOS", "P79 v1.46"), images+"/images/cpld-1.12.bin", imageURI(images, "BIOS", "C28"), octet, octet)
+	dir := filepath.Join(t.TempDir(), "rot")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.rf.hcl"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newE2EEnv(t)
+	code, out := e.run(t, "plan", "-detailed-exitcode", "-no-color", dir)
+	if code != 1 || !strings.Contains(out, "a/r1/rot1") || !strings.Contains(out, "AC-RoT0") {
+		t.Fatalf("plan: exit %d, want 1 naming a/r1/rot1 and AC-RoT0\n%s", code, out)
+	}
+	t.Logf("plan: %s", firstLineWith(out, "AC-RoT0"))
+
+	code, out = e.run(t, "plan", "-detailed-exitcode", "-hold-back-errored", "-no-color", "-out", "plan.json", dir)
+	if code != 2 || !strings.Contains(out, "~ b/r1/ami1  bios C27 → C28") {
+		t.Fatalf("plan -hold-back-errored: exit %d, want 2 with ami1 planned\n%s", code, out)
+	}
+	if l := firstLineWith(out, "- a/r1/rot1"); !strings.Contains(l, "held back") || !strings.Contains(l, "AC-RoT0") {
+		t.Errorf("the held-back server is not listed with its reason: %q\n%s", l, out)
+	}
+	code, out = e.run(t, "apply", "-allow-unsigned", "-no-color", "-state-dir", "st", "plan.json")
+	if code != 0 {
+		t.Fatalf("apply: exit %d\n%s", code, out)
+	}
+	if st := f.Stats("bmc-rot"); st.Updates != 0 || len(st.Flashes) != 0 || st.Resets != 0 {
+		t.Errorf("the held-back BMC was touched: %d updates, flashes %v, %d resets", st.Updates, st.Flashes, st.Resets)
+	}
+	if v := f.Versions("bmc-ami"); v["BIOS"] != "C28" {
+		t.Errorf("the rest of the fleet was not upgraded: ami BIOS %q", v["BIOS"])
+	}
+}
+
+// firstLineWith is the first line of out containing s.
+func firstLineWith(out, s string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, s) {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}
