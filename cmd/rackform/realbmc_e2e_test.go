@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -574,4 +575,123 @@ func firstLineWith(out, s string) string {
 		}
 	}
 	return ""
+}
+
+// TestImageDigestCheckedEndToEnd: a component's sha256 is recorded in the
+// plan and checked at apply before a BMC gets the image, for a pull
+// (SimpleUpdate: the URL must serve those bytes) and for a push
+// (multipart: the bytes streamed): the images whose digest matches are
+// flashed, the ones that do not are refused and their BMCs never receive
+// an update.
+func TestImageDigestCheckedEndToEnd(t *testing.T) {
+	images := imageServer(t)
+	body := strings.Repeat("firmware image\n", 256) // what imageServer serves
+	good := fmt.Sprintf("%x", sha256.Sum256([]byte(body)))
+	bad := fmt.Sprintf("%x", sha256.Sum256([]byte("another image")))
+	octet := freeOctet(t, 80, 4)
+	f := startSpecs(t, []sim.BMCSpec{
+		{Name: "pull-ok", Addr: fmt.Sprintf("127.77.%d.1:18443", octet), Profile: sim.ProfileDMTF, PowerOn: true},
+		{Name: "pull-bad", Addr: fmt.Sprintf("127.77.%d.2:18443", octet), Profile: sim.ProfileDMTF, PowerOn: true},
+		{Name: "push-ok", Addr: fmt.Sprintf("127.77.%d.3:18443", octet), Profile: sim.ProfileOpenBMC, PowerOn: true},
+		{Name: "push-bad", Addr: fmt.Sprintf("127.77.%d.4:18443", octet), Profile: sim.ProfileOpenBMC, PowerOn: true},
+	})
+	var cfg strings.Builder
+	cfg.WriteString(`provider "redfish" {
+  username           = "admin"
+  password           = env("RACKFORM_SIM_PASSWORD")
+  timeout            = "2s"
+  poll_interval      = "10ms"
+  retry_base_delay   = "5ms"
+  retry_max_delay    = "20ms"
+  retry_max_attempts = 3
+  allow_http         = true
+}
+
+strategy "fast" {
+  verify_timeout   = "10s"
+  drain_timeout    = "2s"
+  shutdown_timeout = "2s"
+  compute {
+    wait_after_rack = "0s"
+  }
+}
+`)
+	for i, c := range []struct{ name, profile, version, scheme, digest string }{
+		{"pull-ok", "dmtf", "P79 v1.46", "vendor", good},
+		{"pull-bad", "dmtf", "P79 v1.46", "vendor", bad},
+		{"push-ok", "openbmc", "1.0.1", "dotted", good},
+		{"push-bad", "openbmc", "1.0.1", "dotted", bad},
+	} {
+		fmt.Fprintf(&cfg, `
+release %q {
+  version = "1.0.0"
+  component "bios" {
+    version = %q
+    scheme  = %q
+    image   = %q
+    sha256  = %q
+    match {
+      software_id = "BIOS"
+    }
+  }
+}
+
+cluster %q {
+  release  = release.%s
+  strategy = strategy.fast
+  rack "r1" {
+    server %q {
+      bmc  = "http://127.77.%d.%d:18443"
+      role = "compute"
+    }
+  }
+}
+`, strings.ReplaceAll(c.name, "-", "_"), c.version, c.scheme, imageURI(images, "BIOS", c.version), c.digest,
+			c.name, strings.ReplaceAll(c.name, "-", "_"), c.name+"1", octet, i+1)
+	}
+	dir := filepath.Join(t.TempDir(), "digests")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.rf.hcl"), []byte(cfg.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newE2EEnv(t)
+	code, out := e.run(t, "plan", "-no-color", "-out", "plan.json", dir)
+	if code != 0 {
+		t.Fatalf("plan: exit %d\n%s", code, out)
+	}
+	if !strings.Contains(out, "sha256 "+good) || !strings.Contains(out, "sha256 "+bad) {
+		t.Errorf("plan does not show the digests:\n%s", out)
+	}
+	code, md := e.run(t, "show", "-format=markdown", "plan.json")
+	if code != 0 || !strings.Contains(md, good) {
+		t.Errorf("show -format=markdown: exit %d, the image digest not listed\n%s", code, md)
+	}
+	// A failed server pauses the run (its scope's threshold is breached):
+	// one run per delivery, the matching image first.
+	for i, round := range [][2]string{{"pull-ok", "pull-bad"}, {"push-ok", "push-bad"}} {
+		planFile := fmt.Sprintf("plan-%d.json", i)
+		if code, out := e.run(t, "plan", "-no-color", "-target", round[0], "-target", round[1], "-out", planFile, dir); code != 0 {
+			t.Fatalf("plan %v: exit %d\n%s", round, code, out)
+		}
+		code, out := e.run(t, "apply", "-allow-unsigned", "-no-color", "-state-dir", fmt.Sprintf("st%d", i), planFile)
+		if code == 0 {
+			t.Errorf("apply of %v exited 0 although %s's image does not match its digest:\n%s", round, round[1], out)
+		}
+		name := round[1]
+		if st := f.Stats(name); st.Updates != 0 || len(st.Flashes) != 0 || st.PushBytes != 0 {
+			t.Errorf("%s got an image whose digest does not match: %d updates, %d bytes pushed, flashes %v", name, st.Updates, st.PushBytes, st.Flashes)
+		}
+		if l := firstLineWith(out, name+"1: failed"); !strings.Contains(l, "SHA-256") || !strings.Contains(l, bad) {
+			t.Errorf("%s: apply does not say the digest differs: %q\n%s", name, l, out)
+		} else {
+			t.Logf("%s", l)
+		}
+	}
+	for _, c := range []struct{ name, version string }{{"pull-ok", "P79 v1.46"}, {"push-ok", "1.0.1"}} {
+		if v := f.Versions(c.name)["BIOS"]; v != c.version {
+			t.Errorf("%s: BIOS %q, want %q (its image matches its digest)", c.name, v, c.version)
+		}
+	}
 }
