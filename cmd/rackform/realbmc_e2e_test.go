@@ -349,6 +349,17 @@ func TestMixedProfileFleetPlansAppliesAndReplansClean(t *testing.T) {
 			t.Errorf("%s (%s): %d updates accepted", pc.profile, name, st.Updates)
 		}
 	}
+	// Resetting one system of the crayex BMC never resets the other: each
+	// node booted once, for its own BIOS.
+	systems := mf.fleet.Stats(mf.bmc["crayex"]).Systems
+	if len(systems) != 2 {
+		t.Errorf("crayex: %d systems in the stats, want 2", len(systems))
+	}
+	for id, sys := range systems {
+		if sys.Boots != 1 || sys.PowerState != "On" {
+			t.Errorf("crayex %s: %d boots, power %s; want 1 and On", id, sys.Boots, sys.PowerState)
+		}
+	}
 	if t.Failed() {
 		t.Fatalf("apply:\n%s", out)
 	}
