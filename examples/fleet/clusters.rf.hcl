@@ -10,7 +10,7 @@ locals {
 # canary: a single rack, so three control-plane servers in it.
 cluster "canary" {
   release            = release.r4_6_1
-  maintenance_window = maintenance_window.sunday
+  maintenance_window = maintenance_window.early
 
   rack "c01" {
     server "cp" {
@@ -63,6 +63,19 @@ cluster "west" {
     server "w01-c1" {
       bmc  = "https://127.2.3.2:8443"
       role = "compute"
+    }
+    # A multi-node chassis: one BMC serves two nodes (an HPE Cray EX-style
+    # node card). Each server names its node by the ComputerSystem Id (or
+    # UUID); the BMC's own firmware is shared by both, flashed once.
+    server "w01-n0" {
+      bmc    = "https://127.2.3.5:8443"
+      system = "Node0"
+      role   = "compute"
+    }
+    server "w01-n1" {
+      bmc    = "https://127.2.3.5:8443"
+      system = "Node1"
+      role   = "compute"
     }
   }
   rack "w02" {

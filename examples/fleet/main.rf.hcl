@@ -18,13 +18,30 @@ release "r4_6_1" {
   version      = "4.6.1"
   upgrade_from = ["4.5.3"]
 
+  # Versions as the BMCs report them (the DMTF capture's BIOS "P79 v1.45",
+  # BMC "1.45.455b66-rev4"): the vendor scheme compares family and number
+  # and keeps the text. The simulator takes an image's version from its
+  # file name, or from ?version= when it cannot be one.
   component "bios" {
     match {
       software_id = "BIOS"
     }
-    version = "2.19.1"
-    scheme  = "dotted"
-    image   = "https://127.0.0.1:8080/images/bios-2.19.1.bin"
+    version = "P79 v1.46"
+    scheme  = "vendor"
+    image   = "https://127.0.0.1:8080/images/bios.bin?version=P79%20v1.46"
+  }
+
+  # The BMC's own firmware. On the multi-node chassis of cluster west one
+  # BMC serves two servers: it is shared, planned once and flashed once.
+  component "bmc" {
+    match {
+      software_id = "BMC"
+    }
+    version    = "1.46.455b66-rev1"
+    scheme     = "vendor"
+    image      = "https://127.0.0.1:8080/images/bmc-1.46.455b66-rev1.bin"
+    apply_time = "Immediate"
+    reboot     = false
   }
 
   component "runtime" {
@@ -44,10 +61,10 @@ maintenance_window "weeknights" {
   timezone   = "Europe/Berlin"
 }
 
-maintenance_window "sunday" {
+maintenance_window "early" {
   start      = "2026-07-05T01:00:00Z"
   duration   = "8h"
-  recurrence = "weekly"
+  recurrence = "daily"
   timezone   = "UTC"
 }
 

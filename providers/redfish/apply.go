@@ -477,6 +477,14 @@ func (s *stepRun) reimage(ctx context.Context) (*providers.ApplyResult, error) {
 			// The reset happened and consumed the override: the host is
 			// booting (installing) from the media; wait_ready follows it.
 			return &providers.ApplyResult{Message: "resumed: the host is already booting " + redactURL(s.step.ImageURI) + " from virtual media"}, nil
+		case sys.PowerState == providers.PowerOn:
+			// The boot may have finished between the executor's check and
+			// now: with the media still inserted and the component
+			// reporting exactly the step's version, the install is done;
+			// installing again would only repeat it.
+			if v, ok := s.installedVersion(ctx); ok {
+				return &providers.ApplyResult{Message: "resumed: the host already booted " + redactURL(s.step.ImageURI) + " from virtual media and reports " + v}, nil
+			}
 		}
 	}
 	if vm.Inserted && vm.EjectTarget != "" {
@@ -510,6 +518,24 @@ func (s *stepRun) reimage(ctx context.Context) (*providers.ApplyResult, error) {
 		return nil, fmt.Errorf("setting the one-time boot override: %w", err)
 	}
 	return s.reimageReset(ctx, sys, "")
+}
+
+// installedVersion reports whether the step's component reports exactly
+// the step's version (no scheme: only an identical string counts, so a
+// doubt reinstalls rather than skips).
+func (s *stepRun) installedVersion(ctx context.Context) (string, bool) {
+	if s.step.Version == "" {
+		return "", false
+	}
+	st, err := s.p.readState(ctx, s.b, s.t)
+	if err != nil {
+		return "", false
+	}
+	got, ok := findComponent(st.components(), s.step.Match)
+	if !ok || strings.TrimSpace(got.Version) != strings.TrimSpace(s.step.Version) {
+		return "", false
+	}
+	return orName(s.step.Component, s.step.Match) + " " + got.Version, true
 }
 
 // reimageReset resets the host into the inserted media.

@@ -113,3 +113,35 @@ func TestObserveCaptures(t *testing.T) {
 		})
 	}
 }
+
+// TestInventoryIdsUniqueAcrossCollections: an iLO numbers its
+// FirmwareInventory and its SoftwareInventory (OS packages) alike, 1, 2,
+// 3...; id = "1" must select the iLO firmware only, never the package
+// that shares its number, which is named by its collection instead.
+func TestInventoryIdsUniqueAcrossCollections(t *testing.T) {
+	m := newMockupServer(t, "csm/DL325")
+	p := configure(t, Options{}, map[string]any{"ca_bundle": caPEM(m)})
+	o := observeAll(t, p, providers.Target{Name: "r01-c01", Endpoint: m.URL})[0]
+	if o.Outcome != providers.OutcomeObserved {
+		t.Fatalf("outcome %q: %v", o.Outcome, o.Diagnostics.Err())
+	}
+	seen := map[string]bool{}
+	for _, c := range o.Components {
+		if seen[c.ID] {
+			t.Errorf("two components have id %q", c.ID)
+		}
+		seen[c.ID] = true
+	}
+	var ids []string
+	for _, c := range o.Components {
+		if (providers.Match{ID: "1"}).Selects(c) {
+			ids = append(ids, c.ID+" "+c.Name)
+		}
+	}
+	if len(ids) != 1 || ids[0] != "1 iLO 5" {
+		t.Errorf("id 1 selects %q, want the iLO 5 firmware only", ids)
+	}
+	if !seen["SoftwareInventory/1"] {
+		t.Errorf("the SoftwareInventory member 1 is not named by its collection: %v", seen)
+	}
+}

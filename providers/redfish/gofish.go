@@ -512,6 +512,13 @@ func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
 			b.mu.Unlock()
 		}
 		var missing error
+		// Ids are unique within one collection, not across both: an iLO
+		// numbers its FirmwareInventory and its SoftwareInventory (OS
+		// packages) 1, 2, 3... A later collection's member whose Id an
+		// earlier one already holds is named by its collection too
+		// ("SoftwareInventory/1"), so id = "1" selects the firmware only.
+		taken := map[string]bool{}
+		var itemsTaken []string
 		for _, l := range links {
 			items, err := schemas.GetCollectionObjects[schemas.SoftwareInventory](c, l)
 			if err != nil && statusOf(collErr(err)) == http.StatusNotFound {
@@ -532,6 +539,10 @@ func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
 				// A member that omits Updateable is updateable: many real BMCs omit it.
 				updateable := raw.Updateable == nil || *raw.Updateable
 				item := invItem{Component: normalizeInventory(it.ID, it.Name, it.SoftwareID, it.Version, updateable), URI: relPath(it.ODataID)}
+				if taken[item.ID] {
+					item.ID = path.Base(strings.TrimSuffix(l, "/")) + "/" + item.ID
+				}
+				itemsTaken = append(itemsTaken, item.ID)
 				for _, r := range raw.RelatedItem {
 					if r.ID != "" {
 						item.Related = append(item.Related, relPath(r.ID))
@@ -539,6 +550,10 @@ func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
 				}
 				out = append(out, item)
 			}
+			for _, id := range itemsTaken {
+				taken[id] = true
+			}
+			itemsTaken = itemsTaken[:0]
 		}
 		if len(out) == 0 && missing != nil {
 			return missing

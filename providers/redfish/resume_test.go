@@ -197,3 +197,34 @@ func TestResumeReimageWhileBooting(t *testing.T) {
 		t.Errorf("resets %d, reimages %d; want 1 and 1", st.Resets, st.Reimages)
 	}
 }
+
+// TestResumeReimageAfterInstall: a reimage resumed after a crash that came
+// once the install had finished (the executor may have looked while the
+// host was still booting; the boot ends before the provider looks) finds
+// the media inserted, the host on and the runtime at the step's version,
+// and does not install again.
+func TestResumeReimageAfterInstall(t *testing.T) {
+	images := imageServer(t)
+	env := startSim(t, sim.Options{}, []sim.BMCSpec{{Name: "c01", Profile: sim.ProfileDMTF, PowerOn: true,
+		Firmware: map[string]string{"Runtime": "4.5.0"}}}, nil, Options{})
+	step := providers.Step{Kind: providers.StepReimage, Component: "runtime", Match: providers.Match{ID: "Runtime"}, Version: "4.6.1",
+		ImageURI: images.URL + "/iso/runtime-4.6.1.iso"}
+	began := time.Now()
+	env.mustApply(t, "c01", step) // the attempt whose step_done was never journaled
+	env.mustApply(t, "c01", providers.Step{Kind: providers.StepWaitReady, Timeout: 30 * time.Second, Expect: []providers.Expectation{expect("Runtime", "4.6.1")}})
+	step.ResumeSince = began
+	res := env.mustApply(t, "c01", step)
+	if !strings.Contains(res.Message, "already booted") {
+		t.Errorf("resumed reimage: %q, want it to find the install done", res.Message)
+	}
+	if st := env.fleet.Stats("c01"); st.Resets != 1 || st.Reimages != 1 {
+		t.Errorf("resets %d, reimages %d; want 1 and 1", st.Resets, st.Reimages)
+	}
+	// Not resumed (a fresh start), the same step reinstalls.
+	step.ResumeSince = time.Time{}
+	env.mustApply(t, "c01", step)
+	env.mustApply(t, "c01", providers.Step{Kind: providers.StepWaitReady, Timeout: 30 * time.Second, Expect: []providers.Expectation{expect("Runtime", "4.6.1")}})
+	if st := env.fleet.Stats("c01"); st.Reimages != 2 {
+		t.Errorf("a fresh reimage did not install: reimages %d, want 2", st.Reimages)
+	}
+}

@@ -325,6 +325,26 @@ func Delivery(st plan.Step) string {
 	return strings.Join(parts, ", ")
 }
 
+// versionSource names where the BMC reported the version a step changes
+// when that is not its firmware inventory (a BMC without one): the System's
+// BiosVersion or the Manager's FirmwareVersion; "" otherwise.
+func versionSource(s *plan.Server, st plan.Step) string {
+	if st.Match == nil {
+		return ""
+	}
+	c, ok := st.Match.Find(s.Observed.Components)
+	if !ok {
+		return ""
+	}
+	switch c.Source {
+	case providers.SourceSystem:
+		return "ComputerSystem.BiosVersion"
+	case providers.SourceManager:
+		return "Manager.FirmwareVersion"
+	}
+	return ""
+}
+
 // IdentityText names who a server is, as plan recorded it, or "".
 func IdentityText(s *plan.Server) string {
 	id := s.Identity
@@ -356,7 +376,14 @@ func ServerLines(s *plan.Server) []string {
 		if st.Kind != plan.StepUpdate && st.Kind != plan.StepReimage {
 			continue
 		}
-		if d := Delivery(st); d != "" {
+		d := Delivery(st)
+		if from := versionSource(s, st); from != "" {
+			if d != "" {
+				d += ", "
+			}
+			d += "version read from " + from
+		}
+		if d != "" {
 			out = append(out, string(st.Kind)+" "+st.Component+": "+d)
 		}
 	}
