@@ -371,7 +371,9 @@ func describe(err error) string {
 	case errors.As(err, &herr):
 		return "TLS certificate does not match the BMC address: " + err.Error()
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused: " + err.Error()
+		// Said once: the net error's own "connect: connection refused"
+		// would repeat it at the end.
+		return "connection refused: " + strings.TrimSuffix(err.Error(), ": connect: connection refused")
 	case errors.As(err, &serr), errors.As(err, &terr):
 		return "malformed JSON from the BMC: " + err.Error()
 	case errors.Is(err, io.ErrUnexpectedEOF):
