@@ -188,63 +188,7 @@ func Inventory(c *config.Component, v string) providers.Component {
 	return comp
 }
 
-// Previous is a version just below v: its last non-zero field minus one
-// ("2.80" → "2.79", "4.6.0" → "4.5.0", "4.6.1" → "4.6.0"), so a runtime
-// never skips a minor. Vendor and pattern versions keep their text and
-// get the last number that makes them older lowered ("P79 v1.46" →
-// "P79 v1.45"); an opaque version, which has no older, is returned with
-// "-previous" appended (it differs).
-func Previous(v version.Version) string {
-	if s := v.Scheme(); s != version.Semver && s != version.Dotted {
-		return previousText(v)
-	}
-	fields := []uint64{v.Major(), v.Minor(), v.Patch()}
-	if v.Scheme() == version.Dotted {
-		fields = nil
-		for _, f := range strings.Split(v.String(), ".") {
-			var n uint64
-			fmt.Sscan(f, &n)
-			fields = append(fields, n)
-		}
-	}
-	for i := len(fields) - 1; i >= 0; i-- {
-		if fields[i] > 0 {
-			fields[i]--
-			break
-		}
-	}
-	parts := make([]string, len(fields))
-	for i, f := range fields {
-		parts[i] = fmt.Sprint(f)
-	}
-	return strings.Join(parts, ".")
-}
-
-// previousText lowers, from the last, the first digit run of v's text
-// whose decrement reads as an older version of v's format.
-func previousText(v version.Version) string {
-	raw := v.String()
-	if v.Scheme().Ordered() {
-		for end := len(raw); end > 0; end-- {
-			if raw[end-1] < '0' || raw[end-1] > '9' {
-				continue
-			}
-			start := end
-			for start > 0 && raw[start-1] >= '0' && raw[start-1] <= '9' {
-				start--
-			}
-			var n uint64
-			fmt.Sscan(raw[start:end], &n)
-			if n > 0 {
-				cand := raw[:start] + fmt.Sprintf("%0*d", end-start, n-1) + raw[end:]
-				if o, err := v.Format().Parse(cand); err == nil {
-					if c, err := version.Compare(o, v); err == nil && c < 0 {
-						return cand
-					}
-				}
-			}
-			end = start + 1
-		}
-	}
-	return raw + "-previous"
-}
+// Previous is a version just older than v in v's own format, its last
+// number lowered, a release date's included: "2.80" → "2.79", "4.6.1" →
+// "4.6.0", "P79 v1.46" → "P79 v1.45".
+func Previous(v version.Version) string { return version.Previous(v, true) }

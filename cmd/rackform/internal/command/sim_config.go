@@ -317,87 +317,9 @@ func releaseVersions(r *config.Release) map[string]string {
 	return out
 }
 
-// behindVersion is a version just older than v in v's own scheme: the last
-// non-zero field of a dotted or semantic version lowered ("2.80" → "2.79",
-// "4.6.0" → "4.5.0", so a runtime never skips a minor); a vendor or pattern
-// version keeps its text with the last number that makes it older lowered
-// ("P79 v1.46" → "P79 v1.45", "nc.1.6.17-0-gabcdef" → "nc.1.6.16-0-gabcdef");
-// an opaque version, which has no older, gets a different string.
-func behindVersion(v version.Version) string {
-	raw := v.String()
-	switch v.Scheme() {
-	case version.Semver, version.Dotted:
-		var fields []uint64
-		if v.Scheme() == version.Semver {
-			fields = []uint64{v.Major(), v.Minor(), v.Patch()}
-		} else {
-			for _, f := range strings.Split(raw, ".") {
-				var n uint64
-				fmt.Sscan(f, &n)
-				fields = append(fields, n)
-			}
-		}
-		for i := len(fields) - 1; i >= 0; i-- {
-			if fields[i] > 0 {
-				fields[i]--
-				break
-			}
-		}
-		parts := make([]string, len(fields))
-		for i, f := range fields {
-			parts[i] = fmt.Sprint(f)
-		}
-		return strings.Join(parts, ".")
-	case version.Opaque:
-		return raw + "-previous"
-	}
-	// Vendor and pattern: from the last digit run, the first whose
-	// decrement reads as an older version of the same format; a release
-	// date's numbers only when nothing else will do.
-	for _, skipDates := range []bool{true, false} {
-		for end := len(raw); end > 0; end-- {
-			if raw[end-1] < '0' || raw[end-1] > '9' {
-				continue
-			}
-			start := end
-			for start > 0 && raw[start-1] >= '0' && raw[start-1] <= '9' {
-				start--
-			}
-			if skipDates && inDate(raw, start, end) {
-				end = start + 1
-				continue
-			}
-			var n uint64
-			fmt.Sscan(raw[start:end], &n)
-			if n > 0 {
-				cand := raw[:start] + fmt.Sprintf("%0*d", end-start, n-1) + raw[end:]
-				if o, err := v.Format().Parse(cand); err == nil {
-					if cmp, err := version.Compare(o, v); err == nil && cmp < 0 {
-						return cand
-					}
-				}
-			}
-			end = start + 1
-		}
-	}
-	return raw + "-previous"
-}
-
-// monthRe matches a month abbreviation and a space just before a day.
-var monthRe = regexp.MustCompile(`(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) $`)
-
-// inDate reports whether raw[start:end] looks like part of a release date
-// ("10/29/2021", "May 11 2021", "2021-10-29"): a four-digit year, a
-// number beside '/', or a day after a month's name.
-func inDate(raw string, start, end int) bool {
-	if end-start == 4 {
-		return true
-	}
-	if (start > 0 && raw[start-1] == '/') || (end < len(raw) && raw[end] == '/') {
-		return true
-	}
-	return monthRe.MatchString(raw[:start])
-}
+// behindVersion is a version just older than v in v's own format, a
+// release date kept where another number can be lowered.
+func behindVersion(v version.Version) string { return version.Previous(v, false) }
 
 // loadSimConfig loads the configuration for -config, rendering its
 // diagnostics like validate does.
