@@ -50,6 +50,20 @@ type Backend interface {
 	LockHolder(ctx context.Context) (*LockInfo, error)
 }
 
+// CheckPlanSHA refuses a plan SHA that a backend must not use as a key (a
+// file name, a row key): 8 to 128 lowercase hex digits.
+func CheckPlanSHA(sha string) error {
+	if len(sha) < 8 || len(sha) > 128 {
+		return fmt.Errorf("invalid plan SHA %q", sha)
+	}
+	for _, c := range sha {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return fmt.Errorf("invalid plan SHA %q", sha)
+		}
+	}
+	return nil
+}
+
 // Entry is one journal record with its position.
 type Entry struct {
 	Pos  int64

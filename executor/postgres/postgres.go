@@ -465,21 +465,9 @@ func (b *Backend) retry(ctx context.Context, what string, fn func(context.Contex
 	}
 }
 
-func checkSHA(sha string) error {
-	if len(sha) < 8 || len(sha) > 128 {
-		return fmt.Errorf("invalid plan SHA %q", sha)
-	}
-	for _, c := range sha {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return fmt.Errorf("invalid plan SHA %q", sha)
-		}
-	}
-	return nil
-}
-
 // SavePlan implements executor.Backend.
 func (b *Backend) SavePlan(ctx context.Context, sha string, file []byte) error {
-	if err := checkSHA(sha); err != nil {
+	if err := executor.CheckPlanSHA(sha); err != nil {
 		return err
 	}
 	return b.retry(ctx, "saving the plan", func(ctx context.Context) error {
@@ -492,7 +480,7 @@ func (b *Backend) SavePlan(ctx context.Context, sha string, file []byte) error {
 
 // LoadPlan implements executor.Backend.
 func (b *Backend) LoadPlan(ctx context.Context, sha string) ([]byte, error) {
-	if err := checkSHA(sha); err != nil {
+	if err := executor.CheckPlanSHA(sha); err != nil {
 		return nil, err
 	}
 	var file []byte
@@ -571,7 +559,7 @@ func (b *Backend) heldLease() (string, error) {
 // Append implements executor.Backend: one transaction, committed before it
 // returns.
 func (b *Backend) Append(ctx context.Context, sha string, records ...[]byte) ([]int64, error) {
-	if err := checkSHA(sha); err != nil {
+	if err := executor.CheckPlanSHA(sha); err != nil {
 		return nil, err
 	}
 	for _, r := range records {
@@ -668,7 +656,7 @@ func (b *Backend) batchPositions(ctx context.Context, batch string, pos *[]int64
 
 // Read implements executor.Backend.
 func (b *Backend) Read(ctx context.Context, sha string, after int64) ([]executor.Entry, error) {
-	if err := checkSHA(sha); err != nil {
+	if err := executor.CheckPlanSHA(sha); err != nil {
 		return nil, err
 	}
 	var out []executor.Entry

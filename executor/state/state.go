@@ -73,18 +73,6 @@ func (d *Dir) Close() error {
 	return errors.Join(errs...)
 }
 
-func checkSHA(sha string) error {
-	if len(sha) < 8 || len(sha) > 128 {
-		return fmt.Errorf("invalid plan SHA %q", sha)
-	}
-	for _, c := range sha {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return fmt.Errorf("invalid plan SHA %q", sha)
-		}
-	}
-	return nil
-}
-
 // writeFile writes atomically: temp file, fsync, rename, fsync directory.
 func writeFile(path string, b []byte) error {
 	dir := filepath.Dir(path)
@@ -121,7 +109,7 @@ func syncDir(dir string) error {
 
 // SavePlan implements executor.Backend.
 func (d *Dir) SavePlan(_ context.Context, sha string, file []byte) error {
-	if err := checkSHA(sha); err != nil {
+	if err := executor.CheckPlanSHA(sha); err != nil {
 		return err
 	}
 	p := filepath.Join(d.path, "plans", sha+".json")
@@ -135,7 +123,7 @@ func (d *Dir) SavePlan(_ context.Context, sha string, file []byte) error {
 
 // LoadPlan implements executor.Backend.
 func (d *Dir) LoadPlan(_ context.Context, sha string) ([]byte, error) {
-	if err := checkSHA(sha); err != nil {
+	if err := executor.CheckPlanSHA(sha); err != nil {
 		return nil, err
 	}
 	b, err := os.ReadFile(filepath.Join(d.path, "plans", sha+".json"))
@@ -158,7 +146,7 @@ func (d *Dir) CurrentPlan(context.Context) (string, error) {
 }
 
 func (d *Dir) journal(sha string) (*journalFile, error) {
-	if err := checkSHA(sha); err != nil {
+	if err := executor.CheckPlanSHA(sha); err != nil {
 		return nil, err
 	}
 	d.mu.Lock()
@@ -262,7 +250,7 @@ func repairTail(f *os.File) (int64, error) {
 
 // Read implements executor.Backend.
 func (d *Dir) Read(_ context.Context, sha string, after int64) ([]executor.Entry, error) {
-	if err := checkSHA(sha); err != nil {
+	if err := executor.CheckPlanSHA(sha); err != nil {
 		return nil, err
 	}
 	f, err := os.Open(filepath.Join(d.path, "journal", sha+".jsonl"))
