@@ -101,17 +101,10 @@ func (r *runner) observePeers(ctx context.Context, o *opRun) {
 // memberHealth says why an observed member does not count for quorum, or
 // "" when it does: as the plan decides (reachable, not Critical, on).
 func memberHealth(obs *providers.Observation, err error) string {
-	switch {
-	case err != nil:
+	if err != nil {
 		return "not observed: " + err.Error()
-	case obs == nil || !obs.Reachable:
-		return "unreachable"
-	case obs.Health == "Critical":
-		return "health Critical"
-	case obs.PowerState != "" && obs.PowerState != providers.PowerOn:
-		return "power " + obs.PowerState
 	}
-	return ""
+	return obs.NotHealthy()
 }
 
 // quorumHolds checks, before sv's first step, that taking it down keeps

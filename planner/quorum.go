@@ -8,7 +8,6 @@ import (
 
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/planner/plan"
-	"github.com/rackform/rackform/providers"
 )
 
 // quorum checks that the plan never takes a control plane's healthy
@@ -126,15 +125,7 @@ func (p *planning) unhealthy(s *config.Server) string {
 		}
 		return "not observed"
 	}
-	switch {
-	case o == nil || !o.Reachable:
-		return "unreachable"
-	case o.Health == "Critical":
-		return "health Critical"
-	case o.PowerState != "" && o.PowerState != providers.PowerOn:
-		return "power " + o.PowerState
-	}
-	return ""
+	return o.NotHealthy()
 }
 
 func (p *planning) byAddress(c *config.Cluster, addr string) *config.Server {

@@ -228,6 +228,21 @@ func (o *Observation) EffectiveOutcome() string {
 	return OutcomeUnreachable
 }
 
+// NotHealthy says why a server does not count as a healthy member (of a
+// control plane's quorum), or "" when it does: reachable, not Critical,
+// and on. A nil observation is unreachable.
+func (o *Observation) NotHealthy() string {
+	switch {
+	case o == nil || !o.Reachable:
+		return "unreachable"
+	case o.Health == "Critical":
+		return "health Critical"
+	case o.PowerState != "" && o.PowerState != PowerOn:
+		return "power " + o.PowerState
+	}
+	return ""
+}
+
 // SystemRef names one ComputerSystem a BMC serves.
 type SystemRef struct {
 	ID   string `json:"id"`
