@@ -326,18 +326,6 @@ type Step struct {
 	Expect  []providers.Expectation `json:"expect,omitempty"`
 	// Estimate is the expected duration of the step.
 	Estimate Duration `json:"estimate"`
-	// NotObserved counts the servers that could not be observed; the
-	// next four count them by cause. (Format 1.3.)
-	NotObserved          int `json:"not_observed,omitempty"`
-	Unreachable          int `json:"unreachable,omitempty"`
-	CredentialsRefused   int `json:"credentials_refused,omitempty"`
-	InventoryUnavailable int `json:"inventory_unavailable,omitempty"`
-	SystemUnresolved     int `json:"system_unresolved,omitempty"`
-	// HeldBack counts the servers held back for their problems. (1.3.)
-	HeldBack int `json:"held_back,omitempty"`
-	// SharedUpdates counts updates of shared components, once per BMC
-	// and component. (Format 1.3.)
-	SharedUpdates int `json:"shared_updates,omitempty"`
 }
 
 // ProviderStep converts a provider step to the provider contract.
