@@ -647,11 +647,5 @@ func orName(name string, m providers.Match) string {
 	if name != "" {
 		return name
 	}
-	switch {
-	case m.SoftwareID != "":
-		return "software id " + m.SoftwareID
-	case m.ID != "":
-		return "id " + m.ID
-	}
-	return "name " + m.NamePattern
+	return matchText(m)
 }
