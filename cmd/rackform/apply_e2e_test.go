@@ -148,12 +148,10 @@ func freeOctet(t *testing.T, o, n int) int {
 	return 0
 }
 
-// e2eConfig is a cluster of racks with the control plane placed as the
-// planner requires (2 racks: control plane + spare; 3 or more: one control
-// plane server per rack and a spare in the last), compute for the rest.
-func e2eConfig(octet, racks, perRack int) string {
-	var b strings.Builder
-	b.WriteString(`provider "redfish" {
+// e2eProvider is the redfish provider block of the end-to-end
+// configurations: the simulator's credentials from the environment, short
+// timeouts and retries, plain http on loopback.
+const e2eProvider = `provider "redfish" {
   username           = "admin"
   password           = env("RACKFORM_SIM_PASSWORD")
   timeout            = "2s"
@@ -163,7 +161,14 @@ func e2eConfig(octet, racks, perRack int) string {
   retry_max_attempts = 3
   allow_http         = true
 }
+`
 
+// e2eConfig is a cluster of racks with the control plane placed as the
+// planner requires (2 racks: control plane + spare; 3 or more: one control
+// plane server per rack and a spare in the last), compute for the rest.
+func e2eConfig(octet, racks, perRack int) string {
+	var b strings.Builder
+	b.WriteString(e2eProvider + `
 release "r" {
   version = "4.6.1"
   component "bios" {

@@ -106,22 +106,8 @@ type mixedFleet struct {
 	bmc map[string]string
 }
 
-func startMixedFleet(t *testing.T, octet int, images string) *mixedFleet {
-	t.Helper()
-	var specs []sim.BMCSpec
-	mf := &mixedFleet{bmc: map[string]string{}}
-	var cfg strings.Builder
-	cfg.WriteString(`provider "redfish" {
-  username           = "admin"
-  password           = env("RACKFORM_SIM_PASSWORD")
-  timeout            = "2s"
-  poll_interval      = "10ms"
-  retry_base_delay   = "5ms"
-  retry_max_delay    = "20ms"
-  retry_max_attempts = 3
-  allow_http         = true
-}
-
+// e2eFastConfig is e2eProvider and a strategy "fast" with short waits.
+const e2eFastConfig = e2eProvider + `
 strategy "fast" {
   verify_timeout   = "10s"
   drain_timeout    = "2s"
@@ -130,7 +116,14 @@ strategy "fast" {
     wait_after_rack = "0s"
   }
 }
-`)
+`
+
+func startMixedFleet(t *testing.T, octet int, images string) *mixedFleet {
+	t.Helper()
+	var specs []sim.BMCSpec
+	mf := &mixedFleet{bmc: map[string]string{}}
+	var cfg strings.Builder
+	cfg.WriteString(e2eFastConfig)
 	for i, pc := range mixedProfiles {
 		name := fmt.Sprintf("bmc-%s", pc.profile)
 		addr := fmt.Sprintf("127.77.%d.%d:18443", octet, i+1)
@@ -471,26 +464,7 @@ func TestNonUpdateableMemberIsHeldBackNotFlashed(t *testing.T) {
 		{Name: "bmc-rot", Addr: fmt.Sprintf("127.77.%d.1:18443", octet), Profile: sim.ProfileDMTF, PowerOn: true},
 		{Name: "bmc-ami", Addr: fmt.Sprintf("127.77.%d.2:18443", octet), Profile: sim.ProfileAMI, PowerOn: true},
 	})
-	cfg := fmt.Sprintf(`provider "redfish" {
-  username           = "admin"
-  password           = env("RACKFORM_SIM_PASSWORD")
-  timeout            = "2s"
-  poll_interval      = "10ms"
-  retry_base_delay   = "5ms"
-  retry_max_delay    = "20ms"
-  retry_max_attempts = 3
-  allow_http         = true
-}
-
-strategy "fast" {
-  verify_timeout   = "10s"
-  drain_timeout    = "2s"
-  shutdown_timeout = "2s"
-  compute {
-    wait_after_rack = "0s"
-  }
-}
-
+	cfg := fmt.Sprintf(e2eFastConfig+`
 release "dmtf" {
   version = "1.0.0"
   component "bios" {
@@ -607,26 +581,7 @@ func TestImageDigestCheckedEndToEnd(t *testing.T) {
 		{Name: "push-bad", Addr: fmt.Sprintf("127.77.%d.4:18443", octet), Profile: sim.ProfileOpenBMC, PowerOn: true},
 	})
 	var cfg strings.Builder
-	cfg.WriteString(`provider "redfish" {
-  username           = "admin"
-  password           = env("RACKFORM_SIM_PASSWORD")
-  timeout            = "2s"
-  poll_interval      = "10ms"
-  retry_base_delay   = "5ms"
-  retry_max_delay    = "20ms"
-  retry_max_attempts = 3
-  allow_http         = true
-}
-
-strategy "fast" {
-  verify_timeout   = "10s"
-  drain_timeout    = "2s"
-  shutdown_timeout = "2s"
-  compute {
-    wait_after_rack = "0s"
-  }
-}
-`)
+	cfg.WriteString(e2eFastConfig)
 	for i, c := range []struct{ name, profile, version, scheme, digest string }{
 		{"pull-ok", "dmtf", "P79 v1.46", "vendor", good},
 		{"pull-bad", "dmtf", "P79 v1.46", "vendor", bad},
