@@ -5,14 +5,13 @@ import (
 	"context"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/browsertest"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/executortest"
 	"github.com/rackform/rackform/executor/state"
@@ -20,24 +19,10 @@ import (
 	"github.com/rackform/rackform/providers"
 )
 
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("no chromium in CI: .ci/run installs Debian's chromium")
-	}
-	t.Skip("no chromium on this machine")
-	return ""
-}
-
 // rackform status -format=html in a real headless browser (item 2): a run
 // paused after rack r01 (one server failed there, r02 not started) shows
 // one cell per server, each coloured by its state in the run.
 func TestStatusHTMLInHeadlessChromium(t *testing.T) {
-	exe := chromium(t)
 	prov := executortest.NewProvider()
 	clock := executortest.NewClock(executortest.Epoch)
 	b := executortest.NewBuilder(prov)
@@ -89,18 +74,7 @@ func TestStatusHTMLInHeadlessChromium(t *testing.T) {
 	if err := os.WriteFile(file, page.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.Flag("headless", true), chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1200, 800),
-		chromedp.ProxyServer("127.0.0.1:9"))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+file), chromedp.WaitVisible("#grid")); err != nil {
-		t.Fatalf("headless chromium: %v", err)
-	}
+	ctx := browsertest.Open(t, file, 1200, 800)
 	colors, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](`Object.fromEntries([...document.querySelectorAll('#grid .cell')].map(c => [c.dataset.server, getComputedStyle(c).backgroundColor]))`))
 	if err != nil {
 		t.Fatal(err)

@@ -2,18 +2,16 @@ package planview
 
 import (
 	"bytes"
-	"context"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/browsertest"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -35,26 +33,10 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	}
 }
 
-// chromium finds Debian's chromium; outside CI a machine without it skips
-// the browser test, in CI (CI=true) it must be there.
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("no chromium in CI: .ci/run installs Debian's chromium")
-	}
-	t.Skip("no chromium on this machine")
-	return ""
-}
-
 // The plan page in a real headless browser (item 2): the grid has one
 // cell per server, each coloured by what the plan does to it, the
 // timeline has its bars and windows, and a screenshot is not blank.
 func TestHTMLInHeadlessChromium(t *testing.T) {
-	exe := chromium(t)
 	p, file, _ := makePlan(t, "../../../../../../examples/fleet")
 	var b bytes.Buffer
 	if err := WriteHTML(&b, p, plan.SHA256(file)); err != nil {
@@ -64,20 +46,7 @@ func TestHTMLInHeadlessChromium(t *testing.T) {
 	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.Flag("headless", true), chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1400, 1000),
-		// Nothing may be fetched: the page must render offline.
-		chromedp.ProxyServer("127.0.0.1:9"))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-
-	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+page), chromedp.WaitVisible("#grid")); err != nil {
-		t.Fatalf("headless chromium: %v", err)
-	}
+	ctx := browsertest.Open(t, page, 1400, 1000)
 	cells, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#grid .cell').length`))
 	if err != nil {
 		t.Fatal(err)
