@@ -83,6 +83,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"planhash":    cmdPlanHash,
 		"simrequests": cmdSimRequests,
 		"simfault":    cmdSimFault,
+		"schema":      cmdSchema,
 	}
 }
 

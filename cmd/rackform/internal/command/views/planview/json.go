@@ -49,10 +49,26 @@ type PlanJSON struct {
 	Pauses   []JSONPause            `json:"pauses"`
 	Servers  map[string]JSONServer  `json:"servers"`
 	// RunOrder is every server address in the order apply starts them.
-	RunOrder []string       `json:"run_order"`
-	Images   []JSONImage    `json:"images"`
-	Summary  JSONSummary    `json:"summary"`
-	Warnings []plan.Message `json:"warnings"`
+	RunOrder []string      `json:"run_order"`
+	Images   []JSONImage   `json:"images"`
+	Summary  JSONSummary   `json:"summary"`
+	Warnings []JSONMessage `json:"warnings"`
+}
+
+// JSONMessage is a warning attached to the plan.
+type JSONMessage struct {
+	Summary string `json:"summary"`
+	Detail  string `json:"detail"`
+	Server  string `json:"server"`
+}
+
+// JSONIdentity is who the server was when planned ("" where its BMC
+// reported nothing).
+type JSONIdentity struct {
+	UUID         string `json:"uuid"`
+	SerialNumber string `json:"serial_number"`
+	Manufacturer string `json:"manufacturer"`
+	Model        string `json:"model"`
 }
 
 // JSONConfiguration names the configuration the plan was made from (its
@@ -215,18 +231,18 @@ type JSONServer struct {
 	Reason  string `json:"reason"`
 	Outcome string `json:"outcome"`
 	// Observed is true when the BMC was read at plan time.
-	Observed  bool               `json:"observed"`
-	Health    string             `json:"health"`
-	Power     string             `json:"power_state"`
-	Identity  providers.Identity `json:"identity"`
-	Inventory []JSONComponent    `json:"inventory"`
-	Problems  []string           `json:"problems"`
-	Notes     []string           `json:"notes"`
-	Changes   []JSONChange       `json:"changes"`
-	Steps     []JSONStep         `json:"steps"`
-	Reboots   int                `json:"reboots"`
-	Estimate  string             `json:"estimate"`
-	Windows   []plan.Interval    `json:"windows"`
+	Observed  bool            `json:"observed"`
+	Health    string          `json:"health"`
+	Power     string          `json:"power_state"`
+	Identity  JSONIdentity    `json:"identity"`
+	Inventory []JSONComponent `json:"inventory"`
+	Problems  []string        `json:"problems"`
+	Notes     []string        `json:"notes"`
+	Changes   []JSONChange    `json:"changes"`
+	Steps     []JSONStep      `json:"steps"`
+	Reboots   int             `json:"reboots"`
+	Estimate  string          `json:"estimate"`
+	Windows   []plan.Interval `json:"windows"`
 }
 
 // JSONComponent is a component as observed at plan time.
@@ -352,7 +368,10 @@ func BuildJSON(p *plan.Plan, sha string) PlanJSON {
 		RunOrder:      []string{},
 		Images:        []JSONImage{},
 		Summary:       summaryJSON(p),
-		Warnings:      orEmpty(slices.Clone(p.Warnings)),
+		Warnings:      []JSONMessage{},
+	}
+	for _, m := range p.Warnings {
+		out.Warnings = append(out.Warnings, JSONMessage{m.Summary, m.Detail, m.Server})
 	}
 	for _, f := range p.Config.Files {
 		out.Configuration.Files = append(out.Configuration.Files, JSONFile{f.Name, f.SHA256})
@@ -492,7 +511,7 @@ func serverJSON(s *plan.Server) JSONServer {
 		BMC: s.BMC, System: s.System, Provider: s.Provider, Labels: map[string]string{},
 		Action: string(s.Action), Reason: s.Reason, Outcome: s.Outcome,
 		Observed: s.Observed.Reachable && !plan.NotObserved(s.Reason), Health: s.Observed.Health, Power: s.Observed.PowerState,
-		Identity: s.Identity, Inventory: []JSONComponent{},
+		Identity: JSONIdentity{s.Identity.UUID, s.Identity.SerialNumber, s.Identity.Manufacturer, s.Identity.Model}, Inventory: []JSONComponent{},
 		Problems: orEmpty(slices.Clone(s.Problems)), Notes: orEmpty(slices.Clone(s.Notes)),
 		Changes: []JSONChange{}, Steps: []JSONStep{}, Reboots: s.Reboots, Estimate: s.Estimate.String(),
 		Windows: orEmpty(slices.Clone(s.Windows)),
