@@ -84,6 +84,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"simrequests": cmdSimRequests,
 		"simfault":    cmdSimFault,
 		"schema":      cmdSchema,
+		"policy":      cmdPolicy,
 	}
 }
 

@@ -230,7 +230,10 @@ type JSONServer struct {
 	Action  string `json:"action"`
 	Reason  string `json:"reason"`
 	Outcome string `json:"outcome"`
-	// Observed is true when the BMC was read at plan time.
+	// Outcome is how observing the server went: "observed",
+	// "unreachable", "credentials_refused", "inventory_unavailable",
+	// "system_unresolved", or "" when plan did not read it (excluded, out
+	// of scope). Observed is true when the BMC was read.
 	Observed  bool            `json:"observed"`
 	Health    string          `json:"health"`
 	Power     string          `json:"power_state"`
@@ -510,18 +513,21 @@ func serverJSON(s *plan.Server) JSONServer {
 		Address: s.Address, Name: s.Name, Cluster: s.Cluster, Rack: s.Rack, Role: s.Role, NodeName: s.NodeName,
 		BMC: s.BMC, System: s.System, Provider: s.Provider, Labels: map[string]string{},
 		Action: string(s.Action), Reason: s.Reason, Outcome: s.Outcome,
-		Observed: s.Observed.Reachable && !plan.NotObserved(s.Reason), Health: s.Observed.Health, Power: s.Observed.PowerState,
+		Health: s.Observed.Health, Power: s.Observed.PowerState,
 		Identity: JSONIdentity{s.Identity.UUID, s.Identity.SerialNumber, s.Identity.Manufacturer, s.Identity.Model}, Inventory: []JSONComponent{},
 		Problems: orEmpty(slices.Clone(s.Problems)), Notes: orEmpty(slices.Clone(s.Notes)),
 		Changes: []JSONChange{}, Steps: []JSONStep{}, Reboots: s.Reboots, Estimate: s.Estimate.String(),
 		Windows: orEmpty(slices.Clone(s.Windows)),
 	}
-	if js.Outcome == "" { // plans before format 1.3
-		js.Outcome = providers.OutcomeObserved
-		if !s.Observed.Reachable {
-			js.Outcome = providers.OutcomeUnreachable
+	if js.Outcome == "" { // plans before format 1.3, and servers plan did not read
+		switch {
+		case s.Observed.Reachable:
+			js.Outcome = providers.OutcomeObserved
+		case plan.NotObserved(s.Reason):
+			js.Outcome = s.Reason
 		}
 	}
+	js.Observed = js.Outcome == providers.OutcomeObserved
 	for k, v := range s.Labels {
 		js.Labels[k] = v
 	}
