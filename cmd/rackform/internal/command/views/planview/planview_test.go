@@ -99,8 +99,9 @@ func fixtures(t *testing.T) map[string]string {
 	out := map[string]string{"planner-nexus": "../../../../../../planner/testdata/nexus"}
 	dirs, _ := filepath.Glob("../../../../../../examples/*")
 	for _, d := range dirs {
-		// examples/ci holds CI pipelines, not a configuration.
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() && filepath.Base(d) != "ci" {
+		// A configuration has *.rf.hcl files: examples/ci holds CI
+		// pipelines and examples/policy a Rego policy.
+		if hcl, _ := filepath.Glob(filepath.Join(d, "*.rf.hcl")); len(hcl) > 0 {
 			out[filepath.Base(d)] = d
 		}
 	}
