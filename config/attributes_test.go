@@ -53,7 +53,7 @@ func TestComponentSchemeAttributes(t *testing.T) {
 		{name: "inherited semver suggests the scheme that reads the version",
 			attrs: "    version = \"P79 v1.45\"\n",
 			want: []diag{{"error", "Invalid version",
-				"version does not parse under the \"semver\" scheme (inherited from release \"r1\"): \"P79 v1.45\" is not a semantic version (MAJOR.MINOR.PATCH[-PRE][+BUILD]): Invalid Semantic Version. Declare scheme = \"vendor\", which reads it.",
+				"version does not parse under the \"semver\" scheme (inherited from release \"r1\"): \"P79 v1.45\" is not a semantic version (MAJOR.MINOR.PATCH[-PRE][+BUILD]): invalid semantic version. Declare scheme = \"vendor\", which reads it.",
 				"main.rf.hcl:8,15-8,26"}}},
 		{name: "no built-in scheme reads it",
 			attrs: "    version = \"1.5.27 ESM\"\n    scheme  = \"vendor\"\n",

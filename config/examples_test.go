@@ -21,8 +21,10 @@ func exampleDirs(t testing.TB) []string {
 	}
 	var dirs []string
 	for _, e := range entries {
-		// examples/ci holds CI pipelines, not a configuration.
-		if e.IsDir() && e.Name() != "ci" {
+		// A configuration has *.rf.hcl files: examples/ci holds CI
+		// pipelines and examples/policy a Rego policy, not configurations.
+		hcl, _ := filepath.Glob(filepath.Join("..", "examples", e.Name(), "*.rf.hcl"))
+		if e.IsDir() && len(hcl) > 0 {
 			dirs = append(dirs, filepath.Join("..", "examples", e.Name()))
 		}
 	}

@@ -205,7 +205,7 @@ func TestRules(t *testing.T) {
 		},
 			want: []diag{
 				{"error", "Invalid version",
-					"version does not parse under the \"semver\" scheme (the default): \"4.5\" is not a semantic version (MAJOR.MINOR.PATCH[-PRE][+BUILD]): Invalid Semantic Version. Declare scheme = \"dotted\", which reads it.",
+					"version does not parse under the \"semver\" scheme (the default): \"4.5\" is not a semantic version (MAJOR.MINOR.PATCH[-PRE][+BUILD]): invalid semantic version. Declare scheme = \"dotted\", which reads it.",
 					"main.rf.hcl:3,13-3,18"},
 				{"error", "Invalid version",
 					"version does not parse under the \"dotted\" scheme: \"1.2.x\" is not a dotted version (integers separated by dots): field 3 is \"x\". No built-in scheme reads it: declare a version_pattern whose capture groups say what is compared, or scheme = \"opaque\" to compare it for equality only.",

@@ -228,14 +228,12 @@ func TestMixedProfileFleetPlansAppliesAndReplansClean(t *testing.T) {
 		t.Fatalf("show -json: exit %d\n%s", code, js)
 	}
 	var shown struct {
-		Servers []struct {
-			Address  string `json:"address"`
-			Observed struct {
-				Components []struct {
-					ID         string `json:"id"`
-					Updateable bool   `json:"updateable"`
-				} `json:"components"`
-			} `json:"observed"`
+		Servers map[string]struct {
+			Address   string `json:"address"`
+			Inventory []struct {
+				ID         string `json:"id"`
+				Updateable bool   `json:"updateable"`
+			} `json:"inventory"`
 			Steps []struct {
 				Kind      string `json:"kind"`
 				Component string `json:"component"`
@@ -248,7 +246,7 @@ func TestMixedProfileFleetPlansAppliesAndReplansClean(t *testing.T) {
 	}
 	fixed := map[string]int{}
 	for _, s := range shown.Servers {
-		for _, c := range s.Observed.Components {
+		for _, c := range s.Inventory {
 			if !c.Updateable {
 				fixed[s.Address]++
 			}
@@ -290,7 +288,7 @@ func TestMixedProfileFleetPlansAppliesAndReplansClean(t *testing.T) {
 			if !strings.HasPrefix(s.Address, pc.profile+"/") {
 				continue
 			}
-			for _, c := range s.Observed.Components {
+			for _, c := range s.Inventory {
 				if c.ID == pc.nonUpdateable {
 					found = !c.Updateable
 				}

@@ -83,6 +83,8 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"planhash":    cmdPlanHash,
 		"simrequests": cmdSimRequests,
 		"simfault":    cmdSimFault,
+		"schema":      cmdSchema,
+		"policy":      cmdPolicy,
 	}
 }
 

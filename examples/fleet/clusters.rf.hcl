@@ -10,6 +10,7 @@ locals {
 # canary: a single rack, so three control-plane servers in it.
 cluster "canary" {
   release            = release.r4_6_1
+  strategy           = strategy.fleet
   maintenance_window = maintenance_window.early
 
   rack "c01" {
@@ -30,6 +31,7 @@ cluster "canary" {
 
 cluster "east" {
   release            = release.r4_6_1
+  strategy           = strategy.fleet
   maintenance_window = maintenance_window.weeknights
   labels             = { region = "east" }
 
@@ -52,6 +54,7 @@ cluster "east" {
 # west: two racks, so one control-plane server and the spare in the other rack.
 cluster "west" {
   release            = release.r4_6_1
+  strategy           = strategy.fleet
   maintenance_window = maintenance_window.weeknights
   labels             = { region = "west" }
 

@@ -8,6 +8,27 @@ variable "bmc_password" {
   default   = "" # supplied at plan/apply time with RACKFORM_VAR_bmc_password
 }
 
+# The waits are variables so that a run against the simulator can shorten
+# them (-var canary_soak=1m -var wait_after_rack=10s); the defaults are the
+# production values.
+variable "canary_soak" {
+  type        = string
+  default     = "1h"
+  description = "How long to watch the canary after its stage, before the approval gate (a Go duration)."
+}
+
+variable "wait_after_rack" {
+  type        = string
+  default     = "15m"
+  description = "The wait after each compute rack before the next starts (a Go duration)."
+}
+
+strategy "fleet" {
+  compute {
+    wait_after_rack = var.wait_after_rack
+  }
+}
+
 provider "redfish" {
   username = "admin"
   password = var.bmc_password
@@ -72,7 +93,7 @@ rollout "q3" {
   scope = "full"
 
   stage "canary" {
-    after_stage_wait = "1h"
+    after_stage_wait = var.canary_soak
 
     approval "canary-ok" {
       when        = "after"

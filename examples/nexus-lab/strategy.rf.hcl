@@ -25,7 +25,7 @@ strategy "nexus" {
   compute {
     order           = "alphanumeric"
     max_unavailable = "100%"
-    wait_after_rack = "15m"
+    wait_after_rack = var.wait_after_rack
     # -var pause_after_rack=true: stop after every rack but the last until
     # `rackform continue` (the Nexus "PauseRack" behaviour).
     pause_after_rack = var.pause_after_rack

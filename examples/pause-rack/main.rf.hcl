@@ -1,6 +1,12 @@
 # pause-rack: the Nexus "PauseRack" strategy — after every compute rack the
 # run pauses until `rackform continue`, with no extra wait between racks.
 
+variable "wait_after_rack" {
+  type        = string
+  default     = "0s"
+  description = "The wait after each compute rack, on top of the pause (a Go duration)."
+}
+
 provider "redfish" {
   username = "admin"
   password = env("RACKFORM_BMC_PASSWORD")
@@ -24,7 +30,7 @@ release "r4_5_2" {
 strategy "pause_rack" {
   compute {
     pause_after_rack = true
-    wait_after_rack  = "0s"
+    wait_after_rack  = var.wait_after_rack
     threshold {
       type  = "count"
       value = 3

@@ -26,6 +26,7 @@ import (
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/state"
+	"github.com/rackform/rackform/internal/version"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 	"github.com/rackform/rackform/providers/plugin"
@@ -230,7 +231,7 @@ type runOpts struct {
 
 func (o *runOpts) flags(fs *flag.FlagSet) {
 	o.vars, o.varFiles = nil, nil
-	fs.BoolVar(&o.json, "json", false, "Print the versioned JSON-lines event stream on stdout instead of the progress view.")
+	fs.BoolVar(&o.json, "json", false, "Print the machine-readable event stream (JSON lines, docs/json.md) on stdout instead of the progress view.")
 	fs.StringVar(&o.jsonInto, "json-into", "", "Also write the JSON-lines event stream to `FILE` (beside the progress view).")
 	fs.DurationVar(&o.lockTimeout, "lock-timeout", 0, "Wait up to `DURATION` for a state lock held by another apply (default: refuse at once).")
 	fs.StringVar(&o.stateDir, "state-dir", state.DefaultDir, "Keep the journal, plans and lock in `DIR`.")
@@ -476,7 +477,9 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 	var sinks []executor.Sink
 	var view *applyview.View
 	if o.json {
-		sinks = append(sinks, executor.NewJSONSink(m.Stdout))
+		js := applyview.NewJSON(m.Stdout)
+		js.Version(version.String())
+		sinks = append(sinks, js)
 	} else {
 		live := isTerminal(m.Stdout) && !o.noColor && m.Getenv("TERM") != "dumb"
 		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: live, Color: color, Now: clock.Now, Command: nextCommand(b.dir, o.planPath), Width: termWidth(m.Stdout, m.Getenv)})
@@ -494,7 +497,11 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 			return m.fail("opening -json-into file: %s", err)
 		}
 		defer f.Close()
-		sinks = append(sinks, executor.NewJSONSink(f))
+		// Appended: each run of apply or continue starts with its own
+		// version line.
+		js := applyview.NewJSON(f)
+		js.Version(version.String())
+		sinks = append(sinks, js)
 	}
 	e, err := executor.New(executor.Options{
 		Plan: p, PlanSHA256: sha, PlanFile: file,

@@ -231,10 +231,17 @@ func (e *applyBench) lowerBound(b *testing.B) time.Duration {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		var ev executor.Event
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+		// The machine-readable UI: the executor's event under "event",
+		// its time in "@timestamp" (the version line has no event).
+		var line struct {
+			Timestamp time.Time      `json:"@timestamp"`
+			Event     executor.Event `json:"event"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
 			b.Fatal(err)
 		}
+		ev := line.Event
+		ev.Time = line.Timestamp
 		if ev.Kind != executor.KindServer {
 			continue
 		}

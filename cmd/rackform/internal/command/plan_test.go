@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/uijson"
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/planner/plannertest"
@@ -133,9 +135,19 @@ func TestPlanOutAndShow(t *testing.T) {
 	if !strings.HasPrefix(text, planText) {
 		t.Errorf("show renders the plan differently from plan:\n%s\n---\n%s", planText, text)
 	}
+	// show -json is the machine-readable view (docs/json.md), keyed by
+	// address and naming the file it shows by its hash.
 	code, js, _ := runShow(t, "-json", out)
-	if code != ExitOK || js != string(file) {
-		t.Errorf("show -json must print the plan file itself (exit %d)", code)
+	var view struct {
+		FormatVersion string                     `json:"format_version"`
+		PlanSHA256    string                     `json:"plan_sha256"`
+		Servers       map[string]json.RawMessage `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(js), &view); code != ExitOK || err != nil {
+		t.Fatalf("show -json (exit %d): %v\n%s", code, err, js)
+	}
+	if view.FormatVersion != planview.JSONFormatVersion || view.PlanSHA256 != sha || len(view.Servers) == 0 {
+		t.Errorf("show -json: format_version %q, plan_sha256 %q (want %q), %d servers", view.FormatVersion, view.PlanSHA256, sha, len(view.Servers))
 	}
 	code, md, _ := runShow(t, "-format=markdown", out)
 	if code != ExitOK || !strings.HasPrefix(md, "### rackform plan: ") || !strings.Contains(md, sha) {
@@ -177,7 +189,7 @@ func TestPlanJSONStream(t *testing.T) {
 		if len(types) == 0 || types[len(types)-1] != m.Type {
 			types = append(types, m.Type)
 		}
-		if m.Type == "version" && m.UI != "1.1" {
+		if m.Type == "version" && m.UI != uijson.Version {
 			t.Errorf("stream version %q", m.UI)
 		}
 	}

@@ -93,7 +93,7 @@ func scenario(t *testing.T, opts applyview.Options) (human, json string) {
 			Hooks:     executortest.NewHooks(), Holder: "tester@host", Synchronous: true,
 			Events: executor.SinkFunc(func(ev executor.Event) {
 				view.Event(ev)
-				executor.NewJSONSink(&js).Event(ev)
+				applyview.NewJSON(&js).Event(ev)
 			}),
 		})
 		if err != nil {

@@ -99,8 +99,9 @@ func fixtures(t *testing.T) map[string]string {
 	out := map[string]string{"planner-nexus": "../../../../../../planner/testdata/nexus"}
 	dirs, _ := filepath.Glob("../../../../../../examples/*")
 	for _, d := range dirs {
-		// examples/ci holds CI pipelines, not a configuration.
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() && filepath.Base(d) != "ci" {
+		// A configuration has *.rf.hcl files: examples/ci holds CI
+		// pipelines and examples/policy a Rego policy.
+		if hcl, _ := filepath.Glob(filepath.Join(d, "*.rf.hcl")); len(hcl) > 0 {
 			out[filepath.Base(d)] = d
 		}
 	}
@@ -126,7 +127,7 @@ func TestGolden(t *testing.T) {
 			if err := WriteMarkdown(&md, p, plan.SHA256(file), 0); err != nil {
 				t.Fatal(err)
 			}
-			s := NewStream(&stream)
+			s := NewStreamAt(&stream, fixedNow)
 			if err := s.Version("0.0.0-test"); err != nil {
 				t.Fatal(err)
 			}
@@ -144,6 +145,11 @@ func TestGolden(t *testing.T) {
 			golden(t, name+".md", md.Bytes())
 			golden(t, name+".jsonl", stream.Bytes())
 			golden(t, name+".plan.json", file)
+			var shown bytes.Buffer
+			if err := WriteJSON(&shown, p, plan.SHA256(file)); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, name+".show.json", shown.Bytes())
 
 			if bytes.Contains(text.Bytes(), []byte("\x1b[")) {
 				t.Error("the plain text has escape sequences")
@@ -153,8 +159,8 @@ func TestGolden(t *testing.T) {
 				t.Errorf("the coloured text differs from the plain text by more than escapes:\n%s", cmp.Diff(text.String(), got))
 			}
 			for _, line := range strings.Split(strings.TrimSpace(stream.String()), "\n") {
-				if !strings.HasPrefix(line, `{"type":`) {
-					t.Errorf("stream line is not a typed object: %s", line)
+				if !strings.HasPrefix(line, `{"@level":`) || !strings.Contains(line, `"@module":"rackform.ui","@timestamp":"2026-`) || !strings.Contains(line, `,"type":"`) {
+					t.Errorf("stream line is not in the machine-readable UI's envelope: %s", line)
 				}
 			}
 			if !strings.Contains(text.String(), "Plan: "+SummaryLine(p.Summary)) {
@@ -398,7 +404,7 @@ func TestGoldenFormat13(t *testing.T) {
 	if err := WriteMarkdown(&md, p, plan.SHA256(b), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := NewStream(&stream).Plan(p); err != nil {
+	if err := NewStreamAt(&stream, fixedNow).Plan(p); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "format-1.3.txt", text.Bytes())
@@ -420,3 +426,6 @@ func TestGoldenFormat13(t *testing.T) {
 		t.Errorf("markdown does not list the image with its digest:\n%s", md.String())
 	}
 }
+
+// fixedNow stamps the golden streams.
+func fixedNow() time.Time { return time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC) }

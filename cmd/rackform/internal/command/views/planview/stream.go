@@ -1,100 +1,94 @@
 package planview
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/uijson"
 	"github.com/rackform/rackform/planner/plan"
 )
 
-// StreamVersion is the version of the `plan -json` stream. Consumers
-// accept the same major; a minor adds fields or message types only.
-const StreamVersion = "1.1"
+// StreamVersion is the version of the `plan -json` stream: the
+// machine-readable UI's (uijson.Version), shared with `apply -json`.
+const StreamVersion = uijson.Version
 
-// Message types of the stream, one JSON object per line. Every object has
-// "type", "@level" and "@message" (a line for people), like Terraform's
-// machine-readable UI.
+// Message types of the stream, one JSON object per line in the envelope
+// of Terraform's machine-readable UI ("@level", "@message", "@module",
+// "@timestamp", "type"; see package uijson and docs/json.md).
 const (
-	TypeVersion       = "version"
-	TypeDiagnostic    = "diagnostic"
-	TypePlannedChange = "planned_change"
-	TypeChangeSummary = "change_summary"
-	TypePlanFile      = "plan_file"
+	TypeVersion       = uijson.TypeVersion
+	TypeDiagnostic    = uijson.TypeDiagnostic
+	TypePlannedChange = uijson.TypePlannedChange
+	TypeChangeSummary = uijson.TypeChangeSummary
+	TypePlanFile      = uijson.TypePlanFile
 )
 
 // Stream writes the JSON-lines form of plan.
 type Stream struct {
-	enc *json.Encoder
+	w *uijson.Writer
 }
 
-// NewStream returns a stream writing to w.
-func NewStream(w io.Writer) *Stream {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return &Stream{enc: enc}
-}
+// NewStream returns a stream writing to w, stamping lines with time.Now.
+func NewStream(w io.Writer) *Stream { return &Stream{w: uijson.New(w)} }
 
-type header struct {
-	Type    string `json:"type"`
-	Level   string `json:"@level"`
-	Message string `json:"@message"`
+// NewStreamAt returns a stream whose lines are stamped by now (tests).
+func NewStreamAt(w io.Writer, now func() time.Time) *Stream {
+	s := NewStream(w)
+	s.w.Now = now
+	return s
 }
 
 // Version starts the stream.
-func (s *Stream) Version(rackform string) error {
-	return s.enc.Encode(struct {
-		header
-		UI       string `json:"ui"`
-		Rackform string `json:"rackform"`
-	}{header{TypeVersion, "info", "rackform " + rackform}, StreamVersion, rackform})
-}
+func (s *Stream) Version(rackform string) error { return s.w.Version(rackform) }
 
 // Diagnostics writes one line per diagnostic, in validate -json's shape.
 func (s *Stream) Diagnostics(diags []*views.Diagnostic) error {
 	for _, d := range diags {
-		level := "error"
+		level := uijson.LevelError
 		if d.Severity == views.SeverityWarning {
-			level = "warn"
+			level = uijson.LevelWarn
 		}
 		msg := d.Summary
 		if d.Detail != "" {
 			msg += ": " + d.Detail
 		}
-		if err := s.enc.Encode(struct {
-			header
+		if err := s.w.Write(TypeDiagnostic, level, msg, time.Time{}, struct {
 			Diagnostic *views.Diagnostic `json:"diagnostic"`
-		}{header{TypeDiagnostic, level, msg}, d}); err != nil {
+		}{d}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// PlannedChange is one server's line.
+// PlannedChange is one server's line. Every property is present (an
+// empty string or list when there is nothing to say), so a consumer never
+// has to tell "absent" from "none".
 type PlannedChange struct {
-	Address string `json:"address"`
-	Action  string `json:"action"`
-	Reason  string `json:"reason,omitempty"`
-	Cluster string `json:"cluster"`
-	Rack    string `json:"rack"`
-	Role    string `json:"role"`
+	Address string            `json:"address"`
+	Action  string            `json:"action"`
+	Reason  string            `json:"reason"`
+	Cluster string            `json:"cluster"`
+	Rack    string            `json:"rack"`
+	Role    string            `json:"role"`
+	Labels  map[string]string `json:"labels"`
 	// Stage, Group, Phase and Scope are the IDs of where the server sits
-	// in the run tree.
-	Stage    string        `json:"stage,omitempty"`
-	Group    string        `json:"group,omitempty"`
-	Phase    string        `json:"phase,omitempty"`
-	Scope    string        `json:"scope,omitempty"`
-	Changes  []plan.Change `json:"changes,omitempty"`
+	// in the run tree ("" for a server in none).
+	Stage    string        `json:"stage"`
+	Group    string        `json:"group"`
+	Phase    string        `json:"phase"`
+	Scope    string        `json:"scope"`
+	Changes  []plan.Change `json:"changes"`
 	Reboots  int           `json:"reboots"`
 	Estimate plan.Duration `json:"estimate"`
-	// Outcome, Problems and Notes are the plan's (format 1.3): how
-	// observing went, why a server was not observed or is held back,
-	// and findings that change nothing. (Stream 1.1.)
-	Outcome  string   `json:"outcome,omitempty"`
-	Problems []string `json:"problems,omitempty"`
-	Notes    []string `json:"notes,omitempty"`
+	// Outcome, Problems and Notes are the plan's: how observing went, why
+	// a server was not observed or is held back, and findings that change
+	// nothing.
+	Outcome  string   `json:"outcome"`
+	Problems []string `json:"problems"`
+	Notes    []string `json:"notes"`
 }
 
 // Plan writes a planned_change line per server in run order, then the
@@ -105,35 +99,45 @@ func (s *Stream) Plan(p *plan.Plan) error {
 			Address: e.Server.Address, Action: string(e.Server.Action), Reason: e.Server.Reason,
 			Cluster: e.Server.Cluster, Rack: e.Server.Rack, Role: e.Server.Role,
 			Changes: e.Server.Changes, Reboots: e.Server.Reboots, Estimate: e.Server.Estimate,
-			Outcome: e.Server.Outcome, Problems: e.Server.Problems, Notes: e.Server.Notes,
+			Outcome: e.Server.Outcome, Problems: orEmpty(e.Server.Problems), Notes: orEmpty(e.Server.Notes),
+			Labels: e.Server.Labels,
 		}
+		if pc.Labels == nil {
+			pc.Labels = map[string]string{}
+		}
+		pc.Changes = orEmpty(pc.Changes)
 		if e.Scope != nil {
 			pc.Stage, pc.Group, pc.Phase, pc.Scope = e.Stage.ID, e.Group.ID, e.Phase.ID, e.Scope.ID
 		}
-		if err := s.enc.Encode(struct {
-			header
+		if err := s.w.Write(TypePlannedChange, level(e.Server), e.Server.Address+": "+ServerDetail(e.Server), time.Time{}, struct {
 			Change PlannedChange `json:"change"`
-		}{header{TypePlannedChange, level(e.Server), e.Server.Address + ": " + ServerDetail(e.Server)}, pc}); err != nil {
+		}{pc}); err != nil {
 			return err
 		}
 	}
-	lvl := "info"
+	lvl := uijson.LevelInfo
 	if p.Summary.NotObserved > 0 || p.Summary.HeldBack > 0 {
-		lvl = "warn"
+		lvl = uijson.LevelWarn
 	}
-	return s.enc.Encode(struct {
-		header
-		Changes plan.Summary `json:"changes"`
-	}{header{TypeChangeSummary, lvl, "Plan: " + SummaryLine(p.Summary)}, p.Summary})
+	return s.w.Write(TypeChangeSummary, lvl, "Plan: "+SummaryLine(p.Summary), time.Time{}, struct {
+		Changes planSummary `json:"changes"`
+	}{planSummary{Operation: "plan", JSONSummary: summaryJSON(p)}})
+}
+
+// planSummary is change_summary's payload: the plan's summary, with the
+// operation named as Terraform's change_summary does.
+type planSummary struct {
+	Operation string `json:"operation"`
+	JSONSummary
 }
 
 // level is "warn" for a server not observed or held back: it is not at
 // target as far as anyone knows.
 func level(s *plan.Server) string {
 	if plan.NotObserved(s.Reason) || s.Reason == plan.ReasonHeldBack || s.Reason == plan.ReasonUnhealthy {
-		return "warn"
+		return uijson.LevelWarn
 	}
-	return "info"
+	return uijson.LevelInfo
 }
 
 // PlanFile reports the plan's identity, who signed it ("" when unsigned)
@@ -146,10 +150,9 @@ func (s *Stream) PlanFile(path, sha, signedBy string) error {
 	if signedBy != "" {
 		msg += ", signed by " + signedBy
 	}
-	return s.enc.Encode(struct {
-		header
+	return s.w.Write(TypePlanFile, uijson.LevelInfo, msg, time.Time{}, struct {
 		Path     string `json:"path,omitempty"`
 		SHA256   string `json:"sha256"`
 		SignedBy string `json:"signed_by,omitempty"`
-	}{header{TypePlanFile, "info", msg}, path, sha, signedBy})
+	}{path, sha, signedBy})
 }
