@@ -13,7 +13,7 @@ import (
 var clusterSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "strategy"}, {Name: "release"}, {Name: "maintenance_window"},
-		{Name: "provider"}, {Name: "labels"},
+		{Name: "provider"}, {Name: "labels"}, {Name: "site"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "rack", LabelNames: []string{"name"}}},
 }
@@ -263,13 +263,11 @@ func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 		c.Release = s.releases[n]
 		s.requireDecoded(c.Release == nil, rng, kindRelease, n, &diags)
 	} else if content.Attributes["release"] == nil {
-		diags = append(diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Missing release",
-			Detail:   fmt.Sprintf("Cluster %q needs a target: set release = release.NAME.", c.Name),
-			Subject:  b.DefRange.Ptr(),
-		})
+		// Fine when a rollout selects its release from a channel; checked
+		// once the rollouts are decoded (checkChannels).
+		s.noRelease = append(s.noRelease, c)
 	}
+	c.Site, _ = a.str("site")
 	if n, rng, ok := a.ref("maintenance_window", kindMaintenanceWindow); ok {
 		c.MaintenanceWindow = s.windows[n]
 		s.requireDecoded(c.MaintenanceWindow == nil, rng, kindMaintenanceWindow, n, &diags)

@@ -117,6 +117,10 @@ type loadState struct {
 	// the only provider, or the one named "redfish", after evaluation.
 	defaultProvider []*Cluster
 	releases        map[string]*Release
+	// noRelease are the clusters without a release attribute.
+	noRelease  []*Cluster
+	// badChannel are rollouts whose channel was invalid (reported).
+	badChannel []*Rollout
 	strategies      map[string]*Strategy
 	windows         map[string]*MaintenanceWindow
 	clusters        map[string]*Cluster
