@@ -8,8 +8,8 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 

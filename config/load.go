@@ -118,12 +118,12 @@ type loadState struct {
 	defaultProvider []*Cluster
 	releases        map[string]*Release
 	// noRelease are the clusters without a release attribute.
-	noRelease  []*Cluster
+	noRelease []*Cluster
 	// badChannel are rollouts whose channel was invalid (reported).
 	badChannel []*Rollout
-	strategies      map[string]*Strategy
-	windows         map[string]*MaintenanceWindow
-	clusters        map[string]*Cluster
+	strategies map[string]*Strategy
+	windows    map[string]*MaintenanceWindow
+	clusters   map[string]*Cluster
 }
 
 func newLoadState(l *Loader, cfg *Config) *loadState {
