@@ -115,16 +115,10 @@ func (s *loadState) decodeCatalog(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 			a.errorf(rng, "Cannot read the catalog", "Reading the catalog source %q: %v.", src, err)
 		} else {
 			c.SourceName = name
-			file, d := s.l.parser.ParseJSON(body, name)
+			rs, d := s.catalogFile(name, body, ctx)
 			diags = append(diags, d...)
-			if file != nil && !d.HasErrors() {
-				fc, d := file.Body.Content(catalogFileSchema)
-				diags = append(diags, d...)
-				for _, rb := range fc.Blocks {
-					r, d := s.decodeCatalogRelease(rb, ctx)
-					diags = append(diags, d...)
-					add(r)
-				}
+			for _, r := range rs {
+				add(r)
 			}
 		}
 	} else if c.CAFile != "" {
@@ -261,4 +255,66 @@ func (s *loadState) checkChannels() hcl.Diagnostics {
 		}
 	}
 	return diags
+}
+
+// catalogFile decodes a catalog file's releases.
+func (s *loadState) catalogFile(name string, body []byte, ctx *hcl.EvalContext) ([]*Release, hcl.Diagnostics) {
+	file, diags := s.l.parser.ParseJSON(body, name)
+	if file == nil || diags.HasErrors() {
+		return nil, diags
+	}
+	fc, d := file.Body.Content(catalogFileSchema)
+	diags = append(diags, d...)
+	var out []*Release
+	for _, rb := range fc.Blocks {
+		r, d := s.decodeCatalogRelease(rb, ctx)
+		diags = append(diags, d...)
+		out = append(out, r)
+	}
+	return out, diags
+}
+
+// ReadCatalog reads a catalog source afresh, outside any configuration:
+// a path (relative to dir), a file:// URL or an https:// URL verified
+// with caFile. Continue uses it to check again whether a pending
+// cluster's release is available at its site; what to install stays what
+// the plan recorded.
+func ReadCatalog(src, caFile, dir string) ([]*Release, hcl.Diagnostics) {
+	l := NewLoader(LoadOptions{})
+	s := newLoadState(l, &Config{Path: dir, Dir: dir})
+	name, body, err := s.readCatalogSource(src, caFile)
+	if err != nil {
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read the catalog",
+			Detail: fmt.Sprintf("Reading the catalog source %q: %v.", src, err)}}
+	}
+	return s.catalogFile(name, body, &hcl.EvalContext{})
+}
+
+// SimReleaseLabel is the cluster label naming the catalog release a
+// simulated cluster runs (rackform sim -config, test fakes) when a channel
+// chooses its target.
+const SimReleaseLabel = "sim_release"
+
+// SimStartRelease is the catalog release a simulated cluster without a
+// release attribute runs: the one its sim_release label names, else the
+// catalog's oldest; nil without catalog entries.
+func SimStartRelease(cfg *Config, c *Cluster) *Release {
+	if cfg.Catalog == nil || len(cfg.Catalog.Entries) == 0 {
+		return nil
+	}
+	var oldest *Release
+	for _, e := range cfg.Catalog.Entries {
+		if e.Version.String() == c.Labels[SimReleaseLabel] || e.Name == c.Labels[SimReleaseLabel] {
+			return e
+		}
+		if e.Version.IsZero() {
+			continue
+		}
+		if oldest == nil {
+			oldest = e
+		} else if o, err := version.Compare(e.Version, oldest.Version); err == nil && o < 0 {
+			oldest = e
+		}
+	}
+	return oldest
 }

@@ -226,7 +226,7 @@ func TestChannelRules(t *testing.T) {
   image_selection = "consistent"`, "", 1) + catalogHCL},
 			[]string{"Missing release"}},
 		{"image_selection without channel", map[string]string{"main.rf.hcl": strings.Replace(channelBase, `channel         = "rapid"`, "", 1) + catalogHCL},
-			[]string{"image_selection without a channel", "Missing release"}},
+			[]string{"Missing release", "image_selection without a channel"}},
 		{"firmware channel is firmware only", map[string]string{"main.rf.hcl": strings.Replace(channelBase, `channel         = "rapid"`, "channel = \"firmware\"\n  scope = \"full\"", 1) + catalogHCL},
 			[]string{"Firmware channel moves firmware only"}},
 		{"unknown channel", map[string]string{"main.rf.hcl": strings.Replace(channelBase, `"rapid"`, `"beta"`, 1) + catalogHCL},
@@ -256,5 +256,24 @@ func TestChannelRules(t *testing.T) {
 				t.Errorf("errors (-want +got):\n%s\n%v", d, diags)
 			}
 		})
+	}
+}
+
+// Continue reads the catalog source afresh (ReadCatalog), outside any
+// configuration, to see whether a pending release reached a site.
+func TestReadCatalogAfresh(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(catalogJSON), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rs, diags := ReadCatalog("catalog.json", "", dir)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if len(rs) != 1 || rs[0].Version.String() != "4.5.4" || !rs[0].AvailableAt("east") || rs[0].AvailableAt("north") {
+		t.Errorf("releases = %+v", rs)
+	}
+	if _, diags := ReadCatalog("missing.json", "", dir); !diags.HasErrors() {
+		t.Error("a missing catalog read without an error")
 	}
 }

@@ -262,9 +262,16 @@ func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 	if n, rng, ok := a.ref("release", kindRelease); ok {
 		c.Release = s.releases[n]
 		s.requireDecoded(c.Release == nil, rng, kindRelease, n, &diags)
+	} else if content.Attributes["release"] == nil && !s.anyChannel {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Missing release",
+			Detail:   fmt.Sprintf("Cluster %q needs a target: set release = release.NAME.", c.Name),
+			Subject:  b.DefRange.Ptr(),
+		})
 	} else if content.Attributes["release"] == nil {
-		// Fine when a rollout selects its release from a channel; checked
-		// once the rollouts are decoded (checkChannels).
+		// Fine when a channel rollout selects its release; checked once
+		// the rollouts are decoded (checkChannels).
 		s.noRelease = append(s.noRelease, c)
 	}
 	c.Site, _ = a.str("site")

@@ -119,6 +119,8 @@ type loadState struct {
 	releases        map[string]*Release
 	// noRelease are the clusters without a release attribute.
 	noRelease []*Cluster
+	// anyChannel: some rollout block sets channel.
+	anyChannel bool
 	// badChannel are rollouts whose channel was invalid (reported).
 	badChannel []*Rollout
 	strategies map[string]*Strategy
@@ -446,6 +448,17 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 				localsAttrs = append(localsAttrs, sortedAttrs(attrs)...)
 			default:
 				blocks = append(blocks, b)
+			}
+		}
+	}
+
+	// A cluster may leave out release only when a rollout follows a
+	// channel; without any, the missing release is reported where the
+	// cluster is decoded (checkChannels otherwise).
+	for _, b := range blocks {
+		if b.Type == kindRollout {
+			if c, _, _ := b.Body.PartialContent(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "channel"}}}); c != nil && c.Attributes["channel"] != nil {
+				s.anyChannel = true
 			}
 		}
 	}
