@@ -73,8 +73,8 @@ func catalogLines(cat *config.Catalog) []minorLine {
 	by := map[string][]*config.Release{}
 	var order []string
 	for _, e := range cat.Entries {
-		if e.Version.IsZero() {
-			continue
+		if e.Version.IsZero() || preview(e) {
+			continue // channels take generally available releases only
 		}
 		if _, ok := by[e.Minor]; !ok {
 			order = append(order, e.Minor)
@@ -96,6 +96,16 @@ func catalogLines(cat *config.Catalog) []minorLine {
 	}
 	slices.SortStableFunc(lines, func(a, b minorLine) int { return newer(a.releases[0], b.releases[0]) })
 	return lines
+}
+
+// preview reports whether a catalog release is a pre-release (a semantic
+// version with a pre-release part, "4.7.0-rc.1"): channels never pick one.
+func preview(r *config.Release) bool {
+	if r.Version.Scheme() != version.Semver {
+		return false
+	}
+	v, _, _ := strings.Cut(r.Version.String(), "+")
+	return strings.Contains(v, "-")
 }
 
 func lineOf(lines []minorLine, minor string) *minorLine {
@@ -120,6 +130,11 @@ func (p *planning) resolveReleases(current map[*config.Cluster]version.Version) 
 		return // config reported it
 	}
 	lines := catalogLines(cat)
+	if len(lines) == 0 {
+		p.errorf(rangePtr(p.rollout.ChannelRange), "No release for the channel",
+			"The catalog publishes no generally available release (pre-releases are never picked by a channel).")
+		return
+	}
 	newest := lines[len(lines)-1]
 	type want struct {
 		c    *config.Cluster

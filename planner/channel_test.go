@@ -39,6 +39,7 @@ func channelCatalog(extra string) string {
 // "1.<minor><patch>" (each release carries its own firmware).
 func catalogRelease(v, sites string) string {
 	parts := strings.Split(v, ".")
+	parts[2], _, _ = strings.Cut(parts[2], "-")
 	s := ""
 	if sites != "" {
 		s = "    sites = " + sites + "\n"
@@ -204,6 +205,23 @@ func TestChannelSelection(t *testing.T) {
 			},
 		},
 		{
+			// Seed (Rapid): "A new minor Kubernetes version of 1.31 is
+			// published. 1.30 shifts to the Stable channel. Any cluster
+			// previously receiving updates from 1.30 would be updated to
+			// the most recent patch for 1.31 which is now the Rapid
+			// channel." And: "Auto-upgrade only updates to GA versions ...
+			// and doesn't update to preview versions" (4.8.0-rc.1 is
+			// never picked).
+			name:    "rapid moves to a newly published minor, never to a preview",
+			rollout: `channel = "rapid"`,
+			catalog: catalogRelease("4.7.0", "") + catalogRelease("4.8.0-rc.1", ""),
+			runs:    map[string]string{"east-1": "4.6.2", "west-1": "4.6.3"},
+			want: []string{
+				"east-1 4.7.0: rapid: newest minor 4.7, latest patch 4.7.0; site east has it → latest picks 4.7.0",
+				"west-1 4.7.0: rapid: newest minor 4.7, latest patch 4.7.0; site west has it → latest picks 4.7.0",
+			},
+		},
+		{
 			// Seed (NodeImage channel): "Member cluster nodes are updated
 			// with a newly patched [image] ... Node image upgrades support
 			// patch versions that are deprecated, so long as the minor
@@ -231,6 +249,12 @@ func TestChannelSelection(t *testing.T) {
 		{
 			// Consistent with a site that has nothing of the line: the
 			// common version of the sites that do, and the others wait.
+			// Seed: "When consistent node image is chosen ..., if it's not
+			// possible to find the target image version for one of the
+			// node pools, then the upgrade is skipped for that cluster."
+			// (choice: rackform plans such a cluster pending, not skipped,
+			// because its site may still get the release; rackform skip
+			// cluster.NAME skips it explicitly.)
 			name:    "consistent: a site without the minor is pending on the common pick",
 			rollout: "channel = \"rapid\"\n  image_selection = \"consistent\"",
 			runs:    map[string]string{"east-1": "4.5.3", "west-1": "4.5.3", "north-1": "4.5.3"},
@@ -361,5 +385,32 @@ func TestNamedReleasePendingAtItsSite(t *testing.T) {
 	want := []string{"north-1 4.6.3 pending: release 4.6.3 (named by the cluster); pending: release 4.6.3 is not yet available at site north (published at west)"}
 	if d := cmp.Diff(want, choices(p)); d != "" {
 		t.Errorf("choices (-want +got):\n%s", d)
+	}
+}
+
+// Seed: "You can create multiple auto-upgrade profiles for the same
+// Fleet": two rollouts follow different channels over the same clusters,
+// and plan -rollout picks which one runs.
+func TestMultipleChannelRollouts(t *testing.T) {
+	src := channelFleet(`channel = "stable"`, "east-1:east") + `
+rollout "fast" {
+  channel = "rapid"
+  stage "all" {
+    group "g" {
+      clusters = [cluster.east-1]
+    }
+  }
+}
+` + channelCatalog("")
+	cfg := loadText(t, src)
+	provs, _ := runningFleet(cfg, map[string]string{"east-1": "4.5.3"})
+	for rollout, want := range map[string]string{"auto": "4.5.4", "fast": "4.6.2"} {
+		p, diags := planWith(t, cfg, nil, func(o *Options) { o.Providers = provs; o.Rollout = rollout })
+		if diags.HasErrors() {
+			t.Fatalf("%s: %s", rollout, diags.Error())
+		}
+		if got := p.Run.Stages[0].Groups[0].Clusters[0].Release.Version; got != want {
+			t.Errorf("rollout %s picks %s, want %s", rollout, got, want)
+		}
 	}
 }
