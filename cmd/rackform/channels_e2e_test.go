@@ -16,6 +16,10 @@ import (
 // pending (4.6.2 is not at site north), apply upgrades the other clusters
 // and pauses; once the catalog publishes 4.6.2 at north, continue applies
 // north-1 and the fleet is at the channel's release (plan exits 0).
+// Seed: "choose Consistent to improve reliability by using and verifying
+// those images in clusters in earlier stages before using them in later
+// clusters": the canary stage's west-1 gets the very release prod's east-1
+// gets, though west has a newer one.
 // Only the provider's poll timings are shortened, and the simulator runs
 // at -speed 60000, so the test takes seconds.
 func TestChannelsExampleAppliesWithOneSitePending(t *testing.T) {
