@@ -2,7 +2,6 @@ package command
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/rackform/rackform/config"
@@ -33,11 +32,8 @@ func availableNow(p *plan.Plan) (available map[string]string, notes []string) {
 	if dir == "" {
 		dir = "."
 	}
-	caFile := cat.CAFile
-	if caFile != "" && !filepath.IsAbs(caFile) {
-		caFile = filepath.Join(dir, caFile)
-	}
-	entries, diags := config.ReadCatalog(cat.Source, caFile, dir)
+	// ReadCatalog resolves a relative source and ca_file against dir.
+	entries, diags := config.ReadCatalog(cat.Source, cat.CAFile, dir)
 	if diags.HasErrors() {
 		for _, c := range pending {
 			notes = append(notes, fmt.Sprintf("%s stays pending: %s", c.ID, strings.TrimSuffix(diags[0].Detail, ".")))
