@@ -412,11 +412,28 @@ func (p *planning) planChoice(c *config.Cluster) *plan.ReleaseChoice {
 	if ch == nil || ch.release == nil {
 		return nil
 	}
-	return &plan.ReleaseChoice{
+	rc := &plan.ReleaseChoice{
 		Release: ch.release.Name, Version: ch.release.Version.String(),
 		Channel: p.rollout.Channel, Selection: p.rollout.ImageSelection, Site: c.Site,
 		Why: ch.why, Pending: ch.pending, Hop: ch.hop,
 	}
+	if rc.Pending != "" && !p.upgrades(c) {
+		// Nothing to install: waiting for the release would hold the run
+		// for nothing.
+		rc.Pending = ""
+		rc.Why += " (its servers are already at it: nothing waits)"
+	}
+	return rc
+}
+
+// upgrades reports whether any planned server of c is upgraded.
+func (p *planning) upgrades(c *config.Cluster) bool {
+	for _, s := range p.inScope {
+		if ps := p.servers[address(s)]; s.Cluster == c && ps != nil && ps.Action == plan.ActionUpgrade {
+			return true
+		}
+	}
+	return false
 }
 
 // planCatalog records the catalog entries the plan uses (the chosen

@@ -414,3 +414,23 @@ rollout "fast" {
 		}
 	}
 }
+
+// A pending cluster with nothing to install does not hold the run.
+func TestPendingClusterAlreadyAtItsRelease(t *testing.T) {
+	src := channelFleet(`channel = "rapid"`, "north-1:north") + channelCatalog("")
+	cfg := loadText(t, src)
+	provs, fake := runningFleet(cfg, map[string]string{"north-1": "4.6.3"})
+	for _, o := range fake.Servers {
+		o.Components[0].Version = "1.63" // bios at 4.6.3's
+	}
+	p, diags := planWith(t, cfg, nil, func(o *Options) { o.Providers = provs })
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if pend := p.PendingClusters(); len(pend) != 0 {
+		t.Errorf("pending = %+v, want none: its servers are at target", pend)
+	}
+	if got := choices(p); len(got) != 1 || !strings.HasSuffix(got[0], "(its servers are already at it: nothing waits)") {
+		t.Errorf("choices = %v", got)
+	}
+}
