@@ -89,6 +89,9 @@ func TestChannelsExampleAppliesWithOneSitePending(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Apply complete: 9 servers upgraded, 0 failed, 0 skipped") {
 		t.Fatalf("continue: exit %d, want 0\n%s", code, out)
 	}
+	if !strings.Contains(out, "Cluster cluster.north-1: release 4.6.2 is now available at site north (catalog catalog.json read again by continue); starting it") {
+		t.Errorf("continue does not say it found the release:\n%s", out)
+	}
 	code, out = e.run(t, "plan", "-no-color", "-detailed-exitcode", "channels")
 	if code != 0 {
 		t.Errorf("plan after the run: exit %d, want 0 (every cluster at the channel's release)\n%s", code, out)
