@@ -277,3 +277,26 @@ func TestReadCatalogAfresh(t *testing.T) {
 		t.Error("a missing catalog read without an error")
 	}
 }
+
+// FuzzCatalogFile: a catalog file is untrusted bytes (it may come from a
+// URL): reading it never panics, and what it publishes always has a name.
+func FuzzCatalogFile(f *testing.F) {
+	if b, err := os.ReadFile(filepath.Join("..", "examples", "channels", "catalog.json")); err == nil {
+		f.Add(b)
+	}
+	f.Add([]byte(catalogJSON))
+	f.Add([]byte(`{"release": {"x": {"sites": []}}}`))
+	f.Add([]byte(`{"release": []}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "catalog.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rs, _ := ReadCatalog("catalog.json", "", dir)
+		for _, r := range rs {
+			if r == nil || r.Name == "" && !r.Version.IsZero() {
+				t.Fatalf("release without a name: %+v", r)
+			}
+		}
+	})
+}
