@@ -150,3 +150,25 @@ func TestContinueRechecksAvailability(t *testing.T) {
 		t.Errorf("available records in the journal = %d, want 1", journaled)
 	}
 }
+
+// A pending member can be skipped (the seed: "User skipped update for the
+// member"): its group, stage and run then complete without it.
+func TestSkipPendingMember(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t)
+	b := executortest.NewBuilder(h.prov)
+	g := b.Stage("first").Group(b, "g")
+	g.Cluster("north").Scope(S{Name: "r01", Servers: 1})
+	g.Cluster("east").Scope(S{Name: "r01", Servers: 1})
+	h.plan = b.Plan()
+	pendingAt(h.plan, "north")
+	wantOutcome(t, h.run(), executor.OutcomePaused, executor.ReasonAvailability)
+	if err := h.exec().Skip(ctx, "cluster.north"); err != nil {
+		t.Fatal(err)
+	}
+	out := h.run()
+	if out.Status != executor.OutcomeCompleted && out.Status != executor.OutcomeCompletedWithFailures {
+		t.Fatalf("outcome = %+v, want completed", out)
+	}
+	wantStates(t, h, map[string]string{"cluster.north": "skipped(user)", "cluster.east": "completed", "run": "completed"})
+}
