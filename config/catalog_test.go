@@ -242,6 +242,9 @@ func TestChannelRules(t *testing.T) {
 		{"source scheme", map[string]string{"main.rf.hcl": channelBase + "catalog {\n  source = \"ftp://x/c.json\"\n}\n"},
 			[]string{"Cannot read the catalog"}},
 		{"valid", map[string]string{"main.rf.hcl": channelBase + catalogHCL}, nil},
+		{"region is a site", map[string]string{"main.rf.hcl": strings.Replace(channelBase, `site = "east"`, `region = "east"`, 1) + catalogHCL}, nil},
+		{"site and region", map[string]string{"main.rf.hcl": strings.Replace(channelBase, `site = "east"`, "site = \"east\"\n  region = \"east\"", 1) + catalogHCL},
+			[]string{"Both site and region"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 var clusterSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "strategy"}, {Name: "release"}, {Name: "maintenance_window"},
-		{Name: "provider"}, {Name: "labels"}, {Name: "site"},
+		{Name: "provider"}, {Name: "labels"}, {Name: "site"}, {Name: "region"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "rack", LabelNames: []string{"name"}}},
 }
@@ -275,6 +275,14 @@ func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 		s.noRelease = append(s.noRelease, c)
 	}
 	c.Site, _ = a.str("site")
+	if region, ok := a.str("region"); ok {
+		// A region is a site by another name (Fleet speaks of regions).
+		if content.Attributes["site"] != nil {
+			a.errorf(a.rng("region", b.DefRange), "Both site and region",
+				"Cluster %q sets site and region; they are one attribute by two names: keep one.", c.Name)
+		}
+		c.Site = region
+	}
 	if n, rng, ok := a.ref("maintenance_window", kindMaintenanceWindow); ok {
 		c.MaintenanceWindow = s.windows[n]
 		s.requireDecoded(c.MaintenanceWindow == nil, rng, kindMaintenanceWindow, n, &diags)
