@@ -172,3 +172,26 @@ func TestSkipPendingMember(t *testing.T) {
 	}
 	wantStates(t, h, map[string]string{"cluster.north": "skipped(user)", "cluster.east": "completed", "run": "completed"})
 }
+
+// Seed (howto): "you can Stop a currently Running or Pending update run":
+// stop is accepted on a pending run (recorded; nothing is in flight), and
+// a later continue lifts it.
+func TestStopPendingRun(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t)
+	b := executortest.NewBuilder(h.prov)
+	b.Stage("first").Group(b, "g").Cluster("north").Scope(S{Name: "r01", Servers: 1})
+	h.plan = b.Plan()
+	pendingAt(h.plan, "north")
+	wantOutcome(t, h.run(), executor.OutcomePaused, executor.ReasonAvailability)
+	if err := h.exec().Stop(ctx); err != nil {
+		t.Fatalf("stop of a pending run: %v", err)
+	}
+	if !h.status().StopRequested {
+		t.Error("status does not show the stop")
+	}
+	if err := h.exec().Continue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantOutcome(t, runWith(t, h, map[string]string{"cluster.north": "published"}), executor.OutcomeCompleted, "")
+}
