@@ -31,17 +31,9 @@ func pendingAt(p *plan.Plan, name string) {
 // runWith runs the harness's executor with Options.Available.
 func runWith(t *testing.T, h *harness, available map[string]string) executor.Outcome {
 	t.Helper()
-	o := h.options()
-	o.Available = available
-	e, err := executor.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := e.Run(context.Background(), context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	h.available = available
+	defer func() { h.available = nil }()
+	return h.run()
 }
 
 // Seed: "When a member moves to Pending, the update run will attempt to
