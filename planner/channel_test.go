@@ -154,7 +154,9 @@ func TestChannelSelection(t *testing.T) {
 			// minor release" and "Latest: Use the latest node images
 			// available in the region of a cluster ... different image
 			// versions could be used depending on which region a cluster
-			// is in".
+			// is in". Howto: "Latest image: Updates every AKS cluster in
+			// the update run to the latest image available for that
+			// cluster in its region."
 			name:    "rapid latest: newest minor, newest patch at each site",
 			rollout: `channel = "rapid"`,
 			runs:    map[string]string{"east-1": "4.5.3", "west-1": "4.5.3"},
@@ -167,7 +169,9 @@ func TestChannelSelection(t *testing.T) {
 			// Seed: "Consistent: When the update run starts, it picks the
 			// latest common image versions across the regions of the
 			// member clusters in this run, such that the same, consistent
-			// image versions are used across clusters."
+			// image versions are used across clusters." Howto: "The update
+			// run picks the latest common image across all these regions
+			// to achieve consistency."
 			name:    "rapid consistent: latest version common to every site",
 			rollout: "channel = \"rapid\"\n  image_selection = \"consistent\"",
 			runs:    map[string]string{"east-1": "4.5.3", "west-1": "4.5.3"},
@@ -237,7 +241,10 @@ func TestChannelSelection(t *testing.T) {
 		},
 		{
 			// Seed: "Target Kubernetes version isn't yet available in the
-			// member's Azure region" makes a member Pending.
+			// member's Azure region" (and "Target node image version isn't
+			// yet available") makes a member Pending; the message says
+			// where the release is published (the seed's message links the
+			// release tracker).
 			name:    "pending: the channel's minor is not at the cluster's site",
 			rollout: `channel = "rapid"`,
 			runs:    map[string]string{"west-1": "4.5.3", "north-1": "4.5.3"},
