@@ -24,6 +24,7 @@ demo: build ## sim → plan → apply (with a pause and continue) on the embedde
 
 fuzz: ## run each fuzz target briefly (-fuzzminimizetime bounds minimizing a large failing input)
 	$(GO) test ./config -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 30s -fuzzminimizetime 5s
+	$(GO) test ./config -run '^$$' -fuzz '^FuzzCatalogFile$$' -fuzztime 20s -fuzzminimizetime 5s
 	$(GO) test ./config/version -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 20s -fuzzminimizetime 5s
 	$(GO) test ./cmd/rackform/internal/command/views -run '^$$' -fuzz '^FuzzDiagnostics$$' -fuzztime 20s -fuzzminimizetime 5s
 	$(GO) test ./planner/plan -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 20s -fuzzminimizetime 5s

@@ -13,7 +13,7 @@ import (
 var clusterSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "strategy"}, {Name: "release"}, {Name: "maintenance_window"},
-		{Name: "provider"}, {Name: "labels"},
+		{Name: "provider"}, {Name: "labels"}, {Name: "site"}, {Name: "region"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "rack", LabelNames: []string{"name"}}},
 }
@@ -262,13 +262,26 @@ func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 	if n, rng, ok := a.ref("release", kindRelease); ok {
 		c.Release = s.releases[n]
 		s.requireDecoded(c.Release == nil, rng, kindRelease, n, &diags)
-	} else if content.Attributes["release"] == nil {
+	} else if content.Attributes["release"] == nil && !s.anyChannel {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Missing release",
 			Detail:   fmt.Sprintf("Cluster %q needs a target: set release = release.NAME.", c.Name),
 			Subject:  b.DefRange.Ptr(),
 		})
+	} else if content.Attributes["release"] == nil {
+		// Fine when a channel rollout selects its release; checked once
+		// the rollouts are decoded (checkChannels).
+		s.noRelease = append(s.noRelease, c)
+	}
+	c.Site, _ = a.str("site")
+	if region, ok := a.str("region"); ok {
+		// A region is a site by another name (Fleet speaks of regions).
+		if content.Attributes["site"] != nil {
+			a.errorf(a.rng("region", b.DefRange), "Both site and region",
+				"Cluster %q sets site and region; they are one attribute by two names: keep one.", c.Name)
+		}
+		c.Site = region
 	}
 	if n, rng, ok := a.ref("maintenance_window", kindMaintenanceWindow); ok {
 		c.MaintenanceWindow = s.windows[n]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,7 +47,9 @@ func TestExamples(t *testing.T) {
 				t.Fatalf("example declares no clusters or servers")
 			}
 			for _, s := range cfg.Servers() {
-				if s.Cluster == nil || s.Rack == nil || s.Cluster.Release == nil || s.Cluster.Strategy == nil {
+				// A cluster in a channel rollout has no release: the
+				// channel chooses it from the catalog at plan.
+				if s.Cluster == nil || s.Rack == nil || s.Cluster.Release == nil && !inChannelRollout(cfg, s.Cluster) || s.Cluster.Strategy == nil {
 					t.Fatalf("server %s has unresolved references", s.Name)
 				}
 			}
@@ -113,4 +116,17 @@ func TestLoadPaths(t *testing.T) {
 			}
 		})
 	}
+}
+
+func inChannelRollout(cfg *Config, c *Cluster) bool {
+	for _, ro := range cfg.Rollouts {
+		for _, st := range ro.Stages {
+			for _, g := range st.Groups {
+				if ro.Channel != "" && slices.Contains(g.Clusters, c) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

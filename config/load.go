@@ -117,9 +117,15 @@ type loadState struct {
 	// the only provider, or the one named "redfish", after evaluation.
 	defaultProvider []*Cluster
 	releases        map[string]*Release
-	strategies      map[string]*Strategy
-	windows         map[string]*MaintenanceWindow
-	clusters        map[string]*Cluster
+	// noRelease are the clusters without a release attribute.
+	noRelease []*Cluster
+	// anyChannel: some rollout block sets channel.
+	anyChannel bool
+	// badChannel are rollouts whose channel was invalid (reported).
+	badChannel []*Rollout
+	strategies map[string]*Strategy
+	windows    map[string]*MaintenanceWindow
+	clusters   map[string]*Cluster
 }
 
 func newLoadState(l *Loader, cfg *Config) *loadState {
@@ -442,6 +448,17 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 				localsAttrs = append(localsAttrs, sortedAttrs(attrs)...)
 			default:
 				blocks = append(blocks, b)
+			}
+		}
+	}
+
+	// A cluster may leave out release only when a rollout follows a
+	// channel; without any, the missing release is reported where the
+	// cluster is decoded (checkChannels otherwise).
+	for _, b := range blocks {
+		if b.Type == kindRollout {
+			if c, _, _ := b.Body.PartialContent(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "channel"}}}); c != nil && c.Attributes["channel"] != nil {
+				s.anyChannel = true
 			}
 		}
 	}

@@ -74,6 +74,31 @@ type Release struct {
 	DeclRange         hcl.Range
 	// VersionRange is the range of the version attribute value.
 	VersionRange hcl.Range
+
+	// Minor is the minor line a catalog entry belongs to ("4.6"): its
+	// minor attribute, else its version's major.minor. "" for a release
+	// block outside a catalog.
+	Minor string
+	// Sites are where a catalog entry is available (mirrors and approvals
+	// roll out by site or region); empty means everywhere.
+	Sites []string
+	// InCatalog marks a release that is a catalog entry.
+	InCatalog bool
+}
+
+// AvailableAt reports whether the release is available at site: a
+// release without sites is available everywhere, a cluster without a site
+// sees only releases available everywhere.
+func (r *Release) AvailableAt(site string) bool {
+	if len(r.Sites) == 0 {
+		return true
+	}
+	for _, s := range r.Sites {
+		if s == site {
+			return true
+		}
+	}
+	return false
 }
 
 // Runtime returns the release's runtime component, or nil.
@@ -163,10 +188,37 @@ type Match struct {
 	Name       string
 }
 
-// Catalog lists the release versions known to exist.
+// Catalog lists the release versions known to exist and, for channels,
+// the releases the organisation publishes with where each is available.
 type Catalog struct {
-	Releases  []version.Version
-	DeclRange hcl.Range
+	// Releases are the versions known to exist: the releases attribute
+	// and every entry's version (the minor-skip rule reads them).
+	Releases []version.Version
+	// Entries are the published releases: release blocks inside the
+	// catalog block, then those of its source file, in that order.
+	Entries []*Release
+	// Source is the source attribute as written ("catalog.json",
+	// "file:///srv/catalog.json", "https://…"), "" when none; CAFile the
+	// ca_file for an https source. The source's bytes are recorded as a
+	// data file (Config.DataFiles) under SourceName, so a plan carries
+	// them and apply never reads the source again.
+	Source     string
+	SourceName string
+	CAFile     string
+	DeclRange  hcl.Range
+}
+
+// Entry returns the catalog entry with version v (scheme-aware), or nil.
+func (c *Catalog) Entry(v version.Version) *Release {
+	if c == nil {
+		return nil
+	}
+	for _, e := range c.Entries {
+		if version.Equal(e.Version, v) {
+			return e
+		}
+	}
+	return nil
 }
 
 // Threshold is a success threshold of a scope.
@@ -334,8 +386,11 @@ type Cluster struct {
 	MaintenanceWindow *MaintenanceWindow
 	Provider          *Provider
 	Labels            map[string]string
-	Racks             []*Rack
-	DeclRange         hcl.Range
+	// Site is where the cluster is (a site or region name), which decides
+	// the catalog releases available to it; "" when not set.
+	Site      string
+	Racks     []*Rack
+	DeclRange hcl.Range
 }
 
 // Servers returns the cluster's servers in declared order.
@@ -451,7 +506,38 @@ type Rollout struct {
 	Scope     string
 	Stages    []*Stage
 	DeclRange hcl.Range
+
+	// Channel, when set, selects each cluster's release from the catalog
+	// instead of its release attribute: ChannelStable, ChannelRapid or
+	// ChannelFirmware. ImageSelection is SelectLatest or SelectConsistent.
+	Channel        string
+	ImageSelection string
+	// AllowMultiHop lets a cluster more than one minor behind its channel
+	// be planned to the intermediate minor's newest release (one minor
+	// per run) instead of failing the plan.
+	AllowMultiHop bool
+	ChannelRange  hcl.Range
 }
+
+// Channels of a rollout (the Fleet auto-upgrade channels).
+const (
+	// ChannelStable is the latest patch of minor N-1, N the newest minor.
+	ChannelStable = "stable"
+	// ChannelRapid is the latest patch of the newest minor.
+	ChannelRapid = "rapid"
+	// ChannelFirmware moves firmware only: the latest patch of the minor
+	// each cluster runs, firmware components only (scope firmware_only).
+	ChannelFirmware = "firmware"
+)
+
+// Image selections of a channel rollout.
+const (
+	// SelectLatest: the newest candidate available at each cluster's site.
+	SelectLatest = "latest"
+	// SelectConsistent: the newest candidate available at every site of
+	// the run's clusters, fixed when the run is planned.
+	SelectConsistent = "consistent"
+)
 
 // Stage is a rollout stage; its groups run in parallel.
 type Stage struct {

@@ -149,12 +149,33 @@ func notHex(s string) string {
 }
 
 func (s *loadState) decodeRelease(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagnostics {
-	content, diags := dynblock.Expand(b.Body, ctx).Content(releaseSchema)
+	r, diags := s.decodeReleaseBlock(b, ctx, releaseSchema, nil)
+	s.releases[r.Name] = r
+	s.setObject(kindRelease, r.Name, map[string]cty.Value{"version": cty.StringVal(r.Version.String())})
+	return diags
+}
+
+// decodeReleaseBlock decodes a release block with schema; a catalog entry
+// passes extra to read its own attributes (minor, sites) and may leave
+// version out (it is the label).
+func (s *loadState) decodeReleaseBlock(b *hcl.Block, ctx *hcl.EvalContext, schema *hcl.BodySchema, extra func(*attrs, *Release)) (*Release, hcl.Diagnostics) {
+	content, diags := dynblock.Expand(b.Body, ctx).Content(schema)
 	a := s.attrs(content.Attributes, ctx, &diags)
 	r := &Release{Name: b.Labels[0], DeclRange: b.DefRange}
 	f, explicit := a.format(version.Format{Scheme: version.Semver}, b.DefRange)
 	r.Scheme, r.Pattern = f.Scheme, f.Pattern
-	r.Version, _ = a.versionIn("version", f, inheritedFrom(explicit, "the default"))
+	if _, ok := content.Attributes["version"]; ok || extra == nil {
+		r.Version, _ = a.versionIn("version", f, inheritedFrom(explicit, "the default"))
+	} else if f.Scheme != "" {
+		v, err := f.Parse(r.Name)
+		if err != nil {
+			a.errorf(b.LabelRanges[0], "Invalid version", "Catalog release %q has no version attribute and its name does not parse under the %q scheme: %v. Set version.", r.Name, f.Scheme, err)
+		}
+		r.Version = v
+	}
+	if extra != nil {
+		extra(a, r)
+	}
 	r.VersionRange = a.rng("version", b.DefRange)
 	r.AllowDowngrade = a.boolean("allow_downgrade", false)
 	if from, ok := a.strList("upgrade_from"); ok {
@@ -209,9 +230,7 @@ func (s *loadState) decodeRelease(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 		}
 		r.Components = append(r.Components, c)
 	}
-	s.releases[r.Name] = r
-	s.setObject(kindRelease, r.Name, map[string]cty.Value{"version": cty.StringVal(r.Version.String())})
-	return diags
+	return r, diags
 }
 
 func (s *loadState) decodeComponent(b *hcl.Block, r *Release, ctx *hcl.EvalContext, diags *hcl.Diagnostics) *Component {
@@ -278,36 +297,6 @@ func (s *loadState) decodeComponent(b *hcl.Block, r *Release, ctx *hcl.EvalConte
 		a.errorf(content.Blocks[1].DefRange, "Duplicate match block", "Component %q has more than one match block; combine the rule into one.", c.Name)
 	}
 	return c
-}
-
-var catalogSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "releases", Required: true},
-	{Name: "scheme"},
-	{Name: "version_pattern"},
-}}
-
-func (s *loadState) decodeCatalog(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagnostics {
-	content, diags := b.Body.Content(catalogSchema)
-	a := s.attrs(content.Attributes, ctx, &diags)
-	c := &Catalog{DeclRange: b.DefRange}
-	f, _ := a.format(version.Format{Scheme: version.Semver}, b.DefRange)
-	if list, ok := a.strList("releases"); ok && f.Scheme != "" {
-		exprs, _ := hcl.ExprList(content.Attributes["releases"].Expr)
-		for i, v := range list {
-			parsed, err := f.Parse(v)
-			if err != nil {
-				rng := a.rng("releases", b.DefRange)
-				if len(exprs) == len(list) {
-					rng = exprs[i].Range()
-				}
-				a.errorf(rng, "Invalid version", "releases[%d] does not parse under the %q scheme: %v.", i, f.Scheme, err)
-				continue
-			}
-			c.Releases = append(c.Releases, parsed)
-		}
-	}
-	s.cfg.Catalog = c
-	return diags
 }
 
 func (s *loadState) decodeProvider(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagnostics {

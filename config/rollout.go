@@ -7,7 +7,7 @@ import (
 )
 
 var rolloutSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "scope"}},
+	Attributes: []hcl.AttributeSchema{{Name: "scope"}, {Name: "channel"}, {Name: "image_selection"}, {Name: "allow_multi_hop"}},
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "stage", LabelNames: []string{"name"}}},
 }
 
@@ -31,7 +31,31 @@ func (s *loadState) decodeRollout(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 	content, diags := b.Body.Content(rolloutSchema)
 	a := s.attrs(content.Attributes, ctx, &diags)
 	ro := &Rollout{Name: b.Labels[0], DeclRange: b.DefRange}
-	ro.Scope = a.oneOf("scope", ScopeFull, ScopeFull, ScopeControlPlaneOnly, ScopeFirmwareOnly)
+	ro.Channel = a.oneOf("channel", "", ChannelStable, ChannelRapid, ChannelFirmware)
+	ro.ChannelRange = a.rng("channel", b.DefRange)
+	if ro.Channel == "" && content.Attributes["channel"] != nil {
+		s.badChannel = append(s.badChannel, ro) // reported; its clusters need no release
+	}
+	defScope := ScopeFull
+	if ro.Channel == ChannelFirmware {
+		defScope = ScopeFirmwareOnly
+	}
+	ro.Scope = a.oneOf("scope", defScope, ScopeFull, ScopeControlPlaneOnly, ScopeFirmwareOnly)
+	if ro.Channel == ChannelFirmware && ro.Scope != ScopeFirmwareOnly {
+		a.errorf(a.rng("scope", b.DefRange), "Firmware channel moves firmware only",
+			"Rollout %q follows the firmware channel, which updates firmware only (scope = %q); it cannot have scope = %q. Use channel = %q or %q to move the runtime.", ro.Name, ScopeFirmwareOnly, ro.Scope, ChannelStable, ChannelRapid)
+	}
+	ro.ImageSelection = a.oneOf("image_selection", SelectLatest, SelectLatest, SelectConsistent)
+	if ro.Channel == "" {
+		ro.ImageSelection = ""
+	}
+	ro.AllowMultiHop = a.boolean("allow_multi_hop", false)
+	for _, name := range []string{"image_selection", "allow_multi_hop"} {
+		if content.Attributes[name] != nil && content.Attributes["channel"] == nil {
+			a.errorf(a.rng(name, b.DefRange), name+" without a channel",
+				"%s says how rollout %q selects releases from a channel; it has no channel. Set channel = %q, %q or %q, or remove %s.", name, ro.Name, ChannelStable, ChannelRapid, ChannelFirmware, name)
+		}
+	}
 	stages := map[string]*Stage{}
 	// Names of gates and groups are addresses for approve/skip, so they
 	// are unique across the rollout, not just the stage.

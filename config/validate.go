@@ -117,6 +117,7 @@ func (s *loadState) validate() hcl.Diagnostics {
 	diags = append(diags, s.checkPlainHTTP()...)
 	diags = append(diags, s.checkReleases()...)
 	diags = append(diags, checkRollouts(cfg)...)
+	diags = append(diags, s.checkChannels()...)
 	for _, p := range cfg.Providers {
 		if !p.Attrs.Type().HasAttribute("password") || p.IsSensitive("password") {
 			continue

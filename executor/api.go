@@ -57,6 +57,14 @@ type Options struct {
 	// tests and golden files, never for real BMCs (no parallelism, no
 	// engine-enforced hook timeouts).
 	Synchronous bool
+	// Available names, by cluster ID ("cluster.north-1"), the clusters
+	// planned pending (their release not available at their site) that the
+	// caller found available now, each with what it checked ("release
+	// 4.6.2 is listed at site north in catalog.json"). Run journals each
+	// before starting the cluster; a pending cluster not named stays
+	// pending(availability). The CLI fills it on continue from a fresh
+	// read of the plan's catalog source (availability.go).
+	Available map[string]string
 }
 
 // Clock is the executor's time source. At returns a channel that receives

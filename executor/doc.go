@@ -160,6 +160,8 @@
 //	approve       target (gate id), by
 //	stop          by
 //	skip          target (node id), by
+//	available     id (cluster), message          a continue found the cluster's
+//	                                             pending release at its site
 //
 // op is "step:<plan step index>", "remedy:<k>:<reboot|reimage|wait_ready>",
 // "safety:<power_on|wait_ready|uncordon>" or "power_off". Node ids are the plan's ids (stage, gate, group, cluster,
@@ -201,6 +203,8 @@
 //	step_interrupted                 given up at an interrupt, or its provider died;
 //	                                 resumed from the journal, not failed
 //	continue_requested gate_approved stop_requested skip_requested
+//	release_available                a continue found a pending cluster's
+//	                                 release at its site (target, message)
 //
 // testdata/events.golden.jsonl and testdata/journal.golden.jsonl show a
 // complete stream.

@@ -722,6 +722,9 @@ func (r *runner) stepGroup(ctx context.Context, g *node) {
 		slices.SortStableFunc(cands, func(a, b cand) int { return a.class - b.class })
 		var started *node
 		for _, cd := range cands {
+			if r.awaitsRelease(ctx, cd.c) {
+				continue // pending(availability): the next member is tried
+			}
 			if cd.class == winOpen || cd.class == winNone {
 				started = cd.c
 				break
@@ -1089,6 +1092,10 @@ func (r *runner) outcome() (Outcome, bool) {
 	if !r.deadline.IsZero() {
 		return Outcome{}, false
 	}
+	if why := r.awaiting(); why != "" {
+		return Outcome{Status: OutcomePaused, Reason: ReasonAvailability, Message: why,
+			Next: []string{"rackform continue"}, Stranded: stranded}, true
+	}
 	return Outcome{Status: OutcomePaused, Reason: ReasonBlocked, Message: r.why(Pending),
 		Next: []string{"rackform status", "rackform skip ADDR"}, Stranded: stranded}, true
 }
@@ -1103,7 +1110,7 @@ func (r *runner) why(s StateName) string {
 		switch n.kind {
 		case KindScope, KindPause, KindGate, KindWait:
 		case KindCluster:
-			if n.st.Reason != ReasonWindow {
+			if n.st.Reason != ReasonWindow && n.st.Reason != ReasonAvailability {
 				continue
 			}
 		default:

@@ -26,6 +26,8 @@ type harness struct {
 	plan    *plan.Plan
 	async   bool
 	holder  string
+	// available is Options.Available (continue's availability check).
+	available map[string]string
 
 	mu     sync.Mutex
 	events []executor.Event
@@ -48,6 +50,7 @@ func (h *harness) options() executor.Options {
 			h.mu.Unlock()
 		}),
 		Synchronous: !h.async,
+		Available:   h.available,
 	}
 }
 

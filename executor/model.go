@@ -124,6 +124,9 @@ type model struct {
 	lastStop, lastResume, lastContinue int64
 	approved                           map[string]bool
 	skips                              []string
+	// available are the clusters planned pending whose release a continue
+	// found available, with what it checked (availability.go).
+	available map[string]string
 	// records counts the journal records applied.
 	records int
 	// breaches counts scopes and stages paused or failed for threshold;
@@ -132,7 +135,7 @@ type model struct {
 }
 
 func buildModel(p *plan.Plan) (*model, error) {
-	m := &model{p: p, nodes: map[string]*node{}, servers: map[string]*node{}, approved: map[string]bool{},
+	m := &model{p: p, nodes: map[string]*node{}, servers: map[string]*node{}, approved: map[string]bool{}, available: map[string]string{},
 		lastStop: -1, lastResume: -1, lastContinue: -1}
 	byAddr := map[string]*plan.Server{}
 	for i := range p.Servers {
@@ -395,6 +398,8 @@ func (m *model) apply(r *Record, pos int64) error {
 		m.skips = append(m.skips, r.Target)
 	case recRerun: // rerun.go
 		m.rerun(pos)
+	case recAvailable:
+		m.available[r.ID] = r.Message
 	default:
 		return fmt.Errorf("journal: unknown record type %q", r.Type)
 	}

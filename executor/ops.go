@@ -848,6 +848,8 @@ func (r *runner) recordEvent(rec *Record, old State) {
 			e.StepKind = st.Kind
 			e.Component = st.Component
 		}
+	case recAvailable:
+		e.Type, e.Target, e.Message = "release_available", rec.ID, rec.Message
 	case recContinue, recApprove, recStop, recSkip, recRerun:
 		e.Type = map[string]string{recContinue: "continue_requested", recApprove: "gate_approved", recStop: "stop_requested", recSkip: "skip_requested", recRerun: "rerun_requested"}[rec.Type]
 		e.Target, e.By = rec.Target, rec.By

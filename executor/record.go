@@ -25,6 +25,9 @@ const (
 	recApprove     = "approve"
 	recStop        = "stop"
 	recSkip        = "skip"
+	// recAvailable: a continue found a pending cluster's release available
+	// at its site (ID, Message: what was checked). (availability.go)
+	recAvailable = "available"
 )
 
 // Record is one journal line. Fields are set per Type; unset ones are

@@ -24,14 +24,17 @@ func (s StateName) Terminal() bool { return s == Skipped || s == Failed || s == 
 
 // Reasons carried by pending, paused, skipped and failed states.
 const (
-	ReasonThreshold = "threshold"         // a scope was breached (rules 11, 12)
-	ReasonAfterRack = "after_rack"        // pause_after_rack (rule 17)
-	ReasonApproval  = "approval"          // an approval gate is pending (rule 18)
-	ReasonWindow    = "window"            // a maintenance window is closed (rule 20)
-	ReasonUser      = "user"              // skipped by `rackform skip` (rule 23)
-	ReasonAtTarget  = "already_at_target" // rule 24
-	ReasonEmpty     = "empty"             // N = 0 (rule 9)
-	ReasonDrift     = "drift"             // rule 26
+	ReasonThreshold = "threshold"  // a scope was breached (rules 11, 12)
+	ReasonAfterRack = "after_rack" // pause_after_rack (rule 17)
+	ReasonApproval  = "approval"   // an approval gate is pending (rule 18)
+	ReasonWindow    = "window"     // a maintenance window is closed (rule 20)
+	// ReasonAvailability: the cluster's release is not yet available at
+	// its site (the plan's Release.Pending); continue checks again.
+	ReasonAvailability = "availability"
+	ReasonUser         = "user"              // skipped by `rackform skip` (rule 23)
+	ReasonAtTarget     = "already_at_target" // rule 24
+	ReasonEmpty        = "empty"             // N = 0 (rule 9)
+	ReasonDrift        = "drift"             // rule 26
 	// ReasonIdentity: the BMC reports another machine than the plan was
 	// made for (an RMA, a re-used BMC address): not touched.
 	ReasonIdentity    = "identity_changed"

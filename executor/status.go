@@ -60,6 +60,8 @@ func (e *Executor) Status(ctx context.Context) (*Status, error) {
 			st.Next = append(st.Next, "rackform approve "+n.id)
 		case (n.kind == KindScope || n.kind == KindPause || n.kind == KindStage) && n.st.Name == Paused:
 			cont = true
+		case n.kind == KindCluster && n.st.Name == Pending && n.st.Reason == ReasonAvailability:
+			cont = true // continue checks the catalog again
 		}
 	}
 	if cont && !m.run.st.Name.Terminal() {

@@ -163,8 +163,11 @@ func (p *planning) diff() {
 			p.unavailable(s, ps, plan.ReasonUnhealthy, "its BMC reports health Critical")
 			continue
 		}
-		if s.Cluster.Release == nil {
+		if p.releaseOf(s.Cluster) == nil {
 			continue // config reported the missing release
+		}
+		if ch := p.choices[s.Cluster]; ch != nil && ch.blocked {
+			continue // the channel's choice broke a version rule (reported)
 		}
 		p.diffServer(s, ps, o, &f)
 	}
@@ -254,7 +257,7 @@ func sortedComponents(in []providers.Component) []providers.Component {
 // diffServer compares each in-scope component with what the server
 // reports, scheme-aware (ROLLOUT-RULES 27–29), and builds the steps.
 func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Observation, f *findings) {
-	rel := s.Cluster.Release
+	rel := p.releaseOf(s.Cluster)
 	ok := true
 	var targets []target
 	for _, c := range p.inScopeComponents(rel) {

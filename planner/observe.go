@@ -21,9 +21,18 @@ import (
 // unreachable rather than dropped.
 func (p *planning) observe(ctx context.Context) {
 	p.observed = make(map[string]*providers.Observation, len(p.inScope))
+	p.observeServers(ctx, p.inScope)
+}
+
+// observeServers observes servers, replacing what was observed of them
+// before (a channel's release changed after the first observation).
+func (p *planning) observeServers(ctx context.Context, servers []*config.Server) {
+	for _, s := range servers {
+		delete(p.observed, address(s))
+	}
 	byProvider := map[string][]*config.Server{}
 	var names []string
-	for _, s := range p.inScope {
+	for _, s := range servers {
 		prov := p.provider(s.Cluster)
 		if prov == nil {
 			continue // reported once per cluster below
@@ -34,7 +43,7 @@ func (p *planning) observe(ctx context.Context) {
 		byProvider[prov.Name] = append(byProvider[prov.Name], s)
 	}
 	reported := map[*config.Cluster]bool{}
-	for _, s := range p.inScope {
+	for _, s := range servers {
 		if p.provider(s.Cluster) == nil && !reported[s.Cluster] {
 			reported[s.Cluster] = true
 			p.errorf(rangePtr(s.Cluster.DeclRange), "No provider for cluster",
@@ -123,11 +132,12 @@ func Target(s *config.Server) providers.Target {
 // how each would reach its BMC (Observation.Updates). A reimaged runtime
 // goes through virtual media, not the UpdateService, and is not asked.
 func (p *planning) intents(s *config.Server) []providers.UpdateIntent {
-	if s.Cluster.Release == nil {
+	rel := p.releaseOf(s.Cluster)
+	if rel == nil {
 		return nil
 	}
 	var out []providers.UpdateIntent
-	for _, c := range p.inScopeComponents(s.Cluster.Release) {
+	for _, c := range p.inScopeComponents(rel) {
 		if c.Method == config.MethodReimage {
 			continue
 		}

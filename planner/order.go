@@ -158,6 +158,7 @@ func (p *planning) cluster(c *config.Cluster, servers []*config.Server) plan.Clu
 		}
 	}
 	cl.Quorum = p.quorum(c)
+	cl.Release = p.planChoice(c)
 	var phases []plan.Phase
 	if len(st.Stages) > 0 {
 		phases = p.strategyStages(c, servers)

@@ -107,6 +107,9 @@ type planning struct {
 	failedProviders map[string]bool
 	// targets are each upgraded server's changed components.
 	targets map[string][]target
+	// choices are the clusters' releases chosen by a channel, or checked
+	// against the catalog's sites (channel.go).
+	choices map[*config.Cluster]*choice
 }
 
 func (p *planning) errorf(subject *hcl.Range, summary, format string, args ...any) {
@@ -147,7 +150,12 @@ func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
 	if p.diags.HasErrors() {
 		return nil, p.diags
 	}
+	p.resolveReleases(nil)
+	if p.diags.HasErrors() {
+		return nil, p.diags
+	}
 	p.observe(ctx)
+	p.resolveAfterObserve(ctx)
 	if err := ctx.Err(); err != nil {
 		p.errorf(nil, "Plan interrupted", "Observing the servers was interrupted: %v.", err)
 		return nil, p.diags
@@ -171,6 +179,7 @@ func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
 		Targets:         p.opts.Targets,
 		Excludes:        p.opts.Excludes,
 		Run:             run,
+		Catalog:         p.planCatalog(),
 	}
 	for _, s := range p.inScope {
 		out.Servers = append(out.Servers, *p.servers[address(s)])

@@ -141,7 +141,7 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 	}
 	// Expect every in-scope component at target, not only the changed
 	// ones: a reset must not have rolled anything back.
-	for _, c := range p.inScopeComponents(s.Cluster.Release) {
+	for _, c := range p.inScopeComponents(p.releaseOf(s.Cluster)) {
 		if elsewhere[c.Name] {
 			continue // verified by the server whose step flashes it
 		}

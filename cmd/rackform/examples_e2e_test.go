@@ -14,11 +14,12 @@ import (
 	"time"
 )
 
-// startSimConfig runs `rackform sim -config DIR` (no other flags), as a
-// user trying an example would, and waits for its ready line.
-func startSimConfig(t *testing.T, e *e2eEnv, dir string) {
+// startSimConfig runs `rackform sim -config DIR` (no other flags unless
+// extra, such as -speed), as a user trying an example would, and waits for
+// its ready line.
+func startSimConfig(t *testing.T, e *e2eEnv, dir string, extra ...string) {
 	t.Helper()
-	cmd := exec.Command(e.bin, "sim", "-config", dir)
+	cmd := exec.Command(e.bin, append([]string{"sim", "-config", dir}, extra...)...)
 	cmd.Dir, cmd.Env = e.work, e.env
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

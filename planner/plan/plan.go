@@ -36,6 +36,9 @@ type Plan struct {
 	Summary Summary  `json:"summary"`
 	// Warnings are non-fatal findings shown with the plan.
 	Warnings []Message `json:"warnings,omitempty"`
+	// Catalog is the catalog entries the plan's clusters were planned to,
+	// by value (optional; catalog.go).
+	Catalog *Catalog `json:"catalog,omitempty"`
 
 	// SignedBy is the fingerprint of the Ed25519 key that signed the plan
 	// ("SHA256:<base64>", see Fingerprint), "" for an unsigned plan.

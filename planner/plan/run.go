@@ -71,6 +71,11 @@ type Cluster struct {
 	// needs a reviewer's eye: a member down, a spare taking over, or an
 	// override (optional; see quorum.go).
 	Quorum *Quorum `json:"quorum,omitempty"`
+
+	// Release is which release the cluster is planned to and why, when a
+	// channel or the catalog decided it; Release.Pending holds the cluster
+	// until its release is available at its site (optional; catalog.go).
+	Release *ReleaseChoice `json:"release,omitempty"`
 }
 
 // Interval is a half-open time interval [Start, End).

@@ -157,13 +157,19 @@ func FromConfig(cfg *config.Config, state func(i int, s *config.Server) State) m
 			out[name] = p
 		}
 		st := state(i, s)
-		if st == Unreachable || s.Cluster.Release == nil {
+		rel, runs := s.Cluster.Release, false
+		if rel == nil {
+			// A channel chooses the release: the cluster runs a catalog
+			// release (its sim_release label, else the oldest).
+			rel, runs = config.SimStartRelease(cfg, s.Cluster), true
+		}
+		if st == Unreachable || rel == nil {
 			continue
 		}
 		o := &providers.Observation{Server: Address(s), Reachable: true, PowerState: providers.PowerOn, Health: "OK"}
-		for _, c := range s.Cluster.Release.Components {
+		for _, c := range rel.Components {
 			v := c.Version.String()
-			if st == Behind {
+			if st == Behind && !runs {
 				v = Previous(c.Version)
 			}
 			o.Components = append(o.Components, Inventory(c, v))

@@ -219,6 +219,9 @@ type runOpts struct {
 	planPath string
 	// rerun: apply -rerun starts a failed run again (executor.Rerun).
 	rerun bool
+	// recheck: continue reads the catalog again for the clusters planned
+	// pending (availability.go).
+	recheck bool
 
 	// Tests replace these; nil means the real ones.
 	start   providerStarter
@@ -503,6 +506,14 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 		js.Version(version.String())
 		sinks = append(sinks, js)
 	}
+	var available map[string]string
+	if o.recheck {
+		var notes []string
+		available, notes = availableNow(p)
+		for _, n := range notes {
+			fmt.Fprintln(m.Stderr, "Note: "+n)
+		}
+	}
 	e, err := executor.New(executor.Options{
 		Plan: p, PlanSHA256: sha, PlanFile: file,
 		Providers: provs, Backend: b, Clock: clock,
@@ -512,6 +523,7 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 		// Control records from other processes (stop, skip, approve) are
 		// noticed within a second.
 		PollInterval: pollOr(o.poll, time.Second),
+		Available:    available,
 	})
 	if err != nil {
 		return m.fail("%s", err)

@@ -35,6 +35,14 @@ works from any machine and any CI job, with no plan file and no state
 directory, only the connection string and the BMC credentials. With several
 unfinished runs in the database it lists them and takes -run ID.
 
+A cluster the plan holds pending because its release was not yet
+available at its site is checked again: continue reads the plan's catalog
+source afresh (a path is relative to the configuration directory the plan
+was made in) and starts the cluster when the catalog now lists the release
+at its site with the components the plan recorded; otherwise it stays
+pending and continue says why. What is installed is always what the plan
+recorded.
+
 Exit status: as apply: 0 every planned server at target (or skipped before
 it began), 4 completed with failed, skipped-after-start or stranded
 servers, 1 error, refused or failed run, 3 paused or stopped, 130
@@ -64,6 +72,7 @@ func (c *continueCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: continue takes no arguments, got %d\n\n%s", len(rest), helpText(c))
 		return ExitUsage
 	}
+	c.recheck = true
 	return resume(ctx, c.Meta, &c.runOpts, func(e *executor.Executor) error { return e.Continue(ctx) })
 }
 

@@ -29,6 +29,10 @@ var uuidRe = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[
 // (each naming its system) become one multi-system BMC (profile crayex),
 // with one system per server, Id or UUID as the server names it.
 //
+// A cluster without a release attribute (a channel chooses it) starts at a
+// catalog release: the one its sim_release label names, else the oldest
+// the catalog publishes (config.SimStartRelease).
+//
 // Every server starts behind its cluster's release: each component whose
 // match rule names a simulated component (by software_id or id, or a
 // runtime by kind) reports a version just older than the target, written
@@ -177,6 +181,12 @@ func (c *simCommand) configSpecs(cfg *config.Config, firmware, target map[string
 				prefix = sysIDs[j] + "."
 			}
 			rel := releaseComponents(s.Cluster.Release)
+			startAt := false
+			if s.Cluster.Release == nil {
+				// A cluster whose channel chooses its release runs a
+				// catalog release: sim_release, else the oldest.
+				rel, startAt = releaseComponents(config.SimStartRelease(cfg, s.Cluster)), true
+			}
 			for _, rc := range rel {
 				key := rc.key
 				if perSystem(key) {
@@ -185,6 +195,9 @@ func (c *simCommand) configSpecs(cfg *config.Config, firmware, target map[string
 					continue // a shared component: the first server's release decides
 				}
 				spec.Firmware[key] = behindVersion(rc.version)
+				if startAt {
+					spec.Firmware[key] = rc.version.String()
+				}
 				if rc.softwareID != "" {
 					if spec.SoftwareIDs == nil {
 						spec.SoftwareIDs = map[string]string{}

@@ -541,6 +541,8 @@ func (v *View) lines(e executor.Event) []string {
 		return []string{"Skip of " + e.Target + " requested by " + e.By}
 	case "gate_approved":
 		return []string{"Gate " + e.Target + " approved by " + e.By}
+	case "release_available":
+		return []string{"Cluster " + e.Target + ": " + e.Message + "; starting it"}
 	case "server_observed":
 		return nil
 	case "quorum_hold":
@@ -648,6 +650,9 @@ func (v *View) lines(e executor.Event) []string {
 		if verb == "pending" && e.Reason == executor.ReasonWindow {
 			v.waiting = fmt.Sprintf("cluster %s waits for its maintenance window: %s", e.ID, e.Message)
 			return []string{fmt.Sprintf("Cluster %s waits for its maintenance window: %s", e.ID, e.Message)}
+		}
+		if verb == "pending" && e.Reason == executor.ReasonAvailability {
+			return []string{fmt.Sprintf("Cluster %s is pending: %s; the next cluster of its group goes on (rackform continue checks again)", e.ID, e.Message)}
 		}
 	}
 	return nil
@@ -942,6 +947,7 @@ var reasonWords = map[string]string{
 	executor.ReasonAfterRack:           "after the rack, until continue",
 	executor.ReasonApproval:            "for approval",
 	executor.ReasonWindow:              "for its maintenance window",
+	executor.ReasonAvailability:        "for its release to reach its site",
 	executor.ReasonUser:                "by the operator",
 	executor.ReasonAtTarget:            "already at target",
 	executor.ReasonEmpty:               "nothing left to upgrade",

@@ -77,7 +77,9 @@ func WriteStatus(w io.Writer, p *plan.Plan, st *executor.Status, command func(st
 			// Containers repeat their child's message; the scope or
 			// server below says it.
 			st := n.State
-			st.Message = ""
+			if n.Kind != executor.KindCluster || st.Name != executor.Pending {
+				st.Message = "" // a pending cluster says why itself
+			}
 			fmt.Fprintf(&b, "%s%s %s: %s\n", ind, n.Kind, n.ID, stateText(st))
 		}
 		d := depth + 1

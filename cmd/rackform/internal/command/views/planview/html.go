@@ -89,6 +89,10 @@ type htmlRack struct {
 type htmlCluster struct {
 	Name  string
 	Racks []*htmlRack
+	// Release is the chosen release and why, when a channel or the
+	// catalog decided it; Pending is set when it waits for its site.
+	Release string
+	Pending bool
 }
 
 type htmlBar struct {
@@ -119,12 +123,19 @@ func buildHTML(p *plan.Plan, sha string, cells Cells) htmlData {
 
 	// The grid: clusters, racks and servers in the plan's server order.
 	clusters := map[string]*htmlCluster{}
+	choices := map[string]ReleaseLine{}
+	for _, l := range Releases(p) {
+		choices[l.Cluster] = l
+	}
 	racks := map[string]*htmlRack{}
 	for i := range p.Servers {
 		s := &p.Servers[i]
 		c := clusters[s.Cluster]
 		if c == nil {
 			c = &htmlCluster{Name: s.Cluster}
+			if l, ok := choices[s.Cluster]; ok {
+				c.Release, c.Pending = l.Text(), l.Choice.Pending != ""
+			}
 			clusters[s.Cluster] = c
 			d.Clusters = append(d.Clusters, c)
 		}
@@ -232,6 +243,7 @@ h1 { font-size: 1.2em; } h2 { font-size: 1.05em; margin-top: 1.5em; }
 .rack .name { font-weight: bold; font-size: 0.8em; text-align: center; margin-bottom: 3px; }
 .cell { color: #fff; font-size: 0.75em; padding: 3px 5px; margin: 2px 0; border-radius: 2px; white-space: nowrap; }
 .cell .mark { float: right; font-weight: bold; margin-left: 6px; }
+.release { font-size: 0.85em; color: #374151; margin: 0.2em 0; } .release.pending { color: #b45309; font-weight: bold; }
 {{range $k, $v := .Colors}}.cell.{{$k}}, .legend .{{$k}} { background: {{css $v}}; }
 {{end}}svg text { font-size: 11px; fill: #111827; }
 .bar-stage { fill: #e5e7eb; } .bar-cluster { fill: #93c5fd; } .bar-scope { fill: #2563eb; stroke: #ffffff; }
@@ -244,7 +256,7 @@ h1 { font-size: 1.2em; } h2 { font-size: 1.05em; margin-top: 1.5em; }
 <p class="legend">{{range .Legend}}<span class="{{.}}">{{.}}</span>{{end}} CP control plane, SP spare, M management, C compute</p>
 <h2>Racks</h2>
 <div id="grid">
-{{range .Clusters}}<div class="cluster" data-cluster="{{.Name}}"><h3>cluster {{.Name}}</h3><div class="racks">
+{{range .Clusters}}<div class="cluster" data-cluster="{{.Name}}"><h3>cluster {{.Name}}</h3>{{if .Release}}<p class="release{{if .Pending}} pending{{end}}">{{.Release}}</p>{{end}}<div class="racks">
 {{range .Racks}}<div class="rack" data-rack="{{.Name}}"><div class="name">{{.Name}}</div>
 {{range .Cells}}<div class="cell {{.Class}}" data-server="{{.Address}}" data-state="{{.Class}}" data-role="{{.Role}}" title="{{.Title}}">{{.Name}}<span class="mark">{{.Mark}}</span></div>
 {{end}}</div>

@@ -116,3 +116,22 @@ func TestHTMLInHeadlessChromium(t *testing.T) {
 		_ = os.WriteFile(filepath.Join(dir, "plan-html.png"), shot, 0o644)
 	}
 }
+
+// The plan page says under each cluster which release it gets and why,
+// and marks a pending cluster.
+func TestHTMLShowsReleasesAndPending(t *testing.T) {
+	p, file, _ := makePlan(t, "../../../../../../examples/channels")
+	var b bytes.Buffer
+	if err := WriteHTML(&b, p, plan.SHA256(file)); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{
+		`<p class="release">west-1 → 4.6.2: rapid: newest minor 4.6, latest patch 4.6.3; sites east, west have 4.6.2 in common (site east has 4.6.2 only) → consistent picks 4.6.2</p>`,
+		`<p class="release pending">north-1 → 4.6.2 (pending): `,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+}

@@ -78,6 +78,20 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 			head.WriteString(item)
 		}
 	}
+	if rels := Releases(p); len(rels) > 0 {
+		fmt.Fprintf(&head, "\n**%s**\n\n", ReleasesTitle(rels))
+		for _, l := range rels {
+			item := fmt.Sprintf("- %s\n", mdEscape(l.Text()))
+			if l.Choice.Pending != "" {
+				item = fmt.Sprintf("- **pending** %s\n", mdEscape(l.Text()))
+			}
+			if head.Len()+len(item) > limit/4 {
+				head.WriteString("- … (`rackform show PLANFILE` lists every cluster)\n")
+				break
+			}
+			head.WriteString(item)
+		}
+	}
 	writeRiskSummary(&head, p, limit)
 	if imgs := images(p); len(imgs) > 0 {
 		head.WriteString("\n**Images**\n\n| component | version | image | sha256 | delivered by |\n|---|---|---|---|---|\n")

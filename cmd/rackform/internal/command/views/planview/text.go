@@ -64,6 +64,16 @@ func WriteText(w io.Writer, p *plan.Plan, color bool) error {
 			}
 		}
 	}
+	if rels := Releases(p); len(rels) > 0 {
+		fmt.Fprintf(bw, "\n%s\n", st.wrap(ReleasesTitle(rels)+":", ansiBold))
+		for _, l := range rels {
+			line := l.Text()
+			if l.Choice.Pending != "" {
+				line = st.wrap(line, ansiYellow)
+			}
+			fmt.Fprintf(bw, "  %s\n", line)
+		}
+	}
 	var last Entry
 	for _, e := range Entries(p) {
 		writeHeaders(bw, st, last, e)
@@ -136,7 +146,7 @@ func writeHeaders(w io.Writer, st style, prev, e Entry) {
 	}
 	if changed || prev.Cluster != e.Cluster {
 		changed = true
-		fmt.Fprintf(w, "    %s  ~%s, %s%s\n", st.wrap("Cluster "+e.Cluster.Name, ansiBold, ansiCyan), Duration(e.Cluster.Estimate), windowText(e.Cluster), nextOpening(e.Cluster))
+		fmt.Fprintf(w, "    %s  ~%s, %s%s%s%s\n", st.wrap("Cluster "+e.Cluster.Name, ansiBold, ansiCyan), Duration(e.Cluster.Estimate), windowText(e.Cluster), nextOpening(e.Cluster), releaseText(e.Cluster), pendingText(e.Cluster))
 	}
 	if changed || prev.Phase != e.Phase {
 		changed = true
