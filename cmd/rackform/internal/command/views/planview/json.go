@@ -161,8 +161,24 @@ type JSONCluster struct {
 	Parallelism map[string]int `json:"parallelism"`
 	Settings    JSONSettings   `json:"settings"`
 	Quorum      *plan.Quorum   `json:"quorum"`
-	Phases      []JSONPhase    `json:"phases"`
+	// Release is the release a channel chose for the cluster and why, and
+	// whether it is pending at the cluster's site; null when the cluster
+	// names its release itself and no catalog decided it.
+	Release *JSONRelease `json:"release"`
+	Phases  []JSONPhase  `json:"phases"`
 	Servers     []string       `json:"servers"`
+}
+
+// JSONRelease is a cluster's chosen release, every property present.
+type JSONRelease struct {
+	Release   string `json:"release"`
+	Version   string `json:"version"`
+	Channel   string `json:"channel"`
+	Selection string `json:"selection"`
+	Site      string `json:"site"`
+	Why       string `json:"why"`
+	Pending   string `json:"pending"`
+	Hop       bool   `json:"hop"`
 }
 
 // JSONSettings are a cluster's per-server settings, every one present.
@@ -475,6 +491,10 @@ func clusterJSON(st *plan.Stage, g *plan.Group, c *plan.Cluster, out *PlanJSON) 
 			DrainHook: orEmpty(slices.Clone(s.DrainHook)), UncordonHook: orEmpty(slices.Clone(s.UncordonHook)),
 			HookTimeout: s.HookTimeout.String(), Remediation: map[string][]string{}, RemediationTriggers: s.Triggers,
 		},
+	}
+	if r := c.Release; r != nil {
+		jc.Release = &JSONRelease{Release: r.Release, Version: r.Version, Channel: r.Channel, Selection: r.Selection,
+			Site: r.Site, Why: r.Why, Pending: r.Pending, Hop: r.Hop}
 	}
 	for role, steps := range s.Remediation {
 		jc.Settings.Remediation[role] = orEmpty(slices.Clone(steps))
