@@ -166,7 +166,7 @@ type JSONCluster struct {
 	// names its release itself and no catalog decided it.
 	Release *JSONRelease `json:"release"`
 	Phases  []JSONPhase  `json:"phases"`
-	Servers     []string       `json:"servers"`
+	Servers []string     `json:"servers"`
 }
 
 // JSONRelease is a cluster's chosen release, every property present.
