@@ -95,26 +95,26 @@ func EncodeSigned(p *Plan, key ed25519.PrivateKey) ([]byte, error) {
 // before the checksum, the last one, as Encode writes them: a file laid
 // out otherwise has no signature this function can find.
 func signedMessage(file []byte) (msg []byte, sigStart, sigEnd int, err error) {
-	ckStart, ckEnd, ok := valueSpan(file, checksumKey)
+	l := layoutOf(file)
+	ckStart, ckEnd, ok := valueSpan(file, l.checksumKey)
 	if !ok {
 		return nil, 0, 0, errors.New("the plan has no checksum")
 	}
-	sigKey := []byte("\n  \"signature\": \"")
-	i := bytes.LastIndex(file[:ckStart], sigKey)
+	i := bytes.LastIndex(file[:ckStart], l.signatureKey)
 	if i < 0 {
 		return nil, 0, 0, errors.New("the plan has no signature field")
 	}
-	sigStart = i + len(sigKey)
+	sigStart = i + len(l.signatureKey)
 	end := bytes.IndexByte(file[sigStart:], '"')
 	if end < 0 {
 		return nil, 0, 0, errors.New("the plan's signature is malformed")
 	}
 	sigEnd = sigStart + end
 	// Nothing but the checksum's key may come between the two values.
-	if between := file[sigEnd:ckStart]; !bytes.Equal(between, []byte("\",\n  \"checksum\": \"")) {
+	if between := file[sigEnd:ckStart]; !bytes.Equal(between, l.between) {
 		return nil, 0, 0, errors.New("the plan's signature is not the field before its checksum")
 	}
-	msg = make([]byte, 0, len(file))
+	msg = make([]byte, 0, len(file)-(sigEnd-sigStart)-(ckEnd-ckStart))
 	msg = append(msg, file[:sigStart]...)
 	msg = append(msg, file[sigEnd:ckStart]...)
 	msg = append(msg, file[ckEnd:]...)
