@@ -82,10 +82,13 @@ var (
 // last. The two cannot be confused: outside strings a compact file has no
 // whitespace, and inside strings every quote is escaped.
 func layoutOf(file []byte) layout {
-	if bytes.LastIndex(file, compact.checksumKey) > bytes.LastIndex(file, indented.checksumKey) {
-		return compact
+	// The checksum is the last field: search from the end, and only past
+	// a compact key for an indented one (never scanning a compact file).
+	i := bytes.LastIndex(file, compact.checksumKey)
+	if i < 0 || bytes.Contains(file[i:], indented.checksumKey) {
+		return indented
 	}
-	return indented
+	return compact
 }
 
 // Encode returns the plan file bytes, deterministic for equal plans, with
@@ -139,6 +142,18 @@ func withChecksum(b []byte) ([]byte, error) {
 	return out, nil
 }
 
+// WriteIndented writes p as indented JSON with every server expanded (its
+// own observed components, changes and steps), for reading and for policy
+// checks (show -json). A plan of format 1.3 or earlier comes out as its
+// file was; one of 1.4 is not its file, which is compact, so the checksum
+// it carries does not match these bytes.
+func WriteIndented(w io.Writer, p *Plan) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(p)
+}
+
 // SHA256 is the plan's identity: the hex SHA-256 of the file bytes.
 func SHA256(file []byte) string {
 	sum := sha256.Sum256(file)
@@ -169,25 +184,74 @@ func Decode(file []byte) (*Plan, error) {
 	if len(bytes.TrimSpace(file)) == 0 {
 		return nil, &DecodeError{Reason: "the file is empty"}
 	}
+	// A compact file starts with its format: read it there rather than
+	// parse the whole file once more; only a file that then fails is
+	// parsed for the reason (not JSON, truncated).
+	format, fast := leadingFormat(file)
+	if !fast {
+		var err error
+		if format, err = headFormat(file); err != nil {
+			return nil, err
+		}
+	}
+	p, err := decodeFormat(file, format)
+	if err != nil && fast {
+		if _, herr := headFormat(file); herr != nil {
+			return nil, herr
+		}
+	}
+	return p, err
+}
+
+// compactStart is how a compact file begins: format_version is the first
+// field Encode writes.
+var compactStart = []byte(`{"format_version":"`)
+
+// leadingFormat returns the format of a file starting with compactStart
+// and a plain MAJOR.MINOR value.
+func leadingFormat(file []byte) (string, bool) {
+	rest, ok := bytes.CutPrefix(file, compactStart)
+	if !ok {
+		return "", false
+	}
+	end := bytes.IndexByte(rest, '"')
+	if end <= 0 || end > 16 {
+		return "", false
+	}
+	for _, c := range rest[:end] {
+		if c != '.' && (c < '0' || c > '9') {
+			return "", false
+		}
+	}
+	return string(rest[:end]), true
+}
+
+// headFormat parses the whole file for its format_version, saying why
+// when it is no plan file at all.
+func headFormat(file []byte) (string, error) {
 	var head struct {
 		FormatVersion *string `json:"format_version"`
 	}
 	if err := json.Unmarshal(file, &head); err != nil {
-		return nil, syntaxError(file, err)
+		return "", syntaxError(file, err)
 	}
 	if head.FormatVersion == nil {
-		return nil, &DecodeError{Reason: "not a rackform plan file (no format_version)"}
+		return "", &DecodeError{Reason: "not a rackform plan file (no format_version)"}
 	}
-	if err := checkVersion(*head.FormatVersion); err != nil {
+	return *head.FormatVersion, nil
+}
+
+func decodeFormat(file []byte, format string) (*Plan, error) {
+	if err := checkVersion(format); err != nil {
 		return nil, err
 	}
 	if err := verifyChecksum(file); err != nil {
 		return nil, err
 	}
 	var p *Plan
-	if formatAtLeast(*head.FormatVersion, 1, 4) {
+	if formatAtLeast(format, 1, 4) {
 		var err error
-		if p, err = decodeCompact(file, *head.FormatVersion); err != nil {
+		if p, err = decodeCompact(file, format); err != nil {
 			return nil, err
 		}
 	} else {
@@ -196,7 +260,7 @@ func Decode(file []byte) (*Plan, error) {
 		dec.UseNumber()
 		p = new(Plan)
 		if err := dec.Decode(p); err != nil {
-			return nil, &DecodeError{Reason: "the plan does not match format " + *head.FormatVersion, Err: err}
+			return nil, &DecodeError{Reason: "the plan does not match format " + format, Err: err}
 		}
 		if _, err := dec.Token(); err != io.EOF {
 			return nil, &DecodeError{Reason: "unexpected data after the plan"}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/planner/plannertest"
@@ -133,9 +135,19 @@ func TestPlanOutAndShow(t *testing.T) {
 	if !strings.HasPrefix(text, planText) {
 		t.Errorf("show renders the plan differently from plan:\n%s\n---\n%s", planText, text)
 	}
+	// show -json is the plan expanded and indented: the same plan as the
+	// compact file, every server with its own steps.
 	code, js, _ := runShow(t, "-json", out)
-	if code != ExitOK || js != string(file) {
-		t.Errorf("show -json must print the plan file itself (exit %d)", code)
+	decoded, err := plan.Decode(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown plan.Plan
+	if err := json.Unmarshal([]byte(js), &shown); code != ExitOK || err != nil {
+		t.Fatalf("show -json (exit %d): %v", code, err)
+	}
+	if diff := cmp.Diff(decoded, &shown); diff != "" || !strings.Contains(js, "\n  \"servers\": [\n") {
+		t.Errorf("show -json is not the plan, expanded and indented (-file +shown):\n%s", diff)
 	}
 	code, md, _ := runShow(t, "-format=markdown", out)
 	if code != ExitOK || !strings.HasPrefix(md, "### rackform plan: ") || !strings.Contains(md, sha) {

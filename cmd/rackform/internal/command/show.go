@@ -25,7 +25,9 @@ func (c *showCommand) Description() string {
 text (the default, as plan prints it), as markdown for a pull-request
 comment (-format=markdown), as one self-contained HTML page with a rack
 grid and a timeline (-format=html: no network needed to view it), or as
-the plan file itself (-json, for policy checks such as OPA/conftest).
+JSON for policy checks such as OPA/conftest (-json: the plan expanded and
+indented, every server with its own steps and observed components; the
+file itself is compact and writes what servers share once).
 
 The markdown leads with the risk: a summary of the servers changing,
 reboots, estimated duration, each cluster's maintenance window (whether
@@ -47,7 +49,7 @@ Exit status: 0 on success, 1 when the file cannot be read or is refused.`
 
 func (c *showCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("show", flag.ContinueOnError)
-	fs.BoolVar(&c.json, "json", false, "Print the plan file itself (JSON); same as -format=json.")
+	fs.BoolVar(&c.json, "json", false, "Print the plan as indented JSON, every server expanded; same as -format=json.")
 	fs.StringVar(&c.format, "format", "text", "Output `FORMAT`: text, markdown, html or json.")
 	fs.BoolVar(&c.noColor, "no-color", false, "Never colour the output (also: the NO_COLOR environment variable).")
 	return fs
@@ -109,7 +111,7 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 	}
 	switch format {
 	case "json":
-		_, err = c.Stdout.Write(file)
+		err = plan.WriteIndented(c.Stdout, p)
 	case "markdown":
 		err = planview.WriteMarkdown(c.Stdout, p, plan.SHA256(file), planview.MarkdownLimit)
 	case "html":
