@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -51,13 +52,7 @@ func fleetPlan(n, members int) *Plan {
 	steps = append(steps,
 		Step{Index: 7, Kind: StepWaitReady, Timeout: Duration(time.Hour), Expect: expect, Estimate: Duration(10 * time.Minute)},
 		Step{Index: 8, Kind: StepUncordon, Timeout: Duration(5 * time.Minute), Estimate: Duration(time.Minute)})
-	var others []providers.Component
-	others = append(others, providers.Component{ID: "AC-RoT0", Name: "AC-RoT0 firmware", SoftwareID: "RoT", Version: "1.11"},
-		providers.Component{ID: "CPLD", Name: "Contoso CPLD Firmware", SoftwareID: "CPLD", Version: "1.0", Updateable: true})
-	for i := len(rel) + len(others); i < members; i++ {
-		others = append(others, providers.Component{ID: fmt.Sprintf("Member%02d", i), Name: fmt.Sprintf("Contoso device %d firmware", i), SoftwareID: fmt.Sprintf("Dev%02d", i), Version: "3.1.4", Updateable: true})
-	}
-	all := append(append([]providers.Component(nil), comps...), others...)
+	all := append(append([]providers.Component(nil), comps...), otherMembers(members)...)
 	digest := OthersOf(all, comps)
 
 	p.Servers = make([]Server, n)
@@ -87,6 +82,30 @@ func fleetPlan(n, members int) *Plan {
 	p.Run.Stages[0].Groups[0].Clusters[0].Phases[0].Scopes = scopes
 	p.Summary = Summary{Upgrade: n, Racks: len(scopes), Estimate: Duration(79 * time.Minute)}
 	return p
+}
+
+// fleetPlan13 is fleetPlan as format 1.3 wrote it: indented, every
+// server's inventory in full, each step written out for each server.
+func fleetPlan13(n, members int) *Plan {
+	p := fleetPlan(n, members)
+	p.FormatVersion = "1.3"
+	for i := range p.Servers {
+		o := &p.Servers[i].Observed
+		o.Components = append(append([]providers.Component(nil), o.Components...), otherMembers(members)...)
+		o.Others = nil
+	}
+	return p
+}
+
+// otherMembers are the members of fleetPlan's inventory that its release
+// does not match: AC-RoT0, CPLD and as many more as make members.
+func otherMembers(members int) []providers.Component {
+	others := []providers.Component{{ID: "AC-RoT0", Name: "AC-RoT0 firmware", SoftwareID: "RoT", Version: "1.11"},
+		{ID: "CPLD", Name: "Contoso CPLD Firmware", SoftwareID: "CPLD", Version: "1.0", Updateable: true}}
+	for i := 6; i < members; i++ {
+		others = append(others, providers.Component{ID: fmt.Sprintf("Member%02d", i), Name: fmt.Sprintf("Contoso device %d firmware", i), SoftwareID: fmt.Sprintf("Dev%02d", i), Version: "3.1.4", Updateable: true})
+	}
+	return others
 }
 
 // The compact file (format 1.4) stays under 1.5 KB per server for the
@@ -119,23 +138,30 @@ func TestCompactPlanSizePerServer(t *testing.T) {
 // and VerifySignature. retained-MB is the heap the decoded plan keeps;
 // B/op bounds the peak the read adds.
 func BenchmarkDecodeVerify10k(b *testing.B) {
-	file, err := EncodeSigned(fleetPlan(10000, 6), testKey(1))
+	b.Run("format=1.4", func(b *testing.B) { benchDecodeVerify(b, fleetPlan(10000, 6)) })
+	// What the same plan cost as format 1.3, for comparison.
+	b.Run("format=1.3", func(b *testing.B) { benchDecodeVerify(b, fleetPlan13(10000, 6)) })
+}
+
+func benchDecodeVerify(b *testing.B, p *Plan) {
+	file, err := EncodeSigned(p, testKey(1))
 	if err != nil {
 		b.Fatal(err)
 	}
 	trusted := []ed25519.PublicKey{pub(testKey(1))}
-	// The heap one decoded plan keeps, measured once outside the timing.
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	kept, err := Decode(file)
+	// The heap one read keeps (the decoded plan) and the most it uses
+	// while reading, measured once outside the timing.
+	var kept *Plan
+	peak, retained := heapUse(func() {
+		if kept, err = Decode(file); err == nil {
+			err = VerifySignature(file, kept, trusted)
+		}
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(kept)
-	retained := float64(after.HeapAlloc-before.HeapAlloc) / (1 << 20)
+	runtime.KeepAlive(file)
 	kept = nil
 	b.SetBytes(int64(len(file)))
 	for b.Loop() {
@@ -148,19 +174,77 @@ func BenchmarkDecodeVerify10k(b *testing.B) {
 		}
 	}
 	b.ReportMetric(retained, "retained-MB")
+	b.ReportMetric(peak, "peak-heap-MB")
 	b.ReportMetric(float64(len(file))/10000, "file-B/server")
 }
 
 // BenchmarkEncodeSigned10k writes a signed 10,000-server plan of the
 // nexus-lab shape as plan does.
 func BenchmarkEncodeSigned10k(b *testing.B) {
-	p := fleetPlan(10000, 6)
+	b.Run("format=1.4", func(b *testing.B) { benchEncodeSigned(b, fleetPlan(10000, 6)) })
+	b.Run("format=1.3", func(b *testing.B) { benchEncodeSigned(b, fleetPlan13(10000, 6)) })
+}
+
+func benchEncodeSigned(b *testing.B, p *Plan) {
 	var file []byte
+	var err error
+	peak, _ := heapUse(func() { file, err = EncodeSigned(p, testKey(1)) })
+	if err != nil {
+		b.Fatal(err)
+	}
 	for b.Loop() {
-		var err error
 		if file, err = EncodeSigned(p, testKey(1)); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(peak, "peak-heap-MB")
 	b.ReportMetric(float64(len(file))/10000, "file-B/server")
+}
+
+// heapUse runs fn and returns, in MB above the live heap before it, the
+// most the heap held while fn ran (sampled every 200 µs, and once when fn
+// has returned) and what is live after a collection once fn has returned.
+// The caller keeps alive what it wants counted as retained.
+func heapUse(fn func()) (peak, retained float64) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64()
+	}
+	var ms runtime.MemStats
+	// Twice: what sync.Pools (encoding/json's buffers) hold is freed by
+	// the second collection only.
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	done := make(chan struct{})
+	most := make(chan uint64)
+	go func() {
+		var m uint64
+		t := time.NewTicker(200 * time.Microsecond)
+		defer t.Stop()
+		for {
+			m = max(m, read())
+			select {
+			case <-done:
+				most <- max(m, read())
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	fn()
+	close(done)
+	m := <-most
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	mb := func(v uint64) float64 {
+		if v < base {
+			return 0
+		}
+		return float64(v-base) / (1 << 20)
+	}
+	return mb(m), mb(ms.HeapAlloc)
 }
