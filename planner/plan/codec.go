@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -125,7 +126,7 @@ func marshal(c *Plan) ([]byte, error) {
 }
 
 // withChecksum fills the empty checksum of an encoded plan with the
-// SHA-256 of the bytes as they are.
+// SHA-256 of the bytes as they are, in place when b has the room.
 func withChecksum(b []byte) ([]byte, error) {
 	sum := sha256.Sum256(b)
 	key := append(append([]byte{}, layoutOf(b).checksumKey...), '"')
@@ -133,13 +134,8 @@ func withChecksum(b []byte) ([]byte, error) {
 	if i < 0 {
 		return nil, errors.New("encoding plan: checksum field missing")
 	}
-	i += len(key) - 1
-	out := make([]byte, 0, len(b)+71)
-	out = append(out, b[:i]...)
-	out = append(out, "sha256:"...)
-	out = hex.AppendEncode(out, sum[:])
-	out = append(out, b[i:]...)
-	return out, nil
+	v := hex.AppendEncode([]byte("sha256:"), sum[:])
+	return slices.Insert(b, i+len(key)-1, v...), nil
 }
 
 // WriteIndented writes p as indented JSON with every server expanded (its

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -354,6 +356,12 @@ func FuzzDecode(f *testing.F) {
 	f.Add(good)
 	f.Add(good[:100])
 	f.Add([]byte(`{"format_version":"1.0","checksum":""}`))
+	// Every earlier layout, and the compact one with its tables.
+	for _, name := range []string{"format-1.3-signed.plan.json", "format-1.4-signed.plan.json"} {
+		if b, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := Decode(b)
 		if err != nil {

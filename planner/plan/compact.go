@@ -132,30 +132,34 @@ func (t *table) write(out *bytes.Buffer, name string, first bool) bool {
 func marshalCompact(c *Plan) ([]byte, error) {
 	enc := newCanonical()
 	var comps, changes, steps table
-	refs := make([]compactServer, len(c.Servers))
+	// refs holds every server's positions, one after the other: its
+	// components, changes and steps, in that order (their counts are the
+	// server's own).
+	var refs []int
+	add := func(t *table, s *Server, v any) error {
+		b, err := enc.marshal(v)
+		if err != nil {
+			return fmt.Errorf("encoding plan: server %s: %w", s.Address, err)
+		}
+		refs = append(refs, t.add(b))
+		return nil
+	}
 	for i := range c.Servers {
 		s := &c.Servers[i]
-		r := &refs[i]
 		for _, v := range s.Observed.Components {
-			b, err := enc.marshal(v)
-			if err != nil {
-				return nil, fmt.Errorf("encoding plan: server %s: %w", s.Address, err)
+			if err := add(&comps, s, v); err != nil {
+				return nil, err
 			}
-			r.Observed.Components = append(r.Observed.Components, comps.add(b))
 		}
 		for _, v := range s.Changes {
-			b, err := enc.marshal(v)
-			if err != nil {
-				return nil, fmt.Errorf("encoding plan: server %s: %w", s.Address, err)
+			if err := add(&changes, s, v); err != nil {
+				return nil, err
 			}
-			r.Changes = append(r.Changes, changes.add(b))
 		}
 		for _, v := range s.Steps {
-			b, err := enc.marshal(v)
-			if err != nil {
-				return nil, fmt.Errorf("encoding plan: server %s: %w", s.Address, err)
+			if err := add(&steps, s, v); err != nil {
+				return nil, err
 			}
-			r.Steps = append(r.Steps, steps.add(b))
 		}
 	}
 
@@ -205,21 +209,34 @@ func marshalCompact(c *Plan) ([]byte, error) {
 		out.Write(b)
 	}
 	out.WriteString("}\n")
+	// Room for the signature and checksum values, filled in place.
+	out.Grow(256)
 	return out.Bytes(), nil
 }
 
-func writeServers(out *bytes.Buffer, enc *canonical, servers []Server, refs []compactServer) error {
+func writeServers(out *bytes.Buffer, enc *canonical, servers []Server, refs []int) error {
 	if servers == nil {
 		out.WriteString("null")
 		return nil
 	}
 	out.WriteByte('[')
+	var w compactServer
+	take := func(n int) []int {
+		r := refs[:n:n]
+		refs = refs[n:]
+		if n == 0 {
+			return nil
+		}
+		return r
+	}
 	for i := range servers {
 		s := &servers[i]
-		r := &refs[i]
-		r.serverFields = serverFields(*s)
-		r.Observed.observedFields = observedFields(s.Observed)
-		b, err := enc.marshal(r)
+		w.serverFields = serverFields(*s)
+		w.Observed.observedFields = observedFields(s.Observed)
+		w.Observed.Components = take(len(s.Observed.Components))
+		w.Changes = take(len(s.Changes))
+		w.Steps = take(len(s.Steps))
+		b, err := enc.marshal(&w)
 		if err != nil {
 			return fmt.Errorf("encoding plan: server %s: %w", s.Address, err)
 		}
@@ -227,7 +244,6 @@ func writeServers(out *bytes.Buffer, enc *canonical, servers []Server, refs []co
 			out.WriteByte(',')
 		}
 		out.Write(b)
-		*r = compactServer{} // what was copied is no longer needed
 	}
 	out.WriteByte(']')
 	return nil
@@ -270,6 +286,9 @@ func decodeCompact(file []byte, format string) (*Plan, error) {
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
 	var w compactPlan
+	// Room for every server up front (each starts with its address), so
+	// the array is not grown and copied while it is read.
+	w.Servers = make([]compactServer, 0, bytes.Count(file, []byte(`{"address":"`)))
 	if err := dec.Decode(&w); err != nil {
 		return nil, &DecodeError{Reason: "the plan does not match format " + format, Err: err}
 	}
