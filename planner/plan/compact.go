@@ -30,7 +30,8 @@ import (
 //
 // Decode expands the positions again, so every reader gets the same Plan
 // as from an earlier format (steps are copies, never shared between
-// servers). `rackform show -json` pretty-prints the file.
+// servers). `rackform show -json` prints the plan expanded and indented
+// (WriteIndented).
 
 // compactTables is "tables" as Decode reads it.
 type compactTables struct {
@@ -174,6 +175,10 @@ func marshalCompact(c *Plan) ([]byte, error) {
 		f := rt.Field(i)
 		if !f.IsExported() {
 			continue
+		}
+		if f.Anonymous {
+			// encoding/json would inline its fields; this writer does not.
+			return nil, fmt.Errorf("encoding plan: embedded field %s is not supported in the compact plan", f.Name)
 		}
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "-" {
