@@ -39,16 +39,16 @@ const ApplicableFormat = "1.4"
 // Applicable says why apply must not start a run from p, or nil. Plans
 // before 1.3 do not say how each image is delivered (apply would let the
 // provider choose anew) nor who each server is (a replaced machine would
-// be flashed); 1.3 plans are not in the compact form, whose observation
-// apply compares against (the components the plan decides on and a
-// digest of the rest). show still reads them, but they are planned again.
+// be flashed); 1.3 plans are not in the compact form of 1.4 (the
+// observation reduced to what the plan decides on, with a digest of the
+// rest). show still reads them, but they are planned again.
 func Applicable(p *Plan) error {
 	maj, min, _ := parseFormat(ApplicableFormat)
 	if formatAtLeast(p.FormatVersion, maj, min) {
 		return nil
 	}
 	if formatAtLeast(p.FormatVersion, 1, 3) {
-		return fmt.Errorf("plan format %s was written by an older rackform: it is not in the compact form of format %s, which records each server's observed inventory as the components the plan decides on plus a count and digest of everything else the BMC reported, so apply could not tell whether those other components changed since plan; run rackform plan again with this rackform (rackform show still reads the old plan)", p.FormatVersion, ApplicableFormat)
+		return fmt.Errorf("plan format %s was written by an older rackform: it is not in the compact form of format %s that this rackform applies (what servers share written once; each server's observed inventory reduced to the components the plan decides on, with a count and digest of the rest of what its BMC reported); run rackform plan again with this rackform (rackform show still reads the old plan)", p.FormatVersion, ApplicableFormat)
 	}
 	return fmt.Errorf("plan format %s was written by an older rackform: it does not record how each image is delivered to its BMC nor who each server is, so apply could not do exactly what was reviewed or notice a replaced machine; run rackform plan again with this rackform (rackform show still reads the old plan)", p.FormatVersion)
 }

@@ -230,7 +230,7 @@ func TestApplicableRefusesOlderFormats(t *testing.T) {
 	}
 	p13 := samplePlan()
 	p13.FormatVersion = "1.3"
-	if err := Applicable(p13); err == nil || !strings.Contains(err.Error(), "not in the compact form of format 1.4") || !strings.Contains(err.Error(), "digest of everything else") {
+	if err := Applicable(p13); err == nil || !strings.Contains(err.Error(), "not in the compact form of format 1.4") || !strings.Contains(err.Error(), "with a count and digest of the rest") {
 		t.Errorf("1.3: %v", err)
 	}
 	p := samplePlan()
