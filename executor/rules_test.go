@@ -840,6 +840,25 @@ func TestRule26DriftedServerIsNotTouched(t *testing.T) {
 	}
 }
 
+// A plan of format 1.4 records only the components it decides on and a
+// digest of the rest: a change among the rest is drift too, named as such
+// (not as a component that appeared).
+func TestRule26DriftAmongUnrecordedComponents(t *testing.T) {
+	h := newHarness(t)
+	h.plan = executortest.Single(h.prov, map[string]Script{rackServer("r01", 1): {Drift: true}}, S{Name: "r01", Servers: 2})
+	for i := range h.plan.Servers {
+		if s := &h.plan.Servers[i]; s.Address == rackServer("r01", 1) {
+			// At plan the BMC also reported NIC 9.8, recorded by digest.
+			s.Observed.Others = plan.OthersOf([]providers.Component{{ID: "NIC", Version: "9.8"}}, nil)
+		}
+	}
+	h.run()
+	n := h.node(rackServer("r01", 1))
+	if n.State.String() != "failed(drift)" || !strings.Contains(n.Message, "other components changed (1 at plan, 1 now)") || strings.Contains(n.Message, "appeared") {
+		t.Errorf("drifted server: %s %q", n.State, n.Message)
+	}
+}
+
 func TestRule30Remediation(t *testing.T) {
 	kinds := func(h *harness, addr string) []string {
 		var out []string

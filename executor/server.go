@@ -406,10 +406,24 @@ func drift(p *plan.Server, obs *providers.Observation) string {
 	for _, c := range p.Observed.Components {
 		before[c.ID] = c
 	}
+	// A plan of format 1.4 records the components it decides on and a
+	// digest of the rest (Observed.Others): those are compared as one.
+	if o := p.Observed.Others; o != nil {
+		if now := plan.OthersOf(obs.Components, p.Observed.Components); now == nil || now.SHA256 != o.SHA256 {
+			n := 0
+			if now != nil {
+				n = now.Count
+			}
+			diffs = append(diffs, fmt.Sprintf("other components changed (%d at plan, %d now)", o.Count, n))
+		}
+	}
 	now := map[string]bool{}
 	for _, c := range obs.Components {
 		now[c.ID] = true
 		b, ok := before[c.ID]
+		if !ok && p.Observed.Others != nil {
+			continue // one of the others, compared by their digest
+		}
 		switch {
 		case !ok:
 			diffs = append(diffs, fmt.Sprintf("%s %s appeared", c.ID, c.Version))

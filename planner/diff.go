@@ -147,8 +147,9 @@ func (p *planning) diff() {
 		}
 		outcome := o.EffectiveOutcome()
 		ps.Outcome, ps.Identity = outcome, o.Identity
+		comps, others := decidedOn(s.Cluster.Release, sortedComponents(o.Components))
 		ps.Observed = plan.Observed{Reachable: outcome == providers.OutcomeObserved, PowerState: o.PowerState, Health: o.Health,
-			Components: sortedComponents(o.Components), System: o.System}
+			Components: comps, Others: others, System: o.System}
 		if outcome == providers.OutcomeObserved {
 			ps.Fingerprint = o.Fingerprint
 			if ps.Fingerprint == "" {
@@ -246,6 +247,26 @@ func ternary(c bool, a, b string) string {
 		return a
 	}
 	return b
+}
+
+// decidedOn splits a server's observed components into those the plan
+// decides on, which it records (every component a release component
+// matches, in scope or not), and a count and digest of the rest. Without
+// a release (the configuration is in error) everything is recorded.
+func decidedOn(rel *config.Release, comps []providers.Component) ([]providers.Component, *plan.Others) {
+	if rel == nil || len(comps) == 0 {
+		return comps, nil
+	}
+	var kept []providers.Component
+	for _, o := range comps {
+		for _, c := range rel.Components {
+			if providerMatch(c.Match).Selects(o) {
+				kept = append(kept, o)
+				break
+			}
+		}
+	}
+	return kept, plan.OthersOf(comps, kept)
 }
 
 func sortedComponents(in []providers.Component) []providers.Component {

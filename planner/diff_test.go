@@ -3,6 +3,7 @@ package planner
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -555,5 +556,46 @@ func TestCancelledPlanIsAnError(t *testing.T) {
 	p, diags := Plan(ctx, cfg, Options{Providers: provs, Now: testNow})
 	if p != nil || !diags.HasErrors() {
 		t.Fatalf("a cancelled plan must fail: %v", diags)
+	}
+}
+
+// The plan records the components it decides on (those a release
+// component matches) and only a count and digest of the rest of what the
+// BMC reported (plan format 1.4), so a plan stays small however large the
+// inventory, and still says that something else was seen.
+func TestPlanRecordsDecidedComponentsAndDigestsTheRest(t *testing.T) {
+	cfg := loadText(t, fixture{racks: [][]string{{"r1", "a:cp", "b:cp", "c:cp"}}}.String())
+	fs := plannertest.FromConfig(cfg, func(int, *config.Server) plannertest.State { return plannertest.Behind })
+	extra := []providers.Component{
+		{ID: "CPLD", Name: "CPLD", SoftwareID: "CPLD", Version: "1.0", Updateable: true},
+		{ID: "AC-RoT0", Name: "AC-RoT0 firmware", SoftwareID: "RoT", Version: "1.11"},
+	}
+	provs := map[string]providers.Provider{}
+	all := map[string][]providers.Component{}
+	for name, f := range fs {
+		for _, o := range f.Servers {
+			o.Components = append(o.Components, extra...)
+			all[o.Server] = o.Components
+		}
+		provs[name] = f
+	}
+	p, diags := Plan(context.Background(), cfg, Options{Providers: provs, Now: testNow})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	s := serverByAddr(p, "c/r1/a")
+	var ids []string
+	for _, c := range s.Observed.Components {
+		ids = append(ids, c.ID)
+	}
+	if slices.Contains(ids, "CPLD") || slices.Contains(ids, "AC-RoT0") || len(ids) == 0 {
+		t.Errorf("recorded components %v: want those of the release, not CPLD nor AC-RoT0", ids)
+	}
+	want := plan.OthersOf(all[s.Address], s.Observed.Components)
+	if s.Observed.Others == nil || want == nil || *s.Observed.Others != *want || want.Count != 2 {
+		t.Errorf("others %+v, want %+v", s.Observed.Others, want)
+	}
+	if len(s.Steps) == 0 {
+		t.Error("a server behind its release has no steps")
 	}
 }

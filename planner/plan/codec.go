@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -24,29 +25,77 @@ import (
 // each version was read and which components are shared by a BMC, each
 // update's method, transfer protocol, targets and image digest, the
 // servers held back with their problems, shared updates planned once per
-// BMC. show reads every earlier format; apply starts runs of 1.3 plans
-// only (see Applicable).
-const FormatVersion = "1.3"
+// BMC. 1.4 is the compact file (see compact.go): canonical compact JSON,
+// components, changes and steps written once in "tables" and named by
+// position, and each server's observed inventory reduced to the
+// components the plan decides on, with a count and digest of the rest
+// (Observed.Others). show reads every earlier format; apply starts runs
+// of 1.4 plans only (see Applicable).
+const FormatVersion = "1.4"
 
 // ApplicableFormat is the oldest format apply starts a run from.
-const ApplicableFormat = "1.3"
+const ApplicableFormat = "1.4"
 
 // Applicable says why apply must not start a run from p, or nil. Plans
 // before 1.3 do not say how each image is delivered (apply would let the
 // provider choose anew) nor who each server is (a replaced machine would
-// be flashed): show still reads them, but they are planned again.
+// be flashed); 1.3 plans are not in the compact form of 1.4 (the
+// observation reduced to what the plan decides on, with a digest of the
+// rest). show still reads them, but they are planned again.
 func Applicable(p *Plan) error {
 	maj, min, _ := parseFormat(ApplicableFormat)
 	if formatAtLeast(p.FormatVersion, maj, min) {
 		return nil
 	}
+	if formatAtLeast(p.FormatVersion, 1, 3) {
+		return fmt.Errorf("plan format %s was written by an older rackform: it is not in the compact form of format %s that this rackform applies (what servers share written once; each server's observed inventory reduced to the components the plan decides on, with a count and digest of the rest of what its BMC reported); run rackform plan again with this rackform (rackform show still reads the old plan)", p.FormatVersion, ApplicableFormat)
+	}
 	return fmt.Errorf("plan format %s was written by an older rackform: it does not record how each image is delivered to its BMC nor who each server is, so apply could not do exactly what was reviewed or notice a replaced machine; run rackform plan again with this rackform (rackform show still reads the old plan)", p.FormatVersion)
 }
 
-var checksumKey = []byte(`"checksum": "`)
+// layout is where the checksum and signature are in one file layout: the
+// indented files of formats up to 1.3 or the compact ones from 1.4. Each
+// key is the bytes up to and including the value's opening quote.
+type layout struct {
+	checksumKey []byte
+	// signatureKey starts with what precedes the key at the top level,
+	// so a nested "signature" (a label, a variable) never matches.
+	signatureKey []byte
+	// between is what separates the signature's value from the
+	// checksum's: the signature is the field right before it.
+	between []byte
+}
 
-// Encode returns the plan file bytes: indented JSON, deterministic for equal
-// plans, with the checksum filled in. p is not modified. SignedBy and
+var (
+	indented = layout{
+		checksumKey:  []byte(`"checksum": "`),
+		signatureKey: []byte("\n  \"signature\": \""),
+		between:      []byte("\",\n  \"checksum\": \""),
+	}
+	compact = layout{
+		checksumKey:  []byte(`"checksum":"`),
+		signatureKey: []byte(`,"signature":"`),
+		between:      []byte(`","checksum":"`),
+	}
+)
+
+// layoutOf says which layout file has: the one whose checksum key comes
+// last. The two cannot be confused: outside strings a compact file has no
+// whitespace, and inside strings every quote is escaped.
+func layoutOf(file []byte) layout {
+	// The checksum is the last field: search from the end, and only past
+	// a compact key for an indented one (never scanning a compact file).
+	i := bytes.LastIndex(file, compact.checksumKey)
+	if i < 0 || bytes.Contains(file[i:], indented.checksumKey) {
+		return indented
+	}
+	return compact
+}
+
+// Encode returns the plan file bytes, deterministic for equal plans, with
+// the checksum filled in: compact JSON for format 1.4 and later (see
+// compact.go), indented JSON for earlier formats (so an old plan encodes
+// to the bytes its rackform wrote). p is not modified. SignedBy and
 // Signature are written as p holds them (EncodeSigned signs).
 func Encode(p *Plan) ([]byte, error) {
 	c := *p
@@ -60,9 +109,12 @@ func Encode(p *Plan) ([]byte, error) {
 	return withChecksum(b)
 }
 
-// marshal encodes c with an empty checksum.
+// marshal encodes c with an empty checksum, in the layout of its format.
 func marshal(c *Plan) ([]byte, error) {
 	c.Checksum = ""
+	if formatAtLeast(c.FormatVersion, 1, 4) {
+		return marshalCompact(c)
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -74,18 +126,28 @@ func marshal(c *Plan) ([]byte, error) {
 }
 
 // withChecksum fills the empty checksum of an encoded plan with the
-// SHA-256 of the bytes as they are.
+// SHA-256 of the bytes as they are, in place when b has the room.
 func withChecksum(b []byte) ([]byte, error) {
 	sum := sha256.Sum256(b)
-	i := bytes.LastIndex(b, append(append([]byte{}, checksumKey...), '"'))
+	key := append(append([]byte{}, layoutOf(b).checksumKey...), '"')
+	i := bytes.LastIndex(b, key)
 	if i < 0 {
 		return nil, errors.New("encoding plan: checksum field missing")
 	}
-	out := make([]byte, 0, len(b)+72)
-	out = append(out, b[:i+len(checksumKey)]...)
-	out = append(out, "sha256:"+hex.EncodeToString(sum[:])...)
-	out = append(out, b[i+len(checksumKey):]...)
-	return out, nil
+	v := hex.AppendEncode([]byte("sha256:"), sum[:])
+	return slices.Insert(b, i+len(key)-1, v...), nil
+}
+
+// WriteIndented writes p as indented JSON with every server expanded (its
+// own observed components, changes and steps), for reading and for policy
+// checks (show -json). A plan of format 1.3 or earlier comes out as its
+// file was; one of 1.4 is not its file, which is compact, so the checksum
+// it carries does not match these bytes.
+func WriteIndented(w io.Writer, p *Plan) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(p)
 }
 
 // SHA256 is the plan's identity: the hex SHA-256 of the file bytes.
@@ -118,35 +180,92 @@ func Decode(file []byte) (*Plan, error) {
 	if len(bytes.TrimSpace(file)) == 0 {
 		return nil, &DecodeError{Reason: "the file is empty"}
 	}
+	// A compact file starts with its format: read it there rather than
+	// parse the whole file once more; only a file that then fails is
+	// parsed for the reason (not JSON, truncated).
+	format, fast := leadingFormat(file)
+	if !fast {
+		var err error
+		if format, err = headFormat(file); err != nil {
+			return nil, err
+		}
+	}
+	p, err := decodeFormat(file, format)
+	if err != nil && fast {
+		if _, herr := headFormat(file); herr != nil {
+			return nil, herr
+		}
+	}
+	return p, err
+}
+
+// compactStart is how a compact file begins: format_version is the first
+// field Encode writes.
+var compactStart = []byte(`{"format_version":"`)
+
+// leadingFormat returns the format of a file starting with compactStart
+// and a plain MAJOR.MINOR value.
+func leadingFormat(file []byte) (string, bool) {
+	rest, ok := bytes.CutPrefix(file, compactStart)
+	if !ok {
+		return "", false
+	}
+	end := bytes.IndexByte(rest, '"')
+	if end <= 0 || end > 16 {
+		return "", false
+	}
+	for _, c := range rest[:end] {
+		if c != '.' && (c < '0' || c > '9') {
+			return "", false
+		}
+	}
+	return string(rest[:end]), true
+}
+
+// headFormat parses the whole file for its format_version, saying why
+// when it is no plan file at all.
+func headFormat(file []byte) (string, error) {
 	var head struct {
 		FormatVersion *string `json:"format_version"`
 	}
 	if err := json.Unmarshal(file, &head); err != nil {
-		return nil, syntaxError(file, err)
+		return "", syntaxError(file, err)
 	}
 	if head.FormatVersion == nil {
-		return nil, &DecodeError{Reason: "not a rackform plan file (no format_version)"}
+		return "", &DecodeError{Reason: "not a rackform plan file (no format_version)"}
 	}
-	if err := checkVersion(*head.FormatVersion); err != nil {
+	return *head.FormatVersion, nil
+}
+
+func decodeFormat(file []byte, format string) (*Plan, error) {
+	if err := checkVersion(format); err != nil {
 		return nil, err
 	}
 	if err := verifyChecksum(file); err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(file))
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
-	var p Plan
-	if err := dec.Decode(&p); err != nil {
-		return nil, &DecodeError{Reason: "the plan does not match format " + *head.FormatVersion, Err: err}
+	var p *Plan
+	if formatAtLeast(format, 1, 4) {
+		var err error
+		if p, err = decodeCompact(file, format); err != nil {
+			return nil, err
+		}
+	} else {
+		dec := json.NewDecoder(bytes.NewReader(file))
+		dec.DisallowUnknownFields()
+		dec.UseNumber()
+		p = new(Plan)
+		if err := dec.Decode(p); err != nil {
+			return nil, &DecodeError{Reason: "the plan does not match format " + format, Err: err}
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return nil, &DecodeError{Reason: "unexpected data after the plan"}
+		}
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, &DecodeError{Reason: "unexpected data after the plan"}
-	}
-	if err := checkSignatureFields(&p); err != nil {
+	if err := checkSignatureFields(p); err != nil {
 		return nil, err
 	}
-	return &p, nil
+	return p, nil
 }
 
 func syntaxError(file []byte, err error) error {
@@ -189,20 +308,21 @@ func formatAtLeast(v string, maj, min int) bool {
 }
 
 func verifyChecksum(file []byte) error {
-	start, end, ok := valueSpan(file, checksumKey)
+	key := layoutOf(file).checksumKey
+	start, end, ok := valueSpan(file, key)
 	if !ok {
-		if bytes.Contains(file, checksumKey) {
+		if bytes.Contains(file, key) {
 			return &DecodeError{Reason: "the plan's checksum is malformed"}
 		}
 		return &DecodeError{Reason: "the plan has no checksum"}
 	}
-	got := string(file[start:end])
-	blank := make([]byte, 0, len(file))
-	blank = append(blank, file[:start]...)
-	blank = append(blank, file[end:]...)
-	sum := sha256.Sum256(blank)
-	want := "sha256:" + hex.EncodeToString(sum[:])
-	if got != want {
+	got := file[start:end]
+	// The file with the value left out, hashed in two pieces (no copy).
+	h := sha256.New()
+	h.Write(file[:start])
+	h.Write(file[end:])
+	want := hex.AppendEncode([]byte("sha256:"), h.Sum(nil))
+	if !bytes.Equal(got, want) {
 		return &DecodeError{Reason: "the file is damaged or was edited after it was written (checksum mismatch); plan again instead of editing the file"}
 	}
 	return nil

@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,12 +86,69 @@ func samplePlan13() *Plan {
 	return p
 }
 
-// Plan format 1.3 round-trips everything it added.
+// samplePlan14 is samplePlan13 with what format 1.4 added: a server's
+// observation reduced to what the plan decides on with a count and digest
+// of the rest, and a second server whose steps and changes equal the
+// first's (written once in the tables).
+func samplePlan14() *Plan {
+	p := samplePlan13()
+	s := &p.Servers[0]
+	s.Observed.Others = &Others{Count: 2, SHA256: strings.Repeat("cd", 32)}
+	twin := *s
+	twin.Address, twin.Name, twin.BMC = "a/r01/s4", "s4", "https://127.1.1.4:8443"
+	twin.Identity.SerialNumber = "SN-0004"
+	twin.Observed.Components = slices.Clone(s.Observed.Components)
+	twin.Changes = slices.Clone(s.Changes)
+	twin.Steps = slices.Clone(s.Steps)
+	p.Servers = append(p.Servers, twin)
+	p.Run.Stages[0].Groups[0].Clusters[0].Phases[0].Scopes[0].Servers = []string{"a/r01/s1", "a/r01/s4"}
+	p.Summary.Upgrade = 2
+	return p
+}
+
+// Plan format 1.3 round-trips everything it added, in its indented layout.
 func TestFormat13RoundTrip(t *testing.T) {
 	p := samplePlan13()
+	p.FormatVersion = "1.3"
 	b, err := Encode(p)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte("\n  \"servers\": [\n")) {
+		t.Errorf("a 1.3 plan is not written in the indented layout of 1.3:\n%.300s", b)
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Checksum = ""
+	if diff := cmp.Diff(p, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+// Plan format 1.4 is canonical compact JSON that writes what servers
+// share once and reads back the same plan, each server with its own
+// copies of its steps.
+func TestFormat14RoundTrip(t *testing.T) {
+	if FormatVersion != "1.4" {
+		t.Errorf("format %s", FormatVersion)
+	}
+	p := samplePlan14()
+	b, err := Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compacted bytes.Buffer
+	if err := json.Compact(&compacted, b); err != nil {
+		t.Fatal(err)
+	}
+	compacted.WriteByte('\n')
+	if !bytes.Equal(compacted.Bytes(), b) {
+		t.Errorf("the file has whitespace between tokens:\n%s", b)
+	}
+	if n := bytes.Count(b, []byte(`"image":"http://127.0.0.1:9/bmc.bin"`)); n != 1 {
+		t.Errorf("a step two servers share is written %d times, want once", n)
 	}
 	got, err := Decode(b)
 	if err != nil {
@@ -99,21 +160,78 @@ func TestFormat13RoundTrip(t *testing.T) {
 	if diff := cmp.Diff(&want, got); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
-	if FormatVersion != "1.3" {
-		t.Errorf("format %s", FormatVersion)
+	again, err := Encode(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again, b) {
+		t.Errorf("re-encoding a decoded 1.4 plan changed its bytes")
+	}
+	// The twins' steps came from one table row, but are not shared.
+	got.Servers[0].Steps[1].Targets[0] = "changed"
+	got.Servers[0].Steps[2].After[0] = "changed"
+	got.Servers[0].Steps[1].Match.ID = "changed"
+	if tw := got.Servers[3].Steps; tw[1].Targets[0] == "changed" || tw[2].After[0] == "changed" || tw[1].Match.ID == "changed" {
+		t.Error("two servers' decoded steps share memory")
 	}
 }
 
-// Apply refuses to start a run from a plan older than 1.3, saying why;
+// A 1.4 file naming a table row that is not there is refused, not read
+// as an empty step.
+func TestFormat14RefusesMissingRow(t *testing.T) {
+	b, err := Encode(samplePlan14())
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := reseal(t, bytes.Replace(b, []byte(`"steps":[0,1,2]`), []byte(`"steps":[0,1,7]`), 1))
+	_, err = Decode(edited)
+	if err == nil || !strings.Contains(err.Error(), "server a/r01/s1 names step 7, which its tables do not hold") {
+		t.Fatalf("Decode = %v", err)
+	}
+}
+
+// OthersOf digests what the plan does not record, whatever order the BMC
+// listed it in, and changes when any of it changes.
+func TestOthersOf(t *testing.T) {
+	all := []providers.Component{
+		{ID: "BIOS", Version: "1.0", Updateable: true},
+		{ID: "CPLD", Name: "CPLD", Version: "1.0", Updateable: true},
+		{ID: "AC-RoT0", Version: "1.11"},
+	}
+	recorded := all[:1]
+	o := OthersOf(all, recorded)
+	if o == nil || o.Count != 2 || len(o.SHA256) != 64 {
+		t.Fatalf("OthersOf = %+v", o)
+	}
+	rev := []providers.Component{all[2], all[1], all[0]}
+	if r := OthersOf(rev, recorded); *r != *o {
+		t.Errorf("the digest depends on the BMC's order: %+v, %+v", r, o)
+	}
+	changed := slices.Clone(all)
+	changed[1].Version = "1.1"
+	if c := OthersOf(changed, recorded); c.SHA256 == o.SHA256 {
+		t.Error("a changed version of an unrecorded component gives the same digest")
+	}
+	if OthersOf(recorded, recorded) != nil {
+		t.Error("OthersOf with nothing left is not nil")
+	}
+}
+
+// Apply refuses to start a run from a plan older than 1.4, saying why;
 // show still decodes it.
 func TestApplicableRefusesOlderFormats(t *testing.T) {
-	for _, v := range []string{"1.0", "1.1", "1.2"} {
+	for _, v := range []string{"1.0", "1.1", "1.2", "1.3"} {
 		p := samplePlan()
 		p.FormatVersion = v
 		err := Applicable(p)
 		if err == nil || !strings.Contains(err.Error(), "plan format "+v+" was written by an older rackform") || !strings.Contains(err.Error(), "plan again") {
 			t.Errorf("%s: %v", v, err)
 		}
+	}
+	p13 := samplePlan()
+	p13.FormatVersion = "1.3"
+	if err := Applicable(p13); err == nil || !strings.Contains(err.Error(), "not in the compact form of format 1.4") || !strings.Contains(err.Error(), "with a count and digest of the rest") {
+		t.Errorf("1.3: %v", err)
 	}
 	p := samplePlan()
 	p.FormatVersion = FormatVersion
@@ -186,12 +304,12 @@ func TestDecodeRefusals(t *testing.T) {
 		{"not a plan", []byte(`{"hello": 1}`), "not a rackform plan file"},
 		{"truncated half", good[:len(good)/2], "truncated"},
 		{"truncated end", good[:len(good)-3], "truncated"},
-		{"tampered version", bytes.Replace(good, []byte(`"to": "1.1"`), []byte(`"to": "9.9"`), 1), "damaged or was edited after it was written (checksum mismatch)"},
-		{"tampered content", bytes.Replace(good, []byte(`"reboots": 1`), []byte(`"reboots": 0`), 1), "damaged or was edited after it was written (checksum mismatch)"},
+		{"tampered version", bytes.Replace(good, []byte(`"to":"1.1"`), []byte(`"to":"9.9"`), 1), "damaged or was edited after it was written (checksum mismatch)"},
+		{"tampered content", bytes.Replace(good, []byte(`"reboots":1`), []byte(`"reboots":0`), 1), "damaged or was edited after it was written (checksum mismatch)"},
 		{"unknown major", withVersion("2.0"), "plan format 2.0 is not supported"},
 		{"newer minor", withVersion("1.7"), "newer than this rackform"},
 		{"bad version", withVersion("one"), "is not MAJOR.MINOR"},
-		{"checksum removed", bytes.Replace(good, []byte(`"checksum": "sha256:`), []byte(`"checksum_": "sha256:`), 1), "no checksum"},
+		{"checksum removed", bytes.Replace(good, []byte(`"checksum":"sha256:`), []byte(`"checksum_":"sha256:`), 1), "no checksum"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -214,8 +332,7 @@ func TestDecodeRefusals(t *testing.T) {
 // refused: apply must not silently ignore instructions.
 func TestDecodeUnknownField(t *testing.T) {
 	good, _ := Encode(samplePlan())
-	edited := bytes.Replace(good, []byte(`"rackform_version"`), []byte(`"surprise": true,
-  "rackform_version"`), 1)
+	edited := bytes.Replace(good, []byte(`"rackform_version"`), []byte(`"surprise":true,"rackform_version"`), 1)
 	edited = reseal(t, edited)
 	_, err := Decode(edited)
 	if err == nil || !strings.Contains(err.Error(), "surprise") {
@@ -225,8 +342,9 @@ func TestDecodeUnknownField(t *testing.T) {
 
 func reseal(t *testing.T, file []byte) []byte {
 	t.Helper()
-	i := bytes.LastIndex(file, checksumKey)
-	start := i + len(checksumKey)
+	key := layoutOf(file).checksumKey
+	i := bytes.LastIndex(file, key)
+	start := i + len(key)
 	end := bytes.IndexByte(file[start:], '"')
 	blank := append(append([]byte{}, file[:start]...), file[start+end:]...)
 	sum := sha256.Sum256(blank)
@@ -238,6 +356,12 @@ func FuzzDecode(f *testing.F) {
 	f.Add(good)
 	f.Add(good[:100])
 	f.Add([]byte(`{"format_version":"1.0","checksum":""}`))
+	// Every earlier layout, and the compact one with its tables.
+	for _, name := range []string{"format-1.3-signed.plan.json", "format-1.4-signed.plan.json"} {
+		if b, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := Decode(b)
 		if err != nil {

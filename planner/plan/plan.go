@@ -4,10 +4,14 @@
 package plan
 
 import (
+	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -253,6 +257,53 @@ type Observed struct {
 	Components []providers.Component `json:"components,omitempty"`
 	// System is the Id of the ComputerSystem that was read. (Format 1.3.)
 	System string `json:"system,omitempty"`
+	// Others is what the BMC reported besides Components: from format
+	// 1.4 Components holds only what the plan decides on (the components
+	// a release component matches) and Others counts and digests the
+	// rest (see OthersOf). nil when Components is everything reported.
+	Others *Others `json:"others,omitempty"`
+}
+
+// Others records the components a plan does not decide on: how many the
+// BMC reported and the SHA-256 of them, so the plan still says something
+// else was seen, and apply can tell when it changed. (Format 1.4.)
+type Others struct {
+	Count int `json:"count"`
+	// SHA256 is the hex SHA-256 of the canonical compact JSON array of
+	// those components, sorted by id, then source, software id, name and
+	// version.
+	SHA256 string `json:"sha256"`
+}
+
+// OthersOf returns the Others of all less the components whose ID is
+// among recorded's, or nil when nothing is left.
+func OthersOf(all, recorded []providers.Component) *Others {
+	ids := make(map[string]bool, len(recorded))
+	for _, c := range recorded {
+		ids[c.ID] = true
+	}
+	var rest []providers.Component
+	for _, c := range all {
+		if !ids[c.ID] {
+			rest = append(rest, c)
+		}
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	slices.SortFunc(rest, func(a, b providers.Component) int {
+		return cmp.Or(cmp.Compare(a.ID, b.ID), cmp.Compare(a.Source, b.Source), cmp.Compare(a.SoftwareID, b.SoftwareID),
+			cmp.Compare(a.Name, b.Name), cmp.Compare(a.Version, b.Version))
+	})
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(rest); err != nil {
+		// A Component is strings and booleans: it always encodes.
+		panic(err)
+	}
+	sum := sha256.Sum256(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	return &Others{Count: len(rest), SHA256: hex.EncodeToString(sum[:])}
 }
 
 // Change is one component moving from one version to another.

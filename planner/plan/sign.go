@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -77,16 +78,16 @@ func EncodeSigned(p *Plan, key ed25519.PrivateKey) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	msg, sigStart, sigEnd, err := signedMessage(b)
+	_, sigStart, sigEnd, err := signedSpans(b)
 	if err != nil {
 		return nil, fmt.Errorf("signing plan: %w", err)
 	}
-	sig := SignatureAlgorithm + ":" + base64.StdEncoding.EncodeToString(ed25519.Sign(key, msg))
-	out := make([]byte, 0, len(b)+len(sig))
-	out = append(out, b[:sigStart]...)
-	out = append(out, sig...)
-	out = append(out, b[sigEnd:]...)
-	return withChecksum(out)
+	// The checksum is still empty: without the placeholder, b is the
+	// signed message. Both edits are made in place, no copy of the plan.
+	b = slices.Delete(b, sigStart, sigEnd)
+	sig := SignatureAlgorithm + ":" + base64.StdEncoding.EncodeToString(ed25519.Sign(key, b))
+	b = slices.Insert(b, sigStart, []byte(sig)...)
+	return withChecksum(b)
 }
 
 // signedMessage returns the bytes a signature covers: file with the values
@@ -95,30 +96,40 @@ func EncodeSigned(p *Plan, key ed25519.PrivateKey) ([]byte, error) {
 // before the checksum, the last one, as Encode writes them: a file laid
 // out otherwise has no signature this function can find.
 func signedMessage(file []byte) (msg []byte, sigStart, sigEnd int, err error) {
-	ckStart, ckEnd, ok := valueSpan(file, checksumKey)
+	ck, sigStart, sigEnd, err := signedSpans(file)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	msg = make([]byte, 0, len(file)-(sigEnd-sigStart)-(ck[1]-ck[0]))
+	msg = append(msg, file[:sigStart]...)
+	msg = append(msg, file[sigEnd:ck[0]]...)
+	msg = append(msg, file[ck[1]:]...)
+	return msg, sigStart, sigEnd, nil
+}
+
+// signedSpans finds the values of the top-level checksum (ck: start, end)
+// and signature in file, for signedMessage.
+func signedSpans(file []byte) (ck [2]int, sigStart, sigEnd int, err error) {
+	l := layoutOf(file)
+	ckStart, ckEnd, ok := valueSpan(file, l.checksumKey)
 	if !ok {
-		return nil, 0, 0, errors.New("the plan has no checksum")
+		return ck, 0, 0, errors.New("the plan has no checksum")
 	}
-	sigKey := []byte("\n  \"signature\": \"")
-	i := bytes.LastIndex(file[:ckStart], sigKey)
+	i := bytes.LastIndex(file[:ckStart], l.signatureKey)
 	if i < 0 {
-		return nil, 0, 0, errors.New("the plan has no signature field")
+		return ck, 0, 0, errors.New("the plan has no signature field")
 	}
-	sigStart = i + len(sigKey)
+	sigStart = i + len(l.signatureKey)
 	end := bytes.IndexByte(file[sigStart:], '"')
 	if end < 0 {
-		return nil, 0, 0, errors.New("the plan's signature is malformed")
+		return ck, 0, 0, errors.New("the plan's signature is malformed")
 	}
 	sigEnd = sigStart + end
 	// Nothing but the checksum's key may come between the two values.
-	if between := file[sigEnd:ckStart]; !bytes.Equal(between, []byte("\",\n  \"checksum\": \"")) {
-		return nil, 0, 0, errors.New("the plan's signature is not the field before its checksum")
+	if between := file[sigEnd:ckStart]; !bytes.Equal(between, l.between) {
+		return ck, 0, 0, errors.New("the plan's signature is not the field before its checksum")
 	}
-	msg = make([]byte, 0, len(file))
-	msg = append(msg, file[:sigStart]...)
-	msg = append(msg, file[sigEnd:ckStart]...)
-	msg = append(msg, file[ckEnd:]...)
-	return msg, sigStart, sigEnd, nil
+	return [2]int{ckStart, ckEnd}, sigStart, sigEnd, nil
 }
 
 // valueSpan finds the string value of the last key in file (key is the

@@ -182,7 +182,7 @@ func TestSignatureFieldIsTopLevel(t *testing.T) {
 		t.Fatalf("VerifySignature: %v", err)
 	}
 	// Changing the label is a change like any other.
-	edited := bytes.Replace(file, []byte(`"signature": "x"`), []byte(`"signature": "y"`), 1)
+	edited := bytes.Replace(file, []byte(`"signature":"x"`), []byte(`"signature":"y"`), 1)
 	edited = reseal(t, edited)
 	p, err = Decode(edited)
 	if err != nil {
@@ -206,15 +206,15 @@ func TestOlderFormatsCannotBeSigned(t *testing.T) {
 	}
 }
 
-// Plans written by earlier formats are still read (show, and apply of an
-// unsigned plan); testdata holds a 1.0 and a 1.1 plan as those versions of
-// rackform wrote them, and a signed 1.2 plan.
+// Plans written by earlier formats are still read (show), verify and
+// re-encode to their own bytes; testdata holds a plan of each format as
+// that version of rackform wrote it: 1.0, 1.1, and signed 1.2, 1.3, 1.4.
 func TestFormatGoldens(t *testing.T) {
 	// Only the current format's golden is written; earlier ones are kept
 	// as those versions of rackform wrote them.
-	signedGolden := filepath.Join("testdata", "format-1.3-signed.plan.json")
+	signedGolden := filepath.Join("testdata", "format-1.4-signed.plan.json")
 	if *update {
-		b, err := EncodeSigned(samplePlan13(), testKey(1))
+		b, err := EncodeSigned(samplePlan14(), testKey(1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,6 +230,7 @@ func TestFormatGoldens(t *testing.T) {
 		{"format-1.1.plan.json", "1.1", false},
 		{"format-1.2-signed.plan.json", "1.2", true},
 		{"format-1.3-signed.plan.json", "1.3", true},
+		{"format-1.4-signed.plan.json", "1.4", true},
 	} {
 		t.Run(tc.format, func(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join("testdata", tc.file))

@@ -343,7 +343,8 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 		return expired()
 	}
 	// Likewise an older plan format: a run started with it is resumed,
-	// a new one needs what format 1.3 records (delivery, identity).
+	// a new one needs what format 1.3 records (delivery, identity) in
+	// the compact form of 1.4 (the observation it compares against).
 	if st.Run.State.Name == executor.NotStarted {
 		if err := plan.Applicable(p); err != nil {
 			return m.fail("plan %s: %s", shortSHA(sha), err)

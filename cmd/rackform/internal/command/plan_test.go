@@ -156,7 +156,7 @@ func TestPlanOutAndShow(t *testing.T) {
 
 	// A tampered file is refused.
 	bad := filepath.Join(t.TempDir(), "bad.json")
-	if err := os.WriteFile(bad, []byte(strings.Replace(string(file), `"to": "2.80"`, `"to": "2.81"`, 1)), 0o644); err != nil {
+	if err := os.WriteFile(bad, []byte(strings.Replace(string(file), `"to":"2.80"`, `"to":"2.81"`, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, _, stderr = runShow(t, bad)

@@ -255,13 +255,17 @@ type JSONServer struct {
 	Power     string          `json:"power_state"`
 	Identity  JSONIdentity    `json:"identity"`
 	Inventory []JSONComponent `json:"inventory"`
-	Problems  []string        `json:"problems"`
-	Notes     []string        `json:"notes"`
-	Changes   []JSONChange    `json:"changes"`
-	Steps     []JSONStep      `json:"steps"`
-	Reboots   int             `json:"reboots"`
-	Estimate  string          `json:"estimate"`
-	Windows   []plan.Interval `json:"windows"`
+	// InventoryOthers counts what the BMC reported beyond Inventory (the
+	// components no release component matches; plan files from format 1.4
+	// record only a count and digest of them): null in older plans.
+	InventoryOthers *plan.Others    `json:"inventory_others"`
+	Problems        []string        `json:"problems"`
+	Notes           []string        `json:"notes"`
+	Changes         []JSONChange    `json:"changes"`
+	Steps           []JSONStep      `json:"steps"`
+	Reboots         int             `json:"reboots"`
+	Estimate        string          `json:"estimate"`
+	Windows         []plan.Interval `json:"windows"`
 }
 
 // JSONComponent is a component as observed at plan time.
@@ -548,6 +552,7 @@ func serverJSON(s *plan.Server) JSONServer {
 		}
 	}
 	js.Observed = js.Outcome == providers.OutcomeObserved
+	js.InventoryOthers = s.Observed.Others
 	for k, v := range s.Labels {
 		js.Labels[k] = v
 	}

@@ -429,3 +429,42 @@ func TestGoldenFormat13(t *testing.T) {
 
 // fixedNow stamps the golden streams.
 func fixedNow() time.Time { return time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC) }
+
+// Format 1.4 (the compact file: steps written once in its tables, the
+// observation reduced to what the plan decides on) renders like any plan:
+// both servers that share their steps show them in full.
+func TestGoldenFormat14(t *testing.T) {
+	b, err := os.ReadFile("../../../../../../planner/plan/testdata/format-1.4-signed.plan.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, md, stream bytes.Buffer
+	if err := WriteText(&text, p, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&md, p, plan.SHA256(b), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewStreamAt(&stream, fixedNow).Plan(p); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "format-1.4.txt", text.Bytes())
+	golden(t, "format-1.4.md", md.Bytes())
+	golden(t, "format-1.4.jsonl", stream.Bytes())
+	for _, want := range []string{
+		"identity: Contoso R640, serial SN-0001, uuid 4c4c4544-0042-3010-8052-b2c04f4e3032, system System.Embedded.1",
+		"identity: Contoso R640, serial SN-0004, uuid 4c4c4544-0042-3010-8052-b2c04f4e3032, system System.Embedded.1",
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q", want)
+		}
+	}
+	delivery := "update bios: simple_update HTTPS, targets /redfish/v1/Systems/System.Embedded.1, sha256 " + strings.Repeat("ab", 32)
+	if n := strings.Count(text.String(), delivery); n != 2 {
+		t.Errorf("the shared step is shown for %d servers, want 2:\n%s", n, text.String())
+	}
+}
