@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
@@ -82,7 +83,18 @@ const maxMessage = 256 << 20
 // their level, and stdout belongs to the go-plugin handshake. The plugin
 // exits when its host dies, even by SIGKILL: Start has the kernel kill it
 // (Linux), and Serve watches for the parent going away.
+//
+// For profiling a plugin in place (fleet benchmarks), EnvCPUProfile names a
+// file that gets the process's CPU profile, and EnvHeapProfile a file that
+// gets a heap profile every few seconds (the last one taken while the heap
+// was at its largest is kept).
 func Serve(p providers.Provider, logger hclog.Logger) {
+	if stop := startProfiles(os.Getenv(EnvCPUProfile), os.Getenv(EnvHeapProfile), logger); stop != nil {
+		// Written when the host stops the provider: the host may end this
+		// process right after.
+		p = &profiled{Provider: p, stop: stop}
+		defer stop()
+	}
 	exitWithHost(p, logger)
 	goplugin.Serve(ServeConfig(p, logger))
 }
