@@ -116,7 +116,7 @@ func init() {
 
 // simShardSpec is what one shard serves: BMCs From..To-1 of the fleet.
 type simShardSpec struct {
-	From, To, Members int
+	Net, From, To, Members int
 	Latency           time.Duration
 	Expand            bool
 	Password          string
@@ -133,9 +133,11 @@ type simShardReport struct {
 	Recorded    map[string][]benchReq `json:"recorded,omitempty"`
 }
 
-// benchBMCSpec is the i-th BMC of the benchmark fleet.
-func benchBMCSpec(i int) sim.BMCSpec {
-	return sim.BMCSpec{Name: fmt.Sprintf("s%05d", i), Addr: fmt.Sprintf("127.91.%d.%d:8443", 1+i/250, 1+i%250), PowerOn: true,
+// benchBMCSpec is the i-th BMC of the benchmark fleet, on loopback
+// addresses 127.NET.x.y (NET chosen per run, so two runs on one machine
+// do not collide).
+func benchBMCSpec(net, i int) sim.BMCSpec {
+	return sim.BMCSpec{Name: fmt.Sprintf("s%05d", i), Addr: fmt.Sprintf("127.%d.%d.%d:8443", net, 1+i/250, 1+i%250), PowerOn: true,
 		Firmware: map[string]string{"BMC": "7.10.29", "BIOS": "2.19.0", "NIC": "22.31.5", "Runtime": "4.6.0"}}
 }
 
@@ -155,7 +157,7 @@ func serveSimShard(specJSON string) int {
 	)
 	specs := make([]sim.BMCSpec, 0, sp.To-sp.From)
 	for i := sp.From; i < sp.To; i++ {
-		specs = append(specs, benchBMCSpec(i))
+		specs = append(specs, benchBMCSpec(sp.Net, i))
 	}
 	f, err := sim.New(sim.Options{TLS: true, Latency: sp.Latency, Username: "admin", Password: sp.Password,
 		InventoryMembers: sp.Members, NoExpand: !sp.Expand, OnRequest: func(bmc string, r *http.Request) {
@@ -215,8 +217,9 @@ type benchFleet struct {
 func startBenchFleet(t *testing.T, n, members int, latency time.Duration, expand bool, password string) *benchFleet {
 	f := &benchFleet{}
 	t.Cleanup(f.close)
+	net := 100 + os.Getpid()%150
 	for from := 0; from < n; from += bmcsPerShard {
-		spec, _ := json.Marshal(simShardSpec{From: from, To: min(n, from+bmcsPerShard), Members: members, Latency: latency, Expand: expand, Password: password})
+		spec, _ := json.Marshal(simShardSpec{Net: net, From: from, To: min(n, from+bmcsPerShard), Members: members, Latency: latency, Expand: expand, Password: password})
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), simShardEnv+"="+string(spec))
 		cmd.Stderr = os.Stderr

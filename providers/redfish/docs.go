@@ -1,6 +1,7 @@
 package redfish
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,29 +31,62 @@ const selfCheckedKey ctxKey = 2
 // A document of another shape than v decodes as far as it fits: the fields
 // of the wrong type stay empty.
 func getJSON(ctx context.Context, c *gofish.APIClient, uri string, v any) error {
-	malformed, err := decodeGet(c.WithContext(context.WithValue(ctx, selfCheckedKey, true)), uri, v)
+	first := c
+	if !isSelfChecked(ctx) {
+		first = c.WithContext(selfChecked(ctx))
+	}
+	malformed, err := decodeGet(first, uri, v)
 	if !malformed || ctx.Err() != nil {
 		return err
 	}
 	reflect.ValueOf(v).Elem().SetZero()
-	_, err = decodeGet(c.WithContext(ctx), uri, v)
+	_, err = decodeGet(c.WithContext(context.WithValue(ctx, selfCheckedKey, false)), uri, v)
 	return err
 }
 
+// selfChecked marks ctx's GETs as decoded and checked by getJSON. The
+// methods that read only through getJSON mark their context once, so
+// their client (bound to it) need not be copied for each request.
+func selfChecked(ctx context.Context) context.Context {
+	return context.WithValue(ctx, selfCheckedKey, true)
+}
+
+func isSelfChecked(ctx context.Context) bool {
+	on, _ := ctx.Value(selfCheckedKey).(bool)
+	return on
+}
+
 // decodeGet reads uri into v; malformed says the body was not JSON (cut
-// short, garbled), as opposed to the request failing.
+// short, garbled), as opposed to the request failing. The body is read
+// into a pooled buffer: thousands of servers observed at once would
+// otherwise each grow a decoder's buffer to the size of their inventory.
 func decodeGet(c *gofish.APIClient, uri string, v any) (malformed bool, err error) {
 	resp, err := c.Get(relPath(uri))
 	if err != nil {
 		return false, err
 	}
 	defer schemas.DeferredCleanupHTTPResponse(resp)
-	err = json.NewDecoder(io.LimitReader(resp.Body, maxBodyBytes)).Decode(v)
+	buf := bodyPool.Get().(*bytes.Buffer)
+	defer putBody(buf)
+	buf.Reset()
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, maxBodyBytes)); err != nil {
+		return true, err // cut off by the connection: as bad as garbled
+	}
+	err = json.Unmarshal(buf.Bytes(), v)
 	var te *json.UnmarshalTypeError
 	if err == nil || errors.As(err, &te) {
 		return false, nil
 	}
 	return true, err
+}
+
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putBody returns buf to the pool unless an unusually large body grew it.
+func putBody(buf *bytes.Buffer) {
+	if buf.Cap() <= 256<<10 {
+		bodyPool.Put(buf)
+	}
 }
 
 // entityDoc is what every collection member carries.

@@ -118,7 +118,8 @@ func (b *gofishBMC) conn(ctx context.Context) (*gofish.APIClient, int, error) {
 	// BMC may make the session though the caller stopped listening, and
 	// only a session whose answer was read can be deleted. A BMC that does
 	// not answer within the grace does not hold up an interrupted plan.
-	uctx, ucancel := context.WithCancel(context.WithoutCancel(ctx))
+	// The service root is decoded by gofish: the transport checks it.
+	uctx, ucancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), selfCheckedKey, false))
 	defer ucancel()
 	stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(loginGrace, ucancel) })
 	defer stopGrace()
@@ -241,6 +242,7 @@ type odataLink struct {
 }
 
 func (b *gofishBMC) System(ctx context.Context, sel string) (*systemInfo, error) {
+	ctx = selfChecked(ctx) // read through getJSON only
 	var sys *systemDoc
 	err := b.do(ctx, func(c *gofish.APIClient) error {
 		b.mu.Lock()
@@ -343,6 +345,7 @@ func systemFrom(sys *systemDoc) *systemInfo {
 }
 
 func (b *gofishBMC) SystemIDs(ctx context.Context) ([]string, error) {
+	ctx = selfChecked(ctx) // read through getJSON only
 	b.mu.Lock()
 	ids := b.systemIDs
 	b.mu.Unlock()
@@ -374,6 +377,7 @@ func (b *gofishBMC) SystemIDs(ctx context.Context) ([]string, error) {
 }
 
 func (b *gofishBMC) Manager(ctx context.Context, sys *systemInfo) (*managerInfo, error) {
+	ctx = selfChecked(ctx) // read through getJSON only
 	var m *managerDoc
 	err := b.do(ctx, func(c *gofish.APIClient) error {
 		b.mu.Lock()
@@ -480,6 +484,7 @@ func (b *gofishBMC) readUpdateService(ctx context.Context, c *gofish.APIClient) 
 }
 
 func (b *gofishBMC) UpdateService(ctx context.Context) (*updateInfo, error) {
+	ctx = selfChecked(ctx) // read through getJSON only
 	var info *updateInfo
 	err := b.do(ctx, func(c *gofish.APIClient) error {
 		us, err := b.updateService(ctx, c)
@@ -527,6 +532,7 @@ func (b *gofishBMC) UpdateService(ctx context.Context) (*updateInfo, error) {
 }
 
 func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
+	ctx = selfChecked(ctx) // read through getJSON only
 	var out []invItem
 	err := b.do(ctx, func(c *gofish.APIClient) error {
 		out = out[:0]
@@ -859,6 +865,9 @@ func statusOf(err error) int {
 // relPath turns an absolute URI a BMC returned (Location headers often are)
 // into the path gofish expects; gofish prefixes the endpoint itself.
 func relPath(uri string) string {
+	if strings.HasPrefix(uri, "/") && !strings.HasPrefix(uri, "//") {
+		return uri // already a path (most links): no parse
+	}
 	if u, err := url.Parse(uri); err == nil && u.IsAbs() {
 		return u.RequestURI()
 	}
