@@ -33,7 +33,8 @@ import (
 // RSS. It is long, so it runs only with RACKFORM_BENCH_FLEET=1 (see `make
 // bench-fleet`); knobs: RACKFORM_BENCH_N, _LATENCY, _MEMBERS, _EXPAND
 // (both, on, off), _ARGS (extra plan flags), _BIN (a binary to measure
-// instead of this tree's).
+// instead of this tree's), _APPLY (measure apply of a BIOS upgrade
+// instead: runApplyBench).
 func TestFleetBench(t *testing.T) {
 	if os.Getenv("RACKFORM_BENCH_FLEET") == "" {
 		t.Skip("fleet benchmark: set RACKFORM_BENCH_FLEET=1 (make bench-fleet)")
@@ -66,6 +67,14 @@ func TestFleetBench(t *testing.T) {
 		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 			t.Fatalf("go build: %v\n%s", err, out)
 		}
+	}
+	if os.Getenv("RACKFORM_BENCH_APPLY") != "" {
+		t.Run("apply", func(t *testing.T) {
+			r := runApplyBench(t, bin, n, latency, members)
+			t.Log(r)
+			fmt.Println(r)
+		})
+		return
 	}
 	for _, expand := range modes {
 		name := "expand"
@@ -118,6 +127,7 @@ func init() {
 type simShardSpec struct {
 	Net, From, To, Members int
 	Latency           time.Duration
+	Speed             float64
 	Expand            bool
 	Password          string
 }
@@ -159,7 +169,7 @@ func serveSimShard(specJSON string) int {
 	for i := sp.From; i < sp.To; i++ {
 		specs = append(specs, benchBMCSpec(sp.Net, i))
 	}
-	f, err := sim.New(sim.Options{TLS: true, Latency: sp.Latency, Username: "admin", Password: sp.Password,
+	f, err := sim.New(sim.Options{TLS: true, Latency: sp.Latency, Speed: sp.Speed, Username: "admin", Password: sp.Password,
 		InventoryMembers: sp.Members, NoExpand: !sp.Expand, OnRequest: func(bmc string, r *http.Request) {
 			mu.Lock()
 			if on {
@@ -214,12 +224,12 @@ type benchFleet struct {
 	ca     []byte // every shard's CA, concatenated
 }
 
-func startBenchFleet(t *testing.T, n, members int, latency time.Duration, expand bool, password string) *benchFleet {
+func startBenchFleet(t *testing.T, n, members int, latency time.Duration, expand bool, password string, speed float64) *benchFleet {
 	f := &benchFleet{}
 	t.Cleanup(f.close)
 	net := 100 + os.Getpid()%150
 	for from := 0; from < n; from += bmcsPerShard {
-		spec, _ := json.Marshal(simShardSpec{Net: net, From: from, To: min(n, from+bmcsPerShard), Members: members, Latency: latency, Expand: expand, Password: password})
+		spec, _ := json.Marshal(simShardSpec{Net: net, From: from, To: min(n, from+bmcsPerShard), Members: members, Latency: latency, Speed: speed, Expand: expand, Password: password})
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), simShardEnv+"="+string(spec))
 		cmd.Stderr = os.Stderr
@@ -286,7 +296,7 @@ func (f *benchFleet) close() {
 
 func runFleetBench(t *testing.T, bin string, n int, latency time.Duration, members int, expand bool) string {
 	const password = "bench-password"
-	f := startBenchFleet(t, n, members, latency, expand, password)
+	f := startBenchFleet(t, n, members, latency, expand, password, 0)
 	defer f.close()
 
 	cfg := t.TempDir()
@@ -332,6 +342,128 @@ func runFleetBench(t *testing.T, bin string, n int, latency time.Duration, membe
 	return fmt.Sprintf("%s: fleet N=%d L=%s M=%d expand=%v: rackform plan %s, floor %s (1 conn/BMC %s, 4 conns/BMC %s), ratio %.2f; CPU of CLI and plugin %s; sessions left open %d; per server: %.1f TLS handshakes, %.1f requests, %d plan bytes; peak RSS CLI %d MB, plugin %d MB, both at once %d MB (sampled every 100 ms); args %q; load %s",
 		filepath.Base(bin), n, latency, members, expand, wall.Round(10*time.Millisecond), floor.Round(10*time.Millisecond), floor1.Round(10*time.Millisecond), floor4.Round(10*time.Millisecond), wall.Seconds()/floor.Seconds(), cpu.Round(10*time.Millisecond), got.Open,
 		float64(got.Connections)/float64(n), float64(got.Requests)/float64(n), st.Size()/int64(n), peak.cli>>20, peak.plugin>>20, peak.sum>>20, os.Getenv("RACKFORM_BENCH_ARGS"), strings.TrimSpace(string(load)))
+}
+
+// cliRun is one measured run of the CLI (and its plugin).
+type cliRun struct {
+	wall, cpu time.Duration
+	rss       treeRSS
+	out       string
+}
+
+// runCLI runs bin with args and the bench password, measuring wall time,
+// CPU (with the plugin's, once reaped) and peak RSS of CLI and plugin.
+func runCLI(t *testing.T, bin, password string, args ...string) cliRun {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "RACKFORM_BMC_PASSWORD="+password)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopRSS := make(chan struct{})
+	rss := make(chan treeRSS, 1)
+	go func() { rss <- watchTreeRSS(cmd.Process.Pid, stopRSS) }()
+	err := cmd.Wait()
+	r := cliRun{wall: time.Since(start), out: out.String()}
+	close(stopRSS)
+	r.rss = <-rss
+	if err != nil {
+		t.Fatalf("rackform %s: %v\n%s", args[0], err, tail(out.String(), 3000))
+	}
+	r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return r
+}
+
+// runApplyBench plans and applies a BIOS upgrade of N servers (racks of 40,
+// all compute, no waits between racks, the simulator's flash and reboot
+// 60,000 times faster than real) and reports apply's wall time, CPU,
+// sessions left open, handshakes and requests per server and peak RSS.
+func runApplyBench(t *testing.T, bin string, n int, latency time.Duration, members int) string {
+	const password = "bench-password"
+	f := startBenchFleet(t, n, members, latency, true, password, 60000)
+	defer f.close()
+	cfg := t.TempDir()
+	writeApplyConfig(t, cfg, f)
+	work := t.TempDir()
+	planFile := filepath.Join(work, "plan.json")
+	pr := runCLI(t, bin, password, "plan", "-no-color", "-out", planFile, cfg)
+	before := f.collect(t)
+	ar := runCLI(t, bin, password, "apply", "-no-color", "-allow-unsigned", "-state-dir", filepath.Join(work, "state"), planFile)
+	after := f.collect(t)
+	load, _ := os.ReadFile("/proc/loadavg")
+	return fmt.Sprintf("%s: fleet apply N=%d L=%s M=%d: plan %s; apply %s, CPU of CLI and plugin %s; sessions left open %d; per server: %.1f TLS handshakes, %.1f requests; peak RSS CLI %d MB, plugin %d MB, both at once %d MB (plan: %d MB); load %s",
+		filepath.Base(bin), n, latency, members, pr.wall.Round(10*time.Millisecond), ar.wall.Round(10*time.Millisecond), ar.cpu.Round(10*time.Millisecond), after.Open,
+		float64(after.Connections-before.Connections)/float64(n), float64(after.Requests-before.Requests)/float64(n),
+		ar.rss.cli>>20, ar.rss.plugin>>20, ar.rss.sum>>20, pr.rss.sum>>20, strings.TrimSpace(string(load)))
+}
+
+// writeApplyConfig writes a fleet of racks of 40 compute servers, one
+// BIOS upgrade each, a strategy without waits and a provider polling fast.
+func writeApplyConfig(t *testing.T, dir string, f *benchFleet) {
+	var inv strings.Builder
+	inv.WriteString("name,rack,bmc\n")
+	for i, b := range f.bmcs {
+		fmt.Fprintf(&inv, "%s,r%03d,%s\n", b.Name, i/40+1, b.URL)
+	}
+	main := `provider "redfish" {
+  username         = "admin"
+  password         = env("RACKFORM_BMC_PASSWORD")
+  ca_bundle        = "CA_PATH"
+  poll_interval    = "10ms"
+  retry_base_delay = "5ms"
+  retry_max_delay  = "50ms"
+}
+
+release "r" {
+  version = "4.6.1"
+  component "bios" {
+    version = "2.80"
+    scheme  = "dotted"
+    image   = "https://127.0.0.1:9/bios-2.80.bin"
+    match {
+      id = "BIOS"
+    }
+  }
+}
+
+strategy "bench" {
+  verify_timeout   = "1m"
+  drain_timeout    = "5s"
+  shutdown_timeout = "30s"
+  compute {
+    max_unavailable = "100%"
+    wait_after_rack = "0s"
+  }
+}
+
+locals {
+  inventory = csvdecode(file("inventory.csv"))
+  racks     = distinct([for s in local.inventory : s.rack])
+}
+
+cluster "fleet" {
+  strategy = strategy.bench
+  release  = release.r
+  provider = provider.redfish
+
+  rack "inventory" {
+    for_each = toset(local.racks)
+    server "inventory" {
+      for_each = [for s in local.inventory : s if s.rack == each.key]
+      bmc      = each.value.bmc
+      role     = "compute"
+    }
+  }
+}
+`
+	main = strings.Replace(main, "CA_PATH", filepath.Join(dir, "ca.pem"), 1)
+	for name, body := range map[string][]byte{"main.rf.hcl": []byte(main), "inventory.csv": []byte(inv.String()), "ca.pem": f.ca} {
+		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // benchFloor replays, per BMC, the requests rackform made: the service
