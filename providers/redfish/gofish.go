@@ -210,6 +210,14 @@ func (b *gofishBMC) Close(ctx context.Context) error {
 	var err error
 	if b.sessionURI != "" {
 		err = schemas.DeleteSession(b.api.WithContext(ctx), b.sessionURI)
+		if statusOf(err) == http.StatusNotFound {
+			err = nil // already gone (timed out, or the BMC rebooted)
+		}
+		if err != nil {
+			// Kept, so that the caller's second attempt deletes it again
+			// rather than finding nothing to do.
+			return err
+		}
 	}
 	b.api, b.sessionURI = nil, ""
 	b.setAuth("", false)
