@@ -123,7 +123,7 @@ func ServeConfig(p providers.Provider, logger hclog.Logger) *goplugin.ServeConfi
 // (TLS records, JSON documents) and holds little; without it the plugin's
 // resident memory is mostly garbage waiting for the next collection. It
 // is not a cap: a provider that needs more gets more.
-const memoryLimit = 256 << 20
+const memoryLimit = 384 << 20
 
 // EnvLogLevel carries the host logger's level to the plugin, so the plugin
 // does not format lines the host would drop.
