@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stmcginnis/gofish"
@@ -87,5 +88,35 @@ func TestCutInventoryReadAgain(t *testing.T) {
 	}
 	if upds != 1 {
 		t.Errorf("UpdateService read %d times, want 1 (the update plan and the inventory links share the read)", upds)
+	}
+}
+
+// TestManagerNotReadWhenInventoryHasBMC: the Manager is read only for the
+// BMC version fallback, so a BMC whose inventory has a "BMC" member costs
+// one request less per server; the observation is the same.
+func TestManagerNotReadWhenInventoryHasBMC(t *testing.T) {
+	var managers atomic.Int32
+	m := newMockupServer(t, "dmtf/public-rackmount1", intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		if strings.HasPrefix(r.URL.Path, "/redfish/v1/Managers") {
+			managers.Add(1)
+		}
+		return false
+	}))
+	p := configure(t, Options{}, map[string]any{"ca_bundle": caPEM(m)})
+	o := observeAll(t, p, providers.Target{Name: "s1", Endpoint: m.URL})[0]
+	if !o.Reachable {
+		t.Fatalf("not observed: %v", o.Diagnostics.Err())
+	}
+	var bmc *providers.Component
+	for i := range o.Components {
+		if o.Components[i].ID == "BMC" {
+			bmc = &o.Components[i]
+		}
+	}
+	if bmc == nil || bmc.Source == providers.SourceManager {
+		t.Fatalf("components %+v: want the inventory's BMC member", o.Components)
+	}
+	if n := managers.Load(); n != 0 {
+		t.Errorf("the Manager was read %d times, want 0 (the inventory has the BMC's version)", n)
 	}
 }
