@@ -126,10 +126,10 @@ func init() {
 // simShardSpec is what one shard serves: BMCs From..To-1 of the fleet.
 type simShardSpec struct {
 	Net, From, To, Members int
-	Latency           time.Duration
-	Speed             float64
-	Expand            bool
-	Password          string
+	Latency                time.Duration
+	Speed                  float64
+	Expand                 bool
+	Password               string
 }
 
 // simShardReport is a shard's answer on stdout: first its BMCs and CA,
