@@ -463,3 +463,45 @@ func TestIdleApplySessionLoggedOut(t *testing.T) {
 		t.Errorf("the session's DELETE was sent %d times, want the logout tried twice", n)
 	}
 }
+
+// TestApplyObservationKeepsSession: once an apply is under way, the
+// observation before a server's first step keeps its session and
+// connection for the steps (one login and one TLS handshake per server),
+// and the idle sweep logs it out afterwards.
+func TestApplyObservationKeepsSession(t *testing.T) {
+	ctx := context.Background()
+	m := newMockupServer(t, "dmtf/public-rackmount1")
+	other := newMockupServer(t, "dmtf/public-rackmount1")
+	p := configure(t, Options{}, map[string]any{"ca_bundle": caPEM(m) + caPEM(other)})
+	observeAll(t, p, providers.Target{Name: "plan", Endpoint: other.URL})
+	if n := other.OpenSessions(); n != 0 {
+		t.Fatalf("%d sessions open after an observation outside an apply, want 0", n)
+	}
+	_, _, done, err := p.use(providers.Target{Name: "first", Endpoint: other.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done()
+	target := providers.Target{Name: "s", Endpoint: m.URL}
+	if o := observeAll(t, p, target)[0]; !o.Reachable {
+		t.Fatalf("observe: %v", o.Diagnostics.Err())
+	}
+	if n := m.OpenSessions(); n != 1 {
+		t.Fatalf("%d sessions open after an apply's observation, want 1 (kept for the steps)", n)
+	}
+	b, _, done, err := p.use(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.System(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	done()
+	if n := m.OpenSessions(); n != 1 {
+		t.Errorf("%d sessions open after the step, want the observation's one reused", n)
+	}
+	p.reapIdle(ctx, p.clock.Now().Add(pinnedIdle+time.Minute))
+	if n := m.OpenSessions(); n != 0 {
+		t.Errorf("%d sessions open after the idle sweep, want 0", n)
+	}
+}

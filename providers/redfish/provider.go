@@ -78,6 +78,10 @@ type Provider struct {
 	// idleLogouts are the logouts it could not do, reported by Stop.
 	reaping     bool
 	idleLogouts providers.Diagnostics
+	// applying says an Apply or Task call was made: from then on an
+	// observation (the executor's check before a server's first step)
+	// keeps its session for the steps that follow, until reap or Stop.
+	applying bool
 }
 
 // bmcEntry is one BMC session (endpoint and credentials) and who uses it:
@@ -172,7 +176,7 @@ func (p *Provider) Stop(ctx context.Context) providers.Diagnostics {
 	p.stopCancel()
 	// A stopped provider may be configured and used again.
 	p.stop, p.stopCancel = context.WithCancel(context.Background())
-	p.reaping = false
+	p.reaping, p.applying = false, false
 	failed := p.idleLogouts
 	p.idleLogouts = nil
 	p.mu.Unlock()
@@ -283,6 +287,7 @@ func (p *Provider) use(t providers.Target) (bmc, config, func(), error) {
 	}
 	e.pinned = true
 	e.busy++
+	p.applying = true
 	if !p.reaping {
 		p.reaping = true
 		go p.reap(p.stop)
@@ -385,11 +390,17 @@ func (p *Provider) acquire(t providers.Target) (bmc, func(context.Context) *prov
 		return nil, nil, err
 	}
 	e.refs++
+	if p.applying {
+		// An apply observes a server right before its steps: they reuse
+		// this session and connection (reap logs it out once idle).
+		e.pinned = true
+	}
 	key, tr := p.keyOf(t), p.tr
 	p.mu.Unlock()
 	release := func(ctx context.Context) *providers.Diagnostic {
 		p.mu.Lock()
 		e.refs--
+		e.used = p.clock.Now()
 		last := e.refs == 0 && !e.pinned && p.bmcs[key] == e
 		if last {
 			delete(p.bmcs, key)
