@@ -1,6 +1,8 @@
 package plugin
 
 import (
+	"unique"
+
 	"github.com/rackform/rackform/providers"
 	pb "github.com/rackform/rackform/providers/plugin/proto/providerv1"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -146,31 +148,44 @@ func observationFromProto(o *pb.Observation) *providers.Observation {
 	out := &providers.Observation{
 		Server:      o.GetServer(),
 		Reachable:   o.GetReachable(),
-		PowerState:  o.GetPowerState(),
-		Health:      o.GetHealth(),
+		PowerState:  intern(o.GetPowerState()),
+		Health:      intern(o.GetHealth()),
 		Fingerprint: o.GetFingerprint(),
 		Diagnostics: diagsFromProto(o.GetDiagnostics()),
-		Outcome:     o.GetOutcome(),
-		System:      o.GetSystem(),
+		Outcome:     intern(o.GetOutcome()),
+		System:      intern(o.GetSystem()),
 	}
-	for _, c := range o.GetComponents() {
-		out.Components = append(out.Components, providers.Component{
-			ID: c.GetId(), Name: c.GetName(), SoftwareID: c.GetSoftwareId(), Version: c.GetVersion(), Updateable: c.GetUpdateable(),
-			Source: c.GetSource(), Shared: c.GetShared(),
-		})
+	if cs := o.GetComponents(); len(cs) > 0 {
+		out.Components = make([]providers.Component, len(cs))
+		for i, c := range cs {
+			out.Components[i] = providers.Component{
+				ID: intern(c.GetId()), Name: intern(c.GetName()), SoftwareID: intern(c.GetSoftwareId()), Version: intern(c.GetVersion()),
+				Updateable: c.GetUpdateable(), Source: intern(c.GetSource()), Shared: c.GetShared(),
+			}
+		}
 	}
 	for _, s := range o.GetSystems() {
 		out.Systems = append(out.Systems, providers.SystemRef{ID: s.GetId(), UUID: s.GetUuid(), Name: s.GetName()})
 	}
 	if id := o.GetIdentity(); id != nil {
 		out.Identity = providers.Identity{UUID: id.GetUuid(), SerialNumber: id.GetSerialNumber(),
-			Manufacturer: id.GetManufacturer(), Model: id.GetModel()}
+			Manufacturer: intern(id.GetManufacturer()), Model: intern(id.GetModel())}
 	}
 	for _, u := range o.GetUpdates() {
-		out.Updates = append(out.Updates, providers.UpdatePlan{Component: u.GetComponent(), Method: u.GetMethod(),
-			TransferProtocol: u.GetTransferProtocol(), Targets: u.GetTargets(), Problem: u.GetProblem()})
+		out.Updates = append(out.Updates, providers.UpdatePlan{Component: intern(u.GetComponent()), Method: intern(u.GetMethod()),
+			TransferProtocol: intern(u.GetTransferProtocol()), Targets: u.GetTargets(), Problem: u.GetProblem()})
 	}
 	return out
+}
+
+// intern returns the one shared copy of a short string: a fleet's
+// observations repeat the same component ids, names and versions on every
+// server, and the host holds them all until the plan is written.
+func intern(s string) string {
+	if s == "" || len(s) > 128 {
+		return s
+	}
+	return unique.Make(s).Value()
 }
 
 func matchToProto(m providers.Match) *pb.Match {

@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
@@ -82,7 +84,21 @@ const maxMessage = 256 << 20
 // their level, and stdout belongs to the go-plugin handshake. The plugin
 // exits when its host dies, even by SIGKILL: Start has the kernel kill it
 // (Linux), and Serve watches for the parent going away.
+//
+// For profiling a plugin in place (fleet benchmarks), EnvCPUProfile names a
+// file that gets the process's CPU profile, and EnvHeapProfile a file that
+// gets a heap profile every few seconds (the last one taken while the heap
+// was at its largest is kept).
 func Serve(p providers.Provider, logger hclog.Logger) {
+	if stop := startProfiles(os.Getenv(EnvCPUProfile), os.Getenv(EnvHeapProfile), logger); stop != nil {
+		// Written when the host stops the provider: the host may end this
+		// process right after.
+		p = &profiled{Provider: p, stop: stop}
+		defer stop()
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
 	exitWithHost(p, logger)
 	goplugin.Serve(ServeConfig(p, logger))
 }
@@ -99,6 +115,15 @@ func ServeConfig(p providers.Provider, logger hclog.Logger) *goplugin.ServeConfi
 		Logger: logger,
 	}
 }
+
+// memoryLimit is the plugin process's soft memory limit (the GOMEMLIMIT
+// environment variable replaces it): the Go runtime collects garbage more
+// often as the heap nears it, instead of letting it grow to twice what is
+// live. A provider observing thousands of servers at once allocates fast
+// (TLS records, JSON documents) and holds little; without it the plugin's
+// resident memory is mostly garbage waiting for the next collection. It
+// is not a cap: a provider that needs more gets more.
+const memoryLimit = 384 << 20
 
 // EnvLogLevel carries the host logger's level to the plugin, so the plugin
 // does not format lines the host would drop.

@@ -30,10 +30,11 @@ const (
 func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*providers.Progress) error) (*providers.ApplyResult, providers.Diagnostics) {
 	ctx, done := p.call(ctx)
 	defer done()
-	b, cfg, err := p.bmcFor(req.Target)
+	b, cfg, release, err := p.use(req.Target)
 	if err != nil {
 		return nil, p.fail(req.Target, "Cannot apply step", err)
 	}
+	defer release()
 	if fn == nil {
 		fn = func(*providers.Progress) error { return nil }
 	}

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -402,5 +403,105 @@ func TestSessionForgottenOnBMCReboot(t *testing.T) {
 	}
 	if n := m.OpenSessions(); n != 1 {
 		t.Errorf("%d sessions open, want the one re-created", n)
+	}
+}
+
+// TestIdleApplySessionLoggedOut: an apply's session is kept while its
+// steps and task polls use it, and logged out once it sat idle (its
+// server's steps are over), so an apply of a large fleet holds sessions
+// only for the servers in progress; a logout that fails twice there is
+// reported by Stop.
+func TestIdleApplySessionLoggedOut(t *testing.T) {
+	ctx := context.Background()
+	var failDelete atomic.Bool
+	var deletes atomic.Int32
+	m := newMockupServer(t, "dmtf/public-rackmount1", intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodDelete && failDelete.Load() {
+			deletes.Add(1)
+			w.WriteHeader(http.StatusInternalServerError)
+			return true
+		}
+		return false
+	}))
+	p := fastConfig(t, m)
+	target := providers.Target{Name: "s", Endpoint: m.URL}
+	login := func() func() {
+		b, _, done, err := p.use(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.System(ctx, ""); err != nil {
+			t.Fatal(err)
+		}
+		return done
+	}
+	later := func() time.Time { return p.clock.Now().Add(pinnedIdle + time.Minute) }
+
+	done := login()
+	p.reapIdle(ctx, later())
+	if n := m.OpenSessions(); n != 1 {
+		t.Fatalf("%d sessions open while a step uses it, want 1 (kept)", n)
+	}
+	done()
+	p.reapIdle(ctx, p.clock.Now())
+	if n := m.OpenSessions(); n != 1 {
+		t.Fatalf("%d sessions open right after a step, want 1 (kept for the next step)", n)
+	}
+	p.reapIdle(ctx, later())
+	if n := m.OpenSessions(); n != 0 {
+		t.Fatalf("%d sessions open after it sat idle, want 0 (logged out)", n)
+	}
+
+	login()()
+	failDelete.Store(true)
+	p.reapIdle(ctx, later())
+	d := p.Stop(ctx)
+	if len(d) == 0 || !strings.Contains(d[0].Summary, "Could not delete the BMC session") {
+		t.Errorf("Stop after an idle logout failed twice: %v, want it reported", d)
+	}
+	if n := deletes.Load(); n < 2 {
+		t.Errorf("the session's DELETE was sent %d times, want the logout tried twice", n)
+	}
+}
+
+// TestApplyObservationKeepsSession: once an apply is under way, the
+// observation before a server's first step keeps its session and
+// connection for the steps (one login and one TLS handshake per server),
+// and the idle sweep logs it out afterwards.
+func TestApplyObservationKeepsSession(t *testing.T) {
+	ctx := context.Background()
+	m := newMockupServer(t, "dmtf/public-rackmount1")
+	other := newMockupServer(t, "dmtf/public-rackmount1")
+	p := configure(t, Options{}, map[string]any{"ca_bundle": caPEM(m) + caPEM(other)})
+	observeAll(t, p, providers.Target{Name: "plan", Endpoint: other.URL})
+	if n := other.OpenSessions(); n != 0 {
+		t.Fatalf("%d sessions open after an observation outside an apply, want 0", n)
+	}
+	_, _, done, err := p.use(providers.Target{Name: "first", Endpoint: other.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done()
+	target := providers.Target{Name: "s", Endpoint: m.URL}
+	if o := observeAll(t, p, target)[0]; !o.Reachable {
+		t.Fatalf("observe: %v", o.Diagnostics.Err())
+	}
+	if n := m.OpenSessions(); n != 1 {
+		t.Fatalf("%d sessions open after an apply's observation, want 1 (kept for the steps)", n)
+	}
+	b, _, done, err := p.use(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.System(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	done()
+	if n := m.OpenSessions(); n != 1 {
+		t.Errorf("%d sessions open after the step, want the observation's one reused", n)
+	}
+	p.reapIdle(ctx, p.clock.Now().Add(pinnedIdle+time.Minute))
+	if n := m.OpenSessions(); n != 0 {
+		t.Errorf("%d sessions open after the idle sweep, want 0", n)
 	}
 }

@@ -55,6 +55,8 @@ type gofishBMC struct {
 	systemIDs  []string
 	// inventories are the FirmwareInventory and SoftwareInventory links.
 	inventories []string
+	// usCall is the UpdateService read in flight, shared by its callers.
+	usCall *usRead
 
 	authMu sync.RWMutex
 	token  string
@@ -116,7 +118,8 @@ func (b *gofishBMC) conn(ctx context.Context) (*gofish.APIClient, int, error) {
 	// BMC may make the session though the caller stopped listening, and
 	// only a session whose answer was read can be deleted. A BMC that does
 	// not answer within the grace does not hold up an interrupted plan.
-	uctx, ucancel := context.WithCancel(context.WithoutCancel(ctx))
+	// The service root is decoded by gofish: the transport checks it.
+	uctx, ucancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), selfCheckedKey, false))
 	defer ucancel()
 	stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(loginGrace, ucancel) })
 	defer stopGrace()
@@ -207,6 +210,14 @@ func (b *gofishBMC) Close(ctx context.Context) error {
 	var err error
 	if b.sessionURI != "" {
 		err = schemas.DeleteSession(b.api.WithContext(ctx), b.sessionURI)
+		if statusOf(err) == http.StatusNotFound {
+			err = nil // already gone (timed out, or the BMC rebooted)
+		}
+		if err != nil {
+			// Kept, so that the caller's second attempt deletes it again
+			// rather than finding nothing to do.
+			return err
+		}
 	}
 	b.api, b.sessionURI = nil, ""
 	b.setAuth("", false)
@@ -239,19 +250,21 @@ type odataLink struct {
 }
 
 func (b *gofishBMC) System(ctx context.Context, sel string) (*systemInfo, error) {
-	var sys *schemas.ComputerSystem
+	ctx = selfChecked(ctx) // read through getJSON only
+	var sys *systemDoc
 	err := b.do(ctx, func(c *gofish.APIClient) error {
 		b.mu.Lock()
 		uri := b.systemURIs[sel]
 		b.mu.Unlock()
 		if uri != "" {
-			s, err := schemas.GetObject[schemas.ComputerSystem](c, uri)
+			var s systemDoc
+			err := getJSON(ctx, c, uri, &s)
 			if err == nil || statusOf(err) != http.StatusNotFound {
-				sys = s
+				sys = &s
 				return err
 			}
 		}
-		systems, err := c.Service.Systems()
+		systems, err := readMembers[systemDoc](ctx, c, serviceLink(c, "systems", "/redfish/v1/Systems"))
 		if err != nil {
 			return collErr(err)
 		}
@@ -291,14 +304,14 @@ var errNoSystem = errors.New("the BMC lists no computer system")
 
 // pickSystem chooses the system sel names (its Id, or its UUID in any
 // case), or the only one when sel is "". Anything else is unresolved.
-func pickSystem(systems []*schemas.ComputerSystem, sel string) (*schemas.ComputerSystem, error) {
+func pickSystem(systems []systemDoc, sel string) (*systemDoc, error) {
 	if sel == "" && len(systems) == 1 {
-		return systems[0], nil
+		return &systems[0], nil
 	}
 	if sel != "" {
-		for _, s := range systems {
+		for i, s := range systems {
 			if s.ID == sel || (s.UUID != "" && strings.EqualFold(s.UUID, sel)) {
-				return s, nil
+				return &systems[i], nil
 			}
 		}
 	}
@@ -309,9 +322,7 @@ func pickSystem(systems []*schemas.ComputerSystem, sel string) (*schemas.Compute
 	return nil, e
 }
 
-func systemFrom(sys *schemas.ComputerSystem) *systemInfo {
-	var raw rawSystem
-	_ = json.Unmarshal(sys.RawData, &raw) // gofish already decoded it once
+func systemFrom(sys *systemDoc) *systemInfo {
 	info := &systemInfo{
 		URI:                 relPath(sys.ODataID),
 		ID:                  sys.ID,
@@ -321,27 +332,28 @@ func systemFrom(sys *schemas.ComputerSystem) *systemInfo {
 		Manufacturer:        strings.TrimSpace(sys.Manufacturer),
 		Model:               strings.TrimSpace(sys.Model),
 		BiosVersion:         strings.TrimSpace(sys.BiosVersion),
-		PowerState:          string(sys.PowerState),
-		Health:              string(sys.Status.HealthRollup),
-		ResetTarget:         raw.Actions.Reset.Target,
-		ResetTypes:          raw.Actions.Reset.ResetTypes,
-		BootTargets:         raw.Boot.Targets,
-		BootOverride:        raw.Boot.Override,
-		BootOverrideEnabled: raw.Boot.Enabled,
-		VirtualMedia:        raw.VirtualMedia.ID,
+		PowerState:          sys.PowerState,
+		Health:              sys.Status.HealthRollup,
+		ResetTarget:         sys.Actions.Reset.Target,
+		ResetTypes:          sys.Actions.Reset.ResetTypes,
+		BootTargets:         sys.Boot.Targets,
+		BootOverride:        sys.Boot.Override,
+		BootOverrideEnabled: sys.Boot.Enabled,
+		VirtualMedia:        sys.VirtualMedia.ID,
 	}
-	for _, m := range raw.Links.ManagedBy {
+	for _, m := range sys.Links.ManagedBy {
 		if m.ID != "" {
 			info.ManagedBy = append(info.ManagedBy, relPath(m.ID))
 		}
 	}
 	if info.Health == "" {
-		info.Health = string(sys.Status.Health)
+		info.Health = sys.Status.Health
 	}
 	return info
 }
 
 func (b *gofishBMC) SystemIDs(ctx context.Context) ([]string, error) {
+	ctx = selfChecked(ctx) // read through getJSON only
 	b.mu.Lock()
 	ids := b.systemIDs
 	b.mu.Unlock()
@@ -352,7 +364,7 @@ func (b *gofishBMC) SystemIDs(ctx context.Context) ([]string, error) {
 		// Redfish fixes where the Systems collection is.
 		uri := "/redfish/v1/Systems"
 		var coll struct{ Members []odataLink }
-		if err := getJSON(c, uri, &coll); err != nil {
+		if err := getJSON(ctx, c, uri, &coll); err != nil {
 			return err
 		}
 		ids = []string{}
@@ -373,7 +385,8 @@ func (b *gofishBMC) SystemIDs(ctx context.Context) ([]string, error) {
 }
 
 func (b *gofishBMC) Manager(ctx context.Context, sys *systemInfo) (*managerInfo, error) {
-	var m *schemas.Manager
+	ctx = selfChecked(ctx) // read through getJSON only
+	var m *managerDoc
 	err := b.do(ctx, func(c *gofish.APIClient) error {
 		b.mu.Lock()
 		uri := b.managerURI
@@ -382,22 +395,23 @@ func (b *gofishBMC) Manager(ctx context.Context, sys *systemInfo) (*managerInfo,
 			uri = sys.ManagedBy[0]
 		}
 		if uri != "" {
-			got, err := schemas.GetObject[schemas.Manager](c, uri)
+			var got managerDoc
+			err := getJSON(ctx, c, uri, &got)
 			if err == nil {
-				m = got
+				m = &got
 			} else if statusOf(err) != http.StatusNotFound {
 				return err
 			}
 		}
 		if m == nil {
-			managers, err := c.Service.Managers()
+			managers, err := readMembers[managerDoc](ctx, c, serviceLink(c, "managers", "/redfish/v1/Managers"))
 			if err != nil {
 				return collErr(err)
 			}
 			// The BMC itself, not an enclosure or a management controller of a part.
-			for _, x := range managers {
-				if m == nil || (x.ManagerType == schemas.BMCManagerType && m.ManagerType != schemas.BMCManagerType) {
-					m = x
+			for i, x := range managers {
+				if m == nil || (x.ManagerType == string(schemas.BMCManagerType) && m.ManagerType != string(schemas.BMCManagerType)) {
+					m = &managers[i]
 				}
 			}
 		}
@@ -429,27 +443,63 @@ type rawUpdateService struct {
 	SoftwareInventory odataLink
 }
 
-func (b *gofishBMC) updateService(c *gofish.APIClient) (*schemas.UpdateService, *rawUpdateService, error) {
-	us, err := c.Service.UpdateService()
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading UpdateService: %w", err)
+// updateService reads the UpdateService document. Concurrent reads on one
+// BMC (an observation reads it for the update plan and for the inventory
+// links at the same moment) share one request.
+func (b *gofishBMC) updateService(ctx context.Context, c *gofish.APIClient) (*updateServiceDoc, error) {
+	b.mu.Lock()
+	call := b.usCall
+	if call == nil {
+		call = &usRead{done: make(chan struct{})}
+		b.usCall = call
+		b.mu.Unlock()
+		call.doc, call.err = b.readUpdateService(ctx, c)
+		b.mu.Lock()
+		b.usCall = nil
+		b.mu.Unlock()
+		close(call.done)
+	} else {
+		b.mu.Unlock()
+		select {
+		case <-call.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
-	if us == nil {
-		return nil, nil, errNoUpdateService
+	return call.doc, call.err
+}
+
+// usRead is one UpdateService read in flight.
+type usRead struct {
+	done chan struct{}
+	doc  *updateServiceDoc
+	err  error
+}
+
+func (b *gofishBMC) readUpdateService(ctx context.Context, c *gofish.APIClient) (*updateServiceDoc, error) {
+	link := serviceLink(c, "updateService", "")
+	if link == "" {
+		return nil, errNoUpdateService
 	}
-	var raw rawUpdateService
-	_ = json.Unmarshal(us.RawData, &raw)
-	return us, &raw, nil
+	var us updateServiceDoc
+	if err := getJSON(ctx, c, link, &us); err != nil {
+		return nil, fmt.Errorf("reading UpdateService: %w", err)
+	}
+	if us.ODataID == "" {
+		us.ODataID = link
+	}
+	return &us, nil
 }
 
 func (b *gofishBMC) UpdateService(ctx context.Context) (*updateInfo, error) {
+	ctx = selfChecked(ctx) // read through getJSON only
 	var info *updateInfo
 	err := b.do(ctx, func(c *gofish.APIClient) error {
-		us, raw, err := b.updateService(c)
+		us, err := b.updateService(ctx, c)
 		if err != nil {
 			return err
 		}
-		su := raw.Actions.SimpleUpdate
+		su := us.Actions.SimpleUpdate
 		info = &updateInfo{
 			URI:                  us.ODataID,
 			SimpleUpdateTarget:   su.Target,
@@ -469,7 +519,7 @@ func (b *gofishBMC) UpdateService(ctx context.Context) (*updateInfo, error) {
 		if ai := su.ActionInfo; ai != "" && info.SimpleUpdateTarget != "" {
 			// An unreadable ActionInfo only means its parameters are unknown.
 			var doc struct{ Parameters []actionParam }
-			if err := getJSON(c, ai, &doc); err == nil {
+			if err := getJSON(ctx, c, ai, &doc); err == nil {
 				info.ActionInfoRead = true
 				for _, p := range doc.Parameters {
 					if p.Name == "Targets" {
@@ -490,6 +540,7 @@ func (b *gofishBMC) UpdateService(ctx context.Context) (*updateInfo, error) {
 }
 
 func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
+	ctx = selfChecked(ctx) // read through getJSON only
 	var out []invItem
 	err := b.do(ctx, func(c *gofish.APIClient) error {
 		out = out[:0]
@@ -497,12 +548,12 @@ func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
 		links := b.inventories
 		b.mu.Unlock()
 		if links == nil {
-			_, raw, err := b.updateService(c)
+			us, err := b.updateService(ctx, c)
 			if err != nil {
 				return err
 			}
 			links = []string{}
-			for _, l := range []string{raw.FirmwareInventory.ID, raw.SoftwareInventory.ID} {
+			for _, l := range []string{us.FirmwareInventory.ID, us.SoftwareInventory.ID} {
 				if l != "" {
 					links = append(links, l)
 				}
@@ -520,7 +571,7 @@ func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
 		taken := map[string]bool{}
 		var itemsTaken []string
 		for _, l := range links {
-			items, err := schemas.GetCollectionObjects[schemas.SoftwareInventory](c, l)
+			items, err := readMembers[invDoc](ctx, c, l)
 			if err != nil && statusOf(collErr(err)) == http.StatusNotFound {
 				// One inventory missing (FirmwareInventory on unlicensed
 				// BMCs): the other still counts.
@@ -531,19 +582,14 @@ func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
 				return &inventoryError{uri: l, err: collErr(err)}
 			}
 			for _, it := range items {
-				var raw struct {
-					RelatedItem []odataLink
-					Updateable  *bool
-				}
-				_ = json.Unmarshal(it.RawData, &raw)
 				// A member that omits Updateable is updateable: many real BMCs omit it.
-				updateable := raw.Updateable == nil || *raw.Updateable
+				updateable := it.Updateable == nil || *it.Updateable
 				item := invItem{Component: normalizeInventory(it.ID, it.Name, it.SoftwareID, it.Version, updateable), URI: relPath(it.ODataID)}
 				if taken[item.ID] {
 					item.ID = path.Base(strings.TrimSuffix(l, "/")) + "/" + item.ID
 				}
 				itemsTaken = append(itemsTaken, item.ID)
-				for _, r := range raw.RelatedItem {
+				for _, r := range it.RelatedItem {
 					if r.ID != "" {
 						item.Related = append(item.Related, relPath(r.ID))
 					}
@@ -687,7 +733,7 @@ func (b *gofishBMC) Tasks(ctx context.Context) ([]taskInfo, error) {
 		var coll struct {
 			Members []json.RawMessage
 		}
-		if err := getJSON(c, raw.Tasks.ID, &coll); err != nil {
+		if err := getJSON(ctx, c, raw.Tasks.ID, &coll); err != nil {
 			return fmt.Errorf("reading %s: %w", raw.Tasks.ID, err)
 		}
 		members := coll.Members
@@ -703,7 +749,7 @@ func (b *gofishBMC) Tasks(ctx context.Context) ([]taskInfo, error) {
 				// A link only: read the task (202 while it runs on some BMCs).
 				uri := t.ID
 				t = listedTask{}
-				if err := getJSON(c, uri, &t); err != nil {
+				if err := getJSON(ctx, c, uri, &t); err != nil {
 					if statusOf(err) == http.StatusNotFound {
 						continue // deleted meanwhile
 					}
@@ -723,16 +769,6 @@ func (b *gofishBMC) Tasks(ctx context.Context) ([]taskInfo, error) {
 		return nil
 	})
 	return out, err
-}
-
-// getJSON reads uri (any 2xx) and decodes its body into v.
-func getJSON(c *gofish.APIClient, uri string, v any) error {
-	resp, err := c.Get(relPath(uri))
-	if err != nil {
-		return err
-	}
-	defer schemas.DeferredCleanupHTTPResponse(resp)
-	return json.NewDecoder(io.LimitReader(resp.Body, maxBodyBytes)).Decode(v)
 }
 
 // jsonText is a Payload.JsonBody as text: the string's content when it is
@@ -837,6 +873,9 @@ func statusOf(err error) int {
 // relPath turns an absolute URI a BMC returned (Location headers often are)
 // into the path gofish expects; gofish prefixes the endpoint itself.
 func relPath(uri string) string {
+	if strings.HasPrefix(uri, "/") && !strings.HasPrefix(uri, "//") {
+		return uri // already a path (most links): no parse
+	}
 	if u, err := url.Parse(uri); err == nil && u.IsAbs() {
 		return u.RequestURI()
 	}

@@ -305,6 +305,11 @@ func (p *Provider) addFallbacks(ctx context.Context, b bmc, st *state) error {
 		st.items = append(st.items, invItem{URI: st.sys.URI, Component: providers.Component{
 			ID: "BIOS", Name: "BIOS (" + st.sys.ID + ")", Version: st.sys.BiosVersion, Updateable: true, Source: providers.SourceSystem}})
 	}
+	if hasID(st.items, "BMC") {
+		// The inventory names the BMC's firmware: the Manager's version
+		// would not be added (hasVersion), so it is not read.
+		return nil
+	}
 	m, err := b.Manager(ctx, st.sys)
 	if err != nil {
 		if outcomeOf(err) == providers.OutcomeCredentialsRefused {
@@ -318,6 +323,16 @@ func (p *Provider) addFallbacks(ctx context.Context, b bmc, st *state) error {
 			ID: "BMC", Name: "BMC (" + m.ID + ")", Version: m.FirmwareVersion, Updateable: true, Source: providers.SourceManager, Shared: st.multi}})
 	}
 	return nil
+}
+
+// hasID reports whether an inventory member has id (in any case).
+func hasID(items []invItem, id string) bool {
+	for _, it := range items {
+		if strings.EqualFold(it.ID, id) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasVersion reports whether the inventory already has the firmware under

@@ -79,19 +79,21 @@ func TestFingerprint(t *testing.T) {
 }
 
 // TestAutoConcurrency: the default concurrency is what the open-file
-// limit and a quarter of the available memory allow, never below 64, not
-// a small constant.
+// limit and a memory budget (256 MiB, or a quarter of the available memory
+// when less) allow, never below 64, not a small constant.
 func TestAutoConcurrency(t *testing.T) {
 	for _, c := range []struct {
 		files int
 		mem   int64
 		want  int
 	}{
-		{20000, 24 << 30, 9872}, // file descriptors bound it
-		{1 << 20, 1 << 30, 512}, // memory bounds it: 256 MiB / 512 KiB
-		{1024, 0, 384},          // memory unknown
-		{300, 1 << 20, 64},      // never below 64
-		{0, 0, 1 << 20},         // nothing known: unbounded (the caller's -parallelism and the target count cap it)
+		{20000, 24 << 30, 2048},   // the memory budget bounds it: 256 MiB / 128 KiB
+		{1000, 24 << 30, 372},     // file descriptors bound it
+		{1 << 20, 1 << 30, 2048},  // a quarter of 1 GiB is the budget
+		{1 << 20, 256 << 20, 512}, // memory bounds it: a quarter of 256 MiB / 128 KiB
+		{1024, 0, 384},            // memory unknown
+		{300, 1 << 20, 64},        // never below 64
+		{0, 0, 2048},              // nothing known: the memory budget alone
 	} {
 		if got := autoConcurrency(c.files, c.mem); got != c.want {
 			t.Errorf("autoConcurrency(%d files, %d bytes) = %d, want %d", c.files, c.mem, got, c.want)

@@ -74,6 +74,14 @@ type Provider struct {
 	tr         *transport
 	owned      *http.Transport // the transport Configure built, closed on Stop
 	bmcs       map[string]*bmcEntry
+	// reaping says a reap goroutine runs for the current stop context;
+	// idleLogouts are the logouts it could not do, reported by Stop.
+	reaping     bool
+	idleLogouts providers.Diagnostics
+	// applying says an Apply or Task call was made: from then on an
+	// observation (the executor's check before a server's first step)
+	// keeps its session for the steps that follow, until reap or Stop.
+	applying bool
 }
 
 // bmcEntry is one BMC session (endpoint and credentials) and who uses it:
@@ -83,6 +91,11 @@ type bmcEntry struct {
 	b      bmc
 	refs   int
 	pinned bool
+	// busy counts the Apply and Task calls in flight on a pinned entry;
+	// used is when the last ended. A pinned entry idle for pinnedIdle is
+	// logged out (see reap): its server's steps are over.
+	busy int
+	used time.Time
 }
 
 var _ providers.Provider = (*Provider)(nil)
@@ -163,8 +176,11 @@ func (p *Provider) Stop(ctx context.Context) providers.Diagnostics {
 	p.stopCancel()
 	// A stopped provider may be configured and used again.
 	p.stop, p.stopCancel = context.WithCancel(context.Background())
+	p.reaping, p.applying = false, false
+	failed := p.idleLogouts
+	p.idleLogouts = nil
 	p.mu.Unlock()
-	return p.closeAll(ctx, old, owned, tr)
+	return append(failed, p.closeAll(ctx, old, owned, tr)...)
 }
 
 // errStopped is the cause of contexts ended by Stop.
@@ -249,16 +265,117 @@ func (p *Provider) RequestCount(endpoint string) int64 {
 }
 
 // bmcFor returns the connection to t's BMC under t's credentials, kept
-// (pinned) until Stop so an Apply's steps and task polls reuse its session.
+// (pinned) so an Apply's steps and task polls reuse its session.
 func (p *Provider) bmcFor(t providers.Target) (bmc, config, error) {
+	b, cfg, done, err := p.use(t)
+	if err == nil {
+		done()
+	}
+	return b, cfg, err
+}
+
+// use is bmcFor for one Apply or Task call: the session stays while calls
+// use it, and done marks it idle. A session idle for pinnedIdle (its
+// server's steps are over) is logged out by reap, so an apply of a large
+// fleet holds sessions and connections only for the servers in progress.
+func (p *Provider) use(t providers.Target) (bmc, config, func(), error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e, err := p.entryLocked(t)
 	if err != nil {
-		return nil, p.cfg, err
+		return nil, p.cfg, nil, err
 	}
 	e.pinned = true
-	return e.b, p.cfg, nil
+	e.busy++
+	p.applying = true
+	if !p.reaping {
+		p.reaping = true
+		go p.reap(p.stop)
+	}
+	return e.b, p.cfg, func() {
+		p.mu.Lock()
+		e.busy--
+		e.used = p.clock.Now()
+		p.mu.Unlock()
+	}, nil
+}
+
+// pinnedIdle is how long an apply's session may sit unused before it is
+// logged out (at least three poll intervals: a step polling its task or
+// its server keeps it in use).
+const pinnedIdle = 30 * time.Second
+
+// reap logs out idle pinned sessions until ctx (the provider's stop)
+// ends. It looks in real time (a test's clock only moves when slept on),
+// and measures idleness on the provider's clock.
+func (p *Provider) reap(ctx context.Context) {
+	for {
+		p.mu.Lock()
+		every := max(pinnedIdle, 3*p.cfg.PollInterval) / 4
+		p.mu.Unlock()
+		t := time.NewTimer(every)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		p.reapIdle(ctx, p.clock.Now())
+	}
+}
+
+// reapIdle logs out, at once, every pinned session no call has used since
+// before now less the idle time; a logout that fails twice is kept for
+// Stop to report.
+func (p *Provider) reapIdle(ctx context.Context, now time.Time) {
+	type idle struct {
+		key string
+		e   *bmcEntry
+	}
+	var gone []idle
+	p.mu.Lock()
+	limit := max(pinnedIdle, 3*p.cfg.PollInterval)
+	for k, e := range p.bmcs {
+		if e.pinned && e.busy == 0 && e.refs == 0 && now.Sub(e.used) >= limit {
+			delete(p.bmcs, k)
+			gone = append(gone, idle{k, e})
+		}
+	}
+	tr := p.tr
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, g := range gone {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := logout(ctx, g.e.b)
+			p.closeHostIfUnused(tr, hostOf(endpointOf(g.key)))
+			if err != nil {
+				d := p.logoutFailed(endpointOf(g.key), err)
+				p.log.Warn("could not delete an idle BMC session", "bmc", endpointOf(g.key), "error", d.Detail)
+				p.mu.Lock()
+				p.idleLogouts = append(p.idleLogouts, d)
+				p.mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// closeHostIfUnused closes host's connections unless another session to
+// it is still in use.
+func (p *Provider) closeHostIfUnused(tr *transport, host string) {
+	p.mu.Lock()
+	for k := range p.bmcs {
+		if hostOf(endpointOf(k)) == host {
+			p.mu.Unlock()
+			return
+		}
+	}
+	p.mu.Unlock()
+	if tr != nil {
+		tr.closeIdle(host)
+	}
 }
 
 // acquire returns the connection to t's BMC for one observation; release
@@ -273,11 +390,17 @@ func (p *Provider) acquire(t providers.Target) (bmc, func(context.Context) *prov
 		return nil, nil, err
 	}
 	e.refs++
+	if p.applying {
+		// An apply observes a server right before its steps: they reuse
+		// this session and connection (reap logs it out once idle).
+		e.pinned = true
+	}
 	key, tr := p.keyOf(t), p.tr
 	p.mu.Unlock()
 	release := func(ctx context.Context) *providers.Diagnostic {
 		p.mu.Lock()
 		e.refs--
+		e.used = p.clock.Now()
 		last := e.refs == 0 && !e.pinned && p.bmcs[key] == e
 		if last {
 			delete(p.bmcs, key)
@@ -287,19 +410,7 @@ func (p *Provider) acquire(t providers.Target) (bmc, func(context.Context) *prov
 			return nil
 		}
 		err := logout(ctx, e.b)
-		host := hostOf(endpointOf(key))
-		p.mu.Lock()
-		busy := false
-		for k := range p.bmcs {
-			if hostOf(endpointOf(k)) == host {
-				busy = true
-				break
-			}
-		}
-		p.mu.Unlock()
-		if !busy {
-			tr.closeIdle(host)
-		}
+		p.closeHostIfUnused(tr, hostOf(endpointOf(key)))
 		if err != nil {
 			d := p.logoutFailed(endpointOf(key), err)
 			d.Server = t.Name

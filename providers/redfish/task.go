@@ -14,10 +14,11 @@ import (
 func (p *Provider) Task(ctx context.Context, req *providers.TaskRequest) (*providers.TaskStatus, providers.Diagnostics) {
 	ctx, done := p.call(ctx)
 	defer done()
-	b, _, err := p.bmcFor(req.Target)
+	b, _, release, err := p.use(req.Target)
 	if err != nil {
 		return nil, p.fail(req.Target, "Cannot poll task", err)
 	}
+	defer release()
 	st, err := pollTask(ctx, b, req.TaskURI)
 	if err != nil {
 		return nil, p.fail(req.Target, "Cannot poll task "+req.TaskURI, err)

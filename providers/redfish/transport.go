@@ -240,7 +240,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		<-h.sem
 
 		retry, why := t.shouldRetry(req, resp, err)
-		if !retry && err == nil && malformedJSON(req, resp) {
+		if !retry && err == nil && !isSelfChecked(ctx) && malformedJSON(req, resp) {
 			retry, why = true, "malformed JSON"
 		}
 		if !retry || attempt >= t.policy.MaxAttempts || ctx.Err() != nil {

@@ -286,6 +286,21 @@ func (f *Fleet) Start(ctx context.Context) error {
 		}
 		b.url = scheme + "://" + b.addr
 	}
+	if f.certs != nil {
+		// Every BMC's certificate is made now, not on its first
+		// connection: a client's first handshakes would otherwise wait on
+		// the simulator signing certificates one at a time.
+		for _, b := range f.bmcs {
+			if host, _, err := net.SplitHostPort(b.addr); err == nil {
+				if _, err := f.certs.leafFor(host); err != nil {
+					for _, o := range f.bmcs {
+						o.ln.Close()
+					}
+					return fmt.Errorf("BMC %s: %w", b.spec.Name, err)
+				}
+			}
+		}
+	}
 	f.mu.Lock()
 	f.addrIndex = make(map[string]*bmc, len(f.bmcs))
 	for _, b := range f.bmcs {

@@ -74,6 +74,11 @@ func (ca *certAuthority) certificate(hello *tls.ClientHelloInfo) (*tls.Certifica
 	if err != nil {
 		return nil, err
 	}
+	return ca.leafFor(host)
+}
+
+// leafFor is the leaf certificate for host, made on first use.
+func (ca *certAuthority) leafFor(host string) (*tls.Certificate, error) {
 	ca.mu.Lock()
 	defer ca.mu.Unlock()
 	if c, ok := ca.byIP[host]; ok {
