@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -309,14 +308,10 @@ func TestPostgresKilledWorkerIsAdopted(t *testing.T) {
 	}
 	wa := startWorker(t, a, "plan.json")
 	waitRecords(t, conn, "run_started", 1, wa.cmd, wa.exited)
-	events := filepath.Join(b.work, "ev.jsonl")
-	wb := startWorker(t, b, "-join", "-json-into", events, "plan.json")
-	// B only drives a production group: its first update polling a task.
-	re := regexp.MustCompile(`"type":"step_task","server":"([^"]+)","op":"(step:\d+)"`)
-	waitEvent(t, events, re, wb.exited)
-	ev, _ := os.ReadFile(events)
-	m := re.FindSubmatch(ev)
-	server, op := string(m[1]), string(m[2])
+	wb := startWorker(t, b, "-join", "plan.json")
+	// B only drives a production group (A leads and has the canary):
+	// wait for the task of an update B started, as the journal shows it.
+	server, op := waitTaskOfAnotherWorker(t, conn, wb)
 	_ = syscall.Kill(-wb.cmd.Process.Pid, syscall.SIGKILL)
 	<-wb.exited
 	if code := wa.wait(t, "worker A"); code != 0 {
@@ -333,8 +328,53 @@ func TestPostgresKilledWorkerIsAdopted(t *testing.T) {
 			t.Errorf("journal: %s started %d times", key, len(ss))
 		}
 	}
-	if !strings.Contains(wa.out.String(), "adopted") && !strings.Contains(wa.out.String(), "resum") {
-		t.Logf("worker A output:\n%s", wa.out.String())
+	killed := steps[server+" "+op][0].by
+	adopted := false
+	for key, ss := range steps {
+		if strings.HasPrefix(key, server+" ") && ss[0].started > steps[server+" "+op][0].started && ss[0].by != killed {
+			adopted = true
+		}
+	}
+	if !adopted {
+		t.Errorf("journal: no step of %s after %s was started by another worker than the killed one (%s): the server was not adopted", server, op, killed)
+	}
+	if steps[server+" "+op][0].ended < 0 {
+		t.Errorf("journal: %s %s never ended: its task was not polled to the end", server, op)
 	}
 	checkOrder(t, conn, false)
+}
+
+// waitTaskOfAnotherWorker waits until the journal holds the BMC task of a
+// step started by another worker than the one that started the first step
+// (worker A), and returns that step.
+func waitTaskOfAnotherWorker(t *testing.T, conn string, w *worker) (server, op string) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var first string
+		by := map[string]string{}
+		for _, r := range journal(t, conn) {
+			key := fmt.Sprint(r["server"], " ", r["op"])
+			switch r["type"] {
+			case "step_started":
+				if first == "" {
+					first = fmt.Sprint(r["by"])
+				}
+				by[key] = fmt.Sprint(r["by"])
+			case "task_uri":
+				if by[key] != first {
+					return fmt.Sprint(r["server"]), fmt.Sprint(r["op"])
+				}
+			}
+		}
+		select {
+		case <-w.exited:
+			t.Fatalf("worker B exited before it journaled a BMC task:\n%s", w.out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("worker B journaled no BMC task in 90s:\n%s", w.out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
