@@ -13,6 +13,8 @@
 //	journal(pos bigserial PK, plan_sha256, batch, batch_seq, record bytea, written_at)
 //	lock(singleton PK, id, who, pid, plan_sha256, since, heartbeat_at,
 //	     lease_expires, lease_seconds)
+//	workers(id PK, plan_sha256, who, pid, since, heartbeat_at, lease_expires)   (version 2)
+//	claims(plan_sha256, unit, worker, claimed_at; PK (plan_sha256, unit))      (version 2)
 //
 // Append is one transaction (one round trip): it locks the plan's runs row,
 // so positions grow in commit order and a reader never skips a record
