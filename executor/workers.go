@@ -150,9 +150,27 @@ func (r *runner) workerPass(ctx context.Context) bool {
 		r.err = fmt.Errorf("claiming groups of plan %s: %w", short(r.sha), err)
 		return false
 	}
-	grew := false
+	var fresh []string
 	for _, id := range held {
-		if w.held[id] {
+		if !w.held[id] {
+			fresh = append(fresh, id)
+		}
+	}
+	if len(fresh) == 0 {
+		return false
+	}
+	// What the previous holder recorded up to its release (or its lease's
+	// expiry) is durable by now: read it before deciding anything for
+	// these groups, or a step it finished would look in flight.
+	r.poll(ctx)
+	if r.err != nil {
+		return false
+	}
+	var ended []string
+	grew := false
+	for _, id := range fresh {
+		if g := r.m.nodes[id]; g == nil || g.st.Name.Terminal() {
+			ended = append(ended, id)
 			continue
 		}
 		w.held[id], grew = true, true
@@ -173,6 +191,12 @@ func (r *runner) workerPass(ctx context.Context) bool {
 			if unitOf(n) != nil && unitOf(n).id == id {
 				n.dirty = true
 			}
+		}
+	}
+	if len(ended) > 0 {
+		if err := w.c.Release(ctx, r.sha, ended); err != nil {
+			r.err = fmt.Errorf("releasing groups of plan %s: %w", short(r.sha), err)
+			return false
 		}
 	}
 	return grew
@@ -200,6 +224,7 @@ func (r *runner) tryLead(ctx context.Context) {
 		return
 	}
 	r.w.leader = true
+	r.poll(ctx) // the former leader's last records, before writing after them
 	msg := "this worker leads the run (the leader's lock was free)"
 	if replaced != nil {
 		msg = fmt.Sprintf("took over the lock %s of %s (pid %d, since %s, plan %s): %s", replaced.ID, replaced.Who, replaced.PID,
