@@ -1,0 +1,180 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/executor/executortest"
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
+)
+
+// workerRound runs two applies of p on two handles of one database, the
+// second started once the first has journaled its start, with -join.
+func workerRound(t *testing.T, a, b *Backend, p *plan.Plan, sha string, prov *executortest.Provider, during func(context.Context)) (executor.Outcome, executor.Outcome) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	before, err := a.Read(ctx, sha, -1)
+	if err != nil {
+		before = nil
+	}
+	opts := func(be *Backend, who string, join bool) executor.Options {
+		return executor.Options{Plan: p, PlanSHA256: sha, Backend: be, Holder: who, Join: join,
+			Providers: map[string]providers.Provider{"fake": prov}, Hooks: executortest.NewHooks(),
+			PollInterval: 20 * time.Millisecond}
+	}
+	type res struct {
+		out executor.Outcome
+		err error
+	}
+	run := func(o executor.Options) chan res {
+		ch := make(chan res, 1)
+		e, err := executor.New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			out, err := e.Run(ctx, ctx)
+			ch <- res{out, err}
+		}()
+		return ch
+	}
+	ra := run(opts(a, "worker-a@ci", false))
+	for {
+		es, err := a.Read(ctx, sha, -1)
+		if err == nil && len(es) > len(before) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("worker a journaled nothing")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	rb := run(opts(b, "worker-b@ci", true))
+	if during != nil {
+		during(ctx)
+	}
+	x, y := <-ra, <-rb
+	if x.err != nil || y.err != nil {
+		t.Fatalf("worker a: %v; worker b: %v", x.err, y.err)
+	}
+	return x.out, y.out
+}
+
+// TestTwoWorkersKeepPausesAndGates: two workers on one run (the engine on
+// PostgreSQL, a fake provider) obey the run's pauses and gates together: a
+// pause after a rack stops both (both report it), continue lets the next
+// rack start; the two groups of the next stage run on the two workers, one
+// each; an approval gate before the last stage stops both until approve.
+// The journal shows every step started once, the second rack only after
+// the continue, the gated stage only after the approval.
+func TestTwoWorkersKeepPausesAndGates(t *testing.T) {
+	if srv == nil {
+		t.Skip("no PostgreSQL")
+	}
+	conn := srv.Database(t)
+	a := open(t, Options{ConnString: conn, Lease: 3 * time.Second})
+	b := open(t, Options{ConnString: conn, Lease: 3 * time.Second})
+	prov := executortest.NewProvider()
+	bl := executortest.NewBuilder(prov)
+	bl.NoHooks = true
+	// The second rack's first server hangs in its first step until both
+	// workers are live, so the next stage's groups are shared.
+	const hang = "c1/r02/r02-s01"
+	bl.Scripts[hang] = executortest.Script{HangApply: 1}
+	type S = executortest.Scope
+	bl.Stage("canary").Group(bl, "lab").Cluster("c1").
+		Scope(S{Name: "r01", Servers: 2, PauseAfter: true}).Scope(S{Name: "r02", Servers: 2})
+	prod := bl.Stage("prod")
+	prod.Group(bl, "east").Cluster("c2").Scope(S{Name: "r01", Servers: 2}).Scope(S{Name: "r02", Servers: 2})
+	prod.Group(bl, "west").Cluster("c3").Scope(S{Name: "r01", Servers: 2}).Scope(S{Name: "r02", Servers: 2})
+	bl.Stage("final").Gate("qa", "before").Group(bl, "last").Cluster("c4").Scope(S{Name: "r01", Servers: 2})
+	p := bl.Plan()
+	sha := strings.Repeat("d", 64)
+	ctx := context.Background()
+
+	oa, ob := workerRound(t, a, b, p, sha, prov, nil)
+	if oa.Reason != executor.ReasonAfterRack || ob.Reason != executor.ReasonAfterRack {
+		t.Fatalf("round 1: a %s(%s), b %s(%s); want both paused after the rack", oa.Status, oa.Reason, ob.Status, ob.Reason)
+	}
+	ctl, err := executor.New(executor.Options{Plan: p, PlanSHA256: sha, Backend: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, ctl.Continue(ctx))
+	oa, ob = workerRound(t, a, b, p, sha, prov, func(ctx context.Context) {
+		select {
+		case <-prov.Hanging(hang):
+		case <-ctx.Done():
+			t.Error("the second rack never started")
+			return
+		}
+		for ctx.Err() == nil {
+			if _, live, err := a.Claims(ctx, sha); err == nil && live == 2 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		prov.Release(hang)
+	})
+	if oa.Reason != executor.ReasonApproval || ob.Reason != executor.ReasonApproval {
+		t.Fatalf("round 2: a %s(%s) %s, b %s(%s) %s; want both waiting for the approval", oa.Status, oa.Reason, oa.Message, ob.Status, ob.Reason, ob.Message)
+	}
+	must(t, ctl.Approve(ctx, "stage.final.gate.qa"))
+	oa, ob = workerRound(t, a, b, p, sha, prov, nil)
+	if oa.Status != executor.OutcomeCompleted || ob.Status != executor.OutcomeCompleted {
+		t.Fatalf("round 3: a %s(%s) %s, b %s(%s) %s; want both completed", oa.Status, oa.Reason, oa.Message, ob.Status, ob.Reason, ob.Message)
+	}
+
+	es, err := a.Read(ctx, sha, -1)
+	must(t, err)
+	started := map[string]int{}
+	continueAt, approveAt := -1, -1
+	by := map[string]int{}
+	group := map[string]string{}
+	for i, e := range es {
+		var r map[string]any
+		must(t, json.Unmarshal(e.Data, &r))
+		switch r["type"] {
+		case "continue":
+			continueAt = i
+		case "approve":
+			approveAt = i
+		case "step_started":
+			key := fmt.Sprint(r["server"], " ", r["op"])
+			started[key]++
+			by[strings.Fields(fmt.Sprint(r["by"]))[0]]++
+			srv := fmt.Sprint(r["server"])
+			if strings.HasPrefix(srv, "c1/r02/") && i < continueAt {
+				t.Errorf("journal: %s started at %d, before the continue after the pause (at %d)", key, i, continueAt)
+			}
+			if c := srv[:strings.IndexByte(srv, '/')]; c == "c2" || c == "c3" {
+				group[c] = strings.Fields(fmt.Sprint(r["by"]))[0]
+			}
+			if strings.HasPrefix(srv, "c4/") && i < approveAt {
+				t.Errorf("journal: %s started at %d, before the approval of the gate (at %d)", key, i, approveAt)
+			}
+		}
+	}
+	if continueAt < 0 || approveAt < 0 {
+		t.Fatalf("journal: continue at %d, approve at %d", continueAt, approveAt)
+	}
+	for key, n := range started {
+		if n != 1 {
+			t.Errorf("journal: %s started %d times", key, n)
+		}
+	}
+	if len(started) == 0 {
+		t.Fatal("journal: no step started")
+	}
+	t.Logf("steps by worker: %v", by)
+	if group["c2"] == group["c3"] {
+		t.Errorf("journal: both groups of the parallel stage ran on %s; with two live workers each claims one", group["c2"])
+	}
+}
