@@ -335,10 +335,14 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 				r.abandon(o)
 			}
 		}
-		r.poll(hard)
+		// Claims first, then the journal read, then the decisions: a
+		// record of another worker (a breach, a pause) is seen as late
+		// as possible before this worker's next write.
 		r.workerPass(hard)
+		r.poll(hard)
 		r.reconcile(hard)
 		for i := 0; i < 8 && r.workerPass(hard); i++ {
+			r.poll(hard)
 			r.reconcile(hard) // a group claimed: step it now
 		}
 		if r.err != nil {
@@ -473,6 +477,7 @@ func (r *runner) flush(ctx context.Context) {
 	if r.err != nil {
 		return
 	}
+	r.holdStarts(ctx) // workers.go
 	for _, o := range r.launchQ {
 		r.begin(ctx, o)
 	}
@@ -528,7 +533,7 @@ func (r *runner) wake(t time.Time) {
 }
 
 func (r *runner) halted() bool {
-	return r.graceful || len(r.down) > 0 || r.m.stopRequested() || r.m.breaches > 0 || r.m.pauses > 0 || r.m.run.st.Name.Terminal()
+	return r.graceful || len(r.down) > 0 || r.m.stopRequested() || r.m.breaches > 0 || r.m.pauses > 0 || r.m.run.st.Name.Terminal() || r.groupFailed()
 }
 
 // reconcile makes every decision the current state allows, until nothing
@@ -550,6 +555,7 @@ func (r *runner) reconcile(ctx context.Context) {
 				r.skipTree(ctx, n)
 			}
 		}
+		r.unholdStarts()
 		r.stepRun(ctx)
 		// Servers waiting for the others on their BMC are decided again:
 		// any record may have brought one of those down.

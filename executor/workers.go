@@ -32,6 +32,9 @@ type workerMode struct {
 	ledAt     time.Time
 	checkedAt time.Time
 	busy      bool
+	// parked: servers recorded started whose first action was held back
+	// because another worker's record halted the run meanwhile.
+	parked []*node
 }
 
 // unitOf is the group n belongs to (n itself for a group); nil above.
@@ -212,8 +215,33 @@ func (r *runner) unitActive(g *node) bool {
 	return false
 }
 
-// tryLead takes the state lock when it is free or its holder is gone.
+// groupFailed: with several workers, a group that failed halts the run at
+// once, as its stage's failure (or threshold pause) would, which only the
+// leader records: nothing new starts on any worker meanwhile.
+func (r *runner) groupFailed() bool {
+	if r.w == nil {
+		return false
+	}
+	for _, st := range r.m.run.kids {
+		if st.st.Name.Terminal() {
+			continue
+		}
+		for _, g := range st.groups {
+			if g.st.Name == Failed {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// tryLead takes the state lock when it is free or its holder is gone. Not
+// while a stop is in force: a new leader records a run start, which would
+// end the stop.
 func (r *runner) tryLead(ctx context.Context) {
+	if r.m.stopRequested() {
+		return
+	}
 	replaced, err := acquire(ctx, r.o.Backend, r.w.info, 0, r.o.Clock, r.o.PollInterval, r.o.HolderGone)
 	var le *LockedError
 	if errors.As(err, &le) {
@@ -297,4 +325,51 @@ func (r *runner) othersBusy(ctx context.Context, out Outcome) bool {
 		w.ledAt = time.Time{} // the lock is free or stale: lead
 	}
 	return false
+}
+
+// holdStarts closes the window between this worker's last journal read
+// and its write: another worker may have recorded a breach, a pause or a
+// stop meanwhile. Once the records starting servers are durable, and
+// before the first action on those servers (their pre-flight
+// observation), the journal is read again; if the run is now halted, those
+// servers are left untouched (recorded running, nothing done on them yet)
+// until it goes on, as a single apply would not have started them.
+func (r *runner) holdStarts(ctx context.Context) {
+	if r.w == nil {
+		return
+	}
+	first := false
+	for _, o := range r.launchQ {
+		if o.kind == opObserve {
+			first = true
+		}
+	}
+	if !first {
+		return
+	}
+	r.poll(ctx)
+	if r.err != nil || !r.halted() || r.graceful {
+		return
+	}
+	keep := r.launchQ[:0]
+	for _, o := range r.launchQ {
+		if o.kind != opObserve {
+			keep = append(keep, o)
+			continue
+		}
+		delete(r.ops, o.sv)
+		r.inflight--
+		r.w.parked = append(r.w.parked, o.sv)
+		r.event(Event{Type: "server_held", Server: o.sv.id, Message: "not started: another worker halted the run (a breach, a pause or a stop) just before; it starts when the run goes on"})
+	}
+	r.launchQ = keep
+}
+
+// unholdStarts lets held servers start once the run goes on.
+func (r *runner) unholdStarts() {
+	if r.w == nil || len(r.w.parked) == 0 || r.halted() {
+		return
+	}
+	r.ready = append(r.ready, r.w.parked...)
+	r.w.parked = nil
 }

@@ -178,3 +178,91 @@ func TestTwoWorkersKeepPausesAndGates(t *testing.T) {
 		t.Errorf("journal: both groups of the parallel stage ran on %s; with two live workers each claims one", group["c2"])
 	}
 }
+
+// TestTwoWorkersHaltTogetherOnABreach: a server of one worker's group
+// fails, its rack breaches its threshold and pauses; the other worker,
+// driving the other group, touches no new server after the breach is
+// journaled (servers in flight finish; a server it recorded started in the
+// moment before it read the breach is held back untouched), and both
+// report the run paused on the threshold.
+func TestTwoWorkersHaltTogetherOnABreach(t *testing.T) {
+	if srv == nil {
+		t.Skip("no PostgreSQL")
+	}
+	conn := srv.Database(t)
+	a := open(t, Options{ConnString: conn, Lease: 3 * time.Second})
+	b := open(t, Options{ConnString: conn, Lease: 3 * time.Second})
+	prov := executortest.NewProvider()
+	bl := executortest.NewBuilder(prov)
+	bl.NoHooks = true
+	const hang = "c1/r01/r01-s01"
+	bl.Scripts[hang] = executortest.Script{HangApply: 1}
+	bl.Scripts["c2/r01/r01-s01"] = executortest.Script{FailApply: 2}
+	type S = executortest.Scope
+	bl.Stage("canary").Group(bl, "lab").Cluster("c1").Scope(S{Name: "r01", Servers: 1})
+	prod := bl.Stage("prod").OnBreach("pause")
+	for _, c := range []string{"c2", "c3"} {
+		prod.Group(bl, c).Cluster(c).Scope(S{Name: "r01", Servers: 2}).Scope(S{Name: "r02", Servers: 2}).Scope(S{Name: "r03", Servers: 2})
+	}
+	p := bl.Plan()
+	sha := strings.Repeat("e", 64)
+	oa, ob := workerRound(t, a, b, p, sha, prov, func(ctx context.Context) {
+		select {
+		case <-prov.Hanging(hang):
+		case <-ctx.Done():
+			return
+		}
+		for ctx.Err() == nil {
+			if _, live, err := a.Claims(ctx, sha); err == nil && live == 2 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		prov.Release(hang)
+	})
+	if oa.Reason != executor.ReasonThreshold || ob.Reason != executor.ReasonThreshold {
+		t.Fatalf("a %s(%s) %s; b %s(%s) %s; want both paused on the threshold", oa.Status, oa.Reason, oa.Message, ob.Status, ob.Reason, ob.Message)
+	}
+	es, err := a.Read(context.Background(), sha, -1)
+	must(t, err)
+	breach := -1
+	seen, late := map[string]bool{}, map[string]bool{}
+	by := map[string]string{}
+	for i, e := range es {
+		var r map[string]any
+		must(t, json.Unmarshal(e.Data, &r))
+		if r["type"] == "state" && r["state"] == "paused" && r["reason"] == "threshold" && breach < 0 {
+			breach = i
+		}
+		if r["type"] == "step_started" {
+			srv := fmt.Sprint(r["server"])
+			by[srv[:2]] = fmt.Sprint(r["by"])
+			if late[srv] {
+				t.Errorf("journal: %s, recorded running after the breach, had its step %v started at %d", srv, r["op"], i)
+			}
+		}
+		id := fmt.Sprint(r["id"])
+		if r["type"] != "state" || r["state"] != "running" || strings.Count(id, "/") != 2 {
+			continue
+		}
+		// A server started before the breach is in flight and finishes;
+		// one recorded running after it (a worker that had not yet read
+		// the breach) must not be touched.
+		if !seen[id] && breach >= 0 {
+			late[id] = true
+			t.Logf("%s recorded running at %d, after the breach at %d: held back", id, i, breach)
+		}
+		seen[id] = true
+	}
+	if breach < 0 {
+		t.Fatal("journal: no threshold breach")
+	}
+	if t.Failed() {
+		for i, e := range es {
+			t.Logf("%d %s", i, e.Data)
+		}
+	}
+	if by["c2"] == by["c3"] {
+		t.Errorf("journal: both groups ran on %s", by["c2"])
+	}
+}
