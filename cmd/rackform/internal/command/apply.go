@@ -80,7 +80,9 @@ one; when it has expired; when it has already been applied; when the
 provider plugin binaries differ from those that made the plan; when a
 sensitive variable or an environment variable the configuration reads is not
 supplied; and when another apply holds the state lock (with -lock-timeout,
-apply waits for it).
+apply waits for it; with the postgres backend and -join, an apply of the
+same plan runs beside it as another worker: each worker claims rollout
+groups, the others' records come through the database).
 
 Providers are configured from the configuration snapshot inside the plan and
 the plan's variable values, never from the files in the working directory.
