@@ -271,3 +271,115 @@ func TestTwoWorkersHaltTogetherOnABreach(t *testing.T) {
 		t.Errorf("journal: both groups ran on %s", by["c2"])
 	}
 }
+
+// TestLeaderStopsAndTheOtherWorkerFinishes: the leader (the worker holding
+// the state lock) stops at once in the middle of the parallel stage, one of
+// its servers in the middle of a step. The other worker takes the lead
+// (the lock was released), claims the leader's group, resumes that server
+// from the journal (the update cut off is checked, not started again: it
+// had taken effect on the BMC), and completes the run alone: every step
+// started once.
+func TestLeaderStopsAndTheOtherWorkerFinishes(t *testing.T) {
+	if srv == nil {
+		t.Skip("no PostgreSQL")
+	}
+	conn := srv.Database(t)
+	a := open(t, Options{ConnString: conn, Lease: 3 * time.Second})
+	b := open(t, Options{ConnString: conn, Lease: 3 * time.Second})
+	prov := executortest.NewProvider()
+	bl := executortest.NewBuilder(prov)
+	bl.NoHooks = true
+	const lab = "c1/r01/r01-s01"
+	hangs := []string{"c2/r01/r01-s01", "c3/r01/r01-s01"}
+	bl.Scripts[lab] = executortest.Script{HangApply: 1}
+	for _, h := range hangs {
+		bl.Scripts[h] = executortest.Script{HangApply: 2} // its update
+	}
+	type S = executortest.Scope
+	bl.Stage("canary").Group(bl, "lab").Cluster("c1").Scope(S{Name: "r01", Servers: 1})
+	prod := bl.Stage("prod")
+	for _, c := range []string{"c2", "c3"} {
+		prod.Group(bl, c).Cluster(c).Scope(S{Name: "r01", Servers: 1}).Scope(S{Name: "r02", Servers: 1})
+	}
+	p := bl.Plan()
+	sha := strings.Repeat("f", 64)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	opts := func(be *Backend, who string, join bool) executor.Options {
+		return executor.Options{Plan: p, PlanSHA256: sha, Backend: be, Holder: who, Join: join,
+			Providers: map[string]providers.Provider{"fake": prov}, Hooks: executortest.NewHooks(),
+			PollInterval: 20 * time.Millisecond}
+	}
+	ea, err := executor.New(opts(a, "worker-a@ci", false))
+	must(t, err)
+	eb, err := executor.New(opts(b, "worker-b@ci", true))
+	must(t, err)
+	hardA, stopA := context.WithCancel(ctx)
+	type res struct {
+		out executor.Outcome
+		err error
+	}
+	ra, rb := make(chan res, 1), make(chan res, 1)
+	go func() { out, err := ea.Run(hardA, hardA); ra <- res{out, err} }()
+	<-prov.Hanging(lab)
+	go func() { out, err := eb.Run(ctx, ctx); rb <- res{out, err} }()
+	for ctx.Err() == nil {
+		if _, live, err := a.Claims(ctx, sha); err == nil && live == 2 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	prov.Release(lab)
+	for _, h := range hangs {
+		select {
+		case <-prov.Hanging(h):
+		case <-ctx.Done():
+			t.Fatalf("%s never reached its update", h)
+		}
+	}
+	stopA() // the leader stops at once, its update in flight
+	x := <-ra
+	if x.err != nil || x.out.Status != executor.OutcomeInterrupted {
+		t.Fatalf("worker a: %s %v", x.out.Status, x.err)
+	}
+	for _, h := range hangs {
+		prov.Release(h)
+	}
+	y := <-rb
+	if y.err != nil || y.out.Status != executor.OutcomeCompleted {
+		t.Fatalf("worker b: %s(%s) %s %v", y.out.Status, y.out.Reason, y.out.Message, y.err)
+	}
+	es, err := b.Read(ctx, sha, -1)
+	must(t, err)
+	started := map[string][]string{}
+	led := false
+	for _, e := range es {
+		var r map[string]any
+		must(t, json.Unmarshal(e.Data, &r))
+		switch r["type"] {
+		case "step_started":
+			key := fmt.Sprint(r["server"], " ", r["op"])
+			started[key] = append(started[key], strings.Fields(fmt.Sprint(r["by"]))[0])
+		case "run_started":
+			if strings.HasPrefix(fmt.Sprint(r["by"]), "worker-b@ci") {
+				led = true
+			}
+		}
+	}
+	if !led {
+		t.Error("journal: worker b never recorded taking the lead")
+	}
+	adopted := 0
+	for key, by := range started {
+		if len(by) != 1 {
+			t.Errorf("journal: %s started %d times (%v)", key, len(by), by)
+		}
+		srv, ok := strings.CutSuffix(key, " step:3")
+		if ok && by[0] == "worker-a@ci" && len(started[srv+" step:4"]) > 0 && started[srv+" step:4"][0] == "worker-b@ci" {
+			adopted++ // a's update, cut off, resumed by b (it had taken effect): b went on
+		}
+	}
+	if adopted != 1 {
+		t.Errorf("journal: %d servers whose update a started and b went on from, want 1: %v", adopted, started)
+	}
+}
