@@ -48,6 +48,11 @@ func (b *Backend) Join(ctx context.Context, w executor.WorkerInfo) error {
 	}
 	o := b.cfg()
 	err := b.retry(ctx, "registering the worker", func(ctx context.Context) error {
+		// Workers that died long ago and hold nothing are forgotten.
+		if _, err := b.pool.Exec(ctx, `DELETE FROM `+b.s+`.workers w WHERE lease_expires < now() - interval '1 day'
+			AND NOT EXISTS (SELECT 1 FROM `+b.s+`.claims c WHERE c.worker = w.id)`); err != nil {
+			return err
+		}
 		_, err := b.pool.Exec(ctx, `INSERT INTO `+b.s+`.workers (id, plan_sha256, who, pid, lease_expires)
 			VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))
 			ON CONFLICT (id) DO NOTHING`, w.ID, w.PlanSHA256, w.Who, w.PID, o.Lease.Seconds())

@@ -318,6 +318,9 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 		return m.fail("%s", err)
 	}
 	defer b.Close()
+	if o.join && b.pg == nil {
+		return m.fail("-join needs the postgres state backend (rackform { backend \"postgres\" } in the configuration, RACKFORM_PG_CONN_STR set): with %s only one apply drives a run", b.where)
+	}
 
 	ctl, err := controlExecutor(b, p, sha)
 	if err != nil {
