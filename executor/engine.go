@@ -568,6 +568,9 @@ func (r *runner) reconcile(ctx context.Context) {
 		}
 		if !r.changed {
 			r.flush(ctx)
+			if r.changed && r.err == nil {
+				continue // the flush read others' records (workers.go): decide on them
+			}
 			return
 		}
 	}
@@ -576,6 +579,13 @@ func (r *runner) reconcile(ctx context.Context) {
 func (r *runner) skipTree(ctx context.Context, n *node) {
 	if n.st.Name.Terminal() {
 		r.clearBreaches(n)
+		if r.w != nil && n.st.Name == Skipped {
+			// Several workers: the leader skipped the stage, the groups
+			// under it are their claimants' to record (workers.go).
+			for _, k := range n.kids {
+				r.skipTree(ctx, k)
+			}
+		}
 		return
 	}
 	n.skip = true

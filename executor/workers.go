@@ -98,8 +98,15 @@ func (r *runner) candidates() []*node {
 
 // workerPass takes the leader's role when it is free or its holder's lease
 // expired, releases ended groups, and claims groups up to a fair share.
-// It reports whether this worker now holds a group it did not hold.
+// It reports whether this worker now holds a group it did not hold, or
+// read records: either way, the runner decides again.
 func (r *runner) workerPass(ctx context.Context) bool {
+	from := r.cursor
+	grew := r.claimPass(ctx)
+	return r.err == nil && (grew || r.cursor != from)
+}
+
+func (r *runner) claimPass(ctx context.Context) bool {
 	w := r.w
 	if w == nil || r.err != nil || r.graceful {
 		return false
@@ -196,6 +203,11 @@ func (r *runner) workerPass(ctx context.Context) bool {
 			}
 		}
 	}
+	if grew {
+		// Skips recorded before: their effect on these groups was not this
+		// worker's to write then (skipTree is idempotent).
+		r.skipsAt = 0
+	}
 	if len(ended) > 0 {
 		if err := w.c.Release(ctx, r.sha, ended); err != nil {
 			r.err = fmt.Errorf("releasing groups of plan %s: %w", short(r.sha), err)
@@ -253,6 +265,7 @@ func (r *runner) tryLead(ctx context.Context) {
 	}
 	r.w.leader = true
 	r.poll(ctx) // the former leader's last records, before writing after them
+	r.skipsAt = 0
 	msg := "this worker leads the run (the leader's lock was free)"
 	if replaced != nil {
 		msg = fmt.Sprintf("took over the lock %s of %s (pid %d, since %s, plan %s): %s", replaced.ID, replaced.Who, replaced.PID,
@@ -323,6 +336,16 @@ func (r *runner) othersBusy(ctx context.Context, out Outcome) bool {
 			return true
 		}
 		w.ledAt = time.Time{} // the lock is free or stale: lead
+		return true
+	}
+	// The claims were read after the journal: a worker that released a
+	// group had journaled its end before. Read the journal again; if it
+	// brought anything, decide again before ending.
+	before := r.cursor
+	r.poll(ctx)
+	if r.cursor != before {
+		w.checkedAt = time.Time{}
+		return true
 	}
 	return false
 }

@@ -72,6 +72,44 @@ func workerRound(t *testing.T, a, b *Backend, p *plan.Plan, sha string, prov *ex
 	return x.out, y.out
 }
 
+// shareStage returns a workerRound hook for a plan whose server hang
+// hangs in its first step, and whose servers firsts (the first of each
+// group of the next stage) hang in their first step too: hang is let go
+// once both workers are live, then the firsts once each has started (each
+// group claimed and started while the other still runs), so the groups of
+// the stage are shared between the workers however fast the fake is.
+func shareStage(t *testing.T, a *Backend, sha string, prov *executortest.Provider, hang string, firsts ...string) func(context.Context) {
+	return func(ctx context.Context) {
+		wait := func(addr string) bool {
+			select {
+			case <-prov.Hanging(addr):
+				return true
+			case <-ctx.Done():
+				t.Errorf("%s never started", addr)
+				return false
+			}
+		}
+		if !wait(hang) {
+			return
+		}
+		for ctx.Err() == nil {
+			if _, live, err := a.Claims(ctx, sha); err == nil && live == 2 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		prov.Release(hang)
+		for _, f := range firsts {
+			if !wait(f) {
+				return
+			}
+		}
+		for _, f := range firsts {
+			prov.Release(f)
+		}
+	}
+}
+
 // TestTwoWorkersKeepPausesAndGates: two workers on one run (the engine on
 // PostgreSQL, a fake provider) obey the run's pauses and gates together: a
 // pause after a rack stops both (both report it), continue lets the next
@@ -93,6 +131,8 @@ func TestTwoWorkersKeepPausesAndGates(t *testing.T) {
 	// workers are live, so the next stage's groups are shared.
 	const hang = "c1/r02/r02-s01"
 	bl.Scripts[hang] = executortest.Script{HangApply: 1}
+	bl.Scripts["c2/r01/r01-s01"] = executortest.Script{HangApply: 1}
+	bl.Scripts["c3/r01/r01-s01"] = executortest.Script{HangApply: 1}
 	type S = executortest.Scope
 	bl.Stage("canary").Group(bl, "lab").Cluster("c1").
 		Scope(S{Name: "r01", Servers: 2, PauseAfter: true}).Scope(S{Name: "r02", Servers: 2})
@@ -113,21 +153,7 @@ func TestTwoWorkersKeepPausesAndGates(t *testing.T) {
 		t.Fatal(err)
 	}
 	must(t, ctl.Continue(ctx))
-	oa, ob = workerRound(t, a, b, p, sha, prov, func(ctx context.Context) {
-		select {
-		case <-prov.Hanging(hang):
-		case <-ctx.Done():
-			t.Error("the second rack never started")
-			return
-		}
-		for ctx.Err() == nil {
-			if _, live, err := a.Claims(ctx, sha); err == nil && live == 2 {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		prov.Release(hang)
-	})
+	oa, ob = workerRound(t, a, b, p, sha, prov, shareStage(t, a, sha, prov, hang, "c2/r01/r01-s01", "c3/r01/r01-s01"))
 	if oa.Reason != executor.ReasonApproval || ob.Reason != executor.ReasonApproval {
 		t.Fatalf("round 2: a %s(%s) %s, b %s(%s) %s; want both waiting for the approval", oa.Status, oa.Reason, oa.Message, ob.Status, ob.Reason, ob.Message)
 	}
@@ -202,7 +228,8 @@ func TestTwoWorkersHaltTogetherOnABreach(t *testing.T) {
 	bl.NoHooks = true
 	const hang = "c1/r01/r01-s01"
 	bl.Scripts[hang] = executortest.Script{HangApply: 1}
-	bl.Scripts["c2/r01/r01-s01"] = executortest.Script{FailApply: 2}
+	bl.Scripts["c2/r01/r01-s01"] = executortest.Script{HangApply: 1, FailApply: 2}
+	bl.Scripts["c3/r01/r01-s01"] = executortest.Script{HangApply: 1}
 	type S = executortest.Scope
 	bl.Stage("canary").Group(bl, "lab").Cluster("c1").Scope(S{Name: "r01", Servers: 1})
 	prod := bl.Stage("prod").OnBreach("pause")
@@ -211,20 +238,7 @@ func TestTwoWorkersHaltTogetherOnABreach(t *testing.T) {
 	}
 	p := bl.Plan()
 	sha := strings.Repeat("e", 64)
-	oa, ob := workerRound(t, a, b, p, sha, prov, func(ctx context.Context) {
-		select {
-		case <-prov.Hanging(hang):
-		case <-ctx.Done():
-			return
-		}
-		for ctx.Err() == nil {
-			if _, live, err := a.Claims(ctx, sha); err == nil && live == 2 {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		prov.Release(hang)
-	})
+	oa, ob := workerRound(t, a, b, p, sha, prov, shareStage(t, a, sha, prov, hang, "c2/r01/r01-s01", "c3/r01/r01-s01"))
 	if oa.Reason != executor.ReasonThreshold || ob.Reason != executor.ReasonThreshold {
 		t.Fatalf("a %s(%s) %s; b %s(%s) %s; want both paused on the threshold", oa.Status, oa.Reason, oa.Message, ob.Status, ob.Reason, ob.Message)
 	}
@@ -381,5 +395,76 @@ func TestLeaderStopsAndTheOtherWorkerFinishes(t *testing.T) {
 	}
 	if adopted != 1 {
 		t.Errorf("journal: %d servers whose update a started and b went on from, want 1: %v", adopted, started)
+	}
+}
+
+// TestTwoWorkersObeySkips: skips recorded before the run (a stage, a
+// server of a group that runs on the other worker) are obeyed by whichever
+// worker drives the part skipped: the skipped servers are never touched,
+// the skipped stage's group and cluster are recorded skipped by the worker
+// that claims them, and the run completes on both.
+func TestTwoWorkersObeySkips(t *testing.T) {
+	if srv == nil {
+		t.Skip("no PostgreSQL")
+	}
+	conn := srv.Database(t)
+	a := open(t, Options{ConnString: conn, Lease: 3 * time.Second})
+	b := open(t, Options{ConnString: conn, Lease: 3 * time.Second})
+	prov := executortest.NewProvider()
+	bl := executortest.NewBuilder(prov)
+	bl.NoHooks = true
+	const hang = "c1/r01/r01-s01"
+	bl.Scripts[hang] = executortest.Script{HangApply: 1}
+	bl.Scripts["c2/r01/r01-s01"] = executortest.Script{HangApply: 1}
+	bl.Scripts["c3/r01/r01-s01"] = executortest.Script{HangApply: 1}
+	type S = executortest.Scope
+	bl.Stage("canary").Group(bl, "lab").Cluster("c1").Scope(S{Name: "r01", Servers: 1})
+	prod := bl.Stage("prod")
+	for _, c := range []string{"c2", "c3"} {
+		prod.Group(bl, c).Cluster(c).Scope(S{Name: "r01", Servers: 2}).Scope(S{Name: "r02", Servers: 2})
+	}
+	bl.Stage("extra").Group(bl, "more").Cluster("c4").Scope(S{Name: "r01", Servers: 2})
+	p := bl.Plan()
+	sha := strings.Repeat("c", 64)
+	ctx := context.Background()
+	ctl, err := executor.New(executor.Options{Plan: p, PlanSHA256: sha, Backend: b})
+	must(t, err)
+	for _, target := range []string{"stage.extra", "c2/r02/r02-s01", "c3/r02/r02-s02"} {
+		must(t, ctl.Skip(ctx, target))
+	}
+	oa, ob := workerRound(t, a, b, p, sha, prov, shareStage(t, a, sha, prov, hang, "c2/r01/r01-s01", "c3/r01/r01-s01"))
+	if oa.Status != executor.OutcomeCompleted || ob.Status != executor.OutcomeCompleted {
+		t.Fatalf("a %s(%s) %s; b %s(%s) %s; want both completed", oa.Status, oa.Reason, oa.Message, ob.Status, ob.Reason, ob.Message)
+	}
+	es, err := a.Read(ctx, sha, -1)
+	must(t, err)
+	skipped := map[string]bool{}
+	by := map[string]string{}
+	for _, e := range es {
+		var r map[string]any
+		must(t, json.Unmarshal(e.Data, &r))
+		switch r["type"] {
+		case "step_started":
+			srv := fmt.Sprint(r["server"])
+			by[srv[:2]] = fmt.Sprint(r["by"])
+			if srv == "c2/r02/r02-s01" || srv == "c3/r02/r02-s02" || strings.HasPrefix(srv, "c4/") {
+				t.Errorf("journal: %s, skipped, had its step %v started", srv, r["op"])
+			}
+		case "state":
+			if r["state"] == "skipped" {
+				skipped[fmt.Sprint(r["id"])] = true
+			}
+		}
+	}
+	for _, id := range []string{"stage.extra", "stage.extra.group.more", "cluster.c4", "c4/r01/r01-s01", "c2/r02/r02-s01", "c3/r02/r02-s02"} {
+		if !skipped[id] {
+			t.Errorf("journal: %s was not recorded skipped", id)
+		}
+	}
+	if by["c2"] == by["c3"] {
+		t.Errorf("journal: both groups of the parallel stage ran on %s", by["c2"])
+		for i, e := range es {
+			t.Logf("%d %s", i, e.Data)
+		}
 	}
 }
