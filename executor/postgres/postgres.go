@@ -20,7 +20,9 @@
 // so positions grow in commit order and a reader never skips a record
 // committed late; while this process holds the lock, it also checks the
 // lease is still its own (fence), so an apply whose lease was taken over
-// can no longer journal, and so can no longer act. Records are stored as
+// can no longer journal, and so can no longer act; a worker of a run shared
+// by several applies (workers.go) likewise fences on its worker lease, which
+// its claims hang on. Records are stored as
 // the exact bytes the engine wrote (bytea); query them with
 // convert_from(record, 'UTF8')::jsonb.
 //
