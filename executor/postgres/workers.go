@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -133,37 +134,11 @@ func (b *Backend) Claim(ctx context.Context, sha string, units []string, max int
 			return err
 		}
 		if room := max - mine; room > 0 {
-			// Free units, or units of a worker whose lease expired (an
-			// expired lease is never renewed: that worker cannot journal
-			// any more). Rows another worker is claiming right now are
-			// skipped, not waited for.
-			rows, err := tx.Query(ctx, `SELECT c.unit, c.worker IS NOT NULL FROM `+b.s+`.claims c
-				LEFT JOIN `+b.s+`.workers w ON w.id = c.worker
-				WHERE c.plan_sha256 = $1 AND c.unit = ANY($2::text[])
-				  AND (c.worker IS NULL OR w.id IS NULL OR w.lease_expires <= now())
-				ORDER BY array_position($2::text[], c.unit)
-				LIMIT $3
-				FOR UPDATE OF c SKIP LOCKED`, sha, units, room)
+			take, adopt, err := b.lockClaimable(ctx, tx, sha, units, me, room)
 			if err != nil {
 				return err
 			}
-			var take []string
-			for rows.Next() {
-				var u string
-				var adopt bool
-				if err := rows.Scan(&u, &adopt); err != nil {
-					rows.Close()
-					return err
-				}
-				take = append(take, u)
-				if adopt {
-					adopted = append(adopted, u)
-				}
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
+			adopted = adopt
 			if len(take) > 0 {
 				if _, err := tx.Exec(ctx, `UPDATE `+b.s+`.claims SET worker = $3, claimed_at = now()
 					WHERE plan_sha256 = $1 AND unit = ANY($2::text[])`, sha, take, me); err != nil {
@@ -238,4 +213,63 @@ func (b *Backend) Claims(ctx context.Context, sha string) (map[string]string, in
 		return b.pool.QueryRow(ctx, `SELECT count(*) FROM `+b.s+`.workers WHERE plan_sha256 = $1 AND lease_expires > now()`, sha).Scan(&live)
 	})
 	return held, live, err
+}
+
+// lockClaimable locks, in the order of units, up to room rows this worker
+// may take: free units first, then units of workers whose lease expired
+// (adopt). Rows another worker is claiming right now are skipped (SKIP
+// LOCKED), not waited for. Only the claims row's own columns are tested
+// by the locking statements (PostgreSQL re-tests them on the newest
+// version of a row changed meanwhile); a holder's lease is read after the
+// lock, in a statement of its own, so it is current.
+func (b *Backend) lockClaimable(ctx context.Context, tx pgx.Tx, sha string, units []string, me string, room int) (take, adopt []string, err error) {
+	rows, err := tx.Query(ctx, `SELECT unit FROM `+b.s+`.claims
+		WHERE plan_sha256 = $1 AND unit = ANY($2::text[]) AND worker IS NULL
+		ORDER BY array_position($2::text[], unit) LIMIT $3
+		FOR UPDATE SKIP LOCKED`, sha, units, room)
+	if err != nil {
+		return nil, nil, err
+	}
+	take, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(take) == room {
+		return take, nil, err
+	}
+	// Units held by workers whose lease expired (an expired lease is
+	// never renewed: such a worker can journal nothing any more).
+	rows, err = tx.Query(ctx, `SELECT c.unit, c.worker FROM `+b.s+`.claims c
+		WHERE c.plan_sha256 = $1 AND c.unit = ANY($2::text[]) AND c.worker IS NOT NULL AND c.worker <> $3
+		  AND NOT EXISTS (SELECT 1 FROM `+b.s+`.workers w WHERE w.id = c.worker AND w.lease_expires > now())
+		ORDER BY array_position($2::text[], c.unit) LIMIT $4
+		FOR UPDATE OF c SKIP LOCKED`, sha, units, me, room-len(take))
+	if err != nil {
+		return nil, nil, err
+	}
+	type held struct{ unit, worker string }
+	locked, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (held, error) {
+		var h held
+		err := r.Scan(&h.unit, &h.worker)
+		return h, err
+	})
+	if err != nil || len(locked) == 0 {
+		return take, nil, err
+	}
+	var ids []string
+	for _, h := range locked {
+		ids = append(ids, h.worker)
+	}
+	rows, err = tx.Query(ctx, `SELECT id FROM `+b.s+`.workers WHERE id = ANY($1::text[]) AND lease_expires > now()`, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	live, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, h := range locked {
+		if !slices.Contains(live, h.worker) {
+			take = append(take, h.unit)
+			adopt = append(adopt, h.unit)
+		}
+	}
+	return take, adopt, nil
 }
