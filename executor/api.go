@@ -47,6 +47,11 @@ type Options struct {
 	// log and in its run_started record. Default HolderGone: a process of
 	// this host that no longer runs; a holder on another host is never gone.
 	HolderGone func(LockInfo) bool
+	// Join: when another apply of the same plan holds the state lock and
+	// the backend is a Claimer (postgres), run beside it as a worker of
+	// the run instead of waiting for the lock (Claimer). Without it such
+	// an apply waits for the lock (LockTimeout) as a standby.
+	Join bool
 	// PollInterval is how often a running apply reads control records
 	// written by other processes while it waits, and how often an in-flight
 	// BMC task is polled on resume. Default 2s.

@@ -152,7 +152,8 @@
 //	run_ended     outcome, message               an apply ended
 //	state         id, state, reason?, message?, until?   any node's state change
 //	observed      server, fingerprint            pre-flight check passed
-//	step_started  server, op, kind               written before Apply/hook is called
+//	step_started  server, op, kind[, by]         written before Apply/hook is called;
+//	                                             by: the worker, with several (Claimer)
 //	task_uri      server, op, task_uri           written as soon as Progress carries it
 //	step_done     server, op, message?
 //	step_failed   server, op, error
@@ -205,6 +206,7 @@
 //	continue_requested gate_approved stop_requested skip_requested
 //	release_available                a continue found a pending cluster's
 //	                                 release at its site (target, message)
+//	worker_joined group_claimed server_held   several workers on one run (Claimer)
 //
 // testdata/events.golden.jsonl and testdata/journal.golden.jsonl show a
 // complete stream.
@@ -214,5 +216,7 @@
 // Backend is small and byte-oriented (plans by SHA, journal append/read
 // with positions, a lock row) so PostgreSQL can implement it later with
 // the same records. executor/state has the local directory backend and an
-// in-memory one; executor/executortest has fakes for tests.
+// in-memory one; executor/executortest has fakes for tests;
+// executor/postgres is the PostgreSQL backend, and the one Claimer: several
+// applies drive one run, each the rollout groups it claimed (workers.go).
 package executor

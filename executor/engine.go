@@ -169,6 +169,9 @@ type runner struct {
 	// downMember, by cluster: a member the quorum guard found down, for
 	// an armed spare takeover to replace (spare.go).
 	downMember map[string]string
+	// w: this apply is one of the workers of the run (workers.go); nil
+	// when the backend is not a Claimer.
+	w *workerMode
 }
 
 // Run applies the plan until it completes, fails, pauses, is stopped, or
@@ -189,9 +192,38 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 		}
 	}
 	info := LockInfo{ID: randomID(), Who: o.Holder, PID: os.Getpid(), PlanSHA256: o.PlanSHA256, Since: o.Clock.Now().UTC()}
-	replaced, err := acquire(hard, o.Backend, info, o.LockTimeout, o.Clock, o.PollInterval, o.HolderGone)
-	if err != nil {
+	claimer, _ := o.Backend.(Claimer)
+	timeout := o.LockTimeout
+	if o.Join && claimer != nil {
+		timeout = 0
+	}
+	replaced, err := acquire(hard, o.Backend, info, timeout, o.Clock, o.PollInterval, o.HolderGone)
+	var le *LockedError
+	if err != nil && timeout != o.LockTimeout && !(errors.As(err, &le) && le.Holder.PlanSHA256 == o.PlanSHA256) {
+		// Locked for another plan: wait for it like any apply.
+		replaced, err = acquire(hard, o.Backend, info, o.LockTimeout, o.Clock, o.PollInterval, o.HolderGone)
+	}
+	leader := err == nil
+	if err != nil && !(o.Join && claimer != nil && errors.As(err, &le) && le.Holder.PlanSHA256 == o.PlanSHA256) {
 		return Outcome{}, fmt.Errorf("locking the state for plan %s: %w", short(o.PlanSHA256), err)
+	}
+	var wm *workerMode
+	if claimer != nil {
+		wm = &workerMode{c: claimer, info: info, leader: leader, held: map[string]bool{}}
+		if err := claimer.Join(hard, WorkerInfo{ID: info.ID, Who: o.Holder, PID: info.PID, PlanSHA256: o.PlanSHA256}); err != nil {
+			if leader {
+				_ = o.Backend.Unlock(context.WithoutCancel(hard), info.ID)
+			}
+			return Outcome{}, fmt.Errorf("joining the run of plan %s as a worker: %w", short(o.PlanSHA256), err)
+		}
+		defer func() {
+			if err := claimer.Leave(context.WithoutCancel(hard)); err != nil {
+				o.Logger.Error("leaving the run", "worker", info.ID, "err", err)
+			}
+		}()
+		if !leader {
+			o.Logger.Info("joining the run as a worker beside the apply holding the lock", "holder", le.Holder.Who, "lock", le.Holder.ID)
+		}
 	}
 	tookOver := ""
 	if replaced != nil {
@@ -200,6 +232,9 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 		o.Logger.Warn(tookOver)
 	}
 	defer func() {
+		if wm != nil && !wm.leader {
+			return
+		}
 		if err := o.Backend.Unlock(context.WithoutCancel(hard), info.ID); err != nil {
 			o.Logger.Error("releasing the state lock", "id", info.ID, "err", err)
 		}
@@ -235,9 +270,13 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	o.Logger.Info("applying plan", "plan", short(o.PlanSHA256), "resumed", m.records > 0, "holder", o.Holder)
 	r := &runner{e: e, o: o, m: m, sha: o.PlanSHA256, cursor: cursor, own: map[int64]bool{},
 		ops: map[*node]*opRun{}, timed: map[*opRun]bool{}, msgs: make(chan msg, 256), skipsAt: 0,
-		down: map[string]string{}, interrupts: map[string]int{}, remNoted: map[*node]bool{}, barNoted: map[*node]bool{}}
+		down: map[string]string{}, interrupts: map[string]int{}, remNoted: map[*node]bool{}, barNoted: map[*node]bool{}, w: wm}
 	resumed := m.records > 0
-	r.emit(hard, &Record{Type: recRunStarted, PlanSHA256: o.PlanSHA256, PID: os.Getpid(), By: o.Holder, Message: tookOver})
+	if wm == nil || wm.leader {
+		r.emit(hard, &Record{Type: recRunStarted, PlanSHA256: o.PlanSHA256, PID: os.Getpid(), By: o.Holder, Message: tookOver})
+	} else {
+		r.event(Event{Type: "worker_joined", By: r.workerLabel(), Message: "joined the run beside the apply of " + le.Holder.Who + " (pid " + fmt.Sprint(le.Holder.PID) + "), which holds the state lock; this worker drives the groups it claims"})
+	}
 	if !resumed {
 		r.set(hard, m.run, State{Name: Running})
 	} else if m.run.st.Name == Stopped || m.run.st.Name == Stopping {
@@ -296,8 +335,16 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 				r.abandon(o)
 			}
 		}
+		// Claims first, then the journal read, then the decisions: a
+		// record of another worker (a breach, a pause) is seen as late
+		// as possible before this worker's next write.
+		r.workerPass(hard)
 		r.poll(hard)
 		r.reconcile(hard)
+		for i := 0; i < 8 && r.workerPass(hard); i++ {
+			r.poll(hard)
+			r.reconcile(hard) // a group claimed: step it now
+		}
 		if r.err != nil {
 			if hard.Err() != nil {
 				return interrupted, nil
@@ -305,7 +352,7 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 			return Outcome{}, r.err
 		}
 		if r.inflight == 0 {
-			if out, done := r.outcome(); done {
+			if out, done := r.outcome(); done && r.mayFinish(hard, out) {
 				r.finish(hard, out)
 				if r.err != nil {
 					return Outcome{}, r.err
@@ -430,6 +477,7 @@ func (r *runner) flush(ctx context.Context) {
 	if r.err != nil {
 		return
 	}
+	r.holdStarts(ctx) // workers.go
 	for _, o := range r.launchQ {
 		r.begin(ctx, o)
 	}
@@ -472,7 +520,7 @@ func (r *runner) poll(ctx context.Context) {
 
 // set changes a node's state through the journal.
 func (r *runner) set(ctx context.Context, n *node, st State) {
-	if n.st.equal(st) {
+	if n.st.equal(st) || !r.writes(n) {
 		return
 	}
 	r.emit(ctx, &Record{Type: recState, ID: n.id, State: st.Name, Reason: st.Reason, Message: st.Message, Until: st.Until})
@@ -485,7 +533,7 @@ func (r *runner) wake(t time.Time) {
 }
 
 func (r *runner) halted() bool {
-	return r.graceful || len(r.down) > 0 || r.m.stopRequested() || r.m.breaches > 0 || r.m.pauses > 0 || r.m.run.st.Name.Terminal()
+	return r.graceful || len(r.down) > 0 || r.m.stopRequested() || r.m.breaches > 0 || r.m.pauses > 0 || r.m.run.st.Name.Terminal() || r.groupFailed()
 }
 
 // reconcile makes every decision the current state allows, until nothing
@@ -507,6 +555,7 @@ func (r *runner) reconcile(ctx context.Context) {
 				r.skipTree(ctx, n)
 			}
 		}
+		r.unholdStarts()
 		r.stepRun(ctx)
 		// Servers waiting for the others on their BMC are decided again:
 		// any record may have brought one of those down.
@@ -519,6 +568,9 @@ func (r *runner) reconcile(ctx context.Context) {
 		}
 		if !r.changed {
 			r.flush(ctx)
+			if r.changed && r.err == nil {
+				continue // the flush read others' records (workers.go): decide on them
+			}
 			return
 		}
 	}
@@ -527,6 +579,13 @@ func (r *runner) reconcile(ctx context.Context) {
 func (r *runner) skipTree(ctx context.Context, n *node) {
 	if n.st.Name.Terminal() {
 		r.clearBreaches(n)
+		if r.w != nil && n.st.Name == Skipped {
+			// Several workers: the leader skipped the stage, the groups
+			// under it are their claimants' to record (workers.go).
+			for _, k := range n.kids {
+				r.skipTree(ctx, k)
+			}
+		}
 		return
 	}
 	n.skip = true
@@ -605,7 +664,9 @@ func (r *runner) stepStage(ctx context.Context, s *node) bool {
 	}
 	groupsDone, groupFailed := true, false
 	for _, g := range s.groups {
-		r.stepGroup(ctx, g)
+		if r.mine(g) {
+			r.stepGroup(ctx, g)
+		}
 		if !g.st.Name.Terminal() {
 			groupsDone = false
 		}
@@ -970,7 +1031,7 @@ func (r *runner) startServers(ctx context.Context, sc *node) {
 
 // refresh derives a container's state from its children.
 func (r *runner) refresh(ctx context.Context, n *node) {
-	if n.st.Name.Terminal() || !n.dirty {
+	if n.st.Name.Terminal() || !n.dirty || !r.writes(n) {
 		return
 	}
 	n.dirty = false
@@ -1164,7 +1225,9 @@ func (r *runner) finish(ctx context.Context, out Outcome) {
 	case OutcomeStopped:
 		r.set(ctx, r.m.run, State{Name: Stopped, Reason: out.Reason, Message: out.Message})
 	}
-	r.emit(ctx, &Record{Type: recRunEnded, Outcome: string(out.Status), Message: out.Message})
+	if r.w == nil || r.w.leader {
+		r.emit(ctx, &Record{Type: recRunEnded, Outcome: string(out.Status), Message: out.Message})
+	}
 	r.flush(ctx)
 	o := out
 	r.event(Event{Type: "apply_ended", Outcome: &o})

@@ -32,7 +32,7 @@ func (r *runner) settings(sv *node) plan.Settings { return clusterOf(sv).cluster
 
 // decide starts a running server's next operation, or ends it.
 func (r *runner) decide(ctx context.Context, sv *node) {
-	if sv.st.Name.Terminal() || sv.st.Name == Pending || r.ops[sv] != nil || r.graceful {
+	if sv.st.Name.Terminal() || sv.st.Name == Pending || r.ops[sv] != nil || r.graceful || !r.mine(sv) {
 		return // pending: held for quorum until continue starts it again
 	}
 	if r.down[sv.srv.Provider] != "" {
@@ -209,7 +209,7 @@ func (r *runner) skipServer(ctx context.Context, sv *node) {
 // before the provider or hook is called.
 func (r *runner) start(ctx context.Context, sv *node, op string) {
 	o := r.opFor(sv, op)
-	r.emit(ctx, &Record{Type: recStepStarted, Server: sv.id, Op: op, Kind: opLabel(o)})
+	r.emit(ctx, &Record{Type: recStepStarted, Server: sv.id, Op: op, Kind: opLabel(o), By: r.workerLabel()})
 	if r.err != nil {
 		return
 	}

@@ -520,8 +520,8 @@ func f1Octet(t *testing.T, f *e2eFleet) int {
 // instead of driving the run beside it; when the first is killed, the
 // standby takes the lock over once the lease expired and completes the run
 // from the journal, no step started twice and no server flashed twice.
-// (Active/standby; several workers driving one run together is not
-// implemented.)
+// (Active/standby, the default; apply -join makes the second apply a
+// co-worker instead: postgres_workers_e2e_test.go.)
 func TestPostgresStandbyWorkerTakesOver(t *testing.T) {
 	f, conn := pgFleet(t, freeOctet(t, 95, 6), 3, 2, 300, "3s", false)
 	bin := rackformBin(t)

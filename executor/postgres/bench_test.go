@@ -22,11 +22,16 @@ func BenchmarkAppend(b *testing.B) {
 	}
 	ctx := context.Background()
 	for _, tc := range []struct {
-		name string
-		conn func(db string) string
+		name   string
+		conn   func(db string) string
+		worker bool
 	}{
-		{"socket", srv.SocketConn},
-		{"tcp", srv.TCPConn},
+		{"socket", srv.SocketConn, false},
+		{"tcp", srv.TCPConn, false},
+		// With several workers on one run: the worker lease (what its
+		// claims hang on) is fenced in the same transaction.
+		{"socket-worker", srv.SocketConn, true},
+		{"tcp-worker", srv.TCPConn, true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			db, err := srv.NewDatabase(ctx, "bench")
@@ -36,6 +41,11 @@ func BenchmarkAppend(b *testing.B) {
 			be := open(b, Options{ConnString: tc.conn(db)})
 			if err := be.Lock(ctx, lockInfo("bench")); err != nil {
 				b.Fatal(err)
+			}
+			if tc.worker {
+				if err := be.Join(ctx, worker("bench")); err != nil {
+					b.Fatal(err)
+				}
 			}
 			sha := strings.Repeat("e", 64)
 			b.ResetTimer()

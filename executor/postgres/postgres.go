@@ -13,12 +13,16 @@
 //	journal(pos bigserial PK, plan_sha256, batch, batch_seq, record bytea, written_at)
 //	lock(singleton PK, id, who, pid, plan_sha256, since, heartbeat_at,
 //	     lease_expires, lease_seconds)
+//	workers(id PK, plan_sha256, who, pid, since, heartbeat_at, lease_expires)   (version 2)
+//	claims(plan_sha256, unit, worker, claimed_at; PK (plan_sha256, unit))      (version 2)
 //
 // Append is one transaction (one round trip): it locks the plan's runs row,
 // so positions grow in commit order and a reader never skips a record
 // committed late; while this process holds the lock, it also checks the
 // lease is still its own (fence), so an apply whose lease was taken over
-// can no longer journal, and so can no longer act. Records are stored as
+// can no longer journal, and so can no longer act; a worker of a run shared
+// by several applies (workers.go) likewise fences on its worker lease, which
+// its claims hang on. Records are stored as
 // the exact bytes the engine wrote (bytea); query them with
 // convert_from(record, 'UTF8')::jsonb.
 //
@@ -60,7 +64,7 @@ import (
 )
 
 // SchemaVersion is the schema this binary writes and understands.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Defaults.
 const (
@@ -98,6 +102,8 @@ type Backend struct {
 
 	mu    sync.Mutex
 	lease *lease
+	// worker is this process's worker lease on a run (workers.go).
+	worker *lease
 }
 
 var _ executor.Backend = (*Backend)(nil)
@@ -109,6 +115,8 @@ type lease struct {
 	hb   time.Duration // heartbeat interval
 	stop chan struct{}
 	done chan struct{}
+	// worker: a worker lease (workers.go), not the lock.
+	worker bool
 
 	mu   sync.Mutex
 	lost error
@@ -287,9 +295,14 @@ func (b *Backend) Close() error {
 	b.mu.Lock()
 	l := b.lease
 	b.lease = nil
+	w := b.worker
+	b.worker = nil
 	b.mu.Unlock()
 	if l != nil {
 		l.halt()
+	}
+	if w != nil {
+		w.halt()
 	}
 	b.pool.Close()
 	return nil
@@ -344,6 +357,31 @@ var migrations = []string{
 		PERFORM 1 FROM %[1]s.lock WHERE id = lock_id AND lease_expires > now() FOR SHARE;
 		IF NOT FOUND THEN
 			RAISE EXCEPTION 'the state lock % is no longer held by this apply', lock_id USING ERRCODE = 'RFL01';
+		END IF;
+	END $$;`,
+	// 2: several workers on one run (workers.go).
+	`CREATE TABLE %[1]s.workers (
+		id            text PRIMARY KEY,
+		plan_sha256   text NOT NULL,
+		who           text NOT NULL,
+		pid           integer NOT NULL,
+		since         timestamptz NOT NULL DEFAULT now(),
+		heartbeat_at  timestamptz NOT NULL DEFAULT now(),
+		lease_expires timestamptz NOT NULL
+	);
+	CREATE INDEX workers_plan ON %[1]s.workers (plan_sha256);
+	CREATE TABLE %[1]s.claims (
+		plan_sha256 text NOT NULL,
+		unit        text NOT NULL,
+		worker      text,
+		claimed_at  timestamptz,
+		PRIMARY KEY (plan_sha256, unit)
+	);
+	CREATE FUNCTION %[1]s.worker_fence(worker_id text) RETURNS void LANGUAGE plpgsql AS $$
+	BEGIN
+		PERFORM 1 FROM %[1]s.workers WHERE id = worker_id AND lease_expires > now() FOR SHARE;
+		IF NOT FOUND THEN
+			RAISE EXCEPTION 'the worker lease % is no longer held by this apply', worker_id USING ERRCODE = 'RFL02';
 		END IF;
 	END $$;`,
 }
@@ -574,6 +612,10 @@ func (b *Backend) Append(ctx context.Context, sha string, records ...[]byte) ([]
 	if err != nil {
 		return nil, err
 	}
+	workerID, err := b.heldWorker()
+	if err != nil {
+		return nil, err
+	}
 	batch := randomHex(16)
 	var pos []int64
 	err = b.retry(ctx, "writing the journal", func(ctx context.Context) error {
@@ -584,12 +626,18 @@ func (b *Backend) Append(ctx context.Context, sha string, records ...[]byte) ([]
 		if leaseID != "" {
 			bt.Queue(`SELECT `+b.s+`.fence($1)`, leaseID)
 		}
+		if workerID != "" {
+			bt.Queue(`SELECT `+b.s+`.worker_fence($1)`, workerID)
+		}
 		bt.Queue(`INSERT INTO `+b.s+`.journal (plan_sha256, batch, batch_seq, record)
 			SELECT $1, $2, n, r FROM unnest($3::bytea[]) WITH ORDINALITY AS t(r, n) ORDER BY n
 			RETURNING pos`, sha, batch, records)
 		res := b.pool.SendBatch(ctx, bt)
 		_, err := res.Exec()
 		if err == nil && leaseID != "" {
+			_, err = res.Exec()
+		}
+		if err == nil && workerID != "" {
 			_, err = res.Exec()
 		}
 		if err == nil {
@@ -632,6 +680,9 @@ func (b *Backend) Append(ctx context.Context, sha string, records ...[]byte) ([]
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "RFL01" {
 			return nil, fmt.Errorf("%w (lock %s): its lease expired (the database was unreachable for longer than the lease, %s) or force-unlock removed it, so another apply may drive this run; this apply stops: run apply or continue again to resume from the journal", ErrLeaseLost, leaseID, b.Lease())
+		}
+		if errors.As(err, &pe) && pe.Code == "RFL02" {
+			return nil, fmt.Errorf("%w (worker %s): it expired (the database was unreachable for longer than the lease, %s), so other workers may have adopted what this one had claimed; this apply stops: run apply again to resume from the journal", ErrWorkerLeaseLost, workerID, b.Lease())
 		}
 		return nil, err
 	}
@@ -740,16 +791,24 @@ func (b *Backend) heartbeat(l *lease) {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), l.hb)
-		tag, err := b.pool.Exec(ctx, `UPDATE `+b.s+`.lock SET heartbeat_at = now(), lease_expires = now() + make_interval(secs => $2)
+		table, what := "lock", "state lock"
+		if l.worker {
+			table, what = "workers", "worker"
+		}
+		tag, err := b.pool.Exec(ctx, `UPDATE `+b.s+`.`+table+` SET heartbeat_at = now(), lease_expires = now() + make_interval(secs => $2)
 			WHERE id = $1 AND lease_expires > now()`, l.id, l.dur.Seconds())
 		cancel()
 		if err != nil {
-			b.warn("renewing the state lock lease %s: %v (retrying)", l.id, b.scrub(err))
+			b.warn("renewing the %s lease %s: %v (retrying)", what, l.id, b.scrub(err))
 			continue
 		}
 		if tag.RowsAffected() == 0 {
 			l.mu.Lock()
-			l.lost = fmt.Errorf("%w (lock %s): it expired or was removed with force-unlock, so another apply may drive this run; this apply stops: run apply or continue again to resume from the journal", ErrLeaseLost, l.id)
+			if l.worker {
+				l.lost = fmt.Errorf("%w (worker %s): it expired, so other workers may have adopted what this one had claimed; this apply stops: run apply again to resume from the journal", ErrWorkerLeaseLost, l.id)
+			} else {
+				l.lost = fmt.Errorf("%w (lock %s): it expired or was removed with force-unlock, so another apply may drive this run; this apply stops: run apply or continue again to resume from the journal", ErrLeaseLost, l.id)
+			}
 			l.mu.Unlock()
 			b.warn("%v", l.lost)
 			return

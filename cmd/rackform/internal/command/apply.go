@@ -81,7 +81,9 @@ one; when it has expired; when it has already been applied; when the
 provider plugin binaries differ from those that made the plan; when a
 sensitive variable or an environment variable the configuration reads is not
 supplied; and when another apply holds the state lock (with -lock-timeout,
-apply waits for it).
+apply waits for it; with the postgres backend and -join, an apply of the
+same plan runs beside it as another worker: each worker claims rollout
+groups, the others' records come through the database).
 
 Providers are configured from the configuration snapshot inside the plan and
 the plan's variable values, never from the files in the working directory.
@@ -118,6 +120,7 @@ func (c *applyCommand) Flags() *flag.FlagSet {
 	c.runOpts.flags(fs)
 	c.expectSHA, c.allowUnsigned = optionalString{}, false
 	fs.Var(&c.expectSHA, "expect-sha256", "Refuse the plan unless its SHA-256 is `HASH` (as printed by plan): the hash that was reviewed.")
+	fs.BoolVar(&c.join, "join", false, "With the postgres backend, when another apply of the same plan is running, drive the run beside it as another worker (each worker claims rollout groups) instead of refusing or waiting for its lock.")
 	fs.BoolVar(&c.allowUnsigned, "allow-unsigned", false, "Apply a plan that is neither signed by a trusted key nor checked with -expect-sha256 (needed outside a terminal). Its checksum only detects corruption.")
 	fs.BoolVar(&c.rerun, "rerun", false, "Run a failed run of this plan again: what finished is kept, what failed or did not start is applied again.")
 	c.habitFlags(fs)
@@ -222,6 +225,9 @@ type runOpts struct {
 	// recheck: continue reads the catalog again for the clusters planned
 	// pending (availability.go).
 	recheck bool
+	// join: apply -join runs beside an apply of the same plan that holds
+	// the lock, as another worker of the run (postgres backend only).
+	join bool
 
 	// Tests replace these; nil means the real ones.
 	start   providerStarter
@@ -316,6 +322,9 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 		return m.fail("%s", err)
 	}
 	defer b.Close()
+	if o.join && b.pg == nil {
+		return m.fail("-join needs the postgres state backend (rackform { backend \"postgres\" } in the configuration, RACKFORM_PG_CONN_STR set): with %s only one apply drives a run", b.where)
+	}
 
 	ctl, err := controlExecutor(b, p, sha)
 	if err != nil {
@@ -351,7 +360,7 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 		}
 	}
 	if o.lockTimeout == 0 {
-		if h, err := b.LockHolder(ctx); err == nil && !executor.HolderGone(*h) {
+		if h, err := b.LockHolder(ctx); err == nil && !executor.HolderGone(*h) && !(o.join && control == nil && h.PlanSHA256 == sha && b.pg != nil) {
 			if control != nil {
 				// Another process is applying this backend's run: record
 				// the request for it to obey, and leave the driving to it.
@@ -517,10 +526,11 @@ func (o *runOpts) apply(ctx context.Context, m *Meta, p *plan.Plan, sha string, 
 	}
 	e, err := executor.New(executor.Options{
 		Plan: p, PlanSHA256: sha, PlanFile: file,
-		Providers: provs, Backend: b, Clock: clock,
+		Providers: provs, Backend: b.Backend, Clock: clock,
 		Events:      multiSink(sinks),
 		Holder:      o.holder,
 		LockTimeout: o.lockTimeout,
+		Join:        o.join && b.pg != nil,
 		// Control records from other processes (stop, skip, approve) are
 		// noticed within a second.
 		PollInterval: pollOr(o.poll, time.Second),

@@ -543,6 +543,12 @@ func (v *View) lines(e executor.Event) []string {
 		return []string{"Gate " + e.Target + " approved by " + e.By}
 	case "release_available":
 		return []string{"Cluster " + e.Target + ": " + e.Message + "; starting it"}
+	case "worker_joined":
+		return []string{"Worker " + e.By + " " + e.Message}
+	case "group_claimed":
+		return []string{"Worker " + e.By + ": " + e.ID + " " + e.Message}
+	case "server_held":
+		return []string{fmt.Sprintf("  %s: %s", e.Server, e.Message)}
 	case "server_observed":
 		return nil
 	case "quorum_hold":

@@ -1,0 +1,398 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+)
+
+// Several workers on one run (Claimer). Every apply of the run is a
+// worker: it joins with a lease, claims rollout groups (the units the
+// strategy lets run in parallel: groups of a stage run in parallel, and
+// everything inside a group — its clusters one after another, their phases,
+// racks, thresholds, pauses — is decided by the one worker that claimed
+// it), and polls the journal for the others' records. The scopes above the
+// groups (the run, the stages, their gates and waits) are written only by
+// the leader, the worker holding the state lock; another worker takes the
+// lock over when the leader's lease expires.
+
+// workerMode is a runner's part in a run shared by several workers; nil
+// when the backend is not a Claimer.
+type workerMode struct {
+	c      Claimer
+	info   LockInfo
+	leader bool
+	held   map[string]bool
+	// last claim pass, and the candidates it saw.
+	claimedAt time.Time
+	seen      []string
+	ledAt     time.Time
+	checkedAt time.Time
+	busy      bool
+	// parked: servers recorded started whose first action was held back
+	// because another worker's record halted the run meanwhile.
+	parked []*node
+}
+
+// unitOf is the group n belongs to (n itself for a group); nil above.
+func unitOf(n *node) *node {
+	for ; n != nil; n = n.parent {
+		if n.kind == KindGroup {
+			return n
+		}
+	}
+	return nil
+}
+
+// writes reports whether this worker may record n's state changes: a node
+// of a group it claimed, or, for the leader, a node above the groups.
+func (r *runner) writes(n *node) bool {
+	if r.w == nil {
+		return true
+	}
+	if u := unitOf(n); u != nil {
+		return r.w.held[u.id]
+	}
+	return r.w.leader
+}
+
+// mine: this worker drives n's group.
+func (r *runner) mine(n *node) bool {
+	if r.w == nil {
+		return true
+	}
+	u := unitOf(n)
+	return u != nil && r.w.held[u.id]
+}
+
+// workerLabel names this worker in step records.
+func (r *runner) workerLabel() string {
+	if r.w == nil {
+		return ""
+	}
+	return r.o.Holder + " worker " + r.w.info.ID
+}
+
+// candidates are the groups that may run now or next: the groups not yet
+// ended of the stages up to the first stage that has not ended.
+func (r *runner) candidates() []*node {
+	var out []*node
+	for _, st := range r.m.run.kids {
+		if st.kind != KindStage {
+			continue
+		}
+		for _, g := range st.groups {
+			if !g.st.Name.Terminal() {
+				out = append(out, g)
+			}
+		}
+		if !st.st.Name.Terminal() {
+			break
+		}
+	}
+	return out
+}
+
+// workerPass takes the leader's role when it is free or its holder's lease
+// expired, releases ended groups, and claims groups up to a fair share.
+// It reports whether this worker now holds a group it did not hold, or
+// read records: either way, the runner decides again.
+func (r *runner) workerPass(ctx context.Context) bool {
+	from := r.cursor
+	grew := r.claimPass(ctx)
+	return r.err == nil && (grew || r.cursor != from)
+}
+
+func (r *runner) claimPass(ctx context.Context) bool {
+	w := r.w
+	if w == nil || r.err != nil || r.graceful {
+		return false
+	}
+	now := r.o.Clock.Now()
+	if !w.leader && now.Sub(w.ledAt) >= r.o.PollInterval {
+		w.ledAt = now
+		r.tryLead(ctx)
+	}
+	var done []string
+	for id := range w.held {
+		if n := r.m.nodes[id]; n != nil && n.st.Name.Terminal() && !r.unitActive(n) {
+			done = append(done, id)
+		}
+	}
+	if len(done) > 0 {
+		slices.Sort(done)
+		if err := w.c.Release(ctx, r.sha, done); err != nil {
+			r.err = fmt.Errorf("releasing groups of plan %s: %w", short(r.sha), err)
+			return false
+		}
+		for _, id := range done {
+			delete(w.held, id)
+		}
+	}
+	cands := r.candidates()
+	var ids []string
+	want := false
+	for _, g := range cands {
+		ids = append(ids, g.id)
+		if !w.held[g.id] {
+			want = true
+		}
+	}
+	if !want {
+		return false
+	}
+	if slices.Equal(ids, w.seen) && now.Sub(w.claimedAt) < r.o.PollInterval {
+		return false
+	}
+	w.seen, w.claimedAt = ids, now
+	_, live, err := w.c.Claims(ctx, r.sha)
+	if err != nil {
+		r.err = fmt.Errorf("reading the claims of plan %s: %w", short(r.sha), err)
+		return false
+	}
+	live = max(live, 1)
+	share := (len(ids) + live - 1) / live
+	held, adopted, err := w.c.Claim(ctx, r.sha, ids, share)
+	if err != nil {
+		r.err = fmt.Errorf("claiming groups of plan %s: %w", short(r.sha), err)
+		return false
+	}
+	var fresh []string
+	for _, id := range held {
+		if !w.held[id] {
+			fresh = append(fresh, id)
+		}
+	}
+	if len(fresh) == 0 {
+		return false
+	}
+	// What the previous holder recorded up to its release (or its lease's
+	// expiry) is durable by now: read it before deciding anything for
+	// these groups, or a step it finished would look in flight.
+	r.poll(ctx)
+	if r.err != nil {
+		return false
+	}
+	var ended []string
+	grew := false
+	for _, id := range fresh {
+		if g := r.m.nodes[id]; g == nil || g.st.Name.Terminal() {
+			ended = append(ended, id)
+			continue
+		}
+		w.held[id], grew = true, true
+		msg := "claimed by this worker"
+		if slices.Contains(adopted, id) {
+			msg = "adopted by this worker: the worker that had claimed it stopped renewing its lease; its servers in flight resume from the journal"
+		}
+		r.event(Event{Type: "group_claimed", ID: id, Kind: KindGroup, By: r.workerLabel(), Message: msg})
+		// Its servers already started (by a worker gone, or by this one
+		// before a restart) resume from the journal: a recorded BMC task is
+		// polled, a versioned step verified, never run blindly again.
+		for _, sv := range r.m.order {
+			if sv.kind == KindServer && unitOf(sv).id == id && !sv.st.Name.Terminal() && sv.st.Name != NotStarted && sv.st.Name != Pending {
+				r.ready = append(r.ready, sv)
+			}
+		}
+		for _, n := range r.m.order {
+			if unitOf(n) != nil && unitOf(n).id == id {
+				n.dirty = true
+			}
+		}
+	}
+	if grew {
+		// Skips recorded before: their effect on these groups was not this
+		// worker's to write then (skipTree is idempotent).
+		r.skipsAt = 0
+	}
+	if len(ended) > 0 {
+		if err := w.c.Release(ctx, r.sha, ended); err != nil {
+			r.err = fmt.Errorf("releasing groups of plan %s: %w", short(r.sha), err)
+			return false
+		}
+	}
+	return grew
+}
+
+// unitActive: a server of group g is in flight in this process.
+func (r *runner) unitActive(g *node) bool {
+	for sv := range r.ops {
+		if unitOf(sv) == g {
+			return true
+		}
+	}
+	return false
+}
+
+// groupFailed: with several workers, a group that failed halts the run at
+// once, as its stage's failure (or threshold pause) would, which only the
+// leader records: nothing new starts on any worker meanwhile.
+func (r *runner) groupFailed() bool {
+	if r.w == nil {
+		return false
+	}
+	for _, st := range r.m.run.kids {
+		if st.st.Name.Terminal() {
+			continue
+		}
+		for _, g := range st.groups {
+			if g.st.Name == Failed {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// tryLead takes the state lock when it is free or its holder is gone. Not
+// while a stop is in force: a new leader records a run start, which would
+// end the stop.
+func (r *runner) tryLead(ctx context.Context) {
+	if r.m.stopRequested() {
+		return
+	}
+	replaced, err := acquire(ctx, r.o.Backend, r.w.info, 0, r.o.Clock, r.o.PollInterval, r.o.HolderGone)
+	var le *LockedError
+	if errors.As(err, &le) {
+		return
+	}
+	if err != nil {
+		r.err = fmt.Errorf("locking the state for plan %s: %w", short(r.sha), err)
+		return
+	}
+	r.w.leader = true
+	r.poll(ctx) // the former leader's last records, before writing after them
+	r.skipsAt = 0
+	msg := "this worker leads the run (the leader's lock was free)"
+	if replaced != nil {
+		msg = fmt.Sprintf("took over the lock %s of %s (pid %d, since %s, plan %s): %s", replaced.ID, replaced.Who, replaced.PID,
+			replaced.Since.UTC().Format(time.RFC3339), short(replaced.PlanSHA256), GoneReason(*replaced))
+		r.o.Logger.Warn(msg)
+	}
+	r.emit(ctx, &Record{Type: recRunStarted, PlanSHA256: r.sha, PID: os.Getpid(), By: r.workerLabel(), Message: msg})
+	for _, n := range r.m.order {
+		if unitOf(n) == nil {
+			n.dirty = true
+		}
+	}
+}
+
+// mayFinish: with several workers, a worker does not end its apply while
+// another live worker drives a group that is still going (the run is not
+// over until that group is), nor, when it does not lead, while the leader
+// still has the run's transitions to write.
+func (r *runner) mayFinish(ctx context.Context, out Outcome) bool {
+	w := r.w
+	if w == nil || r.m.run.st.Name.Terminal() || r.graceful || r.err != nil {
+		return true
+	}
+	now := r.o.Clock.Now()
+	if now.Sub(w.checkedAt) < r.o.PollInterval {
+		return !w.busy
+	}
+	w.checkedAt = now
+	w.busy = r.othersBusy(ctx, out)
+	return !w.busy
+}
+
+func (r *runner) othersBusy(ctx context.Context, out Outcome) bool {
+	w := r.w
+	claims, _, err := w.c.Claims(ctx, r.sha)
+	if err != nil {
+		r.err = fmt.Errorf("reading the claims of plan %s: %w", short(r.sha), err)
+		return false
+	}
+	halted := r.m.stopRequested() || r.m.breaches > 0 || r.m.pauses > 0
+	for id, by := range claims {
+		g := r.m.nodes[id]
+		if by == w.info.ID || g == nil || g.st.Name.Terminal() {
+			continue
+		}
+		if !halted && g.st.Name != Pending && g.parent.st.Name != Pending {
+			return true // the other worker is driving it
+		}
+		for _, sv := range r.m.order {
+			if sv.kind == KindServer && unitOf(sv) == g && (sv.st.Name == Running || sv.st.Name == Stopping) {
+				return true // in flight there: it finishes first
+			}
+		}
+	}
+	// Groups that nobody holds yet but that will start: claimed at the
+	// next pass, by this worker or another.
+	if !halted {
+		for _, g := range r.candidates() {
+			if claims[g.id] == "" && g.st.Name != Pending && g.parent.st.Name != Pending && !w.held[g.id] {
+				return true
+			}
+		}
+	}
+	if !w.leader && out.Reason == ReasonBlocked {
+		// The leader writes the stage and run transitions this worker
+		// waits for; while it runs, wait for them.
+		if h, err := r.o.Backend.LockHolder(ctx); err == nil && h.PlanSHA256 == r.sha && !r.o.HolderGone(*h) {
+			return true
+		}
+		w.ledAt = time.Time{} // the lock is free or stale: lead
+		return true
+	}
+	// The claims were read after the journal: a worker that released a
+	// group had journaled its end before. Read the journal again; if it
+	// brought anything, decide again before ending.
+	before := r.cursor
+	r.poll(ctx)
+	if r.cursor != before {
+		w.checkedAt = time.Time{}
+		return true
+	}
+	return false
+}
+
+// holdStarts closes the window between this worker's last journal read
+// and its write: another worker may have recorded a breach, a pause or a
+// stop meanwhile. Once the records starting servers are durable, and
+// before the first action on those servers (their pre-flight
+// observation), the journal is read again; if the run is now halted, those
+// servers are left untouched (recorded running, nothing done on them yet)
+// until it goes on, as a single apply would not have started them.
+func (r *runner) holdStarts(ctx context.Context) {
+	if r.w == nil {
+		return
+	}
+	first := false
+	for _, o := range r.launchQ {
+		if o.kind == opObserve {
+			first = true
+		}
+	}
+	if !first {
+		return
+	}
+	r.poll(ctx)
+	if r.err != nil || !r.halted() || r.graceful {
+		return
+	}
+	keep := r.launchQ[:0]
+	for _, o := range r.launchQ {
+		if o.kind != opObserve {
+			keep = append(keep, o)
+			continue
+		}
+		delete(r.ops, o.sv)
+		r.inflight--
+		r.w.parked = append(r.w.parked, o.sv)
+		r.event(Event{Type: "server_held", Server: o.sv.id, Message: "not started: another worker halted the run (a breach, a pause or a stop) just before; it starts when the run goes on"})
+	}
+	r.launchQ = keep
+}
+
+// unholdStarts lets held servers start once the run goes on.
+func (r *runner) unholdStarts() {
+	if r.w == nil || len(r.w.parked) == 0 || r.halted() {
+		return
+	}
+	r.ready = append(r.ready, r.w.parked...)
+	r.w.parked = nil
+}
