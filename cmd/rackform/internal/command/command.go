@@ -135,6 +135,15 @@ func (m *Meta) run(ctx context.Context, args []string) int {
 	if !ok {
 		return code
 	}
+	if len(args) > 0 {
+		if opt := strings.TrimLeft(args[0], "-"); opt == "install-autocomplete" || opt == "uninstall-autocomplete" {
+			if len(args) > 1 {
+				fmt.Fprintf(m.Stderr, "Error: -%s takes no arguments\n", opt)
+				return ExitUsage
+			}
+			return m.installCompletion(opt == "install-autocomplete")
+		}
+	}
 	runners := m.commands()
 	if len(args) > 0 && args[0] == "help" {
 		return m.help(runners, args[1:])

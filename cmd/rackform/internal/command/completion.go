@@ -1,0 +1,112 @@
+package command
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Shell completion is answered by hashicorp/cli (posener/complete: bash and
+// zsh call rackform with COMP_LINE set). Installing it is done here rather
+// than by posener/complete's installer, which finds the home directory in
+// the password database and so ignores $HOME: a user (or a test) that points
+// HOME elsewhere would have the real ~/.bashrc edited.
+
+// completionRC is a shell start-up file and the lines completion adds to it.
+type completionRC struct {
+	file  string // relative to the home directory
+	lines []string
+}
+
+func completionRCs(bin string) []completionRC {
+	complete := "complete -o nospace -C " + shellQuote(bin) + " rackform"
+	return []completionRC{
+		{".bashrc", []string{complete}},
+		{".zshrc", []string{"autoload -U +X bashcompinit && bashcompinit", complete}},
+	}
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`;&|<>()*?[]#~!{}") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// installCompletion adds completion to each of ~/.bashrc and ~/.zshrc that
+// exists (install) or removes it (uninstall), and says what it did.
+func (m *Meta) installCompletion(install bool) int {
+	home := m.Getenv("HOME")
+	if home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil {
+			fmt.Fprintf(m.Stderr, "Error: shell completion: no home directory: %v\n", err)
+			return ExitError
+		}
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "Error: shell completion: cannot tell where rackform is: %v\n", err)
+		return ExitError
+	}
+	found := false
+	for _, rc := range completionRCs(bin) {
+		path := filepath.Join(home, rc.file)
+		b, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			fmt.Fprintf(m.Stderr, "Error: shell completion: %v\n", err)
+			return ExitError
+		}
+		found = true
+		text := string(b)
+		has := strings.Contains(text, rc.lines[len(rc.lines)-1]+"\n")
+		switch {
+		case install && has:
+			fmt.Fprintf(m.Stdout, "Shell completion is already in %s\n", path)
+			continue
+		case install:
+			if text != "" && !strings.HasSuffix(text, "\n") {
+				text += "\n"
+			}
+			text += strings.Join(rc.lines, "\n") + "\n"
+		case !has:
+			fmt.Fprintf(m.Stdout, "Shell completion is not in %s\n", path)
+			continue
+		default:
+			for i := len(rc.lines) - 1; i >= 0; i-- {
+				// The complete line always goes; bashcompinit only when
+				// it was ours (right before it).
+				l := rc.lines[i] + "\n"
+				if i == len(rc.lines)-1 || strings.HasSuffix(text, l) {
+					text = strings.Replace(text, l, "", 1)
+				}
+			}
+		}
+		info, err := os.Stat(path)
+		if err != nil {
+			fmt.Fprintf(m.Stderr, "Error: shell completion: %v\n", err)
+			return ExitError
+		}
+		if err := os.WriteFile(path, []byte(text), info.Mode().Perm()); err != nil {
+			fmt.Fprintf(m.Stderr, "Error: shell completion: %v\n", err)
+			return ExitError
+		}
+		if install {
+			fmt.Fprintf(m.Stdout, "Shell completion added to %s (open a new shell to use it)\n", path)
+		} else {
+			fmt.Fprintf(m.Stdout, "Shell completion removed from %s\n", path)
+		}
+	}
+	if !found {
+		fmt.Fprintf(m.Stderr, "Error: shell completion: neither %s nor %s exists; create the one your shell reads and run this again\n",
+			filepath.Join(home, ".bashrc"), filepath.Join(home, ".zshrc"))
+		return ExitError
+	}
+	return ExitOK
+}
