@@ -389,27 +389,7 @@ func TestChangeTextMarksDowngradesAndUnorderedChanges(t *testing.T) {
 // servers first, identity, delivery (method, transfer protocol, targets,
 // digest), shared components flashed once, notes, images with digests.
 func TestGoldenFormat13(t *testing.T) {
-	b, err := os.ReadFile("../../../../../../planner/plan/testdata/format-1.3-signed.plan.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Decode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text, md, stream bytes.Buffer
-	if err := WriteText(&text, p, false); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteMarkdown(&md, p, plan.SHA256(b), 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := NewStreamAt(&stream, fixedNow).Plan(p); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "format-1.3.txt", text.Bytes())
-	golden(t, "format-1.3.md", md.Bytes())
-	golden(t, "format-1.3.jsonl", stream.Bytes())
+	text, md := renderGoldenFormat(t, "1.3")
 	for _, want := range []string{
 		"1 of 3 servers not observed: 1 unreachable:",
 		"Held back: 1 server held back",
@@ -427,14 +407,12 @@ func TestGoldenFormat13(t *testing.T) {
 	}
 }
 
-// fixedNow stamps the golden streams.
-func fixedNow() time.Time { return time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC) }
-
-// Format 1.4 (the compact file: steps written once in its tables, the
-// observation reduced to what the plan decides on) renders like any plan:
-// both servers that share their steps show them in full.
-func TestGoldenFormat14(t *testing.T) {
-	b, err := os.ReadFile("../../../../../../planner/plan/testdata/format-1.4-signed.plan.json")
+// renderGoldenFormat renders planner/plan's golden file of format v as text,
+// markdown and the JSON stream, checks each against its golden here
+// (format-V.txt, .md, .jsonl), and returns the text and markdown.
+func renderGoldenFormat(t *testing.T, v string) (text, md *bytes.Buffer) {
+	t.Helper()
+	b, err := os.ReadFile("../../../../../../planner/plan/testdata/format-" + v + "-signed.plan.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,19 +420,31 @@ func TestGoldenFormat14(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var text, md, stream bytes.Buffer
-	if err := WriteText(&text, p, false); err != nil {
+	text, md = new(bytes.Buffer), new(bytes.Buffer)
+	var stream bytes.Buffer
+	if err := WriteText(text, p, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteMarkdown(&md, p, plan.SHA256(b), 0); err != nil {
+	if err := WriteMarkdown(md, p, plan.SHA256(b), 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := NewStreamAt(&stream, fixedNow).Plan(p); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "format-1.4.txt", text.Bytes())
-	golden(t, "format-1.4.md", md.Bytes())
-	golden(t, "format-1.4.jsonl", stream.Bytes())
+	golden(t, "format-"+v+".txt", text.Bytes())
+	golden(t, "format-"+v+".md", md.Bytes())
+	golden(t, "format-"+v+".jsonl", stream.Bytes())
+	return text, md
+}
+
+// fixedNow stamps the golden streams.
+func fixedNow() time.Time { return time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC) }
+
+// Format 1.4 (the compact file: steps written once in its tables, the
+// observation reduced to what the plan decides on) renders like any plan:
+// both servers that share their steps show them in full.
+func TestGoldenFormat14(t *testing.T) {
+	text, _ := renderGoldenFormat(t, "1.4")
 	for _, want := range []string{
 		"identity: Contoso R640, serial SN-0001, uuid 4c4c4544-0042-3010-8052-b2c04f4e3032, system System.Embedded.1",
 		"identity: Contoso R640, serial SN-0004, uuid 4c4c4544-0042-3010-8052-b2c04f4e3032, system System.Embedded.1",
