@@ -24,8 +24,15 @@ func (e *Executor) control(ctx context.Context, rec *Record) error {
 	if _, err := e.o.Backend.Append(ctx, e.o.PlanSHA256, b); err != nil {
 		return fmt.Errorf("recording %s for plan %s: %w", rec.Type, short(e.o.PlanSHA256), err)
 	}
+	// The request's own event, in this process's stream: the run this
+	// process then drives replays the record as history, and an apply
+	// running elsewhere reports it in its own stream when it reads it.
+	e.o.Events.Event(Event{V: EventVersion, Time: rec.Time, Type: requestEvents[rec.Type], Target: rec.Target, By: rec.By})
 	return nil
 }
+
+// requestEvents names the event of each operator request record.
+var requestEvents = map[string]string{recContinue: "continue_requested", recApprove: "gate_approved", recStop: "stop_requested", recSkip: "skip_requested", recRerun: "rerun_requested"}
 
 func (e *Executor) started(ctx context.Context, op string) (*model, error) {
 	m, _, err := e.load(ctx)

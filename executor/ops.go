@@ -851,7 +851,7 @@ func (r *runner) recordEvent(rec *Record, old State) {
 	case recAvailable:
 		e.Type, e.Target, e.Message = "release_available", rec.ID, rec.Message
 	case recContinue, recApprove, recStop, recSkip, recRerun:
-		e.Type = map[string]string{recContinue: "continue_requested", recApprove: "gate_approved", recStop: "stop_requested", recSkip: "skip_requested", recRerun: "rerun_requested"}[rec.Type]
+		e.Type = requestEvents[rec.Type]
 		e.Target, e.By = rec.Target, rec.By
 	default:
 		return
