@@ -163,12 +163,9 @@ const e2eProvider = `provider "redfish" {
 }
 `
 
-// e2eConfig is a cluster of racks with the control plane placed as the
-// planner requires (2 racks: control plane + spare; 3 or more: one control
-// plane server per rack and a spare in the last), compute for the rest.
-func e2eConfig(octet, racks, perRack int) string {
-	var b strings.Builder
-	b.WriteString(e2eProvider + `
+// e2eRelease is e2eProvider, release "r" (bios 2.80, runtime 4.6.1) and
+// strategy "fast" (short timeouts, no wait after a rack).
+const e2eRelease = e2eProvider + `
 release "r" {
   version = "4.6.1"
   component "bios" {
@@ -197,7 +194,14 @@ strategy "fast" {
     wait_after_rack = "0s"
   }
 }
+`
 
+// e2eConfig is a cluster of racks with the control plane placed as the
+// planner requires (2 racks: control plane + spare; 3 or more: one control
+// plane server per rack and a spare in the last), compute for the rest.
+func e2eConfig(octet, racks, perRack int) string {
+	var b strings.Builder
+	b.WriteString(e2eRelease + `
 cluster "lab" {
   release  = release.r
   strategy = strategy.fast

@@ -21,36 +21,7 @@ import (
 func workersConfig(octet int, lease string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "rackform {\n  backend \"postgres\" {\n    lease_duration = %q\n  }\n}\n\n", lease)
-	b.WriteString(e2eProvider + `
-release "r" {
-  version = "4.6.1"
-  component "bios" {
-    version = "2.80"
-    scheme  = "dotted"
-    image   = "http://127.0.0.1:9/bios-2.80.bin"
-    match {
-      id = "BIOS"
-    }
-  }
-  component "runtime" {
-    kind    = "runtime"
-    version = "4.6.1"
-    image   = "http://127.0.0.1:9/runtime-4.6.1.iso"
-    match {
-      id = "Runtime"
-    }
-  }
-}
-
-strategy "fast" {
-  verify_timeout   = "5s"
-  drain_timeout    = "2s"
-  shutdown_timeout = "2s"
-  compute {
-    wait_after_rack = "0s"
-  }
-}
-`)
+	b.WriteString(e2eRelease)
 	n := 0
 	for _, c := range []string{"canary", "east", "west"} {
 		fmt.Fprintf(&b, "\ncluster %q {\n  release  = release.r\n  strategy = strategy.fast\n", c)

@@ -144,20 +144,7 @@ func startMixedFleet(t *testing.T, octet int, images string) *mixedFleet {
 		}
 		cfg.WriteString("  }\n}\n")
 	}
-	f, err := sim.New(sim.Options{Speed: 60000, Username: "admin", Password: e2ePassword}, specs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := f.Start(ctx); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		f.Close()
-	})
-	mf.fleet = f
+	mf.fleet = startSpecs(t, specs)
 	mf.dir = filepath.Join(t.TempDir(), "mixed")
 	if err := os.MkdirAll(mf.dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -581,9 +581,13 @@ func randomHex(n int) string {
 
 // heldLease returns the ID of the lease this Backend holds, or an error
 // when it was lost.
-func (b *Backend) heldLease() (string, error) {
+func (b *Backend) heldLease() (string, error) { return b.held(&b.lease) }
+
+// held returns the ID of the lease in *field (b.lease or b.worker), "" when
+// none is held, or an error when it was lost.
+func (b *Backend) held(field **lease) (string, error) {
 	b.mu.Lock()
-	l := b.lease
+	l := *field
 	b.mu.Unlock()
 	if l == nil {
 		return "", nil

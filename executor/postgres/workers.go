@@ -29,18 +29,7 @@ var ErrWorkerLeaseLost = errors.New("the worker lease of this apply was lost")
 
 // heldWorker returns the ID of this Backend's worker lease, or an error
 // when it was lost.
-func (b *Backend) heldWorker() (string, error) {
-	b.mu.Lock()
-	l := b.worker
-	b.mu.Unlock()
-	if l == nil {
-		return "", nil
-	}
-	if err := l.lostErr(); err != nil {
-		return "", err
-	}
-	return l.id, nil
-}
+func (b *Backend) heldWorker() (string, error) { return b.held(&b.worker) }
 
 // Join implements executor.Claimer.
 func (b *Backend) Join(ctx context.Context, w executor.WorkerInfo) error {

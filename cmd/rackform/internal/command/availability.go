@@ -49,11 +49,15 @@ func availableNow(p *plan.Plan) (available map[string]string, notes []string) {
 				got = e
 			}
 		}
+		differs := ""
+		if want != nil && got != nil {
+			differs = sameComponentsWhy(want, got)
+		}
 		switch {
 		case got == nil:
 			notes = append(notes, fmt.Sprintf("%s stays pending: the catalog %s no longer lists release %s; plan again", c.ID, cat.Source, c.Release.Version))
-		case want != nil && !sameComponents(want, got):
-			notes = append(notes, fmt.Sprintf("%s stays pending: release %s in the catalog %s now differs from what was planned (%s); plan again", c.ID, c.Release.Version, cat.Source, sameComponentsWhy(want, got)))
+		case differs != "":
+			notes = append(notes, fmt.Sprintf("%s stays pending: release %s in the catalog %s now differs from what was planned (%s); plan again", c.ID, c.Release.Version, cat.Source, differs))
 		case !got.AvailableAt(c.Release.Site):
 			notes = append(notes, fmt.Sprintf("%s stays pending: the catalog %s still lists release %s at %s only, not at %s", c.ID, cat.Source, c.Release.Version, strings.Join(got.Sites, ", "), siteOf(c.Release)))
 		default:
@@ -70,12 +74,9 @@ func siteOf(r *plan.ReleaseChoice) string {
 	return "site " + r.Site
 }
 
-// sameComponents reports whether a release read again has the components
-// the plan recorded: same names, versions, images and digests.
-func sameComponents(want *plan.CatalogEntry, got *config.Release) bool {
-	return sameComponentsWhy(want, got) == ""
-}
-
+// sameComponentsWhy says how a release read again differs from the
+// components the plan recorded (names, versions, images and digests), ""
+// when it does not.
 func sameComponentsWhy(want *plan.CatalogEntry, got *config.Release) string {
 	if len(want.Components) != len(got.Components) {
 		return fmt.Sprintf("%d components instead of %d", len(got.Components), len(want.Components))
