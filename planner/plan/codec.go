@@ -138,18 +138,6 @@ func withChecksum(b []byte) ([]byte, error) {
 	return slices.Insert(b, i+len(key)-1, v...), nil
 }
 
-// WriteIndented writes p as indented JSON with every server expanded (its
-// own observed components, changes and steps), for reading and for policy
-// checks (show -json). A plan of format 1.3 or earlier comes out as its
-// file was; one of 1.4 is not its file, which is compact, so the checksum
-// it carries does not match these bytes.
-func WriteIndented(w io.Writer, p *Plan) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(p)
-}
-
 // SHA256 is the plan's identity: the hex SHA-256 of the file bytes.
 func SHA256(file []byte) string {
 	sum := sha256.Sum256(file)

@@ -30,8 +30,8 @@ import (
 //
 // Decode expands the positions again, so every reader gets the same Plan
 // as from an earlier format (steps are copies, never shared between
-// servers). `rackform show -json` prints the plan expanded and indented
-// (WriteIndented).
+// servers). `rackform show -json` prints a keyed view of the expanded plan
+// (cmd/rackform/internal/command/views/planview).
 
 // compactTables is "tables" as Decode reads it.
 type compactTables struct {
