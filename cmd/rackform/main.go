@@ -8,7 +8,10 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/rackform/rackform/cmd/rackform/internal/command"
+	"github.com/rackform/rackform/internal/profiling"
 )
 
 func main() {
@@ -20,6 +23,12 @@ func run() int {
 	// command.Main decides what a second one means for the running command.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Profiles of the CLI process where it runs (benchmarks); the plugin
+	// has its own (RACKFORM_PLUGIN_CPUPROFILE, RACKFORM_PLUGIN_HEAPPROFILE).
+	if done := profiling.Start(os.Getenv("RACKFORM_CPUPROFILE"), os.Getenv("RACKFORM_HEAPPROFILE"),
+		hclog.New(&hclog.LoggerOptions{Name: "rackform", Output: os.Stderr})); done != nil {
+		defer done()
+	}
 	return command.Main(ctx, os.Args[1:], command.Streams{
 		Stdin:  os.Stdin,
 		Stdout: os.Stdout,

@@ -14,6 +14,7 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/rackform/rackform/internal/profiling"
 	"github.com/rackform/rackform/providers"
 	pb "github.com/rackform/rackform/providers/plugin/proto/providerv1"
 )
@@ -90,7 +91,7 @@ const maxMessage = 256 << 20
 // gets a heap profile every few seconds (the last one taken while the heap
 // was at its largest is kept).
 func Serve(p providers.Provider, logger hclog.Logger) {
-	if stop := startProfiles(os.Getenv(EnvCPUProfile), os.Getenv(EnvHeapProfile), logger); stop != nil {
+	if stop := profiling.Start(os.Getenv(EnvCPUProfile), os.Getenv(EnvHeapProfile), logger); stop != nil {
 		// Written when the host stops the provider: the host may end this
 		// process right after.
 		p = &profiled{Provider: p, stop: stop}

@@ -2,14 +2,6 @@ package plugin
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"runtime"
-	"runtime/pprof"
-	"sync"
-	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/rackform/rackform/providers"
 )
@@ -21,76 +13,6 @@ const (
 	EnvCPUProfile  = "RACKFORM_PLUGIN_CPUPROFILE"
 	EnvHeapProfile = "RACKFORM_PLUGIN_HEAPPROFILE"
 )
-
-// heapSampleInterval is how often the heap profile is considered.
-const heapSampleInterval = time.Second
-
-// startProfiles starts the CPU profile into cpuPath and samples the heap
-// into heapPath (kept when the heap in use is the largest seen), and
-// returns what stops them and writes the files; nil when neither is asked.
-func startProfiles(cpuPath, heapPath string, logger hclog.Logger) func() {
-	if cpuPath == "" && heapPath == "" {
-		return nil
-	}
-	var cpu *os.File
-	if cpuPath != "" {
-		f, err := os.Create(cpuPath)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			logger.Error("cannot profile CPU", "file", cpuPath, "error", err)
-		} else {
-			cpu = f
-		}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	var largest uint64
-	writeHeap := func() {
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		if ms.HeapInuse <= largest {
-			return
-		}
-		largest = ms.HeapInuse
-		f, err := os.Create(heapPath)
-		if err != nil {
-			logger.Error("cannot write the heap profile", "file", heapPath, "error", err)
-			return
-		}
-		defer f.Close()
-		_ = pprof.Lookup("heap").WriteTo(f, 0)
-		_ = os.WriteFile(heapPath+".txt", fmt.Appendf(nil, "heap in use %d MB, sys %d MB at %s\n", ms.HeapInuse>>20, ms.Sys>>20, time.Now().Format(time.RFC3339)), 0o644)
-	}
-	if heapPath != "" {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t := time.NewTicker(heapSampleInterval)
-			defer t.Stop()
-			for {
-				select {
-				case <-done:
-					return
-				case <-t.C:
-					writeHeap()
-				}
-			}
-		}()
-	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			close(done)
-			wg.Wait()
-			if cpu != nil {
-				pprof.StopCPUProfile()
-				cpu.Close()
-			}
-		})
-	}
-}
 
 // profiled writes the profiles when the host stops the provider.
 type profiled struct {

@@ -74,6 +74,10 @@ type Provider struct {
 	tr         *transport
 	owned      *http.Transport // the transport Configure built, closed on Stop
 	bmcs       map[string]*bmcEntry
+	// hostUse counts bmcs' entries by BMC host (host:port), so a logout
+	// asks in constant time whether another session still uses the host's
+	// connections.
+	hostUse map[string]int
 	// reaping says a reap goroutine runs for the current stop context;
 	// idleLogouts are the logouts it could not do, reported by Stop.
 	reaping     bool
@@ -89,6 +93,7 @@ type Provider struct {
 // task call used it (kept, for reuse across steps, until Stop).
 type bmcEntry struct {
 	b      bmc
+	host   string // the BMC's host:port
 	refs   int
 	pinned bool
 	// busy counts the Apply and Task calls in flight on a pinned entry;
@@ -103,7 +108,7 @@ var _ providers.Provider = (*Provider)(nil)
 // New returns an unconfigured provider; Configure must run before Observe,
 // Apply or Task.
 func New(opts Options) *Provider {
-	p := &Provider{log: opts.Logger, clock: opts.Clock, base: opts.Transport, bmcs: map[string]*bmcEntry{}}
+	p := &Provider{log: opts.Logger, clock: opts.Clock, base: opts.Transport, bmcs: map[string]*bmcEntry{}, hostUse: map[string]int{}}
 	p.stop, p.stopCancel = context.WithCancel(context.Background())
 	if p.log == nil {
 		p.log = hclog.NewNullLogger()
@@ -160,7 +165,7 @@ func (p *Provider) Configure(ctx context.Context, req *providers.ConfigureReques
 	p.mu.Lock()
 	old, oldOwned := p.bmcs, p.owned
 	oldTr := p.tr
-	p.cfg, p.tr, p.owned, p.bmcs = cfg, tr, owned, map[string]*bmcEntry{}
+	p.cfg, p.tr, p.owned, p.bmcs, p.hostUse = cfg, tr, owned, map[string]*bmcEntry{}, map[string]int{}
 	p.mu.Unlock()
 	p.closeAll(ctx, old, oldOwned, oldTr)
 	p.log.Debug("configured", "concurrency", cfg.Concurrency, "per_bmc_limit", cfg.PerBMCLimit, "insecure", cfg.Insecure)
@@ -172,7 +177,7 @@ func (p *Provider) Configure(ctx context.Context, req *providers.ConfigureReques
 func (p *Provider) Stop(ctx context.Context) providers.Diagnostics {
 	p.mu.Lock()
 	old, owned, tr := p.bmcs, p.owned, p.tr
-	p.bmcs, p.owned = map[string]*bmcEntry{}, nil
+	p.bmcs, p.hostUse, p.owned = map[string]*bmcEntry{}, map[string]int{}, nil
 	p.stopCancel()
 	// A stopped provider may be configured and used again.
 	p.stop, p.stopCancel = context.WithCancel(context.Background())
@@ -337,7 +342,7 @@ func (p *Provider) reapIdle(ctx context.Context, now time.Time) {
 	limit := max(pinnedIdle, 3*p.cfg.PollInterval)
 	for k, e := range p.bmcs {
 		if e.pinned && e.busy == 0 && e.refs == 0 && now.Sub(e.used) >= limit {
-			delete(p.bmcs, k)
+			p.dropLocked(k, e)
 			gone = append(gone, idle{k, e})
 		}
 	}
@@ -349,7 +354,7 @@ func (p *Provider) reapIdle(ctx context.Context, now time.Time) {
 		go func() {
 			defer wg.Done()
 			err := logout(ctx, g.e.b)
-			p.closeHostIfUnused(tr, hostOf(endpointOf(g.key)))
+			p.closeHostIfUnused(tr, g.e.host)
 			if err != nil {
 				d := p.logoutFailed(endpointOf(g.key), err)
 				p.log.Warn("could not delete an idle BMC session", "bmc", endpointOf(g.key), "error", d.Detail)
@@ -366,15 +371,18 @@ func (p *Provider) reapIdle(ctx context.Context, now time.Time) {
 // it is still in use.
 func (p *Provider) closeHostIfUnused(tr *transport, host string) {
 	p.mu.Lock()
-	for k := range p.bmcs {
-		if hostOf(endpointOf(k)) == host {
-			p.mu.Unlock()
-			return
-		}
-	}
+	used := p.hostUse[host] > 0
 	p.mu.Unlock()
-	if tr != nil {
+	if !used && tr != nil {
 		tr.closeIdle(host)
+	}
+}
+
+// dropLocked removes key's entry e (p.mu held).
+func (p *Provider) dropLocked(key string, e *bmcEntry) {
+	delete(p.bmcs, key)
+	if p.hostUse[e.host]--; p.hostUse[e.host] <= 0 {
+		delete(p.hostUse, e.host)
 	}
 }
 
@@ -403,14 +411,14 @@ func (p *Provider) acquire(t providers.Target) (bmc, func(context.Context) *prov
 		e.used = p.clock.Now()
 		last := e.refs == 0 && !e.pinned && p.bmcs[key] == e
 		if last {
-			delete(p.bmcs, key)
+			p.dropLocked(key, e)
 		}
 		p.mu.Unlock()
 		if !last {
 			return nil
 		}
 		err := logout(ctx, e.b)
-		p.closeHostIfUnused(tr, hostOf(endpointOf(key)))
+		p.closeHostIfUnused(tr, e.host)
 		if err != nil {
 			d := p.logoutFailed(endpointOf(key), err)
 			d.Server = t.Name
@@ -464,8 +472,9 @@ func (p *Provider) entryLocked(t providers.Target) (*bmcEntry, error) {
 	key := p.keyOf(t)
 	e := p.bmcs[key]
 	if e == nil {
-		e = &bmcEntry{b: newGofishBMC(endpoint, creds, p.tr, p.cfg.PerBMCLimit)}
+		e = &bmcEntry{b: newGofishBMC(endpoint, creds, p.tr, p.cfg.PerBMCLimit), host: hostOf(endpoint)}
 		p.bmcs[key] = e
+		p.hostUse[e.host]++
 	}
 	return e, nil
 }

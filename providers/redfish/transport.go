@@ -150,15 +150,20 @@ func (t *transport) host(h string) *hostState {
 func (t *transport) closeIdle(host string) {
 	t.mu.Lock()
 	var pools []*http.Transport
-	for h, s := range t.hosts {
-		if host == "" || h == host {
-			for _, rt := range []*http.Transport{s.rt, s.bulk} {
-				if rt != nil {
-					pools = append(pools, rt)
-				}
+	drop := func(s *hostState) {
+		for _, rt := range []*http.Transport{s.rt, s.bulk} {
+			if rt != nil {
+				pools = append(pools, rt)
 			}
-			s.rt, s.bulk = nil, nil
 		}
+		s.rt, s.bulk = nil, nil
+	}
+	if host == "" {
+		for _, s := range t.hosts {
+			drop(s)
+		}
+	} else if s := t.hosts[host]; s != nil {
+		drop(s)
 	}
 	t.mu.Unlock()
 	for _, rt := range pools {
