@@ -12,6 +12,7 @@ import (
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command"
 	"github.com/rackform/rackform/internal/profiling"
+	"github.com/rackform/rackform/providers/plugin"
 )
 
 func main() {
@@ -23,11 +24,14 @@ func run() int {
 	// command.Main decides what a second one means for the running command.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// Profiles of the CLI process where it runs (benchmarks); the plugin
-	// has its own (RACKFORM_PLUGIN_CPUPROFILE, RACKFORM_PLUGIN_HEAPPROFILE).
-	if done := profiling.Start(os.Getenv("RACKFORM_CPUPROFILE"), os.Getenv("RACKFORM_HEAPPROFILE"),
-		hclog.New(&hclog.LoggerOptions{Name: "rackform", Output: os.Stderr})); done != nil {
-		defer done()
+	// Profiles of the CLI process where it runs (benchmarks); a provider
+	// plugin (this binary, started by the CLI with its environment) has its
+	// own: RACKFORM_PLUGIN_CPUPROFILE, RACKFORM_PLUGIN_HEAPPROFILE.
+	if !plugin.IsPluginProcess(os.Getenv) {
+		log := hclog.New(&hclog.LoggerOptions{Name: "rackform", Output: os.Stderr})
+		if done := profiling.Start(os.Getenv("RACKFORM_CPUPROFILE"), os.Getenv("RACKFORM_HEAPPROFILE"), log); done != nil {
+			defer done()
+		}
 	}
 	return command.Main(ctx, os.Args[1:], command.Streams{
 		Stdin:  os.Stdin,
