@@ -339,9 +339,9 @@ func runFleetBench(t *testing.T, bin string, n int, latency time.Duration, membe
 	floor4 := benchFloor(t, f, got.Recorded, password, 4)
 	floor := min(floor1, floor4)
 	load, _ := os.ReadFile("/proc/loadavg")
-	return fmt.Sprintf("%s: fleet N=%d L=%s M=%d expand=%v: rackform plan %s, floor %s (1 conn/BMC %s, 4 conns/BMC %s), ratio %.2f; CPU of CLI and plugin %s; sessions left open %d; per server: %.1f TLS handshakes, %.1f requests, %d plan bytes; peak RSS CLI %d MB, plugin %d MB, both at once %d MB (sampled every 100 ms); args %q; load %s",
+	return fmt.Sprintf("%s: fleet N=%d L=%s M=%d expand=%v: rackform plan %s, floor %s (1 conn/BMC %s, 4 conns/BMC %s), ratio %.2f; CPU of CLI and plugin %s; sessions left open %d; per server: %.1f TLS handshakes, %.1f requests, %d plan bytes; peak RSS CLI %d MB, plugin %d MB (of which the binary's pages %d MB, %d MB), sum of the two %d MB, both at one instant %d MB (sampled every 100 ms); args %q; load %s",
 		filepath.Base(bin), n, latency, members, expand, wall.Round(10*time.Millisecond), floor.Round(10*time.Millisecond), floor1.Round(10*time.Millisecond), floor4.Round(10*time.Millisecond), wall.Seconds()/floor.Seconds(), cpu.Round(10*time.Millisecond), got.Open,
-		float64(got.Connections)/float64(n), float64(got.Requests)/float64(n), st.Size()/int64(n), peak.cli>>20, peak.plugin>>20, peak.sum>>20, os.Getenv("RACKFORM_BENCH_ARGS"), strings.TrimSpace(string(load)))
+		float64(got.Connections)/float64(n), float64(got.Requests)/float64(n), st.Size()/int64(n), peak.cli>>20, peak.plugin>>20, peak.cliFile>>20, peak.pluginFile>>20, peak.sum>>20, peak.total>>20, os.Getenv("RACKFORM_BENCH_ARGS"), strings.TrimSpace(string(load)))
 }
 
 // cliRun is one measured run of the CLI (and its plugin).
@@ -393,10 +393,10 @@ func runApplyBench(t *testing.T, bin string, n int, latency time.Duration, membe
 	ar := runCLI(t, bin, password, "apply", "-no-color", "-allow-unsigned", "-state-dir", filepath.Join(work, "state"), planFile)
 	after := f.collect(t)
 	load, _ := os.ReadFile("/proc/loadavg")
-	return fmt.Sprintf("%s: fleet apply N=%d L=%s M=%d: plan %s; apply %s, CPU of CLI and plugin %s; sessions left open %d; per server: %.1f TLS handshakes, %.1f requests; peak RSS CLI %d MB, plugin %d MB, both at once %d MB (plan: %d MB); load %s",
+	return fmt.Sprintf("%s: fleet apply N=%d L=%s M=%d: plan %s; apply %s, CPU of CLI and plugin %s; sessions left open %d; per server: %.1f TLS handshakes, %.1f requests; peak RSS CLI %d MB, plugin %d MB, sum of the two %d MB, both at one instant %d MB (plan: sum %d MB, at one instant %d MB); load %s",
 		filepath.Base(bin), n, latency, members, pr.wall.Round(10*time.Millisecond), ar.wall.Round(10*time.Millisecond), ar.cpu.Round(10*time.Millisecond), after.Open,
 		float64(after.Connections-before.Connections)/float64(n), float64(after.Requests-before.Requests)/float64(n),
-		ar.rss.cli>>20, ar.rss.plugin>>20, ar.rss.sum>>20, pr.rss.sum>>20, strings.TrimSpace(string(load)))
+		ar.rss.cli>>20, ar.rss.plugin>>20, ar.rss.sum>>20, ar.rss.total>>20, pr.rss.sum>>20, pr.rss.total>>20, strings.TrimSpace(string(load)))
 }
 
 // writeApplyConfig writes a fleet of racks of 40 compute servers, one
@@ -651,12 +651,17 @@ func tail(s string, n int) string {
 	return s
 }
 
-// treeRSS is the peak resident set (VmHWM) of the CLI, of its children
-// (the provider plugin), and the largest sum seen at one sample.
-type treeRSS struct{ cli, plugin, sum int64 }
+// treeRSS is the peak resident set (VmHWM) of the CLI and of its children
+// (the provider plugin); sum is the sum of those two peaks (an upper bound:
+// they need not happen at once, and each counts the pages of the rackform
+// binary that both map), and total the largest memory the processes held at
+// one sample: their anonymous pages plus the largest file-backed share of
+// one of them (the CLI and plugin are one executable, whose pages the
+// kernel keeps once).
+type treeRSS struct{ cli, plugin, sum, total, cliFile, pluginFile int64 }
 
-// watchTreeRSS samples the peak resident set of pid and its child
-// processes until stop.
+// watchTreeRSS samples the resident memory of pid and its child processes
+// every 100 ms until stop.
 func watchTreeRSS(pid int, stop <-chan struct{}) treeRSS {
 	peaks := map[int]int64{}
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -682,15 +687,20 @@ func watchTreeRSS(pid int, stop <-chan struct{}) treeRSS {
 				}
 			}
 		}
+		var anon, file int64
 		for _, p := range pids {
 			b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/status")
-			for _, line := range strings.Split(string(b), "\n") {
-				if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-					kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-					peaks[p] = max(peaks[p], kb*1024)
-				}
+			st := statusKB(b)
+			peaks[p] = max(peaks[p], st["VmHWM"])
+			if p == pid {
+				best.cliFile = max(best.cliFile, st["RssFile"])
+			} else {
+				best.pluginFile = max(best.pluginFile, st["RssFile"])
 			}
+			anon += st["RssAnon"] + st["RssShmem"]
+			file = max(file, st["RssFile"])
 		}
+		best.total = max(best.total, anon+file)
 		var sum int64
 		for p, v := range peaks {
 			sum += v
@@ -707,4 +717,23 @@ func watchTreeRSS(pid int, stop <-chan struct{}) treeRSS {
 		case <-tick.C:
 		}
 	}
+}
+
+// statusKB reads the "Name: N kB" lines of /proc/PID/status, in bytes.
+func statusKB(b []byte) map[string]int64 {
+	out := map[string]int64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		name, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		v, ok = strings.CutSuffix(strings.TrimSpace(v), " kB")
+		if !ok {
+			continue
+		}
+		if kb, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+			out[name] = kb * 1024
+		}
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
@@ -28,6 +29,13 @@ func run() int {
 	// plugin (this binary, started by the CLI with its environment) has its
 	// own: RACKFORM_PLUGIN_CPUPROFILE, RACKFORM_PLUGIN_HEAPPROFILE.
 	if !plugin.IsPluginProcess(os.Getenv) {
+		// The CLI holds the fleet's observations and plan while the plugin
+		// does the allocating: collecting at 1.5× what is live instead of
+		// 2× costs it little CPU (it uses ~7% of a plan's) and takes its
+		// peak at 10,000 servers from ~230 MB to ~190 MB. GOGC overrides.
+		if os.Getenv("GOGC") == "" {
+			debug.SetGCPercent(50)
+		}
 		log := hclog.New(&hclog.LoggerOptions{Name: "rackform", Output: os.Stderr})
 		if done := profiling.Start(os.Getenv("RACKFORM_CPUPROFILE"), os.Getenv("RACKFORM_HEAPPROFILE"), log); done != nil {
 			defer done()

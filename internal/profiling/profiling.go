@@ -15,7 +15,7 @@ import (
 )
 
 // heapSampleInterval is how often the heap profile is considered.
-const heapSampleInterval = time.Second
+const heapSampleInterval = 250 * time.Millisecond
 
 // Start starts the CPU profile into cpuPath and samples the heap
 // into heapPath (kept when the heap in use is the largest seen), and
