@@ -84,11 +84,13 @@ const (
 
 // opRun is one unit of provider or hook work for one server.
 type opRun struct {
-	sv       *node
-	kind     opKind
-	op       string // journal op ("step:3"…); "" for observe
-	step     *plan.Step
-	pstep    providers.Step
+	sv    *node
+	kind  opKind
+	op    string // journal op ("step:3"…); "" for observe
+	step  *plan.Step
+	pstep providers.Step
+	// last: pstep is the server's last provider step (see lastProviderStep).
+	last     bool
 	hook     Hook
 	uri      string
 	deadline time.Time

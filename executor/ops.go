@@ -269,6 +269,7 @@ func (r *runner) opFor(sv *node, op string) *opRun {
 		return o
 	}
 	o.pstep = st.ProviderStep()
+	o.last = lastProviderStep(sv.srv, st)
 	if s := sv.sv; s.inflight == op && s.taskURI == "" && (o.pstep.Kind == providers.StepUpdate || o.pstep.Kind == providers.StepReimage) {
 		// Run again after a crash that left no task URI: the BMC may have
 		// accepted the earlier attempt; the provider looks for it first.
@@ -281,6 +282,18 @@ func (r *runner) opFor(sv *node, op string) *opRun {
 		o.pstep.Timeout = firstDuration(st.Timeout, set.VerifyTimeout)
 	}
 	return o
+}
+
+// lastProviderStep says st is s's last step a provider performs (hooks may
+// follow): the provider may then end the server's BMC session instead of
+// keeping it for steps that will not come.
+func lastProviderStep(s *plan.Server, st *plan.Step) bool {
+	for i := len(s.Steps) - 1; i >= 0; i-- {
+		if !s.Steps[i].IsHook() {
+			return s.Steps[i].Index == st.Index
+		}
+	}
+	return false
 }
 
 func nodeName(s *plan.Server) string {
@@ -423,7 +436,7 @@ func (r *runner) work(ctx context.Context, o *opRun) msg {
 		return r.watchReady(ctx, prov, o, tr) // remediation triggers (remediation.go)
 	}
 	last := ""
-	res, diags := prov.Apply(ctx, &providers.ApplyRequest{Target: r.target(sv), Step: o.pstep}, func(p *providers.Progress) error {
+	res, diags := prov.Apply(ctx, &providers.ApplyRequest{Target: r.target(sv), Step: o.pstep, Last: o.last}, func(p *providers.Progress) error {
 		if p.TaskURI != "" && p.TaskURI != last {
 			last = p.TaskURI
 			if err := r.handoff(ctx, msg{o: o, task: p.TaskURI}); err != nil {

@@ -386,6 +386,10 @@ type Expectation struct {
 type ApplyRequest struct {
 	Target Target
 	Step   Step
+	// Last says Step is the server's last step in this run: the provider
+	// may end its session with the server's BMC once the step is done
+	// (a later call, a remediation, logs in again).
+	Last bool
 }
 
 // Progress reports what a running step does.

@@ -52,6 +52,8 @@ type Call struct {
 	ResumeSince time.Time
 	// Step is the step as sent.
 	Step providers.Step
+	// Last is the request's Last: the server's last provider step.
+	Last bool
 }
 
 // Provider is a scripted fake provider keyed by target name (the plan
@@ -210,7 +212,7 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 	}
 	s.applies++
 	n := s.applies
-	p.calls = append(p.calls, Call{Server: name, Kind: req.Step.Kind, Component: req.Step.Component, ResetType: req.Step.ResetType, Timeout: req.Step.Timeout, ResumeSince: req.Step.ResumeSince, Step: req.Step})
+	p.calls = append(p.calls, Call{Server: name, Kind: req.Step.Kind, Component: req.Step.Component, ResetType: req.Step.ResetType, Timeout: req.Step.Timeout, ResumeSince: req.Step.ResumeSince, Step: req.Step, Last: req.Last})
 	hang := s.script.HangApply == n
 	hangCh, startedCh := p.hangs[name], p.started[name]
 	fail := s.script.FailApply == n || (s.script.FailKind != "" && s.script.FailKind == req.Step.Kind)

@@ -168,7 +168,7 @@ func (c *GRPCClient) Apply(ctx context.Context, req *providers.ApplyRequest, fn 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	server := req.Target.Name
-	srv, err := c.client.Apply(ctx, &pb.ApplyRequest{Target: targetToProto(req.Target), Step: stepToProto(req.Step)})
+	srv, err := c.client.Apply(ctx, &pb.ApplyRequest{Target: targetToProto(req.Target), Step: stepToProto(req.Step), Last: req.Last})
 	if err != nil {
 		return nil, c.transportDiags(ctx, "Apply", server, err)
 	}

@@ -128,7 +128,7 @@ func (s *GRPCServer) Observe(req *pb.ObserveRequest, srv pb.Provider_ObserveServ
 // Apply implements pb.ProviderServer.
 func (s *GRPCServer) Apply(req *pb.ApplyRequest, srv pb.Provider_ApplyServer) error {
 	out := &stream[pb.ApplyResponse]{send: srv.Send}
-	r := &providers.ApplyRequest{Target: targetFromProto(req.GetTarget()), Step: stepFromProto(req.GetStep())}
+	r := &providers.ApplyRequest{Target: targetFromProto(req.GetTarget()), Step: stepFromProto(req.GetStep()), Last: req.GetLast()}
 	var res *providers.ApplyResult
 	var diags providers.Diagnostics
 	func() {

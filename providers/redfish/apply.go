@@ -34,7 +34,12 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 	if err != nil {
 		return nil, p.fail(req.Target, "Cannot apply step", err)
 	}
-	defer release()
+	defer func() {
+		release()
+		if req.Last {
+			p.endSession(ctx, req.Target)
+		}
+	}()
 	if fn == nil {
 		fn = func(*providers.Progress) error { return nil }
 	}

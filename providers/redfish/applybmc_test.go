@@ -505,3 +505,35 @@ func TestApplyObservationKeepsSession(t *testing.T) {
 		t.Errorf("%d sessions open after the idle sweep, want 0", n)
 	}
 }
+
+// TestLastStepEndsSession: a step the executor marks as the server's last
+// logs its session out as soon as it is done, rather than after pinnedIdle;
+// a step that is not the last keeps it for the next one.
+func TestLastStepEndsSession(t *testing.T) {
+	ctx := context.Background()
+	m := newMockupServer(t, "dmtf/public-rackmount1")
+	p := fastConfig(t, m)
+	target := providers.Target{Name: "s", Endpoint: m.URL}
+	on := providers.Step{Kind: providers.StepPowerOn, Timeout: 2 * time.Second}
+	if _, d := p.Apply(ctx, &providers.ApplyRequest{Target: target, Step: on}, nil); d.HasErrors() {
+		t.Fatalf("power_on: %v", d.Err())
+	}
+	if n := m.OpenSessions(); n != 1 {
+		t.Fatalf("%d sessions open after a step that is not the last, want 1 (kept for the next step)", n)
+	}
+	if _, d := p.Apply(ctx, &providers.ApplyRequest{Target: target, Step: on, Last: true}, nil); d.HasErrors() {
+		t.Fatalf("last power_on: %v", d.Err())
+	}
+	if n := m.OpenSessions(); n != 0 {
+		t.Errorf("%d sessions open after the server's last step, want 0 (logged out at once)", n)
+	}
+	if _, d := p.Apply(ctx, &providers.ApplyRequest{Target: target, Step: on, Last: true}, nil); d.HasErrors() {
+		t.Fatalf("a step after the last (a remediation) logs in again: %v", d.Err())
+	}
+	if d := p.Stop(ctx); len(d) != 0 {
+		t.Errorf("Stop: %v, want no failed logouts", d)
+	}
+	if n := m.OpenSessions(); n != 0 {
+		t.Errorf("%d sessions open after Stop", n)
+	}
+}

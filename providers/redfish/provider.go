@@ -333,26 +333,51 @@ func (p *Provider) reap(ctx context.Context) {
 // before now less the idle time; a logout that fails twice is kept for
 // Stop to report.
 func (p *Provider) reapIdle(ctx context.Context, now time.Time) {
-	type idle struct {
-		key string
-		e   *bmcEntry
-	}
-	var gone []idle
+	var gone []droppedEntry
 	p.mu.Lock()
 	limit := max(pinnedIdle, 3*p.cfg.PollInterval)
 	for k, e := range p.bmcs {
 		if e.pinned && e.busy == 0 && e.refs == 0 && now.Sub(e.used) >= limit {
 			p.dropLocked(k, e)
-			gone = append(gone, idle{k, e})
+			gone = append(gone, droppedEntry{k, e})
 		}
 	}
 	tr := p.tr
 	p.mu.Unlock()
+	p.logoutDropped(ctx, tr, gone)
+}
+
+// endSession logs t's session out now, unless another call is using it:
+// the caller said the step just done was the server's last in this run
+// (ApplyRequest.Last), so its session and connection need not wait
+// pinnedIdle for reap. A later call for the server logs in again.
+func (p *Provider) endSession(ctx context.Context, t providers.Target) {
+	p.mu.Lock()
+	key := p.keyOf(t)
+	e := p.bmcs[key]
+	if e == nil || e.busy > 0 || e.refs > 0 {
+		p.mu.Unlock()
+		return
+	}
+	p.dropLocked(key, e)
+	tr := p.tr
+	p.mu.Unlock()
+	p.logoutDropped(ctx, tr, []droppedEntry{{key, e}})
+}
+
+// droppedEntry is a session taken out of bmcs, to be logged out.
+type droppedEntry struct {
+	key string
+	e   *bmcEntry
+}
+
+// logoutDropped logs out the sessions gone, at once, and closes their
+// hosts' connections; a logout that fails twice is kept for Stop to
+// report.
+func (p *Provider) logoutDropped(ctx context.Context, tr *transport, gone []droppedEntry) {
 	var wg sync.WaitGroup
 	for _, g := range gone {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			err := logout(ctx, g.e.b)
 			p.closeHostIfUnused(tr, g.e.host)
 			if err != nil {
@@ -362,7 +387,7 @@ func (p *Provider) reapIdle(ctx context.Context, now time.Time) {
 				p.idleLogouts = append(p.idleLogouts, d)
 				p.mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

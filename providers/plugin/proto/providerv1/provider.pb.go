@@ -1602,9 +1602,13 @@ func (x *Expectation) GetPattern() string {
 }
 
 type ApplyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Target        *Target                `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
-	Step          *Step                  `protobuf:"bytes,2,opt,name=step,proto3" json:"step,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Target *Target                `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	Step   *Step                  `protobuf:"bytes,2,opt,name=step,proto3" json:"step,omitempty"`
+	// last says step is the server's last in this run: the provider may end
+	// its session with the BMC once the step is done. A provider that does
+	// not know the field keeps the session until it decides otherwise.
+	Last          bool `protobuf:"varint,3,opt,name=last,proto3" json:"last,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1651,6 +1655,13 @@ func (x *ApplyRequest) GetStep() *Step {
 		return x.Step
 	}
 	return nil
+}
+
+func (x *ApplyRequest) GetLast() bool {
+	if x != nil {
+		return x.Last
+	}
+	return false
 }
 
 type ApplyResponse struct {
@@ -2291,10 +2302,11 @@ const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"\x05match\x18\x02 \x01(\v2\x1b.rackform.provider.v1.MatchR\x05match\x12\x18\n" +
 	"\aversion\x18\x03 \x01(\tR\aversion\x12\x16\n" +
 	"\x06scheme\x18\x04 \x01(\tR\x06scheme\x12\x18\n" +
-	"\apattern\x18\x05 \x01(\tR\apattern\"t\n" +
+	"\apattern\x18\x05 \x01(\tR\apattern\"\x88\x01\n" +
 	"\fApplyRequest\x124\n" +
 	"\x06target\x18\x01 \x01(\v2\x1c.rackform.provider.v1.TargetR\x06target\x12.\n" +
-	"\x04step\x18\x02 \x01(\v2\x1a.rackform.provider.v1.StepR\x04step\"\xd1\x01\n" +
+	"\x04step\x18\x02 \x01(\v2\x1a.rackform.provider.v1.StepR\x04step\x12\x12\n" +
+	"\x04last\x18\x03 \x01(\bR\x04last\"\xd1\x01\n" +
 	"\rApplyResponse\x12<\n" +
 	"\bprogress\x18\x01 \x01(\v2\x1e.rackform.provider.v1.ProgressH\x00R\bprogress\x125\n" +
 	"\x04done\x18\x02 \x01(\v2\x1f.rackform.provider.v1.ApplyDoneH\x00R\x04done\x12B\n" +
