@@ -107,7 +107,7 @@ func (r *runner) watchReady(ctx context.Context, prov providers.Provider, o *opR
 		if limit > 0 && left < slice {
 			step.Timeout = left
 		}
-		res, diags := prov.Apply(ctx, &providers.ApplyRequest{Target: r.target(sv), Step: step}, func(p *providers.Progress) error {
+		res, diags := prov.Apply(ctx, &providers.ApplyRequest{Target: r.target(sv), Step: step, Last: o.last}, func(p *providers.Progress) error {
 			if p.Message != "" || p.Percent >= 0 {
 				r.progress(ctx, msg{o: o, prog: true, percent: p.Percent, progMsg: p.Message})
 			}

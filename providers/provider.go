@@ -386,9 +386,9 @@ type Expectation struct {
 type ApplyRequest struct {
 	Target Target
 	Step   Step
-	// Last says Step is the server's last step in this run: the provider
-	// may end its session with the server's BMC once the step is done
-	// (a later call, a remediation, logs in again).
+	// Last says Step, if it succeeds, is the server's last in this run:
+	// the provider may then end its session with the server's BMC (a
+	// failed step keeps it for what follows: a retry, a remediation).
 	Last bool
 }
 

@@ -34,9 +34,10 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 	if err != nil {
 		return nil, p.fail(req.Target, "Cannot apply step", err)
 	}
+	ended := false // the step succeeded
 	defer func() {
 		release()
-		if req.Last {
+		if req.Last && ended {
 			p.endSession(ctx, req.Target)
 		}
 	}()
@@ -64,6 +65,7 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 	if err != nil {
 		return res, p.fail(req.Target, s.summary(), err)
 	}
+	ended = true
 	return res, s.warnings
 }
 

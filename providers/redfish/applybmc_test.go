@@ -507,8 +507,8 @@ func TestApplyObservationKeepsSession(t *testing.T) {
 }
 
 // TestLastStepEndsSession: a step the executor marks as the server's last
-// logs its session out as soon as it is done, rather than after pinnedIdle;
-// a step that is not the last keeps it for the next one.
+// logs its session out as soon as it succeeds, rather than after pinnedIdle;
+// a step that is not the last, or a last step that failed, keeps it.
 func TestLastStepEndsSession(t *testing.T) {
 	ctx := context.Background()
 	m := newMockupServer(t, "dmtf/public-rackmount1")
@@ -520,6 +520,15 @@ func TestLastStepEndsSession(t *testing.T) {
 	}
 	if n := m.OpenSessions(); n != 1 {
 		t.Fatalf("%d sessions open after a step that is not the last, want 1 (kept for the next step)", n)
+	}
+	// This mockup's System reports health Warning: wait_ready fails, and a
+	// failed last step keeps the session for the retry or remediation.
+	notReady := providers.Step{Kind: providers.StepWaitReady, Timeout: 20 * time.Millisecond}
+	if _, d := p.Apply(ctx, &providers.ApplyRequest{Target: target, Step: notReady, Last: true}, nil); !d.HasErrors() {
+		t.Fatal("wait_ready on a server reporting Warning succeeded")
+	}
+	if n := m.OpenSessions(); n != 1 {
+		t.Fatalf("%d sessions open after a failed last step, want 1 (kept for what follows)", n)
 	}
 	if _, d := p.Apply(ctx, &providers.ApplyRequest{Target: target, Step: on, Last: true}, nil); d.HasErrors() {
 		t.Fatalf("last power_on: %v", d.Err())

@@ -1605,8 +1605,8 @@ type ApplyRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Target *Target                `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
 	Step   *Step                  `protobuf:"bytes,2,opt,name=step,proto3" json:"step,omitempty"`
-	// last says step is the server's last in this run: the provider may end
-	// its session with the BMC once the step is done. A provider that does
+	// last says step, if it succeeds, is the server's last in this run: the
+	// provider may then end its session with the BMC. A provider that does
 	// not know the field keeps the session until it decides otherwise.
 	Last          bool `protobuf:"varint,3,opt,name=last,proto3" json:"last,omitempty"`
 	unknownFields protoimpl.UnknownFields
