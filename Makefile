@@ -40,8 +40,9 @@ N ?= 1000
 L ?= 200ms
 M ?= 24
 EXPAND ?= both
-bench-fleet: ## fleet benchmark: rackform plan vs the floor against N sim BMCs (N=1000 L=200ms M=24 EXPAND=both|on|off ARGS=plan flags, BIN_BENCH=another binary; APPLY=1 measures apply instead)
-	RACKFORM_BENCH_FLEET=1 RACKFORM_BENCH_N=$(N) RACKFORM_BENCH_LATENCY=$(L) RACKFORM_BENCH_MEMBERS=$(M) RACKFORM_BENCH_EXPAND=$(EXPAND) RACKFORM_BENCH_ARGS='$(ARGS)' RACKFORM_BENCH_APPLY=$(APPLY) \
+ROUNDS ?= 1
+bench-fleet: ## fleet benchmark: rackform plan vs the floor against N sim BMCs (N=1000 L=200ms M=24 EXPAND=both|on|off ARGS=plan flags, BIN_BENCH=another binary, ROUNDS=3 for the median of three; APPLY=1 measures apply instead)
+	RACKFORM_BENCH_FLEET=1 RACKFORM_BENCH_N=$(N) RACKFORM_BENCH_LATENCY=$(L) RACKFORM_BENCH_MEMBERS=$(M) RACKFORM_BENCH_EXPAND=$(EXPAND) RACKFORM_BENCH_ARGS='$(ARGS)' RACKFORM_BENCH_APPLY=$(APPLY) RACKFORM_BENCH_ROUNDS=$(ROUNDS) \
 		RACKFORM_BENCH_BIN=$(BIN_BENCH) $(GO) test -count=1 -timeout 60m -run '^TestFleetBench$$' -v ./cmd/rackform
 
 generate: ## regenerate committed generated code (needs protoc)

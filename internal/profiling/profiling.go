@@ -53,7 +53,7 @@ func Start(cpuPath, heapPath string, logger hclog.Logger) func() {
 		}
 		defer f.Close()
 		_ = pprof.Lookup("heap").WriteTo(f, 0)
-		_ = os.WriteFile(heapPath+".txt", fmt.Appendf(nil, "heap in use %d MB, sys %d MB at %s\n", ms.HeapInuse>>20, ms.Sys>>20, time.Now().Format(time.RFC3339)), 0o644)
+		_ = os.WriteFile(heapPath+".txt", fmt.Appendf(nil, "heap in use %d MB, stacks %d MB, sys %d MB, %d goroutines, %d collections at %s\n", ms.HeapInuse>>20, ms.StackInuse>>20, ms.Sys>>20, runtime.NumGoroutine(), ms.NumGC, time.Now().Format(time.RFC3339)), 0o644)
 	}
 	if heapPath != "" {
 		wg.Add(1)
