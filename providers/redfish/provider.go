@@ -159,7 +159,18 @@ func (p *Provider) Configure(ctx context.Context, req *providers.ConfigureReques
 	tr := newTransport(base, retryPolicy{MaxAttempts: cfg.MaxAttempts, BaseDelay: cfg.BaseDelay, MaxDelay: cfg.MaxDelay},
 		cfg.Timeout, cfg.PerBMCLimit, p.clock, p.log)
 	if owned != nil {
-		tr.perHost = owned.Clone
+		// Redfish requests are a few hundred bytes and answers are read
+		// in large reads: small buffers serve them as well as net/http's
+		// 4 KiB ones, and at thousands of connections at once their
+		// memory is a tenth of the plugin's. Uploads keep the defaults.
+		small := owned.Clone()
+		small.ReadBufferSize, small.WriteBufferSize = 2<<10, 1<<10
+		tr.perHost = func(bulk bool) *http.Transport {
+			if bulk {
+				return owned.Clone()
+			}
+			return small.Clone()
+		}
 	}
 
 	p.mu.Lock()

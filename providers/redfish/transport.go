@@ -117,9 +117,10 @@ type transport struct {
 	clock   Clock
 	log     hclog.Logger
 
-	// perHost, when set, makes each BMC's connection pool; otherwise
-	// every BMC shares base (a transport injected by tests).
-	perHost func() *http.Transport
+	// perHost, when set, makes each BMC's connection pool (bulk: the
+	// uploads' one); otherwise every BMC shares base (a transport injected
+	// by tests).
+	perHost func(bulk bool) *http.Transport
 
 	mu    sync.Mutex
 	hosts map[string]*hostState
@@ -181,12 +182,12 @@ func (t *transport) pool(h *hostState, bulk bool) *http.Transport {
 	defer t.mu.Unlock()
 	if bulk {
 		if h.bulk == nil {
-			h.bulk = t.perHost()
+			h.bulk = t.perHost(true)
 		}
 		return h.bulk
 	}
 	if h.rt == nil {
-		h.rt = t.perHost()
+		h.rt = t.perHost(false)
 	}
 	return h.rt
 }
