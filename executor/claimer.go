@@ -1,6 +1,9 @@
 package executor
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Claimer is implemented by backends on which several applies (on several
 // machines) drive one run together: executor/postgres. The run's units are
@@ -31,6 +34,17 @@ type Claimer interface {
 	// Claims returns the units of the plan held by live workers (unit →
 	// worker ID) and how many workers of the plan are live.
 	Claims(ctx context.Context, sha string) (held map[string]string, live int, err error)
+	// Workers returns the plan's live workers, longest joined first, each
+	// with the units it holds (sorted): what status shows.
+	Workers(ctx context.Context, sha string) ([]WorkerStatus, error)
+}
+
+// WorkerStatus is a live worker of a run and the units it holds.
+type WorkerStatus struct {
+	WorkerInfo
+	Since        time.Time
+	LeaseExpires time.Time
+	Units        []string
 }
 
 // WorkerInfo names a worker.

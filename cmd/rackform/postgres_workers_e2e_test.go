@@ -222,8 +222,29 @@ func TestPostgresTwoWorkersShareTheRun(t *testing.T) {
 	wa := startWorker(t, a, "plan.json")
 	waitRecords(t, conn, "run_started", 1, wa.cmd, wa.exited)
 	wb := startWorker(t, b, "-join", "plan.json")
+	// While both run, status lists both workers and the groups each holds.
+	var listed string
+	for listed == "" {
+		select {
+		case <-wa.exited:
+		case <-wb.exited:
+		case <-time.After(300 * time.Millisecond):
+			if _, out := a.run(t, "status"); strings.Contains(out, "Workers on this run: 2 applies") {
+				listed = out
+			}
+			continue
+		}
+		break
+	}
 	codeA, codeB := wa.wait(t, "worker A"), wb.wait(t, "worker B")
 	elapsed := time.Since(start)
+	if listed == "" {
+		t.Error("status never listed the two workers while both ran")
+	} else if strings.Count(listed, ": holds stage.") < 1 {
+		t.Errorf("status while both ran lists no worker holding a group:\n%s", listed)
+	} else {
+		t.Logf("status while both ran:\n%s", listed)
+	}
 	if codeA != 0 || codeB != 0 {
 		t.Fatalf("worker A exit %d, worker B exit %d\nA:\n%s\nB:\n%s", codeA, codeB, wa.out.String(), wb.out.String())
 	}

@@ -48,6 +48,15 @@ func RunClaimer(t *testing.T, newStore Factory) {
 			if live != 2 || claims["g1"] != "w-a" || claims["g3"] != "w-b" {
 				t.Fatalf("Claims = %v, %d live; want g1, g2 by w-a, g3 by w-b, 2 live", claims, live)
 			}
+			ws, err := a.Workers(ctx, shaA)
+			must(t, err)
+			if len(ws) != 2 || ws[0].ID != "w-a" || ws[0].Who != "ci@w-a" || !slices.Equal(ws[0].Units, []string{"g1", "g2"}) ||
+				ws[1].ID != "w-b" || !slices.Equal(ws[1].Units, []string{"g3"}) || ws[1].LeaseExpires.IsZero() {
+				t.Fatalf("Workers = %+v; want w-a (joined first) holding g1 g2, then w-b holding g3, with their leases", ws)
+			}
+			if ws, err := a.Workers(ctx, shaB); err != nil || len(ws) != 0 {
+				t.Fatalf("Workers of another plan = %+v, %v; want none", ws, err)
+			}
 		}},
 		{"a released unit, or one of a worker that left, is free for another", func(t *testing.T, s Store) {
 			_, a := join(t, s, "w-a")

@@ -204,6 +204,45 @@ func (b *Backend) Claims(ctx context.Context, sha string) (map[string]string, in
 	return held, live, err
 }
 
+// Workers implements executor.Claimer.
+func (b *Backend) Workers(ctx context.Context, sha string) ([]executor.WorkerStatus, error) {
+	var out []executor.WorkerStatus
+	err := b.retry(ctx, "reading the workers", func(ctx context.Context) error {
+		out = out[:0]
+		rows, err := b.pool.Query(ctx, `SELECT id, who, pid, since, lease_expires FROM `+b.s+`.workers
+			WHERE plan_sha256 = $1 AND lease_expires > now() ORDER BY since, id`, sha)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			w := executor.WorkerStatus{WorkerInfo: executor.WorkerInfo{PlanSHA256: sha}}
+			if err := rows.Scan(&w.ID, &w.Who, &w.PID, &w.Since, &w.LeaseExpires); err != nil {
+				rows.Close()
+				return err
+			}
+			out = append(out, w)
+		}
+		rows.Close()
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	held, _, err := b.Claims(ctx, sha)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		for unit, id := range held {
+			if id == out[i].ID {
+				out[i].Units = append(out[i].Units, unit)
+			}
+		}
+		slices.Sort(out[i].Units)
+	}
+	return out, nil
+}
+
 // lockClaimable locks, in the order of units, up to room rows this worker
 // may take: free units first, then units of workers whose lease expired
 // (adopt). Rows another worker is claiming right now are skipped (SKIP

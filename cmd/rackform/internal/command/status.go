@@ -6,6 +6,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
@@ -29,8 +31,9 @@ func (c *statusCommand) Description() string {
 	return `Shows the run of the plan the state directory applied last, replayed from
 its journal: every stage, group, cluster, phase and rack or batch with its
 state and counts, the servers that are not simply done or waiting (running,
-failed, skipped), who holds the state lock, and the commands that move a
-paused or stopped run on. With -json, the whole state tree (schema "v": 1),
+failed, skipped), who holds the state lock (with several applies on one
+run, apply -join, each one and the rollout groups it holds), and the
+commands that move a paused or stopped run on. With -json, the whole state tree (schema "v": 1),
 every server included.
 
 Exit status: 0, or 1 when there is no run to show.`
@@ -107,5 +110,29 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 	case errors.As(err, &corrupt):
 		fmt.Fprintf(c.Stdout, "Locked: %s.\n", corrupt)
 	}
+	if cl, ok := b.Backend.(executor.Claimer); ok {
+		ws, err := cl.Workers(ctx, run.sha)
+		if err != nil {
+			return c.fail("reading the run's workers: %s", err)
+		}
+		writeWorkers(c.Stdout, ws)
+	}
 	return ExitOK
+}
+
+// writeWorkers lists the applies driving the run together (apply -join),
+// each with the rollout groups it holds now; nothing for a lone apply.
+func writeWorkers(w io.Writer, ws []executor.WorkerStatus) {
+	if len(ws) < 2 {
+		return
+	}
+	fmt.Fprintf(w, "Workers on this run: %d applies share its rollout groups.\n", len(ws))
+	for _, x := range ws {
+		groups := "no group held now"
+		if len(x.Units) > 0 {
+			groups = "holds " + strings.Join(x.Units, ", ")
+		}
+		fmt.Fprintf(w, "  %s (pid %d, worker ID %s, since %s, lease until %s): %s\n", x.Who, x.PID, x.ID,
+			x.Since.UTC().Format(time.RFC3339), x.LeaseExpires.UTC().Format(time.RFC3339), groups)
+	}
 }
