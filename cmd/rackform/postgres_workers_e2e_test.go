@@ -370,3 +370,39 @@ func waitTaskOfAnotherWorker(t *testing.T, conn string, w *worker) (server, op s
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestPostgresKilledLeaderIsReplaced: worker A, the leader (it holds the
+// state lock and steps the run, its stages and gates), is killed with
+// SIGKILL while worker B (apply -join) drives a production group. Once A's
+// leases expire, B takes the lock, adopts A's group and completes the run:
+// every step started once in the journal, every server at target, the
+// rollout order kept.
+func TestPostgresKilledLeaderIsReplaced(t *testing.T) {
+	f, conn := workersFleet(t, 211, 300, "3s")
+	bin := rackformBin(t)
+	a := newPGRunner(t, bin, conn)
+	if code, out := a.run(t, "plan", "-no-color", "-out", "plan.json", f.dir); code != 0 {
+		t.Fatalf("plan: exit %d\n%s", code, out)
+	}
+	b := newPGRunner(t, bin, conn)
+	if err := os.WriteFile(filepath.Join(b.work, "plan.json"), mustRead(t, filepath.Join(a.work, "plan.json")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wa := startWorker(t, a, "plan.json")
+	waitRecords(t, conn, "run_started", 1, wa.cmd, wa.exited)
+	wb := startWorker(t, b, "-join", "plan.json")
+	waitTaskOfAnotherWorker(t, conn, wb) // B is under way in a production group
+	_ = syscall.Kill(-wa.cmd.Process.Pid, syscall.SIGKILL)
+	<-wa.exited
+	// Only a leader records the stages' and the run's ends: B finishing
+	// at all shows it took the lock once A's lease expired.
+	if code := wb.wait(t, "worker B"); code != 0 {
+		t.Fatalf("worker B, after the leader was killed: exit %d\n%s", code, wb.out.String())
+	}
+	f.checkFleet(t)
+	checkStepsOnce(t, conn)
+	checkOrder(t, conn, false)
+	if code, out := b.run(t, "status"); code != 0 || !strings.Contains(out, "run completed") {
+		t.Errorf("status after B finished: exit %d\n%s", code, out)
+	}
+}
