@@ -39,12 +39,15 @@ type Claimer interface {
 	Workers(ctx context.Context, sha string) ([]WorkerStatus, error)
 }
 
-// WorkerStatus is a live worker of a run and the units it holds.
+// WorkerStatus is a live worker of a run and the units (rollout groups)
+// it holds; status shows it, and status -json prints it as "workers".
 type WorkerStatus struct {
-	WorkerInfo
-	Since        time.Time
-	LeaseExpires time.Time
-	Units        []string
+	ID           string    `json:"id"`
+	Who          string    `json:"who"`
+	PID          int       `json:"pid"`
+	Since        time.Time `json:"since"`
+	LeaseExpires time.Time `json:"lease_expires"`
+	Units        []string  `json:"groups"`
 }
 
 // WorkerInfo names a worker.

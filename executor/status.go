@@ -27,6 +27,11 @@ type Status struct {
 	// record), so elapsed time and the ETA survive continue and resume;
 	// nil before the run starts (optional, additive).
 	StartedAt *time.Time `json:"started_at,omitempty"`
+
+	// Workers are the applies sharing the run (apply -join on a Claimer
+	// backend) with the groups each holds, when there are several; the
+	// status command fills it in (optional, additive).
+	Workers []WorkerStatus `json:"workers,omitempty"`
 }
 
 // Node is one node of the state tree.

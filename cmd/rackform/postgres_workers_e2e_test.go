@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -231,6 +232,16 @@ func TestPostgresTwoWorkersShareTheRun(t *testing.T) {
 		case <-time.After(300 * time.Millisecond):
 			if _, out := a.run(t, "status"); strings.Contains(out, "Workers on this run: 2 applies") {
 				listed = out
+				// status -json says the same, in its schema.
+				_, js := a.run(t, "status", "-json")
+				var st struct {
+					Workers []struct{ ID string } `json:"workers"`
+				}
+				if err := json.Unmarshal([]byte(js), &st); err != nil || len(st.Workers) != 2 {
+					t.Errorf("status -json while both ran: %d workers (%v), want 2\n%s", len(st.Workers), err, tail(js, 2000))
+				} else if err := validateOutput("status", []byte(js)); err != nil {
+					t.Errorf("status -json while both ran: %v", err)
+				}
 			}
 			continue
 		}

@@ -215,7 +215,7 @@ func (b *Backend) Workers(ctx context.Context, sha string) ([]executor.WorkerSta
 			return err
 		}
 		for rows.Next() {
-			w := executor.WorkerStatus{WorkerInfo: executor.WorkerInfo{PlanSHA256: sha}}
+			var w executor.WorkerStatus
 			if err := rows.Scan(&w.ID, &w.Who, &w.PID, &w.Since, &w.LeaseExpires); err != nil {
 				rows.Close()
 				return err

@@ -77,6 +77,17 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		}
 		return ExitOK
 	}
+	var workers []executor.WorkerStatus
+	if cl, ok := b.Backend.(executor.Claimer); ok {
+		ws, err := cl.Workers(ctx, run.sha)
+		if err != nil {
+			return c.fail("reading the run's workers: %s", err)
+		}
+		if len(ws) > 1 {
+			workers = ws
+		}
+	}
+	st.Workers = workers
 	if c.json || c.format == "json" {
 		enc := json.NewEncoder(c.Stdout)
 		enc.SetIndent("", "  ")
@@ -110,13 +121,7 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 	case errors.As(err, &corrupt):
 		fmt.Fprintf(c.Stdout, "Locked: %s.\n", corrupt)
 	}
-	if cl, ok := b.Backend.(executor.Claimer); ok {
-		ws, err := cl.Workers(ctx, run.sha)
-		if err != nil {
-			return c.fail("reading the run's workers: %s", err)
-		}
-		writeWorkers(c.Stdout, ws)
-	}
+	writeWorkers(c.Stdout, workers)
 	return ExitOK
 }
 

@@ -14,13 +14,13 @@ import (
 func TestStatusListsWorkers(t *testing.T) {
 	at := time.Date(2026, 11, 26, 4, 0, 0, 0, time.UTC)
 	var b strings.Builder
-	writeWorkers(&b, []executor.WorkerStatus{{WorkerInfo: executor.WorkerInfo{ID: "w1", Who: "ci@a", PID: 1}, Since: at, LeaseExpires: at.Add(30 * time.Second)}})
+	writeWorkers(&b, []executor.WorkerStatus{{ID: "w1", Who: "ci@a", PID: 1, Since: at, LeaseExpires: at.Add(30 * time.Second)}})
 	if b.Len() != 0 {
 		t.Fatalf("one worker: %q, want nothing", b.String())
 	}
 	writeWorkers(&b, []executor.WorkerStatus{
-		{WorkerInfo: executor.WorkerInfo{ID: "w1", Who: "ci@a", PID: 11}, Since: at, LeaseExpires: at.Add(30 * time.Second), Units: []string{"stage.prod.group.east", "stage.prod.group.west"}},
-		{WorkerInfo: executor.WorkerInfo{ID: "w2", Who: "ci@b", PID: 22}, Since: at.Add(time.Minute), LeaseExpires: at.Add(90 * time.Second)},
+		{ID: "w1", Who: "ci@a", PID: 11, Since: at, LeaseExpires: at.Add(30 * time.Second), Units: []string{"stage.prod.group.east", "stage.prod.group.west"}},
+		{ID: "w2", Who: "ci@b", PID: 22, Since: at.Add(time.Minute), LeaseExpires: at.Add(90 * time.Second)},
 	})
 	want := "Workers on this run: 2 applies share its rollout groups.\n" +
 		"  ci@a (pid 11, worker ID w1, since 2026-11-26T04:00:00Z, lease until 2026-11-26T04:00:30Z): holds stage.prod.group.east, stage.prod.group.west\n" +
