@@ -393,7 +393,7 @@ func (p *Provider) logoutDropped(ctx context.Context, tr *transport, gone []drop
 			p.closeHostIfUnused(tr, g.e.host)
 			if err != nil {
 				d := p.logoutFailed(endpointOf(g.key), err)
-				p.log.Warn("could not delete an idle BMC session", "bmc", endpointOf(g.key), "error", d.Detail)
+				p.log.Warn("could not delete a BMC session its server no longer uses", "bmc", endpointOf(g.key), "error", d.Detail)
 				p.mu.Lock()
 				p.idleLogouts = append(p.idleLogouts, d)
 				p.mu.Unlock()
