@@ -87,6 +87,33 @@ func startWorker(t *testing.T, r *pgRunner, args ...string) *worker {
 	return w
 }
 
+// twoRunners serves a fast variant of examples/fleet (first: its first
+// loopback octet) with PostgreSQL state and returns two runners (two
+// machines) holding the same plan, made by a.
+func twoRunners(t *testing.T, first int) (*e2eFleet, string, *pgRunner, *pgRunner) {
+	t.Helper()
+	f, conn := workersFleet(t, first, 300, "3s")
+	bin := rackformBin(t)
+	a := newPGRunner(t, bin, conn)
+	if code, out := a.run(t, "plan", "-no-color", "-out", "plan.json", f.dir); code != 0 {
+		t.Fatalf("plan: exit %d\n%s", code, out)
+	}
+	b := newPGRunner(t, bin, conn)
+	if err := os.WriteFile(filepath.Join(b.work, "plan.json"), mustRead(t, filepath.Join(a.work, "plan.json")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f, conn, a, b
+}
+
+// startPair starts a's apply, waits until it has started the run, then
+// starts b's apply -join of the same plan.
+func startPair(t *testing.T, conn string, a, b *pgRunner) (*worker, *worker) {
+	t.Helper()
+	wa := startWorker(t, a, "plan.json")
+	waitRecords(t, conn, "run_started", 1, wa.cmd, wa.exited)
+	return wa, startWorker(t, b, "-join", "plan.json")
+}
+
 func (w *worker) wait(t *testing.T, name string) int {
 	t.Helper()
 	select {
@@ -209,20 +236,9 @@ func checkOrder(t *testing.T, conn string, oneWorkerPerGroup bool) {
 // (stages, control plane one at a time, racks one after another); every
 // server is at target, none flashed or reimaged twice.
 func TestPostgresTwoWorkersShareTheRun(t *testing.T) {
-	f, conn := workersFleet(t, 111, 300, "3s")
-	bin := rackformBin(t)
-	a := newPGRunner(t, bin, conn)
-	if code, out := a.run(t, "plan", "-no-color", "-out", "plan.json", f.dir); code != 0 {
-		t.Fatalf("plan: exit %d\n%s", code, out)
-	}
-	b := newPGRunner(t, bin, conn)
-	if err := os.WriteFile(filepath.Join(b.work, "plan.json"), mustRead(t, filepath.Join(a.work, "plan.json")), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f, conn, a, b := twoRunners(t, 111)
 	start := time.Now()
-	wa := startWorker(t, a, "plan.json")
-	waitRecords(t, conn, "run_started", 1, wa.cmd, wa.exited)
-	wb := startWorker(t, b, "-join", "plan.json")
+	wa, wb := startPair(t, conn, a, b)
 	// While both run, status lists both workers and the groups each holds.
 	var listed string
 	for listed == "" {
@@ -280,7 +296,7 @@ func TestPostgresTwoWorkersShareTheRun(t *testing.T) {
 	t.Logf("two workers: %s; steps by worker: %v", elapsed.Round(10*time.Millisecond), workers)
 	if os.Getenv("RACKFORM_MEASURE_WORKERS") != "" {
 		g, conn1 := workersFleet(t, 141, 300, "3s")
-		c := newPGRunner(t, bin, conn1)
+		c := newPGRunner(t, rackformBin(t), conn1)
 		if code, out := c.run(t, "plan", "-no-color", "-out", "plan.json", g.dir); code != 0 {
 			t.Fatalf("plan: exit %d\n%s", code, out)
 		}
@@ -299,19 +315,8 @@ func TestPostgresTwoWorkersShareTheRun(t *testing.T) {
 // again (one step_started for it in the journal, the BIOS flashed once),
 // and A completes the run.
 func TestPostgresKilledWorkerIsAdopted(t *testing.T) {
-	f, conn := workersFleet(t, 171, 300, "3s")
-	bin := rackformBin(t)
-	a := newPGRunner(t, bin, conn)
-	if code, out := a.run(t, "plan", "-no-color", "-out", "plan.json", f.dir); code != 0 {
-		t.Fatalf("plan: exit %d\n%s", code, out)
-	}
-	b := newPGRunner(t, bin, conn)
-	if err := os.WriteFile(filepath.Join(b.work, "plan.json"), mustRead(t, filepath.Join(a.work, "plan.json")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	wa := startWorker(t, a, "plan.json")
-	waitRecords(t, conn, "run_started", 1, wa.cmd, wa.exited)
-	wb := startWorker(t, b, "-join", "plan.json")
+	f, conn, a, b := twoRunners(t, 171)
+	wa, wb := startPair(t, conn, a, b)
 	// B only drives a production group (A leads and has the canary):
 	// wait for the task of an update B started, as the journal shows it.
 	server, op := waitTaskOfAnotherWorker(t, conn, wb)
@@ -389,19 +394,8 @@ func waitTaskOfAnotherWorker(t *testing.T, conn string, w *worker) (server, op s
 // every step started once in the journal, every server at target, the
 // rollout order kept.
 func TestPostgresKilledLeaderIsReplaced(t *testing.T) {
-	f, conn := workersFleet(t, 211, 300, "3s")
-	bin := rackformBin(t)
-	a := newPGRunner(t, bin, conn)
-	if code, out := a.run(t, "plan", "-no-color", "-out", "plan.json", f.dir); code != 0 {
-		t.Fatalf("plan: exit %d\n%s", code, out)
-	}
-	b := newPGRunner(t, bin, conn)
-	if err := os.WriteFile(filepath.Join(b.work, "plan.json"), mustRead(t, filepath.Join(a.work, "plan.json")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	wa := startWorker(t, a, "plan.json")
-	waitRecords(t, conn, "run_started", 1, wa.cmd, wa.exited)
-	wb := startWorker(t, b, "-join", "plan.json")
+	f, conn, a, b := twoRunners(t, 211)
+	wa, wb := startPair(t, conn, a, b)
 	waitTaskOfAnotherWorker(t, conn, wb) // B is under way in a production group
 	_ = syscall.Kill(-wa.cmd.Process.Pid, syscall.SIGKILL)
 	<-wa.exited

@@ -72,6 +72,23 @@ func workerRound(t *testing.T, a, b *Backend, p *plan.Plan, sha string, prov *ex
 	return x.out, y.out
 }
 
+// twoHandles skips without PostgreSQL, else returns two handles of one
+// fresh database (two workers' machines, 3 s leases), a fake provider and
+// a plan builder on it without drain and uncordon hooks.
+func twoHandles(t *testing.T) (*Backend, *Backend, *executortest.Provider, *executortest.Builder) {
+	t.Helper()
+	if srv == nil {
+		t.Skip("no PostgreSQL")
+	}
+	conn := srv.Database(t)
+	a := open(t, Options{ConnString: conn, Lease: 3 * time.Second})
+	b := open(t, Options{ConnString: conn, Lease: 3 * time.Second})
+	prov := executortest.NewProvider()
+	bl := executortest.NewBuilder(prov)
+	bl.NoHooks = true
+	return a, b, prov, bl
+}
+
 // shareStage returns a workerRound hook for a plan whose server hang
 // hangs in its first step, and whose servers firsts (the first of each
 // group of the next stage) hang in their first step too: hang is let go
@@ -118,15 +135,7 @@ func shareStage(t *testing.T, a *Backend, sha string, prov *executortest.Provide
 // The journal shows every step started once, the second rack only after
 // the continue, the gated stage only after the approval.
 func TestTwoWorkersKeepPausesAndGates(t *testing.T) {
-	if srv == nil {
-		t.Skip("no PostgreSQL")
-	}
-	conn := srv.Database(t)
-	a := open(t, Options{ConnString: conn, Lease: 3 * time.Second})
-	b := open(t, Options{ConnString: conn, Lease: 3 * time.Second})
-	prov := executortest.NewProvider()
-	bl := executortest.NewBuilder(prov)
-	bl.NoHooks = true
+	a, b, prov, bl := twoHandles(t)
 	// The second rack's first server hangs in its first step until both
 	// workers are live, so the next stage's groups are shared.
 	const hang = "c1/r02/r02-s01"
@@ -217,15 +226,7 @@ func TestTwoWorkersKeepPausesAndGates(t *testing.T) {
 // moment before it read the breach is held back untouched), and both
 // report the run paused on the threshold.
 func TestTwoWorkersHaltTogetherOnABreach(t *testing.T) {
-	if srv == nil {
-		t.Skip("no PostgreSQL")
-	}
-	conn := srv.Database(t)
-	a := open(t, Options{ConnString: conn, Lease: 3 * time.Second})
-	b := open(t, Options{ConnString: conn, Lease: 3 * time.Second})
-	prov := executortest.NewProvider()
-	bl := executortest.NewBuilder(prov)
-	bl.NoHooks = true
+	a, b, prov, bl := twoHandles(t)
 	const hang = "c1/r01/r01-s01"
 	bl.Scripts[hang] = executortest.Script{HangApply: 1}
 	bl.Scripts["c2/r01/r01-s01"] = executortest.Script{HangApply: 1, FailApply: 2}
@@ -294,15 +295,7 @@ func TestTwoWorkersHaltTogetherOnABreach(t *testing.T) {
 // had taken effect on the BMC), and completes the run alone: every step
 // started once.
 func TestLeaderStopsAndTheOtherWorkerFinishes(t *testing.T) {
-	if srv == nil {
-		t.Skip("no PostgreSQL")
-	}
-	conn := srv.Database(t)
-	a := open(t, Options{ConnString: conn, Lease: 3 * time.Second})
-	b := open(t, Options{ConnString: conn, Lease: 3 * time.Second})
-	prov := executortest.NewProvider()
-	bl := executortest.NewBuilder(prov)
-	bl.NoHooks = true
+	a, b, prov, bl := twoHandles(t)
 	const lab = "c1/r01/r01-s01"
 	hangs := []string{"c2/r01/r01-s01", "c3/r01/r01-s01"}
 	bl.Scripts[lab] = executortest.Script{HangApply: 1}
@@ -404,15 +397,7 @@ func TestLeaderStopsAndTheOtherWorkerFinishes(t *testing.T) {
 // the skipped stage's group and cluster are recorded skipped by the worker
 // that claims them, and the run completes on both.
 func TestTwoWorkersObeySkips(t *testing.T) {
-	if srv == nil {
-		t.Skip("no PostgreSQL")
-	}
-	conn := srv.Database(t)
-	a := open(t, Options{ConnString: conn, Lease: 3 * time.Second})
-	b := open(t, Options{ConnString: conn, Lease: 3 * time.Second})
-	prov := executortest.NewProvider()
-	bl := executortest.NewBuilder(prov)
-	bl.NoHooks = true
+	a, b, prov, bl := twoHandles(t)
 	const hang = "c1/r01/r01-s01"
 	bl.Scripts[hang] = executortest.Script{HangApply: 1}
 	bl.Scripts["c2/r01/r01-s01"] = executortest.Script{HangApply: 1}
