@@ -4,7 +4,7 @@ BIN     ?= bin/rackform
 VERSION ?= 0.1.0-dev
 LDFLAGS := -X github.com/rackform/rackform/internal/version.Version=$(VERSION)
 
-.PHONY: help build test lint demo fuzz bench bench-fleet generate clean
+.PHONY: help build test cross lint demo fuzz bench bench-fleet generate clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -12,8 +12,24 @@ help: ## list targets
 build: ## build bin/rackform
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/rackform
 
-test: lint ## gofmt, vet and every test (the command CI runs)
-	$(GO) test -count=1 ./...
+# RACKFORM_TEST_REPORT collects one line per test skipped for a missing
+# component (internal/testenv), printed at the end; RACKFORM_TEST_REQUIRE
+# (CI sets it) names components that must be there and must be used.
+test: lint ## gofmt, vet and every test (the command CI runs); lists what skipped for a missing component
+	@report=$$(mktemp -d); \
+	RACKFORM_TEST_REPORT=$$report $(GO) test -count=1 -timeout 30m ./...; rc=$$?; \
+	if [ -s $$report/skipped ]; then \
+		echo; echo "Skipped for a missing component (install it to run these; README's Quick start):"; \
+		sort -u $$report/skipped | sed 's/^/  /'; \
+	fi; \
+	for c in $$(echo "$$RACKFORM_TEST_REQUIRE" | tr , ' '); do \
+		[ "$$c" = all ] && continue; \
+		grep -qx "$$c" $$report/used 2>/dev/null || { echo "RACKFORM_TEST_REQUIRE names $$c, but no test used it"; rc=1; }; \
+	done; \
+	rm -rf $$report; exit $$rc
+
+cross: ## compile every package for windows/amd64, darwin/arm64 and linux/arm64 (CI runs it after test)
+	RACKFORM_CROSS=1 $(GO) test -count=1 -timeout 30m -run '^TestBuildsOnEveryPlatform$$' -v .
 
 lint: ## gofmt check and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

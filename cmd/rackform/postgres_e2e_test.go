@@ -79,9 +79,7 @@ func (r *pgRunner) start(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer
 // PostgreSQL (rackform { backend "postgres" }), with a database of its own.
 func pgFleet(t *testing.T, octet, racks, perRack int, speed float64, lease string, pause bool) (*e2eFleet, string) {
 	t.Helper()
-	if pgServer == nil {
-		t.Skip(pgtest.ErrNoPostgres.Error())
-	}
+	pgtest.Need(t, pgServer)
 	db, err := pgServer.NewDatabase(context.Background(), t.Name())
 	if err != nil {
 		t.Fatal(err)

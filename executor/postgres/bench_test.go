@@ -17,9 +17,7 @@ var benchRecord = []byte(`{"v":1,"type":"state","t":"2026-11-25T22:00:00.123456Z
 // lock is held (so the lease fence runs too), over the Unix socket and over
 // loopback TCP with password authentication.
 func BenchmarkAppend(b *testing.B) {
-	if srv == nil {
-		b.Skip(pgtest.ErrNoPostgres.Error())
-	}
+	pgtest.Need(b, srv)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string

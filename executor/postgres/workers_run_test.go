@@ -11,6 +11,7 @@ import (
 
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/executortest"
+	"github.com/rackform/rackform/internal/pgtest"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -77,9 +78,7 @@ func workerRound(t *testing.T, a, b *Backend, p *plan.Plan, sha string, prov *ex
 // a plan builder on it without drain and uncordon hooks.
 func twoHandles(t *testing.T) (*Backend, *Backend, *executortest.Provider, *executortest.Builder) {
 	t.Helper()
-	if srv == nil {
-		t.Skip("no PostgreSQL")
-	}
+	pgtest.Need(t, srv)
 	conn := srv.Database(t)
 	a := open(t, Options{ConnString: conn, Lease: 3 * time.Second})
 	b := open(t, Options{ConnString: conn, Lease: 3 * time.Second})

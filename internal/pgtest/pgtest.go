@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/rackform/rackform/internal/testenv"
 )
 
 // Admin is the superuser the test server is made with; Password is its
@@ -288,15 +290,18 @@ func (s *Server) Database(t testing.TB) string {
 
 // Main starts a server for a test package, runs its tests and stops it.
 // Without PostgreSQL binaries the tests run with srv nil and skip through
-// Need; under CI (CI=true) that is a failure instead: CI installs them.
+// Need, each reported with what to install (testenv); where PostgreSQL is
+// required (RACKFORM_TEST_REQUIRE, as in CI) Need fails them instead.
 func Main(m interface{ Run() int }, srv **Server) int {
 	s, err := Start()
 	switch {
-	case errors.Is(err, ErrNoPostgres) && os.Getenv("CI") == "":
-		fmt.Fprintln(os.Stderr, "pgtest:", err, "- the PostgreSQL tests skip")
+	case errors.Is(err, ErrNoPostgres):
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "pgtest: starting PostgreSQL:", err)
 		return 1
+	}
+	if s != nil {
+		testenv.Used(testenv.PostgreSQL)
 	}
 	*srv = s
 	code := m.Run()
@@ -310,7 +315,7 @@ func Main(m interface{ Run() int }, srv **Server) int {
 func Need(t testing.TB, s *Server) {
 	t.Helper()
 	if s == nil {
-		t.Skip(ErrNoPostgres.Error())
+		testenv.Missing(t, testenv.PostgreSQL, "no initdb and pg_ctl in PATH or /usr/lib/postgresql/*/bin")
 	}
 }
 

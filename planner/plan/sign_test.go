@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/rackform/rackform/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata golden files")
@@ -311,18 +313,10 @@ func TestParseKeys(t *testing.T) {
 	}
 }
 
-// needOpenSSL returns the openssl binary, skipping when it is missing
-// (failing in CI, where .ci/run installs it).
+// needOpenSSL returns the openssl binary, skipping when it is missing.
 func needOpenSSL(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("openssl")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("in CI: openssl is not installed")
-		}
-		t.Skip("openssl is not installed")
-	}
-	return p
+	return testenv.Binary(t, testenv.OpenSSL, "openssl")
 }
 
 // The keys and signatures are the standard ones: openssl makes a key

@@ -16,44 +16,37 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/rackform/rackform/internal/testenv"
 )
 
 // These tests run independent Redfish clients from Debian (redfishtool,
 // python3-sushy, python3-sushy-cli) against the simulator. .ci/run installs
-// them; elsewhere the tests skip with the package to install.
+// them; elsewhere the tests skip with the package to install (testenv).
 
 // debianPython is Debian's interpreter, which has python3-sushy; the first
 // python3 on PATH may be another one.
 const debianPython = "/usr/bin/python3"
 
-func needTool(t *testing.T, name, pkg string) string {
+func needTool(t *testing.T, c testenv.Component, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		missing(t, "%s not installed (apt-get install %s; .ci/run installs it)", name, pkg)
-	}
-	return p
-}
-
-// missing skips a test whose independent client is not installed, except
-// in CI (CI=true), where .ci/run installs every client: there a missing
-// client must fail, or "the clients pass in CI" would mean nothing.
-func missing(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("in CI: "+format, args...)
-	}
-	t.Skipf(format, args...)
+	return testenv.Binary(t, c, name)
 }
 
 func needSushy(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(debianPython); err != nil {
-		missing(t, "%s not found (Debian python with python3-sushy; .ci/run installs it)", debianPython)
+		testenv.Missing(t, testenv.Sushy, debianPython+" not found")
 	}
 	if out, err := exec.Command(debianPython, "-c", "import sushy").CombinedOutput(); err != nil {
-		missing(t, "python3-sushy not installed (apt-get install python3-sushy; .ci/run installs it): %s", out)
+		testenv.Missing(t, testenv.Sushy, "import sushy: "+strings.TrimSpace(lastLine(string(out))))
 	}
+	testenv.Used(testenv.Sushy)
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndex(s, "\n")+1:]
 }
 
 // clientEnv is the environment for client processes: no proxies, and no CA
@@ -110,7 +103,7 @@ func decode(t *testing.T, s string) map[string]any {
 }
 
 func TestRedfishtool(t *testing.T) {
-	tool := needTool(t, "redfishtool", "redfishtool")
+	tool := needTool(t, testenv.Redfishtool, "redfishtool")
 	f := start(t, Options{TLS: true, Speed: 6000}, BMCSpec{Name: "rt", Addr: "127.77.251.1:0", PowerOn: true, Firmware: map[string]string{"BIOS": "2.70"}})
 	host := strings.TrimPrefix(f.BMCs()[0].URL, "https://")
 	env := clientEnv()
@@ -225,7 +218,7 @@ func TestSushy(t *testing.T) {
 }
 
 func TestSushyCLI(t *testing.T) {
-	cli := needTool(t, "sushycli", "python3-sushy-cli")
+	cli := needTool(t, testenv.Sushycli, "sushycli")
 	f := start(t, Options{TLS: true, Speed: 6000}, BMCSpec{Name: "cli", Addr: "127.77.253.1:0", Profile: ProfileAMI, PowerOn: true, Firmware: map[string]string{"Runtime": "4.5.0"}})
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(ca, f.CACertPEM(), 0o600); err != nil {
@@ -286,8 +279,8 @@ func TestSushyCLI(t *testing.T) {
 // redfishtool and sushycli: the shapes copied from real BMCs must suit
 // clients written for real BMCs.
 func TestClientsReadEveryProfile(t *testing.T) {
-	tool := needTool(t, "redfishtool", "redfishtool")
-	cli := needTool(t, "sushycli", "python3-sushy-cli")
+	tool := needTool(t, testenv.Redfishtool, "redfishtool")
+	cli := needTool(t, testenv.Sushycli, "sushycli")
 	var specs []BMCSpec
 	for i, p := range AllProfiles() {
 		specs = append(specs, BMCSpec{Name: p, Addr: fmt.Sprintf("127.77.254.%d:0", i+1), Profile: p, PowerOn: true, Firmware: map[string]string{"BIOS": "9.9." + p}})

@@ -4,18 +4,18 @@ package browsertest
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/rackform/rackform/internal/testenv"
 )
 
 // Open starts headless Chromium at width×height, with nothing fetchable
 // (the pages must render offline), and navigates to the local file page
-// until #grid is visible. Outside CI a machine without Chromium skips the
-// test; in CI (CI set) it must be there. The context ends with the test.
+// until #grid is visible. A machine without Chromium skips the test with
+// a line saying what to install (testenv). The context ends with the test.
 func Open(t *testing.T, page string, width, height int) context.Context {
 	t.Helper()
 	exe := chromium(t)
@@ -37,14 +37,5 @@ func Open(t *testing.T, page string, width, height int) context.Context {
 // chromium finds Debian's chromium (or another Chromium).
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("no chromium in CI: .ci/run installs Debian's chromium")
-	}
-	t.Skip("no chromium on this machine")
-	return ""
+	return testenv.Binary(t, testenv.Chromium, "chromium", "chromium-browser", "google-chrome")
 }
