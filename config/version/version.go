@@ -76,11 +76,14 @@ type Version struct {
 	// different builds that cannot be ordered.
 	ident string
 	// build and rev are a vendor build number ("Build 27") and revision
-	// ("-rev4"); date a vendor release date. Each breaks ties only when
-	// both versions carry it.
-	build, rev       uint64
-	hasBuild, hasRev bool
-	date             time.Time
+	// ("-rev4"); release a vendor release number ("HGX-22.10-1": 1); date a
+	// vendor release date. Each breaks ties only when both versions carry it.
+	build, rev, release          uint64
+	hasBuild, hasRev, hasRelease bool
+	date                         time.Time
+	// pre is a vendor pre-release ("-rc34"), which orders before the
+	// release it precedes.
+	pre preRelease
 	// pat is the compiled pattern of a pattern version.
 	pat *pattern
 }

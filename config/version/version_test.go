@@ -24,6 +24,12 @@ func (v Version) explain() string {
 	if v.letter != 0 {
 		b = append(b, "letter "+string(v.letter))
 	}
+	if v.hasRelease {
+		b = append(b, fmt.Sprintf("release %d", v.release))
+	}
+	if v.pre.kind != 0 {
+		b = append(b, "pre-release "+v.pre.String())
+	}
 	if v.distance != 0 || v.ident != "" {
 		b = append(b, fmt.Sprintf("distance %d", v.distance))
 	}
@@ -44,8 +50,8 @@ func (v Version) explain() string {
 
 // realVersions are version strings real BMCs report (FirmwareInventory
 // Version, BiosVersion, FirmwareVersion of the DMTF, HPE iLO 5, Cray EX,
-// Gigabyte/AMI and OpenBMC captures), with how the vendor scheme reads each
-// and the first built-in scheme that decides it alone.
+// Gigabyte/AMI, OpenBMC and Supermicro/HGX captures), with how the vendor
+// scheme reads each and the first built-in scheme that decides it alone.
 var realVersions = []struct {
 	in       string
 	explain  string
@@ -68,6 +74,7 @@ var realVersions = []struct {
 	{"9.1.0 Build 27", `number 9.1.0, build 27`, Vendor},
 	{"v1.20 (02/28/2020)", `number 1.20, date 2020-02-28`, Vendor},
 	{"1.44B", `number 1.44, letter B`, Vendor},
+	{"HGX-22.10-1-rc34", `family "HGX", number 22.10, release 1, pre-release rc34`, Vendor},
 }
 
 func TestVendorSchemeReadsEveryRealBMCString(t *testing.T) {
@@ -128,6 +135,10 @@ func TestCompareOrders(t *testing.T) {
 	}{
 		{"4.10.0", "4.9.0", Semver, 1}, // a string comparison would say -1
 		{"1.0.0-rc.1", "1.0.0", Semver, -1},
+		{"1.0.0-rc.9", "1.0.0-rc.10", Semver, -1},
+		// semver compares "rc9" and "rc10" as text, as its specification
+		// says: write rc.10, or read "-rc10" with the vendor scheme
+		{"1.0.0-rc9", "1.0.0-rc10", Semver, 1},
 		{"1.0.0+a", "1.0.0+b", Semver, 0},
 		{"2.19.1.7", "2.19.1.10", Dotted, -1},
 		{"1.2", "1.2.0", Dotted, 0},
@@ -511,6 +522,8 @@ func TestDecidingSuggestsAScheme(t *testing.T) {
 		{[]string{"2.19.1.7", "2.19"}, Dotted},
 		{[]string{"P79 v1.46", "P79 v1.45"}, Vendor},
 		{[]string{"1.45", "1.45.455b66-rev4"}, Vendor},
+		{[]string{"HGX-22.10-1-rc34", "HGX-22.10-1-rc57"}, Vendor},
+		{[]string{"NAME-24.05-2", "NAME-24.10-1"}, Vendor},
 		// different families: no built-in scheme orders them
 		{[]string{"P79 v1.46", "P80 v1.45"}, ""},
 		{[]string{"1.11-tlnc"}, ""},
@@ -546,6 +559,13 @@ func FuzzParse(f *testing.F) {
 	}
 	for _, s := range []string{"4.6.1", "1.0.0-rc.1+b", "2.19.1.7", "1.44b", "nc.1.6.16-3-gaaaa", "2.14 (Build 8) May 11 2021", "rel-4.5.1", "v1", "C", "1.2.3.4.5.6.7.8.9"} {
 		f.Add(s, "1.2.3")
+	}
+	for _, p := range [][2]string{
+		{"HGX-22.10-1-rc34", "HGX-22.10-1-rc57"},
+		{"NAME-24.05-2", "NAME-24.10-1"},
+		{"1.2.3-rc.1", "1.2.3-beta2-4-gabcdef"},
+	} {
+		f.Add(p[0], p[1])
 	}
 	formats := []Format{}
 	for _, sc := range []Scheme{Semver, Dotted, Vendor, Opaque} {
