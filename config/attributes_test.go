@@ -58,7 +58,7 @@ func TestComponentSchemeAttributes(t *testing.T) {
 		{name: "no built-in scheme reads it",
 			attrs: "    version = \"1.5.27 ESM\"\n    scheme  = \"vendor\"\n",
 			want: []diag{{"error", "Invalid version",
-				"version does not parse under the \"vendor\" scheme: \"1.5.27 ESM\" is not a vendor version: expected an optional family token (\"P79\", \"nc.\"), an optional \"v\", a dotted number, and only the suffixes the vendor scheme knows (a revision letter, a hex build id, a release number -N, a pre-release -rcN, -betaN or -alphaN, -N-gHASH, -revN, a date, \"Build N\"). No built-in scheme reads it: declare a version_pattern whose capture groups say what is compared, or scheme = \"opaque\" to compare it for equality only.",
+				"version does not parse under the \"vendor\" scheme: \"1.5.27 ESM\" is not a vendor version: expected an optional family token (\"P79\", \"nc.\") or Lenovo build code (\"42S-\"), an optional \"v\", a dotted number, and only the suffixes the vendor scheme knows (a revision letter, a hex build id, a release number -N, a pre-release -rcN, -betaN or -alphaN, -N-gHASH, -revN, a date, \"Build N\", a 0x build id). No built-in scheme reads it: declare a version_pattern whose capture groups say what is compared, or scheme = \"opaque\" to compare it for equality only.",
 				"main.rf.hcl:8,15-8,27"}}},
 		{name: "pattern scheme without a pattern",
 			attrs: "    version = \"1\"\n    scheme  = \"pattern\"\n",

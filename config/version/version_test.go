@@ -50,8 +50,9 @@ func (v Version) explain() string {
 
 // realVersions are version strings real BMCs report (FirmwareInventory
 // Version, BiosVersion, FirmwareVersion of the DMTF, HPE iLO 5, Cray EX,
-// Gigabyte/AMI, OpenBMC and Supermicro/HGX captures), with how the vendor
-// scheme reads each and the first built-in scheme that decides it alone.
+// Gigabyte/AMI, OpenBMC, Lenovo XCC and Supermicro/HGX captures), with how
+// the vendor scheme reads each and the first built-in scheme that decides it
+// alone.
 var realVersions = []struct {
 	in       string
 	explain  string
@@ -75,6 +76,13 @@ var realVersions = []struct {
 	{"v1.20 (02/28/2020)", `number 1.20, date 2020-02-28`, Vendor},
 	{"1.44B", `number 1.44, letter B`, Vendor},
 	{"HGX-22.10-1-rc34", `family "HGX", number 22.10, release 1, pre-release rc34`, Vendor},
+	{"42S-2.83", `number 2.83, distance 0, build id "42S"`, Vendor},
+	{"22J-1.51", `number 1.51, distance 0, build id "22J"`, Vendor},
+	{"18E-3.21", `number 3.21, distance 0, build id "18E"`, Vendor},
+	{"BIOS Date: 08/04/2023 Ver 1.4", `family "BIOS", number 1.4, date 2023-08-04`, Vendor},
+	{"3.50 0x800016DC", `number 3.50, distance 0, build id "0x800016DC"`, Vendor},
+	{"1.0b", `number 1.0, letter B`, Vendor},
+	{"1.7.5F", `number 1.7.5, letter F`, Vendor},
 }
 
 func TestVendorSchemeReadsEveryRealBMCString(t *testing.T) {
@@ -524,6 +532,9 @@ func TestDecidingSuggestsAScheme(t *testing.T) {
 		{[]string{"1.45", "1.45.455b66-rev4"}, Vendor},
 		{[]string{"HGX-22.10-1-rc34", "HGX-22.10-1-rc57"}, Vendor},
 		{[]string{"NAME-24.05-2", "NAME-24.10-1"}, Vendor},
+		{[]string{"42S-2.83", "56D-5.10"}, Vendor},
+		{[]string{"BIOS Date: 08/04/2023 Ver 1.4", "BIOS Date: 03/06/2024 Ver 2.1"}, Vendor},
+		{[]string{"1.7.5F"}, Vendor},
 		// different families: no built-in scheme orders them
 		{[]string{"P79 v1.46", "P80 v1.45"}, ""},
 		{[]string{"1.11-tlnc"}, ""},
@@ -564,6 +575,10 @@ func FuzzParse(f *testing.F) {
 		{"HGX-22.10-1-rc34", "HGX-22.10-1-rc57"},
 		{"NAME-24.05-2", "NAME-24.10-1"},
 		{"1.2.3-rc.1", "1.2.3-beta2-4-gabcdef"},
+		{"42S-2.83", "56D-5.10"},
+		{"18E-3.21", "18C-3.21"},
+		{"BIOS Date: 08/04/2023 Ver 1.4", "BIOS Date: 03/06/2024 Ver 2.1"},
+		{"3.50 0x800016DC", "3.50 (0x80001234)"},
 	} {
 		f.Add(p[0], p[1])
 	}
