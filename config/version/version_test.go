@@ -535,6 +535,15 @@ func TestDecidingSuggestsAScheme(t *testing.T) {
 		{[]string{"42S-2.83", "56D-5.10"}, Vendor},
 		{[]string{"BIOS Date: 08/04/2023 Ver 1.4", "BIOS Date: 03/06/2024 Ver 2.1"}, Vendor},
 		{[]string{"1.7.5F"}, Vendor},
+		// hexadecimal fields: hex, when nothing before reads them all
+		{[]string{"96.00.61.00.01"}, Dotted},
+		{[]string{"96.00.61.00.01", "94.02.4B.00.01"}, Hex},
+		{[]string{"F5.11.CB"}, Hex},
+		{[]string{"0x0F"}, Hex},
+		// hex reads these, but a word without a dot or 0x is rarely a number
+		{[]string{"4301A56"}, ""},
+		{[]string{"cafe"}, ""},
+		{[]string{"0x0F", "cafe"}, ""},
 		// different families: no built-in scheme orders them
 		{[]string{"P79 v1.46", "P80 v1.45"}, ""},
 		{[]string{"1.11-tlnc"}, ""},
@@ -553,11 +562,11 @@ func TestParseScheme(t *testing.T) {
 			t.Errorf("ParseScheme(%q) = %q, %v", s, got, err)
 		}
 	}
-	if _, err := ParseScheme("semantic"); err == nil || !strings.Contains(err.Error(), `"semver", "dotted", "vendor", "pattern", "opaque"`) {
+	if _, err := ParseScheme("semantic"); err == nil || !strings.Contains(err.Error(), `"semver", "dotted", "hex", "vendor", "pattern", "opaque"`) {
 		t.Errorf("ParseScheme(semantic): %v", err)
 	}
-	if Opaque.Ordered() || !Vendor.Ordered() {
-		t.Error("Ordered: opaque must be unordered, vendor ordered")
+	if Opaque.Ordered() || !Vendor.Ordered() || !Hex.Ordered() {
+		t.Error("Ordered: opaque must be unordered, vendor and hex ordered")
 	}
 }
 
@@ -579,11 +588,14 @@ func FuzzParse(f *testing.F) {
 		{"18E-3.21", "18C-3.21"},
 		{"BIOS Date: 08/04/2023 Ver 1.4", "BIOS Date: 03/06/2024 Ver 2.1"},
 		{"3.50 0x800016DC", "3.50 (0x80001234)"},
+		{"96.00.61.00.01", "94.02.4B.00.01"},
+		{"F5.11.CB", "0x0F"},
+		{"1.2.a3f", "1.2.A40"},
 	} {
 		f.Add(p[0], p[1])
 	}
 	formats := []Format{}
-	for _, sc := range []Scheme{Semver, Dotted, Vendor, Opaque} {
+	for _, sc := range []Scheme{Semver, Dotted, Hex, Vendor, Opaque} {
 		fm, _ := NewFormat(sc, "")
 		formats = append(formats, fm)
 	}
