@@ -9,7 +9,8 @@ import (
 // Previous is a version just older than v in v's own format, for starting a
 // simulated server behind its target: the last non-zero field of a dotted
 // or semantic version lowered ("2.80" → "2.79", "4.6.0" → "4.5.0",
-// "4.6.1" → "4.6.0", so a runtime never skips a minor); a vendor or pattern
+// "4.6.1" → "4.6.0", so a runtime never skips a minor), of a hexadecimal
+// one likewise in hexadecimal ("94.02.4B" → "94.02.4A"); a vendor or pattern
 // version keeps its text with the last number that makes it older lowered
 // ("P79 v1.46" → "P79 v1.45", "nc.1.6.17-0-gabcdef" → "nc.1.6.16-0-gabcdef"),
 // a release date's numbers like any other when lowerDates is set and only
@@ -40,6 +41,11 @@ func Previous(v Version, lowerDates bool) string {
 			parts[i] = fmt.Sprint(f)
 		}
 		return strings.Join(parts, ".")
+	case Hex:
+		if p, ok := previousHex(raw); ok {
+			return p
+		}
+		return raw + "-previous"
 	case Opaque:
 		return raw + "-previous"
 	}

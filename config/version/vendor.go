@@ -10,41 +10,108 @@ import (
 
 // The vendor scheme reads the version strings BMCs report. Informally:
 //
-//	VERSION = [FAMILY SEP] ["v"] CORE [LETTER] [.BUILDID] [-N-IDENT | -revN] {" " QUALIFIER}
+//	VERSION = [FAMILY SEP] ["v"] CORE TAIL
+//	        | CODE "-" CORE TAIL                        (Lenovo: "42S-2.83")
+//	        | [FAMILY " "] "Date: " DATE " Ver " CORE TAIL  (Supermicro)
+//	TAIL    = [LETTER] [.BUILDID] [-N] [-PRE] [-N-IDENT | -revN] {" " QUALIFIER}
 //
 //	FAMILY    a letter, then letters, digits, '.', '_' or '-', no spaces:
-//	          "P79", "U30", "nc", "ex235a.bios"; "C" in "C27"
+//	          "P79", "U30", "nc", "ex235a.bios", "HGX"; "C" in "C27"
 //	SEP       ' ', '.', '-' or '_'; none when FAMILY is letters only ("C27")
-//	CORE      integers separated by dots: "1.45", "5.10.50.00"
+//	CODE      a Lenovo build code, a digit, a digit or capital, a capital
+//	          ("42S" of XCC TGBT42S): a build identity, not a family
+//	CORE      integers separated by dots: "1.45", "5.10.50.00", "22.10"
 //	LETTER    one letter right after CORE, ending the word: "1.44B"
 //	BUILDID   6 to 40 lowercase hex digits, at least one of a-f: "1.45.455b66"
+//	-N        a release number: the build of a release train ("HGX-22.10-1",
+//	          "NAME-24.05-2") or a package release ("4.15.1-100")
+//	-PRE      a pre-release, alpha, beta or rc (any case), then an optional
+//	          number, optionally after a dot: "-rc34", "-rc.34", "-beta"
 //	-N-IDENT  git describe: N commits after the tag, then the commit or
 //	          build identity ("-0-gabcdef", "-21-prod-master.arm.….28331ff")
 //	-revN     a revision: "-rev4"
-//	QUALIFIER a release date ("10/29/2021", "May 11 2021", "2021-10-29") or
-//	          a build number ("Build 27"), either in parentheses or not
+//	QUALIFIER a release date ("10/29/2021", "May 11 2021", "2021-10-29"), a
+//	          build number ("Build 27"), either in parentheses or not, or a
+//	          hexadecimal build identity ("0x800016DC", Intel's NVM EETRACK)
 //
 // The first reading that accounts for the whole string wins, trying the
-// shortest family first, then the longest core, so each string has one
-// reading. Comparison (compareVendor): the families must be equal, else the
-// versions are undecidable (P79 and P80 are different platforms' ROMs, not
-// older and newer); then CORE numerically (missing fields are 0); then the
-// letter (none < A < B); then the git-describe distance (none = 0: the tag
-// itself); then the build number, the revision and the date, each only when
-// both versions carry it (a release written "U30 v2.52" is met by a BMC
-// reporting "U30 v2.52 (10/29/2021)"); finally two different build
-// identities of an otherwise equal version are undecidable (two builds of
-// one tag from different commits).
+// shortest family first, then the longest core, then a release number and a
+// pre-release before a git-describe suffix, so each string has one reading
+// ("HGX-22.10-1-rc34" is family HGX, 22.10, release 1, rc34; not the family
+// "HGX-22.10" nor 34 commits after a tag). A family never starts with a digit,
+// so a Lenovo build code that does ("42S-2.83") is never taken for one; a code
+// that starts with a capital ("A6G-15.10") is read as a family, which keeps
+// it from being ordered against another code: an error, not a guess.
+//
+// Comparison (compareVendor): the families must be equal, else the versions
+// are undecidable (P79 and P80 are different platforms' ROMs, not older and
+// newer); then CORE numerically (missing fields are 0); then the letter (none
+// < A < B); then the release number, only when both versions carry one; then
+// the pre-release (alpha < beta < rc < none, then its number, none before 0,
+// as semver orders 1.0.0-rc < 1.0.0-rc.0 < 1.0.0); then the git-describe
+// distance (none = 0: the tag itself); then the build number, the revision
+// and the date, each only when both versions carry it (a release written "U30
+// v2.52" is met by a BMC reporting "U30 v2.52 (10/29/2021)"); finally two
+// different build identities of an otherwise equal version are undecidable
+// (two builds of one tag from different commits, two Lenovo builds of one
+// version).
 
 // maxVendorLen bounds what the vendor parser reads (it tries each split).
 const maxVendorLen = 256
 
 var (
 	// qualifierRe matches one qualifier at the start of a string.
-	qualifierRe = regexp.MustCompile(`^(?:(\d{1,2}/\d{1,2}/\d{4})|([A-Z][a-z]{2} \d{1,2} \d{4})|(\d{4}-\d{2}-\d{2})|(?:[Bb]uild|BUILD) (\d+))`)
+	qualifierRe = regexp.MustCompile(`^(?:(\d{1,2}/\d{1,2}/\d{4})|([A-Z][a-z]{2} \d{1,2} \d{4})|(\d{4}-\d{2}-\d{2})|(?:[Bb]uild|BUILD) (\d+)|0[xX]([0-9A-Fa-f]{1,16}))`)
 	revRe       = regexp.MustCompile(`^-(?:rev|Rev|REV)(\d+)`)
 	describeRe  = regexp.MustCompile(`^-(\d+)-([A-Za-z][^ ]*)`)
+	releaseRe   = regexp.MustCompile(`^-(\d+)`)
+	preRe       = regexp.MustCompile(`^-(?i:(alpha|beta|rc))(?:\.?(\d+))?`)
+	// lenovoCodeRe is a Lenovo build code before the version ("42S-2.83").
+	lenovoCodeRe = regexp.MustCompile(`^\d[0-9A-Z][A-Z]$`)
+	// datedRe is Supermicro's "BIOS Date: 08/04/2023 Ver 1.4".
+	datedRe = regexp.MustCompile(`^(?:([A-Za-z][A-Za-z0-9._-]*) )?Date: (\d{1,2}/\d{1,2}/\d{4}) Ver ([0-9].*)$`)
 )
+
+// preKinds are the pre-release kinds in their order; a version without one
+// (a release) orders after them all.
+var preKinds = []string{"alpha", "beta", "rc"}
+
+// preRelease is a vendor pre-release ("-rc34": kind 3, number 34); the zero
+// value is none, a release.
+type preRelease struct {
+	kind   uint8 // index in preKinds + 1
+	num    uint64
+	hasNum bool
+}
+
+func (p preRelease) String() string {
+	if p.kind == 0 {
+		return ""
+	}
+	if !p.hasNum {
+		return preKinds[p.kind-1]
+	}
+	return preKinds[p.kind-1] + strconv.FormatUint(p.num, 10)
+}
+
+func comparePre(a, b preRelease) int {
+	rank := func(p preRelease) uint64 {
+		if p.kind == 0 {
+			return uint64(len(preKinds) + 1)
+		}
+		return uint64(p.kind)
+	}
+	if c := cmpUint(rank(a), rank(b)); c != 0 || a.kind == 0 {
+		return c
+	}
+	if a.hasNum != b.hasNum {
+		if a.hasNum {
+			return 1
+		}
+		return -1
+	}
+	return cmpUint(a.num, b.num)
+}
 
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
@@ -61,8 +128,15 @@ func parseVendor(s string) (Version, error) {
 	case len(s) > maxVendorLen:
 		return bad(fmt.Sprintf("it is longer than %d characters", maxVendorLen))
 	}
+	if v, ok := parseDated(s); ok {
+		return v, nil
+	}
 	for i := 0; i < len(s); i++ {
 		family, ok := familyBefore(s, i)
+		code := ""
+		if !ok && i > 0 && s[i-1] == '-' && lenovoCodeRe.MatchString(s[:i-1]) && isDigit(s[i]) {
+			family, code, ok = "", s[:i-1], true
+		}
 		if !ok {
 			continue
 		}
@@ -74,10 +148,36 @@ func parseVendor(s string) (Version, error) {
 		}
 		if v, ok := parseVendorFrom(s, start); ok {
 			v.family = family
+			if code != "" {
+				v.ident = joinIdent(code, v.ident)
+			}
 			return v, nil
 		}
 	}
-	return bad("expected an optional family token (\"P79\", \"nc.\"), an optional \"v\", a dotted number, and only the suffixes the vendor scheme knows (a revision letter, a hex build id, -N-gHASH, -revN, a date, \"Build N\")")
+	return bad("expected an optional family token (\"P79\", \"nc.\") or Lenovo build code (\"42S-\"), an optional \"v\", a dotted number, and only the suffixes the vendor scheme knows (a revision letter, a hex build id, a release number -N, a pre-release -rcN, -betaN or -alphaN, -N-gHASH, -revN, a date, \"Build N\", a 0x build id)")
+}
+
+// parseDated reads Supermicro's "BIOS Date: 08/04/2023 Ver 1.4": the
+// leading word is the family, the date is the release date and what
+// follows "Ver" is read like any vendor version without a family.
+func parseDated(s string) (Version, bool) {
+	m := datedRe.FindStringSubmatch(s)
+	if m == nil {
+		return Version{}, false
+	}
+	if m[1] != "" && !validFamily(m[1]) {
+		return Version{}, false
+	}
+	d, err := time.Parse("1/2/2006", m[2])
+	if err != nil {
+		return Version{}, false
+	}
+	v, ok := parseVendorFrom(m[3], 0)
+	if !ok || !v.date.IsZero() {
+		return Version{}, false
+	}
+	v.raw, v.family, v.date = s, m[1], d
+	return v, true
 }
 
 // familyBefore returns the family when a version core can start at s[i].
@@ -175,6 +275,51 @@ func parseVendorTail(t string) (Version, bool) {
 		}
 		v.ident, t = t[1:k], t[k:]
 	}
+	// A release number, then a pre-release, each kept only when what
+	// follows reads too: "-0-gabcdef" is git describe, not release 0.
+	if m := releaseRe.FindStringSubmatch(t); m != nil {
+		if n, err := strconv.ParseUint(m[1], 10, 64); err == nil {
+			w := v
+			w.release, w.hasRelease = n, true
+			if w, ok := parsePreAndRest(w, t[len(m[0]):]); ok {
+				return w, true
+			}
+		}
+	}
+	return parsePreAndRest(v, t)
+}
+
+func parsePreAndRest(v Version, t string) (Version, bool) {
+	if m := preRe.FindStringSubmatch(t); m != nil && (len(m[0]) == len(t) || t[len(m[0])] == ' ' || t[len(m[0])] == '-') {
+		w := v
+		w.pre.kind = uint8(indexOf(preKinds, strings.ToLower(m[1])) + 1)
+		if m[2] != "" {
+			n, err := strconv.ParseUint(m[2], 10, 64)
+			if err == nil {
+				w.pre.num, w.pre.hasNum = n, true
+			}
+		}
+		if w.pre.hasNum || m[2] == "" {
+			if w, ok := parseVendorRest(w, t[len(m[0]):]); ok {
+				return w, true
+			}
+		}
+	}
+	return parseVendorRest(v, t)
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// parseVendorRest reads a git-describe suffix or a revision, then the
+// qualifiers.
+func parseVendorRest(v Version, t string) (Version, bool) {
 	if m := describeRe.FindStringSubmatch(t); m != nil {
 		n, err := strconv.ParseUint(m[1], 10, 64)
 		if err != nil {
@@ -215,6 +360,8 @@ func parseVendorTail(t string) (Version, bool) {
 			return Version{}, false
 		}
 		switch {
+		case m[5] != "":
+			v.ident = joinIdent(v.ident, "0x"+strings.ToUpper(m[5]))
 		case m[4] != "":
 			n, err := strconv.ParseUint(m[4], 10, 64)
 			if err != nil || v.hasBuild {
@@ -248,6 +395,9 @@ func joinIdent(a, b string) string {
 	if a == "" {
 		return b
 	}
+	if b == "" {
+		return a
+	}
 	return a + "-" + b
 }
 
@@ -268,6 +418,14 @@ func compareVendor(a, b Version) (int, error) {
 		return c, nil
 	}
 	if c := cmpUint(uint64(a.letter), uint64(b.letter)); c != 0 {
+		return c, nil
+	}
+	if a.hasRelease && b.hasRelease {
+		if c := cmpUint(a.release, b.release); c != 0 {
+			return c, nil
+		}
+	}
+	if c := comparePre(a.pre, b.pre); c != 0 {
 		return c, nil
 	}
 	if c := cmpUint(a.distance, b.distance); c != 0 {

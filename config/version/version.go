@@ -1,6 +1,6 @@
 // Package version parses and compares component and release versions by
-// scheme (semver, dotted integers, vendor strings, a user's pattern, or
-// opaque), never as plain strings, and says so when two versions cannot be
+// scheme (semver, dotted integers, hexadecimal fields, vendor strings, a
+// user's pattern, or opaque), never as plain strings, and says so when two versions cannot be
 // ordered instead of guessing.
 package version
 
@@ -22,6 +22,10 @@ const (
 	Semver Scheme = "semver"
 	// Dotted is one or more dot-separated non-negative integers ("2.19.1.7").
 	Dotted Scheme = "dotted"
+	// Hex is one or more dot-separated hexadecimal numbers ("96.00.61.00.01",
+	// "94.02.4B.00.01", "0x0F"), declared for firmware whose fields are
+	// hexadecimal. See hex.go.
+	Hex Scheme = "hex"
 	// Vendor reads what BMCs report: an optional family token that must
 	// match ("P79", "nc", "ex235a.bios"), a dotted number that orders, and
 	// the suffixes vendors append (a revision letter, a git-describe
@@ -36,7 +40,7 @@ const (
 )
 
 // Schemes lists the schemes in the order they are documented.
-var Schemes = []Scheme{Semver, Dotted, Vendor, Pattern, Opaque}
+var Schemes = []Scheme{Semver, Dotted, Hex, Vendor, Pattern, Opaque}
 
 // ParseScheme checks that s names a known scheme.
 func ParseScheme(s string) (Scheme, error) {
@@ -76,11 +80,14 @@ type Version struct {
 	// different builds that cannot be ordered.
 	ident string
 	// build and rev are a vendor build number ("Build 27") and revision
-	// ("-rev4"); date a vendor release date. Each breaks ties only when
-	// both versions carry it.
-	build, rev       uint64
-	hasBuild, hasRev bool
-	date             time.Time
+	// ("-rev4"); release a vendor release number ("HGX-22.10-1": 1); date a
+	// vendor release date. Each breaks ties only when both versions carry it.
+	build, rev, release          uint64
+	hasBuild, hasRev, hasRelease bool
+	date                         time.Time
+	// pre is a vendor pre-release ("-rc34"), which orders before the
+	// release it precedes.
+	pre preRelease
 	// pat is the compiled pattern of a pattern version.
 	pat *pattern
 }
@@ -167,6 +174,12 @@ func (f Format) Parse(s string) (Version, error) {
 			return Version{}, err
 		}
 		return Version{scheme: Dotted, raw: s, parts: parts}, nil
+	case Hex:
+		parts, err := parseHex(s)
+		if err != nil {
+			return Version{}, err
+		}
+		return Version{scheme: Hex, raw: s, parts: parts}, nil
 	case Vendor:
 		return parseVendor(s)
 	case Pattern:
@@ -286,9 +299,10 @@ func IsUndecidable(err error) bool {
 }
 
 // Compare returns -1, 0 or +1, or an *UndecidableError when a and b cannot
-// be ordered. Semver versions compare by semver precedence; dotted by their
-// fields, missing fields counting as 0 ("1.2" == "1.2.0"); a semver and a
-// dotted version by their numeric fields. Vendor and pattern versions
+// be ordered. Semver versions compare by semver precedence; dotted and hex
+// by their fields, missing fields counting as 0 ("1.2" == "1.2.0"); a semver
+// and a dotted version by their numeric fields (a hex version compares only
+// with hex versions: "61" is not 0x61). Vendor and pattern versions
 // compare only within one family and one pattern; opaque versions are only
 // equal (0) or undecidable.
 func Compare(a, b Version) (int, error) {
@@ -308,7 +322,7 @@ func Compare(a, b Version) (int, error) {
 	switch a.scheme {
 	case Semver:
 		return a.sv.Compare(b.sv), nil
-	case Dotted:
+	case Dotted, Hex:
 		return compareFields(a, b), nil
 	case Opaque:
 		if a.raw == b.raw {
@@ -453,11 +467,17 @@ func EqualStrings(scheme, pattern, want, got string) (bool, error) {
 }
 
 // Deciding returns the first built-in scheme, in the order semver, dotted,
-// vendor, that reads every one of versions and orders each against the
+// vendor, hex, that reads every one of versions and orders each against the
 // first; "" when none does (then a version_pattern or the opaque scheme is
-// the way). It is what an error message suggests declaring.
+// the way). It is what an error message suggests declaring. Hex is
+// suggested only for versions with a dot or a 0x: it reads any word of
+// the letters a to f and digits ("4301A56", "cafe"), which is rarely a
+// hexadecimal number.
 func Deciding(versions ...string) Scheme {
-	for _, sc := range []Scheme{Semver, Dotted, Vendor} {
+	for _, sc := range []Scheme{Semver, Dotted, Vendor, Hex} {
+		if sc == Hex && !allHexLike(versions) {
+			continue
+		}
 		var first Version
 		ok := true
 		for i, s := range versions {
@@ -480,4 +500,15 @@ func Deciding(versions ...string) Scheme {
 		}
 	}
 	return ""
+}
+
+// allHexLike reports whether each of versions has a dot or starts with 0x,
+// the shapes for which Deciding suggests the hex scheme.
+func allHexLike(versions []string) bool {
+	for _, s := range versions {
+		if !strings.Contains(s, ".") && !strings.HasPrefix(s, "0x") && !strings.HasPrefix(s, "0X") {
+			return false
+		}
+	}
+	return true
 }

@@ -24,6 +24,12 @@ func (v Version) explain() string {
 	if v.letter != 0 {
 		b = append(b, "letter "+string(v.letter))
 	}
+	if v.hasRelease {
+		b = append(b, fmt.Sprintf("release %d", v.release))
+	}
+	if v.pre.kind != 0 {
+		b = append(b, "pre-release "+v.pre.String())
+	}
 	if v.distance != 0 || v.ident != "" {
 		b = append(b, fmt.Sprintf("distance %d", v.distance))
 	}
@@ -44,8 +50,9 @@ func (v Version) explain() string {
 
 // realVersions are version strings real BMCs report (FirmwareInventory
 // Version, BiosVersion, FirmwareVersion of the DMTF, HPE iLO 5, Cray EX,
-// Gigabyte/AMI and OpenBMC captures), with how the vendor scheme reads each
-// and the first built-in scheme that decides it alone.
+// Gigabyte/AMI, OpenBMC, Lenovo XCC and Supermicro/HGX captures), with how
+// the vendor scheme reads each and the first built-in scheme that decides it
+// alone.
 var realVersions = []struct {
 	in       string
 	explain  string
@@ -68,6 +75,14 @@ var realVersions = []struct {
 	{"9.1.0 Build 27", `number 9.1.0, build 27`, Vendor},
 	{"v1.20 (02/28/2020)", `number 1.20, date 2020-02-28`, Vendor},
 	{"1.44B", `number 1.44, letter B`, Vendor},
+	{"HGX-22.10-1-rc34", `family "HGX", number 22.10, release 1, pre-release rc34`, Vendor},
+	{"42S-2.83", `number 2.83, distance 0, build id "42S"`, Vendor},
+	{"22J-1.51", `number 1.51, distance 0, build id "22J"`, Vendor},
+	{"18E-3.21", `number 3.21, distance 0, build id "18E"`, Vendor},
+	{"BIOS Date: 08/04/2023 Ver 1.4", `family "BIOS", number 1.4, date 2023-08-04`, Vendor},
+	{"3.50 0x800016DC", `number 3.50, distance 0, build id "0x800016DC"`, Vendor},
+	{"1.0b", `number 1.0, letter B`, Vendor},
+	{"1.7.5F", `number 1.7.5, letter F`, Vendor},
 }
 
 func TestVendorSchemeReadsEveryRealBMCString(t *testing.T) {
@@ -128,6 +143,10 @@ func TestCompareOrders(t *testing.T) {
 	}{
 		{"4.10.0", "4.9.0", Semver, 1}, // a string comparison would say -1
 		{"1.0.0-rc.1", "1.0.0", Semver, -1},
+		{"1.0.0-rc.9", "1.0.0-rc.10", Semver, -1},
+		// semver compares "rc9" and "rc10" as text, as its specification
+		// says: write rc.10, or read "-rc10" with the vendor scheme
+		{"1.0.0-rc9", "1.0.0-rc10", Semver, 1},
 		{"1.0.0+a", "1.0.0+b", Semver, 0},
 		{"2.19.1.7", "2.19.1.10", Dotted, -1},
 		{"1.2", "1.2.0", Dotted, 0},
@@ -511,6 +530,20 @@ func TestDecidingSuggestsAScheme(t *testing.T) {
 		{[]string{"2.19.1.7", "2.19"}, Dotted},
 		{[]string{"P79 v1.46", "P79 v1.45"}, Vendor},
 		{[]string{"1.45", "1.45.455b66-rev4"}, Vendor},
+		{[]string{"HGX-22.10-1-rc34", "HGX-22.10-1-rc57"}, Vendor},
+		{[]string{"NAME-24.05-2", "NAME-24.10-1"}, Vendor},
+		{[]string{"42S-2.83", "56D-5.10"}, Vendor},
+		{[]string{"BIOS Date: 08/04/2023 Ver 1.4", "BIOS Date: 03/06/2024 Ver 2.1"}, Vendor},
+		{[]string{"1.7.5F"}, Vendor},
+		// hexadecimal fields: hex, when nothing before reads them all
+		{[]string{"96.00.61.00.01"}, Dotted},
+		{[]string{"96.00.61.00.01", "94.02.4B.00.01"}, Hex},
+		{[]string{"F5.11.CB"}, Hex},
+		{[]string{"0x0F"}, Hex},
+		// hex reads these, but a word without a dot or 0x is rarely a number
+		{[]string{"4301A56"}, ""},
+		{[]string{"cafe"}, ""},
+		{[]string{"0x0F", "cafe"}, ""},
 		// different families: no built-in scheme orders them
 		{[]string{"P79 v1.46", "P80 v1.45"}, ""},
 		{[]string{"1.11-tlnc"}, ""},
@@ -529,11 +562,11 @@ func TestParseScheme(t *testing.T) {
 			t.Errorf("ParseScheme(%q) = %q, %v", s, got, err)
 		}
 	}
-	if _, err := ParseScheme("semantic"); err == nil || !strings.Contains(err.Error(), `"semver", "dotted", "vendor", "pattern", "opaque"`) {
+	if _, err := ParseScheme("semantic"); err == nil || !strings.Contains(err.Error(), `"semver", "dotted", "hex", "vendor", "pattern", "opaque"`) {
 		t.Errorf("ParseScheme(semantic): %v", err)
 	}
-	if Opaque.Ordered() || !Vendor.Ordered() {
-		t.Error("Ordered: opaque must be unordered, vendor ordered")
+	if Opaque.Ordered() || !Vendor.Ordered() || !Hex.Ordered() {
+		t.Error("Ordered: opaque must be unordered, vendor and hex ordered")
 	}
 }
 
@@ -547,8 +580,22 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{"4.6.1", "1.0.0-rc.1+b", "2.19.1.7", "1.44b", "nc.1.6.16-3-gaaaa", "2.14 (Build 8) May 11 2021", "rel-4.5.1", "v1", "C", "1.2.3.4.5.6.7.8.9"} {
 		f.Add(s, "1.2.3")
 	}
+	for _, p := range [][2]string{
+		{"HGX-22.10-1-rc34", "HGX-22.10-1-rc57"},
+		{"NAME-24.05-2", "NAME-24.10-1"},
+		{"1.2.3-rc.1", "1.2.3-beta2-4-gabcdef"},
+		{"42S-2.83", "56D-5.10"},
+		{"18E-3.21", "18C-3.21"},
+		{"BIOS Date: 08/04/2023 Ver 1.4", "BIOS Date: 03/06/2024 Ver 2.1"},
+		{"3.50 0x800016DC", "3.50 (0x80001234)"},
+		{"96.00.61.00.01", "94.02.4B.00.01"},
+		{"F5.11.CB", "0x0F"},
+		{"1.2.a3f", "1.2.A40"},
+	} {
+		f.Add(p[0], p[1])
+	}
 	formats := []Format{}
-	for _, sc := range []Scheme{Semver, Dotted, Vendor, Opaque} {
+	for _, sc := range []Scheme{Semver, Dotted, Hex, Vendor, Opaque} {
 		fm, _ := NewFormat(sc, "")
 		formats = append(formats, fm)
 	}
