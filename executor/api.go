@@ -29,7 +29,8 @@ type Options struct {
 	// operations and Status work without.
 	Providers map[string]providers.Provider
 	Backend   Backend
-	// Clock defaults to the real clock.
+	// Clock defaults to the real clock. A Virtual clock runs the apply on
+	// simulated time (a rehearsal).
 	Clock Clock
 	// Hooks runs drain and uncordon commands; default ExecHooks.
 	Hooks HookRunner
@@ -87,6 +88,39 @@ type Clock interface {
 // Skipper is implemented by fake clocks; see Clock.
 type Skipper interface {
 	SkipTo(t time.Time)
+}
+
+// Virtual is a clock on which time moves only while everything the
+// executor runs waits for it, so that a rehearsal replays hours of waits,
+// tasks and windows in seconds, and the same inputs give the same journal
+// and events (internal/vclock is one). When Options.Clock implements it,
+// every worker goroutine is one of the clock's actors (Start before it
+// begins, Done when it ends); a worker waits for time only through Sleep,
+// and Parks before each message it hands the scheduler. The scheduler is
+// the coordinator: instead of waiting for messages or a timer, it Settles,
+// then takes the Parked messages (Unpark first) in a canonical order (the
+// servers' order in the plan, then the op), and when none wait it moves
+// the clock (AdvanceTo) to the earliest of Next and its own wake-up (a
+// wait's end, a hook's deadline, the poll interval).
+type Virtual interface {
+	Clock
+	// Start registers an actor about to start; Done one that ends.
+	Start()
+	Done()
+	// Sleep blocks the calling actor until t or ctx ends.
+	Sleep(ctx context.Context, t time.Time) error
+	// Park marks the calling actor as handing a message to the
+	// coordinator, which calls Unpark(n) just before it receives n of them.
+	Park()
+	Unpark(n int)
+	// Parked is how many actors are parked.
+	Parked() int
+	// Settle returns once no actor runs.
+	Settle()
+	// Next is the earliest time an actor sleeps until (false: none).
+	Next() (time.Time, bool)
+	// AdvanceTo moves the clock to t, waking what is due.
+	AdvanceTo(t time.Time)
 }
 
 type realClock struct{}
@@ -252,6 +286,11 @@ func (o *Options) withDefaults() error {
 	}
 	if o.Clock == nil {
 		o.Clock = realClock{}
+	}
+	if _, ok := o.Clock.(Virtual); ok && o.Synchronous {
+		// Synchronous work runs on the scheduler goroutine, which is not
+		// an actor of the clock: a provider sleeping on it would stop time.
+		return errors.New("executor: a virtual clock runs the workers concurrently on simulated time; it cannot be combined with Synchronous")
 	}
 	if o.Hooks == nil {
 		o.Hooks = ExecHooks{}

@@ -119,6 +119,18 @@
 //     failures under one op, and the run stops once nothing is in flight:
 //     outcome stopped(provider_unavailable), servers resumable.
 //
+// Virtual time: when Options.Clock implements Virtual (internal/vclock),
+// the same loop runs on simulated time, for rehearsals. Every worker is an
+// actor of the clock and waits for time only through its Sleep (task
+// polls, the remediation watch; the hook deadlines stay the scheduler's);
+// a worker parks before each message to the scheduler (results, progress,
+// task hand-offs). The scheduler settles the clock, takes the parked
+// messages sorted by the server's position in the plan and the op, and
+// when none waits moves the clock to the next wake-up, its own included
+// (a wait's end, a window, a hook's deadline, the poll interval while
+// work is in flight). The journal and the events are then the same on
+// every run, and hours pass in milliseconds (virtual_test.go).
+//
 // Outcomes: completed (every planned server at target or skipped before
 // its steps began), completed_with_failures (some failed, were skipped
 // after their steps began, or were left out of service), failed, paused,

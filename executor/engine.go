@@ -174,6 +174,8 @@ type runner struct {
 	// w: this apply is one of the workers of the run (workers.go); nil
 	// when the backend is not a Claimer.
 	w *workerMode
+	// v is the clock when it is virtual (virtual.go), else nil.
+	v Virtual
 }
 
 // Run applies the plan until it completes, fails, pauses, is stopped, or
@@ -273,6 +275,11 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	r := &runner{e: e, o: o, m: m, sha: o.PlanSHA256, cursor: cursor, own: map[int64]bool{},
 		ops: map[*node]*opRun{}, timed: map[*opRun]bool{}, msgs: make(chan msg, 256), skipsAt: 0,
 		down: map[string]string{}, interrupts: map[string]int{}, remNoted: map[*node]bool{}, barNoted: map[*node]bool{}, w: wm}
+	if v, ok := o.Clock.(Virtual); ok {
+		// Unbuffered: a parked worker counts as parked until the
+		// scheduler has its message, never while it goes on running.
+		r.v, r.msgs = v, make(chan msg)
+	}
 	resumed := m.records > 0
 	if wm == nil || wm.leader {
 		r.emit(hard, &Record{Type: recRunStarted, PlanSHA256: o.PlanSHA256, PID: os.Getpid(), By: o.Holder, Message: tookOver})
@@ -306,12 +313,18 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 func (r *runner) waitWorkers() {
 	done := make(chan struct{})
 	go func() {
+		if r.v != nil {
+			r.drain()
+		}
 		r.workers.Wait()
 		close(done)
 	}()
+	// On the wall clock even under a virtual one: the bound is for a
+	// provider call stuck in the real world.
+	wall := RealClock()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-wall.At(wall.Now().Add(10 * time.Second)):
 		r.o.Logger.Error("provider calls did not return after the apply stopped")
 	}
 }
@@ -375,7 +388,7 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 				o.cancel()
 			}
 		}
-		if r.inflight == 0 && !r.deadline.IsZero() {
+		if r.inflight == 0 && !r.deadline.IsZero() && r.v == nil {
 			if sk, ok := r.o.Clock.(Skipper); ok {
 				sk.SkipTo(r.deadline)
 				continue
@@ -389,6 +402,15 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 			if !o.timedOut && o.deadline.Before(wake) {
 				wake = o.deadline
 			}
+		}
+		if r.v != nil {
+			if r.inflight == 0 && !r.deadline.IsZero() {
+				// Nothing runs: only time is waited for (as a Skipper
+				// clock skips it).
+				wake = r.deadline
+			}
+			r.virtualPass(hard, wake)
+			continue
 		}
 		select {
 		case m := <-r.msgs:

@@ -20,6 +20,9 @@ func (ExecHooks) Run(ctx context.Context, h Hook) error {
 		return nil
 	}
 	if h.Timeout > 0 {
+		// A command runs in real time, so its bound is on the wall clock
+		// (the executor also cancels ctx at the deadline on its own clock;
+		// a rehearsal on a virtual clock runs no commands).
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, h.Timeout)
 		defer cancel()

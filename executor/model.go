@@ -28,6 +28,9 @@ type node struct {
 	// cleared: a failed(threshold) scope that a skip took out of the
 	// breach count.
 	cleared bool
+	// index: a server's position in the plan's servers, the order in
+	// which the scheduler takes simultaneous worker messages (Virtual).
+	index int
 
 	stage   *plan.Stage
 	gate    *plan.Gate
@@ -138,9 +141,11 @@ func buildModel(p *plan.Plan) (*model, error) {
 	m := &model{p: p, nodes: map[string]*node{}, servers: map[string]*node{}, approved: map[string]bool{}, available: map[string]string{},
 		lastStop: -1, lastResume: -1, lastContinue: -1}
 	byAddr := map[string]*plan.Server{}
+	index := map[string]int{}
 	for i := range p.Servers {
 		s := &p.Servers[i]
 		byAddr[s.Address] = s
+		index[s.Address] = i
 	}
 	add := func(parent *node, id, name string, kind Kind) (*node, error) {
 		if id == "" {
@@ -215,7 +220,7 @@ func buildModel(p *plan.Plan) (*model, error) {
 							if err != nil {
 								return nil, fmt.Errorf("plan: server %s is in two scopes", addr)
 							}
-							sv.srv = ps
+							sv.srv, sv.index = ps, index[addr]
 							sv.sv = newServerRun(ps, pc.Settings)
 							m.servers[addr] = sv
 							sc.sc.servers = append(sc.sc.servers, sv)

@@ -353,16 +353,19 @@ func (r *runner) begin(ctx context.Context, o *opRun) {
 		cancel()
 	}
 	r.workers.Add(1)
+	if r.v != nil {
+		r.v.Start()
+	}
 	go func() {
+		if r.v != nil {
+			defer r.v.Done() // last: the run's drain relies on workers.Done before
+		}
 		defer r.workers.Done()
 		m := msg{o: o, err: opCtx.Err()}
 		if m.err == nil {
 			m = r.work(opCtx, o)
 		}
-		select {
-		case r.msgs <- m:
-		case <-ctx.Done():
-		}
+		r.send(ctx, m)
 	}()
 }
 
@@ -531,9 +534,7 @@ func (r *runner) handoff(ctx context.Context, m msg) error {
 		return r.recordTask(ctx, m)
 	}
 	m.ack = make(chan error, 1)
-	select {
-	case r.msgs <- m:
-	case <-ctx.Done():
+	if !r.send(ctx, m) {
 		return ctx.Err()
 	}
 	select {
@@ -549,10 +550,7 @@ func (r *runner) progress(ctx context.Context, m msg) {
 		r.progressEvent(m)
 		return
 	}
-	select {
-	case r.msgs <- m:
-	case <-ctx.Done():
-	}
+	r.send(ctx, m)
 }
 
 func (r *runner) recordTask(ctx context.Context, m msg) error {
@@ -642,10 +640,8 @@ func (r *runner) pollTask(ctx context.Context, prov providers.Provider, o *opRun
 		if r.o.Synchronous {
 			continue
 		}
-		select {
-		case <-ctx.Done():
-			return msg{o: o, err: ctx.Err()}
-		case <-r.o.Clock.At(r.o.Clock.Now().Add(r.o.PollInterval)):
+		if err := r.sleep(ctx, r.o.Clock.Now().Add(r.o.PollInterval)); err != nil {
+			return msg{o: o, err: err}
 		}
 	}
 }

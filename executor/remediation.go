@@ -166,8 +166,5 @@ func (r *runner) sleepUntil(ctx context.Context, t time.Time) {
 		sk.SkipTo(t)
 		return
 	}
-	select {
-	case <-ctx.Done():
-	case <-r.o.Clock.At(t):
-	}
+	_ = r.sleep(ctx, t) // a cancelled ctx ends the watch at its next call
 }

@@ -61,6 +61,12 @@ type Call struct {
 // task URI first, like a BMC accepting SimpleUpdate; the effect survives a
 // cancelled caller, as on a real BMC.
 type Provider struct {
+	// PerBMCTasks numbers each server's tasks on their own (1, 2, … on
+	// each BMC, as every BMC has its own TaskService), so that task URIs do
+	// not depend on the order in which concurrent workers call; by default
+	// tasks are numbered across the fake.
+	PerBMCTasks bool
+
 	mu      sync.Mutex
 	servers map[string]*fakeServer
 	calls   []Call
@@ -77,6 +83,7 @@ type fakeServer struct {
 	power      string
 	applies    int
 	waitFails  int
+	tasks      int               // tasks created on this BMC (PerBMCTasks)
 	targets    map[string]string // component ID → target version
 	staged     map[string]string // component ID → version after the next wait_ready
 }
@@ -236,7 +243,11 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 		}
 		p.nextID++
 		uri = fmt.Sprintf("/redfish/v1/TaskService/Tasks/%d", p.nextID)
-		p.tasks[uri] = name
+		if p.PerBMCTasks {
+			s.tasks++
+			uri = fmt.Sprintf("/redfish/v1/TaskService/Tasks/%d", s.tasks)
+		}
+		p.tasks[taskKey(name, uri)] = name
 	case providers.StepShutdown:
 		s.power = providers.PowerOff
 	case providers.StepPowerOn, providers.StepReset:
@@ -300,11 +311,15 @@ func (p *Provider) Task(_ context.Context, req *providers.TaskRequest) (*provide
 	if s != nil && s.script.TaskState != "" {
 		state = s.script.TaskState
 	}
-	if _, ok := p.tasks[req.TaskURI]; !ok {
+	if _, ok := p.tasks[taskKey(req.Target.Name, req.TaskURI)]; !ok {
 		state = providers.TaskGone
 	}
 	return &providers.TaskStatus{URI: req.TaskURI, State: state, Percent: 100}, nil
 }
+
+// taskKey names a task by its BMC and URI: with PerBMCTasks two BMCs have
+// a task of the same URI.
+func taskKey(server, uri string) string { return server + " " + uri }
 
 // SetUnreachable makes addr's BMC stop (or start again) answering, as a
 // server that goes down, or is restored, during a run.

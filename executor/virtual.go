@@ -1,0 +1,118 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+)
+
+// How the runner waits, on the wall clock or a virtual one (Virtual).
+// Workers wait for time with sleep and hand messages to the scheduler with
+// send; the scheduler waits with virtualPass instead of its select when the
+// clock is virtual.
+
+// errRunOver answers a task hand-off that arrives after the run stopped:
+// the provider call gives up, and the journal still shows the step in
+// flight, so the next apply resumes it.
+var errRunOver = errors.New("the apply stopped before the task could be journaled")
+
+// sleep waits on the run's clock until t, or until ctx ends (then it
+// returns ctx's error).
+func (r *runner) sleep(ctx context.Context, t time.Time) error {
+	if r.v != nil {
+		return r.v.Sleep(ctx, t)
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-r.o.Clock.At(t):
+		return nil
+	}
+}
+
+// send hands a worker's message to the scheduler; it reports false when
+// ctx ended first. On a virtual clock the worker parks, and the send
+// always goes through: the scheduler receives every parked message, also
+// after the run stopped (drain), so the clock's count of parked actors
+// stays right for the next run on it.
+func (r *runner) send(ctx context.Context, m msg) bool {
+	if r.v != nil {
+		r.v.Park()
+		r.msgs <- m
+		return true
+	}
+	select {
+	case r.msgs <- m:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// virtualPass is one wait of the scheduler on a virtual clock: once no
+// worker runs, it handles the messages of the parked ones in a canonical
+// order, so that the journal and the events are the same on every run; when
+// none is parked, it moves the clock to the earliest of what a worker
+// sleeps until and wake.
+func (r *runner) virtualPass(ctx context.Context, wake time.Time) {
+	v := r.v
+	v.Settle()
+	if n := v.Parked(); n > 0 {
+		v.Unpark(n)
+		batch := make([]msg, n)
+		for i := range batch {
+			batch[i] = <-r.msgs
+		}
+		slices.SortFunc(batch, canonical)
+		for _, m := range batch {
+			if r.err != nil {
+				if m.ack != nil {
+					m.ack <- r.err
+				}
+				continue
+			}
+			r.handle(ctx, m)
+		}
+		return
+	}
+	if next, ok := v.Next(); ok && next.Before(wake) {
+		wake = next
+	}
+	v.AdvanceTo(wake)
+}
+
+// canonical orders worker messages by the server's position in the plan,
+// then by op. A worker has one message at a time, and a server one worker.
+func canonical(a, b msg) int {
+	if a.o.sv.index != b.o.sv.index {
+		return a.o.sv.index - b.o.sv.index
+	}
+	return strings.Compare(a.o.op, b.o.op)
+}
+
+// drain ends the workers still running when the run stops on a virtual
+// clock: their operations are cancelled (their sleeps end), and what they
+// park is received and dropped; a task hand-off is refused, so its step
+// stays in flight in the journal and the next apply resumes it.
+func (r *runner) drain() {
+	for _, o := range r.ops {
+		if o.cancel != nil {
+			o.cancel()
+		}
+	}
+	for {
+		r.v.Settle()
+		n := r.v.Parked()
+		if n == 0 {
+			return
+		}
+		r.v.Unpark(n)
+		for range n {
+			if m := <-r.msgs; m.ack != nil {
+				m.ack <- errRunOver
+			}
+		}
+	}
+}
