@@ -403,11 +403,13 @@ func (s *loadState) decodeServer(b *hcl.Block, c *hcl.BodyContent, in instance, 
 		if v, ok := ca.value("password", cty.String, true); ok {
 			p, m := v.Unmark()
 			if len(m) == 0 {
-				s.addSensitiveSource(cc.Attributes["password"].Range)
-				ca.errorf(ca.rng("password", cb.DefRange), "Literal password",
-					"Server %q has a password that is not a sensitive value: write it as env(\"NAME\") or a sensitive variable, so it never appears in a configuration review or a plan.", sv.Name)
+				*diags = append(*diags, s.passwordNotSensitive(fmt.Sprintf("Server %q", sv.Name), cc.Attributes["password"]))
 			}
 			cred.Password = NewSecret(p.AsString(), true)
+		} else if at := cc.Attributes["password"]; at != nil && unknownPlain(at.Expr, in.ctx) {
+			// A variable without a value yet (validate): what it will
+			// hold is not sensitive either.
+			*diags = append(*diags, s.passwordNotSensitive(fmt.Sprintf("Server %q", sv.Name), at))
 		}
 		sv.Credentials = cred
 	}

@@ -45,6 +45,11 @@ type Provider struct {
 	Attrs          cty.Value
 	SensitiveAttrs []string
 	DeclRange      hcl.Range
+
+	// passwordExpr is the password attribute's expression, nil without
+	// one: a password that is not sensitive is reported at it, in words
+	// that say where its value comes from.
+	passwordExpr hcl.Expression
 }
 
 // IsSensitive reports whether attribute name holds a sensitive value.

@@ -166,7 +166,13 @@ func (s *loadState) loadVariables(blocks []*hcl.Block) hcl.Diagnostics {
 			val, v.Source, vd.valueRange, vd.set = got, last.source, last.rng, true
 		}
 		if val == cty.NilVal && s.l.opts.UnsetVariablesUnknown {
-			s.vars[v.Name] = cty.UnknownVal(v.Type)
+			// Unknown, but still sensitive: what reads it (a provider's
+			// password) is checked as it will be once it has a value.
+			unknown := cty.UnknownVal(v.Type)
+			if v.Sensitive {
+				unknown = unknown.Mark(sensitiveMark)
+			}
+			s.vars[v.Name] = unknown
 			continue
 		}
 		if val == cty.NilVal {
