@@ -17,7 +17,7 @@ import (
 // waits and gates on the estimated time axis from plan time, with the
 // clusters' maintenance windows shaded. sha is the plan file's SHA-256.
 func WriteHTML(w io.Writer, p *plan.Plan, sha string) error {
-	return htmlPage.Execute(w, buildHTML(p, sha, PlanCells()))
+	return WriteHTMLCells(w, p, sha, PlanCells())
 }
 
 // Cells say how the grid colours and describes each server: by what the
@@ -42,7 +42,7 @@ func PlanCells() Cells {
 
 // WriteHTMLCells is WriteHTML with the grid's cells coloured by cells.
 func WriteHTMLCells(w io.Writer, p *plan.Plan, sha string, cells Cells) error {
-	return htmlPage.Execute(w, buildHTML(p, sha, cells))
+	return htmlPage.Execute(w, buildHTML(asApplied(p), sha, cells))
 }
 
 // CellClass is the grid's class for what the plan does to a server:
