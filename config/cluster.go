@@ -406,6 +406,7 @@ func (s *loadState) decodeServer(b *hcl.Block, c *hcl.BodyContent, in instance, 
 				*diags = append(*diags, s.passwordNotSensitive(fmt.Sprintf("Server %q", sv.Name), cc.Attributes["password"]))
 			}
 			cred.Password = NewSecret(p.AsString(), true)
+			cred.PasswordFrom = s.valueFrom(cc.Attributes["password"].Expr)
 		} else if at := cc.Attributes["password"]; at != nil && unknownPlain(at.Expr, in.ctx) {
 			// A variable without a value yet (validate): what it will
 			// hold is not sensitive either.

@@ -313,7 +313,7 @@ func (s *loadState) decodeProvider(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagn
 		}
 		unmarked, marks := v.UnmarkDeep()
 		if at.Name == "password" {
-			p.passwordExpr = at.Expr
+			p.passwordExpr, p.PasswordFrom = at.Expr, s.valueFrom(at.Expr)
 		}
 		if len(marks) > 0 {
 			s.addSecrets(unmarked)
