@@ -109,6 +109,12 @@ type loadState struct {
 	// cap was reported.
 	instances int
 	tooMany   bool
+	// unexpanded counts the blocks whose for_each or count could not be
+	// evaluated because what it reads already failed (or has no value in
+	// validate); partial are the clusters some of whose racks or servers
+	// are missing so: rules about their whole would only echo the error.
+	unexpanded int
+	partial    map[*Cluster]bool
 
 	providers map[string]*Provider
 	// defaultProvider are clusters without a provider attribute; they get
@@ -134,6 +140,7 @@ func newLoadState(l *Loader, cfg *Config) *loadState {
 		fileTexts:  map[string]string{},
 		dataFiles:  map[string][]byte{},
 		generated:  map[*Server]instance{},
+		partial:    map[*Cluster]bool{},
 		stageRacks: map[*StrategyStage][]hcl.Range{},
 		vars:       map[string]cty.Value{},
 		locals:     map[string]cty.Value{},

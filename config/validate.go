@@ -110,6 +110,12 @@ func (s *loadState) validate() hcl.Diagnostics {
 				byBMC[key] = append(byBMC[key], sv)
 			}
 		}
+		if s.partial[c] {
+			// Racks or servers are missing for an error reported
+			// where their for_each failed; the rules on the whole
+			// cluster (empty, placement, strategy) would only echo it.
+			continue
+		}
 		diags = append(diags, checkPlacement(c)...)
 		diags = append(diags, s.checkStrategyFits(c)...)
 	}
