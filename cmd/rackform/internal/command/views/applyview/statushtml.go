@@ -8,15 +8,17 @@ import (
 	"github.com/rackform/rackform/planner/plan"
 )
 
-// StatusColors are the status page's cell colours by run state.
-var StatusColors = map[string]string{
-	"not-started": "rgb(209, 213, 219)",
-	"running":     "rgb(37, 99, 235)",
-	"done":        "rgb(22, 163, 74)",
-	"failed":      "rgb(220, 38, 38)",
-	"waiting":     "rgb(234, 179, 8)",
-	"skipped":     "rgb(107, 114, 128)",
-	"stopped":     "rgb(234, 88, 12)",
+// StatusColors are the status page's cell colours by run state: white
+// text on the dark backgrounds, dark text on the light ones (not started,
+// waiting), every pair at least 4.5:1 in contrast.
+var StatusColors = map[string]planview.CellColor{
+	"not-started": {Background: "rgb(229, 231, 235)", Text: "rgb(17, 24, 39)"},
+	"running":     {Background: "rgb(29, 78, 216)", Text: "rgb(255, 255, 255)"},
+	"done":        {Background: "rgb(21, 128, 61)", Text: "rgb(255, 255, 255)"},
+	"failed":      {Background: "rgb(185, 28, 28)", Text: "rgb(255, 255, 255)"},
+	"waiting":     {Background: "rgb(253, 230, 138)", Text: "rgb(17, 24, 39)"},
+	"skipped":     {Background: "rgb(75, 85, 99)", Text: "rgb(255, 255, 255)"},
+	"stopped":     {Background: "rgb(194, 65, 12)", Text: "rgb(255, 255, 255)"},
 }
 
 // StatusClass is the status page's class for a server state.
