@@ -118,7 +118,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) > 1 {
-		fmt.Fprintf(c.Stderr, "Error: plan takes at most one directory, got %d arguments\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: plan takes at most one directory, got %d arguments\n\n%s\n", len(rest), optionsPointer("plan"))
 		return ExitError
 	}
 	if c.onUnreachable != "" && c.onUnreachable != planner.OnUnreachableSkip && c.onUnreachable != planner.OnUnreachableBlock {
