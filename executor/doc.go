@@ -165,9 +165,12 @@
 //	state         id, state, reason?, message?, until?   any node's state change
 //	observed      server, fingerprint            pre-flight check passed
 //	step_started  server, op, kind[, by]         written before Apply/hook is called;
-//	                                             by: the worker, with several (Claimer)
+//	              [retry, message]               by: the worker, with several (Claimer);
+//	                                             retry: the n-th time an update that did
+//	                                             not take effect is sent again (nottaken.go)
 //	task_uri      server, op, task_uri           written as soon as Progress carries it
-//	step_done     server, op, message?
+//	step_done     server, op, message?           task_state "Gone": its BMC task vanished
+//	              [task_state]                   (a staged update: wait_ready reads it back)
 //	step_failed   server, op, error
 //	continue      by
 //	approve       target (gate id), by

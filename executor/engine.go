@@ -103,6 +103,9 @@ type opRun struct {
 	// peers: the other control-plane members' health, observed with a
 	// member's pre-flight for the quorum guard (quorum.go).
 	peers []peerHealth
+	// unconfirmed: for the plan's wait_ready, the staged updates whose
+	// task vanished, read back if the wait fails (nottaken.go).
+	unconfirmed []*plan.Step
 }
 
 // msg is what workers send to the scheduler.
@@ -117,6 +120,10 @@ type msg struct {
 	// down says why the provider is unavailable for good, when it is.
 	interrupted bool
 	down        string
+	// gone: the op's BMC task vanished (journaled with step_done); nt:
+	// updates that did not take effect (nottaken.go).
+	gone bool
+	nt   *notTaken
 
 	task    string
 	ack     chan error

@@ -207,9 +207,12 @@ func (r *runner) skipServer(ctx context.Context, sv *node) {
 
 // start journals step_started and launches the op: the record is durable
 // before the provider or hook is called.
-func (r *runner) start(ctx context.Context, sv *node, op string) {
+func (r *runner) start(ctx context.Context, sv *node, op string) { r.startRecorded(ctx, sv, op, 0, "") }
+
+// startRecorded is start with the record's retry count and message.
+func (r *runner) startRecorded(ctx context.Context, sv *node, op string, retry int, message string) {
 	o := r.opFor(sv, op)
-	r.emit(ctx, &Record{Type: recStepStarted, Server: sv.id, Op: op, Kind: opLabel(o), By: r.workerLabel()})
+	r.emit(ctx, &Record{Type: recStepStarted, Server: sv.id, Op: op, Kind: opLabel(o), By: r.workerLabel(), Retry: retry, Message: message})
 	if r.err != nil {
 		return
 	}
@@ -270,6 +273,7 @@ func (r *runner) opFor(sv *node, op string) *opRun {
 	}
 	o.pstep = st.ProviderStep()
 	o.last = lastProviderStep(sv.srv, st)
+	o.unconfirmed = unconfirmed(sv, op)
 	if s := sv.sv; s.inflight == op && s.taskURI == "" && (o.pstep.Kind == providers.StepUpdate || o.pstep.Kind == providers.StepReimage) {
 		// Run again after a crash that left no task URI: the BMC may have
 		// accepted the earlier attempt; the provider looks for it first.
@@ -455,6 +459,9 @@ func (r *runner) work(ctx context.Context, o *opRun) msg {
 		return r.providerFault(ctx, prov, o, diags.Err())
 	}
 	if err := diags.Err(); err != nil {
+		if m, ok := r.checkTaken(ctx, prov, o); ok {
+			return m // a staged update whose task vanished did not show
+		}
 		return msg{o: o, err: err}
 	}
 	m := msg{o: o, done: true}
@@ -462,6 +469,9 @@ func (r *runner) work(ctx context.Context, o *opRun) msg {
 		m.message = res.Message
 	}
 	m.message = confirmed(o.op, o.pstep.Kind, res)
+	if res != nil && res.TaskState == providers.TaskGone && o.pstep.Kind == providers.StepUpdate && o.step != nil && o.step.Version != "" {
+		return r.taskGone(ctx, prov, o, res.TaskURI, m.message)
+	}
 	return m
 }
 
@@ -617,23 +627,7 @@ func (r *runner) pollTask(ctx context.Context, prov providers.Provider, o *opRun
 				if o.step == nil || o.step.Version == "" {
 					return msg{o: o, done: true, message: "task " + o.uri + " is gone; the step is idempotent"}
 				}
-				obs, err := observe(ctx, prov, r.target(o.sv))
-				if errors.As(err, new(*providerError)) {
-					return r.providerFault(ctx, prov, o, err)
-				}
-				if err != nil {
-					return msg{o: o, err: err}
-				}
-				at, verr := hasVersion(o.step, obs)
-				if at || (o.step.ApplyTime != "" && o.step.ApplyTime != "Immediate") {
-					// A staged update shows its version only after the
-					// reset; wait_ready verifies it later.
-					return msg{o: o, done: true, message: "task " + o.uri + " is gone; verified by observing"}
-				}
-				if verr != nil {
-					return msg{o: o, err: fmt.Errorf("task %s is gone and %s cannot be verified at %s: %w", o.uri, o.step.Component, o.step.Version, verr)}
-				}
-				return msg{o: o, err: fmt.Errorf("task %s is gone and %s is not at %s", o.uri, o.step.Component, o.step.Version)}
+				return r.taskGone(ctx, prov, o, o.uri, "task "+o.uri+" is gone; verified by observing")
 			}
 			return msg{o: o, err: fmt.Errorf("task %s ended %s: %s", o.uri, ts.State, strings.Join(ts.Messages, "; "))}
 		}
@@ -672,6 +666,10 @@ func (r *runner) handle(ctx context.Context, m msg) {
 		r.interrupted(sv, o, m)
 		return
 	}
+	if m.nt != nil {
+		r.handleNotTaken(ctx, sv, o, m.nt) // nottaken.go
+		return
+	}
 	switch o.kind {
 	case opObserve:
 		r.preflight(ctx, sv, m)
@@ -704,7 +702,11 @@ func (r *runner) handle(ctx context.Context, m msg) {
 		r.emit(ctx, &Record{Type: recStepFailed, Server: sv.id, Op: o.op, Error: e})
 		return
 	}
-	r.emit(ctx, &Record{Type: recStepDone, Server: sv.id, Op: o.op, Message: m.message})
+	rec := &Record{Type: recStepDone, Server: sv.id, Op: o.op, Message: m.message}
+	if m.gone {
+		rec.TaskState = providers.TaskGone
+	}
+	r.emit(ctx, rec)
 }
 
 // maxInterrupts bounds how often the provider may fail under one op in one
