@@ -120,6 +120,9 @@ type msg struct {
 	// down says why the provider is unavailable for good, when it is.
 	interrupted bool
 	down        string
+	// provider names the provider that failed when it is not the server's
+	// own (a quorum peer's).
+	provider string
 	// gone: the op's BMC task vanished (journaled with step_done); nt:
 	// updates that did not take effect (nottaken.go).
 	gone bool

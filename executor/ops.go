@@ -35,10 +35,13 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 	if sv.st.Name.Terminal() || sv.st.Name == Pending || r.ops[sv] != nil || r.graceful || !r.mine(sv) {
 		return // pending: held for quorum until continue starts it again
 	}
-	if r.down[sv.srv.Provider] != "" {
-		return // resumable: the run stops once nothing is in flight
-	}
 	s := sv.sv
+	if r.down[sv.srv.Provider] != "" || (len(r.down) > 0 && !s.observed && s.inflight == "") {
+		// Resumable: the run stops once nothing is in flight. A server
+		// not yet observed waits too: its pre-flight may need the
+		// provider that is down (a quorum peer's).
+		return
+	}
 	if sv.skip {
 		r.skipServer(ctx, sv)
 		return
@@ -422,7 +425,11 @@ func (r *runner) work(ctx context.Context, o *opRun) msg {
 			return r.providerFault(ctx, prov, o, err)
 		}
 		if o.kind == opObserve && err == nil {
-			r.observePeers(ctx, o) // quorum guard (quorum.go)
+			if name, perr := r.observePeers(ctx, o); perr != nil { // quorum guard (quorum.go)
+				m := r.providerFault(ctx, r.o.Providers[name], o, perr)
+				m.provider = name
+				return m
+			}
 		}
 		m := msg{o: o, done: err == nil, err: err, obs: obs}
 		if o.kind == opVerify && err == nil {
@@ -721,6 +728,9 @@ const maxInterrupts = 5
 // by this Run once the provider is back or by the next apply.
 func (r *runner) interrupted(sv *node, o *opRun, m msg) {
 	name := sv.srv.Provider
+	if m.provider != "" {
+		name = m.provider
+	}
 	why := "abandoned at the interrupt; the next apply resumes it from the journal"
 	if m.interrupted {
 		why = fmt.Sprintf("provider %q failed during the step (%v); resuming it from the journal", name, m.err)
