@@ -218,6 +218,8 @@
 //	step_started step_task step_progress step_completed step_failed step_resumed
 //	step_interrupted                 given up at an interrupt, or its provider died;
 //	                                 resumed from the journal, not failed
+//	step_stalled                     a BMC task's percent has not moved for 10
+//	                                 minutes (task_uri, percent, since)
 //	continue_requested gate_approved stop_requested skip_requested
 //	release_available                a continue found a pending cluster's
 //	                                 release at its site (target, message)

@@ -133,6 +133,10 @@ type msg struct {
 	prog    bool
 	percent int
 	progMsg string
+	// stalledSince, stalledTask: a progress message saying the task has
+	// not moved since then (stall.go).
+	stalledSince *time.Time
+	stalledTask  string
 }
 
 // runner is one Run: the single scheduler loop owns the model; workers only

@@ -450,6 +450,7 @@ func (r *runner) work(ctx context.Context, o *opRun) msg {
 		return r.watchReady(ctx, prov, o, tr) // remediation triggers (remediation.go)
 	}
 	last := ""
+	var still stall
 	res, diags := prov.Apply(ctx, &providers.ApplyRequest{Target: r.target(sv), Step: o.pstep, Last: o.last}, func(p *providers.Progress) error {
 		if p.TaskURI != "" && p.TaskURI != last {
 			last = p.TaskURI
@@ -459,6 +460,9 @@ func (r *runner) work(ctx context.Context, o *opRun) msg {
 		}
 		if p.Message != "" || p.Percent >= 0 {
 			r.progress(ctx, msg{o: o, prog: true, percent: p.Percent, progMsg: p.Message})
+		}
+		if now := r.o.Clock.Now(); last != "" && still.see(p.Percent, now) {
+			r.progress(ctx, still.msg(o, last, now))
 		}
 		return nil
 	})
@@ -585,6 +589,10 @@ func (r *runner) recordTask(ctx context.Context, m msg) error {
 }
 
 func (r *runner) progressEvent(m msg) {
+	if m.stalledSince != nil {
+		r.stalledEvent(m) // stall.go
+		return
+	}
 	e := Event{Type: "step_progress", Server: m.o.sv.id, Op: m.o.op, StepKind: opLabel(m.o), Message: m.progMsg}
 	if m.percent >= 0 {
 		p := m.percent
@@ -618,6 +626,7 @@ func observe(ctx context.Context, p providers.Provider, t providers.Target) (*pr
 // pollTask polls a recorded BMC task until it is terminal. A task that is
 // gone (BMCs delete finished tasks) is verified by observing.
 func (r *runner) pollTask(ctx context.Context, prov providers.Provider, o *opRun) msg {
+	var still stall
 	for {
 		ts, diags := prov.Task(ctx, &providers.TaskRequest{Target: r.target(o.sv), TaskURI: o.uri})
 		if diags.Unavailable() {
@@ -637,6 +646,9 @@ func (r *runner) pollTask(ctx context.Context, prov providers.Provider, o *opRun
 				return r.taskGone(ctx, prov, o, o.uri, "task "+o.uri+" is gone; verified by observing")
 			}
 			return msg{o: o, err: fmt.Errorf("task %s ended %s: %s", o.uri, ts.State, strings.Join(ts.Messages, "; "))}
+		}
+		if now := r.o.Clock.Now(); still.see(ts.Percent, now) {
+			r.progress(ctx, still.msg(o, o.uri, now))
 		}
 		if r.o.Synchronous {
 			continue

@@ -47,6 +47,10 @@ type Script struct {
 	// ExpectVersions makes wait_ready fail while a version it expects is
 	// not reported, as the real provider's does.
 	ExpectVersions bool
+	// TaskRunning makes Task answer Running, at TaskPercent, to that many
+	// polls before it answers TaskState: a task frozen at one percent.
+	TaskRunning int
+	TaskPercent int
 }
 
 // Call is one Apply the fake received.
@@ -92,6 +96,7 @@ type fakeServer struct {
 	applies    int
 	waitFails  int
 	notTaken   int               // updates that did not take (UpdateNotTaken)
+	taskPolls  int               // Task calls answered Running (TaskRunning)
 	tasks      int               // tasks created on this BMC (PerBMCTasks)
 	targets    map[string]string // component ID → target version
 	staged     map[string]string // component ID → version after the next wait_ready
@@ -354,6 +359,10 @@ func (p *Provider) Task(_ context.Context, req *providers.TaskRequest) (*provide
 	}
 	if _, ok := p.tasks[taskKey(req.Target.Name, req.TaskURI)]; !ok {
 		state = providers.TaskGone
+	}
+	if s != nil && state != providers.TaskGone && s.taskPolls < s.script.TaskRunning {
+		s.taskPolls++
+		return &providers.TaskStatus{URI: req.TaskURI, State: providers.TaskRunning, Percent: s.script.TaskPercent}, nil
 	}
 	return &providers.TaskStatus{URI: req.TaskURI, State: state, Percent: 100}, nil
 }
