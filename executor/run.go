@@ -27,12 +27,8 @@ type runner struct {
 	m   *model
 	sha string
 
-	cursor int64
-	own    map[int64]bool
-	// pending records are applied but not yet durable; launchQ holds the
-	// operations they announce, started only after the flush.
-	pending []pendingRecord
-	launchQ []*opRun
+	// j writes and reads the journal (journal.go).
+	j *journal
 
 	ops      map[*node]*opRun
 	timed    map[*opRun]bool
@@ -166,7 +162,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 		}
 	}
 	o.Logger.Info("applying plan", "plan", short(o.PlanSHA256), "resumed", m.records > 0, "holder", o.Holder)
-	r := &runner{e: e, o: o, m: m, sha: o.PlanSHA256, cursor: cursor, own: map[int64]bool{},
+	r := &runner{e: e, o: o, m: m, sha: o.PlanSHA256, j: newJournal(o.Backend, o.PlanSHA256, m, o.Clock, cursor),
 		ops: map[*node]*opRun{}, timed: map[*opRun]bool{}, msgs: make(chan msg, 256), skipsAt: 0,
 		down: map[string]string{}, interrupts: map[string]int{}, remNoted: map[*node]bool{}, barNoted: map[*node]bool{}, w: wm}
 	if v, ok := o.Clock.(Virtual); ok {

@@ -17,7 +17,7 @@ import (
 func (r *runner) launch(ctx context.Context, o *opRun) {
 	r.ops[o.sv] = o
 	r.inflight++
-	r.launchQ = append(r.launchQ, o)
+	r.j.announce(o)
 }
 
 func (r *runner) begin(ctx context.Context, o *opRun) {
