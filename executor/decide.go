@@ -13,7 +13,7 @@ import (
 
 // decide starts a running server's next operation, or ends it.
 func (r *runner) decide(ctx context.Context, sv *node) {
-	if sv.st.Name.Terminal() || sv.st.Name == Pending || r.ops[sv] != nil || r.graceful || !r.mine(sv) {
+	if sv.st.Name.Terminal() || sv.st.Name == Pending || r.ops.of(sv) != nil || r.graceful || !r.mine(sv) {
 		return // pending: held for quorum until continue starts it again
 	}
 	s := sv.sv

@@ -26,9 +26,7 @@ func (r *runner) handle(ctx context.Context, m msg) {
 		return
 	}
 	o := m.o
-	delete(r.ops, o.sv)
-	delete(r.timed, o)
-	r.inflight--
+	r.ops.remove(o)
 	if o.cancel != nil {
 		o.cancel()
 	}

@@ -27,16 +27,14 @@ type runner struct {
 	m   *model
 	sha string
 
-	// j writes and reads the journal (journal.go).
-	j *journal
+	// j writes and reads the journal (journal.go); ops are the
+	// operations in flight (optable.go).
+	j   *journal
+	ops *opTable
 
-	ops      map[*node]*opRun
-	timed    map[*opRun]bool
-	inflight int
-	syncQ    []*opRun
-	msgs     chan msg
-	ready    []*node
-	skipsAt  int
+	msgs    chan msg
+	ready   []*node
+	skipsAt int
 
 	workers sync.WaitGroup
 
@@ -163,7 +161,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	}
 	o.Logger.Info("applying plan", "plan", short(o.PlanSHA256), "resumed", m.records > 0, "holder", o.Holder)
 	r := &runner{e: e, o: o, m: m, sha: o.PlanSHA256, j: newJournal(o.Backend, o.PlanSHA256, m, o.Clock, cursor),
-		ops: map[*node]*opRun{}, timed: map[*opRun]bool{}, msgs: make(chan msg, 256), skipsAt: 0,
+		ops: newOpTable(), msgs: make(chan msg, 256), skipsAt: 0,
 		down: map[string]string{}, interrupts: map[string]int{}, remNoted: map[*node]bool{}, barNoted: map[*node]bool{}, w: wm}
 	if v, ok := o.Clock.(Virtual); ok {
 		// Unbuffered: a parked worker counts as parked until the
@@ -236,7 +234,7 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 		if !r.graceful && ctx.Err() != nil {
 			r.graceful, graceful = true, nil
 			r.event(Event{Type: "apply_interrupting", Message: "interrupt: starting nothing new; polls and waits are given up (resumed by the next apply); requests that change a BMC finish"})
-			for _, o := range r.ops {
+			for o := range r.ops.all() {
 				r.abandon(o)
 			}
 		}
@@ -256,7 +254,7 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 			}
 			return Outcome{}, r.err
 		}
-		if r.inflight == 0 {
+		if r.ops.inflight() == 0 {
 			if out, done := r.outcome(); done && r.mayFinish(hard, out) {
 				r.finish(hard, out)
 				if r.err != nil {
@@ -265,20 +263,13 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 				return out, nil
 			}
 		}
-		if r.o.Synchronous && len(r.syncQ) > 0 {
-			o := r.syncQ[0]
-			r.syncQ = r.syncQ[1:]
-			r.handle(hard, r.work(hard, o))
+		if o, ok := r.ops.next(); ok {
+			r.handle(hard, r.work(hard, o)) // Synchronous
 			continue
 		}
 		now := r.o.Clock.Now()
-		for o := range r.timed {
-			if !now.Before(o.deadline) && !o.timedOut {
-				o.timedOut = true
-				o.cancel()
-			}
-		}
-		if r.inflight == 0 && !r.deadline.IsZero() && r.v == nil {
+		r.ops.expire(now)
+		if r.ops.inflight() == 0 && !r.deadline.IsZero() && r.v == nil {
 			if sk, ok := r.o.Clock.(Skipper); ok {
 				sk.SkipTo(r.deadline)
 				continue
@@ -288,13 +279,9 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 		if !r.deadline.IsZero() && r.deadline.Before(wake) {
 			wake = r.deadline
 		}
-		for o := range r.timed {
-			if !o.timedOut && o.deadline.Before(wake) {
-				wake = o.deadline
-			}
-		}
+		wake = r.ops.wake(wake)
 		if r.v != nil {
-			if r.inflight == 0 && !r.deadline.IsZero() {
+			if r.ops.inflight() == 0 && !r.deadline.IsZero() {
 				// Nothing runs: only time is waited for (as a Skipper
 				// clock skips it).
 				wake = r.deadline

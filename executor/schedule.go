@@ -85,7 +85,7 @@ func (r *runner) skipTree(ctx context.Context, n *node) {
 			}
 		}
 	}
-	if n.kind == KindServer && (r.ops[n] != nil || n.sv.begun) {
+	if n.kind == KindServer && (r.ops.of(n) != nil || n.sv.begun) {
 		// Its steps began: skipped once its operation in flight returned
 		// and its safety steps brought it back (skipServer).
 		r.ready = append(r.ready, n)
@@ -120,7 +120,7 @@ func (r *runner) stepRun(ctx context.Context) {
 	switch {
 	case r.graceful:
 	case r.m.stopRequested():
-		if r.inflight > 0 {
+		if r.ops.inflight() > 0 {
 			r.set(ctx, run, State{Name: Stopping, Message: "stop requested: operations in flight finish, nothing new starts"})
 		}
 	default:

@@ -15,18 +15,16 @@ import (
 // launch counts an op as in flight at once; it starts after the next
 // flush, when the records announcing it are durable.
 func (r *runner) launch(ctx context.Context, o *opRun) {
-	r.ops[o.sv] = o
-	r.inflight++
+	r.ops.add(o)
 	r.j.announce(o)
 }
 
 func (r *runner) begin(ctx context.Context, o *opRun) {
 	if o.kind == opHook && o.hook.Timeout > 0 && !r.o.Synchronous {
-		o.deadline = r.o.Clock.Now().Add(o.hook.Timeout)
-		r.timed[o] = true
+		r.ops.time(o, r.o.Clock.Now().Add(o.hook.Timeout))
 	}
 	if r.o.Synchronous {
-		r.syncQ = append(r.syncQ, o)
+		r.ops.enqueue(o)
 		return
 	}
 	opCtx, cancel := context.WithCancel(ctx)

@@ -219,8 +219,8 @@ func (r *runner) claimPass(ctx context.Context) bool {
 
 // unitActive: a server of group g is in flight in this process.
 func (r *runner) unitActive(g *node) bool {
-	for sv := range r.ops {
-		if unitOf(sv) == g {
+	for o := range r.ops.all() {
+		if unitOf(o.sv) == g {
 			return true
 		}
 	}
@@ -380,8 +380,7 @@ func (r *runner) holdStarts(ctx context.Context, launch []*opRun) []*opRun {
 			keep = append(keep, o)
 			continue
 		}
-		delete(r.ops, o.sv)
-		r.inflight--
+		r.ops.remove(o)
 		r.w.parked = append(r.w.parked, o.sv)
 		r.event(Event{Type: "server_held", Server: o.sv.id, Message: "not started: another worker halted the run (a breach, a pause or a stop) just before; it starts when the run goes on"})
 	}
