@@ -175,12 +175,11 @@ func (b *Backend) Append(ctx context.Context, sha string, records ...[]byte) ([]
 		return err
 	})
 	if err != nil {
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "RFL01" {
-			return nil, fmt.Errorf("%w (lock %s): its lease expired (the database was unreachable for longer than the lease, %s) or force-unlock removed it, so another apply may drive this run; this apply stops: run apply or continue again to resume from the journal", ErrLeaseLost, leaseID, b.Lease())
+		if lost := lockLease.fencedBy(err, leaseID, b.Lease()); lost != nil {
+			return nil, lost
 		}
-		if errors.As(err, &pe) && pe.Code == "RFL02" {
-			return nil, fmt.Errorf("%w (worker %s): it expired (the database was unreachable for longer than the lease, %s), so other workers may have adopted what this one had claimed; this apply stops: run apply again to resume from the journal", ErrWorkerLeaseLost, workerID, b.Lease())
+		if lost := workerLease.fencedBy(err, workerID, b.Lease()); lost != nil {
+			return nil, lost
 		}
 		return nil, err
 	}

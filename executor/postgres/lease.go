@@ -14,18 +14,89 @@ import (
 // Leases: the state lock and the workers' leases, each renewed by a
 // heartbeat and judged by the database's clock only.
 
-// lease is the lock this Backend holds, renewed by its heartbeat.
+// lease is a lease this Backend holds (the lock, or its worker lease),
+// renewed by its heartbeat.
 type lease struct {
 	id   string
+	kind *leaseKind
 	dur  time.Duration // the lease
 	hb   time.Duration // heartbeat interval
 	stop chan struct{}
 	done chan struct{}
-	// worker: a worker lease (workers.go), not the lock.
-	worker bool
 
 	mu   sync.Mutex
 	lost error
+}
+
+// leaseKind is what differs between the state lock's lease and a worker's
+// (workers.go): the row the heartbeat renews, the SQLSTATE its journal
+// fence raises (schema.go), and what losing it means.
+type leaseKind struct {
+	table, what, label string
+	code               string
+	err                error
+	// expired says how it was lost when the heartbeat finds it gone;
+	// fenced (with the lease's duration) when a journal write does.
+	expired, fenced string
+	then            string
+}
+
+var (
+	lockLease = &leaseKind{table: "lock", what: "state lock", label: "lock", code: "RFL01", err: ErrLeaseLost,
+		expired: "it expired or was removed with force-unlock",
+		fenced:  "its lease expired (the database was unreachable for longer than the lease, %s) or force-unlock removed it",
+		then:    "so another apply may drive this run; this apply stops: run apply or continue again to resume from the journal"}
+	workerLease = &leaseKind{table: "workers", what: "worker", label: "worker", code: "RFL02", err: ErrWorkerLeaseLost,
+		expired: "it expired",
+		fenced:  "it expired (the database was unreachable for longer than the lease, %s)",
+		then:    "so other workers may have adopted what this one had claimed; this apply stops: run apply again to resume from the journal"}
+)
+
+// lostError says the lease id of this kind is lost, and how.
+func (k *leaseKind) lostError(id, how string) error {
+	return fmt.Errorf("%w (%s %s): %s, %s", k.err, k.label, id, how, k.then)
+}
+
+// fencedBy is the lost error of a journal write that err says this kind's
+// fence refused, or nil.
+func (k *leaseKind) fencedBy(err error, id string, dur time.Duration) error {
+	var pe interface{ SQLState() string }
+	if errors.As(err, &pe) && pe.SQLState() == k.code {
+		return k.lostError(id, fmt.Sprintf(k.fenced, dur))
+	}
+	return nil
+}
+
+// hold makes a lease of kind k with the given ID the one in *field
+// (b.lease or b.worker), and starts its heartbeat; a lease it replaces
+// is halted.
+func (b *Backend) hold(field **lease, k *leaseKind, id string, o Options) {
+	l := &lease{id: id, kind: k, dur: o.Lease, hb: o.Heartbeat, stop: make(chan struct{}), done: make(chan struct{})}
+	b.mu.Lock()
+	old := *field
+	*field = l
+	b.mu.Unlock()
+	if old != nil {
+		old.halt()
+	}
+	go b.heartbeat(l)
+}
+
+// drop halts and forgets the lease in *field when its ID is id (any ID
+// when id is ""), and returns it (nil when none was dropped).
+func (b *Backend) drop(field **lease, id string) *lease {
+	b.mu.Lock()
+	l := *field
+	if l != nil && (id == "" || l.id == id) {
+		*field = nil
+	} else {
+		l = nil
+	}
+	b.mu.Unlock()
+	if l != nil {
+		l.halt()
+	}
+	return l
 }
 
 func (l *lease) lostErr() error {
@@ -90,15 +161,7 @@ func (b *Backend) Lock(ctx context.Context, info executor.LockInfo) error {
 			return err
 		}
 		if inserted {
-			l := &lease{id: info.ID, dur: o.Lease, hb: o.Heartbeat, stop: make(chan struct{}), done: make(chan struct{})}
-			b.mu.Lock()
-			old := b.lease
-			b.lease = l
-			b.mu.Unlock()
-			if old != nil {
-				old.halt()
-			}
-			go b.heartbeat(l)
+			b.hold(&b.lease, lockLease, info.ID, o)
 			return nil
 		}
 		h, err := b.LockHolder(ctx)
@@ -126,24 +189,16 @@ func (b *Backend) heartbeat(l *lease) {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), l.hb)
-		table, what := "lock", "state lock"
-		if l.worker {
-			table, what = "workers", "worker"
-		}
-		tag, err := b.pool.Exec(ctx, `UPDATE `+b.s+`.`+table+` SET heartbeat_at = now(), lease_expires = now() + make_interval(secs => $2)
+		tag, err := b.pool.Exec(ctx, `UPDATE `+b.s+`.`+l.kind.table+` SET heartbeat_at = now(), lease_expires = now() + make_interval(secs => $2)
 			WHERE id = $1 AND lease_expires > now()`, l.id, l.dur.Seconds())
 		cancel()
 		if err != nil {
-			b.warn("renewing the %s lease %s: %v (retrying)", what, l.id, b.scrub(err))
+			b.warn("renewing the %s lease %s: %v (retrying)", l.kind.what, l.id, b.scrub(err))
 			continue
 		}
 		if tag.RowsAffected() == 0 {
 			l.mu.Lock()
-			if l.worker {
-				l.lost = fmt.Errorf("%w (worker %s): it expired, so other workers may have adopted what this one had claimed; this apply stops: run apply again to resume from the journal", ErrWorkerLeaseLost, l.id)
-			} else {
-				l.lost = fmt.Errorf("%w (lock %s): it expired or was removed with force-unlock, so another apply may drive this run; this apply stops: run apply or continue again to resume from the journal", ErrLeaseLost, l.id)
-			}
+			l.lost = l.kind.lostError(l.id, l.kind.expired)
 			l.mu.Unlock()
 			b.warn("%v", l.lost)
 			return
@@ -153,15 +208,7 @@ func (b *Backend) heartbeat(l *lease) {
 
 // Unlock implements executor.Backend.
 func (b *Backend) Unlock(ctx context.Context, id string) error {
-	b.mu.Lock()
-	var mine *lease
-	if b.lease != nil && b.lease.id == id {
-		mine, b.lease = b.lease, nil
-	}
-	b.mu.Unlock()
-	if mine != nil {
-		mine.halt()
-	}
+	b.drop(&b.lease, id)
 	var n int64
 	err := b.retry(ctx, "releasing the lock", func(ctx context.Context) error {
 		tag, err := b.pool.Exec(ctx, `DELETE FROM `+b.s+`.lock WHERE id = $1`, id)

@@ -258,18 +258,8 @@ func (b *Backend) Where() string {
 // Close stops the heartbeat (a held lock then expires after its lease
 // unless Unlock released it) and closes the connections.
 func (b *Backend) Close() error {
-	b.mu.Lock()
-	l := b.lease
-	b.lease = nil
-	w := b.worker
-	b.worker = nil
-	b.mu.Unlock()
-	if l != nil {
-		l.halt()
-	}
-	if w != nil {
-		w.halt()
-	}
+	b.drop(&b.lease, "")
+	b.drop(&b.worker, "")
 	b.pool.Close()
 	return nil
 }
