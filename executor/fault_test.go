@@ -113,16 +113,7 @@ func TestProviderCrashAtEveryStepKindResumes(t *testing.T) {
 				at = map[string][]int{"update": {1}, "task": {1}}
 			}
 			c := newCrashing(h.prov, -1, at)
-			o := h.options()
-			o.Providers = map[string]providers.Provider{"fake": c}
-			e, err := executor.New(o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := e.Run(context.Background(), context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			out := h.runWith(c)
 			wantOutcome(t, out, executor.OutcomeCompleted, "")
 			if c.crashes == 0 {
 				t.Fatal("the provider never crashed")
@@ -154,13 +145,7 @@ func TestProviderUnavailableStopsResumable(t *testing.T) {
 	h := newHarness(t)
 	h.plan = executortest.Single(h.prov, nil, S{Name: "r01", Servers: 2, MaxUnavailable: 1})
 	c := newCrashing(h.prov, 0, map[string][]int{"update": {1}})
-	o := h.options()
-	o.Providers = map[string]providers.Provider{"fake": c}
-	e, _ := executor.New(o)
-	out, err := e.Run(context.Background(), context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := h.runWith(c)
 	wantOutcome(t, out, executor.OutcomeStopped, executor.ReasonProviderUnavailable)
 	if !strings.Contains(out.Message, `provider "fake" is unavailable: `) || !strings.Contains(out.Message, "could not be restarted") {
 		t.Errorf("message %q", out.Message)
@@ -194,13 +179,7 @@ func TestProviderCrashLoopStops(t *testing.T) {
 	h := newHarness(t)
 	h.plan = executortest.Single(h.prov, nil, S{Name: "r01", Servers: 1})
 	c := newCrashing(h.prov, -1, map[string][]int{"wait_ready": {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}})
-	o := h.options()
-	o.Providers = map[string]providers.Provider{"fake": c}
-	e, _ := executor.New(o)
-	out, err := e.Run(context.Background(), context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := h.runWith(c)
 	wantOutcome(t, out, executor.OutcomeStopped, executor.ReasonProviderUnavailable)
 	if !strings.Contains(out.Message, `provider "fake" failed 5 times during step:5 (wait_ready) of c1/r01/r01-s01`) {
 		t.Errorf("message %q", out.Message)
@@ -393,16 +372,7 @@ func TestProviderCrashDuringQuorumCheckIsNotAMemberDown(t *testing.T) {
 	// cp-s01's pre-flight: its own observation (1), then cp-s02 (2) and
 	// cp-s03 (3): the plugin dies observing cp-s02.
 	c := newCrashing(h.prov, -1, map[string][]int{"observe": {2}})
-	o := h.options()
-	o.Providers = map[string]providers.Provider{"fake": c}
-	e, err := executor.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := e.Run(context.Background(), context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := h.runWith(c)
 	wantOutcome(t, out, executor.OutcomeCompleted, "")
 	if c.crashes != 1 {
 		t.Fatalf("%d crashes, want 1", c.crashes)
@@ -428,13 +398,7 @@ func TestProviderDownDuringQuorumCheckStopsResumable(t *testing.T) {
 	h := newHarness(t)
 	h.plan = executortest.Single(h.prov, nil, S{Phase: plan.PhaseControlPlane, Kind: "serial", Name: "cp", Servers: 3})
 	c := newCrashing(h.prov, 0, map[string][]int{"observe": {2}})
-	o := h.options()
-	o.Providers = map[string]providers.Provider{"fake": c}
-	e, _ := executor.New(o)
-	out, err := e.Run(context.Background(), context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := h.runWith(c)
 	wantOutcome(t, out, executor.OutcomeStopped, executor.ReasonProviderUnavailable)
 	if strings.Contains(out.Message, "quorum") && !strings.Contains(out.Message, "quorum check") {
 		t.Errorf("message %q", out.Message)

@@ -1,7 +1,6 @@
 package executor_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/executortest"
-	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -30,20 +28,7 @@ func notTakenPlan(h *harness, n int, staged bool) string {
 
 func (h *harness) journalText(t *testing.T) string {
 	t.Helper()
-	b := h.backend
-	if c, ok := b.(*executortest.Crash); ok {
-		b = c.Backend
-	}
-	entries, err := b.Read(context.Background(), sha, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	for _, e := range entries {
-		out.Write(e.Data)
-		out.WriteByte('\n')
-	}
-	return out.String()
+	return string(journalOf(t, h.backend))
 }
 
 // noRemediation fails when a remediation op ran on srv.
@@ -180,5 +165,3 @@ func TestStagedUpdateNotTakenFailsAtWaitReady(t *testing.T) {
 		})
 	}
 }
-
-var _ = state.NewMemory

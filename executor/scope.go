@@ -65,10 +65,11 @@ func (r *runner) breach(sc *node) string {
 	return ""
 }
 
-func (r *runner) failedServers(sc *node) []string {
+// serversIn lists the servers of scope sc in state st, in plan order.
+func serversIn(sc *node, st StateName) []string {
 	var out []string
 	for _, sv := range sc.sc.servers {
-		if sv.st.Name == Failed {
+		if sv.st.Name == st {
 			out = append(out, sv.id)
 		}
 	}
@@ -114,7 +115,7 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 			} else if s.notStarted == 0 && s.running == 0 {
 				msg := fmt.Sprintf("%d succeeded", s.succeeded)
 				if s.failed > 0 {
-					msg += fmt.Sprintf(", %d failed: %s", s.failed, strings.Join(r.failedServers(sc), ", "))
+					msg += fmt.Sprintf(", %d failed: %s", s.failed, strings.Join(serversIn(sc, Failed), ", "))
 				}
 				if s.skipped > 0 {
 					msg += fmt.Sprintf(", %d skipped", s.skipped)
@@ -153,25 +154,15 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 // scope itself, or its servers that have not started.
 func (r *runner) skipHint(sc *node) string {
 	var b strings.Builder
-	if f := r.failedServers(sc); len(f) > 0 {
+	if f := serversIn(sc, Failed); len(f) > 0 {
 		b.WriteString("; failed: " + strings.Join(f, ", ") + " (skip one to take it out of N: rackform skip ADDR)")
 	}
 	b.WriteString("; to go on, skip the scope (rackform skip " + sc.id + ")")
-	if ns := r.notStartedServers(sc); len(ns) > 0 {
+	if ns := serversIn(sc, NotStarted); len(ns) > 0 {
 		b.WriteString(" or its servers not yet started (rackform skip ADDR: " + strings.Join(ns, ", ") + ")")
 	}
 	b.WriteString(", or fix the servers and plan again; then rackform continue")
 	return b.String()
-}
-
-func (r *runner) notStartedServers(sc *node) []string {
-	var out []string
-	for _, sv := range sc.sc.servers {
-		if sv.st.Name == NotStarted {
-			out = append(out, sv.id)
-		}
-	}
-	return out
 }
 
 // startServers starts servers of a running scope up to max_unavailable
