@@ -54,7 +54,14 @@
 // One goroutine (the loop in Run) owns all state and makes every decision;
 // workers only call providers and hooks and report back on a channel. The
 // decisions are level-triggered ("given this state, what may start now?"),
-// so the same code resumes from a replayed journal. Per ROLLOUT-RULES:
+// so the same code resumes from a replayed journal. Each piece of state has
+// one owner: the model (model.go, server.go: the run tree and each
+// server's progress) changes only by journal records; the journal
+// (journal.go) writes and reads them and is the one place where records
+// become durable before the operations they announce start; the opTable
+// (optable.go) is the operations in flight and the hook deadlines; the
+// runner (run.go) schedules from them (schedule.go, scope.go, decide.go)
+// and handles what workers report (handle.go). Per ROLLOUT-RULES:
 //
 //   - Stages run in order; a stage is completed when its groups, after-gates
 //     and after-wait are done; the wait and the after-gates start together
