@@ -10,24 +10,36 @@ import (
 
 	"github.com/stmcginnis/gofish/schemas"
 
+	"github.com/rackform/rackform/internal/testenv"
 	"github.com/rackform/rackform/providers"
 )
 
-// mockupDocs returns the mockup documents under testdata whose path
-// contains sub, as fuzz seeds.
+// seedCaptures are the public captures whose UpdateService documents seed
+// the fuzz targets: every vendor in ../shared/redfish-mockups.
+var seedCaptures = []string{
+	"dmtf/public-rackmount1", "dmtf/public-liquid-cooled-server",
+	"csm/DL325", "csm/XL675d_A40", "csm/EX235a", "csm/Gigabyte", "csm/OpenBMC-stock",
+	"dell/R750", "lenovo/SR670V2", "supermicro/SYS-821GE-TNHR",
+}
+
+// mockupDocs returns the UpdateService documents of the public captures
+// (read where internal/testenv finds them) whose path contains sub, as
+// fuzz seeds.
 func mockupDocs(f *testing.F, sub string) [][]byte {
 	f.Helper()
 	var docs [][]byte
-	_ = filepath.WalkDir(filepath.Join("testdata", "mockups"), func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") && strings.Contains(filepath.ToSlash(p), sub) {
-			if b, err := os.ReadFile(p); err == nil {
-				docs = append(docs, b)
+	for _, c := range seedCaptures {
+		_ = filepath.WalkDir(filepath.Join(testenv.Mockup(f, c), "UpdateService"), func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") && strings.Contains(filepath.ToSlash(p), sub) {
+				if b, err := os.ReadFile(p); err == nil {
+					docs = append(docs, b)
+				}
 			}
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 	if len(docs) == 0 {
-		f.Fatalf("no mockup documents under %s", sub)
+		f.Fatalf("no capture documents under %s", sub)
 	}
 	return docs
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rackform/rackform/internal/testenv"
 	"github.com/rackform/rackform/providers"
 	"github.com/rackform/rackform/providers/mockup"
 )
@@ -31,7 +32,7 @@ func notFound(paths ...string) mockupOpt {
 func captureJSON(t *testing.T, dir, uri string) map[string]any {
 	t.Helper()
 	rel := strings.TrimPrefix(uri, "/redfish/v1")
-	b, err := os.ReadFile(filepath.Join("testdata", "mockups", dir, filepath.FromSlash(rel), "index.json"))
+	b, err := os.ReadFile(filepath.Join(testenv.Mockup(t, dir), filepath.FromSlash(rel), "index.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
