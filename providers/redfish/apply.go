@@ -633,7 +633,7 @@ func (s *stepRun) readyOnce(ctx context.Context) (string, *providers.Observation
 		return strings.Join(missing, ", "), nil, nil
 	}
 	obs := &providers.Observation{Server: s.t.Name, Reachable: true, Outcome: providers.OutcomeObserved, System: sys.ID,
-		PowerState: sys.PowerState, Health: sys.Health, Components: comps, Fingerprint: fingerprint(sys.PowerState, sys.Health, comps),
+		PowerState: sys.PowerState, Health: sys.Health, Components: comps, Fingerprint: fingerprint(sys.PowerState, sys.Health, comps), Auth: s.b.Auth(),
 		Identity: providers.Identity{UUID: sys.UUID, SerialNumber: sys.SerialNumber, Manufacturer: sys.Manufacturer, Model: sys.Model}}
 	return "", obs, nil
 }

@@ -12,9 +12,10 @@ import (
 // the only seam to gofish (implemented in gofish.go), kept this narrow
 // because gofish's API still moves: a gofish upgrade touches one file.
 //
-// Implementations create their session lazily on first use, re-create it
-// when the BMC forgets it (401 after a BMC reset), and are safe for
-// concurrent use.
+// Implementations create their session lazily on first use (or use Basic
+// auth where the BMC has no session service or refuses the session but
+// takes Basic), re-create it when the BMC forgets it (401 after a BMC
+// reset), and are safe for concurrent use.
 type bmc interface {
 	// System reads the computer system sel names (Id or UUID; "" for the
 	// only one). A BMC with several systems and no or a wrong sel answers
@@ -51,8 +52,11 @@ type bmc interface {
 	// Tasks lists the TaskService's tasks (newest last, as BMCs list them),
 	// each read once; nil when the BMC has no task service.
 	Tasks(ctx context.Context) ([]taskInfo, error)
-	// Close deletes the session, if one was made.
+	// Close deletes the session, if one was made (none with Basic auth).
 	Close(ctx context.Context) error
+	// Auth is how the BMC is authenticated (providers.AuthSession or
+	// AuthBasic), "" before the first login.
+	Auth() string
 }
 
 // systemInfo is the part of a ComputerSystem the provider uses.

@@ -174,6 +174,7 @@ func (p *Provider) observeOne(ctx context.Context, b bmc, t providers.Target) *p
 	obs.Components = st.components()
 	obs.Identity = providers.Identity{UUID: st.sys.UUID, SerialNumber: st.sys.SerialNumber, Manufacturer: st.sys.Manufacturer, Model: st.sys.Model}
 	obs.Fingerprint = fingerprint(st.sys.PowerState, st.sys.Health, obs.Components)
+	obs.Auth = b.Auth()
 	if st.invErr != nil {
 		obs.Diagnostics = append(obs.Diagnostics, providers.Diagnostic{Severity: providers.Warning, Server: t.Name,
 			Summary: "Versions read from the System and Manager",

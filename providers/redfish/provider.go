@@ -5,8 +5,9 @@
 // monitors, TLS verification on by default).
 //
 // Observe names what it found (providers.Outcome*): unreachable (connect,
-// TLS, timeout, 5xx after retries), credentials_refused (401/403 at login or
-// on a read after one fresh login), inventory_unavailable (no inventory and
+// TLS, timeout, 5xx after retries), credentials_refused (401/403 to the
+// session request and to one read with Basic auth, or on a read after one
+// fresh login), inventory_unavailable (no inventory and
 // no fallback version), system_unresolved (several Systems and none or a
 // wrong one named; Observation.Systems lists them), each with one line made
 // of the Redfish error's messages, never its raw body, with passwords
@@ -508,7 +509,7 @@ func (p *Provider) entryLocked(t providers.Target) (*bmcEntry, error) {
 	key := p.keyOf(t)
 	e := p.bmcs[key]
 	if e == nil {
-		e = &bmcEntry{b: newGofishBMC(endpoint, creds, p.tr, p.cfg.PerBMCLimit), host: hostOf(endpoint)}
+		e = &bmcEntry{b: newGofishBMC(endpoint, creds, t.Auth, p.tr, p.cfg.PerBMCLimit), host: hostOf(endpoint)}
 		p.bmcs[key] = e
 		p.hostUse[e.host]++
 	}

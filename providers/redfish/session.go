@@ -34,6 +34,9 @@ type gofishBMC struct {
 	creds    providers.Credentials
 	client   *http.Client
 	limit    int
+	// want is the authentication asked for (providers.Target.Auth): ""
+	// decides (a session, else Basic), the others are what plan found.
+	want string
 
 	mu  sync.Mutex // guards connecting and the fields below
 	api *gofish.APIClient
@@ -56,8 +59,8 @@ type gofishBMC struct {
 	useBasic bool
 }
 
-func newGofishBMC(endpoint string, creds providers.Credentials, next http.RoundTripper, limit int) *gofishBMC {
-	b := &gofishBMC{endpoint: endpoint, creds: creds, limit: limit, systemURIs: map[string]string{}}
+func newGofishBMC(endpoint string, creds providers.Credentials, want string, next http.RoundTripper, limit int) *gofishBMC {
+	b := &gofishBMC{endpoint: endpoint, creds: creds, want: want, limit: limit, systemURIs: map[string]string{}}
 	b.client = &http.Client{
 		Transport: &authTransport{next: next, b: b},
 		// A BMC redirecting elsewhere is not followed: credentials stay with the BMC.
@@ -141,30 +144,74 @@ func (b *gofishBMC) conn(ctx context.Context) (*gofish.APIClient, int, error) {
 	return api.WithContext(ctx), b.gen, nil
 }
 
-// login creates the session, falling back to Basic auth only when the BMC
-// has no session service.
+// login authenticates: with a session, or with Basic auth on every
+// request when the BMC has no session service, or when it refuses the
+// session (401/403) but one read with Basic credentials succeeds — a BMC
+// that wants Basic credentials on the session request itself, as
+// sushy-emulator with an auth file does (Ironic's sushy, redfishtool and
+// sushycli fall back the same way). The credentials are refused only when
+// both fail. A BMC that plan found taking Basic (b.want) gets Basic at
+// once, no session request; one found taking a session gets no fallback.
 func (b *gofishBMC) login(api *gofish.APIClient) error {
 	if b.creds.Username == "" {
 		return errors.New("no credentials: set username and password in the provider block or for the server")
+	}
+	b.sessionURI = ""
+	if b.want == providers.AuthBasic {
+		b.setAuth("", true)
+		return nil
 	}
 	auth, err := api.Service.CreateSession(b.creds.Username, b.creds.Password)
 	if err != nil && strings.Contains(err.Error(), "no target provided") {
 		auth, err = schemas.CreateSession(api, standardSessionsURI, b.creds.Username, b.creds.Password)
 	}
-	switch {
+	switch st := statusOf(err); {
 	case err == nil && auth != nil && auth.Token != "":
 		b.sessionURI = relPath(auth.Session)
 		b.setAuth(auth.Token, false)
 		return nil
-	case err == nil, statusOf(err) == http.StatusNotFound, statusOf(err) == http.StatusMethodNotAllowed, statusOf(err) == http.StatusNotImplemented:
-		b.sessionURI = ""
+	case err == nil, st == http.StatusNotFound, st == http.StatusMethodNotAllowed, st == http.StatusNotImplemented:
 		b.setAuth("", true)
 		return nil
-	case statusOf(err) == http.StatusUnauthorized || statusOf(err) == http.StatusForbidden:
-		return &credentialsError{user: b.creds.Username, err: err}
+	case st == http.StatusUnauthorized || st == http.StatusForbidden:
+		if b.want == providers.AuthSession {
+			return &credentialsError{user: b.creds.Username, err: err, planned: true}
+		}
+		if berr := b.tryBasic(api); berr != nil {
+			return &credentialsError{user: b.creds.Username, err: err, basic: berr}
+		}
+		return nil
 	default:
 		return fmt.Errorf("creating a session: %w", err)
 	}
+}
+
+// tryBasic reads the Systems collection with Basic credentials: if the BMC
+// answers, it takes Basic auth and every request carries it from now on.
+func (b *gofishBMC) tryBasic(api *gofish.APIClient) error {
+	b.setAuth("", true)
+	resp, err := api.Get(serviceLink(api, "systems", "/redfish/v1/Systems"))
+	if err == nil {
+		err = schemas.CleanupHTTPResponse(resp)
+	}
+	if err != nil {
+		b.setAuth("", false)
+	}
+	return err
+}
+
+// Auth is how the BMC is authenticated now: providers.AuthSession or
+// AuthBasic, "" before the first login.
+func (b *gofishBMC) Auth() string {
+	b.authMu.RLock()
+	defer b.authMu.RUnlock()
+	switch {
+	case b.useBasic:
+		return providers.AuthBasic
+	case b.token != "":
+		return providers.AuthSession
+	}
+	return ""
 }
 
 // do runs fn with a connected client. A 401 means the BMC forgot the session
