@@ -419,6 +419,12 @@ type Step struct {
 	// TransferProtocol and Targets are UpdatePlan's, sent as decided.
 	TransferProtocol string   `json:"transfer_protocol,omitempty"`
 	Targets          []string `json:"targets,omitempty"`
+	// Scheme and Pattern say how a reported version is compared with
+	// Version (version.Target; "" compares strings exactly), as in
+	// Expectation: the provider's check that a step already took effect
+	// reads versions as the planner did.
+	Scheme  string `json:"scheme,omitempty"`
+	Pattern string `json:"pattern,omitempty"`
 	// SHA256 is the hex SHA-256 the image must have. When set, the
 	// provider verifies the bytes before the BMC gets them (for a push,
 	// what it sends; for a pull, what ImageURI serves) and refuses a

@@ -398,6 +398,8 @@ func (s Step) ProviderStep() providers.Step {
 		TransferProtocol: s.TransferProtocol,
 		Timeout:          time.Duration(s.Timeout),
 		Expect:           s.Expect,
+		Scheme:           s.Scheme,
+		Pattern:          s.Pattern,
 	}
 	if s.Match != nil {
 		ps.Match = *s.Match

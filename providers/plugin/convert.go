@@ -215,6 +215,8 @@ func stepToProto(s providers.Step) *pb.Step {
 		TransferProtocol: s.TransferProtocol,
 		Targets:          s.Targets,
 		Sha256:           s.SHA256,
+		Scheme:           s.Scheme,
+		Pattern:          s.Pattern,
 	}
 	if s.Timeout != 0 {
 		out.Timeout = durationpb.New(s.Timeout)
@@ -243,6 +245,8 @@ func stepFromProto(s *pb.Step) providers.Step {
 		TransferProtocol: s.GetTransferProtocol(),
 		Targets:          s.GetTargets(),
 		SHA256:           s.GetSha256(),
+		Scheme:           s.GetScheme(),
+		Pattern:          s.GetPattern(),
 	}
 	if t := s.GetTimeout(); t != nil {
 		out.Timeout = t.AsDuration()

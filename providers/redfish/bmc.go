@@ -27,6 +27,9 @@ type bmc interface {
 	// Manager reads the BMC's manager (the system's ManagedBy, else the
 	// BMC-type manager); nil without error when the service lists none.
 	Manager(ctx context.Context, sys *systemInfo) (*managerInfo, error)
+	// Bios reads the system's Bios resource for the links naming its
+	// firmware images; empty when the system links none.
+	Bios(ctx context.Context, sys *systemInfo) (imageLinks, error)
 	// Inventory reads FirmwareInventory and SoftwareInventory, expanded in
 	// one request each where the service supports $expand, with each
 	// member's @odata.id and RelatedItem links. A collection that cannot
@@ -83,15 +86,20 @@ type systemInfo struct {
 	// VirtualMedia is the system's VirtualMedia collection, if any; managers
 	// are searched otherwise.
 	VirtualMedia string
+	// Bios is the system's Bios resource, if it links one.
+	Bios string
 }
 
 // managerInfo is the part of a Manager the provider uses.
 type managerInfo struct {
 	URI, ID, Model  string
 	FirmwareVersion string
+	// Images are its Links.ActiveSoftwareImage and SoftwareImages.
+	Images imageLinks
 }
 
-// invItem is one inventory member.
+// invItem is one inventory member, its State from its own signs until
+// the Manager's or Bios' links say otherwise (members.go).
 type invItem struct {
 	providers.Component
 	// URI is the member's @odata.id; Related its RelatedItem links.
@@ -104,6 +112,10 @@ type actionParam struct {
 	Name            string
 	Required        bool
 	AllowableValues []string
+	// DataType is "String", "StringArray", ...; ArraySizeMaximum bounds
+	// an array's length (ActionInfo v1.3), 0 when unbounded.
+	DataType         string
+	ArraySizeMaximum int
 }
 
 // updateInfo is the part of the UpdateService the provider uses.
@@ -124,6 +136,17 @@ type updateInfo struct {
 	ActionInfo     string
 	ActionInfoRead bool
 	Params         []actionParam
+	// The apply times each method takes, as the BMC lists them.
+	SimpleUpdateApplyTimes, MultipartApplyTimes, HTTPPushApplyTimes applyTimes
+}
+
+// applyTimes are the apply times an update method takes, as the BMC lists
+// them (none: it does not say), and where it says so.
+type applyTimes struct {
+	Values []string
+	// Current is the apply time already set (HttpPushUriApplyTime).
+	Current string
+	From    string
 }
 
 // param is the SimpleUpdate parameter name, if the BMC describes it.

@@ -52,18 +52,11 @@ func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
 				return &inventoryError{uri: l, err: collErr(err)}
 			}
 			for _, it := range items {
-				// A member that omits Updateable is updateable: many real BMCs omit it.
-				updateable := it.Updateable == nil || *it.Updateable
-				item := invItem{Component: normalizeInventory(it.ID, it.Name, it.SoftwareID, it.Version, updateable), URI: relPath(it.ODataID)}
+				item := memberOf(&it)
 				if taken[item.ID] {
 					item.ID = path.Base(strings.TrimSuffix(l, "/")) + "/" + item.ID
 				}
 				itemsTaken = append(itemsTaken, item.ID)
-				for _, r := range it.RelatedItem {
-					if r.ID != "" {
-						item.Related = append(item.Related, relPath(r.ID))
-					}
-				}
 				out = append(out, item)
 			}
 			for _, id := range itemsTaken {

@@ -13,17 +13,24 @@
 // of the Redfish error's messages, never its raw body, with passwords
 // scrubbed.
 //
-// Where FirmwareInventory is missing or lacks them, ComputerSystem.BiosVersion
-// is component "BIOS" (source system) and Manager.FirmwareVersion component
-// "BMC" (source manager); updates of them name that System or Manager in
-// Targets, and wait_ready reads them back from the same place. On a BMC with
+// Every inventory member has a state (members.go): active, or a copy beside
+// the running image (previous, pending, available, standby, absent), read
+// from Status.State, the vendors' signs and the Manager's and Bios'
+// Links.ActiveSoftwareImage. Only where FirmwareInventory has no active
+// member for them, ComputerSystem.BiosVersion is component "BIOS" (source
+// system) and Manager.FirmwareVersion component "BMC" (source manager);
+// updates of them name that System or Manager in Targets, and wait_ready
+// reads them back from the same place. A rule means every active member it
+// selects: one update names them all where the BMC takes a list of
+// Targets, and wait_ready checks each. On a BMC with
 // several Systems, members linked to a System (RelatedItem) or prefixed with
 // its Id ("Node0.BIOS") belong to it, other systems' members are not
 // reported, and the rest are Shared. Targets sharing an endpoint and
 // credentials share one session; one transport serves every BMC.
 //
 // Update plans are decided at Observe from UpdateService and SimpleUpdate's
-// ActionInfo (see plan.go for the order of preference) and applied exactly.
+// ActionInfo (see plan.go for the order of preference), with the apply time
+// only where the BMC lists it, and applied exactly.
 package redfish
 
 import (

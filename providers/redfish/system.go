@@ -31,6 +31,7 @@ type rawSystem struct {
 	Links        struct {
 		ManagedBy []odataLink
 	}
+	Bios odataLink
 }
 
 type odataLink struct {
@@ -128,6 +129,7 @@ func systemFrom(sys *systemDoc) *systemInfo {
 		BootOverride:        sys.Boot.Override,
 		BootOverrideEnabled: sys.Boot.Enabled,
 		VirtualMedia:        sys.VirtualMedia.ID,
+		Bios:                relPath(sys.Bios.ID),
 	}
 	for _, m := range sys.Links.ManagedBy {
 		if m.ID != "" {
@@ -214,5 +216,18 @@ func (b *gofishBMC) Manager(ctx context.Context, sys *systemInfo) (*managerInfo,
 	if err != nil || m == nil {
 		return nil, err
 	}
-	return &managerInfo{URI: relPath(m.ODataID), ID: m.ID, Model: strings.TrimSpace(m.Model), FirmwareVersion: strings.TrimSpace(m.FirmwareVersion)}, nil
+	return &managerInfo{URI: relPath(m.ODataID), ID: m.ID, Model: strings.TrimSpace(m.Model), FirmwareVersion: strings.TrimSpace(m.FirmwareVersion),
+		Images: m.Links.links("Manager")}, nil
+}
+
+// Bios reads the system's Bios resource for the links that name its
+// firmware images (Bios v1.1+); none when the system links no Bios.
+func (b *gofishBMC) Bios(ctx context.Context, sys *systemInfo) (imageLinks, error) {
+	if sys.Bios == "" {
+		return imageLinks{}, nil
+	}
+	ctx = selfChecked(ctx) // read through getJSON only
+	var doc struct{ Links imageLinksDoc }
+	err := b.do(ctx, func(c *gofish.APIClient) error { return getJSON(ctx, c, sys.Bios, &doc) })
+	return doc.Links.links("Bios"), err
 }

@@ -13,14 +13,29 @@ import (
 type rawUpdateService struct {
 	Actions struct {
 		SimpleUpdate struct {
-			Target     string          `json:"target"`
-			Protocols  []string        `json:"TransferProtocol@Redfish.AllowableValues"`
-			ActionInfo string          `json:"@Redfish.ActionInfo"`
-			Targets    json.RawMessage `json:"Targets@Redfish.AllowableValues"`
+			Target     string             `json:"target"`
+			Protocols  []string           `json:"TransferProtocol@Redfish.AllowableValues"`
+			ActionInfo string             `json:"@Redfish.ActionInfo"`
+			Targets    json.RawMessage    `json:"Targets@Redfish.AllowableValues"`
+			ApplyTimes applyTimeSupported `json:"@Redfish.OperationApplyTimeSupport"`
 		} `json:"#UpdateService.SimpleUpdate"`
 	}
 	FirmwareInventory odataLink
 	SoftwareInventory odataLink
+	// MultipartApplyTimes is the annotation on MultipartHttpPushUri saying
+	// which @Redfish.OperationApplyTime its UpdateParameters take.
+	MultipartApplyTimes applyTimeSupported `json:"MultipartHttpPushUri@Redfish.OperationApplyTimeSupport"`
+	HTTPPushURIOptions  struct {
+		HTTPPushURIApplyTime struct {
+			ApplyTime  string
+			Allowables []string `json:"ApplyTime@Redfish.AllowableValues"`
+		} `json:"HttpPushUriApplyTime"`
+	} `json:"HttpPushUriOptions"`
+}
+
+// applyTimeSupported is a @Redfish.OperationApplyTimeSupport annotation.
+type applyTimeSupported struct {
+	SupportedValues []string
 }
 
 // updateService reads the UpdateService document. Concurrent reads on one
@@ -80,6 +95,7 @@ func (b *gofishBMC) UpdateService(ctx context.Context) (*updateInfo, error) {
 			return err
 		}
 		su := us.Actions.SimpleUpdate
+		hp := us.HTTPPushURIOptions.HTTPPushURIApplyTime
 		info = &updateInfo{
 			URI:                  us.ODataID,
 			SimpleUpdateTarget:   su.Target,
@@ -88,6 +104,12 @@ func (b *gofishBMC) UpdateService(ctx context.Context) (*updateInfo, error) {
 			TransferProtocols:    su.Protocols,
 			SimpleUpdateTargets:  len(su.Targets) > 0,
 			ActionInfo:           su.ActionInfo,
+			SimpleUpdateApplyTimes: applyTimes{Values: su.ApplyTimes.SupportedValues,
+				From: "SimpleUpdate's @Redfish.OperationApplyTimeSupport"},
+			MultipartApplyTimes: applyTimes{Values: us.MultipartApplyTimes.SupportedValues,
+				From: "MultipartHttpPushUri's @Redfish.OperationApplyTimeSupport"},
+			HTTPPushApplyTimes: applyTimes{Values: hp.Allowables, Current: hp.ApplyTime,
+				From: "HttpPushUriApplyTime's allowable values"},
 		}
 		var allowTargets []string
 		if json.Unmarshal(su.Targets, &allowTargets) == nil && len(allowTargets) > 0 {
@@ -107,6 +129,9 @@ func (b *gofishBMC) UpdateService(ctx context.Context) (*updateInfo, error) {
 					}
 					if p.Name == "TransferProtocol" && len(p.AllowableValues) > 0 {
 						info.TransferProtocols = p.AllowableValues
+					}
+					if p.Name == "@Redfish.OperationApplyTime" && len(p.AllowableValues) > 0 {
+						info.SimpleUpdateApplyTimes = applyTimes{Values: p.AllowableValues, From: "SimpleUpdate's ActionInfo"}
 					}
 					info.setParam(p)
 				}

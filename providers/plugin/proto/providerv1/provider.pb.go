@@ -1475,7 +1475,10 @@ type Step struct {
 	TransferProtocol string                 `protobuf:"bytes,12,opt,name=transfer_protocol,json=transferProtocol,proto3" json:"transfer_protocol,omitempty"`
 	Targets          []string               `protobuf:"bytes,13,rep,name=targets,proto3" json:"targets,omitempty"`
 	// sha256 is the hex digest the image must have.
-	Sha256        string `protobuf:"bytes,14,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	Sha256 string `protobuf:"bytes,14,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	// scheme and pattern say how a reported version compares with version.
+	Scheme        string `protobuf:"bytes,15,opt,name=scheme,proto3" json:"scheme,omitempty"`
+	Pattern       string `protobuf:"bytes,16,opt,name=pattern,proto3" json:"pattern,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1604,6 +1607,20 @@ func (x *Step) GetTargets() []string {
 func (x *Step) GetSha256() string {
 	if x != nil {
 		return x.Sha256
+	}
+	return ""
+}
+
+func (x *Step) GetScheme() string {
+	if x != nil {
+		return x.Scheme
+	}
+	return ""
+}
+
+func (x *Step) GetPattern() string {
+	if x != nil {
+		return x.Pattern
 	}
 	return ""
 }
@@ -2373,7 +2390,7 @@ const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"softwareId\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12!\n" +
 	"\fname_pattern\x18\x03 \x01(\tR\vnamePattern\x12\x14\n" +
-	"\x05count\x18\x04 \x01(\x05R\x05count\"\x86\x04\n" +
+	"\x05count\x18\x04 \x01(\x05R\x05count\"\xb8\x04\n" +
 	"\x04Step\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1c\n" +
 	"\tcomponent\x18\x02 \x01(\tR\tcomponent\x121\n" +
@@ -2391,7 +2408,9 @@ const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"\fresume_since\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\vresumeSince\x12+\n" +
 	"\x11transfer_protocol\x18\f \x01(\tR\x10transferProtocol\x12\x18\n" +
 	"\atargets\x18\r \x03(\tR\atargets\x12\x16\n" +
-	"\x06sha256\x18\x0e \x01(\tR\x06sha256\"\xaa\x01\n" +
+	"\x06sha256\x18\x0e \x01(\tR\x06sha256\x12\x16\n" +
+	"\x06scheme\x18\x0f \x01(\tR\x06scheme\x12\x18\n" +
+	"\apattern\x18\x10 \x01(\tR\apattern\"\xaa\x01\n" +
 	"\vExpectation\x12\x1c\n" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x121\n" +
 	"\x05match\x18\x02 \x01(\v2\x1b.rackform.provider.v1.MatchR\x05match\x12\x18\n" +
