@@ -627,9 +627,11 @@ func (r *runner) pollTask(ctx context.Context, prov providers.Provider, o *opRun
 					return msg{o: o, err: err}
 				}
 				at, verr := hasVersion(o.step, obs)
-				if at || (o.step.ApplyTime != "" && o.step.ApplyTime != "Immediate") {
+				if at || o.step.ApplyTime != "Immediate" {
 					// A staged update shows its version only after the
-					// reset; wait_ready verifies it later.
+					// reset; wait_ready verifies it later. So may one
+					// sent without an apply time (the BMC lists none and
+					// applies it as it does by default).
 					return msg{o: o, done: true, message: "task " + o.uri + " is gone; verified by observing"}
 				}
 				if verr != nil {
