@@ -93,6 +93,36 @@ func (m Match) AtTarget(t version.Target, cs []Component) (at bool, why string, 
 	return true, "", nil
 }
 
+// AtTargetOf is AtTarget over the members ids names (an update step's:
+// those it was for), while each of them is still reported as active;
+// otherwise, and when ids is empty, over every active member m selects (a
+// Dell Id carries its version, so it changes with the update). m.Count
+// is checked against every active member either way.
+func (m Match) AtTargetOf(t version.Target, cs []Component, ids []string) (at bool, why string, err error) {
+	if len(ids) == 0 {
+		return m.AtTarget(t, cs)
+	}
+	active := m.Active(cs)
+	if m.Count > 0 && len(active) != m.Count {
+		return m.AtTarget(t, cs)
+	}
+	byID := make(map[string]Component, len(active))
+	for _, c := range active {
+		byID[c.ID] = c
+	}
+	named := make([]Component, 0, len(ids))
+	for _, id := range ids {
+		c, ok := byID[id]
+		if !ok {
+			return m.AtTarget(t, cs)
+		}
+		named = append(named, c)
+	}
+	sub := m
+	sub.Count = 0
+	return sub.AtTarget(t, named)
+}
+
 // MemberText names one member for people: its id, version and, when it
 // is not active, its state ("Previous-159-1.2.4__BIOS.Setup.1-1 1.2.4
 // previous").

@@ -130,3 +130,41 @@ func TestMatchActiveAndMembers(t *testing.T) {
 		t.Errorf("Active = %v, want BMC-Primary and UEFI (no state: active)", ids)
 	}
 }
+
+// TestMatchAtTargetOf: an update step for three GPUs of eight is at target
+// when those three are, whatever the others report; when one of its
+// members is gone (a Dell Id renamed by the update) every active member
+// decides; the rule's count is checked on all of them.
+func TestMatchAtTargetOf(t *testing.T) {
+	var gpus []Component
+	for i := 1; i <= 8; i++ {
+		v := "96.00.61.00.01"
+		if i <= 3 {
+			v = "96.00.89.00.01"
+		}
+		gpus = append(gpus, Component{ID: fmt.Sprintf("GPU_%d", i), SoftwareID: "0x0020", Version: v, State: StateActive})
+	}
+	tg := version.Target{Version: "96.00.89.00.01", Scheme: version.Dotted}
+	m := Match{SoftwareID: "0x0020", Count: 8}
+	for _, c := range []struct {
+		name string
+		cs   []Component
+		ids  []string
+		at   bool
+	}{
+		{"the step's three", gpus, []string{"GPU_1", "GPU_2", "GPU_3"}, true},
+		{"the next three", gpus, []string{"GPU_4", "GPU_5", "GPU_6"}, false},
+		{"no ids: all eight", gpus, nil, false},
+		{"a member renamed: all eight", gpus, []string{"GPU_1", "GPU_9"}, false},
+		{"one gone: the count", gpus[:7], []string{"GPU_1"}, false},
+	} {
+		if at, why, err := m.AtTargetOf(tg, c.cs, c.ids); at != c.at || err != nil {
+			t.Errorf("%s: %v (%s, %v), want %v", c.name, at, why, err, c.at)
+		}
+	}
+	dell := []Component{{ID: "Installed-159-1.13.2__BIOS.Setup.1-1", SoftwareID: "159", Version: "1.13.2", State: StateActive},
+		{ID: "Previous-159-1.8.2__BIOS.Setup.1-1", SoftwareID: "159", Version: "1.8.2", State: StatePrevious}}
+	if at, why, err := (Match{SoftwareID: "159", Count: 1}).AtTargetOf(version.Target{Version: "1.13.2", Scheme: version.Dotted}, dell, []string{"Installed-159-1.8.2__BIOS.Setup.1-1"}); !at {
+		t.Errorf("Dell after its update: %v (%s, %v); the renamed Installed member is at target", at, why, err)
+	}
+}
