@@ -60,3 +60,36 @@ func TestGoneTaskOfAnUpdateWithoutApplyTime(t *testing.T) {
 		t.Errorf("the update was applied %d times, want once", n)
 	}
 }
+
+// TestAtTargetMeansEveryMember: a server whose rule selects two GPUs, one
+// at the target and one behind, is not "already at target" (rule 24): its
+// update runs and reaches both. With both at the target it is skipped.
+func TestAtTargetMeansEveryMember(t *testing.T) {
+	for _, tc := range []struct {
+		gpu1, gpu2 string
+		want       string
+	}{
+		{"2.0", "1.0", "completed"},
+		{"2.0", "2.0", "skipped(already_at_target)"},
+	} {
+		h := newHarness(t)
+		addr := rackServer("r01", 1)
+		h.plan = executortest.Single(h.prov, nil, S{Name: "r01", Servers: 1})
+		comps := []providers.Component{
+			{ID: "GPU_1", SoftwareID: "0x0020", Version: tc.gpu1, Updateable: true, State: providers.StateActive},
+			{ID: "GPU_2", SoftwareID: "0x0020", Version: tc.gpu2, Updateable: true, State: providers.StateActive},
+			{ID: "GPU_golden", SoftwareID: "0x0020", Version: "0.9", Updateable: true, State: providers.StateStandby},
+			{ID: "Runtime", Version: "4.6"},
+		}
+		h.prov.Add(addr, comps, executortest.Targets(), executortest.Script{})
+		s := &h.plan.Servers[0]
+		s.Observed.Components, s.Fingerprint = comps, executortest.Fingerprint(comps)
+		st := &s.Steps[2]
+		if st.Component != "bios" {
+			t.Fatalf("step 3 is %s %s, the builder changed", st.Kind, st.Component)
+		}
+		st.Component, st.Match, st.Version, st.Scheme = "gpu", &providers.Match{SoftwareID: "0x0020", Count: 2}, "2.0", "dotted"
+		h.run()
+		wantStates(t, h, map[string]string{addr: tc.want})
+	}
+}
