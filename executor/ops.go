@@ -400,7 +400,8 @@ func (r *runner) abandon(o *opRun) {
 }
 
 func (r *runner) target(sv *node) providers.Target {
-	return providers.Target{Name: sv.srv.Address, Endpoint: sv.srv.BMC, System: sv.srv.System}
+	// Authenticated as plan found the BMC takes it (a session or Basic).
+	return providers.Target{Name: sv.srv.Address, Endpoint: sv.srv.BMC, System: sv.srv.System, Auth: sv.srv.Auth}
 }
 
 // work does one op. It runs on a worker goroutine (or inline when

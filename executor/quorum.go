@@ -93,7 +93,7 @@ func (r *runner) observePeers(ctx context.Context, o *opRun) {
 			p.why = "no provider to observe it"
 			continue
 		}
-		obs, err := observe(ctx, prov, providers.Target{Name: p.srv.Address, Endpoint: p.srv.BMC, System: p.srv.System})
+		obs, err := observe(ctx, prov, providers.Target{Name: p.srv.Address, Endpoint: p.srv.BMC, System: p.srv.System, Auth: p.srv.Auth})
 		p.why = memberHealth(obs, err)
 	}
 }
