@@ -20,7 +20,7 @@ func TestImportRules(t *testing.T) {
 		{"providers/...", []string{"config!", "config/", "planner", "executor", "cmd"}, "providers speak only the wire contract (and compare versions with config/version)"},
 		{"executor/...", []string{"config!", "config/", "planner!", "providers/plugin", "providers/redfish", "providers/sim", "github.com/hashicorp/go-plugin", "cmd", "internal/vclock"}, "the executor needs only the plan and the provider contract (a virtual clock comes in through Options.Clock; only tests import internal/vclock)"},
 		{"planner/...", []string{"executor", "providers/plugin", "providers/redfish", "providers/sim", "github.com/hashicorp/go-plugin", "github.com/stmcginnis/gofish", "cmd"}, "the planner gets provider factories injected"},
-		{"planner/plan", []string{"config", "planner!"}, "plans are pure data"},
+		{"planner/plan", []string{"config!", "config/", "planner!"}, "plans are pure data (they compare versions with config/version, the leaf every layer shares)"},
 		{"config/...", []string{"planner", "executor", "providers/plugin", "providers/redfish", "providers/sim", "cmd"}, "config is source structure only"},
 		{"providers/sim/...", []string{"providers/redfish", "github.com/stmcginnis/gofish"}, "the simulator is an independent implementation of Redfish"},
 		{"providers", []string{"github.com/hashicorp/go-plugin", "google.golang.org/grpc"}, "the contract is plain data"},

@@ -191,11 +191,16 @@ type Component struct {
 }
 
 // Match identifies a component in a BMC's FirmwareInventory; exactly one
-// field is set. Name is a glob (path.Match syntax).
+// of SoftwareID, ID and Name is set. Name is a glob (path.Match syntax).
+// The rule means every active member it selects (eight GPUs of one
+// SoftwareId are eight members).
 type Match struct {
 	SoftwareID string
 	ID         string
 	Name       string
+	// Count, when not 0, is how many active members the rule must select
+	// on every server: another number is a plan error naming the server.
+	Count int
 }
 
 // Catalog lists the release versions known to exist and, for channels,

@@ -41,8 +41,12 @@ var componentSchema = &hcl.BodySchema{
 }
 
 var matchSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "software_id"}, {Name: "id"}, {Name: "name"},
+	{Name: "software_id"}, {Name: "id"}, {Name: "name"}, {Name: "count"},
 }}
+
+// maxMatchCount bounds a match block's count: more members than any
+// server carries is a typo.
+const maxMatchCount = 4096
 
 func schemeNames() []string {
 	out := make([]string, len(version.Schemes))
@@ -279,6 +283,7 @@ func (s *loadState) decodeComponent(b *hcl.Block, r *Release, ctx *hcl.EvalConte
 		c.Match.SoftwareID, _ = ma.str("software_id")
 		c.Match.ID, _ = ma.str("id")
 		c.Match.Name, _ = ma.str("name")
+		c.Match.Count = ma.integer("count", 0, 1, maxMatchCount)
 		n := 0
 		for _, v := range []string{c.Match.SoftwareID, c.Match.ID, c.Match.Name} {
 			if v != "" {

@@ -39,17 +39,29 @@ type notTaken struct {
 	read string
 }
 
-// staged reports whether a step's version shows only after the next boot.
-func staged(st *plan.Step) bool { return st.ApplyTime != "" && st.ApplyTime != "Immediate" }
+// staged reports whether a step's version may show only after the next
+// boot: an apply time other than Immediate, or none at all (the BMC lists
+// none and applies the image as it does by default, often at the reset).
+func staged(st *plan.Step) bool { return st.ApplyTime != "Immediate" }
 
 // readBack says what obs shows for the component of an update step, read
 // when ("" or " after the reset").
 func readBack(st *plan.Step, obs *providers.Observation, when string) string {
-	c, ok := reported(st, obs)
-	if !ok {
-		return fmt.Sprintf("%s is not reported%s, expected %s", st.Component, when, st.Version)
+	_, why, err := versionOf(st, obs)
+	m := providers.Match{}
+	if st.Match != nil {
+		m = *st.Match
 	}
-	return fmt.Sprintf("%s reads %s%s, expected %s", st.Component, c.Version, when, st.Version)
+	switch active := m.Active(obs.Components); {
+	case err != nil:
+		why = err.Error()
+	case len(active) == 1:
+		// One member: its version says it all.
+		why = active[0].Version
+	case why == "":
+		why = "no active member"
+	}
+	return fmt.Sprintf("%s reads %s%s, expected %s", st.Component, why, when, st.Version)
 }
 
 // taskGone decides a versioned op whose BMC task vanished before it said

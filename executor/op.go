@@ -187,5 +187,6 @@ func nodeName(s *plan.Server) string {
 }
 
 func (r *runner) target(sv *node) providers.Target {
-	return providers.Target{Name: sv.srv.Address, Endpoint: sv.srv.BMC, System: sv.srv.System}
+	// Authenticated as plan found the BMC takes it (a session or Basic).
+	return providers.Target{Name: sv.srv.Address, Endpoint: sv.srv.BMC, System: sv.srv.System, Auth: sv.srv.Auth}
 }

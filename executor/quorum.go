@@ -98,7 +98,7 @@ func (r *runner) observePeers(ctx context.Context, o *opRun) (string, error) {
 			p.why = "no provider to observe it"
 			continue
 		}
-		obs, err := observe(ctx, prov, providers.Target{Name: p.srv.Address, Endpoint: p.srv.BMC, System: p.srv.System})
+		obs, err := observe(ctx, prov, providers.Target{Name: p.srv.Address, Endpoint: p.srv.BMC, System: p.srv.System, Auth: p.srv.Auth})
 		if err != nil {
 			return p.srv.Provider, fmt.Errorf("observing the control-plane member %s for the quorum check: %w", p.server, err)
 		}

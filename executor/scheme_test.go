@@ -46,12 +46,17 @@ type systemRecorder struct {
 	*executortest.Provider
 	mu      sync.Mutex
 	systems map[string]bool
+	// auths, when set, records every Target.Auth sent.
+	auths map[string]bool
 }
 
 func (r *systemRecorder) record(t providers.Target) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.systems[t.System] = true
+	if r.auths != nil {
+		r.auths[t.Auth] = true
+	}
 }
 
 func (r *systemRecorder) Observe(ctx context.Context, req *providers.ObserveRequest, fn func(*providers.Observation) error) providers.Diagnostics {
@@ -76,5 +81,28 @@ func TestTargetsNameTheServersSystem(t *testing.T) {
 	wantOutcome(t, h.runWith(rec), executor.OutcomeCompleted, "")
 	if len(rec.systems) != 1 || !rec.systems["Node1"] {
 		t.Errorf("targets named systems %v, want only Node1", rec.systems)
+	}
+}
+
+// TestTargetsCarryThePlannedAuth: a server whose BMC took Basic auth at
+// plan is reached with Basic auth in every call, as plan recorded it.
+func TestTargetsCarryThePlannedAuth(t *testing.T) {
+	h := newHarness(t)
+	h.plan = executortest.Single(h.prov, nil, S{Name: "r01", Servers: 1})
+	h.plan.Servers[0].Auth = providers.AuthBasic
+	rec := &systemRecorder{Provider: h.prov, systems: map[string]bool{}, auths: map[string]bool{}}
+	opts := h.options()
+	opts.Providers = map[string]providers.Provider{"fake": rec}
+	e, err := executor.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.Run(context.Background(), context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOutcome(t, out, executor.OutcomeCompleted, "")
+	if len(rec.auths) != 1 || !rec.auths[providers.AuthBasic] {
+		t.Errorf("targets carried auth %v, want only basic", rec.auths)
 	}
 }

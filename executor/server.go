@@ -371,35 +371,28 @@ func (s *serverRun) stepFor(op string) *plan.Step {
 }
 
 // hasVersion reports whether obs shows the component of step st at its
-// target version, compared by the step's scheme (config/version
-// EqualStrings: a BMC may report "U30 v2.54 (03/01/2023)" for the target
-// "U30 v2.54"). A reported version the scheme cannot read is not at
-// target, and the error says why.
+// target version: every active member its rule selects (or those the step
+// was for, while reported), as many as the rule expects, each compared by
+// the step's scheme with the one "at target" rule (version.Target: a BMC
+// may report "U30 v2.54 (03/01/2023)" for the target "U30 v2.54"). A
+// reported version the scheme cannot read is not at target, and the
+// error says why.
 func hasVersion(st *plan.Step, obs *providers.Observation) (bool, error) {
-	if st == nil || st.Version == "" {
-		return false, nil
-	}
-	if c, ok := reported(st, obs); ok {
-		return version.EqualStrings(st.Scheme, st.Pattern, st.Version, c.Version)
-	}
-	return false, nil
+	at, _, err := versionOf(st, obs)
+	return at, err
 }
 
-// reported is the component of step st that obs shows, if any.
-func reported(st *plan.Step, obs *providers.Observation) (providers.Component, bool) {
-	if obs == nil {
-		return providers.Component{}, false
+// versionOf is hasVersion with, when not at target, what obs shows
+// instead in words ("HGX_FW_GPU_SXM_3 at 96.00.61.00.01").
+func versionOf(st *plan.Step, obs *providers.Observation) (bool, string, error) {
+	if st == nil || st.Version == "" || obs == nil {
+		return false, "", nil
 	}
 	m := providers.Match{}
 	if st.Match != nil {
 		m = *st.Match
 	}
-	for _, c := range obs.Components {
-		if m.Selects(c) {
-			return c, true
-		}
-	}
-	return providers.Component{}, false
+	return m.AtTargetOf(version.Target{Version: st.Version, Scheme: version.Scheme(st.Scheme), Pattern: st.Pattern}, obs.Components, st.Members)
 }
 
 // atTarget reports whether every versioned step is already satisfied

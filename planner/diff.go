@@ -94,20 +94,14 @@ func (p *planning) inScopeComponents(r *config.Release) []*config.Component {
 }
 
 func providerMatch(m config.Match) providers.Match {
-	return providers.Match{SoftwareID: m.SoftwareID, ID: m.ID, NamePattern: m.Name}
+	return providers.Match{SoftwareID: m.SoftwareID, ID: m.ID, NamePattern: m.Name, Count: m.Count}
 }
 
 // matching returns the observed components a release component's match
-// rule selects: SoftwareId, inventory Id, or a glob over Name.
+// rule selects (SoftwareId, inventory Id, or a glob over Name), in any
+// state: what the plan records of the server.
 func matching(m config.Match, observed []providers.Component) []providers.Component {
-	var out []providers.Component
-	pm := providerMatch(m)
-	for _, o := range observed {
-		if pm.Selects(o) {
-			out = append(out, o)
-		}
-	}
-	return out
+	return providerMatch(m).Members(observed)
 }
 
 // diff decides what happens to every in-scope server.
@@ -146,7 +140,7 @@ func (p *planning) diff() {
 			}}}
 		}
 		outcome := o.EffectiveOutcome()
-		ps.Outcome, ps.Identity = outcome, o.Identity
+		ps.Outcome, ps.Identity, ps.Auth = outcome, o.Identity, o.Auth
 		comps, others := decidedOn(s.Cluster.Release, sortedComponents(o.Components))
 		ps.Observed = plan.Observed{Reachable: outcome == providers.OutcomeObserved, PowerState: o.PowerState, Health: o.Health,
 			Components: comps, Others: others, System: o.System}
@@ -280,11 +274,16 @@ func sortedComponents(in []providers.Component) []providers.Component {
 }
 
 // diffServer compares each in-scope component with what the server
-// reports, scheme-aware (ROLLOUT-RULES 27–29), and builds the steps.
+// reports, scheme-aware (ROLLOUT-RULES 27–29), and builds the steps. A
+// component's rule means every active member it selects (the members that
+// run, not a rollback, staged or standby copy beside them): each is
+// compared with the target by the one "at target" rule (version.Target),
+// and the members not at it are the ones its update is for.
 func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Observation, f *findings) {
 	rel := p.releaseOf(s.Cluster)
 	ok := true
 	var targets []target
+	counts := map[string]int{}
 	for _, c := range p.inScopeComponents(rel) {
 		found := matching(c.Match, ps.Observed.Components)
 		if len(found) == 0 {
@@ -294,14 +293,35 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 				ps.Address)
 			continue
 		}
+		active := providerMatch(c.Match).Active(found)
+		if len(active) == 0 {
+			ok = false
+			f.add("copies\x00"+s.Cluster.Name+"\x00"+c.Name+"\x00"+providers.MembersText(found), hcl.DiagError, rangePtr(c.DeclRange), "Only copies match",
+				fmt.Sprintf("the match rule %s of component %q selects only inventory members that do not run: %s. A version is compared only with the firmware that runs; match the running member (its SoftwareId, Id or name), which the BMC lists beside these.",
+					describeMatch(c.Match), c.Name, membersWithSigns(found)),
+				ps.Address)
+			continue
+		}
+		if c.Match.Count > 0 && len(active) != c.Match.Count {
+			ok = false
+			f.add(fmt.Sprintf("count\x00%s\x00%s\x00%d", s.Cluster.Name, c.Name, len(active)), hcl.DiagError, rangePtr(c.DeclRange), "Wrong number of members",
+				fmt.Sprintf("component %q must match %d running members (count = %d), but its rule %s matches %d: %s. A missing device is not skipped: check the server, or the count.",
+					c.Name, c.Match.Count, c.Match.Count, describeMatch(c.Match), len(active), providers.MembersText(active)),
+				ps.Address)
+			continue
+		}
+		counts[c.Name] = len(active)
 		format := c.Version.Format()
-		// below are the members older than the target, for the minor
-		// rule; differs is set when an opaque member is not the target.
+		tgt := version.TargetOf(c.Version)
+		// moving are the active members not at the target; below those
+		// older than it, for the minor rule; differs is set when an opaque
+		// member is not the target.
+		var moving []providers.Component
 		var below []version.Version
 		var seen []string
 		down, up, differs, undecidable := false, false, false, false
-		for _, o := range found {
-			v, err := format.Parse(o.Version)
+		for _, o := range active {
+			at, err := tgt.Matches(o.Version)
 			if err != nil {
 				undecidable = true
 				f.add("parse\x00"+s.Cluster.Name+"\x00"+c.Name+"\x00"+o.Version, hcl.DiagError, rangePtr(c.DeclRange), "Undecidable version",
@@ -310,9 +330,14 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 					ps.Address)
 				continue
 			}
+			if at {
+				continue
+			}
+			moving = append(moving, o)
 			if !contains(seen, o.Version) {
 				seen = append(seen, o.Version)
 			}
+			v, _ := format.Parse(o.Version)
 			order, err := version.Compare(v, c.Version)
 			switch {
 			case err != nil && c.Scheme == version.Opaque:
@@ -349,15 +374,15 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 				fmt.Sprintf("component %q is at %s, newer than the target %s of release %q. Set allow_downgrade = true on the component or release to downgrade on purpose.", c.Name, from, c.Version, rel.Name),
 				ps.Address)
 			continue
-		case !down && !up && !differs:
-			if id, fixed := notUpdateable(found); fixed && c.Method != config.MethodReimage {
+		case len(moving) == 0:
+			if id, fixed := notUpdateable(active); fixed && c.Method != config.MethodReimage {
 				ps.Notes = append(ps.Notes, fmt.Sprintf("Component %q (inventory %q) is at its target %s; its BMC says it is not updateable, so it could not be changed.", c.Name, id, c.Version))
 			}
 			continue // at target
 		}
 		// A reimaged runtime goes through virtual media, not the
 		// UpdateService: Updateable says nothing about it.
-		if id, fixed := notUpdateable(found); fixed && c.Method != config.MethodReimage {
+		if id, fixed := notUpdateable(moving); fixed && c.Method != config.MethodReimage {
 			ok = false
 			f.add("fixed\x00"+s.Cluster.Name+"\x00"+c.Name, hcl.DiagError, rangePtr(c.DeclRange), "Component not updateable",
 				fmt.Sprintf("component %q is at %s and release %q wants %s, but the BMC marks inventory member %q as not updateable (Updateable: false), so plan will not send it an image. Give these servers a release without the change, or update the component another way.",
@@ -389,13 +414,18 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 				continue
 			}
 		}
-		shared := isShared(found)
+		shared := isShared(active)
 		ps.Changes = append(ps.Changes, plan.Change{
 			Component: c.Name, Kind: c.Kind, From: from, To: c.Version.String(), Reboot: c.Reboot, Downgrade: down, Unordered: differs,
-			Shared: shared,
+			Shared: shared, Members: len(active), Moving: len(moving),
 		})
-		targets = append(targets, target{c: c, up: up1, shared: shared})
+		ids := make([]string, len(moving))
+		for i, m := range moving {
+			ids[i] = m.ID
+		}
+		targets = append(targets, target{c: c, up: up1, shared: shared, moving: ids})
 	}
+	p.members[ps.Address] = counts
 	if !ok {
 		return
 	}
@@ -408,12 +438,29 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 	p.layout(s, ps, targets, nil)
 }
 
+// membersWithSigns names members with their state and the sign that said
+// so: "Previous-159-1.2.4__BIOS.Setup.1-1 1.2.4 previous (Id prefix
+// Previous-)".
+func membersWithSigns(cs []providers.Component) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = providers.MemberText(c)
+		if c.StateSign != "" {
+			parts[i] += " (" + c.StateSign + ")"
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // target is one component a server's steps move, with how its BMC said
 // it takes the image (nil when the provider did not say).
 type target struct {
 	c      *config.Component
 	up     *providers.UpdatePlan
 	shared bool
+	// moving are the ids of the active members not at the target: those
+	// the update is for.
+	moving []string
 }
 
 // layout sets a server's steps, reboots and estimate from its targets;
@@ -427,7 +474,7 @@ func (p *planning) layout(s *config.Server, ps *plan.Server, targets []target, e
 	}
 }
 
-// notUpdateable returns the first member its BMC marks as not updateable.
+// notUpdateable returns the first of found its BMC marks as not updateable.
 func notUpdateable(found []providers.Component) (string, bool) {
 	for _, c := range found {
 		if !c.Updateable {

@@ -116,7 +116,7 @@ func TestRule28DowngradeRefusedUnlessAllowed(t *testing.T) {
 		if diags.HasErrors() {
 			t.Fatal(diags.Error())
 		}
-		want := plan.Change{Component: "bios", Kind: "firmware", From: "2.81", To: "2.80", Reboot: true, Downgrade: true}
+		want := plan.Change{Component: "bios", Kind: "firmware", From: "2.81", To: "2.80", Reboot: true, Downgrade: true, Members: 1, Moving: 1}
 		if diff := cmp.Diff(want, changes(p)[0]); diff != "" {
 			t.Errorf("change (-want +got):\n%s", diff)
 		}

@@ -80,7 +80,7 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (*plan.Plan, hc
 		opts.Parallelism = 0
 	}
 	now := opts.Now.UTC()
-	p := &planning{cfg: cfg, opts: opts, now: now, targets: map[string][]target{}, failedProviders: map[string]bool{}}
+	p := &planning{cfg: cfg, opts: opts, now: now, targets: map[string][]target{}, members: map[string]map[string]int{}, failedProviders: map[string]bool{}}
 	return p.run(ctx)
 }
 
@@ -107,6 +107,9 @@ type planning struct {
 	failedProviders map[string]bool
 	// targets are each upgraded server's changed components.
 	targets map[string][]target
+	// members are, by server address, how many active members each
+	// in-scope component's rule selects: what apply must find again.
+	members map[string]map[string]int
 	// choices are the clusters' releases chosen by a channel, or checked
 	// against the catalog's sites (channel.go).
 	choices map[*config.Cluster]*choice

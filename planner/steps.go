@@ -93,7 +93,6 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 			if c.Kind != kind || c == reimage {
 				continue
 			}
-			m := providerMatch(c.Match)
 			est := estimateFirmwareUpdate
 			if c.Kind == config.KindRuntime {
 				est = estimateRuntimeUpdate
@@ -102,26 +101,31 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 			if s.UpdateMethod != "" {
 				method = s.UpdateMethod
 			}
-			step := plan.Step{
-				Kind: plan.StepUpdate, Component: c.Name, Match: &m, Version: c.Version.String(),
-				Scheme: string(c.Scheme), Pattern: c.Pattern, SHA256: c.SHA256,
-				Image: c.Image, ApplyTime: c.ApplyTime, Method: method, Estimate: plan.Duration(est),
-				Shared: how[c].shared,
+			for _, batch := range updateBatches(how[c]) {
+				m := p.match(s, c)
+				step := plan.Step{
+					Kind: plan.StepUpdate, Component: c.Name, Match: &m, Version: c.Version.String(),
+					Scheme: string(c.Scheme), Pattern: c.Pattern, SHA256: c.SHA256,
+					Image: c.Image, ApplyTime: c.ApplyTime, Method: method, Estimate: plan.Duration(est),
+					Shared: how[c].shared, Members: batch.members, Targets: batch.targets,
+				}
+				if up := how[c].up; up != nil {
+					// Exactly what the BMC said it takes, decided now so
+					// apply does not choose again.
+					step.Method, step.TransferProtocol = up.Method, up.TransferProtocol
+					if up.ApplyTimeFrom != "" || up.ApplyTime != "" {
+						step.ApplyTime, step.ApplyTimeFrom = up.ApplyTime, up.ApplyTimeFrom
+					}
+				}
+				add(step)
 			}
-			if up := how[c].up; up != nil {
-				// Exactly what the BMC said it takes, decided now so apply
-				// does not choose again.
-				step.Method, step.TransferProtocol = up.Method, up.TransferProtocol
-				step.Targets = append([]string(nil), up.Targets...)
-			}
-			add(step)
 		}
 	}
 	reboots := 0
 	switch {
 	case reimage != nil:
 		// Reimaging boots the host, which also applies staged firmware.
-		m := providerMatch(reimage.Match)
+		m := p.match(s, reimage)
 		add(plan.Step{
 			Kind: plan.StepReimage, Component: reimage.Name, Match: &m, Version: reimage.Version.String(),
 			Scheme: string(reimage.Scheme), Pattern: reimage.Pattern, SHA256: reimage.SHA256,
@@ -146,7 +150,7 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 			continue // verified by the server whose step flashes it
 		}
 		wait.Expect = append(wait.Expect, providers.Expectation{
-			Component: c.Name, Match: providerMatch(c.Match), Version: c.Version.String(),
+			Component: c.Name, Match: p.match(s, c), Version: c.Version.String(),
 			Scheme: string(c.Scheme), Pattern: c.Pattern,
 		})
 	}
@@ -155,4 +159,59 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 		add(plan.Step{Kind: plan.StepUncordon, Timeout: plan.Duration(st.Uncordon.Timeout), Estimate: capped(estimateUncordon, st.Uncordon.Timeout)})
 	}
 	return out, reboots
+}
+
+// match is c's rule as apply checks it on s: with the count of active
+// members plan saw when the configuration sets none, so a member that
+// disappears during the upgrade (a GPU that falls off the bus) is never
+// taken for one at target.
+func (p *planning) match(s *config.Server, c *config.Component) providers.Match {
+	m := providerMatch(c.Match)
+	if m.Count == 0 {
+		m.Count = p.members[address(s)][c.Name]
+	}
+	return m
+}
+
+// updateBatch is one update request: the members it is for and the
+// Targets that name them.
+type updateBatch struct {
+	members, targets []string
+}
+
+// updateBatches splits one component's update into requests: one naming
+// every member not at the target where the BMC takes a Target per member
+// (as many per request as it allows), else one with the Targets the BMC
+// said it takes (none, or the System or Manager a version was read from),
+// for all of them.
+func updateBatches(t target) []updateBatch {
+	up := t.up
+	if up == nil || len(up.Targets) == 0 || len(up.Targets) != len(up.Members) {
+		var targets []string
+		if up != nil {
+			targets = append([]string(nil), up.Targets...)
+		}
+		return []updateBatch{{members: t.moving, targets: targets}}
+	}
+	uri := map[string]string{}
+	for i, id := range up.Members {
+		uri[id] = up.Targets[i]
+	}
+	var all updateBatch
+	for _, id := range t.moving {
+		if u, ok := uri[id]; ok {
+			all.members = append(all.members, id)
+			all.targets = append(all.targets, u)
+		}
+	}
+	per := up.TargetsPerRequest
+	if per <= 0 || per >= len(all.members) {
+		return []updateBatch{all}
+	}
+	var out []updateBatch
+	for i := 0; i < len(all.members); i += per {
+		j := min(i+per, len(all.members))
+		out = append(out, updateBatch{members: all.members[i:j], targets: all.targets[i:j]})
+	}
+	return out
 }

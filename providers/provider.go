@@ -98,7 +98,22 @@ type Target struct {
 	// deliver that image, or why it cannot. Nil at apply and when the
 	// caller only wants the state.
 	Updates []UpdateIntent
+	// Auth is how to authenticate: "" tries a session and falls back to
+	// Basic auth when the BMC refuses the session (plan); AuthSession or
+	// AuthBasic is what plan found the BMC takes (Observation.Auth), and
+	// apply uses exactly that.
+	Auth string
 }
+
+// Authentication a BMC took (Observation.Auth, Target.Auth).
+const (
+	// AuthSession is a Redfish session (POST to the session collection,
+	// then X-Auth-Token), deleted at the end.
+	AuthSession = "session"
+	// AuthBasic is HTTP Basic authentication on every request: the BMC has
+	// no session service, or refused the session but takes Basic.
+	AuthBasic = "basic"
+)
 
 // Update methods: how an image reaches a BMC.
 const (
@@ -128,7 +143,7 @@ type UpdateIntent struct {
 
 // UpdatePlan is how apply will deliver one UpdateIntent, decided at plan
 // from what the BMC advertises (UpdateService, ActionInfo), and written
-// into the plan's update step so apply does exactly that.
+// into the plan's update steps so apply does exactly that.
 type UpdatePlan struct {
 	Component string `json:"component"`
 	// Method is a Method* constant; "" when Problem is set.
@@ -136,10 +151,27 @@ type UpdatePlan struct {
 	// TransferProtocol is SimpleUpdate's TransferProtocol ("HTTPS", ...),
 	// "" for the push methods or when the BMC neither needs nor lists one.
 	TransferProtocol string `json:"transfer_protocol,omitempty"`
-	// Targets are the resource URIs the update names (the inventory
-	// member, or the System or Manager for versions read there); empty
-	// when the BMC takes no Targets.
+	// Targets are the resource URIs the update names for every member in
+	// Members (the inventory members, or the System or Manager for a
+	// version read there); empty when the BMC takes no Targets. When it
+	// holds one URI per member, Targets[i] names Members[i], and a plan
+	// may name only the members that need the image.
 	Targets []string `json:"targets,omitempty"`
+	// Members are the ids of the active inventory members the match rule
+	// selects, in inventory order: the members the image is for.
+	Members []string `json:"members,omitempty"`
+	// TargetsPerRequest is how many Targets one request may name (the
+	// ActionInfo's ArraySizeMaximum, or 1 where Targets is a single
+	// string); 0 means any number. More members take more requests.
+	TargetsPerRequest int `json:"targets_per_request,omitempty"`
+	// ApplyTime is the @Redfish.OperationApplyTime (or HttpPushUri apply
+	// time) to send: the intent's when the BMC lists it as supported, ""
+	// when it lists none or not that one (then none is sent and the
+	// BMC's own default applies). ApplyTimeFrom says which, in words;
+	// a plugin that leaves both empty did not decide (the intent's is
+	// sent, as before).
+	ApplyTime     string `json:"apply_time,omitempty"`
+	ApplyTimeFrom string `json:"apply_time_from,omitempty"`
 	// Problem says, in one sentence, why this image cannot be delivered to
 	// this server (the component is not updateable, no advertised method
 	// fits, a required parameter cannot be given). The plan fails for the
@@ -209,6 +241,9 @@ type Observation struct {
 	// Identity is who the server is; apply refuses a server whose identity
 	// changed since plan (an RMA, a re-used BMC address).
 	Identity Identity `json:"identity,omitzero"`
+	// Auth is how the BMC was authenticated (AuthSession, AuthBasic); ""
+	// from plugins that do not say.
+	Auth string `json:"auth,omitempty"`
 	// Updates answers Target.Updates, one per intent, in the same order.
 	Updates []UpdatePlan `json:"updates,omitempty"`
 	// Diagnostics explain an outcome other than OutcomeObserved in one
@@ -297,14 +332,53 @@ type Component struct {
 	// updating it affects every system behind the BMC, so it is planned
 	// and flashed once per BMC.
 	Shared bool `json:"shared,omitempty"`
+	// State says whether the member is the firmware that runs
+	// (StateActive) or a copy beside it: the previous image kept for
+	// rollback, one staged for the next reset, an image available for
+	// installation, a standby or golden copy, or nothing at all (absent,
+	// a disabled placeholder). Only active members are compared with a
+	// target. "" is read as active: plugins that do not say.
+	State string `json:"state,omitempty"`
+	// StateSign is what the BMC showed that decided State, in a few words
+	// ("Status.State StandbySpare", "Id prefix Previous-",
+	// "Manager.Links.ActiveSoftwareImage").
+	StateSign string `json:"state_sign,omitempty"`
 }
 
-// Match selects a component on a server. Exactly one field is set; NamePattern
-// is a path.Match glob over Name.
+// Member states (Component.State).
+const (
+	// StateActive is the firmware that runs now.
+	StateActive = "active"
+	// StatePrevious is the image before the last update, kept for rollback.
+	StatePrevious = "previous"
+	// StatePending is an image staged to become active at a reset or an
+	// activation, or the placeholder the BMC keeps for one.
+	StatePending = "pending"
+	// StateAvailable is an image stored on the BMC for installation.
+	StateAvailable = "available"
+	// StateStandby is a redundant, backup or golden copy that does not run.
+	StateStandby = "standby"
+	// StateAbsent is a member with nothing behind it: the device is absent
+	// or offline, or the slot is disabled or reports "Not Present".
+	StateAbsent = "absent"
+)
+
+// IsActive reports whether c is the firmware that runs: its State is
+// StateActive, or unset (plugins that do not say).
+func (c Component) IsActive() bool { return c.State == "" || c.State == StateActive }
+
+// Match selects a component on a server. Exactly one of SoftwareID, ID
+// and NamePattern is set; NamePattern is a path.Match glob over Name. A
+// rule means every active member it selects (eight GPUs of one
+// SoftwareId are eight members to update and to verify).
 type Match struct {
 	SoftwareID  string `json:"software_id,omitempty"`
 	ID          string `json:"id,omitempty"`
 	NamePattern string `json:"name,omitempty"`
+	// Count, when set, is how many active members the rule must select:
+	// another number (a GPU missing of eight) is an error at plan and is
+	// never at target at apply. Plans set it to the number they saw.
+	Count int `json:"count,omitempty"`
 }
 
 // StepKind names what Apply does.
@@ -345,6 +419,12 @@ type Step struct {
 	// TransferProtocol and Targets are UpdatePlan's, sent as decided.
 	TransferProtocol string   `json:"transfer_protocol,omitempty"`
 	Targets          []string `json:"targets,omitempty"`
+	// Scheme and Pattern say how a reported version is compared with
+	// Version (version.Target; "" compares strings exactly), as in
+	// Expectation: the provider's check that a step already took effect
+	// reads versions as the planner did.
+	Scheme  string `json:"scheme,omitempty"`
+	Pattern string `json:"pattern,omitempty"`
 	// SHA256 is the hex SHA-256 the image must have. When set, the
 	// provider verifies the bytes before the BMC gets them (for a push,
 	// what it sends; for a pull, what ImageURI serves) and refuses a
@@ -369,7 +449,8 @@ type Step struct {
 	ResumeSince time.Time `json:"resume_since,omitempty"`
 }
 
-// Expectation is a component that must report Version.
+// Expectation is a component that must report Version: every active
+// member its Match selects (Match.AtTarget).
 type Expectation struct {
 	Component string `json:"component"`
 	Match     Match  `json:"match"`

@@ -143,9 +143,9 @@ func TestFleetExampleMultiNodeChassis(t *testing.T) {
 	}
 	for _, want := range []string{
 		"~ west/w01/w01-n0  bios P79 v1.45 → P79 v1.46, bmc 1.46.455b66-rev0 → 1.46.455b66-rev1 (shared by the BMC, flashed once by west/w01/w01-n1)",
-		"update bios: simple_update HTTPS, targets /redfish/v1/UpdateService/FirmwareInventory/Node0.BIOS\n",
-		"update bios: simple_update HTTPS, targets /redfish/v1/UpdateService/FirmwareInventory/Node1.BIOS\n",
-		"update bmc: simple_update HTTPS, targets /redfish/v1/UpdateService/FirmwareInventory/BMC, once west/w01/w01-n0 is shut down (shared by the BMC)\n",
+		"update bios: simple_update HTTPS, targets /redfish/v1/UpdateService/FirmwareInventory/Node0.BIOS, apply time OnReset\n",
+		"update bios: simple_update HTTPS, targets /redfish/v1/UpdateService/FirmwareInventory/Node1.BIOS, apply time OnReset\n",
+		"update bmc: simple_update HTTPS, targets /redfish/v1/UpdateService/FirmwareInventory/BMC, apply time Immediate, once west/w01/w01-n0 is shut down (shared by the BMC)\n",
 		"(1 update of shared BMC components, each once)",
 	} {
 		if !strings.Contains(out, want) {

@@ -51,14 +51,14 @@ var mockupCaptures = []mockupCapture{
 	{dir: "csm/Gigabyte", images: "http", comps: [][4]string{
 		{"bios", "BIOS", "C28", "vendor"},
 		{"bmc", "BMC", "12.84.14", "dotted"},
-	}, want: []string{"bios C27 → C28, bmc 12.84.13 → 12.84.14", "update bios: simple_update HTTP\n"}},
+	}, want: []string{"bios C27 → C28, bmc 12.84.13 → 12.84.14", "update bios: simple_update HTTP, no apply time (the BMC lists no apply times for simple_update; it applies the image as it does by default)\n"}},
 	{dir: "csm/OpenBMC-stock", comps: [][4]string{
 		{"bmc", "5d0869c4", "2.16.0", "semver"},
-	}, want: []string{"bmc 2.15.0-dev-686-g100c36de90 → 2.16.0", "update bmc: multipart_push, targets /redfish/v1/UpdateService/FirmwareInventory/5d0869c4\n"}},
+	}, want: []string{"bmc 2.15.0-dev-686-g100c36de90 → 2.16.0", "update bmc: multipart_push, targets /redfish/v1/UpdateService/FirmwareInventory/5d0869c4, no apply time (the BMC lists no apply times for multipart_push; it applies the image as it does by default)\n"}},
 	{dir: "csm/EX235a", system: "Node0", comps: [][4]string{
 		{"bios", "Node0.BIOS", "ex235a.bios-1.3.7", "vendor"},
 		{"bmc", "BMC", "nc.1.6.17-0-gabcdef", "vendor"},
-	}, want: []string{"bios ex235a.bios-1.3.6 → ex235a.bios-1.3.7, bmc nc.1.6.16-21-prod-master.arm.2022-01-25T16:23:33+00:00.28331ff → nc.1.6.17-0-gabcdef", "update bios: simple_update HTTPS, targets /redfish/v1/UpdateService/FirmwareInventory/Node0.BIOS\n"}},
+	}, want: []string{"bios ex235a.bios-1.3.6 → ex235a.bios-1.3.7, bmc nc.1.6.16-21-prod-master.arm.2022-01-25T16:23:33+00:00.28331ff → nc.1.6.17-0-gabcdef", "update bios: simple_update HTTPS, targets /redfish/v1/UpdateService/FirmwareInventory/Node0.BIOS, no apply time (the BMC lists no apply times for simple_update; it applies the image as it does by default)\n"}},
 }
 
 // mockupSourceEnv, set to a folder of the public captures (the layout of

@@ -40,27 +40,27 @@ type profileCase struct {
 // mixedProfiles are the six profiles. Every from is the simulator's
 // default: the real string of the capture the profile copies.
 var mixedProfiles = []profileCase{
-	{profile: "dmtf", match: "software_id", method: "simple_update HTTP, targets /redfish/v1/UpdateService/FirmwareInventory/BIOS", nonUpdateable: "AC-RoT0",
+	{profile: "dmtf", match: "software_id", method: "simple_update HTTP, targets /redfish/v1/UpdateService/FirmwareInventory/BIOS, apply time OnReset", nonUpdateable: "AC-RoT0",
 		from:   map[string]string{"BIOS": "P79 v1.45", "BMC": "1.45.455b66-rev4"},
 		to:     map[string]string{"BIOS": "P79 v1.46", "BMC": "1.46.455b66-rev1"},
 		scheme: map[string]string{"BIOS": "vendor", "BMC": "vendor"}},
-	{profile: "ilo5", match: "software_id", method: "simple_update HTTP", nonUpdateable: "6",
+	{profile: "ilo5", match: "software_id", method: "simple_update HTTP, apply time OnReset", nonUpdateable: "6",
 		from:   map[string]string{"BIOS": "A43 v2.52 (10/29/2021)", "BMC": "2.46 May 11 2021"},
 		to:     map[string]string{"BIOS": "A43 v2.60 (03/01/2022)", "BMC": "2.55 Oct 01 2021"},
 		scheme: map[string]string{"BIOS": "vendor", "BMC": "vendor"}},
-	{profile: "ami", match: "software_id", method: "simple_update HTTP", nonUpdateable: "BPB_CPLD1",
+	{profile: "ami", match: "software_id", method: "simple_update HTTP, apply time OnReset", nonUpdateable: "BPB_CPLD1",
 		from:   map[string]string{"BIOS": "C27", "BMC": "12.84.13"},
 		to:     map[string]string{"BIOS": "C28", "BMC": "12.84.14"},
 		scheme: map[string]string{"BIOS": "vendor", "BMC": "dotted"}},
-	{profile: "openbmc", match: "software_id", method: "multipart_push, targets /redfish/v1/UpdateService/FirmwareInventory/bios_active", nonUpdateable: "a3f1d5b2",
+	{profile: "openbmc", match: "software_id", method: "multipart_push, targets /redfish/v1/UpdateService/FirmwareInventory/bios_active, no apply time (the BMC lists no apply times for multipart_push; it applies the image as it does by default)", nonUpdateable: "a3f1d5b2",
 		from:   map[string]string{"BIOS": "1.0.0", "BMC": "2.15.0-dev-686-g100c36de90"},
 		to:     map[string]string{"BIOS": "1.0.1", "BMC": "2.16.0"},
 		scheme: map[string]string{"BIOS": "dotted", "BMC": "semver"}},
-	{profile: "basic", match: "id", method: "simple_update HTTP, targets /redfish/v1/Systems/1, version read from ComputerSystem.BiosVersion",
+	{profile: "basic", match: "id", method: "simple_update HTTP, targets /redfish/v1/Systems/1, apply time OnReset, version read from ComputerSystem.BiosVersion",
 		from:   map[string]string{"BIOS": "3.4", "BMC": "1.71.11"},
 		to:     map[string]string{"BIOS": "3.5", "BMC": "1.71.12"},
 		scheme: map[string]string{"BIOS": "dotted", "BMC": "dotted"}},
-	{profile: "crayex", match: "software_id", method: "simple_update HTTP, targets /redfish/v1/UpdateService/FirmwareInventory/Node0.BIOS", nonUpdateable: "FPGA0",
+	{profile: "crayex", match: "software_id", method: "simple_update HTTP, targets /redfish/v1/UpdateService/FirmwareInventory/Node0.BIOS, apply time OnReset", nonUpdateable: "FPGA0",
 		from:   map[string]string{"BIOS": "ex235a.bios-1.3.6", "BMC": "nc.1.6.16-21-prod-master.arm.2022-01-25T16:23:33+00:00.28331ff"},
 		to:     map[string]string{"BIOS": "ex235a.bios-1.3.7", "BMC": "nc.1.6.17-0-gabcdef"},
 		scheme: map[string]string{"BIOS": "vendor", "BMC": "vendor"}},
@@ -197,7 +197,7 @@ func TestMixedProfileFleetPlansAppliesAndReplansClean(t *testing.T) {
 	}
 	// basic: no FirmwareInventory; the versions come from the System and
 	// the Manager, and the updates name them as Targets.
-	if !strings.Contains(out, "update bmc: simple_update HTTP, targets /redfish/v1/Managers/1, version read from Manager.FirmwareVersion\n") {
+	if !strings.Contains(out, "update bmc: simple_update HTTP, targets /redfish/v1/Managers/1, apply time OnReset, version read from Manager.FirmwareVersion\n") {
 		t.Errorf("basic: the BMC update does not target the Manager")
 	}
 	// crayex: the BMC's firmware is shared by both systems, flashed once.

@@ -29,26 +29,35 @@ import (
 // components, changes and steps written once in "tables" and named by
 // position, and each server's observed inventory reduced to the
 // components the plan decides on, with a count and digest of the rest
-// (Observed.Others). show reads every earlier format; apply starts runs
-// of 1.4 plans only (see Applicable).
-const FormatVersion = "1.4"
+// (Observed.Others). 1.5 records the inventory member model: each
+// observed member's state (which one runs, and the copies beside it),
+// how many members each change moves, the members each update is for, the
+// apply time each update sends and why (what the BMC lists), and how each
+// BMC took the credentials (a session or Basic). show reads every earlier
+// format; apply starts runs of 1.5 plans only (see Applicable).
+const FormatVersion = "1.5"
 
 // ApplicableFormat is the oldest format apply starts a run from.
-const ApplicableFormat = "1.4"
+const ApplicableFormat = "1.5"
 
 // Applicable says why apply must not start a run from p, or nil. Plans
 // before 1.3 do not say how each image is delivered (apply would let the
 // provider choose anew) nor who each server is (a replaced machine would
 // be flashed); 1.3 plans are not in the compact form of 1.4 (the
 // observation reduced to what the plan decides on, with a digest of the
-// rest). show still reads them, but they are planned again.
+// rest); 1.4 plans do not say which inventory member runs (a rollback
+// image beside it would be read as the firmware, one GPU of eight
+// verified). show still reads them, but they are planned again.
 func Applicable(p *Plan) error {
 	maj, min, _ := parseFormat(ApplicableFormat)
 	if formatAtLeast(p.FormatVersion, maj, min) {
 		return nil
 	}
+	if formatAtLeast(p.FormatVersion, 1, 4) {
+		return fmt.Errorf("plan format %s was written by an older rackform: it does not record which inventory member of each component is running, so apply could not tell a server at its target from one whose rollback or staged copy is older (or verify every GPU of eight), nor which apply time each BMC takes and how each takes the credentials; run rackform plan again with this rackform (rackform show still reads the old plan)", p.FormatVersion)
+	}
 	if formatAtLeast(p.FormatVersion, 1, 3) {
-		return fmt.Errorf("plan format %s was written by an older rackform: it is not in the compact form of format %s that this rackform applies (what servers share written once; each server's observed inventory reduced to the components the plan decides on, with a count and digest of the rest of what its BMC reported); run rackform plan again with this rackform (rackform show still reads the old plan)", p.FormatVersion, ApplicableFormat)
+		return fmt.Errorf("plan format %s was written by an older rackform: it is not in the compact form of format 1.4 that this rackform applies (what servers share written once; each server's observed inventory reduced to the components the plan decides on, with a count and digest of the rest of what its BMC reported); run rackform plan again with this rackform (rackform show still reads the old plan)", p.FormatVersion)
 	}
 	return fmt.Errorf("plan format %s was written by an older rackform: it does not record how each image is delivered to its BMC nor who each server is, so apply could not do exactly what was reviewed or notice a replaced machine; run rackform plan again with this rackform (rackform show still reads the old plan)", p.FormatVersion)
 }

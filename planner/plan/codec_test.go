@@ -106,6 +106,42 @@ func samplePlan14() *Plan {
 	return p
 }
 
+// samplePlan15 is samplePlan14 with what format 1.5 added: member states
+// (a Dell-like BIOS with its rollback and available copies, eight GPUs of
+// one rule), a change's members, updates naming the members they are for
+// with the apply time chosen and why, a rule's count, and a BMC that took
+// Basic auth.
+func samplePlan15() *Plan {
+	p := samplePlan14()
+	s := &p.Servers[0]
+	s.Auth = providers.AuthBasic
+	s.Observed.Components = []providers.Component{
+		{ID: "Installed-159-1.0__BIOS.Setup.1-1", SoftwareID: "159", Name: "BIOS", Version: "1.0", Updateable: true, State: providers.StateActive, StateSign: "Id prefix Installed-"},
+		{ID: "Previous-159-0.9__BIOS.Setup.1-1", SoftwareID: "159", Name: "BIOS", Version: "0.9", Updateable: true, State: providers.StatePrevious, StateSign: "Id prefix Previous-"},
+	}
+	for i := 1; i <= 8; i++ {
+		s.Observed.Components = append(s.Observed.Components, providers.Component{ID: "HGX_FW_GPU_SXM_" + string(rune('0'+i)), SoftwareID: "0x0020",
+			Version: "96.00.61.00.01", Updateable: true, State: providers.StateActive})
+	}
+	s.Changes[0].Members, s.Changes[0].Moving = 1, 1
+	s.Changes = append(s.Changes, Change{Component: "gpu", Kind: "firmware", From: "96.00.61.00.01", To: "96.00.89.00.01", Members: 8, Moving: 8})
+	s.Steps[1].Match = &providers.Match{SoftwareID: "159", Count: 1}
+	s.Steps[1].Members = []string{"Installed-159-1.0__BIOS.Setup.1-1"}
+	s.Steps[1].ApplyTime, s.Steps[1].ApplyTimeFrom = "OnReset", "listed in SimpleUpdate's @Redfish.OperationApplyTimeSupport"
+	var gpus, targets []string
+	for i := 1; i <= 8; i++ {
+		gpus = append(gpus, "HGX_FW_GPU_SXM_"+string(rune('0'+i)))
+		targets = append(targets, "/redfish/v1/UpdateService/FirmwareInventory/HGX_FW_GPU_SXM_"+string(rune('0'+i)))
+	}
+	s.Steps = append(s.Steps, Step{Index: 4, Kind: StepUpdate, Component: "gpu", Match: &providers.Match{SoftwareID: "0x0020", Count: 8}, Version: "96.00.89.00.01",
+		Image: "http://127.0.0.1:9/gpu.bin", Method: providers.MethodSimpleUpdate, Targets: targets, Members: gpus,
+		ApplyTimeFrom: "not sent: the BMC lists no apply times for simple_update; it applies the image as it does by default"})
+	p.Servers[3] = *s
+	p.Servers[3].Address, p.Servers[3].Name, p.Servers[3].BMC = "a/r01/s4", "s4", "https://127.1.1.4:8443"
+	p.Servers[3].Identity.SerialNumber = "SN-0004"
+	return p
+}
+
 // Plan format 1.3 round-trips everything it added, in its indented layout.
 func TestFormat13RoundTrip(t *testing.T) {
 	p := samplePlan13()
@@ -127,14 +163,42 @@ func TestFormat13RoundTrip(t *testing.T) {
 	}
 }
 
+// Plan format 1.5 round-trips the member model it added (states, a
+// change's members, the members and apply time of each update, the
+// auth), compact like 1.4.
+func TestFormat15RoundTrip(t *testing.T) {
+	if FormatVersion != "1.5" {
+		t.Errorf("format %s", FormatVersion)
+	}
+	p := samplePlan15()
+	b, err := Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"state":"previous","state_sign":"Id prefix Previous-"`, `"members":8,"moving":8`, `"auth":"basic"`,
+		`"apply_time":"OnReset","apply_time_from":"listed in`, `"match":{"software_id":"0x0020","count":8}`} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("the file does not hold %s", want)
+		}
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Checksum = ""
+	want := *p
+	want.FormatVersion = FormatVersion
+	if diff := cmp.Diff(&want, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
 // Plan format 1.4 is canonical compact JSON that writes what servers
 // share once and reads back the same plan, each server with its own
 // copies of its steps.
 func TestFormat14RoundTrip(t *testing.T) {
-	if FormatVersion != "1.4" {
-		t.Errorf("format %s", FormatVersion)
-	}
 	p := samplePlan14()
+	p.FormatVersion = "1.4"
 	b, err := Encode(p)
 	if err != nil {
 		t.Fatal(err)
@@ -155,9 +219,7 @@ func TestFormat14RoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	got.Checksum = ""
-	want := *p
-	want.FormatVersion = FormatVersion
-	if diff := cmp.Diff(&want, got); diff != "" {
+	if diff := cmp.Diff(p, got); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
 	again, err := Encode(got)
@@ -217,10 +279,10 @@ func TestOthersOf(t *testing.T) {
 	}
 }
 
-// Apply refuses to start a run from a plan older than 1.4, saying why;
+// Apply refuses to start a run from a plan older than 1.5, saying why;
 // show still decodes it.
 func TestApplicableRefusesOlderFormats(t *testing.T) {
-	for _, v := range []string{"1.0", "1.1", "1.2", "1.3"} {
+	for _, v := range []string{"1.0", "1.1", "1.2", "1.3", "1.4"} {
 		p := samplePlan()
 		p.FormatVersion = v
 		err := Applicable(p)
@@ -232,6 +294,11 @@ func TestApplicableRefusesOlderFormats(t *testing.T) {
 	p13.FormatVersion = "1.3"
 	if err := Applicable(p13); err == nil || !strings.Contains(err.Error(), "not in the compact form of format 1.4") || !strings.Contains(err.Error(), "with a count and digest of the rest") {
 		t.Errorf("1.3: %v", err)
+	}
+	p14 := samplePlan()
+	p14.FormatVersion = "1.4"
+	if err := Applicable(p14); err == nil || !strings.Contains(err.Error(), "does not record which inventory member of each component is running") {
+		t.Errorf("1.4: %v", err)
 	}
 	p := samplePlan()
 	p.FormatVersion = FormatVersion
@@ -357,7 +424,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(good[:100])
 	f.Add([]byte(`{"format_version":"1.0","checksum":""}`))
 	// Every earlier layout, and the compact one with its tables.
-	for _, name := range []string{"format-1.3-signed.plan.json", "format-1.4-signed.plan.json"} {
+	for _, name := range []string{"format-1.3-signed.plan.json", "format-1.4-signed.plan.json", "format-1.5-signed.plan.json"} {
 		if b, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
 			f.Add(b)
 		}

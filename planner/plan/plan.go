@@ -173,6 +173,12 @@ type Server struct {
 	Identity providers.Identity `json:"identity,omitzero"`
 	// Fingerprint of the observed state; apply re-observes and compares.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Auth is how the server's BMC took the credentials at plan: a
+	// session (providers.AuthSession) or Basic auth on every request
+	// (providers.AuthBasic, a BMC without sessions or one that refuses the
+	// session but takes Basic). Apply authenticates exactly so. "" from
+	// providers that do not say. (Format 1.5.)
+	Auth string `json:"auth,omitempty"`
 
 	Action Action `json:"action"`
 	// Reason explains a skip or block, e.g. "already_at_target".
@@ -251,9 +257,16 @@ func (s *Server) Settled() bool {
 
 // Observed is what the server's BMC reported at plan time.
 type Observed struct {
-	Reachable  bool                  `json:"reachable"`
-	PowerState string                `json:"power_state,omitempty"`
-	Health     string                `json:"health,omitempty"`
+	Reachable  bool   `json:"reachable"`
+	PowerState string `json:"power_state,omitempty"`
+	Health     string `json:"health,omitempty"`
+	// Components are the inventory members the plan decides on: every
+	// member a release component's rule selects, each with its state
+	// (providers.Component.State: the active one that runs, or a
+	// previous, pending, available, standby or absent copy beside it,
+	// and the sign that said so). Only active members are compared with
+	// a target. (State and StateSign: format 1.5; "" in older plans reads
+	// as active.)
 	Components []providers.Component `json:"components,omitempty"`
 	// System is the Id of the ComputerSystem that was read. (Format 1.3.)
 	System string `json:"system,omitempty"`
@@ -327,6 +340,12 @@ type Change struct {
 	// it is another server on the same BMC: this server gets no step for
 	// it. (Format 1.3.)
 	FlashedBy string `json:"flashed_by,omitempty"`
+	// Members is how many active inventory members the component's rule
+	// selects on the server (eight GPUs of one SoftwareId), Moving how
+	// many of them are not at the target and change; From lists the
+	// versions of those. 0 in older plans. (Format 1.5.)
+	Members int `json:"members,omitempty"`
+	Moving  int `json:"moving,omitempty"`
 }
 
 // StepKind extends the provider step kinds with the executor's hooks.
@@ -352,12 +371,27 @@ type Step struct {
 	Match     *providers.Match `json:"match,omitempty"`
 	Version   string           `json:"version,omitempty"`
 	Image     string           `json:"image,omitempty"`
-	ApplyTime string           `json:"apply_time,omitempty"`
-	Method    string           `json:"method,omitempty"`
+	// ApplyTime is the @Redfish.OperationApplyTime the update sends, ""
+	// for none; ApplyTimeFrom says why, as plan decided it from what the
+	// BMC lists ("listed in SimpleUpdate's
+	// @Redfish.OperationApplyTimeSupport", "not sent: the BMC lists no
+	// apply times for simple_update; …"). An ApplyTimeFrom of "" is a plan
+	// that sent the component's apply time without asking. (ApplyTimeFrom:
+	// format 1.5.)
+	ApplyTime     string `json:"apply_time,omitempty"`
+	ApplyTimeFrom string `json:"apply_time_from,omitempty"`
+	Method        string `json:"method,omitempty"`
 	// TransferProtocol and Targets are how the BMC said it takes this
 	// image (providers.UpdatePlan), sent as recorded. (Format 1.3.)
 	TransferProtocol string   `json:"transfer_protocol,omitempty"`
 	Targets          []string `json:"targets,omitempty"`
+	// Members are the ids of the inventory members the update is for (the
+	// active members of its rule not at the target, or those of them its
+	// Targets name when the BMC takes fewer per request), as observed at
+	// plan. Apply checks these members when their ids are still reported,
+	// else every active member of the rule (a Dell Id carries its
+	// version, so it changes with the update). (Format 1.5.)
+	Members []string `json:"members,omitempty"`
 	// SHA256 is the image's hex SHA-256 from the component's sha256: the
 	// provider refuses other bytes. (Format 1.3.)
 	SHA256 string `json:"sha256,omitempty"`
@@ -398,6 +432,8 @@ func (s Step) ProviderStep() providers.Step {
 		TransferProtocol: s.TransferProtocol,
 		Timeout:          time.Duration(s.Timeout),
 		Expect:           s.Expect,
+		Scheme:           s.Scheme,
+		Pattern:          s.Pattern,
 	}
 	if s.Match != nil {
 		ps.Match = *s.Match

@@ -82,7 +82,7 @@ func descriptionFromProto(d *pb.Description) *providers.Description {
 }
 
 func targetToProto(t providers.Target) *pb.Target {
-	out := &pb.Target{Name: t.Name, Endpoint: t.Endpoint, System: t.System}
+	out := &pb.Target{Name: t.Name, Endpoint: t.Endpoint, System: t.System, Auth: t.Auth}
 	if t.Credentials != nil {
 		out.Credentials = &pb.Credentials{Username: t.Credentials.Username, Password: t.Credentials.Password}
 	}
@@ -95,7 +95,7 @@ func targetToProto(t providers.Target) *pb.Target {
 }
 
 func targetFromProto(t *pb.Target) providers.Target {
-	out := providers.Target{Name: t.GetName(), Endpoint: t.GetEndpoint(), System: t.GetSystem()}
+	out := providers.Target{Name: t.GetName(), Endpoint: t.GetEndpoint(), System: t.GetSystem(), Auth: t.GetAuth()}
 	if c := t.GetCredentials(); c != nil {
 		out.Credentials = &providers.Credentials{Username: c.GetUsername(), Password: c.GetPassword()}
 	}
@@ -120,11 +120,12 @@ func observationToProto(o *providers.Observation) *pb.Observation {
 		Diagnostics: diagsToProto(o.Diagnostics),
 		Outcome:     o.Outcome,
 		System:      o.System,
+		Auth:        o.Auth,
 	}
 	for _, c := range o.Components {
 		out.Components = append(out.Components, &pb.Component{
 			Id: c.ID, Name: c.Name, SoftwareId: c.SoftwareID, Version: c.Version, Updateable: c.Updateable,
-			Source: c.Source, Shared: c.Shared,
+			Source: c.Source, Shared: c.Shared, State: c.State, StateSign: c.StateSign,
 		})
 	}
 	for _, s := range o.Systems {
@@ -136,7 +137,8 @@ func observationToProto(o *providers.Observation) *pb.Observation {
 	}
 	for _, u := range o.Updates {
 		out.Updates = append(out.Updates, &pb.UpdatePlan{Component: u.Component, Method: u.Method,
-			TransferProtocol: u.TransferProtocol, Targets: u.Targets, Problem: u.Problem})
+			TransferProtocol: u.TransferProtocol, Targets: u.Targets, Problem: u.Problem,
+			Members: u.Members, TargetsPerRequest: int32(u.TargetsPerRequest), ApplyTime: u.ApplyTime, ApplyTimeFrom: u.ApplyTimeFrom})
 	}
 	return out
 }
@@ -154,6 +156,7 @@ func observationFromProto(o *pb.Observation) *providers.Observation {
 		Diagnostics: diagsFromProto(o.GetDiagnostics()),
 		Outcome:     intern(o.GetOutcome()),
 		System:      intern(o.GetSystem()),
+		Auth:        intern(o.GetAuth()),
 	}
 	if cs := o.GetComponents(); len(cs) > 0 {
 		out.Components = make([]providers.Component, len(cs))
@@ -161,6 +164,7 @@ func observationFromProto(o *pb.Observation) *providers.Observation {
 			out.Components[i] = providers.Component{
 				ID: intern(c.GetId()), Name: intern(c.GetName()), SoftwareID: intern(c.GetSoftwareId()), Version: intern(c.GetVersion()),
 				Updateable: c.GetUpdateable(), Source: intern(c.GetSource()), Shared: c.GetShared(),
+				State: intern(c.GetState()), StateSign: intern(c.GetStateSign()),
 			}
 		}
 	}
@@ -173,7 +177,8 @@ func observationFromProto(o *pb.Observation) *providers.Observation {
 	}
 	for _, u := range o.GetUpdates() {
 		out.Updates = append(out.Updates, providers.UpdatePlan{Component: intern(u.GetComponent()), Method: intern(u.GetMethod()),
-			TransferProtocol: intern(u.GetTransferProtocol()), Targets: u.GetTargets(), Problem: u.GetProblem()})
+			TransferProtocol: intern(u.GetTransferProtocol()), Targets: u.GetTargets(), Problem: u.GetProblem(),
+			Members: u.GetMembers(), TargetsPerRequest: int(u.GetTargetsPerRequest()), ApplyTime: intern(u.GetApplyTime()), ApplyTimeFrom: u.GetApplyTimeFrom()})
 	}
 	return out
 }
@@ -189,11 +194,11 @@ func intern(s string) string {
 }
 
 func matchToProto(m providers.Match) *pb.Match {
-	return &pb.Match{SoftwareId: m.SoftwareID, Id: m.ID, NamePattern: m.NamePattern}
+	return &pb.Match{SoftwareId: m.SoftwareID, Id: m.ID, NamePattern: m.NamePattern, Count: int32(m.Count)}
 }
 
 func matchFromProto(m *pb.Match) providers.Match {
-	return providers.Match{SoftwareID: m.GetSoftwareId(), ID: m.GetId(), NamePattern: m.GetNamePattern()}
+	return providers.Match{SoftwareID: m.GetSoftwareId(), ID: m.GetId(), NamePattern: m.GetNamePattern(), Count: int(m.GetCount())}
 }
 
 func stepToProto(s providers.Step) *pb.Step {
@@ -210,6 +215,8 @@ func stepToProto(s providers.Step) *pb.Step {
 		TransferProtocol: s.TransferProtocol,
 		Targets:          s.Targets,
 		Sha256:           s.SHA256,
+		Scheme:           s.Scheme,
+		Pattern:          s.Pattern,
 	}
 	if s.Timeout != 0 {
 		out.Timeout = durationpb.New(s.Timeout)
@@ -238,6 +245,8 @@ func stepFromProto(s *pb.Step) providers.Step {
 		TransferProtocol: s.GetTransferProtocol(),
 		Targets:          s.GetTargets(),
 		SHA256:           s.GetSha256(),
+		Scheme:           s.GetScheme(),
+		Pattern:          s.GetPattern(),
 	}
 	if t := s.GetTimeout(); t != nil {
 		out.Timeout = t.AsDuration()

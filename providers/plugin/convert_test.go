@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/rackform/rackform/providers"
 	pb "github.com/rackform/rackform/providers/plugin/proto/providerv1"
 )
@@ -43,5 +45,30 @@ func TestCredentialsString(t *testing.T) {
 		if s != "Credentials{root, ***}" {
 			t.Errorf("credentials print as %q", s)
 		}
+	}
+}
+
+// TestOlderPluginReadsAsBefore: what a plugin built before member states,
+// auth and apply-time choices sends (none of protocol fields Component 8–9,
+// Observation 13, UpdatePlan 6–9) reads as it did: every member active,
+// the auth unknown, the apply time left to the plan.
+func TestOlderPluginReadsAsBefore(t *testing.T) {
+	old := &pb.Observation{Server: "s", Reachable: true,
+		Components: []*pb.Component{{Id: "Installed-159-1.8.2", SoftwareId: "159", Version: "1.8.2"}, {Id: "Previous-159-1.2.4", SoftwareId: "159", Version: "1.2.4"}},
+		Updates:    []*pb.UpdatePlan{{Component: "bios", Method: "simple_update"}}}
+	b, err := proto.Marshal(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wire pb.Observation
+	if err := proto.Unmarshal(b, &wire); err != nil {
+		t.Fatal(err)
+	}
+	o := observationFromProto(&wire)
+	if got := len(providers.Match{SoftwareID: "159"}.Active(o.Components)); got != 2 {
+		t.Errorf("%d active members; an older plugin's members are all active (2)", got)
+	}
+	if o.Auth != "" || o.Updates[0].ApplyTime != "" || o.Updates[0].ApplyTimeFrom != "" || o.Updates[0].Members != nil {
+		t.Errorf("fields an older plugin never sent are set: %+v", o)
 	}
 }

@@ -7,10 +7,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 )
 
@@ -19,7 +22,9 @@ import (
 // the conformance suite is checked against. Its servers are keyed by
 // endpoint; an endpoint it does not know, or one marked Down, is
 // unreachable. An update is staged and takes effect at the next reset, as on
-// a real BMC with OperationApplyTime OnReset.
+// a real BMC with OperationApplyTime OnReset. A match rule means every active
+// member it selects: an update stages the image on each (or on those its
+// Targets name), and wait_ready checks each (providers.Match.AtTarget).
 type Fake struct {
 	mu         sync.Mutex
 	servers    map[string]*fakeServer
@@ -35,6 +40,16 @@ type FakeServer struct {
 	Components []providers.Component
 	// Down makes the server unreachable.
 	Down bool
+	// MemberTargets makes SimpleUpdate take Targets, one URI per member
+	// (FirmwareInventory/<id>), at most TargetsPerRequest in one request
+	// (0: any number); without it the update names no Targets.
+	MemberTargets     bool
+	TargetsPerRequest int
+	// ApplyTimes are the OperationApplyTime values the BMC lists; nil sends
+	// the intent's, as BMCs that do not say are treated by older plans.
+	ApplyTimes []string
+	// Basic makes the BMC refuse sessions and take Basic auth.
+	Basic bool
 }
 
 type fakeServer struct {
@@ -171,26 +186,47 @@ func (f *Fake) observe(t providers.Target) *providers.Observation {
 		PowerState: s.power,
 		Health:     "OK",
 		Components: append([]providers.Component(nil), s.Components...),
+		Auth:       providers.AuthSession,
+	}
+	if s.Basic {
+		o.Auth = providers.AuthBasic
 	}
 	o.Fingerprint = fingerprint(o)
-	// Every update is deliverable by SimpleUpdate (or the override), except
-	// to a component that is missing or not updateable.
+	// Every update is deliverable by SimpleUpdate (or the override) to the
+	// active members the rule selects, unless there are none or one is
+	// not updateable.
 	for _, in := range t.Updates {
-		plan := providers.UpdatePlan{Component: in.Component, Method: providers.MethodSimpleUpdate}
+		plan := providers.UpdatePlan{Component: in.Component, Method: providers.MethodSimpleUpdate, ApplyTime: in.ApplyTime, ApplyTimeFrom: "the fake BMC takes any apply time"}
 		if in.Method != "" && in.Method != "auto" {
 			plan.Method = in.Method
 		}
-		c, ok := in.Match.Find(o.Components)
-		switch {
-		case !ok:
-			plan.Method, plan.Problem = "", "no component matches on this server"
-		case !c.Updateable:
-			plan.Method, plan.Problem = "", c.ID+" is not updateable on this BMC"
+		if s.ApplyTimes != nil && !slices.Contains(s.ApplyTimes, in.ApplyTime) {
+			plan.ApplyTime, plan.ApplyTimeFrom = "", "not sent: the fake BMC lists "+strings.Join(s.ApplyTimes, ", ")
+		}
+		active := in.Match.Active(o.Components)
+		for _, c := range active {
+			plan.Members = append(plan.Members, c.ID)
+			if s.MemberTargets {
+				plan.Targets = append(plan.Targets, memberURI(c.ID))
+			}
+			if !c.Updateable && plan.Problem == "" {
+				plan.Problem = c.ID + " is not updateable on this BMC"
+			}
+		}
+		plan.TargetsPerRequest = s.TargetsPerRequest
+		if len(active) == 0 {
+			plan.Problem = "no active component matches on this server"
+		}
+		if plan.Problem != "" {
+			plan = providers.UpdatePlan{Component: in.Component, Problem: plan.Problem}
 		}
 		o.Updates = append(o.Updates, plan)
 	}
 	return o
 }
+
+// memberURI is the Targets URI of inventory member id.
+func memberURI(id string) string { return "/redfish/v1/UpdateService/FirmwareInventory/" + id }
 
 func fingerprint(o *providers.Observation) string {
 	cs := append([]providers.Component(nil), o.Components...)
@@ -222,10 +258,15 @@ func (f *Fake) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*
 	switch step.Kind {
 	case providers.StepUpdate:
 		f.mu.Lock()
-		c := findComponent(s.Components, step.Match)
-		if c == nil {
+		var ids []string
+		for _, c := range step.Match.Active(s.Components) {
+			if len(step.Targets) == 0 || slices.Contains(step.Targets, memberURI(c.ID)) {
+				ids = append(ids, c.ID)
+			}
+		}
+		if len(ids) == 0 {
 			f.mu.Unlock()
-			return nil, providers.Errorf(name, "No such component", fmt.Sprintf("No component matches %q on %s.", step.Component, name))
+			return nil, providers.Errorf(name, "No such component", fmt.Sprintf("No active component matches %q on %s.", step.Component, name))
 		}
 		f.nextTask++
 		uri := fmt.Sprintf("/redfish/v1/TaskService/Tasks/%d", f.nextTask)
@@ -234,12 +275,14 @@ func (f *Fake) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*
 		f.mu.Unlock()
 		// The task URI is reported before the work, as the contract requires.
 		for _, pct := range []int{0, 50, 100} {
-			if err := fn(&providers.Progress{Message: "flashing " + c.ID, Percent: pct, TaskURI: uri}); err != nil {
+			if err := fn(&providers.Progress{Message: "flashing " + strings.Join(ids, ", "), Percent: pct, TaskURI: uri}); err != nil {
 				return nil, providers.Errorf(name, "Step stopped", err.Error()+".")
 			}
 		}
 		f.mu.Lock()
-		s.pending[c.ID] = step.Version
+		for _, id := range ids {
+			s.pending[id] = step.Version
+		}
 		task.State, task.Percent = providers.TaskCompleted, 100
 		f.mu.Unlock()
 		return &providers.ApplyResult{TaskURI: uri, Message: "staged " + step.Version + "; takes effect at the next reset"}, nil
@@ -262,13 +305,12 @@ func (f *Fake) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*
 	case providers.StepWaitReady:
 		o := f.observe(req.Target)
 		for _, e := range step.Expect {
-			c := findComponent(o.Components, e.Match)
-			if c == nil || c.Version != e.Version {
-				got := "nothing"
-				if c != nil {
-					got = c.Version
-				}
-				return nil, providers.Errorf(name, "Not at target version", fmt.Sprintf("%s reports %s, want %s.", e.Component, got, e.Version))
+			at, why, err := e.Match.AtTarget(version.Target{Version: e.Version, Scheme: version.Scheme(e.Scheme), Pattern: e.Pattern}, o.Components)
+			if err != nil {
+				why = err.Error()
+			}
+			if !at {
+				return nil, providers.Errorf(name, "Not at target version", fmt.Sprintf("%s is not at %s: %s.", e.Component, e.Version, why))
 			}
 		}
 		return &providers.ApplyResult{Message: "ready", Observation: o}, nil

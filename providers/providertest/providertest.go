@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 )
 
@@ -233,6 +234,7 @@ func (s *suite) observe(t *testing.T) {
 			t.Errorf("server %q: outcome %q, want observed", o.Server, o.Outcome)
 		}
 		checkUpdates(t, sv.Target, o)
+		checkStates(t, o)
 		if o.Fingerprint == "" {
 			t.Errorf("server %q has no fingerprint", o.Server)
 		}
@@ -294,17 +296,32 @@ func (s *suite) wrongCredentials(t *testing.T) {
 	s.noSecrets(t, "wrong credentials observation", o)
 }
 
+// checkVersion: every active member want.Match selects reports exactly
+// want.Version (a rule means all of them).
 func checkVersion(t *testing.T, o *providers.Observation, want providers.Expectation) {
 	t.Helper()
+	at, why, err := want.Match.AtTarget(version.Target{Version: want.Version}, o.Components)
+	if err != nil || !at {
+		t.Errorf("server %q component %s (%+v): want %q, but %s%v; it reports %+v", o.Server, want.Component, want.Match, want.Version, why, err, o.Components)
+	}
+}
+
+// checkStates: a member's state is one the contract names ("" reads as
+// active), and so is how the BMC was authenticated.
+func checkStates(t *testing.T, o *providers.Observation) {
+	t.Helper()
 	for _, c := range o.Components {
-		if Matches(want.Match, c) {
-			if c.Version != want.Version {
-				t.Errorf("server %q component %s: version %q, want %q", o.Server, want.Component, c.Version, want.Version)
-			}
-			return
+		switch c.State {
+		case "", providers.StateActive, providers.StatePrevious, providers.StatePending, providers.StateAvailable, providers.StateStandby, providers.StateAbsent:
+		default:
+			t.Errorf("server %q member %s: state %q is not one the contract names", o.Server, c.ID, c.State)
 		}
 	}
-	t.Errorf("server %q: no component matches %s (%+v); it reports %+v", o.Server, want.Component, want.Match, o.Components)
+	switch o.Auth {
+	case "", providers.AuthSession, providers.AuthBasic:
+	default:
+		t.Errorf("server %q: auth %q is not one the contract names", o.Server, o.Auth)
+	}
 }
 
 func (s *suite) fingerprintStable(t *testing.T) {

@@ -262,9 +262,10 @@ func updateRefused(action string, body map[string]any, err error) error {
 	return fmt.Errorf("%s: %w", action, err)
 }
 
-// targets is the Targets of an update: the @odata.id of the inventory
-// member the step's Match selects, or nil when there is no match rule or
-// no such member (the update then goes without Targets, as before).
+// targets is the Targets of an update the plan did not decide: the
+// @odata.id of every active inventory member the step's Match selects, or
+// nil when there is no match rule or no such member (the update then goes
+// without Targets, as before).
 func (s *stepRun) targets(ctx context.Context) []string {
 	if s.step.Match == (providers.Match{}) {
 		return nil
@@ -274,12 +275,13 @@ func (s *stepRun) targets(ctx context.Context) []string {
 		s.p.log.Debug("reading the inventory for Targets failed; updating without", "server", s.t.Name, "error", s.p.scrub(describe(err)))
 		return nil
 	}
+	var out []string
 	for _, it := range items {
-		if s.step.Match.Selects(it.Component) && it.URI != "" {
-			return []string{it.URI}
+		if it.IsActive() && s.step.Match.Selects(it.Component) && it.URI != "" {
+			out = append(out, it.URI)
 		}
 	}
-	return nil
+	return out
 }
 
 // isRemoteImage tells an image URL (the BMC can fetch it) from a local path
@@ -529,9 +531,10 @@ func (s *stepRun) reimage(ctx context.Context) (*providers.ApplyResult, error) {
 	return s.reimageReset(ctx, sys, "")
 }
 
-// installedVersion reports whether the step's component reports exactly
-// the step's version (no scheme: only an identical string counts, so a
-// doubt reinstalls rather than skips).
+// installedVersion reports whether the step's component is at the step's
+// version: every active member its Match selects, compared by the step's
+// scheme (the one "at target" rule, providers.Match.AtTarget). A doubt (a
+// version the scheme cannot read) reinstalls rather than skips.
 func (s *stepRun) installedVersion(ctx context.Context) (string, bool) {
 	if s.step.Version == "" {
 		return "", false
@@ -540,11 +543,16 @@ func (s *stepRun) installedVersion(ctx context.Context) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	got, ok := findComponent(st.components(), s.step.Match)
-	if !ok || strings.TrimSpace(got.Version) != strings.TrimSpace(s.step.Version) {
+	at, _, err := s.step.Match.AtTarget(s.stepTarget(), st.components())
+	if err != nil || !at {
 		return "", false
 	}
-	return orName(s.step.Component, s.step.Match) + " " + got.Version, true
+	return orName(s.step.Component, s.step.Match) + " " + s.step.Version, true
+}
+
+// stepTarget is the step's version as the one "at target" rule reads it.
+func (s *stepRun) stepTarget() version.Target {
+	return version.Target{Version: s.step.Version, Scheme: version.Scheme(s.step.Scheme), Pattern: s.step.Pattern}
 }
 
 // reimageReset resets the host into the inserted media.
@@ -616,33 +624,24 @@ func (s *stepRun) readyOnce(ctx context.Context) (string, *providers.Observation
 	comps := st.components()
 	var missing []string
 	for _, e := range s.step.Expect {
-		got, ok := findComponent(comps, e.Match)
-		if !ok {
-			missing = append(missing, fmt.Sprintf("%s not reported (want %s)", orName(e.Component, e.Match), e.Version))
-			continue
-		}
-		// The BMC may decorate the version ("U30 v2.54 (03/01/2023)" for
-		// "U30 v2.54"): compare in the component's scheme.
-		same, err := version.EqualStrings(e.Scheme, e.Pattern, e.Version, got.Version)
-		if err != nil {
-			missing = append(missing, fmt.Sprintf("%s at %s, which the %s scheme cannot compare with %s (%v)", orName(e.Component, e.Match), got.Version, e.Scheme, e.Version, err))
-		} else if !same {
-			missing = append(missing, fmt.Sprintf("%s at %s (want %s)", orName(e.Component, e.Match), got.Version, e.Version))
+		// Every active member the rule selects, compared in the
+		// component's scheme: the BMC may decorate the version ("U30
+		// v2.54 (03/01/2023)" for "U30 v2.54").
+		at, why, err := e.Match.AtTarget(version.Target{Version: e.Version, Scheme: version.Scheme(e.Scheme), Pattern: e.Pattern}, comps)
+		switch {
+		case err != nil:
+			missing = append(missing, fmt.Sprintf("%s: %v", orName(e.Component, e.Match), err))
+		case !at:
+			missing = append(missing, fmt.Sprintf("%s not at %s: %s", orName(e.Component, e.Match), e.Version, why))
 		}
 	}
 	if len(missing) > 0 {
 		return strings.Join(missing, ", "), nil, nil
 	}
 	obs := &providers.Observation{Server: s.t.Name, Reachable: true, Outcome: providers.OutcomeObserved, System: sys.ID,
-		PowerState: sys.PowerState, Health: sys.Health, Components: comps, Fingerprint: fingerprint(sys.PowerState, sys.Health, comps),
+		PowerState: sys.PowerState, Health: sys.Health, Components: comps, Fingerprint: fingerprint(sys.PowerState, sys.Health, comps), Auth: s.b.Auth(),
 		Identity: providers.Identity{UUID: sys.UUID, SerialNumber: sys.SerialNumber, Manufacturer: sys.Manufacturer, Model: sys.Model}}
 	return "", obs, nil
-}
-
-// findComponent applies a Match: SoftwareID, then ID, then a path.Match
-// glob over Name. The first match wins.
-func findComponent(comps []providers.Component, m providers.Match) (providers.Component, bool) {
-	return m.Find(comps)
 }
 
 func orUnknown(s string) string {

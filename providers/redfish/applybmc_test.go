@@ -151,7 +151,7 @@ func TestApplyFallbackBIOSUpdate(t *testing.T) {
 
 			wait := providers.Step{Kind: providers.StepWaitReady, Timeout: 200 * time.Millisecond,
 				Expect: []providers.Expectation{{Component: "bios", Match: providers.Match{ID: "BIOS"}, Version: "C28"}}}
-			if _, d := apply(t, p, target, wait); !d.HasErrors() || !strings.Contains(d.Err().Error(), "bios at C27 (want C28)") {
+			if _, d := apply(t, p, target, wait); !d.HasErrors() || !strings.Contains(d.Err().Error(), "bios not at C28: BIOS at C27") {
 				t.Errorf("wait_ready before the System reports C28: %v", d.Err())
 			}
 			a.setBIOS("C28")

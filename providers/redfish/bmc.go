@@ -12,9 +12,10 @@ import (
 // the only seam to gofish (implemented in gofish.go), kept this narrow
 // because gofish's API still moves: a gofish upgrade touches one file.
 //
-// Implementations create their session lazily on first use, re-create it
-// when the BMC forgets it (401 after a BMC reset), and are safe for
-// concurrent use.
+// Implementations create their session lazily on first use (or use Basic
+// auth where the BMC has no session service or refuses the session but
+// takes Basic), re-create it when the BMC forgets it (401 after a BMC
+// reset), and are safe for concurrent use.
 type bmc interface {
 	// System reads the computer system sel names (Id or UUID; "" for the
 	// only one). A BMC with several systems and no or a wrong sel answers
@@ -26,6 +27,9 @@ type bmc interface {
 	// Manager reads the BMC's manager (the system's ManagedBy, else the
 	// BMC-type manager); nil without error when the service lists none.
 	Manager(ctx context.Context, sys *systemInfo) (*managerInfo, error)
+	// Bios reads the system's Bios resource for the links naming its
+	// firmware images; empty when the system links none.
+	Bios(ctx context.Context, sys *systemInfo) (imageLinks, error)
 	// Inventory reads FirmwareInventory and SoftwareInventory, expanded in
 	// one request each where the service supports $expand, with each
 	// member's @odata.id and RelatedItem links. A collection that cannot
@@ -51,8 +55,11 @@ type bmc interface {
 	// Tasks lists the TaskService's tasks (newest last, as BMCs list them),
 	// each read once; nil when the BMC has no task service.
 	Tasks(ctx context.Context) ([]taskInfo, error)
-	// Close deletes the session, if one was made.
+	// Close deletes the session, if one was made (none with Basic auth).
 	Close(ctx context.Context) error
+	// Auth is how the BMC is authenticated (providers.AuthSession or
+	// AuthBasic), "" before the first login.
+	Auth() string
 }
 
 // systemInfo is the part of a ComputerSystem the provider uses.
@@ -79,15 +86,20 @@ type systemInfo struct {
 	// VirtualMedia is the system's VirtualMedia collection, if any; managers
 	// are searched otherwise.
 	VirtualMedia string
+	// Bios is the system's Bios resource, if it links one.
+	Bios string
 }
 
 // managerInfo is the part of a Manager the provider uses.
 type managerInfo struct {
 	URI, ID, Model  string
 	FirmwareVersion string
+	// Images are its Links.ActiveSoftwareImage and SoftwareImages.
+	Images imageLinks
 }
 
-// invItem is one inventory member.
+// invItem is one inventory member, its State from its own signs until
+// the Manager's or Bios' links say otherwise (members.go).
 type invItem struct {
 	providers.Component
 	// URI is the member's @odata.id; Related its RelatedItem links.
@@ -100,6 +112,10 @@ type actionParam struct {
 	Name            string
 	Required        bool
 	AllowableValues []string
+	// DataType is "String", "StringArray", ...; ArraySizeMaximum bounds
+	// an array's length (ActionInfo v1.3), 0 when unbounded.
+	DataType         string
+	ArraySizeMaximum int
 }
 
 // updateInfo is the part of the UpdateService the provider uses.
@@ -120,6 +136,17 @@ type updateInfo struct {
 	ActionInfo     string
 	ActionInfoRead bool
 	Params         []actionParam
+	// The apply times each method takes, as the BMC lists them.
+	SimpleUpdateApplyTimes, MultipartApplyTimes, HTTPPushApplyTimes applyTimes
+}
+
+// applyTimes are the apply times an update method takes, as the BMC lists
+// them (none: it does not say), and where it says so.
+type applyTimes struct {
+	Values []string
+	// Current is the apply time already set (HttpPushUriApplyTime).
+	Current string
+	From    string
 }
 
 // param is the SimpleUpdate parameter name, if the BMC describes it.

@@ -217,6 +217,24 @@ type systemDoc struct {
 type managerDoc struct {
 	entityDoc
 	Model, FirmwareVersion, ManagerType string
+	Links                               imageLinksDoc
+}
+
+// imageLinksDoc is the Links of a Manager or a Bios resource that name its
+// firmware images.
+type imageLinksDoc struct {
+	ActiveSoftwareImage odataLink
+	SoftwareImages      []odataLink
+}
+
+func (l imageLinksDoc) links(from string) imageLinks {
+	out := imageLinks{Active: relPath(l.ActiveSoftwareImage.ID), From: from}
+	for _, x := range l.SoftwareImages {
+		if x.ID != "" {
+			out.Images = append(out.Images, relPath(x.ID))
+		}
+	}
+	return out
 }
 
 // invDoc is the part of a SoftwareInventory member the provider uses.
@@ -224,8 +242,15 @@ type invDoc struct {
 	entityDoc
 	SoftwareID  string `json:"SoftwareId"`
 	Version     string
+	Description string
 	Updateable  *bool
 	RelatedItem []odataLink
+	Status      struct{ State string }
+	Oem         struct {
+		Dell struct {
+			DellSoftwareInventory struct{ Status string }
+		}
+	}
 }
 
 // updateServiceDoc is the part of the UpdateService the provider uses.

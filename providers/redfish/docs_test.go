@@ -14,6 +14,7 @@ import (
 
 	"github.com/stmcginnis/gofish"
 
+	"github.com/rackform/rackform/internal/testenv"
 	"github.com/rackform/rackform/providers"
 )
 
@@ -24,7 +25,7 @@ import (
 func TestServiceLinksReadFromGofish(t *testing.T) {
 	for _, profile := range []string{"dmtf/public-rackmount1", "csm/Gigabyte"} {
 		m := newMockupServer(t, profile)
-		raw, err := os.ReadFile(filepath.Join("testdata", "mockups", profile, "index.json"))
+		raw, err := os.ReadFile(filepath.Join(testenv.Mockup(t, profile), "index.json"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,26 +8,36 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stmcginnis/gofish/schemas"
-
+	"github.com/rackform/rackform/internal/testenv"
 	"github.com/rackform/rackform/providers"
 )
 
-// mockupDocs returns the mockup documents under testdata whose path
-// contains sub, as fuzz seeds.
+// seedCaptures are the public captures whose UpdateService documents seed
+// the fuzz targets: every vendor in ../shared/redfish-mockups.
+var seedCaptures = []string{
+	"dmtf/public-rackmount1", "dmtf/public-liquid-cooled-server",
+	"csm/DL325", "csm/XL675d_A40", "csm/EX235a", "csm/Gigabyte", "csm/OpenBMC-stock",
+	"dell/R750", "lenovo/SR670V2", "supermicro/SYS-821GE-TNHR",
+}
+
+// mockupDocs returns the UpdateService documents of the public captures
+// (read where internal/testenv finds them) whose path contains sub, as
+// fuzz seeds.
 func mockupDocs(f *testing.F, sub string) [][]byte {
 	f.Helper()
 	var docs [][]byte
-	_ = filepath.WalkDir(filepath.Join("testdata", "mockups"), func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") && strings.Contains(filepath.ToSlash(p), sub) {
-			if b, err := os.ReadFile(p); err == nil {
-				docs = append(docs, b)
+	for _, c := range seedCaptures {
+		_ = filepath.WalkDir(filepath.Join(testenv.Mockup(f, c), "UpdateService"), func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") && strings.Contains(filepath.ToSlash(p), sub) {
+				if b, err := os.ReadFile(p); err == nil {
+					docs = append(docs, b)
+				}
 			}
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 	if len(docs) == 0 {
-		f.Fatalf("no mockup documents under %s", sub)
+		f.Fatalf("no capture documents under %s", sub)
 	}
 	return docs
 }
@@ -66,24 +76,36 @@ func FuzzParseTaskBody(f *testing.F) {
 	})
 }
 
-// FuzzParseInventory decodes SoftwareInventory members as gofish does and
-// normalises them: no panic, trimmed versions, a non-empty id whenever
-// there is a name, and an order-independent fingerprint.
+// FuzzParseInventory decodes SoftwareInventory members as the provider
+// does and normalises them: no panic, trimmed versions, a non-empty id
+// whenever there is a name, a state the contract names (and, for a
+// member that does not run, the sign that says so), and an
+// order-independent fingerprint.
 func FuzzParseInventory(f *testing.F) {
 	for _, d := range mockupDocs(f, "Inventory/") {
 		f.Add(d)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var si schemas.SoftwareInventory
-		if json.Unmarshal(body, &si) != nil {
+		var doc invDoc
+		if json.Unmarshal(body, &doc) != nil {
 			return
 		}
-		c := normalizeInventory(si.ID, si.Name, si.SoftwareID, si.Version, si.Updateable)
+		it := memberOf(&doc)
+		c := it.Component
 		if c.Version != strings.TrimSpace(c.Version) {
 			t.Errorf("version %q not trimmed", c.Version)
 		}
 		if c.ID == "" && c.Name != "" {
 			t.Errorf("component %q has no id", c.Name)
+		}
+		switch c.State {
+		case providers.StateActive:
+		case providers.StatePrevious, providers.StatePending, providers.StateAvailable, providers.StateStandby, providers.StateAbsent:
+			if c.StateSign == "" {
+				t.Errorf("member %q is %s with no sign saying why", c.ID, c.State)
+			}
+		default:
+			t.Errorf("member %q has state %q", c.ID, c.State)
 		}
 		other := providers.Component{ID: "zz", Version: "1"}
 		if fingerprint("On", "OK", []providers.Component{c, other}) != fingerprint("On", "OK", []providers.Component{other, c}) {

@@ -3,14 +3,15 @@ package redfish
 import (
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rackform/rackform/internal/testenv"
 	"github.com/rackform/rackform/providers/mockup"
 )
 
-// mockupServer serves a capture from testdata/mockups unmodified through
+// mockupServer serves a public capture (../shared/redfish-mockups, found by
+// internal/testenv; the repository holds none) unmodified through
 // providers/mockup, with sessions and the test credentials.
 type mockupServer struct {
 	*mockup.Server
@@ -53,7 +54,7 @@ func newMockupServer(t *testing.T, profile string, opts ...mockupOpt) *mockupSer
 	for _, fn := range opts {
 		fn(&o)
 	}
-	return &mockupServer{mockup.NewServer(t, filepath.Join("testdata", "mockups", profile), o)}
+	return &mockupServer{mockup.NewServer(t, testenv.Mockup(t, profile), o)}
 }
 
 func (m *mockupServer) openSessions() int { return m.OpenSessions() }

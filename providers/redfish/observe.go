@@ -174,6 +174,7 @@ func (p *Provider) observeOne(ctx context.Context, b bmc, t providers.Target) *p
 	obs.Components = st.components()
 	obs.Identity = providers.Identity{UUID: st.sys.UUID, SerialNumber: st.sys.SerialNumber, Manufacturer: st.sys.Manufacturer, Model: st.sys.Model}
 	obs.Fingerprint = fingerprint(st.sys.PowerState, st.sys.Health, obs.Components)
+	obs.Auth = b.Auth()
 	if st.invErr != nil {
 		obs.Diagnostics = append(obs.Diagnostics, providers.Diagnostic{Severity: providers.Warning, Server: t.Name,
 			Summary: "Versions read from the System and Manager",
@@ -240,7 +241,7 @@ func (p *Provider) readState(ctx context.Context, b bmc, t providers.Target) (*s
 		return nil, err
 	}
 	st.items, st.multi = attribute(items, sys, p.systemIDs(ctx, b, sys))
-	if err := p.addFallbacks(ctx, b, st); err != nil {
+	if err := p.readImages(ctx, b, st); err != nil {
 		return nil, err
 	}
 	return st, nil
@@ -297,17 +298,32 @@ func attribute(items []invItem, sys *systemInfo, ids []string) ([]invItem, bool)
 // errNoUpdateService is a service root without an UpdateService.
 var errNoUpdateService = errors.New("the BMC has no UpdateService")
 
-// addFallbacks reports ComputerSystem.BiosVersion as component BIOS and
-// Manager.FirmwareVersion as component BMC where the inventory lacks them:
-// no member has that Id or reports that version.
-func (p *Provider) addFallbacks(ctx context.Context, b bmc, st *state) error {
-	if st.sys.BiosVersion != "" && !hasVersion(st.items, "BIOS", st.sys.BiosVersion, "", "") {
-		st.items = append(st.items, invItem{URI: st.sys.URI, Component: providers.Component{
-			ID: "BIOS", Name: "BIOS (" + st.sys.ID + ")", Version: st.sys.BiosVersion, Updateable: true, Source: providers.SourceSystem}})
+// readImages asks the Manager and the Bios resource which image runs
+// where the members' own signs leave two candidates (members.go), and
+// reports ComputerSystem.BiosVersion as component BIOS and
+// Manager.FirmwareVersion as component BMC only where the inventory has no
+// active member for that firmware. The Manager is read when the inventory
+// names no BMC member (Id "BMC") or for its links; otherwise it is not
+// read at all (one request less per server).
+func (p *Provider) readImages(ctx context.Context, b bmc, st *state) error {
+	if st.sys.Bios != "" && ambiguous(st.items, relatedTo(st.sys.Bios)) {
+		links, err := b.Bios(ctx, st.sys)
+		switch {
+		case err == nil:
+			applyImageLinks(st.items, links)
+		case outcomeOf(err) == providers.OutcomeCredentialsRefused:
+			return err
+		}
+		// An unreadable Bios resource only means its links are unknown.
 	}
-	if hasID(st.items, "BMC") {
-		// The inventory names the BMC's firmware: the Manager's version
-		// would not be added (hasVersion), so it is not read.
+	if st.sys.BiosVersion != "" && !slices.ContainsFunc(st.items, func(it invItem) bool { return isBIOSMember(it, st.sys) }) {
+		st.items = append(st.items, invItem{URI: st.sys.URI, Component: providers.Component{
+			ID: "BIOS", Name: "BIOS (" + st.sys.ID + ")", Version: st.sys.BiosVersion, Updateable: true, Source: providers.SourceSystem,
+			State: providers.StateActive, StateSign: "ComputerSystem.BiosVersion"}})
+	}
+	if hasActiveID(st.items, "BMC") && !ambiguous(st.items, relatedToManager) {
+		// The inventory names the BMC's firmware and nothing is left to
+		// decide: the Manager is not read.
 		return nil
 	}
 	m, err := b.Manager(ctx, st.sys)
@@ -315,33 +331,44 @@ func (p *Provider) addFallbacks(ctx context.Context, b bmc, st *state) error {
 		if outcomeOf(err) == providers.OutcomeCredentialsRefused {
 			return err
 		}
-		return nil // no manager fallback; the inventory may suffice
+		return nil // no manager: the inventory may suffice
 	}
 	st.mgr = m
-	if m != nil && m.FirmwareVersion != "" && !hasVersion(st.items, "BMC", m.FirmwareVersion, m.URI, m.Model) {
+	if m == nil {
+		return nil
+	}
+	applyImageLinks(st.items, m.Images)
+	if m.FirmwareVersion != "" && !hasBMCMember(st.items, m) {
 		st.items = append(st.items, invItem{URI: m.URI, Component: providers.Component{
-			ID: "BMC", Name: "BMC (" + m.ID + ")", Version: m.FirmwareVersion, Updateable: true, Source: providers.SourceManager, Shared: st.multi}})
+			ID: "BMC", Name: "BMC (" + m.ID + ")", Version: m.FirmwareVersion, Updateable: true, Source: providers.SourceManager, Shared: st.multi,
+			State: providers.StateActive, StateSign: "Manager.FirmwareVersion"}})
 	}
 	return nil
 }
 
-// hasID reports whether an inventory member has id (in any case).
-func hasID(items []invItem, id string) bool {
+// hasActiveID reports whether an active inventory member has id (in any
+// case).
+func hasActiveID(items []invItem, id string) bool {
 	for _, it := range items {
-		if strings.EqualFold(it.ID, id) {
+		if it.IsActive() && strings.EqualFold(it.ID, id) {
 			return true
 		}
 	}
 	return false
 }
 
-// hasVersion reports whether the inventory already has the firmware under
-// the vendor's own id: a member with id, one reporting version, one whose
-// RelatedItem is related (the Manager), or one named like model ("iLO 5").
-func hasVersion(items []invItem, id, version, related, model string) bool {
+// hasBMCMember reports whether the inventory already has the BMC's
+// firmware as an active member under the vendor's own id: the one the
+// Manager names as its ActiveSoftwareImage, one with id "BMC", one
+// reporting the Manager's FirmwareVersion, one whose RelatedItem is the
+// Manager, or one named like its model ("iLO 5").
+func hasBMCMember(items []invItem, m *managerInfo) bool {
 	for _, it := range items {
-		if strings.EqualFold(it.ID, id) || it.Version == version ||
-			(related != "" && slices.Contains(it.Related, related)) || (model != "" && strings.EqualFold(it.Name, model)) {
+		if !it.IsActive() {
+			continue
+		}
+		if (m.Images.Active != "" && it.URI == m.Images.Active) || strings.EqualFold(it.ID, "BMC") || it.Version == m.FirmwareVersion ||
+			slices.Contains(it.Related, m.URI) || (m.Model != "" && strings.EqualFold(it.Name, m.Model)) {
 			return true
 		}
 	}

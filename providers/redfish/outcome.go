@@ -12,14 +12,26 @@ import (
 	"github.com/rackform/rackform/providers"
 )
 
-// credentialsError is a BMC refusing the credentials at login.
+// credentialsError is a BMC refusing the credentials at login: the
+// session request, and Basic auth when it was tried (basic).
 type credentialsError struct {
 	user string
 	err  error
+	// basic is why one read with Basic credentials failed too; planned
+	// says Basic was not tried because plan found the BMC takes sessions.
+	basic   error
+	planned bool
 }
 
 func (e *credentialsError) Error() string {
-	return fmt.Sprintf("creating a session: the BMC refused the credentials of user %q (%s)", e.user, describe(e.err))
+	msg := fmt.Sprintf("creating a session: the BMC refused the credentials of user %q (%s)", e.user, describe(e.err))
+	switch {
+	case e.basic != nil:
+		msg += ", and refused them with Basic authentication too (" + describe(e.basic) + ")"
+	case e.planned:
+		msg += "; plan found this BMC taking sessions, so Basic authentication was not tried"
+	}
+	return msg
 }
 
 func (e *credentialsError) Unwrap() error { return e.err }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rackform/rackform/internal/testenv"
 	"github.com/rackform/rackform/providers"
 	"github.com/rackform/rackform/providers/mockup"
 )
@@ -31,7 +32,7 @@ func notFound(paths ...string) mockupOpt {
 func captureJSON(t *testing.T, dir, uri string) map[string]any {
 	t.Helper()
 	rel := strings.TrimPrefix(uri, "/redfish/v1")
-	b, err := os.ReadFile(filepath.Join("testdata", "mockups", dir, filepath.FromSlash(rel), "index.json"))
+	b, err := os.ReadFile(filepath.Join(testenv.Mockup(t, dir), filepath.FromSlash(rel), "index.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,8 +180,8 @@ func TestObserveInventoryFallback(t *testing.T) {
 		t.Fatalf("outcome %q: %v", o.Outcome, o.Diagnostics.Err())
 	}
 	want := []providers.Component{
-		{ID: "BIOS", Name: "BIOS (Self)", Version: "C27", Updateable: true, Source: providers.SourceSystem},
-		{ID: "BMC", Name: "BMC (Self)", Version: "12.84.13", Updateable: true, Source: providers.SourceManager},
+		{ID: "BIOS", Name: "BIOS (Self)", Version: "C27", Updateable: true, Source: providers.SourceSystem, State: providers.StateActive, StateSign: "ComputerSystem.BiosVersion"},
+		{ID: "BMC", Name: "BMC (Self)", Version: "12.84.13", Updateable: true, Source: providers.SourceManager, State: providers.StateActive, StateSign: "Manager.FirmwareVersion"},
 	}
 	if len(o.Components) != 2 || o.Components[0] != want[0] || o.Components[1] != want[1] {
 		t.Errorf("components %+v, want %+v", o.Components, want)

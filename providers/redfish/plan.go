@@ -21,22 +21,37 @@ import (
 //  3. http_push — HttpPushUri;
 //  4. otherwise a Problem naming what the BMC offers.
 //
-// TransferProtocol is filled when the BMC requires or lists it; Targets is
-// the inventory member (the System or Manager for versions read there)
-// when the BMC takes Targets and allows that value. A required parameter
-// rackform cannot give is a Problem.
+// The image is for every active member the rule selects (Members): only
+// members that do not run, or one that is not updateable, is a Problem.
+// TransferProtocol is filled when the BMC requires or lists it; Targets
+// are the members (the System or Manager for versions read there) when the
+// BMC takes Targets and allows each of them, with how many one request may
+// name (TargetsPerRequest, from the ActionInfo). A required parameter
+// rackform cannot give is a Problem. The apply time is sent only where the
+// BMC lists it for the method (chooseApplyTime).
 
-// planUpdate answers one update intent.
+// planUpdate answers one update intent: how the image reaches every
+// active member the rule selects.
 func planUpdate(in providers.UpdateIntent, st *state, us *updateInfo, usErr error) providers.UpdatePlan {
 	plan := providers.UpdatePlan{Component: in.Component}
-	var it *invItem
+	var (
+		members []*invItem
+		others  []providers.Component
+	)
 	for i := range st.items {
-		if in.Match.Selects(st.items[i].Component) {
-			it = &st.items[i]
-			break
+		switch it := &st.items[i]; {
+		case !in.Match.Selects(it.Component):
+		case it.IsActive():
+			members = append(members, it)
+		default:
+			others = append(others, it.Component)
 		}
 	}
-	if it == nil {
+	if len(members) == 0 {
+		if len(others) > 0 {
+			plan.Problem = fmt.Sprintf("no member that runs matches %s, only %s", matchText(in.Match), providers.MembersText(others))
+			return plan
+		}
 		var ids []string
 		for _, x := range st.items {
 			ids = append(ids, x.ID)
@@ -44,9 +59,13 @@ func planUpdate(in providers.UpdateIntent, st *state, us *updateInfo, usErr erro
 		plan.Problem = fmt.Sprintf("no component on this BMC matches %s (it reports %s)", matchText(in.Match), strings.Join(ids, ", "))
 		return plan
 	}
-	if !it.Updateable {
-		plan.Problem = fmt.Sprintf("%s is not updateable on this BMC (Updateable is false)", componentText(it.Component))
-		return plan
+	uris := make([]string, len(members))
+	for i, it := range members {
+		if !it.Updateable {
+			plan.Problem = fmt.Sprintf("%s is not updateable on this BMC (Updateable is false)", componentText(it.Component))
+			return plan
+		}
+		uris[i] = it.URI
 	}
 	if us == nil {
 		why := "the BMC offers no UpdateService"
@@ -56,14 +75,16 @@ func planUpdate(in providers.UpdateIntent, st *state, us *updateInfo, usErr erro
 		plan.Problem = why
 		return plan
 	}
-	target := it.URI
-	fallback := it.Source == providers.SourceSystem || it.Source == providers.SourceManager
+	// A version read from the System or Manager is updated by naming that
+	// resource, whether or not the BMC describes Targets.
+	fallback := len(members) == 1 && (members[0].Source == providers.SourceSystem || members[0].Source == providers.SourceManager)
 
 	type option struct {
 		method, why string
 		ok          bool
 		proto       string
 		targets     []string
+		perRequest  int
 	}
 	simple := func() option {
 		o := option{method: providers.MethodSimpleUpdate}
@@ -87,17 +108,24 @@ func planUpdate(in providers.UpdateIntent, st *state, us *updateInfo, usErr erro
 			}
 		}
 		p, described := us.param("Targets")
+		refused := ""
+		for _, u := range uris {
+			if len(p.AllowableValues) > 0 && !slices.Contains(p.AllowableValues, u) {
+				refused = u
+				break
+			}
+		}
 		switch {
-		case described && len(p.AllowableValues) > 0 && !slices.Contains(p.AllowableValues, target):
+		case described && refused != "":
 			if p.Required || fallback {
-				o.why = fmt.Sprintf("SimpleUpdate's Targets do not allow %s", target)
+				o.why = fmt.Sprintf("SimpleUpdate's Targets do not allow %s", refused)
 				return o
 			}
-			// Targets optional and this member not listed: send none.
+			// Targets optional and a member not listed: send none (the
+			// image says what it is for).
 		case described, fallback:
-			// A version read from the System or Manager is updated by
-			// naming that resource, whether or not the BMC describes Targets.
-			o.targets = []string{target}
+			o.targets = uris
+			o.perRequest = targetsPerRequest(p)
 		}
 		for _, p := range us.Params {
 			if p.Required && !slices.Contains([]string{"ImageURI", "TransferProtocol", "Targets"}, p.Name) {
@@ -114,7 +142,7 @@ func planUpdate(in providers.UpdateIntent, st *state, us *updateInfo, usErr erro
 			o.why = "the BMC has no MultipartHttpPushUri"
 			return o
 		}
-		o.ok, o.targets = true, []string{target}
+		o.ok, o.targets = true, uris
 		return o
 	}
 	push := func() option {
@@ -144,7 +172,11 @@ func planUpdate(in providers.UpdateIntent, st *state, us *updateInfo, usErr erro
 	for _, m := range order {
 		o := options[m]()
 		if o.ok {
-			plan.Method, plan.TransferProtocol, plan.Targets = o.method, o.proto, o.targets
+			plan.Method, plan.TransferProtocol, plan.Targets, plan.TargetsPerRequest = o.method, o.proto, o.targets, o.perRequest
+			for _, it := range members {
+				plan.Members = append(plan.Members, it.ID)
+			}
+			plan.ApplyTime, plan.ApplyTimeFrom = chooseApplyTime(in.ApplyTime, o.method, us)
 			return plan
 		}
 		whys = append(whys, o.why)
@@ -155,6 +187,47 @@ func planUpdate(in providers.UpdateIntent, st *state, us *updateInfo, usErr erro
 		plan.Problem = "no update method fits this BMC: " + strings.Join(whys, "; ")
 	}
 	return plan
+}
+
+// targetsPerRequest is how many Targets one SimpleUpdate may name, as its
+// ActionInfo describes the parameter: one where it is a single string,
+// ArraySizeMaximum where it bounds the array, else any number (0).
+func targetsPerRequest(p actionParam) int {
+	switch {
+	case p.DataType == "String":
+		return 1
+	case p.ArraySizeMaximum > 0:
+		return p.ArraySizeMaximum
+	}
+	return 0
+}
+
+// chooseApplyTime decides the apply time an update sends: the one asked
+// when the BMC lists it for the method, otherwise none (the BMC then
+// applies the image as it does by default, and the plan's reset applies
+// what waits for one). from says which, in words.
+func chooseApplyTime(asked, method string, us *updateInfo) (applyTime, from string) {
+	if asked == "" {
+		return "", ""
+	}
+	var at applyTimes
+	switch method {
+	case providers.MethodSimpleUpdate:
+		at = us.SimpleUpdateApplyTimes
+	case providers.MethodMultipartPush:
+		at = us.MultipartApplyTimes
+	case providers.MethodHTTPPush:
+		at = us.HTTPPushApplyTimes
+	}
+	switch {
+	case slices.Contains(at.Values, asked):
+		return asked, "listed in " + at.From
+	case at.Current == asked:
+		return "", "not sent: the BMC's HttpPushUriApplyTime is already " + asked
+	case len(at.Values) > 0:
+		return "", fmt.Sprintf("not sent: %s lists %s, not %s; the BMC applies the image as it does by default", at.From, strings.Join(at.Values, ", "), asked)
+	}
+	return "", "not sent: the BMC lists no apply times for " + method + "; it applies the image as it does by default"
 }
 
 // offered lists the update methods a BMC advertises.

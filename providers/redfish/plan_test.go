@@ -1,6 +1,7 @@
 package redfish
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -29,8 +30,12 @@ func TestUpdatePlanHonoursBMC(t *testing.T) {
 			in:   providers.UpdateIntent{Match: providers.Match{ID: "BIOS"}, ImageURI: "/srv/images/bios.bin"},
 			want: providers.UpdatePlan{Method: providers.MethodHTTPPush}},
 		{name: "not updateable", dir: "csm/XL675d_A40",
+			in:      providers.UpdateIntent{Match: providers.Match{NamePattern: "NVIDIA A40"}, ImageURI: "https://i.example/gpu.bin"},
+			problem: "15 (NVIDIA A40) is not updateable on this BMC"},
+		// HPE's backup ROM is a standby copy: never the image's member.
+		{name: "only a standby copy", dir: "csm/XL675d_A40",
 			in:      providers.UpdateIntent{Match: providers.Match{NamePattern: "Redundant System ROM"}, ImageURI: "https://i.example/rom.bin"},
-			problem: "10 (Redundant System ROM) is not updateable on this BMC"},
+			problem: "no member that runs matches name Redundant System ROM, only 10 A47 v2.40 (02/23/2021) standby"},
 		{name: "no method for a local image on a pull-only BMC", dir: "csm/Gigabyte",
 			in:      providers.UpdateIntent{Match: providers.Match{ID: "BIOS"}, ImageURI: "/srv/images/bios.bin"},
 			problem: "no update method fits this BMC: SimpleUpdate needs an image URL the BMC can fetch"},
@@ -91,6 +96,75 @@ func TestPlanUpdateActionInfoRules(t *testing.T) {
 			got := planUpdate(in, &state{items: []invItem{c.item}}, c.us, nil)
 			checkPlan(t, got, c.want, c.problem)
 		})
+	}
+}
+
+// TestPlanUpdateEveryMember: a rule's image is for every active member it
+// selects: all of them are the plan's Members and, where the BMC takes
+// Targets, its Targets, with as many per request as the ActionInfo's
+// Targets allows (a single string: one; ArraySizeMaximum); the standby
+// copy is never among them; one member the BMC does not list in an
+// optional Targets sends none.
+func TestPlanUpdateEveryMember(t *testing.T) {
+	gpu := func(i int, state string) invItem {
+		id := fmt.Sprintf("HGX_FW_GPU_SXM_%d", i)
+		return invItem{Component: providers.Component{ID: id, SoftwareID: "0x0020", Version: "96.00.61.00.01", Updateable: true, State: state},
+			URI: "/redfish/v1/UpdateService/FirmwareInventory/" + id}
+	}
+	items := []invItem{gpu(1, providers.StateActive), gpu(2, providers.StateActive), gpu(3, providers.StateActive), gpu(9, providers.StateStandby)}
+	in := providers.UpdateIntent{Component: "gpu", Match: providers.Match{SoftwareID: "0x0020"}, ImageURI: "https://i.example/gpu.bin"}
+	all := []string{items[0].URI, items[1].URI, items[2].URI}
+	su := func(targets actionParam) *updateInfo {
+		return &updateInfo{SimpleUpdateTarget: "/su", Params: []actionParam{targets}}
+	}
+	cases := []struct {
+		name       string
+		us         *updateInfo
+		targets    []string
+		perRequest int
+	}{
+		{"a list", su(actionParam{Name: "Targets", DataType: "StringArray", AllowableValues: append([]string{"/redfish/v1/Managers/1"}, all...)}), all, 0},
+		{"at most two", su(actionParam{Name: "Targets", DataType: "StringArray", ArraySizeMaximum: 2}), all, 2},
+		{"a single string", su(actionParam{Name: "Targets", DataType: "String"}), all, 1},
+		{"one member not listed", su(actionParam{Name: "Targets", AllowableValues: all[:2]}), nil, 0},
+		{"no Targets", &updateInfo{SimpleUpdateTarget: "/su"}, nil, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := planUpdate(in, &state{items: items}, c.us, nil)
+			if got.Problem != "" || strings.Join(got.Members, " ") != "HGX_FW_GPU_SXM_1 HGX_FW_GPU_SXM_2 HGX_FW_GPU_SXM_3" ||
+				strings.Join(got.Targets, " ") != strings.Join(c.targets, " ") || got.TargetsPerRequest != c.perRequest {
+				t.Errorf("plan %+v; want the three active GPUs, targets %v, %d per request", got, c.targets, c.perRequest)
+			}
+		})
+	}
+}
+
+// TestChooseApplyTime: the apply time asked is sent only where the BMC
+// lists it for the method chosen; otherwise none is sent and the plan
+// says why (the Lenovo, Supermicro, AMI and iLO captures list none).
+func TestChooseApplyTime(t *testing.T) {
+	us := &updateInfo{
+		SimpleUpdateApplyTimes: applyTimes{Values: []string{"Immediate", "OnReset", "OnStartUpdateRequest"}, From: "SimpleUpdate's @Redfish.OperationApplyTimeSupport"},
+		HTTPPushApplyTimes:     applyTimes{Current: "OnReset", From: "HttpPushUriApplyTime's allowable values"},
+		MultipartApplyTimes:    applyTimes{Values: []string{"Immediate", "OnStartUpdateRequest"}, From: "MultipartHttpPushUri's @Redfish.OperationApplyTimeSupport"},
+	}
+	cases := []struct {
+		asked, method, want, from string
+	}{
+		{"OnReset", providers.MethodSimpleUpdate, "OnReset", "listed in SimpleUpdate's @Redfish.OperationApplyTimeSupport"},
+		{"AtMaintenanceWindowStart", providers.MethodSimpleUpdate, "", "not sent: SimpleUpdate's @Redfish.OperationApplyTimeSupport lists Immediate, OnReset, OnStartUpdateRequest, not AtMaintenanceWindowStart"},
+		{"OnReset", providers.MethodMultipartPush, "", "not sent: MultipartHttpPushUri's @Redfish.OperationApplyTimeSupport lists Immediate, OnStartUpdateRequest, not OnReset"},
+		{"OnReset", providers.MethodHTTPPush, "", "not sent: the BMC's HttpPushUriApplyTime is already OnReset"},
+		{"Immediate", providers.MethodHTTPPush, "", "not sent: the BMC lists no apply times for http_push"},
+		{"OnReset", providers.MethodSimpleUpdate + "-none", "", "not sent: the BMC lists no apply times"},
+		{"", providers.MethodSimpleUpdate, "", ""},
+	}
+	for _, c := range cases {
+		got, from := chooseApplyTime(c.asked, c.method, us)
+		if got != c.want || !strings.HasPrefix(from, c.from) || (c.from == "" && from != "") {
+			t.Errorf("chooseApplyTime(%q, %s) = %q, %q; want %q, %q…", c.asked, c.method, got, from, c.want, c.from)
+		}
 	}
 }
 

@@ -5,24 +5,32 @@
 // monitors, TLS verification on by default).
 //
 // Observe names what it found (providers.Outcome*): unreachable (connect,
-// TLS, timeout, 5xx after retries), credentials_refused (401/403 at login or
-// on a read after one fresh login), inventory_unavailable (no inventory and
+// TLS, timeout, 5xx after retries), credentials_refused (401/403 to the
+// session request and to one read with Basic auth, or on a read after one
+// fresh login), inventory_unavailable (no inventory and
 // no fallback version), system_unresolved (several Systems and none or a
 // wrong one named; Observation.Systems lists them), each with one line made
 // of the Redfish error's messages, never its raw body, with passwords
 // scrubbed.
 //
-// Where FirmwareInventory is missing or lacks them, ComputerSystem.BiosVersion
-// is component "BIOS" (source system) and Manager.FirmwareVersion component
-// "BMC" (source manager); updates of them name that System or Manager in
-// Targets, and wait_ready reads them back from the same place. On a BMC with
+// Every inventory member has a state (members.go): active, or a copy beside
+// the running image (previous, pending, available, standby, absent), read
+// from Status.State, the vendors' signs and the Manager's and Bios'
+// Links.ActiveSoftwareImage. Only where FirmwareInventory has no active
+// member for them, ComputerSystem.BiosVersion is component "BIOS" (source
+// system) and Manager.FirmwareVersion component "BMC" (source manager);
+// updates of them name that System or Manager in Targets, and wait_ready
+// reads them back from the same place. A rule means every active member it
+// selects: one update names them all where the BMC takes a list of
+// Targets, and wait_ready checks each. On a BMC with
 // several Systems, members linked to a System (RelatedItem) or prefixed with
 // its Id ("Node0.BIOS") belong to it, other systems' members are not
 // reported, and the rest are Shared. Targets sharing an endpoint and
 // credentials share one session; one transport serves every BMC.
 //
 // Update plans are decided at Observe from UpdateService and SimpleUpdate's
-// ActionInfo (see plan.go for the order of preference) and applied exactly.
+// ActionInfo (see plan.go for the order of preference), with the apply time
+// only where the BMC lists it, and applied exactly.
 package redfish
 
 import (
@@ -508,7 +516,7 @@ func (p *Provider) entryLocked(t providers.Target) (*bmcEntry, error) {
 	key := p.keyOf(t)
 	e := p.bmcs[key]
 	if e == nil {
-		e = &bmcEntry{b: newGofishBMC(endpoint, creds, p.tr, p.cfg.PerBMCLimit), host: hostOf(endpoint)}
+		e = &bmcEntry{b: newGofishBMC(endpoint, creds, t.Auth, p.tr, p.cfg.PerBMCLimit), host: hostOf(endpoint)}
 		p.bmcs[key] = e
 		p.hostUse[e.host]++
 	}

@@ -548,7 +548,11 @@ type Target struct {
 	System string `protobuf:"bytes,4,opt,name=system,proto3" json:"system,omitempty"`
 	// updates are the images the plan may send; Observe answers each in
 	// Observation.updates.
-	Updates       []*UpdateIntent `protobuf:"bytes,5,rep,name=updates,proto3" json:"updates,omitempty"`
+	Updates []*UpdateIntent `protobuf:"bytes,5,rep,name=updates,proto3" json:"updates,omitempty"`
+	// auth is how to authenticate: "" tries a session, then Basic auth when
+	// the BMC refuses the session; "session" or "basic" is what plan found
+	// (Observation.auth), used as is at apply.
+	Auth          string `protobuf:"bytes,6,opt,name=auth,proto3" json:"auth,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -616,6 +620,13 @@ func (x *Target) GetUpdates() []*UpdateIntent {
 		return x.Updates
 	}
 	return nil
+}
+
+func (x *Target) GetAuth() string {
+	if x != nil {
+		return x.Auth
+	}
+	return ""
 }
 
 type UpdateIntent struct {
@@ -702,7 +713,16 @@ type UpdatePlan struct {
 	TransferProtocol string                 `protobuf:"bytes,3,opt,name=transfer_protocol,json=transferProtocol,proto3" json:"transfer_protocol,omitempty"`
 	Targets          []string               `protobuf:"bytes,4,rep,name=targets,proto3" json:"targets,omitempty"`
 	// problem says why the image cannot be delivered; method is "" then.
-	Problem       string `protobuf:"bytes,5,opt,name=problem,proto3" json:"problem,omitempty"`
+	Problem string `protobuf:"bytes,5,opt,name=problem,proto3" json:"problem,omitempty"`
+	// members are the ids of the active inventory members the match rule
+	// selects; targets[i] names members[i] when there is one per member.
+	Members []string `protobuf:"bytes,6,rep,name=members,proto3" json:"members,omitempty"`
+	// targets_per_request is how many targets one request may name; 0: any.
+	TargetsPerRequest int32 `protobuf:"varint,7,opt,name=targets_per_request,json=targetsPerRequest,proto3" json:"targets_per_request,omitempty"`
+	// apply_time is the OperationApplyTime to send ("" sends none) and
+	// apply_time_from says why; both empty from plugins that do not decide.
+	ApplyTime     string `protobuf:"bytes,8,opt,name=apply_time,json=applyTime,proto3" json:"apply_time,omitempty"`
+	ApplyTimeFrom string `protobuf:"bytes,9,opt,name=apply_time_from,json=applyTimeFrom,proto3" json:"apply_time_from,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -768,6 +788,34 @@ func (x *UpdatePlan) GetTargets() []string {
 func (x *UpdatePlan) GetProblem() string {
 	if x != nil {
 		return x.Problem
+	}
+	return ""
+}
+
+func (x *UpdatePlan) GetMembers() []string {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+func (x *UpdatePlan) GetTargetsPerRequest() int32 {
+	if x != nil {
+		return x.TargetsPerRequest
+	}
+	return 0
+}
+
+func (x *UpdatePlan) GetApplyTime() string {
+	if x != nil {
+		return x.ApplyTime
+	}
+	return ""
+}
+
+func (x *UpdatePlan) GetApplyTimeFrom() string {
+	if x != nil {
+		return x.ApplyTimeFrom
 	}
 	return ""
 }
@@ -1091,11 +1139,13 @@ type Observation struct {
 	Fingerprint string                 `protobuf:"bytes,6,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
 	Diagnostics []*Diagnostic          `protobuf:"bytes,7,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
 	// outcome is a providers.Outcome* string; "" from older plugins.
-	Outcome       string        `protobuf:"bytes,8,opt,name=outcome,proto3" json:"outcome,omitempty"`
-	System        string        `protobuf:"bytes,9,opt,name=system,proto3" json:"system,omitempty"`
-	Systems       []*SystemRef  `protobuf:"bytes,10,rep,name=systems,proto3" json:"systems,omitempty"`
-	Identity      *Identity     `protobuf:"bytes,11,opt,name=identity,proto3" json:"identity,omitempty"`
-	Updates       []*UpdatePlan `protobuf:"bytes,12,rep,name=updates,proto3" json:"updates,omitempty"`
+	Outcome  string        `protobuf:"bytes,8,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	System   string        `protobuf:"bytes,9,opt,name=system,proto3" json:"system,omitempty"`
+	Systems  []*SystemRef  `protobuf:"bytes,10,rep,name=systems,proto3" json:"systems,omitempty"`
+	Identity *Identity     `protobuf:"bytes,11,opt,name=identity,proto3" json:"identity,omitempty"`
+	Updates  []*UpdatePlan `protobuf:"bytes,12,rep,name=updates,proto3" json:"updates,omitempty"`
+	// auth is how the BMC was authenticated: "session" or "basic".
+	Auth          string `protobuf:"bytes,13,opt,name=auth,proto3" json:"auth,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1214,6 +1264,13 @@ func (x *Observation) GetUpdates() []*UpdatePlan {
 	return nil
 }
 
+func (x *Observation) GetAuth() string {
+	if x != nil {
+		return x.Auth
+	}
+	return ""
+}
+
 type Component struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Id         string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -1224,7 +1281,11 @@ type Component struct {
 	// source is where version was read: inventory, system or manager.
 	Source string `protobuf:"bytes,6,opt,name=source,proto3" json:"source,omitempty"`
 	// shared marks a component of the BMC, not of the server's own system.
-	Shared        bool `protobuf:"varint,7,opt,name=shared,proto3" json:"shared,omitempty"`
+	Shared bool `protobuf:"varint,7,opt,name=shared,proto3" json:"shared,omitempty"`
+	// state is active, previous, pending, available, standby or absent; ""
+	// from older plugins, read as active. state_sign says what decided it.
+	State         string `protobuf:"bytes,8,opt,name=state,proto3" json:"state,omitempty"`
+	StateSign     string `protobuf:"bytes,9,opt,name=state_sign,json=stateSign,proto3" json:"state_sign,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1308,12 +1369,28 @@ func (x *Component) GetShared() bool {
 	return false
 }
 
+func (x *Component) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *Component) GetStateSign() string {
+	if x != nil {
+		return x.StateSign
+	}
+	return ""
+}
+
 type Match struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	SoftwareId string                 `protobuf:"bytes,1,opt,name=software_id,json=softwareId,proto3" json:"software_id,omitempty"`
 	Id         string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	// name_pattern is a path.Match glob over the component's Name.
-	NamePattern   string `protobuf:"bytes,3,opt,name=name_pattern,json=namePattern,proto3" json:"name_pattern,omitempty"`
+	NamePattern string `protobuf:"bytes,3,opt,name=name_pattern,json=namePattern,proto3" json:"name_pattern,omitempty"`
+	// count, when set, is how many active members the rule must select.
+	Count         int32 `protobuf:"varint,4,opt,name=count,proto3" json:"count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1369,6 +1446,13 @@ func (x *Match) GetNamePattern() string {
 	return ""
 }
 
+func (x *Match) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
 type Step struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// kind is a providers.StepKind ("update", "reset", ...): a string, so a new
@@ -1391,7 +1475,10 @@ type Step struct {
 	TransferProtocol string                 `protobuf:"bytes,12,opt,name=transfer_protocol,json=transferProtocol,proto3" json:"transfer_protocol,omitempty"`
 	Targets          []string               `protobuf:"bytes,13,rep,name=targets,proto3" json:"targets,omitempty"`
 	// sha256 is the hex digest the image must have.
-	Sha256        string `protobuf:"bytes,14,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	Sha256 string `protobuf:"bytes,14,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	// scheme and pattern say how a reported version compares with version.
+	Scheme        string `protobuf:"bytes,15,opt,name=scheme,proto3" json:"scheme,omitempty"`
+	Pattern       string `protobuf:"bytes,16,opt,name=pattern,proto3" json:"pattern,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1520,6 +1607,20 @@ func (x *Step) GetTargets() []string {
 func (x *Step) GetSha256() string {
 	if x != nil {
 		return x.Sha256
+	}
+	return ""
+}
+
+func (x *Step) GetScheme() string {
+	if x != nil {
+		return x.Scheme
+	}
+	return ""
+}
+
+func (x *Step) GetPattern() string {
+	if x != nil {
+		return x.Pattern
 	}
 	return ""
 }
@@ -2219,27 +2320,33 @@ const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"\vdiagnostics\x18\x01 \x03(\v2 .rackform.provider.v1.DiagnosticR\vdiagnostics\"E\n" +
 	"\vCredentials\x12\x1a\n" +
 	"\busername\x18\x01 \x01(\tR\busername\x12\x1a\n" +
-	"\bpassword\x18\x02 \x01(\tR\bpassword\"\xd3\x01\n" +
+	"\bpassword\x18\x02 \x01(\tR\bpassword\"\xe7\x01\n" +
 	"\x06Target\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bendpoint\x18\x02 \x01(\tR\bendpoint\x12C\n" +
 	"\vcredentials\x18\x03 \x01(\v2!.rackform.provider.v1.CredentialsR\vcredentials\x12\x16\n" +
 	"\x06system\x18\x04 \x01(\tR\x06system\x12<\n" +
-	"\aupdates\x18\x05 \x03(\v2\".rackform.provider.v1.UpdateIntentR\aupdates\"\xb3\x01\n" +
+	"\aupdates\x18\x05 \x03(\v2\".rackform.provider.v1.UpdateIntentR\aupdates\x12\x12\n" +
+	"\x04auth\x18\x06 \x01(\tR\x04auth\"\xb3\x01\n" +
 	"\fUpdateIntent\x12\x1c\n" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x121\n" +
 	"\x05match\x18\x02 \x01(\v2\x1b.rackform.provider.v1.MatchR\x05match\x12\x1b\n" +
 	"\timage_uri\x18\x03 \x01(\tR\bimageUri\x12\x1d\n" +
 	"\n" +
 	"apply_time\x18\x04 \x01(\tR\tapplyTime\x12\x16\n" +
-	"\x06method\x18\x05 \x01(\tR\x06method\"\xa3\x01\n" +
+	"\x06method\x18\x05 \x01(\tR\x06method\"\xb4\x02\n" +
 	"\n" +
 	"UpdatePlan\x12\x1c\n" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x12\x16\n" +
 	"\x06method\x18\x02 \x01(\tR\x06method\x12+\n" +
 	"\x11transfer_protocol\x18\x03 \x01(\tR\x10transferProtocol\x12\x18\n" +
 	"\atargets\x18\x04 \x03(\tR\atargets\x12\x18\n" +
-	"\aproblem\x18\x05 \x01(\tR\aproblem\"C\n" +
+	"\aproblem\x18\x05 \x01(\tR\aproblem\x12\x18\n" +
+	"\amembers\x18\x06 \x03(\tR\amembers\x12.\n" +
+	"\x13targets_per_request\x18\a \x01(\x05R\x11targetsPerRequest\x12\x1d\n" +
+	"\n" +
+	"apply_time\x18\b \x01(\tR\tapplyTime\x12&\n" +
+	"\x0fapply_time_from\x18\t \x01(\tR\rapplyTimeFrom\"C\n" +
 	"\tSystemRef\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x12\x12\n" +
@@ -2257,7 +2364,7 @@ const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"\x04done\x18\x02 \x01(\v2!.rackform.provider.v1.ObserveDoneH\x00R\x04done\x12B\n" +
 	"\vdiagnostics\x18\x03 \x03(\v2 .rackform.provider.v1.DiagnosticR\vdiagnosticsB\a\n" +
 	"\x05event\"\r\n" +
-	"\vObserveDone\"\x88\x04\n" +
+	"\vObserveDone\"\x9c\x04\n" +
 	"\vObservation\x12\x16\n" +
 	"\x06server\x18\x01 \x01(\tR\x06server\x12\x1c\n" +
 	"\treachable\x18\x02 \x01(\bR\treachable\x12\x1f\n" +
@@ -2274,7 +2381,8 @@ const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"\asystems\x18\n" +
 	" \x03(\v2\x1f.rackform.provider.v1.SystemRefR\asystems\x12:\n" +
 	"\bidentity\x18\v \x01(\v2\x1e.rackform.provider.v1.IdentityR\bidentity\x12:\n" +
-	"\aupdates\x18\f \x03(\v2 .rackform.provider.v1.UpdatePlanR\aupdates\"\xba\x01\n" +
+	"\aupdates\x18\f \x03(\v2 .rackform.provider.v1.UpdatePlanR\aupdates\x12\x12\n" +
+	"\x04auth\x18\r \x01(\tR\x04auth\"\xef\x01\n" +
 	"\tComponent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1f\n" +
@@ -2285,12 +2393,16 @@ const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"updateable\x18\x05 \x01(\bR\n" +
 	"updateable\x12\x16\n" +
 	"\x06source\x18\x06 \x01(\tR\x06source\x12\x16\n" +
-	"\x06shared\x18\a \x01(\bR\x06shared\"[\n" +
+	"\x06shared\x18\a \x01(\bR\x06shared\x12\x14\n" +
+	"\x05state\x18\b \x01(\tR\x05state\x12\x1d\n" +
+	"\n" +
+	"state_sign\x18\t \x01(\tR\tstateSign\"q\n" +
 	"\x05Match\x12\x1f\n" +
 	"\vsoftware_id\x18\x01 \x01(\tR\n" +
 	"softwareId\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12!\n" +
-	"\fname_pattern\x18\x03 \x01(\tR\vnamePattern\"\x86\x04\n" +
+	"\fname_pattern\x18\x03 \x01(\tR\vnamePattern\x12\x14\n" +
+	"\x05count\x18\x04 \x01(\x05R\x05count\"\xb8\x04\n" +
 	"\x04Step\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1c\n" +
 	"\tcomponent\x18\x02 \x01(\tR\tcomponent\x121\n" +
@@ -2308,7 +2420,9 @@ const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"\fresume_since\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\vresumeSince\x12+\n" +
 	"\x11transfer_protocol\x18\f \x01(\tR\x10transferProtocol\x12\x18\n" +
 	"\atargets\x18\r \x03(\tR\atargets\x12\x16\n" +
-	"\x06sha256\x18\x0e \x01(\tR\x06sha256\"\xaa\x01\n" +
+	"\x06sha256\x18\x0e \x01(\tR\x06sha256\x12\x16\n" +
+	"\x06scheme\x18\x0f \x01(\tR\x06scheme\x12\x18\n" +
+	"\apattern\x18\x10 \x01(\tR\apattern\"\xaa\x01\n" +
 	"\vExpectation\x12\x1c\n" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x121\n" +
 	"\x05match\x18\x02 \x01(\v2\x1b.rackform.provider.v1.MatchR\x05match\x12\x18\n" +

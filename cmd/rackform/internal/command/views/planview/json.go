@@ -250,7 +250,10 @@ type JSONServer struct {
 	// "unreachable", "credentials_refused", "inventory_unavailable",
 	// "system_unresolved", or "" when plan did not read it (excluded, out
 	// of scope). Observed is true when the BMC was read.
-	Observed  bool            `json:"observed"`
+	Observed bool `json:"observed"`
+	// Auth is how the BMC took the credentials at plan ("session",
+	// "basic"), as apply authenticates; "" in plans before format 1.5.
+	Auth      string          `json:"auth"`
 	Health    string          `json:"health"`
 	Power     string          `json:"power_state"`
 	Identity  JSONIdentity    `json:"identity"`
@@ -277,6 +280,12 @@ type JSONComponent struct {
 	Updateable bool   `json:"updateable"`
 	Source     string `json:"source"`
 	Shared     bool   `json:"shared"`
+	// State is whether the member runs ("active") or is a copy beside
+	// it ("previous", "pending", "available", "standby", "absent"), and
+	// StateSign what the BMC showed that said so. Plans before format
+	// 1.5 did not tell: every member was read as active.
+	State     string `json:"state"`
+	StateSign string `json:"state_sign"`
 }
 
 // JSONChange is a component moving from one version to another.
@@ -290,25 +299,36 @@ type JSONChange struct {
 	Unordered bool   `json:"unordered"`
 	Shared    bool   `json:"shared"`
 	FlashedBy string `json:"flashed_by"`
+	// Members is how many active members the rule selects, Moving how
+	// many of them change (0 in plans before format 1.5).
+	Members int `json:"members"`
+	Moving  int `json:"moving"`
 }
 
 // JSONStep is one step on a server.
 type JSONStep struct {
-	Index            int      `json:"index"`
-	Kind             string   `json:"kind"`
-	Component        string   `json:"component"`
-	Version          string   `json:"version"`
-	Image            string   `json:"image"`
-	SHA256           string   `json:"sha256"`
-	Method           string   `json:"method"`
-	ApplyTime        string   `json:"apply_time"`
+	Index     int    `json:"index"`
+	Kind      string `json:"kind"`
+	Component string `json:"component"`
+	Version   string `json:"version"`
+	Image     string `json:"image"`
+	SHA256    string `json:"sha256"`
+	Method    string `json:"method"`
+	ApplyTime string `json:"apply_time"`
+	// ApplyTimeFrom says why ApplyTime is what it is, from what the BMC
+	// lists ("" in plans before format 1.5).
+	ApplyTimeFrom    string   `json:"apply_time_from"`
 	TransferProtocol string   `json:"transfer_protocol"`
 	Targets          []string `json:"targets"`
-	ResetType        string   `json:"reset_type"`
-	Shared           bool     `json:"shared"`
-	After            []string `json:"after"`
-	Timeout          string   `json:"timeout"`
-	Estimate         string   `json:"estimate"`
+	// Members are the inventory members the update is for, and Count how
+	// many active members its rule must find (apply checks both).
+	Members   []string `json:"members"`
+	Count     int      `json:"count"`
+	ResetType string   `json:"reset_type"`
+	Shared    bool     `json:"shared"`
+	After     []string `json:"after"`
+	Timeout   string   `json:"timeout"`
+	Estimate  string   `json:"estimate"`
 }
 
 // JSONImage is one image the plan delivers, with the servers it goes to.
@@ -537,7 +557,7 @@ func serverJSON(s *plan.Server) JSONServer {
 	js := JSONServer{
 		Address: s.Address, Name: s.Name, Cluster: s.Cluster, Rack: s.Rack, Role: s.Role, NodeName: s.NodeName,
 		BMC: s.BMC, System: s.System, Provider: s.Provider, Labels: map[string]string{},
-		Action: string(s.Action), Reason: s.Reason, Outcome: s.Outcome,
+		Action: string(s.Action), Reason: s.Reason, Outcome: s.Outcome, Auth: s.Auth,
 		Health: s.Observed.Health, Power: s.Observed.PowerState,
 		Identity: JSONIdentity{s.Identity.UUID, s.Identity.SerialNumber, s.Identity.Manufacturer, s.Identity.Model}, Inventory: []JSONComponent{},
 		Problems: orEmpty(slices.Clone(s.Problems)), Notes: orEmpty(slices.Clone(s.Notes)),
@@ -558,16 +578,26 @@ func serverJSON(s *plan.Server) JSONServer {
 		js.Labels[k] = v
 	}
 	for _, c := range s.Observed.Components {
-		js.Inventory = append(js.Inventory, JSONComponent{ID: c.ID, Name: c.Name, SoftwareID: c.SoftwareID, Version: c.Version, Updateable: c.Updateable, Source: c.Source, Shared: c.Shared})
+		state := c.State
+		if state == "" {
+			state = providers.StateActive
+		}
+		js.Inventory = append(js.Inventory, JSONComponent{ID: c.ID, Name: c.Name, SoftwareID: c.SoftwareID, Version: c.Version, Updateable: c.Updateable, Source: c.Source, Shared: c.Shared,
+			State: state, StateSign: c.StateSign})
 	}
 	for _, c := range s.Changes {
-		js.Changes = append(js.Changes, JSONChange{Component: c.Component, Kind: c.Kind, From: c.From, To: c.To, Reboot: c.Reboot, Downgrade: c.Downgrade, Unordered: c.Unordered, Shared: c.Shared, FlashedBy: c.FlashedBy})
+		js.Changes = append(js.Changes, JSONChange{Component: c.Component, Kind: c.Kind, From: c.From, To: c.To, Reboot: c.Reboot, Downgrade: c.Downgrade, Unordered: c.Unordered, Shared: c.Shared, FlashedBy: c.FlashedBy,
+			Members: c.Members, Moving: c.Moving})
 	}
 	for _, st := range s.Steps {
+		count := 0
+		if st.Match != nil {
+			count = st.Match.Count
+		}
 		js.Steps = append(js.Steps, JSONStep{
 			Index: st.Index, Kind: string(st.Kind), Component: st.Component, Version: st.Version, Image: st.Image,
-			SHA256: st.SHA256, Method: st.Method, ApplyTime: st.ApplyTime, TransferProtocol: st.TransferProtocol,
-			Targets: orEmpty(slices.Clone(st.Targets)), ResetType: st.ResetType, Shared: st.Shared,
+			SHA256: st.SHA256, Method: st.Method, ApplyTime: st.ApplyTime, ApplyTimeFrom: st.ApplyTimeFrom, TransferProtocol: st.TransferProtocol,
+			Targets: orEmpty(slices.Clone(st.Targets)), Members: orEmpty(slices.Clone(st.Members)), Count: count, ResetType: st.ResetType, Shared: st.Shared,
 			After: orEmpty(slices.Clone(st.After)), Timeout: st.Timeout.String(), Estimate: st.Estimate.String(),
 		})
 	}

@@ -204,6 +204,13 @@ func images(p *plan.Plan) []*image {
 			case st.TransferProtocol != "":
 				how += " " + st.TransferProtocol
 			}
+			if st.ApplyTimeFrom != "" {
+				if st.ApplyTime != "" {
+					how += ", apply time " + st.ApplyTime
+				} else {
+					how += ", no apply time"
+				}
+			}
 			if im.count[how] == 0 {
 				im.how = append(im.how, how)
 			}

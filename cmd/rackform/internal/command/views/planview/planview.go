@@ -5,6 +5,7 @@ package planview
 
 import (
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -173,11 +174,19 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// ChangeText is one change for people: "bios 2.70 → 2.80", marked when it
-// is a downgrade, or a change between versions that are neither older nor
+// ChangeText is one change for people: "bios 2.70 → 2.80", with how many
+// members move when the rule selects several ("gpu 96.00.61.00.01 →
+// 96.00.89.00.01 (8 members)", "(6 of 8 members)"), marked when it is a
+// downgrade, or a change between versions that are neither older nor
 // newer (the opaque scheme).
 func ChangeText(c plan.Change) string {
 	s := fmt.Sprintf("%s %s → %s", c.Component, c.From, c.To)
+	switch {
+	case c.Moving > 0 && c.Moving < c.Members:
+		s += fmt.Sprintf(" (%d of %d members)", c.Moving, c.Members)
+	case c.Members > 1:
+		s += fmt.Sprintf(" (%d members)", c.Members)
+	}
 	switch {
 	case c.Downgrade:
 		s += " (downgrade)"
@@ -310,7 +319,10 @@ func Delivery(st plan.Step) string {
 		parts = append(parts, m)
 	}
 	if len(st.Targets) > 0 {
-		parts = append(parts, "targets "+strings.Join(st.Targets, ", "))
+		parts = append(parts, "targets "+targetsText(st.Targets))
+	}
+	if at := ApplyTimeText(st); at != "" {
+		parts = append(parts, at)
 	}
 	if st.SHA256 != "" {
 		parts = append(parts, "sha256 "+st.SHA256)
@@ -323,6 +335,75 @@ func Delivery(st plan.Step) string {
 		parts = append(parts, "once "+strings.Join(st.After, ", ")+" "+verb+" shut down (shared by the BMC)")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// targetsText lists Targets, several in one collection written once:
+// "/redfish/v1/UpdateService/FirmwareInventory/{HGX_FW_GPU_SXM_1,
+// HGX_FW_GPU_SXM_2}".
+func targetsText(targets []string) string {
+	dir := path.Dir(targets[0])
+	for _, t := range targets[1:] {
+		if path.Dir(t) != dir {
+			return strings.Join(targets, ", ")
+		}
+	}
+	if len(targets) == 1 || dir == "." || dir == "/" {
+		return strings.Join(targets, ", ")
+	}
+	names := make([]string, len(targets))
+	for i, t := range targets {
+		names[i] = path.Base(t)
+	}
+	return dir + "/{" + strings.Join(names, ", ") + "}"
+}
+
+// ApplyTimeText says which apply time an update sends, as plan chose it
+// from what the BMC lists: "apply time OnReset", or "no apply time (the
+// BMC lists no apply times for simple_update; …)"; "" for plans before
+// format 1.5, which sent the component's without asking.
+func ApplyTimeText(st plan.Step) string {
+	switch {
+	case st.ApplyTimeFrom == "":
+		return ""
+	case st.ApplyTime != "":
+		return "apply time " + st.ApplyTime
+	}
+	return "no apply time (" + strings.TrimPrefix(st.ApplyTimeFrom, "not sent: ") + ")"
+}
+
+// MembersLine lists the inventory members a changing component's rule
+// selects on s, as plan read them: the ones that run with their versions,
+// then the copies beside them that are not compared ("bios:
+// Installed-159-1.8.2__BIOS.Setup.1-1 1.8.2; not compared:
+// Previous-159-1.2.4__BIOS.Setup.1-1 1.2.4 previous"). "" when the rule
+// selects one member that runs (nothing to add) or the plan recorded no
+// states (before format 1.5).
+func MembersLine(s *plan.Server, st plan.Step) string {
+	if st.Match == nil {
+		return ""
+	}
+	all := st.Match.Members(s.Observed.Components)
+	var active, others []providers.Component
+	states := false
+	for _, c := range all {
+		states = states || c.State != ""
+		if c.IsActive() {
+			active = append(active, c)
+		} else {
+			others = append(others, c)
+		}
+	}
+	if !states || (len(active) <= 1 && len(others) == 0) {
+		return ""
+	}
+	line := st.Component + ": " + providers.MembersText(active)
+	if len(active) > 1 {
+		line = fmt.Sprintf("%s: %d members, %s", st.Component, len(active), providers.MembersText(active))
+	}
+	if len(others) > 0 {
+		line += "; not compared: " + providers.MembersText(others)
+	}
+	return line
 }
 
 // versionSource names where the BMC reported the version a step changes
@@ -371,6 +452,19 @@ func ServerLines(s *plan.Server) []string {
 	var out []string
 	if id := IdentityText(s); id != "" && s.Action == plan.ActionUpgrade {
 		out = append(out, "identity: "+id)
+	}
+	if s.Auth == providers.AuthBasic && s.Action == plan.ActionUpgrade {
+		out = append(out, "auth: Basic (the BMC refused a session or has none, and took Basic authentication)")
+	}
+	read := map[string]bool{}
+	for _, st := range s.Steps {
+		if (st.Kind != plan.StepUpdate && st.Kind != plan.StepReimage) || read[st.Component] {
+			continue
+		}
+		read[st.Component] = true
+		if l := MembersLine(s, st); l != "" {
+			out = append(out, "members of "+l)
+		}
 	}
 	for _, st := range s.Steps {
 		if st.Kind != plan.StepUpdate && st.Kind != plan.StepReimage {

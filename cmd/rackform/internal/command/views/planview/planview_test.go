@@ -463,3 +463,41 @@ func TestGoldenFormat14(t *testing.T) {
 		t.Errorf("the shared step is shown for %d servers, want 2:\n%s", n, text.String())
 	}
 }
+
+// Format 1.5 (the inventory member model) renders what it added: how many
+// members a change moves, the members each rule read with the copies it
+// did not compare, the apply time each update sends or why none, and a
+// BMC that took Basic auth; show -json carries the same.
+func TestGoldenFormat15(t *testing.T) {
+	text, md := renderGoldenFormat(t, "1.5")
+	for _, want := range []string{
+		"gpu 96.00.61.00.01 → 96.00.89.00.01 (8 members)",
+		"members of bios: Installed-159-1.0__BIOS.Setup.1-1 1.0; not compared: Previous-159-0.9__BIOS.Setup.1-1 0.9 previous",
+		"members of gpu: 8 members, HGX_FW_GPU_SXM_1 96.00.61.00.01, ",
+		"update bios: simple_update HTTPS, targets /redfish/v1/Systems/System.Embedded.1, apply time OnReset, sha256 ",
+		"update gpu: simple_update, targets /redfish/v1/UpdateService/FirmwareInventory/{HGX_FW_GPU_SXM_1, HGX_FW_GPU_SXM_2, ",
+		"no apply time (the BMC lists no apply times for simple_update; it applies the image as it does by default)",
+		"auth: Basic",
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q", want)
+		}
+	}
+	if !strings.Contains(md.String(), "simple_update HTTPS, apply time OnReset (2)") || !strings.Contains(md.String(), "simple_update, no apply time (2)") {
+		t.Errorf("markdown does not say the apply times:\n%s", md.String())
+	}
+	b, err := os.ReadFile("../../../../../../planner/plan/testdata/format-1.5-signed.plan.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := BuildJSON(p, plan.SHA256(b))
+	s := js.Servers["a/r01/s1"]
+	if s.Auth != "basic" || s.Inventory[1].State != "previous" || s.Inventory[1].StateSign != "Id prefix Previous-" ||
+		s.Changes[2].Members != 8 || s.Steps[3].Count != 8 || len(s.Steps[3].Members) != 8 || s.Steps[1].ApplyTimeFrom == "" {
+		t.Errorf("show -json server %+v lacks the member model", s)
+	}
+}

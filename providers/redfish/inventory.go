@@ -1,0 +1,73 @@
+package redfish
+
+import (
+	"context"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/stmcginnis/gofish"
+)
+
+func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
+	ctx = selfChecked(ctx) // read through getJSON only
+	var out []invItem
+	err := b.do(ctx, func(c *gofish.APIClient) error {
+		out = out[:0]
+		b.mu.Lock()
+		links := b.inventories
+		b.mu.Unlock()
+		if links == nil {
+			us, err := b.updateService(ctx, c)
+			if err != nil {
+				return err
+			}
+			links = []string{}
+			for _, l := range []string{us.FirmwareInventory.ID, us.SoftwareInventory.ID} {
+				if l != "" {
+					links = append(links, l)
+				}
+			}
+			b.mu.Lock()
+			b.inventories = links
+			b.mu.Unlock()
+		}
+		var missing error
+		// Ids are unique within one collection, not across both: an iLO
+		// numbers its FirmwareInventory and its SoftwareInventory (OS
+		// packages) 1, 2, 3... A later collection's member whose Id an
+		// earlier one already holds is named by its collection too
+		// ("SoftwareInventory/1"), so id = "1" selects the firmware only.
+		taken := map[string]bool{}
+		var itemsTaken []string
+		for _, l := range links {
+			items, err := readMembers[invDoc](ctx, c, l)
+			if err != nil && statusOf(collErr(err)) == http.StatusNotFound {
+				// One inventory missing (FirmwareInventory on unlicensed
+				// BMCs): the other still counts.
+				missing = &inventoryError{uri: l, err: collErr(err)}
+				continue
+			}
+			if err != nil {
+				return &inventoryError{uri: l, err: collErr(err)}
+			}
+			for _, it := range items {
+				item := memberOf(&it)
+				if taken[item.ID] {
+					item.ID = path.Base(strings.TrimSuffix(l, "/")) + "/" + item.ID
+				}
+				itemsTaken = append(itemsTaken, item.ID)
+				out = append(out, item)
+			}
+			for _, id := range itemsTaken {
+				taken[id] = true
+			}
+			itemsTaken = itemsTaken[:0]
+		}
+		if len(out) == 0 && missing != nil {
+			return missing
+		}
+		return nil
+	})
+	return out, err
+}
