@@ -614,7 +614,9 @@ func (f *Fleet) waitReady(ctx context.Context, s *server, st providers.Step) (*p
 		t = now
 	}
 	why := "not back yet"
-	for t.Before(deadline) {
+	// Back at the deadline counts: an estimate capped by the timeout (the
+	// planner caps them) is met exactly.
+	for !t.After(deadline) {
 		if err := f.clock.Sleep(ctx, t); err != nil {
 			return nil, err
 		}
@@ -629,10 +631,13 @@ func (f *Fleet) waitReady(ctx context.Context, s *server, st providers.Step) (*p
 		if why == "" {
 			return &providers.ApplyResult{Message: "ready", Observation: obs}, nil
 		}
-		if next.IsZero() {
+		if next.IsZero() || !t.Before(deadline) {
 			break
 		}
 		t = next
+		if t.After(deadline) {
+			t = deadline
+		}
 	}
 	if err := f.clock.Sleep(ctx, deadline); err != nil {
 		return nil, err

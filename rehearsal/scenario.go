@@ -240,9 +240,9 @@ func (fb *faultBlock) check() hcl.Diagnostics {
 
 func takesText(kind string, takes []string) string {
 	if len(takes) == 0 {
-		return " It takes only servers, racks or clusters."
+		return " It takes only servers, racks, clusters and roles."
 	}
-	return fmt.Sprintf(" It takes servers, racks or clusters, and %s.", strings.Join(takes, ", "))
+	return fmt.Sprintf(" It takes servers, racks, clusters and roles, and %s.", strings.Join(takes, ", "))
 }
 
 // parseAt reads at: an offset from the rehearsal's start ("2h30m") or an
