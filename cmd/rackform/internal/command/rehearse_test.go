@@ -1,0 +1,105 @@
+package command
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/planner"
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/planner/plannertest"
+	"github.com/rackform/rackform/providers"
+	"github.com/rackform/rackform/rehearsal"
+)
+
+// examplePlan plans an example with every server one release behind.
+func examplePlan(t *testing.T, name string) *plan.Plan {
+	t.Helper()
+	dir := filepath.Join("..", "..", "..", "..", "examples", name)
+	getenv := func(k string) string {
+		if strings.Contains(k, "PASSWORD") || strings.HasSuffix(k, "bmc_password") {
+			return "pw"
+		}
+		return ""
+	}
+	cfg, diags := config.NewLoader(config.LoadOptions{Getenv: getenv}).Load(dir)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	fakes := plannertest.FromConfig(cfg, func(int, *config.Server) plannertest.State { return plannertest.Behind })
+	provs := map[string]providers.Provider{}
+	for n, f := range fakes {
+		provs[n] = f
+	}
+	p, pd := planner.Plan(context.Background(), cfg, planner.Options{Providers: provs, Now: time.Date(2026, 11, 27, 16, 0, 0, 0, time.UTC), RackformVersion: "test"})
+	if pd.HasErrors() {
+		t.Fatal(pd.Error())
+	}
+	return p
+}
+
+// Every scenario in examples/scenarios is valid for the example its name
+// starts with, and rehearses: its faults name that example's servers,
+// racks and components, and they change the rehearsal.
+func TestExampleScenarios(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "..", "examples", "scenarios", "*.hcl"))
+	if len(files) < 3 {
+		t.Fatalf("only %d scenarios in examples/scenarios", len(files))
+	}
+	plans := map[string]*plan.Plan{}
+	for _, f := range files {
+		name := filepath.Base(f)
+		t.Run(name, func(t *testing.T) {
+			example := ""
+			for _, ex := range []string{"nexus-lab", "fleet", "pause-rack", "channels"} {
+				if strings.HasPrefix(name, ex+"-") {
+					example = ex
+				}
+			}
+			if example == "" {
+				t.Fatalf("%s does not start with the name of the example it is for", name)
+			}
+			if _, err := os.Stat(filepath.Join("..", "..", "..", "..", "examples", example)); err != nil {
+				t.Fatal(err)
+			}
+			p := plans[example]
+			if p == nil {
+				p = examplePlan(t, example)
+				plans[example] = p
+			}
+			start := time.Date(2026, 11, 27, 16, 0, 0, 0, time.UTC)
+			sc, diags := rehearsal.LoadScenario(f)
+			if sc != nil {
+				_, more := sc.Resolve(rehearsal.PlanTargets(p), start)
+				diags = append(diags, more...)
+			}
+			for _, d := range diags {
+				t.Errorf("%s: %s: %s", d.Subject, d.Summary, d.Detail)
+			}
+			if t.Failed() {
+				return
+			}
+			if sc.Description == "" {
+				t.Error("no description")
+			}
+			faults, _ := sc.Resolve(rehearsal.PlanTargets(p), start)
+			sha := strings.Repeat("ab", 32)
+			plain, err := rehearsal.Run(context.Background(), rehearsal.Options{Plan: p, PlanSHA256: sha, Start: start})
+			if err != nil {
+				t.Fatal(err)
+			}
+			faulty, err := rehearsal.Run(context.Background(), rehearsal.Options{Plan: p, PlanSHA256: sha, Start: start, Faults: faults, Seed: 7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if faulty.Schedule.Total == plain.Schedule.Total && faulty.Outcome.String() == plain.Outcome.String() {
+				t.Errorf("the scenario changes nothing: %s after %s either way", plain.Outcome.Status, plain.Schedule.Total)
+			}
+			t.Logf("without faults: %s after %s; with: %s after %s", plain.Outcome.Status, plain.Schedule.Total.Human(), faulty.Outcome, faulty.Schedule.Total.Human())
+		})
+	}
+}
