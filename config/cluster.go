@@ -109,7 +109,11 @@ func (s *loadState) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl
 			return nil
 		}
 		v, _ = v.Unmark()
-		if v.IsNull() || !v.IsKnown() || v.Type() != cty.Number {
+		if !v.IsKnown() {
+			s.unexpanded++ // what it reads failed: reported there
+			return nil
+		}
+		if v.IsNull() || v.Type() != cty.Number {
 			*diags = append(*diags, invalidMeta(cnt, "The count argument must be a whole number."))
 			return nil
 		}
@@ -139,8 +143,15 @@ func (s *loadState) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl
 			*diags = append(*diags, invalidMeta(fe, "The for_each value is derived from a sensitive value, and its keys would become names shown in plans."))
 			return nil
 		}
-		if v.IsNull() || !v.IsWhollyKnown() {
-			*diags = append(*diags, invalidMeta(fe, "The for_each value must be known and not null."))
+		if !v.IsNull() && !v.IsWhollyKnown() {
+			// Only what already failed (a local, a variable, a file
+			// or function it reads) or a variable validate has no value
+			// for is unknown: reported there, or not an error yet.
+			s.unexpanded++
+			return nil
+		}
+		if v.IsNull() {
+			*diags = append(*diags, invalidMeta(fe, "The for_each value must not be null."))
 			return nil
 		}
 		ty := v.Type()
@@ -174,6 +185,10 @@ func (s *loadState) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl
 				_, e := it.Element()
 				et := e.Type()
 				if !(et.IsObjectType() && et.HasAttribute("name")) && !(et.IsMapType()) {
+					if src := s.csvSourceOf(et); src != nil {
+						*diags = append(*diags, invalidMeta(fe, fmt.Sprintf("The for_each list holds rows of %s, which has no \"name\" column: its columns are %s. Each row needs a name column, which names the instance it makes.", src.path, joinAnd(src.header()))))
+						return nil
+					}
 					*diags = append(*diags, invalidMeta(fe, fmt.Sprintf("Element %d of the for_each list has no \"name\" attribute. A for_each list must hold objects with a name (such as csvdecode rows with a name column); otherwise use a map or a set of strings.", i)))
 					return nil
 				}
@@ -296,6 +311,12 @@ func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 		s.defaultProvider = append(s.defaultProvider, c)
 	}
 
+	unexpanded := s.unexpanded
+	defer func() {
+		if s.unexpanded > unexpanded {
+			s.partial[c] = true
+		}
+	}()
 	for _, rb := range content.Blocks {
 		rc, d := rb.Body.Content(rackSchema)
 		diags = append(diags, d...)
@@ -403,11 +424,14 @@ func (s *loadState) decodeServer(b *hcl.Block, c *hcl.BodyContent, in instance, 
 		if v, ok := ca.value("password", cty.String, true); ok {
 			p, m := v.Unmark()
 			if len(m) == 0 {
-				s.addSensitiveSource(cc.Attributes["password"].Range)
-				ca.errorf(ca.rng("password", cb.DefRange), "Literal password",
-					"Server %q has a password that is not a sensitive value: write it as env(\"NAME\") or a sensitive variable, so it never appears in a configuration review or a plan.", sv.Name)
+				*diags = append(*diags, s.passwordNotSensitive(fmt.Sprintf("Server %q", sv.Name), cc.Attributes["password"]))
 			}
 			cred.Password = NewSecret(p.AsString(), true)
+			cred.PasswordFrom = s.valueFrom(cc.Attributes["password"].Expr)
+		} else if at := cc.Attributes["password"]; at != nil && unknownPlain(at.Expr, in.ctx) {
+			// A variable without a value yet (validate): what it will
+			// hold is not sensitive either.
+			*diags = append(*diags, s.passwordNotSensitive(fmt.Sprintf("Server %q", sv.Name), at))
 		}
 		sv.Credentials = cred
 	}

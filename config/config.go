@@ -275,7 +275,7 @@ func (l *Loader) Load(path string) (*Config, hcl.Diagnostics) {
 	diags = append(diags, s.load(files)...)
 	s.collectDataFiles()
 	cfg.SensitiveSources = append([]hcl.Range(nil), s.sensitiveSrc...)
-	return cfg, s.scrub(diags)
+	return cfg, s.scrub(oncePerPlace(s.missingColumns(diags)))
 }
 
 func (l *Loader) readConfigFile(name string) ([]byte, error) {

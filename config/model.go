@@ -45,6 +45,16 @@ type Provider struct {
 	Attrs          cty.Value
 	SensitiveAttrs []string
 	DeclRange      hcl.Range
+	// PasswordFrom says where the password attribute's value comes from,
+	// for messages about it (a BMC refused an empty password): `variable
+	// "bmc_password" (set by RACKFORM_VAR_bmc_password)`, `env("X")`; ""
+	// for anything else.
+	PasswordFrom string
+
+	// passwordExpr is the password attribute's expression, nil without
+	// one: a password that is not sensitive is reported at it, in words
+	// that say where its value comes from.
+	passwordExpr hcl.Expression
 }
 
 // IsSensitive reports whether attribute name holds a sensitive value.
@@ -457,6 +467,9 @@ type Server struct {
 type Credentials struct {
 	Username Secret
 	Password Secret
+	// PasswordFrom says where Password comes from, for messages (see
+	// Provider.PasswordFrom).
+	PasswordFrom string
 }
 
 // Secret holds a credential value; String, GoString and MarshalJSON redact

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
@@ -36,11 +38,18 @@ func (s *loadState) csvDecodeFunc() function.Function {
 		},
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			v, err := inner.Call(withoutBOM(args))
-			if err == nil && args[0].IsKnown() && !args[0].IsNull() && v.IsWhollyKnown() {
-				text := args[0].AsString()
-				if path, ok := s.fileTexts[text]; ok {
-					s.csvSources = append(s.csvSources, &csvSource{path: path, text: text, rows: v})
-				}
+			if !args[0].IsKnown() || args[0].IsNull() || args[0].IsMarked() {
+				return v, err
+			}
+			text := args[0].AsString()
+			path, ok := s.fileTexts[text]
+			switch {
+			case err != nil && ok:
+				// Name the file: "CSV parse error on line 2" alone does
+				// not say which.
+				return v, fmt.Errorf("%s: %w", path, err)
+			case err == nil && ok && v.IsWhollyKnown():
+				s.csvSources = append(s.csvSources, &csvSource{path: path, text: text, rows: v})
 			}
 			return v, err
 		},
@@ -149,4 +158,122 @@ func withoutBOM(args []cty.Value) []cty.Value {
 		return args
 	}
 	return []cty.Value{cty.StringVal(strings.TrimPrefix(s, "\ufeff"))}
+}
+
+// oncePerPlace drops a diagnostic that repeats an earlier one word for
+// word at the same place: a block expanded by for_each reports a mistake
+// in its text once per instance.
+func oncePerPlace(diags hcl.Diagnostics) hcl.Diagnostics {
+	type key struct {
+		severity        hcl.DiagnosticSeverity
+		summary, detail string
+		at              hcl.Range
+	}
+	seen := map[key]bool{}
+	out := make(hcl.Diagnostics, 0, len(diags))
+	for _, d := range diags {
+		if d.Subject != nil {
+			k := key{d.Severity, d.Summary, d.Detail, *d.Subject}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// missingColumns turns HCL's "Unsupported attribute" on a row of a CSV file
+// (each.value.bmc, where each.value is a row of csvdecode(file(...))) into
+// one error that names the column, the file and the columns it has, once
+// per reference instead of once per row: a renamed column is one mistake.
+func (s *loadState) missingColumns(diags hcl.Diagnostics) hcl.Diagnostics {
+	if len(s.csvSources) == 0 {
+		return diags
+	}
+	type key struct {
+		file, column string
+		at           hcl.Range
+	}
+	seen := map[key]bool{}
+	out := make(hcl.Diagnostics, 0, len(diags))
+	for _, d := range diags {
+		src, column, ok := s.missingColumn(d)
+		if !ok {
+			out = append(out, d)
+			continue
+		}
+		k := key{src.path, column, *d.Subject}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		header := src.header()
+		detail := fmt.Sprintf("There is no column %q in %s: its columns are %s.", column, src.path, joinAnd(header))
+		if near := nearColumn(column, header); near != "" {
+			detail += fmt.Sprintf(" Did you mean %q?", near)
+		}
+		detail += " Rename the column in the file's first line, or the reference here."
+		out = append(out, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing CSV column", Detail: detail, Subject: d.Subject, Context: d.Context})
+	}
+	return out
+}
+
+// missingColumn reports whether d is a reference to an attribute a CSV row
+// does not have, and which file and column.
+func (s *loadState) missingColumn(d *hcl.Diagnostic) (*csvSource, string, bool) {
+	if d.Summary != "Unsupported attribute" || d.Subject == nil || d.EvalContext == nil {
+		return nil, "", false
+	}
+	expr, ok := d.Expression.(*hclsyntax.ScopeTraversalExpr)
+	if !ok {
+		return nil, "", false
+	}
+	tr := expr.Traversal
+	for i := 1; i < len(tr); i++ {
+		step, ok := tr[i].(hcl.TraverseAttr)
+		if !ok || step.SrcRange != *d.Subject {
+			continue
+		}
+		row, diags := tr[:i].TraverseAbs(d.EvalContext)
+		if diags.HasErrors() || !row.Type().IsObjectType() {
+			return nil, "", false
+		}
+		if src := s.csvSourceOf(row.Type()); src != nil {
+			return src, step.Name, true
+		}
+		return nil, "", false
+	}
+	return nil, "", false
+}
+
+// csvSourceOf is the CSV file whose rows have type ty, or nil.
+func (s *loadState) csvSourceOf(ty cty.Type) *csvSource {
+	for _, src := range s.csvSources {
+		if ty.Equals(src.rows.Type().ElementType()) {
+			return src
+		}
+	}
+	return nil
+}
+
+// header is the CSV file's column names, in the file's order.
+func (src *csvSource) header() []string {
+	h, _ := csv.NewReader(strings.NewReader(strings.TrimPrefix(src.text, "\ufeff"))).Read()
+	return h
+}
+
+// nearColumn is the column the reference probably meant: one within two
+// edits, or that starts with it or it starts with ("bmc" for "bmc_url").
+func nearColumn(name string, columns []string) string {
+	if c := didYouMean(name, columns); c != "" {
+		return c
+	}
+	for _, c := range columns {
+		if strings.HasPrefix(c, name) || strings.HasPrefix(name, c) {
+			return c
+		}
+	}
+	return ""
 }

@@ -418,8 +418,8 @@ func TestRules(t *testing.T) {
 					"Server \"a3\" has a password that is not a sensitive value: write it as env(\"NAME\") or a sensitive variable, so it never appears in a configuration review or a plan.",
 					"main.rf.hcl:30,20-30,28"},
 				{"error", "Literal password",
-					"Provider \"redfish\" has a password that is not a sensitive value: write password = env(\"NAME\") or use a sensitive variable, so it never appears in a configuration review or a plan.",
-					"main.rf.hcl:35,1-35,19"},
+					"Provider \"redfish\" has a password that is not a sensitive value: write it as env(\"NAME\") or a sensitive variable, so it never appears in a configuration review or a plan.",
+					"main.rf.hcl:36,14-36,22"},
 			},
 		},
 		{name: "sensitive value outside credentials", files: func(t *testing.T) map[string]string {

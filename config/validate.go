@@ -110,6 +110,12 @@ func (s *loadState) validate() hcl.Diagnostics {
 				byBMC[key] = append(byBMC[key], sv)
 			}
 		}
+		if s.partial[c] {
+			// Racks or servers are missing for an error reported
+			// where their for_each failed; the rules on the whole
+			// cluster (empty, placement, strategy) would only echo it.
+			continue
+		}
 		diags = append(diags, checkPlacement(c)...)
 		diags = append(diags, s.checkStrategyFits(c)...)
 	}
@@ -119,13 +125,76 @@ func (s *loadState) validate() hcl.Diagnostics {
 	diags = append(diags, checkRollouts(cfg)...)
 	diags = append(diags, s.checkChannels()...)
 	for _, p := range cfg.Providers {
-		if !p.Attrs.Type().HasAttribute("password") || p.IsSensitive("password") {
+		if !p.Attrs.Type().HasAttribute("password") || p.IsSensitive("password") || p.passwordExpr == nil {
 			continue
 		}
-		diags = append(diags, errorAt(p.DeclRange, "Literal password",
-			"Provider %q has a password that is not a sensitive value: write password = env(\"NAME\") or use a sensitive variable, so it never appears in a configuration review or a plan.", p.Name))
+		diags = append(diags, passwordDiagnostic(fmt.Sprintf("Provider %q", p.Name), p.passwordExpr, p.passwordExpr.Range()))
 	}
 	return diags
+}
+
+// passwordNotSensitive reports the password attribute at of owner ("Server
+// \"a1\"") whose value is not sensitive, hiding its line when that line
+// holds the password itself.
+func (s *loadState) passwordNotSensitive(owner string, at *hcl.Attribute) *hcl.Diagnostic {
+	if !plainReference(at.Expr) {
+		s.addSensitiveSource(at.Range)
+	}
+	return passwordDiagnostic(owner, at.Expr, at.Expr.Range())
+}
+
+// passwordDiagnostic says why a password that is not sensitive is refused,
+// in the words of where it comes from: written in the file, or read from a
+// variable or local not declared sensitive (the fix is then on the
+// variable, not on the password line).
+func passwordDiagnostic(owner string, expr hcl.Expression, rng hcl.Range) *hcl.Diagnostic {
+	var vars, others []string
+	for _, tr := range expr.Variables() {
+		name, ok := traversalName(tr)
+		switch {
+		case ok && tr.RootName() == kindVar:
+			vars = append(vars, name)
+		case ok:
+			others = append(others, tr.RootName()+"."+name)
+		default:
+			others = append(others, tr.RootName())
+		}
+	}
+	switch {
+	case len(vars) == 1 && len(others) == 0:
+		return errorAt(rng, "Password not sensitive",
+			"%s takes its password from variable %q, which is not declared sensitive: add sensitive = true to variable %q (or write password = env(\"NAME\")), so the password never appears in a configuration review or a plan.",
+			owner, vars[0], vars[0])
+	case len(vars)+len(others) > 0:
+		return errorAt(rng, "Password not sensitive",
+			"%s has a password built from %s, which is not sensitive: take it from env(\"NAME\") or a variable declared sensitive = true, so it never appears in a configuration review or a plan.",
+			owner, joinAnd(append(prefixed("var.", vars), others...)))
+	}
+	return errorAt(rng, "Literal password",
+		"%s has a password that is not a sensitive value: write it as env(\"NAME\") or a sensitive variable, so it never appears in a configuration review or a plan.", owner)
+}
+
+// plainReference reports whether expr is only a reference (var.x,
+// local.y): its source line then holds no secret.
+func plainReference(expr hcl.Expression) bool {
+	_, diags := hcl.AbsTraversalForExpr(expr)
+	return !diags.HasErrors()
+}
+
+// unknownPlain reports whether expr evaluates to an unknown value of a
+// known type that is not sensitive: a variable validate has no value for.
+// A variable that failed is unknown of no type; its error is reported.
+func unknownPlain(expr hcl.Expression, ctx *hcl.EvalContext) bool {
+	v, diags := expr.Value(ctx)
+	return !diags.HasErrors() && !v.IsWhollyKnown() && !v.ContainsMarked() && v.Type() != cty.DynamicPseudoType
+}
+
+func prefixed(prefix string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = prefix + n
+	}
+	return out
 }
 
 // checkSharedBMC checks server sv against the servers declared before it

@@ -166,7 +166,13 @@ func (s *loadState) loadVariables(blocks []*hcl.Block) hcl.Diagnostics {
 			val, v.Source, vd.valueRange, vd.set = got, last.source, last.rng, true
 		}
 		if val == cty.NilVal && s.l.opts.UnsetVariablesUnknown {
-			s.vars[v.Name] = cty.UnknownVal(v.Type)
+			// Unknown, but still sensitive: what reads it (a provider's
+			// password) is checked as it will be once it has a value.
+			unknown := cty.UnknownVal(v.Type)
+			if v.Sensitive {
+				unknown = unknown.Mark(sensitiveMark)
+			}
+			s.vars[v.Name] = unknown
 			continue
 		}
 		if val == cty.NilVal {
@@ -415,4 +421,41 @@ func (s *loadState) checkValidation(vd *variableDecl, b *hcl.Block, ctx *hcl.Eva
 		Detail:   fmt.Sprintf("%s\n\nThis was checked by the validation rule at %s (value from %s).", msg, posString(cond.Range), vd.v.Source),
 		Subject:  firstRange(vd.valueRange, &vd.v.DeclRange),
 	})
+}
+
+// valueFrom says where the value of expr comes from when it is one
+// variable or one env() call, for messages about the value (it is never
+// shown): `variable "pw" (set by RACKFORM_VAR_pw)`, `env("BMC_PW")`; ""
+// for anything else.
+func (s *loadState) valueFrom(expr hcl.Expression) string {
+	if call, ok := expr.(*hclsyntax.FunctionCallExpr); ok && call.Name == "env" && len(call.Args) == 1 {
+		if v, d := call.Args[0].Value(nil); !d.HasErrors() && v.Type() == cty.String && v.IsKnown() && !v.IsNull() {
+			return fmt.Sprintf("env(%q)", v.AsString())
+		}
+		return ""
+	}
+	tr, d := hcl.AbsTraversalForExpr(expr)
+	if d.HasErrors() || tr.RootName() != kindVar {
+		return ""
+	}
+	name, ok := traversalName(tr)
+	if !ok || len(tr) != 2 {
+		return ""
+	}
+	v := s.cfg.Variable(name)
+	if v == nil {
+		return ""
+	}
+	out := fmt.Sprintf("variable %q", name)
+	switch src := v.Source; {
+	case strings.HasPrefix(src, "env "):
+		out += " (set by " + strings.TrimPrefix(src, "env ") + ")"
+	case src == "-var":
+		out += " (set with -var)"
+	case src == "default":
+		out += " (its default)"
+	case strings.HasPrefix(src, "var-file "):
+		out += " (set in " + strings.TrimPrefix(src, "var-file ") + ")"
+	}
+	return out
 }

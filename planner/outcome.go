@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/planner/plan"
@@ -51,9 +52,13 @@ func misconfiguration(outcome string) bool {
 type unavailableServer struct {
 	addr, cause, why string
 	// common is why with the server's own BMC address written as
-	// "{bmc}", so servers failing the same way share one line.
+	// "{bmc}", so servers failing the same way share one line (the key
+	// only: messages show a real address).
 	common  string
 	subject *hcl.Range
+	// emptyPassword says where the empty password the BMC refused came
+	// from (a variable set to nothing); "" when it was not empty.
+	emptyPassword string
 	// block: the plan fails for it (on_unreachable = block, or a
 	// configuration problem without -hold-back-errored).
 	block bool
@@ -74,6 +79,12 @@ func (p *planning) unavailable(s *config.Server, ps *plan.Server, cause, why str
 	}
 	if !u.block {
 		ps.Action, ps.Reason = plan.ActionSkip, cause
+	}
+	if cause == providers.OutcomeCredentialsRefused {
+		if from, empty := emptyPassword(s, p.provider(s.Cluster)); empty {
+			u.emptyPassword = from
+			why = strings.TrimSuffix(why, ".") + ". The password sent was empty: it comes from " + from + "."
+		}
 	}
 	ps.Problems = append(ps.Problems, why)
 	p.unavail = append(p.unavail, u)
@@ -116,7 +127,7 @@ func (p *planning) reportUnavailable() {
 				d.Severity = hcl.DiagError
 			}
 			d.Summary = fmt.Sprintf("%d of %d servers %s", len(list), total, causeSummary(cause))
-			d.Detail = whyGroups(list) + " " + causeAdvice(cause, block, p.opts.HoldBackErrored)
+			d.Detail = whyGroups(list) + emptyPasswords(list) + " " + causeAdvice(cause, block, p.opts.HoldBackErrored)
 			if len(list) == 1 {
 				d.Subject = list[0].subject
 			}
@@ -156,17 +167,66 @@ func whyGroups(list []unavailableServer) string {
 		by[u.common] = append(by[u.common], u.addr)
 	}
 	parts := make([]string, len(order))
-	for i, why := range order {
-		if len(by[why]) == 1 {
-			why = own[why] // one server: its own message, address and all
+	for i, common := range order {
+		// The first server's own message, its address and all; the others
+		// failed alike at their own addresses.
+		why := strings.TrimSuffix(own[common], ".")
+		if len(by[common]) > 1 && common != own[common] {
+			why += ", and likewise at each other server's own BMC address"
 		}
-		parts[i] = fmt.Sprintf("%s (%s)", strings.Join(by[order[i]], ", "), strings.TrimSuffix(why, "."))
+		parts[i] = fmt.Sprintf("%s (%s)", strings.Join(by[common], ", "), why)
 	}
-	out := strings.Join(parts, "; ") + "."
-	if strings.Contains(out, "{bmc}") {
-		out += " ({bmc} is each server's BMC address; rackform show lists each server's own message.)"
+	return strings.Join(parts, "; ") + "."
+}
+
+// emptyPasswords says which of the servers' BMCs refused an empty
+// password and where it came from, or "": a refused login with nothing
+// typed is a variable set to nothing, not a wrong password.
+func emptyPasswords(list []unavailableServer) string {
+	var order []string
+	by := map[string][]string{}
+	for _, u := range list {
+		if u.emptyPassword == "" {
+			continue
+		}
+		if by[u.emptyPassword] == nil {
+			order = append(order, u.emptyPassword)
+		}
+		by[u.emptyPassword] = append(by[u.emptyPassword], u.addr)
+	}
+	var out string
+	for _, from := range order {
+		hint := ""
+		if strings.HasSuffix(from, "(set with -var)") {
+			hint = ` (-var NAME="$VAR" with the shell variable unset sets it to nothing)`
+		}
+		out += fmt.Sprintf(" The password sent for %s was empty: it comes from %s. Give it a value%s.", strings.Join(by[from], ", "), from, hint)
 	}
 	return out
+}
+
+// emptyPassword reports whether the password server s logs in with (its
+// own credentials', else its provider's) is empty, and says where it comes
+// from.
+func emptyPassword(s *config.Server, prov *config.Provider) (from string, empty bool) {
+	if c := s.Credentials; c != nil {
+		return orWords(c.PasswordFrom, "server "+s.Name+"'s credentials"), c.Password.Reveal() == ""
+	}
+	if prov == nil || !prov.Attrs.Type().IsObjectType() || !prov.Attrs.Type().HasAttribute("password") {
+		return "", false
+	}
+	v := prov.Attrs.GetAttr("password")
+	if v.IsNull() || !v.IsKnown() || v.Type() != cty.String {
+		return "", false
+	}
+	return orWords(prov.PasswordFrom, "provider "+prov.Name+"'s password"), v.AsString() == ""
+}
+
+func orWords(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // commonWhy writes a server's own BMC address (URL, host:port, host) in

@@ -323,3 +323,20 @@ func TestUnknownOutcomeIsReported(t *testing.T) {
 		t.Errorf("a: %+v, summary %+v", a, p.Summary)
 	}
 }
+
+// Servers failing alike share one line that shows a real address (the
+// first server's), never a placeholder such as "{bmc}".
+func TestWhyGroupsShowRealAddresses(t *testing.T) {
+	server := func(addr, bmc, why string) unavailableServer {
+		return unavailableServer{addr: addr, why: why, common: commonWhy(why, bmc)}
+	}
+	got := whyGroups([]unavailableServer{
+		server("c/r1/a", "https://10.0.0.1", "BMC https://10.0.0.1: connection refused."),
+		server("c/r1/b", "https://10.0.0.2", "BMC https://10.0.0.2: connection refused."),
+		server("c/r1/c", "https://10.0.0.3:8443", "BMC https://10.0.0.3:8443: TLS handshake timeout."),
+	})
+	want := "c/r1/a, c/r1/b (BMC https://10.0.0.1: connection refused, and likewise at each other server's own BMC address); c/r1/c (BMC https://10.0.0.3:8443: TLS handshake timeout)."
+	if got != want {
+		t.Errorf("whyGroups:\n got %s\nwant %s", got, want)
+	}
+}

@@ -176,6 +176,9 @@ func (c *applyCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: %s\nOutside a terminal, apply needs one of: %s with the public key of the plan job's signing key; -expect-sha256 HASH with the SHA-256 that was reviewed; or -allow-unsigned to accept any plan file that is not corrupt.\n", unverifiedNote(name, p), EnvTrustedKeys)
 		return ExitUsage
 	}
+	if err := plan.CheckSteps(p); err != nil {
+		return c.fail("%s is not a usable plan: %s", name, err)
+	}
 	// The command printed to resume is the one that works again: with the
 	// same trust option (trusted keys come from the environment).
 	c.planPath = name

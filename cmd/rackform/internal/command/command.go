@@ -4,7 +4,6 @@
 package command
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -12,13 +11,14 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hashicorp/cli"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/mattn/go-isatty"
+	"github.com/posener/complete"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
-	"github.com/rackform/rackform/internal/version"
 )
 
 // cliNoSuchCommand is what hashicorp/cli returns for a missing or unknown
@@ -69,36 +69,107 @@ type adapter struct {
 	r   runner
 }
 
-func (a adapter) Synopsis() string       { return a.r.Synopsis() }
-func (a adapter) Help() string           { return helpText(a.r) }
-func (a adapter) Run(args []string) int  { return a.r.Run(a.ctx, args) }
-func (a adapter) AutocompleteArgs() any  { return nil }
-func (a adapter) AutocompleteFlags() any { return nil }
+func (a adapter) Synopsis() string      { return a.r.Synopsis() }
+func (a adapter) Help() string          { return helpText(a.r) }
+func (a adapter) Run(args []string) int { return a.r.Run(a.ctx, args) }
+
+// AutocompleteArgs and AutocompleteFlags make shell completion complete
+// the command's arguments and flags (completion.go).
+func (a adapter) AutocompleteArgs() complete.Predictor { return argsPredictor(a.r) }
+func (a adapter) AutocompleteFlags() complete.Flags    { return flagPredictors(a.r) }
+
+// helpWidth is the width help text is wrapped at: a terminal's 80 columns.
+const helpWidth = 80
 
 func helpText(r runner) string {
-	var b bytes.Buffer
+	var b strings.Builder
 	fmt.Fprintf(&b, "Usage: %s\n\n", r.Usage())
 	if d := strings.TrimSpace(r.Description()); d != "" {
-		fmt.Fprintf(&b, "  %s\n\n", strings.ReplaceAll(d, "\n", "\n  "))
+		b.WriteString(wrap(d, "  ", helpWidth))
+		b.WriteString("\n")
 	}
 	fs := r.Flags()
 	n := 0
 	fs.VisitAll(func(*flag.Flag) { n++ })
 	if n > 0 {
 		b.WriteString("Options:\n\n")
-		fs.SetOutput(&b)
-		fs.PrintDefaults()
+		fs.VisitAll(func(f *flag.Flag) {
+			name, usage := flag.UnquoteUsage(f)
+			head := "  -" + f.Name
+			if name != "" {
+				head += " " + name
+			}
+			b.WriteString(head + "\n")
+			if !zeroDefault(f) {
+				// One word to wrap: "(default" never ends a line.
+				usage += " " + strings.ReplaceAll(fmt.Sprintf("(default %s)", quotedDefault(f)), " ", "\x00")
+			}
+			b.WriteString(strings.ReplaceAll(wrap(usage, "      ", helpWidth), "\x00", " "))
+		})
 	}
-	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " \t")
-	}
-	return strings.Join(lines, "\n") + "\n"
+	return strings.TrimRight(b.String(), "\n") + "\n"
 }
 
+// zeroDefault reports whether a flag's default is its type's zero value,
+// which help does not print (as the flag package's PrintDefaults).
+func zeroDefault(f *flag.Flag) bool {
+	switch f.DefValue {
+	case "", "0", "false", "0s":
+		return true
+	}
+	return false
+}
+
+// quotedDefault is a flag's default as help prints it: strings quoted.
+func quotedDefault(f *flag.Flag) string {
+	if g, ok := f.Value.(flag.Getter); ok {
+		if _, isString := g.Get().(string); isString {
+			return fmt.Sprintf("%q", f.DefValue)
+		}
+	}
+	return f.DefValue
+}
+
+// wrap fills text's paragraphs to width columns, each line after indent;
+// a line of text that already fits is kept as written (the descriptions
+// are wrapped by hand), a longer one is broken at spaces, its own leading
+// spaces kept on the lines it continues on.
+func wrap(text, indent string, width int) string {
+	var b strings.Builder
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimRight(line, " \t")
+		if line == "" {
+			b.WriteString("\n")
+			continue
+		}
+		if cols(indent+line) <= width {
+			b.WriteString(indent + line + "\n")
+			continue
+		}
+		lead := indent + line[:len(line)-len(strings.TrimLeft(line, " "))]
+		words := strings.Fields(line)
+		cur := lead + words[0]
+		for _, w := range words[1:] {
+			if cols(cur)+1+cols(w) > width {
+				b.WriteString(cur + "\n")
+				cur = lead + w
+				continue
+			}
+			cur += " " + w
+		}
+		b.WriteString(cur + "\n")
+	}
+	return b.String()
+}
+
+// cols is how many columns s takes: one per rune ("→" is one).
+func cols(s string) int { return utf8.RuneCountInString(s) }
+
 // parseFlags parses args with the runner's flag set, reporting errors on
-// stderr in the command's own words. ok is false when the command must exit
-// with the returned code.
+// stderr in the command's own words: the error, what was probably meant,
+// and where the options are listed (not the whole help: the error would
+// scroll away above it). ok is false when the command must exit with the
+// returned code.
 func (m *Meta) parseFlags(fs *flag.FlagSet, args []string, r runner) (rest []string, code int, ok bool) {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
@@ -106,7 +177,11 @@ func (m *Meta) parseFlags(fs *flag.FlagSet, args []string, r runner) (rest []str
 			fmt.Fprint(m.Stdout, helpText(r))
 			return nil, ExitOK, false
 		}
-		fmt.Fprintf(m.Stderr, "Error: %s\n\n%s\n", err, helpText(r))
+		fmt.Fprintf(m.Stderr, "Error: %s\n", err)
+		if hint := flagHint(fs, err); hint != "" {
+			fmt.Fprintf(m.Stderr, "\n%s", wrap(hint, "", helpWidth))
+		}
+		fmt.Fprintf(m.Stderr, "\n%s\n", optionsPointer(fs.Name()))
 		return nil, ExitUsage, false
 	}
 	return fs.Args(), 0, true
@@ -148,6 +223,21 @@ func (m *Meta) run(ctx context.Context, args []string) int {
 	if len(args) > 0 && args[0] == "help" {
 		return m.help(runners, args[1:])
 	}
+	if len(args) > 0 {
+		switch args[0] {
+		case "-v", "-version", "--version":
+			// The same words as the version command, options and all.
+			return runners["version"].Run(ctx, args[1:])
+		}
+	}
+	// A command rackform does not have is said to be one, before any
+	// help. Not while the shell asks for completions: it calls rackform
+	// with its own arguments then (COMP_LINE says the command line).
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && m.Getenv("COMP_LINE") == "" {
+		if _, err := m.lookupCommand(runners, args); err != nil {
+			return ExitUsage
+		}
+	}
 	factories := make(map[string]cli.CommandFactory, len(runners))
 	for name, r := range runners {
 		r := r
@@ -155,7 +245,7 @@ func (m *Meta) run(ctx context.Context, args []string) int {
 	}
 	c := &cli.CLI{
 		Name:           "rackform",
-		Version:        version.String(),
+		Version:        strings.TrimSuffix(versionText(), "\n"),
 		Args:           args,
 		Commands:       factories,
 		HiddenCommands: hiddenCommands,
@@ -206,7 +296,10 @@ func (m *Meta) helpFunc(runners map[string]runner) cli.HelpFunc {
 		b.WriteString("Usage: rackform [--version] [--help] <command> [args]\n\n")
 		b.WriteString("rackform plans and applies firmware and runtime rollouts across bare-metal\nfleets, rack by rack.\n\nCommands:\n")
 		for _, name := range names {
-			fmt.Fprintf(&b, "    %-*s  %s\n", width, name, runners[name].Synopsis())
+			// A synopsis too long for the line goes on under itself.
+			hang := strings.Repeat(" ", 2+width+2)
+			line := wrap(runners[name].Synopsis(), hang, helpWidth)
+			fmt.Fprintf(&b, "  %-*s  %s", width, name, strings.TrimPrefix(line, hang))
 		}
 		b.WriteString(globalHelp)
 		return b.String()

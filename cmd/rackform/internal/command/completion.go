@@ -2,17 +2,68 @@ package command
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/posener/complete"
 )
 
 // Shell completion is answered by hashicorp/cli (posener/complete: bash and
-// zsh call rackform with COMP_LINE set). Installing it is done here rather
-// than by posener/complete's installer, which finds the home directory in
-// the password database and so ignores $HOME: a user (or a test) that points
-// HOME elsewhere would have the real ~/.bashrc edited.
+// zsh call rackform with COMP_LINE set): commands, each command's flags
+// (from its flag set, as its help is) and their values where they are
+// files, directories or one of a few words. Installing it is done here
+// rather than by posener/complete's installer, which finds the home
+// directory in the password database and so ignores $HOME: a user (or a
+// test) that points HOME elsewhere would have the real ~/.bashrc edited.
+
+// flagValues are the values of flags that take one of a few words, by
+// "COMMAND -FLAG".
+var flagValues = map[string][]string{
+	"show -format":         {"text", "markdown", "html", "json"},
+	"status -format":       {"text", "json", "html"},
+	"plan -on-unreachable": {"skip", "block"},
+}
+
+// flagPredictors completes r's flags: "-name" with what its value is (a
+// file, a directory, one of flagValues' words, anything; nothing for a
+// boolean).
+func flagPredictors(r runner) complete.Flags {
+	fs := r.Flags()
+	out := complete.Flags{}
+	fs.VisitAll(func(f *flag.Flag) {
+		name, _ := flag.UnquoteUsage(f)
+		var p complete.Predictor
+		switch {
+		case flagValues[fs.Name()+" -"+f.Name] != nil:
+			p = complete.PredictSet(flagValues[fs.Name()+" -"+f.Name]...)
+		case name == "":
+			p = complete.PredictNothing
+		case name == "FILE":
+			p = complete.PredictFiles("*")
+		case name == "DIR":
+			p = complete.PredictDirs("*")
+		default:
+			p = complete.PredictAnything
+		}
+		out["-"+f.Name] = p
+	})
+	return out
+}
+
+// argsPredictor completes r's arguments: a configuration directory or
+// file, or a plan file; nothing for the others.
+func argsPredictor(r runner) complete.Predictor {
+	switch r.Flags().Name() {
+	case "validate", "plan", "fmt", "providers lock":
+		return complete.PredictOr(complete.PredictDirs("*"), complete.PredictFiles("*.rf.hcl"))
+	case "show", "apply":
+		return complete.PredictFiles("*")
+	}
+	return complete.PredictNothing
+}
 
 // completionRC is a shell start-up file and the lines completion adds to it.
 type completionRC struct {

@@ -71,7 +71,7 @@ func (c *fmtCommand) Run(_ context.Context, args []string) int {
 	if !stdin && len(paths) > 1 {
 		for _, p := range paths {
 			if p == "-" {
-				fmt.Fprintf(c.Stderr, "Error: - (stdin) cannot be combined with other paths\n\n%s", helpText(c))
+				fmt.Fprintf(c.Stderr, "Error: - (stdin) cannot be combined with other paths\n\n%s\n", optionsPointer("fmt"))
 				return ExitUsage
 			}
 		}

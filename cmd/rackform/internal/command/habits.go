@@ -140,15 +140,15 @@ func (m *Meta) help(runners map[string]runner, args []string) int {
 // globalHelp lists the options given before the command.
 const globalHelp = `
 Global options (before the command):
-    -chdir=DIR                Switch to DIR before running the command.
-    -version                  The same as the version command.
-    -help                     This help; "rackform help COMMAND" shows a command's.
-    -install-autocomplete     Install shell completion for rackform.
-    -uninstall-autocomplete   Remove it.
+  -chdir=DIR                Switch to DIR before running the command.
+  -version                  The same as the version command.
+  -help                     This help; "rackform help COMMAND" for a command.
+  -install-autocomplete     Install shell completion for rackform.
+  -uninstall-autocomplete   Remove it.
 
 Environment:
-    RACKFORM_LOG=LEVEL        Log at LEVEL (trace, debug, info, warn, error, off)
-                              from rackform and its provider plugins, on stderr.
+  RACKFORM_LOG=LEVEL        Log at LEVEL (trace, debug, info, warn, error, off)
+                            from rackform and its provider plugins, on stderr.
 `
 
 // logLevel is the log level of rackform's host log and its plugins:

@@ -118,7 +118,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) > 1 {
-		fmt.Fprintf(c.Stderr, "Error: plan takes at most one directory, got %d arguments\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: plan takes at most one directory, got %d arguments\n\n%s\n", len(rest), optionsPointer("plan"))
 		return ExitError
 	}
 	if c.onUnreachable != "" && c.onUnreachable != planner.OnUnreachableSkip && c.onUnreachable != planner.OnUnreachableBlock {
@@ -292,7 +292,13 @@ func (c *planCommand) writeText(p *plan.Plan, sha string, color bool) error {
 		signed = fmt.Sprintf("Signed by %s (%s)\n", p.SignedBy, EnvSigningKey)
 	}
 	if c.out != "" {
-		_, err := fmt.Fprintf(c.Stdout, "\nSaved the plan to %s\nPlan SHA-256: %s\n%sTo apply exactly this plan: rackform apply -expect-sha256 %s %s\n", c.out, sha, signed, sha, c.out)
+		// Only a written plan can be shown: the diagnostics above name
+		// servers failing alike on one line.
+		each := ""
+		if p.Summary.NotObserved+p.Summary.HeldBack > 0 {
+			each = fmt.Sprintf("rackform show %s lists every server not observed or held back with its own message.\n", c.out)
+		}
+		_, err := fmt.Fprintf(c.Stdout, "\nSaved the plan to %s\nPlan SHA-256: %s\n%s%sTo apply exactly this plan: rackform apply -expect-sha256 %s %s\n", c.out, sha, signed, each, sha, c.out)
 		return err
 	}
 	_, err := fmt.Fprintf(c.Stdout, "\nPlan SHA-256: %s\nThe plan was not saved; run plan with -out FILE to apply exactly this plan.\n", sha)

@@ -110,6 +110,9 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 			return c.fail("%s", err)
 		}
 	}
+	if err := plan.CheckSteps(p); err != nil {
+		return c.fail("%s is not a usable plan: %s", name, err)
+	}
 	switch format {
 	case "json":
 		err = planview.WriteJSON(c.Stdout, p, plan.SHA256(file))

@@ -60,7 +60,7 @@ func (c *validateCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) > 1 {
-		fmt.Fprintf(c.Stderr, "Error: validate takes at most one directory, got %d arguments\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: validate takes at most one directory, got %d arguments\n\n%s\n", len(rest), optionsPointer("validate"))
 		return ExitUsage
 	}
 	path := "."

@@ -42,6 +42,11 @@ func (c *versionCommand) Run(_ context.Context, args []string) int {
 		}
 		return ExitOK
 	}
-	fmt.Fprintf(c.Stdout, "rackform v%s\non %s_%s (%s)\n", version.String(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	fmt.Fprint(c.Stdout, versionText())
 	return ExitOK
+}
+
+// versionText is what `rackform version` and `rackform -version` print.
+func versionText() string {
+	return fmt.Sprintf("rackform v%s\non %s_%s (%s)\n", version.String(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 }

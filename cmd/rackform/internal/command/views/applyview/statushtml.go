@@ -1,22 +1,27 @@
 package applyview
 
 import (
+	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/planner/plan"
 )
 
-// StatusColors are the status page's cell colours by run state.
-var StatusColors = map[string]string{
-	"not-started": "rgb(209, 213, 219)",
-	"running":     "rgb(37, 99, 235)",
-	"done":        "rgb(22, 163, 74)",
-	"failed":      "rgb(220, 38, 38)",
-	"waiting":     "rgb(234, 179, 8)",
-	"skipped":     "rgb(107, 114, 128)",
-	"stopped":     "rgb(234, 88, 12)",
+// StatusColors are the status page's cell colours by run state: white
+// text on the dark backgrounds, dark text on the light ones (not started,
+// waiting), every pair at least 4.5:1 in contrast.
+var StatusColors = map[string]planview.CellColor{
+	"not-started": {Background: "rgb(229, 231, 235)", Text: "rgb(17, 24, 39)"},
+	"running":     {Background: "rgb(29, 78, 216)", Text: "rgb(255, 255, 255)"},
+	"done":        {Background: "rgb(21, 128, 61)", Text: "rgb(255, 255, 255)"},
+	"failed":      {Background: "rgb(185, 28, 28)", Text: "rgb(255, 255, 255)"},
+	"waiting":     {Background: "rgb(253, 230, 138)", Text: "rgb(17, 24, 39)"},
+	"skipped":     {Background: "rgb(75, 85, 99)", Text: "rgb(255, 255, 255)"},
+	"stopped":     {Background: "rgb(194, 65, 12)", Text: "rgb(255, 255, 255)"},
 }
 
 // StatusClass is the status page's class for a server state.
@@ -38,26 +43,26 @@ func StatusClass(s executor.StateName) string {
 	return "not-started"
 }
 
-// WriteStatusHTML renders the plan's rack grid coloured by the live state
-// of its run (`rackform status -format=html`): one self-contained page.
+// WriteStatusHTML renders the plan's rack grid and timeline coloured by the
+// live state of its run (`rackform status -format=html`): one
+// self-contained page. Its headline says what happened to the servers, and
+// a cluster waiting for its maintenance window says when the window opens.
 func WriteStatusHTML(w io.Writer, p *plan.Plan, st *executor.Status) error {
-	states := map[string]executor.State{}
+	nodes := map[string]*executor.Node{}
 	var walk func(n *executor.Node)
 	walk = func(n *executor.Node) {
 		if n == nil {
 			return
 		}
-		if n.Kind == executor.KindServer {
-			states[n.ID] = n.State
-		}
+		nodes[n.ID] = n
 		for _, c := range n.Children {
 			walk(c)
 		}
 	}
 	walk(st.Run)
 	state := func(s *plan.Server) executor.State {
-		if x, ok := states[s.Address]; ok {
-			return x
+		if n, ok := nodes[s.Address]; ok && n.Kind == executor.KindServer {
+			return n.State
 		}
 		if s.Action != plan.ActionUpgrade {
 			return executor.State{Name: executor.Skipped, Reason: s.Reason}
@@ -66,13 +71,108 @@ func WriteStatusHTML(w io.Writer, p *plan.Plan, st *executor.Status) error {
 	}
 	run := st.Run.State
 	run.Message = ""
+	notes := map[string]string{}
+	var notices []string
+	for i := range p.Run.Stages {
+		for _, g := range p.Run.Stages[i].Groups {
+			for ci := range g.Clusters {
+				c := &g.Clusters[ci]
+				if n := nodes[c.ID]; n != nil {
+					if note := waitingNote(c, n.State); note != "" {
+						notes[c.Name] = note
+						notices = append(notices, "Cluster "+c.Name+" is "+note+".")
+					}
+				}
+			}
+		}
+	}
 	return planview.WriteHTMLCells(w, p, st.PlanSHA256, planview.Cells{
-		Title:  "rackform status (run " + HumanState(run) + ")",
-		Class:  func(s *plan.Server) string { return StatusClass(state(s).Name) },
-		Detail: func(s *plan.Server) string { x := state(s); return HumanState(x) + messageOf(x) },
-		Colors: StatusColors,
-		Legend: []string{"not-started", "running", "waiting", "done", "failed", "skipped", "stopped"},
+		Title:    "rackform status (run " + HumanState(run) + ")",
+		Headline: statusHeadline(p, state),
+		Class:    func(s *plan.Server) string { return StatusClass(state(s).Name) },
+		Detail:   func(s *plan.Server) string { x := state(s); return HumanState(x) + messageOf(x) },
+		Colors:   StatusColors,
+		Legend:   []string{"not-started", "running", "waiting", "done", "failed", "skipped", "stopped"},
+		Notices:  notices,
+		ClusterNote: func(name string) string {
+			return notes[name]
+		},
+		BarState: func(id string) string {
+			if n := nodes[id]; n != nil {
+				return StatusClass(n.State.Name)
+			}
+			return ""
+		},
+		TimelineTitle: "Timeline (estimated, from plan time; bars coloured by the run's state)",
 	})
+}
+
+// statusHeadline says what happened to the plan's servers: "6 servers
+// upgraded, 1 failed, 3 not started; 2 left alone by the plan".
+func statusHeadline(p *plan.Plan, state func(*plan.Server) executor.State) string {
+	order := []string{"upgraded", "failed", "in progress", "waiting", "stopped", "not started", "skipped"}
+	words := map[string]string{"done": "upgraded", "failed": "failed", "running": "in progress", "waiting": "waiting",
+		"stopped": "stopped", "not-started": "not started", "skipped": "skipped"}
+	counts := map[string]int{}
+	planned, left := 0, 0
+	for i := range p.Servers {
+		s := &p.Servers[i]
+		if s.Action != plan.ActionUpgrade {
+			left++
+			continue
+		}
+		planned++
+		counts[words[StatusClass(state(s).Name)]]++
+	}
+	var parts []string
+	for _, w := range order {
+		if n := counts[w]; n > 0 {
+			if len(parts) == 0 {
+				parts = append(parts, fmt.Sprintf("%s %s", plural(n, "server"), w))
+			} else {
+				parts = append(parts, fmt.Sprintf("%d %s", n, w))
+			}
+		}
+	}
+	out := strings.Join(parts, ", ")
+	if planned == 0 {
+		out = "no server to upgrade"
+	}
+	if left > 0 {
+		out += fmt.Sprintf("; %d left alone by the plan", left)
+	}
+	return out
+}
+
+// waitingNote says what a cluster waits for and, for its maintenance
+// window, when the window opens and how long it stays open; "" when the
+// cluster is not waiting.
+func waitingNote(c *plan.Cluster, st executor.State) string {
+	if st.Name != executor.Pending {
+		return ""
+	}
+	if st.Reason != executor.ReasonWindow {
+		if st.Message != "" {
+			return "waiting: " + st.Message
+		}
+		return HumanState(st)
+	}
+	if st.Until == nil {
+		return "waiting for its maintenance window, which does not open again before the plan expires"
+	}
+	note := "waiting for its maintenance window, which opens " + st.Until.UTC().Format("Mon 2006-01-02 15:04 UTC")
+	for _, iv := range c.Windows {
+		if !iv.End.After(*st.Until) || iv.Start.After(*st.Until) {
+			continue
+		}
+		note += fmt.Sprintf(" (open until %s, %s)", iv.End.UTC().Format("Mon 2006-01-02 15:04 UTC"), windowLength(iv.End.Sub(*st.Until)))
+		break
+	}
+	return note
+}
+
+func windowLength(d time.Duration) string {
+	return strings.TrimPrefix(human(d), "~")
 }
 
 func messageOf(s executor.State) string {

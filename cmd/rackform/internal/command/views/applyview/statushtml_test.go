@@ -51,7 +51,7 @@ func TestStatusHTMLInHeadlessChromium(t *testing.T) {
 	var walk func(n *executor.Node)
 	walk = func(n *executor.Node) {
 		if n.Kind == executor.KindServer {
-			want[n.ID] = applyview.StatusColors[applyview.StatusClass(n.State.Name)]
+			want[n.ID] = applyview.StatusColors[applyview.StatusClass(n.State.Name)].Background
 		}
 		for _, c := range n.Children {
 			walk(c)
@@ -105,6 +105,14 @@ func TestStatusHTMLInHeadlessChromium(t *testing.T) {
 	}
 	if len(distinct) < 5 {
 		t.Errorf("the screenshot is blank: %d colours", len(distinct))
+	}
+	// Every text at least 4.5:1 (the servers not started were white on
+	// light grey, about 1.5:1).
+	texts := browsertest.TextContrasts(t, ctx)
+	for _, c := range texts {
+		if c.Ratio < 4.5 {
+			t.Errorf("%s %q: %s on %s is %.2f:1, below 4.5:1", c.Selector, c.Text, c.Color, c.Background, c.Ratio)
+		}
 	}
 	if dir := os.Getenv("RACKFORM_SCREENSHOT_DIR"); dir != "" {
 		_ = os.WriteFile(filepath.Join(dir, "status-html.png"), shot, 0o644)

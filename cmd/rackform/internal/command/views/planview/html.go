@@ -13,36 +13,58 @@ import (
 // WriteHTML renders p as one self-contained HTML page (no network, no
 // script or style from elsewhere): the headline, a rack elevation grid
 // (each server a cell coloured by what the plan does to it, its role
-// marked, details on hover) and a timeline of stages, clusters, scopes,
-// waits and gates on the estimated time axis from plan time, with the
-// clusters' maintenance windows shaded. sha is the plan file's SHA-256.
+// marked, details on hover) and a timeline of stages, groups, clusters,
+// their maintenance windows, scopes, waits and gates on the estimated time
+// axis from plan time, as wide as the page. sha is the plan file's SHA-256.
 func WriteHTML(w io.Writer, p *plan.Plan, sha string) error {
-	return htmlPage.Execute(w, buildHTML(p, sha, PlanCells()))
+	return WriteHTMLCells(w, p, sha, PlanCells())
 }
 
-// Cells say how the grid colours and describes each server: by what the
-// plan does to it (PlanCells), or by the state of a run (rackform status).
+// Cells say how the page colours and describes each server and the
+// timeline's bars: by what the plan does (PlanCells), or by the state of a
+// run (rackform status).
 type Cells struct {
-	// Title heads the page, before the plan's headline.
+	// Title heads the page, before the headline.
 	Title string
+	// Headline says what the page is about; "" is the plan's summary line.
+	Headline string
 	// Class is a server's class, a key of Colors.
 	Class func(*plan.Server) string
 	// Detail is what hovering a server says after its address and role.
 	Detail func(*plan.Server) string
-	Colors map[string]string
+	Colors map[string]CellColor
 	// Legend lists the classes in the order the legend shows them.
 	Legend []string
+	// Notices are sentences shown under the headline, such as a cluster
+	// waiting for its maintenance window and when it opens.
+	Notices []string
+	// ClusterNote is a line under a cluster's name in the grid ("" none);
+	// nil for none.
+	ClusterNote func(cluster string) string
+	// BarState is the state class of a timeline bar by its ID (a key of
+	// BarColors; "" draws it as planned); nil draws every bar as planned.
+	BarState func(id string) string
+	// TimelineTitle heads the timeline.
+	TimelineTitle string
+}
+
+// CellColor is a grid cell's background and the colour of its text, a
+// pair at least 4.5:1 in contrast (WCAG AA for text).
+type CellColor struct {
+	Background, Text string
 }
 
 // PlanCells colour servers by what the plan does to them.
 func PlanCells() Cells {
 	return Cells{Title: "rackform plan", Class: CellClass, Detail: ServerDetail, Colors: CellColors,
-		Legend: []string{"upgrade", "at-target", "not-observed", "held-back", "skip"}}
+		Legend:        []string{"upgrade", "at-target", "not-observed", "held-back", "skip"},
+		TimelineTitle: "Timeline (estimated, from plan time)"}
 }
 
-// WriteHTMLCells is WriteHTML with the grid's cells coloured by cells.
+// WriteHTMLCells is WriteHTML with the grid's cells and the timeline's bars
+// coloured and described by cells.
 func WriteHTMLCells(w io.Writer, p *plan.Plan, sha string, cells Cells) error {
-	return htmlPage.Execute(w, buildHTML(p, sha, cells))
+	return htmlPage.Execute(w, buildHTML(asApplied(p), sha, cells))
 }
 
 // CellClass is the grid's class for what the plan does to a server:
@@ -61,13 +83,27 @@ func CellClass(s *plan.Server) string {
 	return "skip"
 }
 
-// CellColors are the cells' background colours by class, as CSS rgb().
-var CellColors = map[string]string{
-	"upgrade":      "rgb(37, 99, 235)",
-	"at-target":    "rgb(22, 163, 74)",
-	"not-observed": "rgb(220, 38, 38)",
-	"held-back":    "rgb(234, 88, 12)",
-	"skip":         "rgb(156, 163, 175)",
+// CellColors are the plan page's cell colours by class, as CSS rgb(): white
+// text on dark backgrounds, dark text on the light one (a server the plan
+// leaves alone).
+var CellColors = map[string]CellColor{
+	"upgrade":      {"rgb(29, 78, 216)", "rgb(255, 255, 255)"},
+	"at-target":    {"rgb(21, 128, 61)", "rgb(255, 255, 255)"},
+	"not-observed": {"rgb(185, 28, 28)", "rgb(255, 255, 255)"},
+	"held-back":    {"rgb(194, 65, 12)", "rgb(255, 255, 255)"},
+	"skip":         {"rgb(229, 231, 235)", "rgb(17, 24, 39)"},
+}
+
+// BarColors are the timeline bars' colours by a run's state, for a page
+// that colours them by one (rackform status).
+var BarColors = map[string]string{
+	"not-started": "rgb(209, 213, 219)",
+	"running":     "rgb(29, 78, 216)",
+	"done":        "rgb(21, 128, 61)",
+	"failed":      "rgb(185, 28, 28)",
+	"waiting":     "rgb(217, 119, 6)",
+	"skipped":     "rgb(75, 85, 99)",
+	"stopped":     "rgb(194, 65, 12)",
 }
 
 var roleMark = map[string]string{
@@ -93,25 +129,31 @@ type htmlCluster struct {
 	// catalog decided it; Pending is set when it waits for its site.
 	Release string
 	Pending bool
-}
-
-type htmlBar struct {
-	Kind, Label, Title string
-	X, W, Y            float64
+	// Note is the page's word on the cluster (a run waiting for its
+	// window), "" none.
+	Note string
 }
 
 type htmlData struct {
 	Title, Headline, Meta string
-	Colors                map[string]string
+	Notices               []string
+	Colors                map[string]CellColor
+	BarColors             map[string]string
 	Legend                []string
 	Clusters              []*htmlCluster
-	Bars                  []htmlBar
-	Ticks                 []htmlBar
-	Width, Height         float64
+	TimelineTitle         string
+	Timeline              htmlTimeline
 }
 
 func buildHTML(p *plan.Plan, sha string, cells Cells) htmlData {
-	d := htmlData{Title: cells.Title, Headline: SummaryLine(p.Summary), Colors: cells.Colors, Legend: cells.Legend}
+	d := htmlData{Title: cells.Title, Headline: cells.Headline, Notices: cells.Notices, Colors: cells.Colors, BarColors: BarColors,
+		Legend: cells.Legend, TimelineTitle: cells.TimelineTitle}
+	if d.Headline == "" {
+		d.Headline = SummaryLine(p.Summary)
+	}
+	if d.TimelineTitle == "" {
+		d.TimelineTitle = "Timeline"
+	}
 	d.Meta = fmt.Sprintf("Rollout %s, scope %s, created %s, valid until %s.", p.Run.Name, p.Run.Scope,
 		p.CreatedAt.UTC().Format(time.RFC3339), p.NotAfter.UTC().Format(time.RFC3339))
 	if name := strings.Trim(ConfigName(p.Config.Dir), "`"); name != "" {
@@ -136,6 +178,9 @@ func buildHTML(p *plan.Plan, sha string, cells Cells) htmlData {
 			if l, ok := choices[s.Cluster]; ok {
 				c.Release, c.Pending = l.Text(), l.Choice.Pending != ""
 			}
+			if cells.ClusterNote != nil {
+				c.Note = cells.ClusterNote(s.Cluster)
+			}
 			clusters[s.Cluster] = c
 			d.Clusters = append(d.Clusters, c)
 		}
@@ -145,83 +190,10 @@ func buildHTML(p *plan.Plan, sha string, cells Cells) htmlData {
 			racks[s.Cluster+"/"+s.Rack] = r
 			c.Racks = append(c.Racks, r)
 		}
-		mark := roleMark[s.Role]
-		r.Cells = append(r.Cells, htmlCell{Address: s.Address, Name: s.Name, Class: cells.Class(s), Role: s.Role, Mark: mark,
+		r.Cells = append(r.Cells, htmlCell{Address: s.Address, Name: s.Name, Class: cells.Class(s), Role: s.Role, Mark: roleMark[s.Role],
 			Title: fmt.Sprintf("%s (%s): %s", s.Address, strings.ReplaceAll(s.Role, "_", " "), cells.Detail(s))})
 	}
-
-	// The timeline: stages in turn, the groups of a stage side by side
-	// (one lane each), clusters of a group in turn, scopes of a cluster in
-	// turn with their waits; gates at the stage's edge.
-	const pxPerHour, lane, left = 60.0, 22.0, 8.0
-	x := func(t time.Duration) float64 { return left + t.Hours()*pxPerHour }
-	var at time.Duration
-	y := 30.0
-	for _, st := range p.Run.Stages {
-		for _, g := range st.Gates {
-			if g.When == "before" {
-				d.Bars = append(d.Bars, htmlBar{Kind: "gate", Label: "gate " + g.Name, Title: "approval gate " + g.ID + " before stage " + st.Name, X: x(at), Y: y})
-			}
-		}
-		stageStart, longest := at, time.Duration(0)
-		top := y
-		for _, g := range st.Groups {
-			gt := stageStart
-			for ci := range g.Clusters {
-				c := &g.Clusters[ci]
-				for _, iv := range c.Windows {
-					from, to := iv.Start.Sub(p.CreatedAt), iv.End.Sub(p.CreatedAt)
-					d.Bars = append(d.Bars, htmlBar{Kind: "window", Title: "maintenance window of " + c.Name + ": " + timeText(iv.Start) + " – " + timeText(iv.End), X: x(max(from, 0)), W: x(to) - x(max(from, 0)), Y: y})
-				}
-				d.Bars = append(d.Bars, htmlBar{Kind: "cluster", Label: c.Name, Title: fmt.Sprintf("cluster %s (stage %s, group %s): ~%s", c.Name, st.Name, g.Name, Duration(c.Estimate)), X: x(gt), W: x(gt+time.Duration(c.Estimate)) - x(gt), Y: y})
-				y += lane
-				ct := gt
-				for _, ph := range c.Phases {
-					for _, sc := range ph.Scopes {
-						est, wait := time.Duration(sc.Estimate)-time.Duration(sc.WaitAfter), time.Duration(sc.WaitAfter)
-						if est < 0 {
-							est, wait = time.Duration(sc.Estimate), 0
-						}
-						d.Bars = append(d.Bars, htmlBar{Kind: "scope", Label: ScopeTitle(&sc), Title: fmt.Sprintf("%s › %s: ~%s; %s", PhaseTitle(&ph), ScopeTitle(&sc), Duration(sc.Estimate), ScopeRule(&sc)), X: x(ct), W: max(x(ct+est)-x(ct), 2), Y: y})
-						ct += est
-						if wait > 0 {
-							d.Bars = append(d.Bars, htmlBar{Kind: "wait", Label: "wait", Title: "wait " + Duration(sc.WaitAfter) + " after " + ScopeTitle(&sc), X: x(ct), W: x(ct+wait) - x(ct), Y: y})
-							ct += wait
-						}
-						if sc.PauseAfter {
-							d.Bars = append(d.Bars, htmlBar{Kind: "gate", Label: "pause", Title: "pause after " + ScopeTitle(&sc) + " until rackform continue", X: x(ct), Y: y})
-						}
-					}
-				}
-				y += lane
-				gt += time.Duration(c.Estimate)
-			}
-			longest = max(longest, gt-stageStart)
-		}
-		d.Bars = append(d.Bars, htmlBar{Kind: "stage", Label: "stage " + st.Name, Title: fmt.Sprintf("stage %s: ~%s", st.Name, Duration(plan.Duration(longest))), X: x(stageStart), W: max(x(stageStart+longest)-x(stageStart), 2), Y: top - lane})
-		at = stageStart + longest
-		if st.AfterWait > 0 {
-			d.Bars = append(d.Bars, htmlBar{Kind: "wait", Label: "wait", Title: "wait " + Duration(st.AfterWait) + " after stage " + st.Name, X: x(at), W: x(at+time.Duration(st.AfterWait)) - x(at), Y: top - lane})
-			at += time.Duration(st.AfterWait)
-		}
-		for _, g := range st.Gates {
-			if g.When != "before" {
-				d.Bars = append(d.Bars, htmlBar{Kind: "gate", Label: "gate " + g.Name, Title: "approval gate " + g.ID + " after stage " + st.Name, X: x(at), Y: top - lane})
-			}
-		}
-		y += lane
-	}
-	hours := int(at.Hours()) + 1
-	for h := 0; h <= hours; h++ {
-		d.Ticks = append(d.Ticks, htmlBar{Label: fmt.Sprintf("%dh", h), X: x(time.Duration(h) * time.Hour)})
-	}
-	d.Width = x(time.Duration(hours)*time.Hour) + 80
-	d.Height = y + 10
-	for i := range d.Bars {
-		if d.Bars[i].Kind == "window" {
-			d.Bars[i].W = min(d.Bars[i].W, d.Width-d.Bars[i].X)
-		}
-	}
+	d.Timeline = drawTimeline(PlanTimeline(p), cells.BarState)
 	return d
 }
 
@@ -231,44 +203,56 @@ var htmlPage = template.Must(template.New("plan").Funcs(template.FuncMap{
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}: {{.Headline}}</title>
 <style>
-body { font-family: system-ui, sans-serif; margin: 1.5em; color: #111827; background: #ffffff; }
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: rgb(17, 24, 39); background: rgb(255, 255, 255); }
 h1 { font-size: 1.2em; } h2 { font-size: 1.05em; margin-top: 1.5em; }
-.meta { color: #4b5563; font-size: 0.9em; }
-.legend span { display: inline-block; padding: 2px 8px; margin-right: 6px; color: #fff; border-radius: 3px; font-size: 0.85em; }
+.meta { color: rgb(75, 85, 99); font-size: 0.9em; overflow-wrap: anywhere; }
+.notice { border-left: 4px solid rgb(217, 119, 6); padding: 0.3em 0.6em; background: rgb(255, 251, 235); }
+.legend span { display: inline-block; padding: 2px 8px; margin: 0 6px 4px 0; border-radius: 3px; font-size: 0.85em; }
 .cluster { margin: 1em 0; } .cluster h3 { font-size: 0.95em; margin: 0.3em 0; }
 .racks { display: flex; flex-wrap: wrap; gap: 10px; align-items: flex-start; }
-.rack { border: 2px solid #374151; border-radius: 4px; padding: 4px; background: #f3f4f6; min-width: 90px; }
+.rack { border: 2px solid rgb(55, 65, 81); border-radius: 4px; padding: 4px; background: rgb(243, 244, 246); min-width: 90px; }
 .rack .name { font-weight: bold; font-size: 0.8em; text-align: center; margin-bottom: 3px; }
-.cell { color: #fff; font-size: 0.75em; padding: 3px 5px; margin: 2px 0; border-radius: 2px; white-space: nowrap; }
+.cell { font-size: 0.75em; padding: 3px 5px; margin: 2px 0; border-radius: 2px; white-space: nowrap; border: 1px solid rgb(107, 114, 128); }
 .cell .mark { float: right; font-weight: bold; margin-left: 6px; }
-.release { font-size: 0.85em; color: #374151; margin: 0.2em 0; } .release.pending { color: #b45309; font-weight: bold; }
-{{range $k, $v := .Colors}}.cell.{{$k}}, .legend .{{$k}} { background: {{css $v}}; }
-{{end}}svg text { font-size: 11px; fill: #111827; }
-.bar-stage { fill: #e5e7eb; } .bar-cluster { fill: #93c5fd; } .bar-scope { fill: #2563eb; stroke: #ffffff; }
-.bar-wait { fill: #fbbf24; } .bar-window { fill: #bbf7d0; opacity: 0.6; } .bar-gate { fill: #dc2626; }
-</style>
+.release, .note { font-size: 0.85em; color: rgb(55, 65, 81); margin: 0.2em 0; } .release.pending, .note { color: rgb(180, 83, 9); font-weight: bold; }
+{{range $k, $v := .Colors}}.cell.{{$k}}, .legend .{{$k}} { background: {{css $v.Background}}; color: {{css $v.Text}}; }
+{{end}}#timeline { display: grid; grid-template-columns: minmax(9em, max-content) minmax(0, 1fr); column-gap: 0.75em; row-gap: 2px; font-size: 12px; }
+#timeline .tl-row { display: contents; }
+.tl-label { max-width: 24em; overflow-wrap: anywhere; padding: 1px 0; line-height: 1.3; }
+.tl-row.stage .tl-label { font-weight: bold; margin-top: 0.4em; }
+.tl-track { position: relative; min-height: 16px; border-left: 1px solid rgb(156, 163, 175); }
+.tl-row.axis .tl-track { border-bottom: 1px solid rgb(156, 163, 175); min-height: 18px; }
+.tick { position: absolute; top: 0; font-size: 11px; white-space: nowrap; transform: translateX(-50%); }
+.tick.first { transform: none; } .tick.last { transform: translateX(-100%); }
+.bar { position: absolute; top: 3px; bottom: 3px; min-width: 2px; border-radius: 2px; }
+.bar-stage.state-planned { background: rgb(156, 163, 175); } .bar-group.state-planned { background: rgb(165, 180, 252); }
+.bar-cluster.state-planned { background: rgb(147, 197, 253); } .bar-scope.state-planned { background: rgb(29, 78, 216); }
+.bar-wait.state-planned { background: rgb(251, 191, 36); } .bar-window { background: rgb(134, 239, 172); top: 1px; bottom: 1px; }
+.bar-gate, .bar-pause { width: 4px; transform: translateX(-50%); } .bar-gate.state-planned, .bar-pause.state-planned { background: rgb(185, 28, 28); }
+{{range $k, $v := .BarColors}}.bar.state-{{$k}} { background: {{css $v}}; }
+{{end}}</style>
 </head>
 <body>
 <h1>{{.Title}}: {{.Headline}}</h1>
 <p class="meta">{{.Meta}}</p>
-<p class="legend">{{range .Legend}}<span class="{{.}}">{{.}}</span>{{end}} CP control plane, SP spare, M management, C compute</p>
+{{range .Notices}}<p class="notice">{{.}}</p>
+{{end}}<p class="legend">{{range .Legend}}<span class="{{.}}">{{.}}</span>{{end}} CP control plane, SP spare, M management, C compute</p>
 <h2>Racks</h2>
 <div id="grid">
-{{range .Clusters}}<div class="cluster" data-cluster="{{.Name}}"><h3>cluster {{.Name}}</h3>{{if .Release}}<p class="release{{if .Pending}} pending{{end}}">{{.Release}}</p>{{end}}<div class="racks">
+{{range .Clusters}}<div class="cluster" data-cluster="{{.Name}}"><h3>cluster {{.Name}}</h3>{{if .Release}}<p class="release{{if .Pending}} pending{{end}}">{{.Release}}</p>{{end}}{{if .Note}}<p class="note">{{.Note}}</p>{{end}}<div class="racks">
 {{range .Racks}}<div class="rack" data-rack="{{.Name}}"><div class="name">{{.Name}}</div>
 {{range .Cells}}<div class="cell {{.Class}}" data-server="{{.Address}}" data-state="{{.Class}}" data-role="{{.Role}}" title="{{.Title}}">{{.Name}}<span class="mark">{{.Mark}}</span></div>
 {{end}}</div>
 {{end}}</div></div>
 {{end}}</div>
-<h2>Timeline (estimated, from plan time; windows shaded)</h2>
-<svg id="timeline" width="{{.Width}}" height="{{.Height}}">
-{{range .Ticks}}<line x1="{{.X}}" x2="{{.X}}" y1="0" y2="{{$.Height}}" stroke="#e5e7eb"/><text x="{{.X}}" y="12">{{.Label}}</text>
-{{end}}{{range .Bars}}{{if eq .Kind "gate"}}<rect class="bar-gate" data-kind="gate" x="{{.X}}" y="{{.Y}}" width="4" height="18"><title>{{.Title}}</title></rect><text x="{{.X}}" y="{{.Y}}" dx="6" dy="13">{{.Label}}</text>
-{{else if eq .Kind "window"}}<rect class="bar-window" data-kind="window" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="40"><title>{{.Title}}</title></rect>
-{{else}}<rect class="bar-{{.Kind}}" data-kind="{{.Kind}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="18"><title>{{.Title}}</title></rect><text x="{{.X}}" y="{{.Y}}" dx="3" dy="13">{{.Label}}</text>
-{{end}}{{end}}</svg>
+<h2>{{.TimelineTitle}}</h2>
+<div id="timeline">
+<div class="tl-row axis"><div class="tl-label"></div><div class="tl-track">{{range .Timeline.Ticks}}<span class="tick {{.Align}}" style="{{.Style}}">{{.Label}}</span>{{end}}</div></div>
+{{range .Timeline.Rows}}<div class="tl-row {{.Kind}}" data-row="{{.ID}}" data-kind="{{.Kind}}"><div class="tl-label" style="{{.Indent}}">{{.Label}}</div><div class="tl-track">{{range .Bars}}<span class="bar bar-{{.Kind}} state-{{.State}}" data-kind="{{.Kind}}" data-id="{{.ID}}" data-state="{{.State}}" style="{{.Style}}" title="{{.Title}}"></span>{{end}}</div></div>
+{{end}}</div>
 </body>
 </html>
 `))

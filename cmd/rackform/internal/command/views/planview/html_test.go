@@ -55,11 +55,11 @@ func TestHTMLInHeadlessChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bars, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#timeline rect[data-kind="scope"]').length`))
+	bars, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#timeline .bar[data-kind="scope"]').length`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	windows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#timeline rect[data-kind="window"]').length`))
+	windows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#timeline .bar[data-kind="window"]').length`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestHTMLInHeadlessChromium(t *testing.T) {
 	}
 	for i := range p.Servers {
 		s := &p.Servers[i]
-		if want := CellColors[CellClass(s)]; colors[s.Address] != want {
+		if want := CellColors[CellClass(s)].Background; colors[s.Address] != want {
 			t.Errorf("%s (%s) is coloured %s, want %s", s.Address, CellClass(s), colors[s.Address], want)
 		}
 	}

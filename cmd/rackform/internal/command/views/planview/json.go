@@ -371,6 +371,7 @@ func orEmpty[T any](s []T) []T {
 
 // BuildJSON makes p's machine-readable representation.
 func BuildJSON(p *plan.Plan, sha string) PlanJSON {
+	p = asApplied(p)
 	out := PlanJSON{
 		FormatVersion: JSONFormatVersion, PlanFormatVersion: p.FormatVersion, RackformVersion: p.RackformVersion,
 		PlanSHA256: sha, SignedBy: p.SignedBy, CreatedAt: p.CreatedAt, NotAfter: p.NotAfter,

@@ -27,6 +27,7 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 	if limit <= 0 {
 		limit = MarkdownLimit
 	}
+	p = asApplied(p)
 	var head bytes.Buffer
 	fmt.Fprintf(&head, "### rackform plan: %s\n\n", mdEscape(SummaryLine(p.Summary)))
 	fmt.Fprintf(&head, "Rollout `%s`, scope `%s`, created %s, valid until %s.", p.Run.Name, p.Run.Scope,

@@ -150,6 +150,11 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden(t, name+".show.json", shown.Bytes())
+			var page bytes.Buffer
+			if err := WriteHTML(&page, p, plan.SHA256(file)); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, name+".html", page.Bytes())
 
 			if bytes.Contains(text.Bytes(), []byte("\x1b[")) {
 				t.Error("the plain text has escape sequences")

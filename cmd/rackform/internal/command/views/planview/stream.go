@@ -94,6 +94,7 @@ type PlannedChange struct {
 // Plan writes a planned_change line per server in run order, then the
 // change_summary.
 func (s *Stream) Plan(p *plan.Plan) error {
+	p = asApplied(p)
 	for _, e := range Entries(p) {
 		pc := PlannedChange{
 			Address: e.Server.Address, Action: string(e.Server.Action), Reason: e.Server.Reason,

@@ -32,6 +32,7 @@ func (s style) wrap(text string, codes ...string) string {
 // WriteText renders p for people: grouped stage → group → cluster → phase
 // → scope → server, every number resolved, ending with the summary line.
 func WriteText(w io.Writer, p *plan.Plan, color bool) error {
+	p = asApplied(p)
 	bw := bufio.NewWriter(w)
 	st := style(color)
 	fmt.Fprintf(bw, "%s rollout %q, scope %s\n", st.wrap("Plan:", ansiBold), p.Run.Name, p.Run.Scope)

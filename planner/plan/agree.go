@@ -1,0 +1,91 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A plan says what changes twice: each server's Changes (what reviewers
+// read: bmc 7.08.12 → 7.10.30) and its Steps (what apply runs: update bmc
+// to 7.10.30). The planner writes both from one decision; a file whose two
+// disagree was edited, and reviewing one while applying the other is what
+// a plan exists to prevent.
+
+// maxDisagreements is how many disagreements an error names; the rest are
+// counted.
+const maxDisagreements = 5
+
+// CheckSteps reports whether p's steps make exactly the version changes p
+// lists, server by server: every update or reimage step of an upgraded
+// server flashes a change of that server to the version the change names,
+// every change is flashed by a step (the server's own, or for a component
+// its BMC shares, the step of the server named in FlashedBy), and nothing
+// else is flashed. The error names each server that disagrees and both
+// values. show and apply refuse such a plan.
+func CheckSteps(p *Plan) error {
+	byAddr := make(map[string]*Server, len(p.Servers))
+	for i := range p.Servers {
+		byAddr[p.Servers[i].Address] = &p.Servers[i]
+	}
+	var found []string
+	for i := range p.Servers {
+		s := &p.Servers[i]
+		if s.Action != ActionUpgrade {
+			continue
+		}
+		found = append(found, disagreements(s, byAddr)...)
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	more := ""
+	if len(found) > maxDisagreements {
+		more = fmt.Sprintf("; and %d more", len(found)-maxDisagreements)
+		found = found[:maxDisagreements]
+	}
+	return fmt.Errorf("the plan's steps do not make the changes it lists, so what a reviewer read is not what apply would run: %s%s. The file was edited after plan wrote it; run rackform plan again instead of editing a plan", strings.Join(found, "; "), more)
+}
+
+// flashSteps are s's update and reimage steps by component.
+func flashSteps(s *Server) map[string]Step {
+	out := map[string]Step{}
+	for _, st := range s.Steps {
+		if st.Kind == StepUpdate || st.Kind == StepReimage {
+			out[st.Component] = st
+		}
+	}
+	return out
+}
+
+func disagreements(s *Server, byAddr map[string]*Server) []string {
+	var out []string
+	own := flashSteps(s)
+	listed := map[string]bool{}
+	for _, c := range s.Changes {
+		listed[c.Component] = true
+		steps, whose, by := own, "its", ""
+		if c.FlashedBy != "" {
+			owner := byAddr[c.FlashedBy]
+			if owner == nil {
+				out = append(out, fmt.Sprintf("server %s lists %s as flashed by %s, which is not in the plan", s.Address, changeText(c), c.FlashedBy))
+				continue
+			}
+			steps, whose, by = flashSteps(owner), c.FlashedBy+"'s", " (flashed by "+c.FlashedBy+")"
+		}
+		st, ok := steps[c.Component]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("server %s lists %s%s, but none of %s steps flashes %s", s.Address, changeText(c), by, whose, c.Component))
+		case st.Version != c.To:
+			out = append(out, fmt.Sprintf("server %s lists %s%s, but %s %s step flashes %s %s", s.Address, changeText(c), by, whose, st.Kind, c.Component, st.Version))
+		}
+	}
+	for _, st := range s.Steps {
+		if (st.Kind == StepUpdate || st.Kind == StepReimage) && !listed[st.Component] {
+			out = append(out, fmt.Sprintf("server %s has a %s step flashing %s %s that none of its changes lists", s.Address, st.Kind, st.Component, st.Version))
+		}
+	}
+	return out
+}
+
+func changeText(c Change) string { return fmt.Sprintf("%s %s → %s", c.Component, c.From, c.To) }
