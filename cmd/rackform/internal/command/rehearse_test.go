@@ -103,3 +103,26 @@ func TestExampleScenarios(t *testing.T) {
 		})
 	}
 }
+
+// The executor's own overhead, on the virtual clock: a fault-free
+// rehearsal of each example takes exactly the plan's critical path, which
+// is computed from the plan alone by the rules (rehearsal.CriticalPath),
+// with gates and pauses answered at once or after 90 minutes.
+func TestRehearsalTakesTheCriticalPath(t *testing.T) {
+	for _, ex := range []string{"fleet", "nexus-lab", "pause-rack"} {
+		p := examplePlan(t, ex)
+		for _, after := range []time.Duration{0, 90 * time.Minute} {
+			start := time.Date(2026, 11, 27, 16, 0, 0, 0, time.UTC)
+			res, err := rehearsal.Run(context.Background(), rehearsal.Options{Plan: p, PlanSHA256: strings.Repeat("cd", 32), Start: start, ApproveAfter: after})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := res.Schedule
+			if res.Outcome.Status != "completed" || s.CriticalPath == 0 || s.Total != s.CriticalPath {
+				t.Errorf("%s, gates and pauses after %v: %s after %v (%s), critical path %v", ex, after, res.Outcome.Status, time.Duration(s.Total), s.Total.Human(), time.Duration(s.CriticalPath))
+				continue
+			}
+			t.Logf("%s, gates and pauses after %v: %s = the critical path", ex, after, s.Total.Human())
+		}
+	}
+}
