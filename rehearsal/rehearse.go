@@ -23,6 +23,11 @@ const Holder = "rehearsal"
 // watch's slices) is the one apply makes.
 const PollInterval = time.Second
 
+// maxRuns bounds how often the rehearsal answers a pause or gate and runs
+// again: every answer lets the run progress, so a plan needs as many as it
+// has gates, pauses after racks and quorum holds.
+const maxRuns = 100000
+
 // Options say what to rehearse and how.
 type Options struct {
 	// Plan and PlanSHA256 are the plan, as apply takes it.
@@ -93,7 +98,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	var out executor.Outcome
 	quorumTried := false
-	for {
+	for runs := 1; ; runs++ {
+		if runs > maxRuns {
+			return nil, fmt.Errorf("rehearsal: the run paused %d times; giving up (a pause that every continue brings back?)", maxRuns)
+		}
 		e, err := executor.New(opts)
 		if err != nil {
 			return nil, err
