@@ -2,7 +2,9 @@
 # (a plan of examples/fleet)
 #
 # A night with trouble that does not stop the rollout: the run goes on,
-# slower, and the schedule says how much later it ends.
+# slower, and the schedule says how much later it ends. The timed faults
+# count from -start: started the afternoon before (16:00 UTC), they land
+# in the night the prod stage runs.
 
 description = "Slow flashes in west, a busy BMC, a control-plane member of east down for a while, a read-only filesystem after a reboot."
 
@@ -15,16 +17,15 @@ fault "slow" {
 }
 
 # The BMC of west's spare answers 503 for a minute and a half, 30 hours
-# after the start (during west's window, when the spare is upgraded):
-# the provider retries through it.
+# after the start: the provider's retries wait it out.
 fault "bmc_busy" {
   servers = ["west/w02/w02-spare"]
   at      = "30h"
   for     = "90s"
 }
 
-# A control-plane member of east goes down for two hours just as east's
-# window opens: the quorum guard holds the next member until it is back.
+# A control-plane member of east goes down for two hours, 29h50m after
+# the start: the quorum guard holds the next member until it is back.
 fault "host_down" {
   servers = ["east/e03/e03-s1"]
   at      = "29h50m"

@@ -104,6 +104,36 @@ func TestExampleScenarios(t *testing.T) {
 	}
 }
 
+// The scenario docs/rehearsal.md shows is valid for examples/fleet.
+func TestRehearsalDocScenario(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "rehearsal.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, "```hcl\n")
+	if i < 0 {
+		t.Fatal("docs/rehearsal.md has no hcl block")
+	}
+	src := doc[i+len("```hcl\n"):]
+	src = src[:strings.Index(src, "```")]
+	sc, diags := rehearsal.ParseScenario([]byte(src), "docs/rehearsal.md")
+	p := examplePlan(t, "fleet")
+	faults, more := sc.Resolve(rehearsal.PlanTargets(p), time.Now())
+	for _, d := range append(diags, more...) {
+		t.Errorf("%s: %s: %s", d.Subject, d.Summary, d.Detail)
+	}
+	kinds := map[string]bool{}
+	for _, f := range faults.List {
+		kinds[f.Kind] = true
+	}
+	for _, k := range rehearsal.FaultKinds() {
+		if !kinds[k] {
+			t.Errorf("the documentation's scenario shows no %s fault", k)
+		}
+	}
+}
+
 // The executor's own overhead, on the virtual clock: a fault-free
 // rehearsal of each example takes exactly the plan's critical path, which
 // is computed from the plan alone by the rules (rehearsal.CriticalPath),
