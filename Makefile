@@ -45,6 +45,7 @@ fuzz: ## run each fuzz target briefly (-fuzzminimizetime bounds minimizing a lar
 	$(GO) test ./cmd/rackform/internal/command/views -run '^$$' -fuzz '^FuzzDiagnostics$$' -fuzztime 20s -fuzzminimizetime 5s
 	$(GO) test ./planner/plan -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 20s -fuzzminimizetime 5s
 	$(GO) test ./executor -run '^$$' -fuzz '^FuzzJournalReplay$$' -fuzztime 20s -fuzzminimizetime 5s
+	$(GO) test ./rehearsal -run '^$$' -fuzz '^FuzzParseScenario$$' -fuzztime 20s -fuzzminimizetime 5s
 	$(GO) test ./providers/redfish -run '^$$' -fuzz '^FuzzParseTaskBody$$' -fuzztime 20s -fuzzminimizetime 5s
 	$(GO) test ./providers/redfish -run '^$$' -fuzz '^FuzzParseInventory$$' -fuzztime 20s -fuzzminimizetime 5s
 	$(GO) test ./providers/redfish -run '^$$' -fuzz '^FuzzParseRetryAfter$$' -fuzztime 20s -fuzzminimizetime 5s
