@@ -23,6 +23,9 @@ type recorder struct {
 	marks []*schedule.Mark
 	open  map[string]*schedule.Mark // by kind + ID
 	met   map[string]bool
+	// noOpening: the cluster waits for a window that has no opening
+	// before the plan expires (its pending state has no until).
+	noOpening map[string]bool
 	// steps counts step_started events: whether a run after a continue
 	// made progress.
 	steps   int
@@ -44,7 +47,7 @@ type nodeRec struct {
 }
 
 func newRecorder(p *plan.Plan) *recorder {
-	r := &recorder{p: p, index: map[string]int{}, nodes: map[string]*nodeRec{}, open: map[string]*schedule.Mark{}, met: map[string]bool{}}
+	r := &recorder{p: p, index: map[string]int{}, nodes: map[string]*nodeRec{}, open: map[string]*schedule.Mark{}, met: map[string]bool{}, noOpening: map[string]bool{}}
 	add := func(kind, id, parent, name, scope string) {
 		r.index[id] = len(r.tree)
 		r.tree = append(r.tree, treeNode{kind, id, parent, name, scope})
@@ -157,6 +160,7 @@ func (r *recorder) Event(e executor.Event) {
 	case executor.KindCluster:
 		switch {
 		case st.Name == executor.Pending && st.Reason == executor.ReasonWindow:
+			r.noOpening[e.ID] = e.Until == nil
 			if m := r.open[schedule.MarkWindow+" "+e.ID]; m != nil {
 				m.Message = e.Message
 			} else {
@@ -300,7 +304,7 @@ func (r *recorder) window(c plan.Cluster, end time.Time) schedule.ClusterWindow 
 	if n == nil || !n.started {
 		w.Fits = len(c.Windows) == 0
 		switch m := r.open[schedule.MarkWindow+" "+c.ID]; {
-		case m != nil && !strings.Contains(m.Message, "opens"):
+		case m != nil && r.noOpening[c.ID]:
 			w.Fits, w.Miss = false, fmt.Sprintf("cannot start: its window has no opening before the plan expires at %s", stamp(r.p.NotAfter))
 		case m != nil:
 			w.Fits, w.Miss = false, "did not start before the rehearsal ended: "+m.Message

@@ -153,7 +153,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	s := rec.schedule(end)
 	s.PlanSHA256, s.Start, s.Total = o.PlanSHA256, o.Start, schedule.Duration(end.Sub(o.Start))
 	s.PlanEstimate = schedule.Duration(planEstimate(o.Plan))
-	if cp, _ := CriticalPath(o.Plan, o.Start, o.ApproveAfter); cp.After(o.Start) {
+	// A plan some cluster of which can never start has no critical path.
+	if cp, blocked := CriticalPath(o.Plan, o.Start, o.ApproveAfter); !blocked && cp.After(o.Start) {
 		s.CriticalPath = schedule.Duration(cp.Sub(o.Start))
 	}
 	s.ApproveAfter, s.StopAtGates, s.Seed = schedule.Duration(o.ApproveAfter), o.StopAtGates, o.Seed

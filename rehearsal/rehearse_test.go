@@ -222,3 +222,30 @@ random {
 		t.Errorf("no random fault hit")
 	}
 }
+
+// A cluster whose window has no opening left before the plan expires
+// cannot start: the rehearsal stops where apply would (blocked), and the
+// schedule says the cluster misses its window.
+func TestRehearsalClusterWithoutAnOpening(t *testing.T) {
+	p := fleetPlan()
+	late := start.Add(63 * time.Hour) // after east's last opening
+	res := rehearse(t, Options{Plan: p, Start: late})
+	if res.Outcome.Status != executor.OutcomePaused || res.Outcome.Reason != executor.ReasonBlocked {
+		t.Errorf("outcome %s, want paused(blocked)", res.Outcome)
+	}
+	for _, w := range res.Schedule.Windows {
+		switch w.Name {
+		case "east":
+			if w.Fits || !w.Start.IsZero() || !strings.Contains(w.Miss, "cannot start: its window has no opening before the plan expires") {
+				t.Errorf("east: %+v", w)
+			}
+		case "west":
+			if !w.Fits || w.Start.IsZero() {
+				t.Errorf("west: %+v", w)
+			}
+		}
+	}
+	if res.Schedule.CriticalPath != 0 {
+		t.Errorf("critical path %v for a plan that cannot complete", res.Schedule.CriticalPath)
+	}
+}

@@ -288,11 +288,11 @@ func (t *text) miss(w schedule.ClusterWindow) string {
 }
 
 func (t *text) windows() {
-	any := false
+	has := false
 	for _, w := range t.s.Windows {
-		any = any || len(w.Windows) > 0
+		has = has || len(w.Windows) > 0
 	}
-	if !any {
+	if !has {
 		return
 	}
 	t.printf("\n%s\n", t.st.wrap("Maintenance windows:", ansiBold))
