@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // Control operations record a request in the journal, after checking it
@@ -61,17 +62,21 @@ func (e *Executor) Continue(ctx context.Context) error {
 	return e.control(ctx, &Record{Type: recContinue})
 }
 
-// Approve records the approval of a pending gate (rule 18). A gate not yet
-// reached, already approved or skipped is refused.
+// Approve records the approval of a pending gate (rule 18), named by its
+// address ("stage.canary.gate.canary-ok") or, when no other gate of the
+// plan has it, its own name ("canary-ok"). A gate not yet reached,
+// already approved or skipped is refused, and so is a name several gates
+// share (the refusal lists them).
 func (e *Executor) Approve(ctx context.Context, gateID string) error {
 	m, err := e.started(ctx, "approve")
 	if err != nil {
 		return err
 	}
-	n := m.nodes[gateID]
-	if n == nil || n.kind != KindGate {
-		return &RefusedError{Op: "approve", Target: gateID, Reason: "the plan has no such gate"}
+	n, refused := m.gateNamed(gateID)
+	if refused != nil {
+		return refused
 	}
+	gateID = n.id
 	switch n.st.Name {
 	case Pending:
 	case NotStarted:
@@ -80,6 +85,33 @@ func (e *Executor) Approve(ctx context.Context, gateID string) error {
 		return &RefusedError{Op: "approve", Target: gateID, Reason: "the gate is already " + n.st.String()}
 	}
 	return e.control(ctx, &Record{Type: recApprove, Target: gateID})
+}
+
+// gateNamed finds the gate an operator names: by its address, or by its
+// own name when exactly one gate has it.
+func (m *model) gateNamed(name string) (*node, *RefusedError) {
+	if n := m.nodes[name]; n != nil && n.kind == KindGate {
+		return n, nil
+	}
+	var named, all []string
+	for _, n := range m.order {
+		if n.kind != KindGate {
+			continue
+		}
+		all = append(all, n.id)
+		if n.gate.Name == name {
+			named = append(named, n.id)
+		}
+	}
+	switch {
+	case len(named) == 1:
+		return m.nodes[named[0]], nil
+	case len(named) > 1:
+		return nil, &RefusedError{Op: "approve", Target: name, Reason: fmt.Sprintf("%d gates of the plan are named %s: %s; approve one by its address", len(named), name, strings.Join(named, ", "))}
+	case len(all) == 0:
+		return nil, &RefusedError{Op: "approve", Target: name, Reason: "the plan has no such gate: it has no approval gates"}
+	}
+	return nil, &RefusedError{Op: "approve", Target: name, Reason: "the plan has no such gate; its gates: " + strings.Join(all, ", ")}
 }
 
 // Stop records a stop (rule 22): nothing new starts, work in flight

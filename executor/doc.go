@@ -55,7 +55,14 @@
 // One goroutine (the loop in Run) owns all state and makes every decision;
 // workers only call providers and hooks and report back on a channel. The
 // decisions are level-triggered ("given this state, what may start now?"),
-// so the same code resumes from a replayed journal. Per ROLLOUT-RULES:
+// so the same code resumes from a replayed journal. Each piece of state has
+// one owner: the model (model.go, server.go: the run tree and each
+// server's progress) changes only by journal records; the journal
+// (journal.go) writes and reads them and is the one place where records
+// become durable before the operations they announce start; the opTable
+// (optable.go) is the operations in flight and the hook deadlines; the
+// runner (run.go) schedules from them (schedule.go, scope.go, decide.go)
+// and handles what workers report (handle.go). Per ROLLOUT-RULES:
 //
 //   - Stages run in order; a stage is completed when its groups, after-gates
 //     and after-wait are done; the wait and the after-gates start together
@@ -166,9 +173,12 @@
 //	state         id, state, reason?, message?, until?   any node's state change
 //	observed      server, fingerprint            pre-flight check passed
 //	step_started  server, op, kind[, by]         written before Apply/hook is called;
-//	                                             by: the worker, with several (Claimer)
+//	              [retry, message]               by: the worker, with several (Claimer);
+//	                                             retry: the n-th time an update that did
+//	                                             not take effect is sent again (nottaken.go)
 //	task_uri      server, op, task_uri           written as soon as Progress carries it
-//	step_done     server, op, message?
+//	step_done     server, op, message?           task_state "Gone": its BMC task vanished
+//	              [task_state]                   (a staged update: wait_ready reads it back)
 //	step_failed   server, op, error
 //	continue      by
 //	approve       target (gate id), by
@@ -216,6 +226,8 @@
 //	step_started step_task step_progress step_completed step_failed step_resumed
 //	step_interrupted                 given up at an interrupt, or its provider died;
 //	                                 resumed from the journal, not failed
+//	step_stalled                     a BMC task's percent has not moved for 10
+//	                                 minutes (task_uri, percent, since)
 //	continue_requested gate_approved stop_requested skip_requested
 //	release_available                a continue found a pending cluster's
 //	                                 release at its site (target, message)

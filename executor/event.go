@@ -23,6 +23,8 @@ type Event struct {
 	State  StateName  `json:"state,omitempty"`
 	Reason string     `json:"reason,omitempty"`
 	Until  *time.Time `json:"until,omitempty"`
+	// Since: on step_stalled, when the task's percent last moved.
+	Since *time.Time `json:"since,omitempty"`
 
 	Server    string `json:"server,omitempty"`
 	Op        string `json:"op,omitempty"`
@@ -88,4 +90,63 @@ func eventType(k Kind, old, new State) string {
 		}
 	}
 	return string(k) + "_" + verb(old, new)
+}
+
+func (r *runner) event(e Event) {
+	e.V = EventVersion
+	e.Time = r.o.Clock.Now().UTC()
+	r.o.Events.Event(e)
+}
+
+// recordEvent turns an applied journal record into its event.
+func (r *runner) recordEvent(rec *Record, old State) {
+	e := Event{Time: rec.Time}
+	switch rec.Type {
+	case recRunStarted:
+		e.Type, e.PlanSHA256, e.By, e.Message = "apply_started", rec.PlanSHA256, rec.By, rec.Message
+		if r.m.records > 1 {
+			e.Type = "apply_resumed"
+		}
+	case recRunEnded:
+		return
+	case recState:
+		n := r.m.nodes[rec.ID]
+		e.Type = eventType(n.kind, old, n.st)
+		e.ID, e.Kind, e.State, e.Reason, e.Message, e.Until = n.id, n.kind, rec.State, rec.Reason, rec.Message, rec.Until
+		if n.parent != nil {
+			e.Parent = n.parent.id
+		}
+		switch n.kind {
+		case KindScope:
+			e.Counts = n.counts()
+		case KindServer:
+			e.Counts = n.parent.counts()
+		}
+	case recObserved:
+		e.Type, e.Server, e.Message = "server_observed", rec.Server, "no drift"
+	case recStepStarted, recStepDone, recStepFailed, recTaskURI:
+		e.Type = map[string]string{recStepStarted: "step_started", recStepDone: "step_completed", recStepFailed: "step_failed", recTaskURI: "step_task"}[rec.Type]
+		e.Server, e.Op, e.TaskURI = rec.Server, rec.Op, rec.TaskURI
+		e.Message = rec.Message
+		if rec.Error != "" {
+			e.Message = rec.Error
+		}
+		if sv := r.m.servers[rec.Server]; sv != nil {
+			st := sv.sv.status(rec.Op)
+			e.StepKind = st.Kind
+			e.Component = st.Component
+		}
+	case recAvailable:
+		e.Type, e.Target, e.Message = "release_available", rec.ID, rec.Message
+	case recContinue, recApprove, recStop, recSkip, recRerun:
+		e.Type = requestEvents[rec.Type]
+		e.Target, e.By = rec.Target, rec.By
+	default:
+		return
+	}
+	e.V = EventVersion
+	if e.Time.IsZero() {
+		e.Time = r.o.Clock.Now().UTC()
+	}
+	r.o.Events.Event(e)
 }

@@ -113,16 +113,7 @@ func TestProviderCrashAtEveryStepKindResumes(t *testing.T) {
 				at = map[string][]int{"update": {1}, "task": {1}}
 			}
 			c := newCrashing(h.prov, -1, at)
-			o := h.options()
-			o.Providers = map[string]providers.Provider{"fake": c}
-			e, err := executor.New(o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := e.Run(context.Background(), context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			out := h.runWith(c)
 			wantOutcome(t, out, executor.OutcomeCompleted, "")
 			if c.crashes == 0 {
 				t.Fatal("the provider never crashed")
@@ -154,13 +145,7 @@ func TestProviderUnavailableStopsResumable(t *testing.T) {
 	h := newHarness(t)
 	h.plan = executortest.Single(h.prov, nil, S{Name: "r01", Servers: 2, MaxUnavailable: 1})
 	c := newCrashing(h.prov, 0, map[string][]int{"update": {1}})
-	o := h.options()
-	o.Providers = map[string]providers.Provider{"fake": c}
-	e, _ := executor.New(o)
-	out, err := e.Run(context.Background(), context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := h.runWith(c)
 	wantOutcome(t, out, executor.OutcomeStopped, executor.ReasonProviderUnavailable)
 	if !strings.Contains(out.Message, `provider "fake" is unavailable: `) || !strings.Contains(out.Message, "could not be restarted") {
 		t.Errorf("message %q", out.Message)
@@ -194,13 +179,7 @@ func TestProviderCrashLoopStops(t *testing.T) {
 	h := newHarness(t)
 	h.plan = executortest.Single(h.prov, nil, S{Name: "r01", Servers: 1})
 	c := newCrashing(h.prov, -1, map[string][]int{"wait_ready": {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}})
-	o := h.options()
-	o.Providers = map[string]providers.Provider{"fake": c}
-	e, _ := executor.New(o)
-	out, err := e.Run(context.Background(), context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := h.runWith(c)
 	wantOutcome(t, out, executor.OutcomeStopped, executor.ReasonProviderUnavailable)
 	if !strings.Contains(out.Message, `provider "fake" failed 5 times during step:5 (wait_ready) of c1/r01/r01-s01`) {
 		t.Errorf("message %q", out.Message)
@@ -381,4 +360,51 @@ func TestSkipRackInFlightCompletesAfterSafety(t *testing.T) {
 	if n := h.prov.Count(rackServer("r01", 2), ""); n != 0 {
 		t.Errorf("the other server of the skipped rack got %d calls", n)
 	}
+}
+
+// A provider that dies while the quorum guard observes the other
+// control-plane members leaves them unknown, not down: the plugin is
+// restarted and the check runs again, and the run never pauses for quorum
+// over members that are on, healthy and at target.
+func TestProviderCrashDuringQuorumCheckIsNotAMemberDown(t *testing.T) {
+	h := newHarness(t)
+	h.plan = executortest.Single(h.prov, nil, S{Phase: plan.PhaseControlPlane, Kind: "serial", Name: "cp", Servers: 3})
+	// cp-s01's pre-flight: its own observation (1), then cp-s02 (2) and
+	// cp-s03 (3): the plugin dies observing cp-s02.
+	c := newCrashing(h.prov, -1, map[string][]int{"observe": {2}})
+	out := h.runWith(c)
+	wantOutcome(t, out, executor.OutcomeCompleted, "")
+	if c.crashes != 1 {
+		t.Fatalf("%d crashes, want 1", c.crashes)
+	}
+	for _, ev := range h.events {
+		if ev.Type == "quorum_hold" || ev.Reason == executor.ReasonQuorum {
+			t.Errorf("held for quorum over a member the provider could not observe: %+v", ev)
+		}
+	}
+	i := h.index("step_interrupted", addrOf("cp", 1))
+	if i < 0 {
+		t.Fatal("no step_interrupted event for cp-s01's pre-flight")
+	}
+	if msg := h.events[i].Message; !strings.Contains(msg, "observing the control-plane member c1/cp/cp-s02 for the quorum check") {
+		t.Errorf("step_interrupted says %q", msg)
+	}
+	assertExactlyOnce(t, h)
+}
+
+// A provider that cannot be restarted during the quorum check stops the
+// run as provider_unavailable, resumable; it never pauses it for quorum.
+func TestProviderDownDuringQuorumCheckStopsResumable(t *testing.T) {
+	h := newHarness(t)
+	h.plan = executortest.Single(h.prov, nil, S{Phase: plan.PhaseControlPlane, Kind: "serial", Name: "cp", Servers: 3})
+	c := newCrashing(h.prov, 0, map[string][]int{"observe": {2}})
+	out := h.runWith(c)
+	wantOutcome(t, out, executor.OutcomeStopped, executor.ReasonProviderUnavailable)
+	if strings.Contains(out.Message, "quorum") && !strings.Contains(out.Message, "quorum check") {
+		t.Errorf("message %q", out.Message)
+	}
+	wantStates(t, h, map[string]string{"cluster.c1.control_plane.serial.cp": "running", addrOf("cp", 1): "running"})
+	// The provider is back: the next apply checks again and goes on.
+	wantOutcome(t, h.run(), executor.OutcomeCompleted, "")
+	assertExactlyOnce(t, h)
 }

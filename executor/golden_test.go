@@ -14,7 +14,6 @@ import (
 
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/executortest"
-	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -87,14 +86,5 @@ func TestGoldenEventStream(t *testing.T) {
 	golden(t, "events.golden.jsonl", events.Bytes())
 	pid := regexp.MustCompile(`"pid":[0-9]+`)
 
-	entries, err := h.backend.(*state.Memory).Read(ctx, sha, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var journal bytes.Buffer
-	for _, e := range entries {
-		journal.Write(e.Data)
-		journal.WriteByte('\n')
-	}
-	golden(t, "journal.golden.jsonl", pid.ReplaceAll(journal.Bytes(), []byte(`"pid":1`)))
+	golden(t, "journal.golden.jsonl", pid.ReplaceAll(journalOf(t, h.backend), []byte(`"pid":1`)))
 }

@@ -1,6 +1,7 @@
 package executor_test
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"sync"
@@ -70,6 +71,38 @@ func (h *harness) run() executor.Outcome {
 		h.t.Fatalf("Run: %v", err)
 	}
 	return out
+}
+
+// runWith applies the plan once with the fake provider replaced by p (a
+// wrapper around it).
+func (h *harness) runWith(p providers.Provider) executor.Outcome {
+	h.t.Helper()
+	o := h.options()
+	o.Providers = map[string]providers.Provider{"fake": p}
+	e, err := executor.New(o)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	out, err := e.Run(context.Background(), context.Background())
+	if err != nil {
+		h.t.Fatalf("Run: %v", err)
+	}
+	return out
+}
+
+// journalOf is b's journal of the test plan, one record a line.
+func journalOf(t *testing.T, b executor.Backend) []byte {
+	t.Helper()
+	entries, err := b.Read(context.Background(), sha, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	for _, e := range entries {
+		out.Write(e.Data)
+		out.WriteByte('\n')
+	}
+	return out.Bytes()
 }
 
 func (h *harness) status() *executor.Status {

@@ -84,8 +84,13 @@ func (r *runner) guarded(sv *node) bool {
 
 // observePeers observes the other members listed by observeOp. It runs
 // on the worker, with the member's own pre-flight observation, and
-// touches only the op.
-func (r *runner) observePeers(ctx context.Context, o *opRun) {
+// touches only the op. A member the provider could not observe (its plugin
+// died, or it answered nothing) is neither healthy nor down but unknown:
+// observePeers returns that provider's name and the error, and the
+// pre-flight is interrupted as under any provider failure (the plugin is
+// restarted and the check runs again), so that only a member observed
+// down ever holds the run for quorum.
+func (r *runner) observePeers(ctx context.Context, o *opRun) (string, error) {
 	for i := range o.peers {
 		p := &o.peers[i]
 		prov := r.o.Providers[p.srv.Provider]
@@ -94,17 +99,13 @@ func (r *runner) observePeers(ctx context.Context, o *opRun) {
 			continue
 		}
 		obs, err := observe(ctx, prov, providers.Target{Name: p.srv.Address, Endpoint: p.srv.BMC, System: p.srv.System})
-		p.why = memberHealth(obs, err)
+		if err != nil {
+			return p.srv.Provider, fmt.Errorf("observing the control-plane member %s for the quorum check: %w", p.server, err)
+		}
+		// As the plan decides: reachable, not Critical, on.
+		p.why = obs.NotHealthy()
 	}
-}
-
-// memberHealth says why an observed member does not count for quorum, or
-// "" when it does: as the plan decides (reachable, not Critical, on).
-func memberHealth(obs *providers.Observation, err error) string {
-	if err != nil {
-		return "not observed: " + err.Error()
-	}
-	return obs.NotHealthy()
+	return "", nil
 }
 
 // quorumHolds checks, before sv's first step, that taking it down keeps

@@ -57,6 +57,11 @@ type Record struct {
 	TaskURI     string `json:"task_uri,omitempty"`
 	Error       string `json:"error,omitempty"`
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Retry (step_started): the n-th retry of an update that did not take
+	// effect (nottaken.go); TaskState (step_done): "Gone" when the op's
+	// BMC task vanished before it said how it ended.
+	Retry     int    `json:"retry,omitempty"`
+	TaskState string `json:"task_state,omitempty"`
 
 	// continue, approve, stop, skip
 	Target string `json:"target,omitempty"`

@@ -73,17 +73,7 @@ func TestTargetsNameTheServersSystem(t *testing.T) {
 	h.plan = executortest.Single(h.prov, nil, S{Name: "r01", Servers: 1})
 	h.plan.Servers[0].System = "Node1"
 	rec := &systemRecorder{Provider: h.prov, systems: map[string]bool{}}
-	opts := h.options()
-	opts.Providers = map[string]providers.Provider{"fake": rec}
-	e, err := executor.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := e.Run(context.Background(), context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantOutcome(t, out, executor.OutcomeCompleted, "")
+	wantOutcome(t, h.runWith(rec), executor.OutcomeCompleted, "")
 	if len(rec.systems) != 1 || !rec.systems["Node1"] {
 		t.Errorf("targets named systems %v, want only Node1", rec.systems)
 	}

@@ -62,6 +62,13 @@ type serverRun struct {
 	ops   []string // ops in the order first started, for Status
 	steps map[string]*StepStatus
 
+	// retries counts, by op, the retries of an update that did not take
+	// effect; vanished lists the staged updates whose BMC task vanished:
+	// only the plan's wait_ready, after the reset, tells whether they took
+	// (nottaken.go).
+	retries  map[string]int
+	vanished []int
+
 	// What the server's steps so far left it as: skipping a server whose
 	// steps began first brings it back (safety steps), and a run reports
 	// every server left out of service.
@@ -114,7 +121,7 @@ func defaultRemediation(role string) []string {
 }
 
 func newServerRun(p *plan.Server, set plan.Settings) *serverRun {
-	s := &serverRun{p: p, pos: map[int]int{}, steps: map[string]*StepStatus{}}
+	s := &serverRun{p: p, pos: map[int]int{}, steps: map[string]*StepStatus{}, retries: map[string]int{}}
 	hasReimage := false
 	for i, st := range p.Steps {
 		s.pos[st.Index] = i
@@ -214,6 +221,9 @@ func (s *serverRun) apply(r *Record) error {
 			s.drained = true
 		}
 		s.inflight, s.taskURI = r.Op, ""
+		if r.Retry > 0 {
+			s.retries[r.Op] = r.Retry
+		}
 		if kind, k, action := parseOp(r.Op); kind == "remedy" && action != "wait_ready" {
 			s.remActive, s.rem, s.remWait = true, k, false
 		}
@@ -235,6 +245,9 @@ func (s *serverRun) apply(r *Record) error {
 		case kind == "step":
 			if i, ok := s.pos[n]; ok {
 				s.pc = i + 1
+			}
+			if r.TaskState == providers.TaskGone {
+				s.vanished = append(s.vanished, n)
 			}
 		case kind == "remedy" && action == "wait_ready":
 			// Said when the server completes: the BMC confirmed it healthy
@@ -363,8 +376,19 @@ func (s *serverRun) stepFor(op string) *plan.Step {
 // "U30 v2.54"). A reported version the scheme cannot read is not at
 // target, and the error says why.
 func hasVersion(st *plan.Step, obs *providers.Observation) (bool, error) {
-	if st == nil || st.Version == "" || obs == nil {
+	if st == nil || st.Version == "" {
 		return false, nil
+	}
+	if c, ok := reported(st, obs); ok {
+		return version.EqualStrings(st.Scheme, st.Pattern, st.Version, c.Version)
+	}
+	return false, nil
+}
+
+// reported is the component of step st that obs shows, if any.
+func reported(st *plan.Step, obs *providers.Observation) (providers.Component, bool) {
+	if obs == nil {
+		return providers.Component{}, false
 	}
 	m := providers.Match{}
 	if st.Match != nil {
@@ -372,10 +396,10 @@ func hasVersion(st *plan.Step, obs *providers.Observation) (bool, error) {
 	}
 	for _, c := range obs.Components {
 		if m.Selects(c) {
-			return version.EqualStrings(st.Scheme, st.Pattern, st.Version, c.Version)
+			return c, true
 		}
 	}
-	return false, nil
+	return providers.Component{}, false
 }
 
 // atTarget reports whether every versioned step is already satisfied

@@ -69,7 +69,7 @@ func (r *runner) stepTakeover(ctx context.Context, sc *node) bool {
 	if spare == nil || spare.st.Name != Completed {
 		return false // the spare goes first; it is not upgraded yet
 	}
-	if r.ops[spare] != nil {
+	if r.ops.of(spare) != nil {
 		return true
 	}
 	op, st := takeoverOp(spare)

@@ -97,7 +97,7 @@ func canonical(a, b msg) int {
 // park is received and dropped; a task hand-off is refused, so its step
 // stays in flight in the journal and the next apply resumes it.
 func (r *runner) drain() {
-	for _, o := range r.ops {
+	for o := range r.ops.all() {
 		if o.cancel != nil {
 			o.cancel()
 		}

@@ -73,20 +73,6 @@ func (f *virtualFleet) run(t *testing.T, o executor.Options, ctx, hard context.C
 	return out
 }
 
-func (f *virtualFleet) journal(t *testing.T) []byte {
-	t.Helper()
-	entries, err := f.backend.Read(context.Background(), sha, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	for _, e := range entries {
-		b.Write(e.Data)
-		b.WriteByte('\n')
-	}
-	return b.Bytes()
-}
-
 func decodeEvents(t *testing.T, stream []byte) []executor.Event {
 	t.Helper()
 	var out []executor.Event
@@ -151,7 +137,7 @@ func TestVirtualTimeRunsTheCriticalPath(t *testing.T) {
 			t.Errorf("%v of virtual time took %v of wall time", want, wall)
 		}
 		t.Logf("%v of virtual time in %v of wall time", want, wall)
-		journals, streams = append(journals, f.journal(t)), append(streams, f.events.Bytes())
+		journals, streams = append(journals, journalOf(t, f.backend)), append(streams, f.events.Bytes())
 	}
 	if !bytes.Equal(journals[0], journals[1]) {
 		t.Errorf("two runs wrote different journals:\n%s\n---\n%s", journals[0], journals[1])

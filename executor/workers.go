@@ -101,9 +101,9 @@ func (r *runner) candidates() []*node {
 // It reports whether this worker now holds a group it did not hold, or
 // read records: either way, the runner decides again.
 func (r *runner) workerPass(ctx context.Context) bool {
-	from := r.cursor
+	from := r.j.cursor
 	grew := r.claimPass(ctx)
-	return r.err == nil && (grew || r.cursor != from)
+	return r.err == nil && (grew || r.j.cursor != from)
 }
 
 func (r *runner) claimPass(ctx context.Context) bool {
@@ -219,8 +219,8 @@ func (r *runner) claimPass(ctx context.Context) bool {
 
 // unitActive: a server of group g is in flight in this process.
 func (r *runner) unitActive(g *node) bool {
-	for sv := range r.ops {
-		if unitOf(sv) == g {
+	for o := range r.ops.all() {
+		if unitOf(o.sv) == g {
 			return true
 		}
 	}
@@ -341,9 +341,9 @@ func (r *runner) othersBusy(ctx context.Context, out Outcome) bool {
 	// The claims were read after the journal: a worker that released a
 	// group had journaled its end before. Read the journal again; if it
 	// brought anything, decide again before ending.
-	before := r.cursor
+	before := r.j.cursor
 	r.poll(ctx)
-	if r.cursor != before {
+	if r.j.cursor != before {
 		w.checkedAt = time.Time{}
 		return true
 	}
@@ -357,35 +357,34 @@ func (r *runner) othersBusy(ctx context.Context, out Outcome) bool {
 // observation), the journal is read again; if the run is now halted, those
 // servers are left untouched (recorded running, nothing done on them yet)
 // until it goes on, as a single apply would not have started them.
-func (r *runner) holdStarts(ctx context.Context) {
+func (r *runner) holdStarts(ctx context.Context, launch []*opRun) []*opRun {
 	if r.w == nil {
-		return
+		return launch
 	}
 	first := false
-	for _, o := range r.launchQ {
+	for _, o := range launch {
 		if o.kind == opObserve {
 			first = true
 		}
 	}
 	if !first {
-		return
+		return launch
 	}
 	r.poll(ctx)
 	if r.err != nil || !r.halted() || r.graceful {
-		return
+		return launch
 	}
-	keep := r.launchQ[:0]
-	for _, o := range r.launchQ {
+	keep := launch[:0]
+	for _, o := range launch {
 		if o.kind != opObserve {
 			keep = append(keep, o)
 			continue
 		}
-		delete(r.ops, o.sv)
-		r.inflight--
+		r.ops.remove(o)
 		r.w.parked = append(r.w.parked, o.sv)
 		r.event(Event{Type: "server_held", Server: o.sv.id, Message: "not started: another worker halted the run (a breach, a pause or a stop) just before; it starts when the run goes on"})
 	}
-	r.launchQ = keep
+	return keep
 }
 
 // unholdStarts lets held servers start once the run goes on.

@@ -404,7 +404,13 @@ type Progress struct {
 // ApplyResult is a finished step.
 type ApplyResult struct {
 	TaskURI string
-	Message string
+	// TaskState is how the task the provider followed ended: TaskCompleted,
+	// or TaskGone when its monitor vanished before saying so (the BMC
+	// deleted it, or restarted during the step); "" when the step had no
+	// task, or the provider does not say (older plugins). The executor
+	// checks a versioned update whose task is gone by reading the version.
+	TaskState string
+	Message   string
 	// Observation is the server's state after the step, when the provider read it.
 	Observation *Observation
 }

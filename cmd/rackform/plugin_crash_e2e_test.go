@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rackform/rackform/providers/sim"
 )
 
 // pluginOf returns the pid of the running (not zombie) "rackform provider
@@ -283,6 +285,82 @@ func TestApplyPluginCannotRestart(t *testing.T) {
 	// The next apply resumes and finishes; the update was never flashed twice.
 	if code, o := e.run(t, "apply", "-allow-unsigned", "plan.json"); code != 0 {
 		t.Fatalf("apply again: exit %d\n%s", code, o)
+	}
+	f.checkFleet(t)
+}
+
+// TestApplyPluginCrashDuringQuorumCheck SIGKILLs the real plugin while the
+// quorum guard observes the other control-plane members before the first
+// member is taken down. A member the provider could not observe is
+// unknown, not down: apply restarts the plugin and checks again, and the
+// run completes instead of pausing for quorum. Deterministic: the member
+// the check reads (lab/r2/s3, bmc-0003) holds every request (a timeout
+// fault) from after plan until the kill, and nothing else of the apply
+// reaches it before that check (the spare lab/r3/s6 goes first, then
+// lab/r1/s1, whose check reads it).
+func TestApplyPluginCrashDuringQuorumCheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills the real plugin process in a real apply")
+	}
+	f := startE2EFleet(t, freeOctet(t, 150, 6), 3, 2, 3000, nil)
+	e := newE2EEnv(t)
+	if code, out := e.run(t, "plan", "-no-color", "-out", "plan.json", f.dir); code != 0 {
+		t.Fatalf("plan: exit %d\n%s", code, out)
+	}
+	if err := f.fleet.SetFault("bmc-0003", sim.Fault{Kind: sim.FaultTimeout}); err != nil {
+		t.Fatal(err)
+	}
+	events := filepath.Join(e.work, "ev.jsonl")
+	cmd := exec.Command(e.bin, "apply", "-allow-unsigned", "-json-into", events, "plan.json")
+	cmd.Dir, cmd.Env = e.work, e.env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	defer func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	}()
+	// The quorum check's read of bmc-0003 is in flight once the fault
+	// held a request there.
+	deadline := time.Now().Add(60 * time.Second)
+	for f.fleet.Stats("bmc-0003").FaultsInjected == 0 {
+		select {
+		case <-exited:
+			t.Fatalf("apply exited before the quorum check read bmc-0003:\n%s", out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the quorum check never read bmc-0003:\n%s", out.String())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	killed := killPlugin(t, cmd.Process.Pid)
+	// bmc-0003 answers again before the restarted plugin checks again.
+	if err := f.fleet.SetFault("bmc-0003", sim.Fault{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(120 * time.Second):
+		t.Fatalf("apply did not finish after the plugin (pid %d) was killed:\n%s", killed, out.String())
+	}
+	ev, _ := os.ReadFile(events)
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("apply exited %d, want 0, after the plugin (pid %d) was killed during the quorum check:\n%s\nevents:\n%s", code, killed, out.String(), ev)
+	}
+	if bytes.Contains(ev, []byte(`"type":"quorum_hold"`)) || bytes.Contains(ev, []byte(`"reason":"quorum"`)) {
+		t.Errorf("held for quorum over a member the provider could not observe:\n%s", ev)
+	}
+	if !regexp.MustCompile(`"type":"step_interrupted","server":"lab/r1/s1".*"message":"provider \\"redfish\\" failed during the step \(observing the control-plane member lab/r2/s3 for the quorum check`).Match(ev) {
+		t.Errorf("no step_interrupted event for lab/r1/s1's quorum check:\n%s", ev)
+	}
+	if !strings.Contains(out.String(), `Provider "redfish": restarted (1 of at most 5 restarts within 10m0s).`) {
+		t.Errorf("no restart noted:\n%s", out.String())
 	}
 	f.checkFleet(t)
 }

@@ -39,6 +39,18 @@ type Script struct {
 	// ReportPower, when set, is the power state the ApplyResult of a
 	// power step reports (as a BMC that did not do what was asked).
 	ReportPower string
+	// UpdateNotTaken makes the first n updates on this server not take,
+	// as when the BMC restarts during the flash: each is accepted and
+	// reports a task, which then vanishes (Apply returns TaskState Gone,
+	// Task answers Gone), and the version does not change.
+	UpdateNotTaken int
+	// ExpectVersions makes wait_ready fail while a version it expects is
+	// not reported, as the real provider's does.
+	ExpectVersions bool
+	// TaskRunning makes Task answer Running, at TaskPercent, to that many
+	// polls before it answers TaskState: a task frozen at one percent.
+	TaskRunning int
+	TaskPercent int
 }
 
 // Call is one Apply the fake received.
@@ -83,6 +95,8 @@ type fakeServer struct {
 	power      string
 	applies    int
 	waitFails  int
+	notTaken   int               // updates that did not take (UpdateNotTaken)
+	taskPolls  int               // Task calls answered Running (TaskRunning)
 	tasks      int               // tasks created on this BMC (PerBMCTasks)
 	targets    map[string]string // component ID → target version
 	staged     map[string]string // component ID → version after the next wait_ready
@@ -223,10 +237,18 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 	hang := s.script.HangApply == n
 	hangCh, startedCh := p.hangs[name], p.started[name]
 	fail := s.script.FailApply == n || (s.script.FailKind != "" && s.script.FailKind == req.Step.Kind)
-	var uri string
+	var uri, taskState string
 	switch req.Step.Kind {
 	case providers.StepUpdate, providers.StepReimage:
+		taken := true
+		if req.Step.Kind == providers.StepUpdate && s.notTaken < s.script.UpdateNotTaken {
+			s.notTaken++
+			taken = false
+		}
 		for i := range s.components {
+			if !taken {
+				break
+			}
 			if matchComp(req.Step.Match, s.components[i]) {
 				if s.script.Staged {
 					if s.staged == nil {
@@ -247,7 +269,12 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 			s.tasks++
 			uri = fmt.Sprintf("/redfish/v1/TaskService/Tasks/%d", s.tasks)
 		}
-		p.tasks[taskKey(name, uri)] = name
+		taskState = providers.TaskCompleted
+		if taken {
+			p.tasks[taskKey(name, uri)] = name
+		} else {
+			taskState = providers.TaskGone // the BMC lost it
+		}
 	case providers.StepShutdown:
 		s.power = providers.PowerOff
 	case providers.StepPowerOn, providers.StepReset:
@@ -261,6 +288,9 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 		s.staged = nil
 		if s.waitFails < s.script.WaitReadyFails {
 			s.waitFails++
+			fail = true
+		}
+		if s.script.ExpectVersions && !s.reports(req.Step.Expect) {
 			fail = true
 		}
 	}
@@ -281,7 +311,7 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 	if fail {
 		return nil, providers.Errorf(name, string(req.Step.Kind)+" failed", "scripted failure")
 	}
-	res := &providers.ApplyResult{TaskURI: uri, Message: string(req.Step.Kind) + " ok"}
+	res := &providers.ApplyResult{TaskURI: uri, TaskState: taskState, Message: string(req.Step.Kind) + " ok"}
 	switch req.Step.Kind {
 	case providers.StepShutdown, providers.StepPowerOn, providers.StepReset:
 		if s.script.ReportPower != "" {
@@ -289,6 +319,22 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 		}
 	}
 	return res, nil
+}
+
+// reports says whether the server reports every expected version.
+func (s *fakeServer) reports(expect []providers.Expectation) bool {
+	for _, e := range expect {
+		found := false
+		for _, c := range s.components {
+			if matchComp(e.Match, c) && c.Version == e.Version {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 func matchComp(m providers.Match, c providers.Component) bool {
@@ -313,6 +359,10 @@ func (p *Provider) Task(_ context.Context, req *providers.TaskRequest) (*provide
 	}
 	if _, ok := p.tasks[taskKey(req.Target.Name, req.TaskURI)]; !ok {
 		state = providers.TaskGone
+	}
+	if s != nil && state != providers.TaskGone && s.taskPolls < s.script.TaskRunning {
+		s.taskPolls++
+		return &providers.TaskStatus{URI: req.TaskURI, State: providers.TaskRunning, Percent: s.script.TaskPercent}, nil
 	}
 	return &providers.TaskStatus{URI: req.TaskURI, State: state, Percent: 100}, nil
 }

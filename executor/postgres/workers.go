@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -51,28 +50,16 @@ func (b *Backend) Join(ctx context.Context, w executor.WorkerInfo) error {
 	if err != nil {
 		return err
 	}
-	l := &lease{id: w.ID, dur: o.Lease, hb: o.Heartbeat, stop: make(chan struct{}), done: make(chan struct{}), worker: true}
-	b.mu.Lock()
-	old := b.worker
-	b.worker = l
-	b.mu.Unlock()
-	if old != nil {
-		old.halt()
-	}
-	go b.heartbeat(l)
+	b.hold(&b.worker, workerLease, w.ID, o)
 	return nil
 }
 
 // Leave implements executor.Claimer.
 func (b *Backend) Leave(ctx context.Context) error {
-	b.mu.Lock()
-	l := b.worker
-	b.worker = nil
-	b.mu.Unlock()
+	l := b.drop(&b.worker, "")
 	if l == nil {
 		return nil
 	}
-	l.halt()
 	return b.retry(ctx, "leaving the run", func(ctx context.Context) error {
 		tx, err := b.pool.Begin(ctx)
 		if err != nil {
@@ -147,20 +134,13 @@ func (b *Backend) Claim(ctx context.Context, sha string, units []string, max int
 		return tx.Commit(ctx)
 	})
 	if err != nil {
-		if lost := b.workerLost(err, me); lost != nil {
-			return nil, nil, lost
+		var pe interface{ SQLState() string }
+		if errors.As(err, &pe) && pe.SQLState() == workerLease.code {
+			return nil, nil, workerLease.lostError(me, workerLease.expired)
 		}
 		return nil, nil, err
 	}
 	return held, adopted, nil
-}
-
-func (b *Backend) workerLost(err error, id string) error {
-	var pe interface{ SQLState() string }
-	if errors.As(err, &pe) && pe.SQLState() == "RFL02" {
-		return fmt.Errorf("%w (worker %s): it expired, so other workers may have adopted what this one had claimed; this apply stops: run apply again to resume from the journal", ErrWorkerLeaseLost, id)
-	}
-	return nil
 }
 
 // Release implements executor.Claimer.

@@ -264,14 +264,14 @@ func applyResultToProto(r *providers.ApplyResult) *pb.ApplyResult {
 	if r == nil {
 		return nil
 	}
-	return &pb.ApplyResult{TaskUri: r.TaskURI, Message: r.Message, Observation: observationToProto(r.Observation)}
+	return &pb.ApplyResult{TaskUri: r.TaskURI, TaskState: r.TaskState, Message: r.Message, Observation: observationToProto(r.Observation)}
 }
 
 func applyResultFromProto(r *pb.ApplyResult) *providers.ApplyResult {
 	if r == nil {
 		return nil
 	}
-	return &providers.ApplyResult{TaskURI: r.GetTaskUri(), Message: r.GetMessage(), Observation: observationFromProto(r.GetObservation())}
+	return &providers.ApplyResult{TaskURI: r.GetTaskUri(), TaskState: r.GetTaskState(), Message: r.GetMessage(), Observation: observationFromProto(r.GetObservation())}
 }
 
 func taskStatusToProto(s *providers.TaskStatus) *pb.TaskStatus {

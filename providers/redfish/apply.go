@@ -124,8 +124,9 @@ func (s *stepRun) finishTask(ctx context.Context, acc *accepted, deadline time.T
 	}
 	switch st.State {
 	case providers.TaskCompleted:
-		res.Message = "task completed"
+		res.TaskState, res.Message = st.State, "task completed"
 	case providers.TaskGone:
+		res.TaskState = st.State
 		res.Message = "task monitor gone (the BMC deletes finished tasks); wait_ready verifies the outcome"
 	default:
 		msg := "the BMC task ended " + st.State

@@ -193,6 +193,9 @@ func TestApplyUpdateResponses(t *testing.T) {
 		if res.TaskURI != "/redfish/v1/TaskService/TaskMonitors/42" || !strings.Contains(res.Message, "gone") || !strings.Contains(res.Message, "verifies") {
 			t.Errorf("result %+v: want the monitor followed and reported gone, to be verified by version", res)
 		}
+		if res.TaskState != providers.TaskGone {
+			t.Errorf("result's TaskState %q, want %q: the executor reads the version back only when it knows the task vanished", res.TaskState, providers.TaskGone)
+		}
 	})
 	for _, param := range []string{"Targets", "TransferProtocol", "ImageURI"} {
 		t.Run("400 naming "+param, func(t *testing.T) {

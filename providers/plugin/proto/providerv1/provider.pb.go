@@ -1862,10 +1862,15 @@ func (x *ApplyDone) GetResult() *ApplyResult {
 }
 
 type ApplyResult struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TaskUri       string                 `protobuf:"bytes,1,opt,name=task_uri,json=taskUri,proto3" json:"task_uri,omitempty"`
-	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
-	Observation   *Observation           `protobuf:"bytes,3,opt,name=observation,proto3" json:"observation,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	TaskUri     string                 `protobuf:"bytes,1,opt,name=task_uri,json=taskUri,proto3" json:"task_uri,omitempty"`
+	Message     string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Observation *Observation           `protobuf:"bytes,3,opt,name=observation,proto3" json:"observation,omitempty"`
+	// task_state is how the task the provider followed ended: "Completed",
+	// or "Gone" when its monitor vanished before saying (the BMC deleted it,
+	// or restarted); empty when the step had no task. Older plugins leave it
+	// empty.
+	TaskState     string `protobuf:"bytes,4,opt,name=task_state,json=taskState,proto3" json:"task_state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1919,6 +1924,13 @@ func (x *ApplyResult) GetObservation() *Observation {
 		return x.Observation
 	}
 	return nil
+}
+
+func (x *ApplyResult) GetTaskState() string {
+	if x != nil {
+		return x.TaskState
+	}
+	return ""
 }
 
 type TaskRequest struct {
@@ -2317,11 +2329,13 @@ const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"\apercent\x18\x02 \x01(\x05R\apercent\x12\x19\n" +
 	"\btask_uri\x18\x03 \x01(\tR\ataskUri\"F\n" +
 	"\tApplyDone\x129\n" +
-	"\x06result\x18\x01 \x01(\v2!.rackform.provider.v1.ApplyResultR\x06result\"\x87\x01\n" +
+	"\x06result\x18\x01 \x01(\v2!.rackform.provider.v1.ApplyResultR\x06result\"\xa6\x01\n" +
 	"\vApplyResult\x12\x19\n" +
 	"\btask_uri\x18\x01 \x01(\tR\ataskUri\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12C\n" +
-	"\vobservation\x18\x03 \x01(\v2!.rackform.provider.v1.ObservationR\vobservation\"^\n" +
+	"\vobservation\x18\x03 \x01(\v2!.rackform.provider.v1.ObservationR\vobservation\x12\x1d\n" +
+	"\n" +
+	"task_state\x18\x04 \x01(\tR\ttaskState\"^\n" +
 	"\vTaskRequest\x124\n" +
 	"\x06target\x18\x01 \x01(\v2\x1c.rackform.provider.v1.TargetR\x06target\x12\x19\n" +
 	"\btask_uri\x18\x02 \x01(\tR\ataskUri\"\x8c\x01\n" +

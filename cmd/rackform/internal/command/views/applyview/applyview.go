@@ -546,6 +546,8 @@ func (v *View) lines(e executor.Event) []string {
 		return []string{fmt.Sprintf("  %s: remediation: %s", e.Server, e.Message)}
 	case "step_waiting":
 		return []string{fmt.Sprintf("  %s: %s", e.Server, e.Message)}
+	case "step_stalled":
+		return []string{fmt.Sprintf("  %s: %s stalled: %s", e.Server, stepName(e), e.Message)}
 	case "step_interrupted":
 		what := "pre-flight observation"
 		if e.Op != "" {

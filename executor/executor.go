@@ -1,0 +1,60 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Executor applies one plan. Run drives it; Continue, Approve, Stop and Skip
+// record control requests that a running or later Run obeys; Status reads
+// the state. Every method replays the journal from the backend, so any
+// process with the same backend sees the same state.
+type Executor struct {
+	o Options
+}
+
+// New checks the options and the plan's run tree. It does no I/O.
+func New(opts Options) (*Executor, error) {
+	if err := opts.withDefaults(); err != nil {
+		return nil, err
+	}
+	if _, err := buildModel(opts.Plan); err != nil {
+		return nil, fmt.Errorf("plan %s: %w", short(opts.PlanSHA256), err)
+	}
+	return &Executor{o: opts}, nil
+}
+
+// load rebuilds the model from the plan and the journal. It returns the
+// position of the last record read.
+func (e *Executor) load(ctx context.Context) (*model, int64, error) {
+	m, err := buildModel(e.o.Plan)
+	if err != nil {
+		return nil, 0, err
+	}
+	entries, err := e.o.Backend.Read(ctx, e.o.PlanSHA256, -1)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, 0, fmt.Errorf("reading the journal of plan %s: %w", short(e.o.PlanSHA256), err)
+	}
+	cursor := int64(-1)
+	for i, en := range entries {
+		cursor = en.Pos
+		if crashDebris(en.Data) {
+			continue
+		}
+		r, err := decodeRecord(en.Data)
+		if err != nil {
+			if i == len(entries)-1 {
+				// The last line of a crashed writer; it announced nothing
+				// that was acted on (actions follow the fsync).
+				e.o.Logger.Warn("ignoring an unreadable last journal record", "plan", short(e.o.PlanSHA256), "pos", en.Pos)
+				continue
+			}
+			return nil, 0, fmt.Errorf("journal of plan %s is corrupt at position %d: %w", short(e.o.PlanSHA256), en.Pos, err)
+		}
+		if err := m.apply(r, en.Pos); err != nil {
+			return nil, 0, fmt.Errorf("journal of plan %s at position %d: %w", short(e.o.PlanSHA256), en.Pos, err)
+		}
+	}
+	return m, cursor, nil
+}

@@ -1,0 +1,167 @@
+package executor_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/executor/executortest"
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
+)
+
+// notTakenPlan is one compute server whose BIOS update does not take the
+// first n times (its BMC restarts during the flash and loses the task),
+// with a wait_ready that checks the versions as the real provider's does.
+func notTakenPlan(h *harness, n int, staged bool) string {
+	srv := rackServer("r01", 1)
+	h.plan = executortest.Single(h.prov, map[string]Script{srv: {UpdateNotTaken: n, ExpectVersions: true, Staged: staged}},
+		S{Name: "r01", Servers: 1, Threshold: plan.Threshold{Type: "count", Value: 0}})
+	if staged {
+		h.plan.Servers[0].Steps[2].ApplyTime = "OnReset"
+	}
+	return srv
+}
+
+func (h *harness) journalText(t *testing.T) string {
+	t.Helper()
+	return string(journalOf(t, h.backend))
+}
+
+// noRemediation fails when a remediation op ran on srv.
+func noRemediation(t *testing.T, h *harness, srv string) {
+	t.Helper()
+	for _, st := range h.node(srv).Steps {
+		if strings.HasPrefix(st.Op, "remedy:") || st.Op == "power_off" {
+			t.Errorf("remediation ran on a healthy server: %+v", st)
+		}
+	}
+}
+
+// An update whose task vanished and whose version did not change is sent
+// once more (journaled), and the server completes.
+func TestUpdateNotTakenIsRetriedOnce(t *testing.T) {
+	h := newHarness(t)
+	srv := notTakenPlan(h, 1, false)
+	wantOutcome(t, h.run(), executor.OutcomeCompleted, "")
+	if n := h.prov.Count(srv, providers.StepUpdate); n != 2 {
+		t.Errorf("%d updates, want 2 (the one that did not take, and its retry)", n)
+	}
+	j := h.journalText(t)
+	if !strings.Contains(j, `"type":"step_started","message":"sending the update again: it did not take effect: bios reads 1.0, expected 2.0; its BMC task vanished before it finished (as when the BMC restarts during the flash)","server":"c1/r01/r01-s01","op":"step:3","kind":"update","retry":1}`) {
+		t.Errorf("the retry is not journaled with its reason:\n%s", j)
+	}
+	noRemediation(t, h, srv)
+}
+
+// Twice not taken: the server fails as an update that did not take
+// effect, naming the component and both versions; it is never reimaged,
+// and never called unhealthy or provisioning.
+func TestUpdateNotTakenTwiceFails(t *testing.T) {
+	h := newHarness(t)
+	srv := notTakenPlan(h, 2, false)
+	wantOutcome(t, h.run(), executor.OutcomeCompletedWithFailures, "")
+	wantStates(t, h, map[string]string{srv: "failed(step)"})
+	msg := h.node(srv).Message
+	for _, want := range []string{"step 3 (update bios) failed: update did not take effect: bios reads 1.0, expected 2.0", "sent 2 times", "BMC task vanished"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	for _, bad := range []string{"provisioning", "replace", "unhealthy"} {
+		if strings.Contains(msg, bad) {
+			t.Errorf("message %q says %q", msg, bad)
+		}
+	}
+	if n := h.prov.Count(srv, providers.StepUpdate); n != 2 {
+		t.Errorf("%d updates, want 2", n)
+	}
+	if n := h.prov.Count(srv, providers.StepReimage); n != 0 {
+		t.Errorf("%d reimages of a server whose firmware update did not take, want 0", n)
+	}
+	noRemediation(t, h, srv)
+}
+
+// A crash anywhere around the retry never flashes an update that did
+// apply a third time: the resumed apply reads the version before it sends
+// anything again.
+func TestUpdateNotTakenRetrySurvivesACrash(t *testing.T) {
+	for _, tc := range []struct {
+		name, after string
+		updates     int
+	}{
+		// The first attempt's task is journaled; the resume polls it,
+		// finds it gone, reads the version, and retries once.
+		{"after the first task", `"type":"task_uri"`, 2},
+		// The retry is journaled and sent (the BMC takes it); the crash
+		// loses its task: the resume reads the version and is done.
+		{"after the retry is journaled", `"retry":1`, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			probe := newHarness(t)
+			notTakenPlan(probe, 1, false)
+			probe.run()
+			k := -1
+			for i, line := range strings.Split(strings.TrimSpace(probe.journalText(t)), "\n") {
+				if strings.Contains(line, tc.after) {
+					k = i + 1
+					break
+				}
+			}
+			if k < 0 {
+				t.Fatalf("no record %s", tc.after)
+			}
+			h := newHarness(t)
+			srv := notTakenPlan(h, 1, false)
+			mem := h.backend
+			h.backend = &executortest.Crash{Backend: mem, After: k}
+			if _, err := h.exec().Run(context.Background(), context.Background()); !errors.Is(err, executortest.ErrCrashed) {
+				t.Fatalf("Run: %v, want the simulated crash", err)
+			}
+			h.backend = mem
+			runToCompletion(t, h, 2)
+			if n := h.prov.Count(srv, providers.StepUpdate); n != tc.updates {
+				t.Errorf("%d updates, want %d", n, tc.updates)
+			}
+			if got := h.state(srv); got != "completed" {
+				t.Errorf("%s is %s", srv, got)
+			}
+		})
+	}
+}
+
+// A staged update (OnReset) whose task vanished shows whether it took only
+// after the reset: a server then on and healthy with the old version fails
+// as an update that did not take effect, after one wait, with no
+// remediation, with or without the remediation triggers' watch.
+func TestStagedUpdateNotTakenFailsAtWaitReady(t *testing.T) {
+	for _, watched := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain wait", true: "watched wait"}[watched], func(t *testing.T) {
+			h := newHarness(t)
+			srv := notTakenPlan(h, 1, true)
+			if watched {
+				h.plan.Run.Stages[0].Groups[0].Clusters[0].Settings.Triggers = &plan.RemediationTriggers{Provisioning: plan.Duration(30 * time.Minute),
+					ReadOnlyFilesystem: plan.Duration(10 * time.Minute), UnknownState: plan.Duration(10 * time.Minute)}
+			}
+			wantOutcome(t, h.run(), executor.OutcomeCompletedWithFailures, "")
+			wantStates(t, h, map[string]string{srv: "failed(step)"})
+			msg := h.node(srv).Message
+			if !strings.Contains(msg, "step 3 (update bios) failed: update did not take effect: bios reads 1.0 after the reset, expected 2.0") {
+				t.Errorf("message %q", msg)
+			}
+			if strings.Contains(msg, "provisioning") || strings.Contains(msg, "replace") {
+				t.Errorf("message %q blames the server", msg)
+			}
+			if n := h.prov.Count(srv, providers.StepReimage); n != 1 {
+				t.Errorf("%d reimages, want the plan's one", n)
+			}
+			noRemediation(t, h, srv)
+			if j := h.journalText(t); !strings.Contains(j, `"task_state":"Gone"`) {
+				t.Errorf("the vanished task is not journaled:\n%s", j)
+			}
+		})
+	}
+}

@@ -1,0 +1,138 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// How a Run ends: the outcome and its words.
+
+// outcome decides how Run ends once nothing is in flight; done is false
+// when the run only has to wait for time to pass.
+func (r *runner) outcome() (Outcome, bool) {
+	run := r.m.run
+	cont := []string{"rackform continue"}
+	stranded := r.m.stranded(true)
+	switch {
+	case run.st.Name == Completed || run.st.Name == Skipped:
+		counts := r.counts()
+		status := OutcomeCompleted
+		if counts.Failed > 0 || counts.SkippedAfterStart > 0 || len(stranded) > 0 {
+			status = OutcomeCompletedWithFailures
+		}
+		return Outcome{Status: status, Message: r.summary(counts, len(stranded)), Servers: &counts, Stranded: stranded}, true
+	case run.st.Name == Failed:
+		return Outcome{Status: OutcomeFailed, Reason: run.st.Reason, Message: r.why(Failed), Stranded: stranded}, true
+	case r.graceful:
+		return Outcome{Status: OutcomeInterrupted, Reason: ReasonInterrupted, Message: "interrupted; requests that change a BMC finished, polls and waits were given up, and everything is journaled",
+			Next: []string{"rackform apply PLANFILE"}, Stranded: stranded}, true
+	case len(r.down) > 0:
+		var why []string
+		for _, name := range slices.Sorted(maps.Keys(r.down)) {
+			why = append(why, r.down[name])
+		}
+		return Outcome{Status: OutcomeStopped, Reason: ReasonProviderUnavailable,
+			Message:  "provider unavailable: " + strings.Join(why, "; ") + "; the servers in flight are not failed: their steps resume from the journal",
+			Next:     []string{"rackform apply PLANFILE"},
+			Stranded: stranded}, true
+	case r.m.stopRequested():
+		return Outcome{Status: OutcomeStopped, Message: "stopped by the operator", Next: cont, Stranded: stranded}, true
+	case r.m.breaches > 0:
+		return Outcome{Status: OutcomePaused, Reason: r.breachReason(), Message: r.why(Paused), Next: cont, Stranded: stranded}, true
+	case r.m.pauses > 0:
+		return Outcome{Status: OutcomePaused, Reason: ReasonAfterRack, Message: r.why(Paused), Next: cont, Stranded: stranded}, true
+	}
+	var gates []string
+	for _, n := range r.m.order {
+		if n.kind == KindGate && n.st.Name == Pending {
+			gates = append(gates, "rackform approve "+n.id)
+		}
+	}
+	if len(gates) > 0 {
+		return Outcome{Status: OutcomePaused, Reason: ReasonApproval, Message: "waiting for approval", Next: gates, Stranded: stranded}, true
+	}
+	if !r.deadline.IsZero() {
+		return Outcome{}, false
+	}
+	if why := r.awaiting(); why != "" {
+		return Outcome{Status: OutcomePaused, Reason: ReasonAvailability, Message: why,
+			Next: []string{"rackform continue"}, Stranded: stranded}, true
+	}
+	return Outcome{Status: OutcomePaused, Reason: ReasonBlocked, Message: r.why(Pending),
+		Next: []string{"rackform status", "rackform skip ADDR"}, Stranded: stranded}, true
+}
+
+// why lists the deepest nodes in state s, for outcome messages.
+func (r *runner) why(s StateName) string {
+	var out []string
+	for _, n := range r.m.order {
+		if n.st.Name != s {
+			continue
+		}
+		switch n.kind {
+		case KindScope, KindPause, KindGate, KindWait:
+		case KindCluster:
+			if n.st.Reason != ReasonWindow && n.st.Reason != ReasonAvailability {
+				continue
+			}
+		default:
+			continue
+		}
+		out = append(out, n.id+": "+n.st.String()+" "+n.st.Message)
+		if len(out) == 5 {
+			break
+		}
+	}
+	if len(out) == 0 {
+		return r.m.run.st.Message
+	}
+	return strings.Join(out, "; ")
+}
+
+// counts counts the servers by how they ended.
+func (r *runner) counts() ServerCounts {
+	var c ServerCounts
+	for _, sv := range r.m.servers {
+		switch sv.st.Name {
+		case Completed:
+			c.Upgraded++
+		case Failed:
+			c.Failed++
+		case Skipped:
+			c.Skipped++
+			if sv.sv.begun {
+				c.SkippedAfterStart++
+			}
+		}
+	}
+	return c
+}
+
+func (r *runner) summary(c ServerCounts, stranded int) string {
+	s := fmt.Sprintf("%d servers upgraded, %d failed, %d skipped", c.Upgraded, c.Failed, c.Skipped)
+	if c.SkippedAfterStart > 0 {
+		s += fmt.Sprintf(" (%d after their steps began)", c.SkippedAfterStart)
+	}
+	if stranded > 0 {
+		s += fmt.Sprintf("; %d left out of service", stranded)
+	}
+	return s
+}
+
+func (r *runner) finish(ctx context.Context, out Outcome) {
+	switch out.Status {
+	case OutcomeInterrupted:
+		r.set(ctx, r.m.run, State{Name: Stopped, Reason: ReasonInterrupted, Message: out.Message})
+	case OutcomeStopped:
+		r.set(ctx, r.m.run, State{Name: Stopped, Reason: out.Reason, Message: out.Message})
+	}
+	if r.w == nil || r.w.leader {
+		r.emit(ctx, &Record{Type: recRunEnded, Outcome: string(out.Status), Message: out.Message})
+	}
+	r.flush(ctx)
+	o := out
+	r.event(Event{Type: "apply_ended", Outcome: &o})
+}

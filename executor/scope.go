@@ -1,0 +1,200 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Scopes (racks, batches, serial scopes): thresholds, breaches (rules
+// 9-15) and which servers start (rule 7, rule 4).
+
+// afterDone: a scope's wait and pause are over.
+func afterDone(sc *node) bool {
+	return (sc.wait == nil || sc.wait.st.Name.Terminal()) && (sc.pause == nil || sc.pause.st.Name.Terminal())
+}
+
+// stepPhase runs scopes in order. The next scope starts when the previous
+// one is terminal with its wait and pause over, or — when it has neither a
+// wait nor a pause — as soon as it met its threshold (rule 13).
+func (r *runner) stepPhase(ctx context.Context, ph *node) {
+	for i := ph.first; i < len(ph.scopes) && r.err == nil; i++ {
+		sc := ph.scopes[i]
+		r.stepScope(ctx, sc)
+		done := sc.st.Name.Terminal() && sc.sc.running == 0 && afterDone(sc)
+		if i == ph.first && done {
+			ph.first++
+		}
+		// A skipped scope lets the next one start once its servers whose
+		// steps began are back (their safety steps): a rack at a time.
+		pass := (sc.st.Name == Skipped && sc.sc.running == 0) ||
+			(sc.st.Name == Completed && afterDone(sc)) ||
+			(sc.st.Name == Running && sc.wait == nil && sc.pause == nil && r.advanced(sc))
+		if !pass {
+			break
+		}
+	}
+	r.refresh(ctx, ph)
+}
+
+func (r *runner) advanced(sc *node) bool {
+	s := sc.sc
+	return s.succeeded >= required(sc.scope, s.eligible())
+}
+
+// breach reports why a scope is breached (rule 11), or "". A scope that met
+// its threshold is never breached afterwards (rule 13: a straggler failing
+// later raises the count but does not undo the advance).
+func (r *runner) breach(sc *node) string {
+	s, p := sc.sc, sc.scope
+	n := s.eligible()
+	req := required(p, n)
+	if s.succeeded >= req {
+		return ""
+	}
+	open := n - s.succeeded - s.failed
+	switch {
+	case s.failed > p.Budget:
+		return fmt.Sprintf("%d failed > budget %d (N=%d, required %d, succeeded %d)", s.failed, p.Budget, n, req, s.succeeded)
+	case s.succeeded+open < req:
+		return fmt.Sprintf("%d succeeded + %d remaining < %d required (N=%d, %d failed)", s.succeeded, open, req, n, s.failed)
+	case p.Kind == "serial" && s.down > 0 && open > 0:
+		return "a server of this serial scope is down; the next starts only after the previous is back healthy"
+	}
+	return ""
+}
+
+// serversIn lists the servers of scope sc in state st, in plan order.
+func serversIn(sc *node, st StateName) []string {
+	var out []string
+	for _, sv := range sc.sc.servers {
+		if sv.st.Name == st {
+			out = append(out, sv.id)
+		}
+	}
+	return out
+}
+
+func (r *runner) stepScope(ctx context.Context, sc *node) {
+	s := sc.sc
+	if r.stepTakeover(ctx, sc) { // spare.go
+		return
+	}
+	switch sc.st.Name {
+	case NotStarted:
+		if r.halted() {
+			return
+		}
+		if s.eligible() == 0 {
+			r.set(ctx, sc, State{Name: Skipped, Reason: ReasonEmpty, Message: "no eligible servers"})
+			break
+		}
+		r.startChain(ctx, sc)
+	case Paused:
+		if (sc.st.Reason == ReasonThreshold || sc.st.Reason == ReasonQuorum) && r.m.lastContinue > sc.at {
+			if why := r.breach(sc); why != "" {
+				r.set(ctx, sc, State{Name: Paused, Reason: ReasonThreshold, Message: "still breached after continue: " + why + r.skipHint(sc)})
+			} else {
+				r.set(ctx, sc, State{Name: Running, Message: "continued"})
+			}
+		}
+	}
+	if sc.st.Name == Running {
+		if why := r.breach(sc); why != "" {
+			st := State{Name: Paused, Reason: ReasonThreshold, Message: why + r.skipHint(sc)}
+			if sc.scope.OnBreach == "fail" {
+				st = State{Name: Failed, Reason: ReasonThreshold, Message: why}
+			}
+			r.event(Event{Type: "breach", ID: sc.id, Kind: KindScope, Message: why, Counts: sc.counts()})
+			r.set(ctx, sc, st)
+		} else {
+			r.startServers(ctx, sc)
+			if s.notStarted == 0 && s.running == 0 && s.eligible() == 0 {
+				r.set(ctx, sc, State{Name: Skipped, Reason: ReasonEmpty, Message: "no eligible servers left: every server of this scope was skipped, so there is nothing to upgrade"})
+			} else if s.notStarted == 0 && s.running == 0 {
+				msg := fmt.Sprintf("%d succeeded", s.succeeded)
+				if s.failed > 0 {
+					msg += fmt.Sprintf(", %d failed: %s", s.failed, strings.Join(serversIn(sc, Failed), ", "))
+				}
+				if s.skipped > 0 {
+					msg += fmt.Sprintf(", %d skipped", s.skipped)
+				}
+				r.set(ctx, sc, State{Name: Completed, Message: msg})
+			}
+		}
+	}
+	switch sc.st.Name {
+	case Completed:
+		if sc.wait != nil {
+			r.stepWait(ctx, sc.wait, time.Duration(sc.scope.WaitAfter))
+		}
+		// The pause after a rack begins when the wait after it has ended
+		// (ROLLOUT-RULES 16, 17): continue then starts the next rack, and
+		// the wait is never cut short by a pause nor spent inside one.
+		if p := sc.pause; p != nil && (sc.wait == nil || sc.wait.st.Name.Terminal()) {
+			switch {
+			case p.st.Name == NotStarted:
+				r.set(ctx, p, State{Name: Paused, Reason: ReasonAfterRack, Message: sc.id + " is done; run: rackform continue"})
+			case p.st.Name == Paused && r.m.lastContinue > p.at:
+				r.set(ctx, p, State{Name: Completed, Message: "continued"})
+			}
+		}
+	case Skipped:
+		for _, k := range []*node{sc.wait, sc.pause} {
+			if k != nil && !k.st.Name.Terminal() {
+				r.set(ctx, k, State{Name: Skipped, Reason: sc.st.Reason, Message: "its scope was skipped"})
+			}
+		}
+	}
+}
+
+// skipHint says what the operator can do about a breached scope. A failed
+// server is terminal and cannot be skipped (rule 23): what can be is the
+// scope itself, or its servers that have not started.
+func (r *runner) skipHint(sc *node) string {
+	var b strings.Builder
+	if f := serversIn(sc, Failed); len(f) > 0 {
+		b.WriteString("; failed: " + strings.Join(f, ", ") + " (skip one to take it out of N: rackform skip ADDR)")
+	}
+	b.WriteString("; to go on, skip the scope (rackform skip " + sc.id + ")")
+	if ns := serversIn(sc, NotStarted); len(ns) > 0 {
+		b.WriteString(" or its servers not yet started (rackform skip ADDR: " + strings.Join(ns, ", ") + ")")
+	}
+	b.WriteString(", or fix the servers and plan again; then rackform continue")
+	return b.String()
+}
+
+// startServers starts servers of a running scope up to max_unavailable
+// (rule 7), one at a time in serial scopes, and never a second control-plane
+// server of a cluster while one is down (rule 4).
+func (r *runner) startServers(ctx context.Context, sc *node) {
+	if r.halted() {
+		return
+	}
+	s := sc.sc
+	limit := sc.scope.MaxUnavailable
+	if limit <= 0 || limit > len(s.servers) {
+		limit = len(s.servers)
+	}
+	serial := sc.scope.Kind == "serial"
+	if serial {
+		limit = 1
+	}
+	for s.cursor < len(s.servers) && r.err == nil {
+		sv := s.servers[s.cursor]
+		if sv.st.Name != NotStarted && sv.st.Name != Pending { // pending: held for quorum
+			s.cursor++
+			continue
+		}
+		if s.running >= limit || (serial && s.down > 0) {
+			return
+		}
+		if isCP(sv.srv.Role) && clusterOf(sv).cpBusy > 0 {
+			return
+		}
+		r.set(ctx, sv, State{Name: Running})
+		r.ready = append(r.ready, sv)
+		s.cursor++
+	}
+}
