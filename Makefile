@@ -4,7 +4,7 @@ BIN     ?= bin/rackform
 VERSION ?= 0.1.0-dev
 LDFLAGS := -X github.com/rackform/rackform/internal/version.Version=$(VERSION)
 
-.PHONY: help build test cross lint demo fuzz bench bench-fleet generate clean
+.PHONY: help build test cross lint demo fuzz bench bench-fleet bench-rehearse generate clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -45,6 +45,7 @@ fuzz: ## run each fuzz target briefly (-fuzzminimizetime bounds minimizing a lar
 	$(GO) test ./cmd/rackform/internal/command/views -run '^$$' -fuzz '^FuzzDiagnostics$$' -fuzztime 20s -fuzzminimizetime 5s
 	$(GO) test ./planner/plan -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 20s -fuzzminimizetime 5s
 	$(GO) test ./executor -run '^$$' -fuzz '^FuzzJournalReplay$$' -fuzztime 20s -fuzzminimizetime 5s
+	$(GO) test ./rehearsal -run '^$$' -fuzz '^FuzzParseScenario$$' -fuzztime 20s -fuzzminimizetime 5s
 	$(GO) test ./providers/redfish -run '^$$' -fuzz '^FuzzParseTaskBody$$' -fuzztime 20s -fuzzminimizetime 5s
 	$(GO) test ./providers/redfish -run '^$$' -fuzz '^FuzzParseInventory$$' -fuzztime 20s -fuzzminimizetime 5s
 	$(GO) test ./providers/redfish -run '^$$' -fuzz '^FuzzParseRetryAfter$$' -fuzztime 20s -fuzzminimizetime 5s
@@ -53,6 +54,7 @@ bench: ## run the benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 N ?= 1000
+REHEARSE_N ?= 10000
 L ?= 200ms
 M ?= 24
 EXPAND ?= both
@@ -60,6 +62,9 @@ ROUNDS ?= 1
 bench-fleet: ## fleet benchmark: rackform plan vs the floor against N sim BMCs (N=1000 L=200ms M=24 EXPAND=both|on|off ARGS=plan flags, BIN_BENCH=another binary, ROUNDS=3 for the median of three; APPLY=1 measures apply instead)
 	RACKFORM_BENCH_FLEET=1 RACKFORM_BENCH_N=$(N) RACKFORM_BENCH_LATENCY=$(L) RACKFORM_BENCH_MEMBERS=$(M) RACKFORM_BENCH_EXPAND=$(EXPAND) RACKFORM_BENCH_ARGS='$(ARGS)' RACKFORM_BENCH_APPLY=$(APPLY) RACKFORM_BENCH_ROUNDS=$(ROUNDS) \
 		RACKFORM_BENCH_BIN=$(BIN_BENCH) $(GO) test -count=1 -timeout 60m -run '^TestFleetBench$$' -v ./cmd/rackform
+
+bench-rehearse: ## rehearsal benchmark: rackform rehearse of examples/fleet, examples/nexus-lab and a generated REHEARSE_N-server plan (REHEARSE_N=10000), wall time and the executor's overhead
+	RACKFORM_BENCH_REHEARSE=1 RACKFORM_BENCH_N=$(REHEARSE_N) $(GO) test -count=1 -timeout 30m -run '^TestRehearseBench$$' -v ./cmd/rackform
 
 generate: ## regenerate committed generated code (needs protoc)
 	$(GO) generate ./...

@@ -25,6 +25,8 @@ func TestImportRules(t *testing.T) {
 		{"providers/sim/...", []string{"providers/redfish", "github.com/stmcginnis/gofish"}, "the simulator is an independent implementation of Redfish"},
 		{"providers", []string{"github.com/hashicorp/go-plugin", "google.golang.org/grpc"}, "the contract is plain data"},
 		{"config/version", []string{"config!", "config/", "planner", "executor", "providers", "cmd"}, "version comparison is a leaf every layer may share"},
+		{"rehearsal/...", []string{"config!", "config/", "planner!", "providers/plugin", "providers/redfish", "providers/sim", "github.com/hashicorp/go-plugin", "github.com/stmcginnis/gofish", "cmd"}, "a rehearsal runs the plan's own executor against its own simulated fleet: it needs the plan, the executor and the provider contract, never the configuration, the planner or a real provider"},
+		{"rehearsal/schedule", []string{"executor", "planner", "providers", "config", "internal", "cmd"}, "the schedule is pure data, for any view to draw"},
 	}
 	for _, r := range rules {
 		t.Run(r.pkgs, func(t *testing.T) {

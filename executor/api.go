@@ -71,6 +71,10 @@ type Options struct {
 	// pending(availability). The CLI fills it on continue from a fresh
 	// read of the plan's catalog source (availability.go).
 	Available map[string]string
+	// AllowExpired starts a fresh run of a plan past its not_after, which
+	// Run otherwise refuses (ErrExpired). It is for rehearsals, which touch
+	// no BMC: what plan observed being old does not matter there.
+	AllowExpired bool
 }
 
 // Clock is the executor's time source. At returns a channel that receives

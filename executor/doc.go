@@ -18,7 +18,8 @@
 //
 // Refusals come back as errors and touch nothing: ErrAlreadyApplied
 // (rule 25), ErrRunFailed, ErrExpired (not_after; only a fresh start:
-// a started run is resumed and continued after it), *LockedError (holder,
+// a started run is resumed and continued after it; a rehearsal sets
+// Options.AllowExpired), *LockedError (holder,
 // since, plan, and the force-unlock ID), and a missing provider. The CLI
 // checks the file itself (plan.Decode), -expect-sha256, plugin hashes and
 // sensitive inputs before calling New.

@@ -467,6 +467,27 @@ func TestExpiredPlanIsRefused(t *testing.T) {
 	}
 }
 
+// TestExpiredPlanRehearsed: a rehearsal (AllowExpired) starts an expired
+// plan afresh; the option changes nothing else.
+func TestExpiredPlanRehearsed(t *testing.T) {
+	h := newHarness(t)
+	h.plan = executortest.Single(h.prov, nil, S{Name: "r01", Servers: 1})
+	h.clock.Advance(31 * 24 * time.Hour)
+	o := h.options()
+	o.AllowExpired = true
+	e, err := executor.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.Run(context.Background(), context.Background())
+	if err != nil {
+		t.Fatalf("Run of an expired plan with AllowExpired: %v", err)
+	}
+	if out.Status != executor.OutcomeCompleted {
+		t.Fatalf("outcome %s, want completed", out.Status)
+	}
+}
+
 // TestExpiredStartedRunContinues: not_after is about trusting what plan
 // observed when a run starts. A run that started before it (its journal
 // exists) is continued and resumed after it; a fresh start stays refused.

@@ -144,7 +144,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	// not_after is about trusting what plan observed when a run starts; a
 	// started run (its journal exists) may always be resumed or continued:
 	// every server is observed again before its first step anyway.
-	if na := o.Plan.NotAfter; !na.IsZero() && m.records == 0 && o.Clock.Now().After(na) {
+	if na := o.Plan.NotAfter; !na.IsZero() && m.records == 0 && o.Clock.Now().After(na) && !o.AllowExpired {
 		return Outcome{}, fmt.Errorf("plan %s: %w (not_after %s); plan again", short(o.PlanSHA256), ErrExpired, na.UTC().Format(time.RFC3339))
 	}
 	if m.records == 0 {

@@ -161,6 +161,12 @@ func TestSchemasRejectWhatTheyShould(t *testing.T) {
 		t.Fatal(err)
 	}
 	firstEvent := strings.SplitN(string(events), "\n", 2)[0]
+	rehearsed, err := os.ReadFile(filepath.Join("internal", "command", "views", "rehearseview", "testdata", "fleet.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(rehearsed)), "\n")
+	schedule := lines[len(lines)-1]
 	cases := []struct {
 		name, kind, doc, old, new string
 	}{
@@ -174,6 +180,9 @@ func TestSchemasRejectWhatTheyShould(t *testing.T) {
 		{"a timestamp that is not one", "ui-events", firstEvent, `"@timestamp":"2026-11-21T12:00:00.000000Z"`, `"@timestamp":"noon"`},
 		{"an unknown level", "ui-events", firstEvent, `"@level":"info"`, `"@level":"chatty"`},
 		{"an apply message without its event", "ui-events", firstEvent, `,"event":{`, `,"evt":{`},
+		{"a schedule without its bars", "ui-events", schedule, `"bars":[`, `"barz":[`},
+		{"a schedule's mark of an unknown kind", "ui-events", schedule, `"kind":"gate"`, `"kind":"gait"`},
+		{"a schedule's total as a number", "ui-events", schedule, `"total":"`, `"total":1,"x":"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -194,6 +203,9 @@ func TestSchemasRejectWhatTheyShould(t *testing.T) {
 		t.Error(err)
 	}
 	if err := validateOutput("ui-events", []byte(firstEvent)); err != nil {
+		t.Error(err)
+	}
+	if err := validateOutput("ui-events", []byte(schedule)); err != nil {
 		t.Error(err)
 	}
 }

@@ -24,5 +24,6 @@ func (m *Meta) commands() map[string]runner {
 		"status":           &statusCommand{Meta: m},
 		"force-unlock":     &forceUnlockCommand{Meta: m},
 		"keygen":           &keygenCommand{Meta: m},
+		"rehearse":         &rehearseCommand{Meta: m},
 	}
 }

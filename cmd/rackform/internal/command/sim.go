@@ -54,6 +54,8 @@ type simCommand struct {
 	// aliases map each server of a -config fleet to its BMC's name (the
 	// first server on a shared BMC), for -fault.
 	aliases map[string]string
+	// scenario is -scenario: a rehearsal scenario's faults (sim_scenario.go).
+	scenario string
 }
 
 func (c *simCommand) Synopsis() string { return "Serve a simulated fleet of Redfish BMCs" }
@@ -115,6 +117,7 @@ func (c *simCommand) Flags() *flag.FlagSet {
 	fs.DurationVar(&c.latency, "latency", 0, "Add `DURATION` to every response of every BMC.")
 	fs.BoolVar(&c.log, "log", false, "Log every request on stderr.")
 	fs.StringVar(&c.configDir, "config", "", "Serve one BMC per server of the configuration in `DIR`, at the server's bmc address (-n and -base are ignored). -at-target then names servers, which start at their cluster's release versions.")
+	fs.StringVar(&c.scenario, "scenario", "", "With -config: inject the faults of the rehearsal scenario in `FILE` (rackform rehearse -scenario; never_ready and update_fails), armed from the start.")
 	fs.StringVar(&c.down, "down", "", "With -config: server `NAMES` (comma-separated) whose BMC is not served at all (unreachable).")
 	return fs
 }
@@ -152,6 +155,22 @@ func (c *simCommand) Run(ctx context.Context, args []string) int {
 	serve, err := c.serveOptions()
 	if err == nil && c.configDir != "" {
 		serve.Faults = c.faultsByBMC(serve.Faults)
+	}
+	if err == nil && c.scenario != "" {
+		if c.configDir == "" {
+			err = errors.New("-scenario needs -config: a scenario names servers of a configuration")
+		} else if cfg, ok := c.loadSimConfig(c.configDir); ok {
+			more, sc, diags := c.scenarioFaults(cfg, c.scenario)
+			if diags.HasErrors() {
+				c.showDiagnostics(diags, sc.Files(), c.Color)
+				return ExitError
+			}
+			for name, fs := range more {
+				serve.Faults[name] = append(serve.Faults[name], fs...)
+			}
+		} else {
+			return ExitError
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "Error: %s\n\n%s", err, helpText(c))

@@ -19,8 +19,9 @@ import (
 // Version is the version of the machine-readable UI. Consumers accept the
 // same major version and ignore properties they do not know; a minor
 // version adds properties or message types only. 2.0 put `apply -json`
-// into the same envelope as `plan -json` (it was {"v":1,"time",…}).
-const Version = "2.0"
+// into the same envelope as `plan -json` (it was {"v":1,"time",…}); 2.1
+// added the stream of `rehearse -json` and its "schedule" message.
+const Version = "2.1"
 
 // Module is every line's "@module".
 const Module = "rackform.ui"
@@ -51,6 +52,9 @@ const (
 	TypeApplyErrored  = "apply_errored"
 	TypeRolloutState  = "rollout_state"
 	TypeOperator      = "operator_request"
+	// TypeSchedule ends `rehearse -json`: the rehearsed schedule.
+	// (UI 2.1.)
+	TypeSchedule = "schedule"
 )
 
 // Header is the envelope every line has.
