@@ -73,11 +73,14 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		if !pr.noSessions {
 			doc = with(doc, ref("/redfish/v1/SessionService/Sessions"), "Links", "Sessions")
 		}
+		doc = with(doc, ref(accountServicePath), "AccountService")
 		doc = with(doc, b.spec.Name, "Oem", "Sim", "ServerName")
 		if b.fleet.opts.NoExpand {
 			doc = with(doc, map[string]any{}, "ProtocolFeaturesSupported", "ExpandQuery")
 		}
 		return doc, true
+	case "/redfish/v1/odata":
+		return b.odataService(), true
 	case "/redfish/v1/Systems":
 		members := make([]string, len(b.hosts))
 		for i, h := range b.hosts {
@@ -189,6 +192,9 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 			}
 		}
 		return nil, false
+	}
+	if doc, ok := b.renderAccounts(p); ok {
+		return doc, true
 	}
 	if !pr.noInventory {
 		for i, c := range b.comps {
@@ -551,4 +557,17 @@ func (b *bmc) taskMonitor(p string, now time.Time) (status int, doc map[string]a
 		return http.StatusNotFound, nil, nil, true
 	}
 	return http.StatusOK, b.taskDoc(t, now), nil, true
+}
+
+// odataService is the OData service document: the service root and each
+// resource it links at its top level, as singletons.
+func (b *bmc) odataService() map[string]any {
+	root, _ := b.render("/redfish/v1", time.Time{})
+	value := []any{map[string]any{"name": "Service", "kind": "Singleton", "url": "/redfish/v1/"}}
+	for _, k := range sortedKeys(root) {
+		if u, ok := at(root, k, "@odata.id").(string); ok && k != "Links" {
+			value = append(value, map[string]any{"name": k, "kind": "Singleton", "url": u})
+		}
+	}
+	return map[string]any{"@odata.context": "/redfish/v1/$metadata", "value": value}
 }
