@@ -6,8 +6,13 @@
 //
 // # Profiles
 //
-// Each BMC has a hardware profile whose resource shapes are copied from real
-// service trees (testdata/profiles, with their licences), and whose default
+// Each BMC has a hardware profile: documents this project writes
+// (profiles_*.go) from the facts of a real BMC's service tree (member Ids,
+// version formats, Updateable, actions and their ActionInfo, task
+// behaviour, URIs), never copies of it. The captures stay in
+// ../shared/redfish-mockups, where TestProfilesHoldToTheirCaptures reads
+// them to hold each profile against its real BMC: what a profile serves
+// beyond its capture is listed in the profile with the reason. Default
 // versions are the strings those real BMCs report:
 //
 //	dmtf     DMTF public-rackmount1: Systems/437XR1138R2, Managers/BMC, Chassis/1U,
@@ -47,10 +52,11 @@
 //	         BMC "2.15.0-dev-686-g100c36de90", a backup image a3f1d5b2
 //	         (Updateable false); no BiosVersion on the System (the capture has
 //	         none).
-//	basic    An older, Supermicro-like BMC (written by hand; no capture here):
-//	         Systems/1, Managers/1, Chassis/1, no FirmwareInventory or
-//	         SoftwareInventory (404), no SessionService (Basic auth only; a
-//	         session login is 404, an X-Auth-Token alone is 401). BIOS "3.4"
+//	basic    An older, Supermicro-like BMC (written for this project; no
+//	         capture): Systems/1, Managers/1, Chassis/1, no
+//	         FirmwareInventory or SoftwareInventory (404), a disabled
+//	         SessionService (Basic auth only; a session login is 405, an
+//	         X-Auth-Token alone is 401). BIOS "3.4"
 //	         only as ComputerSystem.BiosVersion, BMC "1.71.11" only as
 //	         Manager.FirmwareVersion. SimpleUpdate requires Targets naming the
 //	         System (BIOS) or the Manager (BMC) and answers 204 No Content with
@@ -103,8 +109,18 @@
 //
 // Every BMC and system has a distinct UUID and SerialNumber derived from the
 // BMC's name (and the system's Id), stable across reruns; Manufacturer and
-// Model are the profile's. No @odata.id in any profile leads to a 404
-// (copy.py drops links to what is not served).
+// Model are the profile's. No @odata.id in any profile leads to a 404.
+//
+// # Protocol
+//
+// Every BMC follows DSP0266's protocol rules whatever its profile: an
+// OData-Version other than 4.0 is refused with 412; an unsupported $ query
+// parameter with 501, a value given to only or excerpt with 400; only is
+// answered; every GET, HEAD and 405 says in Allow which methods the URI
+// takes; a GET names its schema in a Link rel=describedby header; posting
+// to Sessions/Members logs in; the AccountService serves the fleet's user
+// and the standard roles (Administrator, Operator, ReadOnly); $metadata
+// references the DMTF schema file of every namespace served.
 //
 // # Images
 //

@@ -98,7 +98,7 @@ func (b *bmc) allowed(p string, now time.Time) []string {
 		return readOnly
 	case "/redfish/v1/SessionService/Sessions":
 		if pr.noSessions {
-			return nil
+			return readOnly // a disabled session service: Basic auth only
 		}
 		return creatable
 	case sessionsMe:

@@ -70,11 +70,11 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 	switch p {
 	case "/redfish/v1":
 		doc := pr.docs[p]
-		if !pr.noSessions {
-			doc = with(doc, ref("/redfish/v1/SessionService/Sessions"), "Links", "Sessions")
-		}
+		doc = with(doc, ref("/redfish/v1/SessionService/Sessions"), "Links", "Sessions")
 		doc = with(doc, ref(accountServicePath), "AccountService")
-		doc = with(doc, b.spec.Name, "Oem", "Sim", "ServerName")
+		if _, ok := doc["UUID"]; ok {
+			doc = with(doc, b.uuid, "UUID")
+		}
 		if b.fleet.opts.NoExpand {
 			doc = with(doc, map[string]any{}, "ProtocolFeaturesSupported", "ExpandQuery")
 		}
@@ -165,14 +165,8 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		}
 		return collection(p, "#TaskCollection.TaskCollection", "Task Collection", members), true
 	case "/redfish/v1/SessionService":
-		if pr.noSessions {
-			return nil, false
-		}
 		return with(pr.docs[p], ref("/redfish/v1/SessionService/Sessions"), "Sessions"), true
 	case "/redfish/v1/SessionService/Sessions":
-		if pr.noSessions {
-			return nil, false
-		}
 		members := make([]string, len(b.sessions))
 		for i, s := range b.sessions {
 			members[i] = "/redfish/v1/SessionService/Sessions/" + s.id
@@ -442,7 +436,9 @@ func (b *bmc) renderInventory(i int) map[string]any {
 		default:
 			doc = with(doc, []any{ref(b.prof.chassisPath)}, "RelatedItem")
 		}
-		doc = with(doc, 1, "RelatedItem@odata.count")
+		if _, ok := doc["RelatedItem@odata.count"]; ok {
+			doc = with(doc, 1, "RelatedItem@odata.count")
+		}
 	} else {
 		doc = without(doc, "RelatedItem")
 	}

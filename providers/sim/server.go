@@ -280,6 +280,10 @@ func (b *bmc) route(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Allow", allowHeader(methods))
 	if !methodAllowed(methods, r.Method) {
+		if p == "/redfish/v1/SessionService/Sessions" && b.prof.noSessions {
+			writeError(w, http.StatusMethodNotAllowed, "Base.1.8.OperationNotAllowed", "This BMC's session service is disabled: use HTTP Basic authentication on every request.")
+			return
+		}
 		writeError(w, http.StatusMethodNotAllowed, "Base.1.8.OperationNotAllowed", "The method "+r.Method+" is not allowed on "+p+"; it allows "+allowHeader(methods)+".")
 		return
 	}
