@@ -62,6 +62,9 @@ func (p *profile) ilo5() shape {
 func (p *profile) crayex() shape {
 	p.systemIDs = "Node%d"
 	p.vmediaUnderSystem, p.vmediaID = true, "CD1"
+	// The Cray nC BMC's SimpleUpdate target is not the standard
+	// .../Actions/UpdateService.SimpleUpdate: kept as the vendor has it
+	// (the Service Validator reports it as an Action URI error).
 	p.simpleUpdatePath = "/redfish/v1/UpdateService/Actions/SimpleUpdate"
 	p.actionInfo, p.targetsAllowable, p.relatedItems = true, true, true
 	p.transferProtocol = actionParam{required: true, allowable: []string{"HTTP", "HTTPS"}}

@@ -116,6 +116,9 @@ func (p *profile) dmtf() shape {
 
 func (p *profile) ami() shape {
 	p.vmediaID = "CD1"
+	// The AMI capture's SimpleUpdate target is not the standard
+	// .../Actions/UpdateService.SimpleUpdate: kept as the vendor has it
+	// (the Service Validator reports it as an Action URI error).
 	p.simpleUpdatePath = "/redfish/v1/UpdateService/Actions/SimpleUpdate"
 	p.actionInfo = true
 	// The Gigabyte capture's ActionInfo: TransferProtocol is required,

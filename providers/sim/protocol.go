@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"fmt"
+	"hash/fnv"
 	"net/http"
 	"net/url"
 	"slices"
@@ -171,4 +173,13 @@ func describedBy(doc map[string]any) string {
 		return ""
 	}
 	return "<http://redfish.dmtf.org/schemas/v1/" + t[:i] + ".json>; rel=describedby"
+}
+
+// etag is a weak entity tag of a response body: DSP0266 asks for an ETag
+// on every GET of a ManagerAccount, and the simulator gives one to every
+// JSON resource.
+func etag(body []byte) string {
+	h := fnv.New64a()
+	h.Write(body)
+	return fmt.Sprintf(`W/"%016x"`, h.Sum64())
 }

@@ -138,6 +138,22 @@ func TestLinkHeaderNamesTheSchema(t *testing.T) {
 	}
 }
 
+// TestETag: a GET of a ManagerAccount (of every JSON resource) carries an
+// ETag, which changes with the resource.
+func TestETag(t *testing.T) {
+	clk := newClock()
+	f := start(t, Options{Now: clk.Now}, BMCSpec{Name: "s1", Profile: ProfileDMTF, PowerOn: true})
+	u := f.BMCs()[0].URL
+	if e := call(t, "GET", u+"/redfish/v1/AccountService/Accounts/1", nil, true).header.Get("ETag"); !strings.HasPrefix(e, `W/"`) {
+		t.Errorf("account ETag %q", e)
+	}
+	before := call(t, "GET", u+"/redfish/v1/Systems/437XR1138R2", nil, true).header.Get("ETag")
+	call(t, "POST", u+"/redfish/v1/Systems/437XR1138R2/Actions/ComputerSystem.Reset", map[string]string{"ResetType": "ForceOff"}, true)
+	if after := call(t, "GET", u+"/redfish/v1/Systems/437XR1138R2", nil, true).header.Get("ETag"); after == before || after == "" {
+		t.Errorf("system ETag %q before a power off, %q after", before, after)
+	}
+}
+
 // TestPostToMembersCreatesASession: posting to a collection's Members
 // creates a member as posting to the collection does (DSP0266), without
 // credentials other than the login's own.

@@ -172,6 +172,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 			h.Set("Link", link)
 		}
 	}
+	h.Set("ETag", etag(body))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
