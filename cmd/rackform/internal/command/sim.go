@@ -131,7 +131,7 @@ func (c *simCommand) Run(ctx context.Context, args []string) int {
 	var specs []sim.BMCSpec
 	var err error
 	if c.configDir != "" {
-		cfg, ok := c.loadSimConfig(c.configDir)
+		cfg, ok := loadInventory(c.Meta, c.configDir, c.Getenv)
 		if !ok {
 			return ExitError
 		}
@@ -300,13 +300,18 @@ func parseVersions(flagName string, l stringList) (map[string]string, error) {
 	return out, nil
 }
 
+// versionFlags parses -firmware and -target.
+func (c *simCommand) versionFlags() (firmware, target map[string]string, err error) {
+	if firmware, err = parseVersions("-firmware", c.firmware); err != nil {
+		return nil, nil, err
+	}
+	target, err = parseVersions("-target", c.target)
+	return firmware, target, err
+}
+
 // specsFromConfig builds the fleet from a configuration's inventory.
 func (c *simCommand) specsFromConfig(cfg *config.Config) ([]sim.BMCSpec, error) {
-	firmware, err := parseVersions("-firmware", c.firmware)
-	if err != nil {
-		return nil, err
-	}
-	target, err := parseVersions("-target", c.target)
+	firmware, target, err := c.versionFlags()
 	if err != nil {
 		return nil, err
 	}
@@ -321,14 +326,7 @@ func (c *simCommand) specs() ([]sim.BMCSpec, error) {
 	if c.port < 0 || c.port > 65535 {
 		return nil, fmt.Errorf("-port %d is not a TCP port", c.port)
 	}
-	profiles := []string{c.profile}
-	switch c.profile {
-	case "mixed":
-		profiles = sim.Profiles()
-	case "all":
-		profiles = sim.AllProfiles()
-	}
-	profileFor, err := c.profileFor()
+	profiles, profileFor, err := c.profileChoice()
 	if err != nil {
 		return nil, err
 	}
@@ -336,11 +334,7 @@ func (c *simCommand) specs() ([]sim.BMCSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	firmware, err := parseVersions("-firmware", c.firmware)
-	if err != nil {
-		return nil, err
-	}
-	target, err := parseVersions("-target", c.target)
+	firmware, target, err := c.versionFlags()
 	if err != nil {
 		return nil, err
 	}
@@ -425,21 +419,8 @@ func simAddresses(base string, n int) ([]net.IP, error) {
 // on out, and blocks until ctx ends; then it stops every listener. The specs
 // may come from flags or from a configuration's inventory.
 func serveFleet(ctx context.Context, out, errOut io.Writer, s fleetServe, specs []sim.BMCSpec) error {
-	fleet, err := sim.New(s.Options, specs)
+	fleet, err := startFleet(ctx, s, specs)
 	if err != nil {
-		return err
-	}
-	for name, faults := range s.Faults {
-		for _, ft := range faults {
-			if err := fleet.SetFault(name, ft); err != nil {
-				return fmt.Errorf("-fault: %w", err)
-			}
-		}
-	}
-	if len(s.Rate.Rates) > 0 {
-		fleet.SetFaultRate(s.Rate)
-	}
-	if err := fleet.Start(ctx); err != nil {
 		return err
 	}
 	defer fleet.Close()
@@ -474,6 +455,30 @@ func serveFleet(ctx context.Context, out, errOut io.Writer, s fleetServe, specs 
 	}
 	fmt.Fprintln(errOut, "rackform sim: stopped")
 	return nil
+}
+
+// startFleet builds the fleet from specs, injects s's faults and starts
+// serving it until ctx ends or it is closed: the one way `rackform sim`
+// and the demo start a simulated fleet.
+func startFleet(ctx context.Context, s fleetServe, specs []sim.BMCSpec) (*sim.Fleet, error) {
+	fleet, err := sim.New(s.Options, specs)
+	if err != nil {
+		return nil, err
+	}
+	for name, faults := range s.Faults {
+		for _, ft := range faults {
+			if err := fleet.SetFault(name, ft); err != nil {
+				return nil, fmt.Errorf("-fault: %w", err)
+			}
+		}
+	}
+	if len(s.Rate.Rates) > 0 {
+		fleet.SetFaultRate(s.Rate)
+	}
+	if err := fleet.Start(ctx); err != nil {
+		return nil, err
+	}
+	return fleet, nil
 }
 
 func printReady(out io.Writer, bmcs []sim.BMCInfo, s fleetServe) {

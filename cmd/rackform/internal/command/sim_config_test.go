@@ -104,7 +104,7 @@ func loadTestConfig(t *testing.T, text string) *config.Config {
 		t.Fatal(err)
 	}
 	c := &simCommand{Meta: &Meta{Streams: Streams{Stderr: &strings.Builder{}}, Getenv: func(string) string { return "" }}}
-	cfg, ok := c.loadSimConfig(dir)
+	cfg, ok := loadInventory(c.Meta, dir, c.Getenv)
 	if !ok {
 		t.Fatalf("config does not load: %s", c.Stderr)
 	}
@@ -287,7 +287,7 @@ func TestSimConfigServesEveryExample(t *testing.T) {
 		dir := filepath.Dir(main)
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			c := &simCommand{Meta: &Meta{Streams: Streams{Stderr: &strings.Builder{}}, Getenv: func(string) string { return "" }}, profile: "dmtf"}
-			cfg, ok := c.loadSimConfig(dir)
+			cfg, ok := loadInventory(c.Meta, dir, c.Getenv)
 			if !ok {
 				t.Fatalf("does not load: %s", c.Stderr)
 			}
