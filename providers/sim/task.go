@@ -1,0 +1,177 @@
+package sim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// startTask creates an update task at now for image (with an optional
+// target: an inventory member, or on basic the System or Manager) and apply
+// time. b.mu is held.
+func (b *bmc) startTask(now time.Time, image, target, applyTime string, payload taskPayload) *task {
+	b.nextTask++
+	t := &task{id: strconv.Itoa(b.nextTask), comp: -1, image: image, start: now, end: b.after(now, b.fleet.timings.Flash), payload: payload}
+	if b.prof.acceptNoContent {
+		t.end = now
+	}
+	comp, version, ok := parseImage(image)
+	idx, found := -1, false
+	if target != "" {
+		if i, ok := b.targetComponent(target); ok {
+			idx, found = i, true
+		} else {
+			t.message = fmt.Sprintf("Target %s is not an updateable inventory item.", target)
+		}
+	} else if comp != "" {
+		var matches []int
+		for i, c := range b.comps {
+			base := c.key
+			if c.sys >= 0 && len(b.hosts) > 1 {
+				base = strings.TrimPrefix(c.key, b.hosts[c.sys].id+".")
+			}
+			if strings.EqualFold(base, comp) || strings.EqualFold(c.key, comp) {
+				matches = append(matches, i)
+			}
+		}
+		if len(matches) == 1 {
+			idx, found = matches[0], true
+		}
+	}
+	if found && ok && b.comps[idx].canUpdate() {
+		t.comp, t.version = idx, version
+	} else if t.message == "" {
+		t.message = fmt.Sprintf("The image %s does not apply to any updateable component of this server (want <component>-<version>.bin, component one of BMC, BIOS, NIC, CPLD).", image)
+	}
+	b.stats.Updates++
+	fail := t.comp < 0
+	if _, ok := b.faultFor(FaultTaskFail, 0); ok {
+		fail = true
+		b.stats.FaultsInjected++
+		if t.message == "" {
+			t.message = "The firmware image failed verification (injected fault)."
+		}
+	}
+	if _, ok := b.faultFor(FaultTaskHang, 0); ok {
+		t.hang = true
+		b.stats.FaultsInjected++
+	}
+	b.tasks = append(b.tasks, t)
+	if len(b.tasks) > maxTasks {
+		b.tasks = b.tasks[len(b.tasks)-maxTasks:]
+	}
+	if t.hang {
+		return t
+	}
+	finish := func(at time.Time) {
+		if fail {
+			t.state = "Exception"
+			b.stats.TasksFailed++
+			return
+		}
+		t.state = "Completed"
+		b.stats.TasksCompleted++
+		c := b.comps[t.comp]
+		if b.stats.Flashes == nil {
+			b.stats.Flashes = map[string]int{}
+		}
+		b.stats.Flashes[c.key]++
+		p := pending{comp: t.comp, version: t.version}
+		switch {
+		case applyTime == "OnReset":
+			p.onReset = true
+			b.pending = append(b.pending, p)
+		case c.activation == activateNow:
+			b.versions[t.comp] = t.version
+		case c.activation == activateBMC:
+			b.pending = append(b.pending, p)
+			if t.end.Equal(t.start) {
+				// Accepted and completed in one request (basic): the BMC
+				// answers, then goes away a moment later.
+				at = at.Add(10 * time.Millisecond)
+			}
+			b.bmcReset(at)
+		default:
+			b.pending = append(b.pending, p)
+		}
+	}
+	if t.end.Equal(now) {
+		finish(now)
+		return t
+	}
+	b.at(t.end, finish)
+	return t
+}
+
+// targetComponent resolves a Targets entry to a component.
+func (b *bmc) targetComponent(target string) (int, bool) {
+	if b.prof.targetsSystemManager {
+		if target == b.prof.managerPath {
+			return b.component(ComponentBMC)
+		}
+		for _, h := range b.hosts {
+			if target == h.path {
+				return b.hostComponent(h, ComponentBIOS)
+			}
+		}
+		return 0, false
+	}
+	for i, c := range b.comps {
+		if inventoryPath(c) == target {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// targetsAllowed lists the Targets values the SimpleUpdate ActionInfo
+// allows: updateable inventory members, or on basic the Systems and the
+// Manager.
+func (b *bmc) targetsAllowed() []string {
+	var out []string
+	if b.prof.targetsSystemManager {
+		for _, h := range b.hosts {
+			out = append(out, h.path)
+		}
+		return append(out, b.prof.managerPath)
+	}
+	for _, c := range b.comps {
+		if c.canUpdate() {
+			out = append(out, inventoryPath(c))
+		}
+	}
+	return out
+}
+
+// taskState is the task's state, percent and message at now.
+func (t *task) status(now time.Time) (state string, percent int) {
+	if t.state != "" {
+		return t.state, 100
+	}
+	total := t.end.Sub(t.start)
+	f := 0.0
+	if total > 0 {
+		f = float64(now.Sub(t.start)) / float64(total)
+	}
+	switch {
+	case f < 0.03:
+		return "New", 0
+	case f < 0.08:
+		return "Starting", 0
+	case t.hang:
+		return "Running", min(int(f*100), 42)
+	default:
+		return "Running", min(int(f*100), 99)
+	}
+}
+
+func (b *bmc) task(id string) *task {
+	for _, t := range b.tasks {
+		if t.id == id {
+			return t
+		}
+	}
+	return nil
+}
+
