@@ -41,7 +41,11 @@ type Stats struct {
 	// PushBytes counts image bytes received by HttpPushUri/multipart push.
 	PushBytes int64 `json:"push_bytes"`
 	// Flashes counts completed flashes by component key.
-	Flashes        map[string]int    `json:"flashes,omitempty"`
+	Flashes map[string]int `json:"flashes,omitempty"`
+	// MemberFlashes counts completed flashes by inventory member, named
+	// by its stable Id (Dell's FQDD, not its version-bearing Id): 8 GPUs
+	// of one key are 8 entries.
+	MemberFlashes  map[string]int    `json:"member_flashes,omitempty"`
 	TasksCompleted int               `json:"tasks_completed"`
 	TasksFailed    int               `json:"tasks_failed"`
 	Resets         int               `json:"resets"`     // accepted ComputerSystem.Reset actions
@@ -84,7 +88,8 @@ type pending struct {
 
 type task struct {
 	id         string
-	comp       int // -1 when the image named no component
+	comp       int   // -1 when the image named no component
+	more       []int // further components flashed by the same task (several Targets)
 	version    string
 	image      string
 	start, end time.Time
@@ -133,6 +138,10 @@ type bmc struct {
 	mu       sync.Mutex
 	events   []event  // sorted by at
 	versions []string // by comps index
+	previous []string // by comps index: the version before the last update, "" for none
+	absent   []bool   // by comps index: the member is not fitted (BMCSpec.Absent)
+	// available are images uploaded but not installed (Dell Available-).
+	available []availableImage
 	pending  []pending
 	bmcDown  time.Time // unreachable until then
 	sessions []*session
@@ -234,8 +243,12 @@ func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
 		}
 	}
 	b.versions = make([]string, len(b.comps))
+	b.previous = make([]string, len(b.comps))
 	for i, c := range b.comps {
-		b.versions[i] = c.version
+		b.versions[i], b.previous[i] = c.version, c.previous
+	}
+	if err := b.setAbsent(s.Absent); err != nil {
+		return nil, fmt.Errorf("BMC %s: %w", s.Name, err)
 	}
 	for _, k := range sortedKeys(s.Firmware) {
 		v := s.Firmware[k]
@@ -354,7 +367,7 @@ func (b *bmc) hostBoot(h *host, t time.Time) {
 		keep := b.pending[:0]
 		for _, p := range b.pending {
 			if c := b.comps[p.comp]; c.sys == h.idx || (c.sys < 0 && c.activation != activateBMC) || (c.sys < 0 && p.onReset) {
-				b.versions[p.comp] = p.version
+				b.setVersion(p.comp, p.version)
 			} else {
 				keep = append(keep, p)
 			}
@@ -444,7 +457,7 @@ func (b *bmc) bmcReset(t time.Time) {
 		keep := b.pending[:0]
 		for _, p := range b.pending {
 			if b.comps[p.comp].activation == activateBMC {
-				b.versions[p.comp] = p.version
+				b.setVersion(p.comp, p.version)
 			} else {
 				keep = append(keep, p)
 			}
@@ -525,6 +538,10 @@ func (b *bmc) snapshot() Stats {
 		s.Flashes = make(map[string]int, len(b.stats.Flashes))
 		for k, v := range b.stats.Flashes {
 			s.Flashes[k] = v
+		}
+		s.MemberFlashes = make(map[string]int, len(b.stats.MemberFlashes))
+		for k, v := range b.stats.MemberFlashes {
+			s.MemberFlashes[k] = v
 		}
 	}
 	s.PowerState, s.Health = b.hosts[0].power, b.hosts[0].health

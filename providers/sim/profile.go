@@ -40,6 +40,7 @@ const (
 	ComponentBIOS    = "BIOS"
 	ComponentNIC     = "NIC"
 	ComponentCPLD    = "CPLD"
+	ComponentGPU     = "GPU"
 	ComponentRuntime = "Runtime"
 )
 
@@ -73,6 +74,23 @@ type component struct {
 	// sys is, on a BMC, the index of the system a per-system component
 	// belongs to, -1 for a shared one (set by newBMC).
 	sys int
+	// softwareID is the SoftwareId the member reports ("" for the key).
+	softwareID string
+	// memberID makes the active member's Id from its version (Dell);
+	// nil for the fixed id.
+	memberID func(version string) string
+	// availableID is the Id of an image of this component uploaded but not
+	// installed (Dell Available-); nil where uploads install at once.
+	availableID func(version string) string
+	// previous is the initial rollback version (Dell Previous-), "" for none.
+	previous string
+	// state is the active member's Status.State ("" for Enabled).
+	state string
+	// twins are the further members the component shows.
+	twins []twin
+	// oem is the member's Oem object for a member kind (-1 for the active
+	// member, else a twinKind) and version; nil for none.
+	oem func(kind int, version string) map[string]any
 }
 
 // canUpdate reports whether a member may be flashed: Updateable true or
@@ -104,6 +122,20 @@ type profile struct {
 	targetsRequired                      bool         // Targets is required (basic)
 	targetsSystemManager                 bool         // Targets name the System (BIOS) or Manager (BMC), not inventory
 	pushPath, multipartPath              string       // "" when absent
+	// multiTarget: SimpleUpdate and push take several Targets, and an
+	// image for a key of several members flashes them all (hgx).
+	multiTarget bool
+	// systemManagerTargets: Targets may also name the System (its BIOS)
+	// and the Manager (the BMC) beside inventory members (hgx).
+	systemManagerTargets bool
+	// targetsOnly limits the Targets the ActionInfo allows to these member
+	// ids (xcc: BMC-Backup); nil for every updateable member.
+	targetsOnly []string
+	// uploadStages: a plain push to pushPath stages the image as an
+	// Available- member instead of installing it (Dell).
+	uploadStages bool
+	// noApplyTime: SimpleUpdate advertises no OperationApplyTimeSupport.
+	noApplyTime bool
 	expand                               bool
 	monitorVanishes                      bool                  // finished task monitors answer 404 (iLO)
 	noInventory                          bool                  // no FirmwareInventory/SoftwareInventory (basic)

@@ -148,9 +148,9 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		}
 		software := strings.HasSuffix(p, "SoftwareInventory")
 		var members []string
-		for _, c := range b.comps {
-			if c.software == software {
-				members = append(members, inventoryPath(c))
+		for _, m := range b.members() {
+			if b.comps[m.comp].software == software {
+				members = append(members, m.path(b))
 			}
 		}
 		return collection(p, "#SoftwareInventoryCollection.SoftwareInventoryCollection", "Software Inventory Collection", members), true
@@ -190,11 +190,9 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 	if doc, ok := b.renderAccounts(p); ok {
 		return doc, true
 	}
-	if !pr.noInventory {
-		for i, c := range b.comps {
-			if inventoryPath(c) == p {
-				return b.renderInventory(i), true
-			}
+	if !pr.noInventory && strings.HasPrefix(p, "/redfish/v1/UpdateService/") {
+		if m, ok := b.memberAt(p); ok {
+			return b.renderMember(m), true
 		}
 	}
 	if strings.HasPrefix(p, "/redfish/v1/Systems/") || strings.HasPrefix(p, pr.vmediaColl) {
@@ -398,7 +396,9 @@ func (b *bmc) renderUpdateService(doc map[string]any) map[string]any {
 		}
 		transfer, _, _ := b.simpleUpdateParams()
 		doc = with(doc, transfer.allowable, "Actions", "#UpdateService.SimpleUpdate", "TransferProtocol@Redfish.AllowableValues")
-		doc = with(doc, map[string]any{"SupportedValues": []string{"Immediate", "OnReset"}}, "Actions", "#UpdateService.SimpleUpdate", "@Redfish.OperationApplyTimeSupport")
+		if !pr.noApplyTime {
+			doc = with(doc, map[string]any{"SupportedValues": []string{"Immediate", "OnReset"}}, "Actions", "#UpdateService.SimpleUpdate", "@Redfish.OperationApplyTimeSupport")
+		}
 	}
 	return doc
 }
@@ -406,7 +406,7 @@ func (b *bmc) renderUpdateService(doc map[string]any) map[string]any {
 func (b *bmc) renderInventory(i int) map[string]any {
 	c := b.comps[i]
 	doc := b.prof.inventoryTemplate
-	p := inventoryPath(c)
+	p := b.memberPath(i)
 	doc = with(doc, p, "@odata.id")
 	doc = with(doc, c.id, "Id")
 	doc = with(doc, c.name, "Name")
@@ -415,7 +415,10 @@ func (b *bmc) renderInventory(i int) map[string]any {
 	if c.sys >= 0 && len(b.hosts) > 1 {
 		sw = strings.TrimPrefix(c.key, b.hosts[c.sys].id+".")
 	}
-	if o := b.spec.SoftwareIDs[sw]; o != "" {
+	if c.softwareID != "" {
+		sw = c.softwareID
+	}
+	if o := b.spec.SoftwareIDs[strings.TrimPrefix(c.key, b.hostPrefix(c))]; o != "" {
 		sw = o
 	}
 	doc = with(doc, sw, "SoftwareId")
@@ -566,4 +569,13 @@ func (b *bmc) odataService() map[string]any {
 		}
 	}
 	return map[string]any{"@odata.context": "/redfish/v1/$metadata", "value": value}
+}
+
+// hostPrefix is "Node1." for a per-system component on a BMC with several
+// systems, else "".
+func (b *bmc) hostPrefix(c component) string {
+	if c.sys >= 0 && len(b.hosts) > 1 {
+		return b.hosts[c.sys].id + "."
+	}
+	return ""
 }

@@ -7,24 +7,27 @@ import (
 	"time"
 )
 
-// startTask creates an update task at now for image (with an optional
-// target: an inventory member, or on basic the System or Manager) and apply
-// time. b.mu is held.
-func (b *bmc) startTask(now time.Time, image, target, applyTime string, payload taskPayload) *task {
+// startTask creates an update task at now for image (with optional
+// targets: inventory members, or on basic the System or Manager; several
+// where the profile takes several) and apply time. b.mu is held.
+func (b *bmc) startTask(now time.Time, image string, targets []string, applyTime string, payload taskPayload) *task {
 	b.nextTask++
 	t := &task{id: strconv.Itoa(b.nextTask), comp: -1, image: image, start: now, end: b.after(now, b.fleet.timings.Flash), payload: payload}
 	if b.prof.acceptNoContent {
 		t.end = now
 	}
 	comp, version, ok := parseImage(image)
-	idx, found := -1, false
-	if target != "" {
-		if i, ok := b.targetComponent(target); ok {
-			idx, found = i, true
-		} else {
+	var idx []int
+	for _, target := range targets {
+		i, found := b.targetComponent(target)
+		if !found {
 			t.message = fmt.Sprintf("Target %s is not an updateable inventory item.", target)
+			idx = nil
+			break
 		}
-	} else if comp != "" {
+		idx = append(idx, i)
+	}
+	if len(targets) == 0 && comp != "" {
 		var matches []int
 		for i, c := range b.comps {
 			base := c.key
@@ -35,14 +38,22 @@ func (b *bmc) startTask(now time.Time, image, target, applyTime string, payload 
 				matches = append(matches, i)
 			}
 		}
-		if len(matches) == 1 {
-			idx, found = matches[0], true
+		// Several members of one key (8 GPUs) take one image together
+		// where the profile says so; elsewhere the image must name one.
+		if len(matches) == 1 || (len(matches) > 1 && b.prof.multiTarget) {
+			idx = matches
 		}
 	}
-	if found && ok && b.comps[idx].canUpdate() {
-		t.comp, t.version = idx, version
+	for _, i := range idx {
+		if !b.comps[i].canUpdate() || b.absent[i] {
+			idx = nil
+			break
+		}
+	}
+	if len(idx) > 0 && ok {
+		t.comp, t.more, t.version = idx[0], idx[1:], version
 	} else if t.message == "" {
-		t.message = fmt.Sprintf("The image %s does not apply to any updateable component of this server (want <component>-<version>.bin, component one of BMC, BIOS, NIC, CPLD).", image)
+		t.message = fmt.Sprintf("The image %s does not apply to any updateable component of this server (want <component>-<version>.bin, component one of BMC, BIOS, NIC, CPLD, GPU).", image)
 	}
 	b.stats.Updates++
 	fail := t.comp < 0
@@ -72,28 +83,35 @@ func (b *bmc) startTask(now time.Time, image, target, applyTime string, payload 
 		}
 		t.state = "Completed"
 		b.stats.TasksCompleted++
-		c := b.comps[t.comp]
-		if b.stats.Flashes == nil {
-			b.stats.Flashes = map[string]int{}
+		restart := false
+		for _, i := range append([]int{t.comp}, t.more...) {
+			c := b.comps[i]
+			if b.stats.Flashes == nil {
+				b.stats.Flashes, b.stats.MemberFlashes = map[string]int{}, map[string]int{}
+			}
+			b.stats.Flashes[c.key]++
+			b.stats.MemberFlashes[c.id]++
+			p := pending{comp: i, version: t.version}
+			switch {
+			case applyTime == "OnReset":
+				p.onReset = true
+				b.pending = append(b.pending, p)
+			case c.activation == activateNow:
+				b.setVersion(i, t.version)
+			case c.activation == activateBMC:
+				b.pending = append(b.pending, p)
+				restart = true
+			default:
+				b.pending = append(b.pending, p)
+			}
 		}
-		b.stats.Flashes[c.key]++
-		p := pending{comp: t.comp, version: t.version}
-		switch {
-		case applyTime == "OnReset":
-			p.onReset = true
-			b.pending = append(b.pending, p)
-		case c.activation == activateNow:
-			b.versions[t.comp] = t.version
-		case c.activation == activateBMC:
-			b.pending = append(b.pending, p)
+		if restart {
 			if t.end.Equal(t.start) {
 				// Accepted and completed in one request (basic): the BMC
 				// answers, then goes away a moment later.
 				at = at.Add(10 * time.Millisecond)
 			}
 			b.bmcReset(at)
-		default:
-			b.pending = append(b.pending, p)
 		}
 	}
 	if t.end.Equal(now) {
@@ -104,9 +122,12 @@ func (b *bmc) startTask(now time.Time, image, target, applyTime string, payload 
 	return t
 }
 
-// targetComponent resolves a Targets entry to a component.
+// targetComponent resolves a Targets entry to a component: an updateable
+// member's active member, or (basic, hgx) the System for its BIOS and the
+// Manager for the BMC.
 func (b *bmc) targetComponent(target string) (int, bool) {
-	if b.prof.targetsSystemManager {
+	target = cleanPath(target)
+	if b.prof.targetsSystemManager || b.prof.systemManagerTargets {
 		if target == b.prof.managerPath {
 			return b.component(ComponentBMC)
 		}
@@ -115,10 +136,12 @@ func (b *bmc) targetComponent(target string) (int, bool) {
 				return b.hostComponent(h, ComponentBIOS)
 			}
 		}
-		return 0, false
+		if b.prof.targetsSystemManager {
+			return 0, false
+		}
 	}
-	for i, c := range b.comps {
-		if inventoryPath(c) == target {
+	for i := range b.comps {
+		if b.memberPath(i) == target {
 			return i, true
 		}
 	}
@@ -126,19 +149,22 @@ func (b *bmc) targetComponent(target string) (int, bool) {
 }
 
 // targetsAllowed lists the Targets values the SimpleUpdate ActionInfo
-// allows: updateable inventory members, or on basic the Systems and the
-// Manager.
+// allows: updateable inventory members (or only those the profile names),
+// or on basic the Systems and the Manager (hgx: both).
 func (b *bmc) targetsAllowed() []string {
 	var out []string
-	if b.prof.targetsSystemManager {
+	if b.prof.targetsSystemManager || b.prof.systemManagerTargets {
+		out = append(out, b.prof.managerPath)
 		for _, h := range b.hosts {
 			out = append(out, h.path)
 		}
-		return append(out, b.prof.managerPath)
+		if b.prof.targetsSystemManager {
+			return append(out[1:], out[0]) // Systems, then the Manager
+		}
 	}
-	for _, c := range b.comps {
-		if c.canUpdate() {
-			out = append(out, inventoryPath(c))
+	for i, c := range b.comps {
+		if c.canUpdate() && (b.prof.targetsOnly == nil || contains(b.prof.targetsOnly, c.id)) {
+			out = append(out, b.memberPath(i))
 		}
 	}
 	return out
