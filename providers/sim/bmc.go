@@ -142,16 +142,16 @@ type bmc struct {
 	absent   []bool   // by comps index: the member is not fitted (BMCSpec.Absent)
 	// available are images uploaded but not installed (Dell Available-).
 	available []availableImage
-	pending  []pending
-	bmcDown  time.Time // unreachable until then
-	sessions []*session
-	nextSess int
-	tasks    []*task
-	nextTask int
-	reqNo    uint64
-	inflight int
-	stats    Stats
-	faults   []Fault
+	pending   []pending
+	bmcDown   time.Time // unreachable until then
+	sessions  []*session
+	nextSess  int
+	tasks     []*task
+	nextTask  int
+	reqNo     uint64
+	inflight  int
+	stats     Stats
+	faults    []Fault
 }
 
 func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-var imageExts = []string{".bin", ".img", ".iso", ".fwpkg", ".pldm", ".hpm", ".rom", ".signed", ".tar", ".gz", ".tgz", ".zip"}
+var imageExts = []string{".bin", ".img", ".iso", ".fwpkg", ".pldm", ".hpm", ".rom", ".signed", ".tar", ".gz", ".tgz", ".zip", ".exe"}
 
 var componentKeys = []string{ComponentBMC, ComponentBIOS, ComponentNIC, ComponentCPLD, ComponentGPU, ComponentRuntime}
 

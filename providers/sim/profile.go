@@ -26,9 +26,10 @@ func Profiles() []string {
 	return []string{ProfileDMTF, ProfileILO5, ProfileAMI, ProfileOpenBMC}
 }
 
-// AllProfiles lists every profile: Profiles, then basic and crayex.
+// AllProfiles lists every profile: Profiles, then basic and crayex, then
+// the vendor profiles (idrac, xcc, hgx, sushy).
 func AllProfiles() []string {
-	return append(Profiles(), ProfileBasic, ProfileCrayEX)
+	return append(Profiles(), ProfileBasic, ProfileCrayEX, ProfileIDRAC, ProfileXCC, ProfileHGX, ProfileSushy)
 }
 
 // Component keys: the names BMCSpec.Firmware and Fleet.Versions use. On a
@@ -88,6 +89,10 @@ type component struct {
 	state string
 	// twins are the further members the component shows.
 	twins []twin
+	// imageOf names the component (BMC, BIOS) whose other image this
+	// member is (a backup, golden or staging copy): listed among its
+	// SoftwareImages.
+	imageOf string
 	// oem is the member's Oem object for a member kind (-1 for the active
 	// member, else a twinKind) and version; nil for none.
 	oem func(kind int, version string) map[string]any
@@ -136,18 +141,31 @@ type profile struct {
 	uploadStages bool
 	// noApplyTime: SimpleUpdate advertises no OperationApplyTimeSupport.
 	noApplyTime bool
-	expand                               bool
-	monitorVanishes                      bool                  // finished task monitors answer 404 (iLO)
-	noInventory                          bool                  // no FirmwareInventory/SoftwareInventory (basic)
-	noSessions                           bool                  // no SessionService: Basic auth only (basic)
-	acceptNoContent                      bool                  // updates answer 204 + Location to a Completed task (basic)
-	forgetTasks                          bool                  // finished tasks 404 after FlashTime, and on a BMC restart (basic)
-	relatedItems                         bool                  // inventory members link their System or Manager
-	managerVersion                       func(v string) string // Manager.FirmwareVersion from the BMC version; nil: omitted
-	taskMonitor                          func(id string) string
-	components                           []component
-	inventoryTemplate                    map[string]any
-	metadata                             []byte
+	// activeImages: the Manager's Links name its ActiveSoftwareImage and
+	// SoftwareImages, following the members as they change (Dell, Lenovo,
+	// Supermicro).
+	activeImages bool
+	// biosResource: each System serves a Bios resource whose Links name
+	// the BIOS member it runs.
+	biosResource bool
+	// basicOnLogin: the session login wants HTTP Basic credentials as well
+	// (sushy-tools' emulator), else 401.
+	basicOnLogin bool
+	// biosVersion is ComputerSystem.BiosVersion from the BIOS member's
+	// version; nil: the same string.
+	biosVersion       func(v string) string
+	expand            bool
+	monitorVanishes   bool                  // finished task monitors answer 404 (iLO)
+	noInventory       bool                  // no FirmwareInventory/SoftwareInventory (basic)
+	noSessions        bool                  // no SessionService: Basic auth only (basic)
+	acceptNoContent   bool                  // updates answer 204 + Location to a Completed task (basic)
+	forgetTasks       bool                  // finished tasks 404 after FlashTime, and on a BMC restart (basic)
+	relatedItems      bool                  // inventory members link their System or Manager
+	managerVersion    func(v string) string // Manager.FirmwareVersion from the BMC version; nil: omitted
+	taskMonitor       func(id string) string
+	components        []component
+	inventoryTemplate map[string]any
+	metadata          []byte
 	// additions are the properties this profile serves that its capture
 	// lacks, each with the reason (the capture comparison test reads them),
 	// by resource kind and property path ("UpdateService":
@@ -190,6 +208,14 @@ func (p *profile) configure() error {
 		s = p.basic()
 	case ProfileCrayEX:
 		s = p.crayex()
+	case ProfileIDRAC:
+		s = p.idrac()
+	case ProfileXCC:
+		s = p.xcc()
+	case ProfileHGX:
+		s = p.hgx()
+	case ProfileSushy:
+		s = p.sushy()
 	default:
 		return fmt.Errorf("unknown profile %q", p.name)
 	}

@@ -47,6 +47,11 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		switch p {
 		case h.path:
 			return b.renderSystem(h), true
+		case h.path + "/Bios":
+			if !pr.biosResource {
+				continue
+			}
+			return b.renderBios(h), true
 		case h.path + "/ResetActionInfo":
 			if doc, ok := pr.docs[p]; ok && len(b.hosts) == 1 {
 				return doc, true
@@ -102,6 +107,16 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		}
 		if !pr.vmediaUnderSystem {
 			doc = with(doc, ref(pr.vmediaColl), "VirtualMedia")
+		}
+		if pr.activeImages {
+			if i, ok := b.component(ComponentBMC); ok {
+				images := b.softwareImages(ComponentBMC)
+				doc = with(doc, ref(b.memberPath(i)), "Links", "ActiveSoftwareImage")
+				doc = with(doc, refs(images), "Links", "SoftwareImages")
+				if _, ok := at(doc, "Links", "SoftwareImages@odata.count").(int); ok {
+					doc = with(doc, len(images), "Links", "SoftwareImages@odata.count")
+				}
+			}
 		}
 		servers := make([]string, len(b.hosts))
 		for i, h := range b.hosts {
@@ -282,7 +297,11 @@ func (b *bmc) renderSystem(h *host) map[string]any {
 	if _, has := doc["BiosVersion"]; has {
 		// Only where the real BMC reports it (openbmc's capture has none).
 		if i, ok := b.hostComponent(h, ComponentBIOS); ok {
-			doc = with(doc, b.versions[i], "BiosVersion")
+			v := b.versions[i]
+			if pr.biosVersion != nil {
+				v = pr.biosVersion(v)
+			}
+			doc = with(doc, v, "BiosVersion")
 		}
 	}
 	if pr.vmediaUnderSystem {
@@ -578,4 +597,39 @@ func (b *bmc) hostPrefix(c component) string {
 		return b.hosts[c.sys].id + "."
 	}
 	return ""
+}
+
+// softwareImages lists the members that are images of component key: its
+// active member, its rollback (Dell Previous-) and the copies that name it
+// (Lenovo BMC-Backup, Supermicro Golden_/Staging_/Backup_). b.mu is held.
+func (b *bmc) softwareImages(key string) []string {
+	var out []string
+	for _, m := range b.members() {
+		c := b.comps[m.comp]
+		if m.image != nil || (c.key != key && c.imageOf != key) {
+			continue
+		}
+		if m.twin >= 0 && c.twins[m.twin].kind != twinPrevious {
+			continue
+		}
+		out = append(out, m.path(b))
+	}
+	return out
+}
+
+// renderBios is a System's Bios resource: what links the System to the
+// BIOS member it runs (Links.ActiveSoftwareImage, Bios v1_1_0).
+func (b *bmc) renderBios(h *host) map[string]any {
+	doc := map[string]any{
+		"@odata.id":         h.path + "/Bios",
+		"@odata.type":       "#Bios.v1_1_0.Bios",
+		"Id":                "Bios",
+		"Name":              "BIOS Configuration Current Settings",
+		"AttributeRegistry": "BiosAttributeRegistry.v1_0_0",
+		"Attributes":        map[string]any{},
+	}
+	if i, ok := b.hostComponent(h, ComponentBIOS); ok {
+		doc["Links"] = map[string]any{"ActiveSoftwareImage": ref(b.memberPath(i)), "SoftwareImages": refs(b.softwareImages(b.comps[i].key))}
+	}
+	return doc
 }

@@ -515,6 +515,13 @@ func (b *bmc) createSession(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, &req) {
 		return
 	}
+	if b.prof.basicOnLogin {
+		if u, p, ok := r.BasicAuth(); !ok || !b.fleet.credentialsOK(u, p) {
+			w.Header().Set("WWW-Authenticate", `Basic realm="Redfish"`)
+			writeError(w, http.StatusUnauthorized, "Base.1.8.NoValidSession", "This BMC wants HTTP Basic credentials on the session login as on every request; the credentials in the body alone are not enough.")
+			return
+		}
+	}
 	if !b.fleet.credentialsOK(req.UserName, req.Password) {
 		writeError(w, http.StatusUnauthorized, "Base.1.8.ResourceAtUriUnauthorized", "While accessing the resource at /redfish/v1/SessionService/Sessions, the service received an authorization error.")
 		return

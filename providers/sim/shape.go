@@ -122,6 +122,7 @@ var renderedTypes = []string{
 	"#SoftwareInventoryCollection.SoftwareInventoryCollection", "#VirtualMedia.v1_3_0.VirtualMedia", "#VirtualMediaCollection.VirtualMediaCollection",
 	"#ActionInfo.v1_1_2.ActionInfo", "#AccountService.v1_5_0.AccountService", "#ManagerAccount.v1_3_0.ManagerAccount",
 	"#ManagerAccountCollection.ManagerAccountCollection", "#Role.v1_2_0.Role", "#RoleCollection.RoleCollection", "#Message.v1_1_1.Message",
+	"#Bios.v1_1_0.Bios",
 }
 
 // metadataDocument is the profile's $metadata: a reference to the DMTF

@@ -34,8 +34,8 @@ func (b *bmc) startTask(now time.Time, image string, targets []string, applyTime
 			if c.sys >= 0 && len(b.hosts) > 1 {
 				base = strings.TrimPrefix(c.key, b.hosts[c.sys].id+".")
 			}
-			if strings.EqualFold(base, comp) || strings.EqualFold(c.key, comp) {
-				matches = append(matches, i)
+			if (strings.EqualFold(base, comp) || strings.EqualFold(c.key, comp)) && !b.absent[i] {
+				matches = append(matches, i) // an absent member takes no image
 			}
 		}
 		// Several members of one key (8 GPUs) take one image together
@@ -200,4 +200,3 @@ func (b *bmc) task(id string) *task {
 	}
 	return nil
 }
-
