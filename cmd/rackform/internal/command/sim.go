@@ -49,7 +49,9 @@ type simCommand struct {
 	// profileForFlags are -profile-for NAME=PROFILE.
 	profileForFlags stringList
 	// refuse are -refuse NAME=METHOD[,METHOD...].
-	refuse         stringList
+	refuse stringList
+	// absent are -absent NAME=MEMBER[,MEMBER...].
+	absent         stringList
 	strictTransfer bool
 	// aliases map each server of a -config fleet to its BMC's name (the
 	// first server on a shared BMC), for -fault.
@@ -67,9 +69,14 @@ resets that take minutes, SimpleUpdate and multipart push creating tasks,
 versions that change after the required reset, VirtualMedia reimage.
 Profiles: dmtf, ilo5, ami, openbmc (single-system BMCs with a firmware
 inventory), basic (an older BMC: no firmware inventory, Basic auth only),
-crayex (one BMC, 2 systems Node0 and Node1), mixed (cycling through the
-first four) or all (cycling through all six). -profile-for picks one
-server's (or BMC's) profile.
+crayex (one BMC, 2 systems Node0 and Node1), idrac (Dell iDRAC9: inventory
+Ids that carry the version, Previous- rollback images), xcc (Lenovo XCC:
+BMC-Backup and -Pending members), hgx (Supermicro HGX: 8 GPUs of one
+SoftwareId, several Targets per update), sushy (Basic credentials wanted
+on the session login), mixed (cycling through the first four) or all
+(cycling through all ten). -profile-for picks one server's (or BMC's)
+profile; -absent makes inventory members of a BMC absent (a GPU not
+fitted).
 
 With -config, every server starts just behind its cluster's release, in
 each component's own version format ("P79 v1.46" starts at "P79 v1.45"),
@@ -92,11 +99,12 @@ then serves until SIGINT or SIGTERM. -admin serves a JSON control API
 
 func (c *simCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
-	c.faults, c.faultRates, c.firmware, c.target, c.profileForFlags, c.refuse = nil, nil, nil, nil, nil, nil
+	c.faults, c.faultRates, c.firmware, c.target, c.profileForFlags, c.refuse, c.absent = nil, nil, nil, nil, nil, nil, nil
 	fs.IntVar(&c.n, "n", 10, "Serve `N` BMCs.")
 	fs.StringVar(&c.base, "base", "127.1.1.1", "First BMC `IP` (loopback); the others follow.")
 	fs.IntVar(&c.port, "port", 8443, "TCP `PORT` of every BMC (0: a free port each).")
-	fs.StringVar(&c.profile, "profile", "dmtf", "Hardware `PROFILE`: dmtf, ilo5, ami, openbmc, basic, crayex, mixed or all.")
+	fs.StringVar(&c.profile, "profile", "dmtf", "Hardware `PROFILE`: "+strings.Join(sim.AllProfiles(), ", ")+", mixed or all.")
+	fs.Var(&c.absent, "absent", "Make inventory members of a BMC (or with -config, a server's BMC) absent: `NAME=MEMBER[,MEMBER]`, e.g. bmc-0001=HGX_FW_GPU_SXM_3. Repeatable.")
 	fs.Var(&c.refuse, "refuse", "Make a BMC (or with -config, a server's BMC) advertise but refuse update methods: `NAME=METHOD[,METHOD]` with simple_update, http_push, multipart_push. Repeatable.")
 	fs.BoolVar(&c.strictTransfer, "strict-transfer-protocol", false, "ami BMCs require SimpleUpdate's TransferProtocol and allow only HTTP or FTP, as the real one's ActionInfo says.")
 	fs.Var(&c.profileForFlags, "profile-for", "Give one BMC (or with -config, one server) its own profile: `NAME=PROFILE`. Repeatable.")
@@ -226,12 +234,26 @@ func (c *simCommand) serveOptions() (fleetServe, error) {
 	return s, nil
 }
 
-// applyQuirks applies -refuse and -strict-transfer-protocol to specs.
+// applyQuirks applies -refuse, -absent and -strict-transfer-protocol to
+// specs.
 func (c *simCommand) applyQuirks(specs []sim.BMCSpec) error {
 	byName := map[string]*sim.BMCSpec{}
 	for i := range specs {
 		specs[i].StrictTransferProtocol = c.strictTransfer
 		byName[specs[i].Name] = &specs[i]
+	}
+	for _, a := range c.absent {
+		name, members, ok := strings.Cut(a, "=")
+		if bmc, isServer := c.aliases[name]; isServer {
+			name = bmc
+		}
+		s := byName[name]
+		if !ok || s == nil || members == "" {
+			return fmt.Errorf("-absent %q: want NAME=MEMBER[,MEMBER] naming a BMC or server of this fleet", a)
+		}
+		for _, m := range strings.Split(members, ",") {
+			s.Absent = append(s.Absent, strings.TrimSpace(m))
+		}
 	}
 	for _, r := range c.refuse {
 		name, methods, ok := strings.Cut(r, "=")

@@ -16,8 +16,9 @@ import (
 )
 
 // simProfileLabel is the server label that picks a simulated hardware
-// profile for one server ("dmtf", "ilo5", "ami", "openbmc", "basic",
-// "crayex"). -profile-for does the same from the command line.
+// profile for one server (one of sim.AllProfiles: "dmtf", "ilo5", "ami",
+// "openbmc", "basic", "crayex", "idrac", "xcc", "hgx", "sushy").
+// -profile-for does the same from the command line.
 const simProfileLabel = "sim_profile"
 
 // uuidRe matches a UUID, which a server's system may be instead of an Id.
