@@ -244,7 +244,8 @@ func (p *profile) basic() shape {
 		update:     obj{"Status": obj{"State": "Enabled", "Health": "OK"}},
 		tasks:      obj{"CompletedTaskOverWritePolicy": "Oldest"},
 		// An older BMC's session service is there but disabled: it takes
-		// HTTP Basic authentication only.
+		// HTTP Basic authentication only. The Protocol Validator reports
+		// the refused logins (405): they are what this profile is for.
 		sessions: obj{"ServiceEnabled": false},
 	}
 }

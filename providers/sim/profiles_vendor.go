@@ -70,7 +70,9 @@ func (p *profile) idrac() shape {
 	// iDRAC's HttpPushUri is the FirmwareInventory collection: a pushed
 	// image is staged there as Available-..., and a SimpleUpdate whose
 	// ImageURI names that member installs it. MultipartUpload installs at
-	// once, with a task.
+	// once, with a task. Kept as Dell has it: the collection's Allow says
+	// POST, which the Service Validator reports (the schema's
+	// SoftwareInventoryCollection takes no POST).
 	p.pushPath = "/redfish/v1/UpdateService/FirmwareInventory"
 	p.multipartPath = "/redfish/v1/UpdateService/MultipartUpload"
 	p.uploadStages, p.activeImages, p.biosResource = true, true, true
@@ -251,7 +253,8 @@ func (p *profile) sushy() shape {
 	p.simpleUpdatePath = "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate"
 	// sushy-tools' emulator, run with an htpasswd file, checks HTTP Basic
 	// credentials on every request, its session login included: a login
-	// with the credentials only in its body is refused with 401.
+	// with the credentials only in its body is refused with 401 (the
+	// Protocol Validator reports it: it is what this profile is for).
 	p.basicOnLogin = true
 	p.serialPrefix = "VBMC"
 	p.components = []component{
