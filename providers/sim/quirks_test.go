@@ -256,15 +256,7 @@ func TestRefusedMethods(t *testing.T) {
 	if r.status != 400 || str(extendedInfo(t, r)["MessageId"]) != "Base.1.8.ActionNotSupported" {
 		t.Errorf("refused SimpleUpdate: %d %s", r.status, r.body)
 	}
-	req, _ := http.NewRequest("POST", u+"/FWUpdate", strings.NewReader("image bytes"))
-	req.SetBasicAuth(testUser, testPass)
-	req.Header.Set("X-Image-Name", "bios-2.0.bin")
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 400 {
+	if resp := plainPush(t, u+"/FWUpdate", "bios-2.0.bin", "image bytes"); resp.StatusCode != 400 {
 		t.Errorf("refused HttpPush: %d", resp.StatusCode)
 	}
 	if st := multipartPush(t, u+"/redfish/v1/UpdateService/upload", "bios-2.0.bin", `{"Targets": ["/redfish/v1/UpdateService/FirmwareInventory/BIOS"]}`); st != 202 {

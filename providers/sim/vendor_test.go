@@ -86,14 +86,7 @@ func TestIDRACMembersFollowTheirVersion(t *testing.T) {
 	}
 
 	// iDRAC: pushed (staged as Available-), installed by SimpleUpdate naming it.
-	req, _ := http.NewRequest("POST", u+"/redfish/v1/UpdateService/FirmwareInventory", strings.NewReader("image bytes"))
-	req.SetBasicAuth(testUser, testPass)
-	req.Header.Set("X-Image-Name", "bmc-7.10.30.00.exe")
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp := plainPush(t, u+"/redfish/v1/UpdateService/FirmwareInventory", "bmc-7.10.30.00.exe", "image bytes")
 	avail := resp.Header.Get("Location")
 	if resp.StatusCode != 201 || avail != fwInv+"Available-25227-7.10.30.00__iDRAC.Embedded.1-1" {
 		t.Fatalf("push: %d Location %q, want 201 and the Available- member", resp.StatusCode, avail)
