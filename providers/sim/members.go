@@ -6,7 +6,7 @@ import (
 )
 
 // Inventory members are not all running firmware. Beside a component's
-// active member, vendors list others for it (DESIGN §4): Dell's Current-
+// active member, vendors list others for it (docs/rollout-rules.md rule 38): Dell's Current-
 // (the running image again) and Previous- (the rollback image), and its
 // Available- images uploaded but not installed; Lenovo's -Pending
 // placeholders (what the next activation installs). A member may also be
