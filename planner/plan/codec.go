@@ -29,9 +29,11 @@ import (
 // components, changes and steps written once in "tables" and named by
 // position, and each server's observed inventory reduced to the
 // components the plan decides on, with a count and digest of the rest
-// (Observed.Others). show reads every earlier format; apply starts runs
-// of 1.4 plans only (see Applicable).
-const FormatVersion = "1.4"
+// (Observed.Others). 1.5 adds the estimates learned from earlier runs'
+// journals (Step.Learned, Plan.History: estimate.go); it is applied like
+// 1.4. show reads every earlier format; apply starts runs of 1.4 plans and
+// later only (see Applicable).
+const FormatVersion = "1.5"
 
 // ApplicableFormat is the oldest format apply starts a run from.
 const ApplicableFormat = "1.4"

@@ -106,6 +106,20 @@ func samplePlan14() *Plan {
 	return p
 }
 
+// samplePlan15 is samplePlan14 with what format 1.5 added: steps whose
+// estimates were learned from earlier runs, and the plan's history.
+func samplePlan15() *Plan {
+	p := samplePlan14()
+	learned := Learned{Key: EstimateKey{Kind: StepUpdate, Component: "bios", Manufacturer: "Contoso", Model: "R640"},
+		Samples: 38, Runs: 2, Median: Duration(11*time.Minute + 30*time.Second), P90: Duration(14 * time.Minute)}
+	for _, i := range []int{0, 3} {
+		st := &p.Servers[i].Steps[1]
+		st.Estimate, st.Learned = learned.Median, &learned
+	}
+	p.History = &History{Runs: 3, Estimates: []Learned{learned}}
+	return p
+}
+
 // Plan format 1.3 round-trips everything it added, in its indented layout.
 func TestFormat13RoundTrip(t *testing.T) {
 	p := samplePlan13()
@@ -127,14 +141,14 @@ func TestFormat13RoundTrip(t *testing.T) {
 	}
 }
 
-// Plan format 1.4 is canonical compact JSON that writes what servers
-// share once and reads back the same plan, each server with its own
-// copies of its steps.
-func TestFormat14RoundTrip(t *testing.T) {
-	if FormatVersion != "1.4" {
+// Plan formats from 1.4 are canonical compact JSON that writes what
+// servers share once and reads back the same plan, each server with its
+// own copies of its steps (and of what they learned, format 1.5).
+func TestCompactRoundTrip(t *testing.T) {
+	if FormatVersion != "1.5" {
 		t.Errorf("format %s", FormatVersion)
 	}
-	p := samplePlan14()
+	p := samplePlan15()
 	b, err := Encode(p)
 	if err != nil {
 		t.Fatal(err)
@@ -165,13 +179,17 @@ func TestFormat14RoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(again, b) {
-		t.Errorf("re-encoding a decoded 1.4 plan changed its bytes")
+		t.Errorf("re-encoding a decoded compact plan changed its bytes")
+	}
+	if n := bytes.Count(b, []byte(`"learned":{`)); n != 1 {
+		t.Errorf("a learned step two servers share is written %d times, want once", n)
 	}
 	// The twins' steps came from one table row, but are not shared.
 	got.Servers[0].Steps[1].Targets[0] = "changed"
 	got.Servers[0].Steps[2].After[0] = "changed"
 	got.Servers[0].Steps[1].Match.ID = "changed"
-	if tw := got.Servers[3].Steps; tw[1].Targets[0] == "changed" || tw[2].After[0] == "changed" || tw[1].Match.ID == "changed" {
+	got.Servers[0].Steps[1].Learned.Samples = -1
+	if tw := got.Servers[3].Steps; tw[1].Targets[0] == "changed" || tw[2].After[0] == "changed" || tw[1].Match.ID == "changed" || tw[1].Learned.Samples == -1 {
 		t.Error("two servers' decoded steps share memory")
 	}
 }
@@ -357,7 +375,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(good[:100])
 	f.Add([]byte(`{"format_version":"1.0","checksum":""}`))
 	// Every earlier layout, and the compact one with its tables.
-	for _, name := range []string{"format-1.3-signed.plan.json", "format-1.4-signed.plan.json"} {
+	for _, name := range []string{"format-1.3-signed.plan.json", "format-1.4-signed.plan.json", "format-1.5-signed.plan.json"} {
 		if b, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
 			f.Add(b)
 		}
