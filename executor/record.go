@@ -100,6 +100,7 @@ func crashDebris(b []byte) bool {
 // Record types that readers of journals outside the executor need
 // (executor/history learns step durations from them).
 const (
+	RecordRunStarted  = recRunStarted
 	RecordStepStarted = recStepStarted
 	RecordStepDone    = recStepDone
 	RecordStepFailed  = recStepFailed
