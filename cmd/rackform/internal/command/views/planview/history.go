@@ -2,6 +2,7 @@ package planview
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/rackform/rackform/planner/plan"
 )
@@ -85,7 +86,17 @@ func HistoryLines(p *plan.Plan) []string {
 	out := []string{fmt.Sprintf("estimates learned from %s (other steps have their kind's default):", plural(h.Runs, "earlier run", "earlier runs"))}
 	for _, l := range h.Estimates {
 		out = append(out, fmt.Sprintf("  %s: median %s (p90 %s), %s in %s",
-			l.Key, Duration(l.Median), Duration(l.P90), plural(l.Samples, "sample", "samples"), plural(l.Runs, "run", "runs")))
+			l.Key, learnedDuration(l.Median), learnedDuration(l.P90), plural(l.Samples, "sample", "samples"), plural(l.Runs, "run", "runs")))
 	}
 	return out
+}
+
+// learnedDuration formats a learned duration for people like Duration,
+// but under 10 s to the millisecond (steps on a fast simulator), which
+// Duration would round to whole seconds or "0m".
+func learnedDuration(d plan.Duration) string {
+	if t := time.Duration(d); t < 10*time.Second {
+		return t.Round(time.Millisecond).String()
+	}
+	return Duration(d)
 }

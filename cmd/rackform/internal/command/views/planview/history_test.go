@@ -125,6 +125,10 @@ func TestHistoryLines(t *testing.T) {
 		{nil, nil},
 		{&plan.History{}, []string{"estimates: no earlier run in the history; every step has its kind's default"}},
 		{&plan.History{Runs: 1}, []string{"estimates: 1 earlier run read, none with steps like these; every step has its kind's default"}},
+		{&plan.History{Runs: 2, Estimates: []plan.Learned{{Key: plan.EstimateKey{Kind: plan.StepShutdown, Manufacturer: "Contoso"},
+			Samples: 1, Runs: 1, Median: plan.Duration(157 * time.Millisecond), P90: plan.Duration(12*time.Second + 400*time.Millisecond)}}},
+			[]string{"estimates learned from 2 earlier runs (other steps have their kind's default):",
+				"  shutdown on Contoso (any model): median 157ms (p90 12s), 1 sample in 1 run"}},
 	} {
 		if diff := cmp.Diff(tc.want, HistoryLines(&plan.Plan{History: tc.h})); diff != "" {
 			t.Errorf("%+v (-want +got):\n%s", tc.h, diff)
