@@ -4,7 +4,7 @@ BIN     ?= bin/rackform
 VERSION ?= 0.1.0-dev
 LDFLAGS := -X github.com/rackform/rackform/internal/version.Version=$(VERSION)
 
-.PHONY: help build test cross lint demo fuzz bench bench-fleet generate clean
+.PHONY: help build test cross lint demo fuzz bench bench-fleet bench-estimate generate clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -60,6 +60,15 @@ ROUNDS ?= 1
 bench-fleet: ## fleet benchmark: rackform plan vs the floor against N sim BMCs (N=1000 L=200ms M=24 EXPAND=both|on|off ARGS=plan flags, BIN_BENCH=another binary, ROUNDS=3 for the median of three; APPLY=1 measures apply instead)
 	RACKFORM_BENCH_FLEET=1 RACKFORM_BENCH_N=$(N) RACKFORM_BENCH_LATENCY=$(L) RACKFORM_BENCH_MEMBERS=$(M) RACKFORM_BENCH_EXPAND=$(EXPAND) RACKFORM_BENCH_ARGS='$(ARGS)' RACKFORM_BENCH_APPLY=$(APPLY) RACKFORM_BENCH_ROUNDS=$(ROUNDS) \
 		RACKFORM_BENCH_BIN=$(BIN_BENCH) $(GO) test -count=1 -timeout 60m -run '^TestFleetBench$$' -v ./cmd/rackform
+
+RACKS ?= 4
+PER_RACK ?= 10
+SPEED ?= 100
+JITTER ?= 0.2
+ESTIMATE_ROUNDS ?= 2
+bench-estimate: ## estimates learned from history: apply a fleet on the simulator (jittered times), plan it again with that run's history, apply, report the estimate's error (RACKS=4 PER_RACK=10 SPEED=100 JITTER=0.2 ESTIMATE_ROUNDS=2)
+	RACKFORM_BENCH_ESTIMATE=1 RACKFORM_BENCH_RACKS=$(RACKS) RACKFORM_BENCH_PER_RACK=$(PER_RACK) RACKFORM_BENCH_SPEED=$(SPEED) RACKFORM_BENCH_JITTER=$(JITTER) RACKFORM_BENCH_ROUNDS=$(ESTIMATE_ROUNDS) \
+		RACKFORM_BENCH_BIN=$(BIN_BENCH) $(GO) test -count=1 -timeout 60m -run '^TestEstimateBench$$' -v ./cmd/rackform
 
 generate: ## regenerate committed generated code (needs protoc)
 	$(GO) generate ./...
