@@ -66,8 +66,9 @@ PER_RACK ?= 10
 SPEED ?= 100
 JITTER ?= 0.2
 ESTIMATE_ROUNDS ?= 2
-bench-estimate: ## estimates learned from history: apply a fleet on the simulator (jittered times), plan it again with that run's history, apply, report the estimate's error (RACKS=4 PER_RACK=10 SPEED=100 JITTER=0.2 ESTIMATE_ROUNDS=2)
-	RACKFORM_BENCH_ESTIMATE=1 RACKFORM_BENCH_RACKS=$(RACKS) RACKFORM_BENCH_PER_RACK=$(PER_RACK) RACKFORM_BENCH_SPEED=$(SPEED) RACKFORM_BENCH_JITTER=$(JITTER) RACKFORM_BENCH_ROUNDS=$(ESTIMATE_ROUNDS) \
+SEED ?= 1
+bench-estimate: ## estimates learned from history: apply a fleet on the simulator (jittered times), plan it again with that run's history, apply, report the estimate's error (RACKS=4 PER_RACK=10 SPEED=100 JITTER=0.2 ESTIMATE_ROUNDS=2 SEED=1)
+	RACKFORM_BENCH_ESTIMATE=1 RACKFORM_BENCH_RACKS=$(RACKS) RACKFORM_BENCH_PER_RACK=$(PER_RACK) RACKFORM_BENCH_SPEED=$(SPEED) RACKFORM_BENCH_JITTER=$(JITTER) RACKFORM_BENCH_ROUNDS=$(ESTIMATE_ROUNDS) RACKFORM_BENCH_SEED=$(SEED) \
 		RACKFORM_BENCH_BIN=$(BIN_BENCH) $(GO) test -count=1 -timeout 60m -run '^TestEstimateBench$$' -v ./cmd/rackform
 
 generate: ## regenerate committed generated code (needs protoc)

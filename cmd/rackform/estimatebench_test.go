@@ -31,8 +31,9 @@ import (
 //
 // It is long, so it runs only with RACKFORM_BENCH_ESTIMATE=1 (make
 // bench-estimate); knobs: RACKFORM_BENCH_RACKS (4), _PER_RACK (10),
-// _SPEED (100), _JITTER (0.2), _ROUNDS (2), _BIN (a binary to measure
-// instead of this tree's).
+// _SPEED (100), _JITTER (0.2), _ROUNDS (2), _SEED (1: round r draws its
+// jitter from seed SEED+r-1), _BIN (a binary to measure instead of this
+// tree's).
 func TestEstimateBench(t *testing.T) {
 	if os.Getenv("RACKFORM_BENCH_ESTIMATE") == "" {
 		t.Skip("estimate benchmark: set RACKFORM_BENCH_ESTIMATE=1 (make bench-estimate)")
@@ -42,6 +43,7 @@ func TestEstimateBench(t *testing.T) {
 	rounds := envInt(t, "RACKFORM_BENCH_ROUNDS", 2)
 	speed := envFloat(t, "RACKFORM_BENCH_SPEED", 100)
 	jitter := envFloat(t, "RACKFORM_BENCH_JITTER", 0.2)
+	seed := envInt(t, "RACKFORM_BENCH_SEED", 1)
 	dir := t.TempDir()
 	bin := os.Getenv("RACKFORM_BENCH_BIN")
 	if bin == "" {
@@ -59,7 +61,7 @@ func TestEstimateBench(t *testing.T) {
 	var lines []string
 	for round := 1; round <= rounds; round++ {
 		f, err := sim.New(sim.Options{TLS: true, Speed: speed, Username: "admin", Password: password,
-			Timings: sim.Timings{Jitter: jitter, JitterSeed: uint64(round)}}, specs)
+			Timings: sim.Timings{Jitter: jitter, JitterSeed: uint64(seed + round - 1)}}, specs)
 		if err == nil {
 			err = f.Start(context.Background())
 		}
@@ -97,8 +99,8 @@ func TestEstimateBench(t *testing.T) {
 			m := simTime(medianMakespan(p), speed)
 			medians = fmt.Sprintf(" (with medians alone, no spread for servers side by side: %s, %+.1f%%)", m, 100*(m.Seconds()-simWall.Seconds())/simWall.Seconds())
 		}
-		line := fmt.Sprintf("round %d: %d servers (%d racks of %d, 4 of them the control plane), speed %g, jitter ±%g%%: estimate %s, apply %s on the simulator's clock (wall: apply %s), error %+.1f%%%s; estimated from %s",
-			round, len(specs), racks, perRack, speed, 100*jitter, simEst.Round(time.Second), simWall, wall.Round(10*time.Millisecond), errPct, medians, from)
+		line := fmt.Sprintf("round %d: %d servers (%d racks of %d, 4 of them the control plane), speed %g, jitter ±%g%% (seed %d): estimate %s, apply %s on the simulator's clock (wall: apply %s), error %+.1f%%%s; estimated from %s",
+			round, len(specs), racks, perRack, speed, 100*jitter, seed+round-1, simEst.Round(time.Second), simWall, wall.Round(10*time.Millisecond), errPct, medians, from)
 		t.Log(line)
 		fmt.Println(line)
 		lines = append(lines, line)
