@@ -43,6 +43,10 @@ type Plan struct {
 	// Catalog is the catalog entries the plan's clusters were planned to,
 	// by value (optional; catalog.go).
 	Catalog *Catalog `json:"catalog,omitempty"`
+	// History says what the estimates learned from earlier runs' journals:
+	// how many runs were read and each learned estimate the steps use;
+	// nil when plan read no history. (Format 1.5.)
+	History *History `json:"history,omitempty"`
 
 	// SignedBy is the fingerprint of the Ed25519 key that signed the plan
 	// ("SHA256:<base64>", see Fingerprint), "" for an unsigned plan.
@@ -412,8 +416,13 @@ type Step struct {
 	// off), wait_ready (then remediation).
 	Timeout Duration                `json:"timeout,omitempty"`
 	Expect  []providers.Expectation `json:"expect,omitempty"`
-	// Estimate is the expected duration of the step.
+	// Estimate is the expected duration of the step: the fixed typical
+	// duration of its kind, or the median learned from earlier runs.
 	Estimate Duration `json:"estimate"`
+	// Learned says which learned estimate Estimate is the median of (its
+	// class, samples, runs, median and 90th percentile); nil when
+	// Estimate is the kind's default. (Format 1.5.)
+	Learned *Learned `json:"learned,omitempty"`
 }
 
 // ProviderStep converts a provider step to the provider contract.

@@ -42,6 +42,7 @@ type planCommand struct {
 	holdBack      bool
 	rollout       string
 	notAfter      time.Duration
+	history       historyFlags
 }
 
 func (c *planCommand) Synopsis() string { return "Observe the fleet and write an upgrade plan" }
@@ -104,6 +105,7 @@ func (c *planCommand) Flags() *flag.FlagSet {
 	fs.BoolVar(&c.holdBack, "hold-back-errored", false, "Plan the rest of the fleet when some servers have problems: each is held back (not upgraded) and listed with its problems, instead of failing the plan.")
 	fs.StringVar(&c.rollout, "rollout", "", "Plan the rollout `NAME` when the configuration declares several.")
 	fs.DurationVar(&c.notAfter, "valid-for", planner.DefaultNotAfter, "How long after it is made the plan may be applied: a `DURATION` such as 24h.")
+	c.history.register(fs)
 	c.habitFlags(fs)
 	return fs
 }
@@ -179,6 +181,16 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 		report(diags)
 		return ExitError
 	}
+	// Estimates learned from earlier runs; an archive that cannot be read
+	// is found before any BMC is asked.
+	estimates, err := c.learnedEstimates(ctx, cfg, c.history)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
+		return ExitError
+	}
+	if ctx.Err() != nil {
+		return c.interrupted("plan")
+	}
 
 	start := c.start
 	if start == nil {
@@ -217,6 +229,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 		NotAfter:        c.notAfter,
 		OnUnreachable:   c.onUnreachable,
 		HoldBackErrored: c.holdBack,
+		Estimates:       estimates,
 	})
 	if ctx.Err() != nil {
 		// Observing was cut short: nothing is written.
