@@ -26,6 +26,7 @@ import (
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/state"
+	"github.com/rackform/rackform/internal/regularfile"
 	"github.com/rackform/rackform/internal/version"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
@@ -150,7 +151,7 @@ func (c *applyCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: -allow-unsigned cannot be used while %s is set: with trusted keys, only signed plans are applied\n", EnvTrustedKeys)
 		return ExitUsage
 	}
-	file, err := readRegularFile(name)
+	file, err := regularfile.Read(name)
 	if err != nil {
 		return c.fail("cannot read the plan file: %s", err)
 	}
@@ -679,7 +680,7 @@ func checkInputs(p *plan.Plan, vars, varFiles []string, getenv func(string) stri
 	}
 	parser := hclparse.NewParser()
 	for _, path := range varFiles {
-		src, err := readRegularFile(path)
+		src, err := regularfile.Read(path)
 		if err != nil {
 			return fmt.Errorf("cannot read the -var-file %s: %v", path, err)
 		}

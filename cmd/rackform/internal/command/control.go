@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/internal/regularfile"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -45,7 +46,7 @@ func (r *controlRun) Close() error { return r.backend.Close() }
 // openPlanRun opens the run of the plan in file, which need not have been
 // applied yet: skips recorded before apply are obeyed from its start.
 func openPlanRun(ctx context.Context, m *Meta, dir, file string) (*controlRun, error) {
-	raw, err := readRegularFile(file)
+	raw, err := regularfile.Read(file)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the plan file: %w", err)
 	}

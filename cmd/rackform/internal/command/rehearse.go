@@ -10,6 +10,7 @@ import (
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/rehearseview"
 	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/internal/regularfile"
 	"github.com/rackform/rackform/internal/version"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal"
@@ -101,7 +102,7 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 		start = t.UTC()
 	}
 	name := rest[0]
-	file, err := readRegularFile(name)
+	file, err := regularfile.Read(name)
 	if err != nil {
 		return c.fail("cannot read the plan file: %s", err)
 	}

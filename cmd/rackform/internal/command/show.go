@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
+	"github.com/rackform/rackform/internal/regularfile"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -86,7 +87,7 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 		err  error
 	}
 	r, ok := untilDone(ctx, func() read {
-		file, err := readRegularFile(name)
+		file, err := regularfile.Read(name)
 		if err != nil {
 			return read{err: fmt.Errorf("cannot read the plan file: %w", err)}
 		}

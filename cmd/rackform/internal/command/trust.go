@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rackform/rackform/internal/regularfile"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -93,7 +94,7 @@ func isPEM(v string) bool { return strings.Contains(v, "-----BEGIN ") }
 // readKeyFile reads a small regular file: a key file that is a FIFO or a
 // device is refused instead of blocking or reading forever.
 func readKeyFile(path string) ([]byte, error) {
-	f, err := openRegular(path)
+	f, err := regularfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
