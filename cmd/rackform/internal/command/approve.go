@@ -50,7 +50,8 @@ func (c *approveCommand) Run(ctx context.Context, args []string) int {
 		return ExitUsage
 	}
 	gate := rest[0]
-	return resume(ctx, c.Meta, &c.runOpts, func(e *executor.Executor) error {
+	c.name = "approve"
+	return c.resume(ctx, c.Meta, func(e *executor.Executor) error {
 		if err := e.Approve(ctx, gate); err != nil {
 			return err
 		}

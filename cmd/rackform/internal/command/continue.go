@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
 )
 
@@ -72,37 +73,22 @@ func (c *continueCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: continue takes no arguments, got %d\n\n%s", len(rest), helpText(c))
 		return ExitUsage
 	}
-	c.recheck = true
-	return resume(ctx, c.Meta, &c.runOpts, func(e *executor.Executor) error { return e.Continue(ctx) })
+	c.name, c.recheck = "continue", true
+	return c.resume(ctx, c.Meta, func(e *executor.Executor) error { return e.Continue(ctx) })
 }
 
-// resume loads the current plan from the state backend and drives its run
-// after recording control.
-func resume(ctx context.Context, m *Meta, o *runOpts, control func(*executor.Executor) error) int {
-	b, err := openControlBackend(ctx, m, o.stateDir)
-	if err != nil {
-		return m.fail("%s", err)
-	}
-	p, sha, file, err := chooseRun(ctx, b, o.runID)
-	b.Close()
-	if err != nil {
-		return m.fail("%s", err)
-	}
-	o.fromEnv = true
-	// The state directory is as writable as a plan file: with trusted keys,
-	// the stored plan is checked like the one apply was given.
+// resume opens the run the state backend holds (the plan it applied last,
+// or -run) and drives it after recording control.
+func (o *runOpts) resume(ctx context.Context, m *Meta, control func(*executor.Executor) error) int {
 	keys, err := trustedKeys(m.Getenv)
 	if err != nil {
 		return m.fail("%s", err)
 	}
-	if len(keys) > 0 {
-		where := o.stateDir
-		if b.pg != nil {
-			where = b.where
-		}
-		if err := verifyPlan("the plan "+shortSHA(sha)+" in "+where, file, p, keys); err != nil {
-			return m.fail("%s", err)
-		}
+	opts := o.options(m)
+	opts.Keys = keys
+	r, err := run.OpenStored(ctx, o.runID, opts)
+	if err != nil {
+		return m.failErr(err)
 	}
-	return o.apply(ctx, m, p, sha, file, control)
+	return o.drive(ctx, m, r, control)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/internal/regularfile"
 	"github.com/rackform/rackform/planner/plan"
 )
@@ -107,7 +108,7 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 	if len(keys) > 0 && p.SignedBy != "" {
 		// A plan signed by an untrusted key, or changed after it was
 		// signed, is not rendered as if it were the reviewed one.
-		if err := verifyPlan(name, file, p, keys); err != nil {
+		if err := run.Verify(name, file, p, keys); err != nil {
 			return c.fail("%s", err)
 		}
 	}

@@ -96,7 +96,7 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		}
 		return ExitOK
 	}
-	if err := applyview.WriteStatus(c.Stdout, p, st, nextCommand(run.backend.dir, "")); err != nil {
+	if err := applyview.WriteStatus(c.Stdout, p, st, nextCommand(run.backend.Dir, "")); err != nil {
 		return c.fail("writing the status: %s", err)
 	}
 	for _, s := range st.Spares {
