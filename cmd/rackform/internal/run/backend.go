@@ -175,12 +175,15 @@ type Stored struct {
 	Bytes  []byte
 }
 
-// loadStored loads the plan sha the backend stores: bytes that hash to
-// sha, then decoded.
+// loadStored loads the plan sha the backend stores: at most MaxPlanSize
+// bytes that hash to sha, then decoded.
 func (b *Backend) loadStored(ctx context.Context, sha string) (*Stored, error) {
 	file, err := b.LoadPlan(ctx, sha)
 	if err != nil {
 		return nil, fmt.Errorf("loading plan %s from %s: %w", short(sha), b.Where, err)
+	}
+	if len(file) > MaxPlanSize {
+		return nil, tooLarge(fmt.Sprintf("the stored plan %s in %s", short(sha), b.Where), int64(len(file)))
 	}
 	if got := plan.SHA256(file); got != sha {
 		return nil, fmt.Errorf("the stored plan %s in %s does not hash to its name (%s); it was modified", short(sha), b.Where, short(got))
