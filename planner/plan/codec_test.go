@@ -110,7 +110,7 @@ func samplePlan14() *Plan {
 // (a Dell-like BIOS with its rollback and available copies, eight GPUs of
 // one rule), a change's members, updates naming the members they are for
 // with the apply time chosen and why, a rule's count, and a BMC that took
-// Basic auth.
+// Basic auth; and a provider's CA bundle digest.
 func samplePlan15() *Plan {
 	p := samplePlan14()
 	s := &p.Servers[0]
@@ -139,7 +139,34 @@ func samplePlan15() *Plan {
 	p.Servers[3] = *s
 	p.Servers[3].Address, p.Servers[3].Name, p.Servers[3].BMC = "a/r01/s4", "s4", "https://127.1.1.4:8443"
 	p.Servers[3].Identity.SerialNumber = "SN-0004"
+	p.Providers[0].CABundleSHA256 = strings.Repeat("ef", 32)
+	p.Providers[0].CABundle = "certs/bmc-ca.pem"
 	return p
+}
+
+// Plan format 1.5's CA bundle digest round-trips, in the compact layout.
+func TestFormat15CABundleRoundTrip(t *testing.T) {
+	if FormatVersion != "1.5" {
+		t.Errorf("format %s", FormatVersion)
+	}
+	p := samplePlan15()
+	b, err := Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"ca_bundle_sha256":"`+strings.Repeat("ef", 32)+`","ca_bundle":"certs/bmc-ca.pem"`)) {
+		t.Errorf("the CA bundle digest is not in the file:\n%.600s", b)
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Checksum = ""
+	want := *p
+	want.FormatVersion = "1.5"
+	if diff := cmp.Diff(&want, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
 }
 
 // Plan format 1.3 round-trips everything it added, in its indented layout.

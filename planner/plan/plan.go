@@ -142,6 +142,17 @@ type Provider struct {
 	// Source is "builtin" (the rackform binary) or the plugin's file name.
 	Source string `json:"source"`
 	SHA256 string `json:"sha256"`
+	// CABundleSHA256 is the hex SHA-256 of the CA bundle the provider's
+	// ca_bundle attribute gave when the plan was made (the file's bytes,
+	// or the PEM text given inline): the CAs that verify BMC
+	// certificates. Apply refuses another bundle, so replacing the file
+	// after review does not change whom apply trusts. "" when the
+	// provider has none. (Format 1.5.)
+	CABundleSHA256 string `json:"ca_bundle_sha256,omitempty"`
+	// CABundle is the path ca_bundle named, as the configuration gave it,
+	// for messages; "" when the bundle was given inline or the attribute
+	// is sensitive. (Format 1.5.)
+	CABundle string `json:"ca_bundle,omitempty"`
 }
 
 // Server is one server in scope and what will happen to it.

@@ -15,7 +15,6 @@ import (
 type applyCommand struct {
 	*Meta
 	runOpts
-	expectSHA     optionalString
 	allowUnsigned bool
 }
 
@@ -57,7 +56,8 @@ the two, or an explicit -allow-unsigned.
 The plan is refused, and nothing is touched, when it is corrupt, truncated
 or of an unknown format; when its signature or SHA-256 is not the expected
 one; when it has expired; when it has already been applied; when the
-provider plugin binaries differ from those that made the plan; when a
+provider plugin binaries differ from those that made the plan, or the CA
+bundle a provider's ca_bundle names differs from the one it pinned; when a
 sensitive variable or an environment variable the configuration reads is not
 supplied; and when another apply holds the state lock (with -lock-timeout,
 apply waits for it; with the postgres backend and -join, an apply of the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
@@ -26,6 +27,12 @@ skip or fix). It needs no plan file: the plan is in the state directory, so
 continue may run in another CI job sharing it. It then applies the rest of
 the plan in this process, like apply, so it takes apply's options
 (sensitive variables must be given again).
+
+With -expect-sha256 HASH (the hash that was reviewed, as for apply), the
+run must be of that plan and the plan the state backend stores must hash
+to it: without signing keys, this is what stops a state directory whose
+plan was replaced by an edited one (stored under its own hash) from being
+resumed.
 
 When another apply of the same plan is running, continue only records the
 request for it and exits 0.
@@ -53,9 +60,16 @@ interrupted.`
 func (c *continueCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("continue", flag.ContinueOnError)
 	c.runOpts.flags(fs)
+	c.resumeFlags(fs)
 	c.habitFlags(fs)
 	runFlag(fs, &c.runID)
 	return fs
+}
+
+// resumeFlags are the options continue and approve add to apply's.
+func (o *runOpts) resumeFlags(fs *flag.FlagSet) {
+	o.expectSHA = optionalString{}
+	fs.Var(&o.expectSHA, "expect-sha256", "Refuse to go on unless the run is of the plan whose SHA-256 is `HASH` (the hash that was reviewed) and the plan the state backend stores hashes to it.")
 }
 
 // runFlag is -run of the commands without a plan file.
@@ -74,21 +88,26 @@ func (c *continueCommand) Run(ctx context.Context, args []string) int {
 		return ExitUsage
 	}
 	c.name, c.recheck = "continue", true
-	return c.resume(ctx, c.Meta, func(e *executor.Executor) error { return e.Continue(ctx) })
+	return c.resume(ctx, c.Meta, c, func(e *executor.Executor) error { return e.Continue(ctx) })
 }
 
 // resume opens the run the state backend holds (the plan it applied last,
 // or -run) and drives it after recording control.
-func (o *runOpts) resume(ctx context.Context, m *Meta, control func(*executor.Executor) error) int {
+func (o *runOpts) resume(ctx context.Context, m *Meta, r runner, control func(*executor.Executor) error) int {
+	expect := strings.TrimSpace(o.expectSHA.value)
+	if o.expectSHA.set && expect == "" {
+		fmt.Fprintf(m.Stderr, "Error: -expect-sha256 is empty: give the SHA-256 plan printed for the reviewed plan (is the variable holding it unset?)\n\n%s", helpText(r))
+		return ExitUsage
+	}
 	keys, err := trustedKeys(m.Getenv)
 	if err != nil {
 		return m.fail("%s", err)
 	}
 	opts := o.options(m)
 	opts.Keys = keys
-	r, err := run.OpenStored(ctx, o.runID, opts)
+	rn, err := run.OpenStored(ctx, o.runID, expect, opts)
 	if err != nil {
 		return m.failErr(err)
 	}
-	return o.drive(ctx, m, r, control)
+	return o.drive(ctx, m, rn, control)
 }

@@ -38,6 +38,8 @@ type runOpts struct {
 	varFiles    stringList
 	noColor     bool
 
+	// expectSHA is -expect-sha256: the hash that was reviewed.
+	expectSHA optionalString
 	// runID is -run of continue and approve.
 	runID string
 	// name is the command driving the run, for messages.

@@ -93,18 +93,41 @@ func Open(ctx context.Context, f *File, p *plan.Plan, o Options) (*Run, error) {
 
 // OpenStored opens the run a command without a plan file acts on
 // (continue, approve): in PostgreSQL when RACKFORM_PG_CONN_STR is set,
-// else in the state directory; runID is -run (see Backend.Choose). The
-// stored plan is checked against the trusted keys like a plan file.
-func OpenStored(ctx context.Context, runID string, o Options) (*Run, error) {
+// else in the state directory; runID is -run (see Backend.Choose). With
+// expect (-expect-sha256, the hash that was reviewed) the run must be of
+// that plan, and the plan stored for it must hash to it: a state
+// directory whose plan was replaced by an edited one stored under its own
+// hash is refused. The stored plan is checked against the trusted keys
+// like a plan file.
+func OpenStored(ctx context.Context, runID, expect string, o Options) (*Run, error) {
 	o = o.withDefaults()
+	want := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(expect), "sha256:"))
+	if want != "" {
+		if id := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(runID), "sha256:")); id != "" && !strings.HasPrefix(want, id) {
+			return nil, fmt.Errorf("-run %s and -expect-sha256 %s name different plans", runID, expect)
+		}
+		runID = want
+	}
 	b, err := OpenControl(ctx, o.Env, o.StateDir)
 	if err != nil {
 		return nil, err
+	}
+	notReviewed := func(sha string) error {
+		b.Close()
+		return fmt.Errorf("%s holds the run of plan %s, not of the expected %s; it is not the plan that was reviewed (was the state changed? apply the reviewed plan file with -expect-sha256 instead)", b.Where, sha, want)
+	}
+	if want != "" && b.PG == nil {
+		if sha, err := b.CurrentPlan(ctx); err == nil && sha != want {
+			return nil, notReviewed(sha)
+		}
 	}
 	s, err := b.Choose(ctx, runID)
 	if err != nil {
 		b.Close()
 		return nil, err
+	}
+	if want != "" && s.SHA256 != want {
+		return nil, notReviewed(s.SHA256)
 	}
 	b.setPlanLease(s.Plan)
 	// The state directory is as writable as a plan file: with trusted
@@ -241,8 +264,9 @@ func (e *DiagnosticsError) Error() string { return e.Diags.Error() }
 // Prepare checks what the run needs from this process and loads the
 // configuration: the sensitive variables and environment variables the
 // plan names, the provider binaries (their SHA-256 must be the plan's),
-// and the configuration from the plan's snapshot alone. The caller calls
-// Cleanup, also after an error.
+// the configuration from the plan's snapshot alone, and each provider's
+// CA bundle (its SHA-256 must be the plan's; the provider is then given
+// the bytes checked). The caller calls Cleanup, also after an error.
 func (r *Run) Prepare() (*Prepared, error) {
 	out := &Prepared{Cleanup: func() {}}
 	p, o := r.Plan, r.o
@@ -265,6 +289,9 @@ func (r *Run) Prepare() (*Prepared, error) {
 	}
 	if len(cfg.MissingEnv) > 0 {
 		return out, fmt.Errorf("the configuration reads the environment variables %s, which are not set", strings.Join(cfg.MissingEnv, ", "))
+	}
+	if err := checkCABundles(p, cfg); err != nil {
+		return out, err
 	}
 	out.Config = cfg
 	return out, nil
