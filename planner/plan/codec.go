@@ -34,9 +34,10 @@ import (
 // how many members each change moves, the members each update is for, the
 // apply time each update sends and why (what the BMC lists), and how each
 // BMC took the credentials (a session or Basic); and what a run's trust
-// depends on beyond the configuration: each provider's CA bundle digest
-// (Provider.CABundleSHA256). show reads every earlier format; apply
-// starts runs of 1.5 plans only (see Applicable).
+// and state depend on beyond the configuration: each provider's CA
+// bundle digest (Provider.CABundleSHA256) and where the run keeps its
+// state (State). show reads every earlier format; apply starts runs of
+// 1.5 plans only (see Applicable).
 const FormatVersion = "1.5"
 
 // ApplicableFormat is the oldest format apply starts a run from.

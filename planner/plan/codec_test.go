@@ -110,7 +110,8 @@ func samplePlan14() *Plan {
 // (a Dell-like BIOS with its rollback and available copies, eight GPUs of
 // one rule), a change's members, updates naming the members they are for
 // with the apply time chosen and why, a rule's count, and a BMC that took
-// Basic auth; and a provider's CA bundle digest.
+// Basic auth; and a provider's CA bundle digest, where the run keeps its
+// state.
 func samplePlan15() *Plan {
 	p := samplePlan14()
 	s := &p.Servers[0]
@@ -141,11 +142,13 @@ func samplePlan15() *Plan {
 	p.Servers[3].Identity.SerialNumber = "SN-0004"
 	p.Providers[0].CABundleSHA256 = strings.Repeat("ef", 32)
 	p.Providers[0].CABundle = "certs/bmc-ca.pem"
+	p.State = &State{Backend: BackendLocal, Dir: "../.rackform"}
 	return p
 }
 
-// Plan format 1.5's CA bundle digest round-trips, in the compact layout.
-func TestFormat15CABundleRoundTrip(t *testing.T) {
+// What plan format 1.5 records for trust and state (a CA bundle digest,
+// where the run keeps its state) round-trips, in the compact layout.
+func TestFormat15TrustAndStateRoundTrip(t *testing.T) {
 	if FormatVersion != "1.5" {
 		t.Errorf("format %s", FormatVersion)
 	}
@@ -156,6 +159,9 @@ func TestFormat15CABundleRoundTrip(t *testing.T) {
 	}
 	if !bytes.Contains(b, []byte(`"ca_bundle_sha256":"`+strings.Repeat("ef", 32)+`","ca_bundle":"certs/bmc-ca.pem"`)) {
 		t.Errorf("the CA bundle digest is not in the file:\n%.600s", b)
+	}
+	if !bytes.Contains(b, []byte(`"state":{"backend":"local","dir":"../.rackform"}`)) {
+		t.Errorf("the state location is not in the file:\n%.2000s", b)
 	}
 	got, err := Decode(b)
 	if err != nil {

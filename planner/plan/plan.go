@@ -43,6 +43,9 @@ type Plan struct {
 	// Catalog is the catalog entries the plan's clusters were planned to,
 	// by value (optional; catalog.go).
 	Catalog *Catalog `json:"catalog,omitempty"`
+	// State is where the plan's run keeps its journal, stored plan and
+	// lock: its state backend. (Format 1.5.)
+	State *State `json:"state,omitempty"`
 
 	// SignedBy is the fingerprint of the Ed25519 key that signed the plan
 	// ("SHA256:<base64>", see Fingerprint), "" for an unsigned plan.
@@ -121,6 +124,30 @@ func (f File) Bytes() ([]byte, error) {
 	}
 	return b, nil
 }
+
+// State is where a plan's run keeps its state. Apply, continue and status
+// find the run there from any working directory. (Format 1.5.)
+type State struct {
+	// Backend is "local" (a state directory) or "postgres" (the database
+	// RACKFORM_PG_CONN_STR names at apply, never recorded).
+	Backend string `json:"backend"`
+	// Dir (local) is the state directory, slash-separated: relative to
+	// the directory holding the plan file, or absolute when plan was
+	// given an absolute -state-dir. "" when the plan records none (no
+	// plan file was written, or the plan file lies outside any directory
+	// the state directory shares with it but the root): then the state
+	// directory is .rackform in apply's working directory.
+	Dir string `json:"dir,omitempty"`
+	// LeaseDuration (postgres) is how long the state lock lasts without
+	// a heartbeat; 0: the backend's default.
+	LeaseDuration Duration `json:"lease_duration,omitempty"`
+}
+
+// State backends.
+const (
+	BackendLocal    = "local"
+	BackendPostgres = "postgres"
+)
 
 // Inputs are the resolved variables. Sensitive values are never stored:
 // only their names, and apply requires them again.

@@ -96,7 +96,7 @@ interrupted. A pause prints the exact command that continues the run.`
 
 func (c *applyCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
-	c.runOpts.flags(fs)
+	c.runOpts.flags(fs, "Keep the journal, plans and lock in `DIR` (default: the state directory the plan records, found from the plan file's directory wherever apply runs; .rackform for plans that record none). A plan whose run started in another state directory on this machine is refused.")
 	c.expectSHA, c.allowUnsigned = optionalString{}, false
 	fs.Var(&c.expectSHA, "expect-sha256", "Refuse the plan unless its SHA-256 is `HASH` (as printed by plan): the hash that was reviewed.")
 	fs.BoolVar(&c.join, "join", false, "With the postgres backend, when another apply of the same plan is running, drive the run beside it as another worker (each worker claims rollout groups) instead of refusing or waiting for its lock.")

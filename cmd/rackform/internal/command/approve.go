@@ -38,7 +38,7 @@ interrupted.`
 
 func (c *approveCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("approve", flag.ContinueOnError)
-	c.runOpts.flags(fs)
+	c.runOpts.flags(fs, stateDirResumeUsage)
 	c.resumeFlags(fs)
 	runFlag(fs, &c.runID)
 	return fs

@@ -59,12 +59,15 @@ interrupted.`
 
 func (c *continueCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("continue", flag.ContinueOnError)
-	c.runOpts.flags(fs)
+	c.runOpts.flags(fs, stateDirResumeUsage)
 	c.resumeFlags(fs)
 	c.habitFlags(fs)
 	runFlag(fs, &c.runID)
 	return fs
 }
+
+// stateDirResumeUsage is -state-dir of continue and approve.
+const stateDirResumeUsage = "The state `DIR` of the run (default: .rackform; with -expect-sha256, when that holds no run of the plan, the state directory the plan's run started in on this machine)."
 
 // resumeFlags are the options continue and approve add to apply's.
 func (o *runOpts) resumeFlags(fs *flag.FlagSet) {

@@ -44,8 +44,10 @@ func openControlRun(ctx context.Context, m *Meta, dir, runID string) (*controlRu
 func (r *controlRun) Close() error { return r.backend.Close() }
 
 // openPlanRun opens the run of the plan in file, which need not have been
-// applied yet: skips recorded before apply are obeyed from its start.
-func openPlanRun(ctx context.Context, m *Meta, dir, file string) (*controlRun, error) {
+// applied yet (skips recorded before apply are obeyed from its start),
+// wherever its state is: dir when dirSet (-state-dir), else the state
+// directory the plan records or its run started in on this machine.
+func openPlanRun(ctx context.Context, m *Meta, dir string, dirSet bool, file string) (*controlRun, error) {
 	f, err := run.ReadFile(file)
 	if err != nil {
 		return nil, err
@@ -54,6 +56,7 @@ func openPlanRun(ctx context.Context, m *Meta, dir, file string) (*controlRun, e
 	if err != nil {
 		return nil, err
 	}
+	dir = run.LocateStateDir(m.runEnv(), p, f.SHA256, file, dir, dirSet)
 	b, err := run.OpenForPlan(ctx, m.runEnv(), p, dir)
 	if err != nil {
 		return nil, err

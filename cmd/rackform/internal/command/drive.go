@@ -33,7 +33,9 @@ type runOpts struct {
 	json        bool
 	jsonInto    string
 	lockTimeout time.Duration
+	// stateDir is -state-dir, stateDirSet whether it was given.
 	stateDir    string
+	stateDirSet bool
 	vars        stringList
 	varFiles    stringList
 	noColor     bool
@@ -67,15 +69,37 @@ type runOpts struct {
 	signals func(chan<- os.Signal) func()
 }
 
-func (o *runOpts) flags(fs *flag.FlagSet) {
+// flags registers the options apply, continue and approve share;
+// stateDirUsage says where each finds the state without -state-dir.
+func (o *runOpts) flags(fs *flag.FlagSet, stateDirUsage string) {
 	o.vars, o.varFiles = nil, nil
+	o.stateDir, o.stateDirSet = "", false
+	fs.Var(givenString{&o.stateDir, &o.stateDirSet}, "state-dir", stateDirUsage)
 	fs.BoolVar(&o.json, "json", false, "Print the machine-readable event stream (JSON lines, docs/json.md) on stdout instead of the progress view.")
 	fs.StringVar(&o.jsonInto, "json-into", "", "Also write the JSON-lines event stream to `FILE` (beside the progress view).")
 	fs.DurationVar(&o.lockTimeout, "lock-timeout", 0, "Wait up to `DURATION` for a state lock held by another apply (default: refuse at once).")
-	fs.StringVar(&o.stateDir, "state-dir", state.DefaultDir, "Keep the journal, plans and lock in `DIR`.")
 	fs.Var(&o.vars, "var", "Set input variable `NAME=VALUE` (sensitive variables must be given again). Repeatable.")
 	fs.Var(&o.varFiles, "var-file", "Read input variables from `FILE`. Repeatable.")
 	fs.BoolVar(&o.noColor, "no-color", false, "Never colour or redraw the output (also: the NO_COLOR environment variable).")
+}
+
+// givenString is a string flag that records whether it was given, with no
+// default shown in the help (the commands say what it is).
+type givenString struct {
+	v   *string
+	set *bool
+}
+
+func (g givenString) String() string {
+	if g.v == nil {
+		return ""
+	}
+	return *g.v
+}
+
+func (g givenString) Set(s string) error {
+	*g.v, *g.set = s, true
+	return nil
 }
 
 // options are the run options of these flags.
@@ -83,6 +107,7 @@ func (o *runOpts) options(m *Meta) run.Options {
 	return run.Options{
 		Env:         m.runEnv(),
 		StateDir:    o.stateDir,
+		StateDirSet: o.stateDirSet,
 		Vars:        o.vars,
 		VarFiles:    o.varFiles,
 		Clock:       o.clock,
@@ -153,6 +178,13 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 		return m.fail("%s", pr.err)
 	}
 	p, sha, file, b, cfg := r.Plan, r.SHA256, r.File, r.Backend, pr.Config
+	// Where the run's state is, from any working directory: the plan
+	// records it (beside the plan file), -state-dir overrides it.
+	if o.json {
+		fmt.Fprintf(m.Stderr, "state: %s\n", stateName(b))
+	} else {
+		fmt.Fprintf(m.Stdout, "state: %s\n", stateName(b))
+	}
 	clock := o.clock
 	if clock == nil {
 		clock = executor.RealClock()
@@ -296,12 +328,12 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 			view.Close()
 		}
 		var le *executor.LockedError
-		switch {
-		case errors.As(err, &le):
+		if errors.As(err, &le) {
 			code := m.fail("%s", le)
 			staleLockHint(m, &le.Holder)
 			return code
-		case hard.Err() != nil:
+		}
+		if hard.Err() != nil {
 			fmt.Fprintln(m.Stderr, "Interrupted.")
 			return ExitInterrupted
 		}
@@ -449,4 +481,12 @@ func termWidth(w io.Writer, getenv func(string) string) int {
 	}
 	return cols
 
+}
+
+// stateName says where a run's state is, for the "state: …" line.
+func stateName(b *run.Backend) string {
+	if b.PG != nil {
+		return b.Where
+	}
+	return b.Dir
 }

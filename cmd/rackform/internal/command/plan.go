@@ -12,7 +12,9 @@ import (
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/internal/version"
 	"github.com/rackform/rackform/planner"
 	"github.com/rackform/rackform/planner/plan"
@@ -42,6 +44,7 @@ type planCommand struct {
 	holdBack      bool
 	rollout       string
 	notAfter      time.Duration
+	stateDir      string
 }
 
 func (c *planCommand) Synopsis() string { return "Observe the fleet and write an upgrade plan" }
@@ -104,6 +107,7 @@ func (c *planCommand) Flags() *flag.FlagSet {
 	fs.BoolVar(&c.holdBack, "hold-back-errored", false, "Plan the rest of the fleet when some servers have problems: each is held back (not upgraded) and listed with its problems, instead of failing the plan.")
 	fs.StringVar(&c.rollout, "rollout", "", "Plan the rollout `NAME` when the configuration declares several.")
 	fs.DurationVar(&c.notAfter, "valid-for", planner.DefaultNotAfter, "How long after it is made the plan may be applied: a `DURATION` such as 24h.")
+	fs.StringVar(&c.stateDir, "state-dir", state.DefaultDir, "Record in the plan that its run keeps its state in `DIR` (relative to the plan file, so apply finds it from any working directory).")
 	c.habitFlags(fs)
 	return fs
 }
@@ -229,6 +233,16 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 	if diags.HasErrors() || p == nil {
 		return ExitError
 	}
+	// Where the run will keep its state (format 1.5): see run.PlanState.
+	st, note, err := run.PlanState(cfg.Backend, c.out, c.stateDir)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
+		return ExitError
+	}
+	if note != "" {
+		fmt.Fprintf(c.Stderr, "Note: %s\n", note)
+	}
+	p.State = st
 	var file []byte
 	if key != nil {
 		file, err = plan.EncodeSigned(p, key)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/executor"
@@ -126,22 +127,32 @@ func planBackend(p *plan.Plan) (*config.Backend, error) {
 	return be, nil
 }
 
-// OpenForPlan opens the backend apply uses for p: the one its
-// configuration selects; dir is the state directory of the local one.
+// OpenForPlan opens the backend of p's run: the one the plan records
+// (format 1.5), or in older plans the one its configuration selects (its
+// rackform settings block, read again from the snapshot); dir is the
+// state directory of the local one.
 func OpenForPlan(ctx context.Context, env Env, p *plan.Plan, dir string) (*Backend, error) {
-	be, err := planBackend(p)
-	if err != nil {
-		return nil, err
+	pg, lease, where := false, time.Duration(0), ""
+	if p.State != nil {
+		pg, lease, where = p.State.Backend == plan.BackendPostgres, time.Duration(p.State.LeaseDuration), "its configuration's backend \"postgres\""
+	} else {
+		be, err := planBackend(p)
+		if err != nil {
+			return nil, err
+		}
+		if be != nil && be.Type == config.BackendPostgres {
+			pg, lease, where = true, be.LeaseDuration, "backend \"postgres\" at "+be.Range.String()
+		}
 	}
-	if be != nil && be.Type == config.BackendPostgres {
+	if pg {
 		if env.PGConnStr() == "" {
-			return nil, fmt.Errorf("the plan's configuration keeps the state in PostgreSQL (backend \"postgres\" at %s), but %s is not set: set it to the database's connection string (a libpq URL or key=value string)", be.Range.String(), config.EnvPGConnStr)
+			return nil, fmt.Errorf("the plan's configuration keeps the state in PostgreSQL (%s), but %s is not set: set it to the database's connection string (a libpq URL or key=value string)", where, config.EnvPGConnStr)
 		}
 		sb, err := openPostgres(ctx, env)
 		if err != nil {
 			return nil, err
 		}
-		sb.PG.SetLease(be.LeaseDuration)
+		sb.PG.SetLease(lease)
 		return sb, nil
 	}
 	if env.PGConnStr() != "" {
@@ -158,9 +169,15 @@ func postgresSelected(p *plan.Plan) bool {
 }
 
 // setPlanLease gives a postgres backend opened without a configuration
-// the lease the plan's configuration names.
+// the lease the plan records (or its configuration names).
 func (b *Backend) setPlanLease(p *plan.Plan) {
 	if b.PG == nil {
+		return
+	}
+	if p.State != nil {
+		if p.State.Backend == plan.BackendPostgres {
+			b.PG.SetLease(time.Duration(p.State.LeaseDuration))
+		}
 		return
 	}
 	if be, err := planBackend(p); err == nil && be != nil && be.Type == config.BackendPostgres {

@@ -23,14 +23,19 @@ import (
 
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/planner/plan"
 )
 
 // Options are how a command opens a run.
 type Options struct {
 	Env
-	// StateDir is the local state directory (-state-dir).
-	StateDir string
+	// StateDir is -state-dir, StateDirSet whether it was given. Without
+	// it apply uses the state directory the plan records (format 1.5),
+	// continue and approve .rackform, or with an expected SHA-256 the one
+	// the registry of started runs names for that plan.
+	StateDir    string
+	StateDirSet bool
 	// Vars and VarFiles are -var and -var-file: the sensitive variables
 	// given again.
 	Vars, VarFiles []string
@@ -66,29 +71,71 @@ type Run struct {
 	Control *executor.Executor
 
 	o Options
+	// release lets go of the run's entry in the registry of started runs.
+	release func()
 }
 
-// Close releases the state backend.
-func (r *Run) Close() error { return r.Backend.Close() }
+// Close releases the state backend and the run's registry entry.
+func (r *Run) Close() error {
+	err := r.Backend.Close()
+	if r.release != nil {
+		r.release()
+	}
+	return err
+}
 
 // Open opens the run of the plan file f (decoded: p) for apply, in the
-// backend the plan's configuration selects.
+// backend the plan records (or, in plans before 1.5, its configuration
+// selects): for the local one, the state directory the plan records
+// relative to the plan file, or -state-dir. A plan whose run was started
+// on this machine in another state directory is refused before anything
+// is created (registry.go).
 func Open(ctx context.Context, f *File, p *plan.Plan, o Options) (*Run, error) {
 	o = o.withDefaults()
-	if expiredAt(p, o.Clock) && !postgresSelected(p) {
+	pg := selectsPostgres(p)
+	if !pg {
+		o.StateDir = StateDir(p, f.Name, o.StateDir, o.StateDirSet)
+	}
+	if expiredAt(p, o.Clock) && !pg {
 		if _, err := os.Stat(o.StateDir); errors.Is(err, fs.ErrNotExist) {
 			return nil, expired(p, f.SHA256) // no state, so no started run: refuse touching nothing
 		}
 	}
+	release := func() {}
+	if !pg {
+		var err error
+		if release, err = o.claim(f.SHA256, o.StateDir); err != nil {
+			return nil, err
+		}
+	}
 	b, err := OpenForPlan(ctx, o.Env, p, o.StateDir)
 	if err != nil {
+		release()
 		return nil, err
 	}
 	if o.Join && b.PG == nil {
 		b.Close()
+		release()
 		return nil, fmt.Errorf("-join needs the postgres state backend (rackform { backend \"postgres\" } in the configuration, %s set): with %s only one apply drives a run", config.EnvPGConnStr, b.Where)
 	}
-	return open(ctx, b, &Stored{Plan: p, SHA256: f.SHA256, Bytes: f.Bytes}, o)
+	return open(ctx, b, &Stored{Plan: p, SHA256: f.SHA256, Bytes: f.Bytes}, o, release)
+}
+
+// claim records the run of plan sha as living in the state directory dir
+// in the registry of started runs, or refuses it when it lives in
+// another one. A registry that cannot be used is warned about, not fatal.
+func (o Options) claim(sha, dir string) (func(), error) {
+	g, err := openRegistry(o.Env)
+	if err == nil {
+		var release func()
+		release, err = g.claim(sha, dir)
+		var started *AlreadyStartedError
+		if err == nil || errors.As(err, &started) {
+			return release, err
+		}
+	}
+	o.warn(fmt.Sprintf("the registry of started runs cannot be used (%v): a second apply of this plan with another state directory on this machine would not be refused (set %s to a writable directory)", err, EnvRunRegistry))
+	return func() {}, nil
 }
 
 // OpenStored opens the run a command without a plan file acts on
@@ -107,6 +154,12 @@ func OpenStored(ctx context.Context, runID, expect string, o Options) (*Run, err
 			return nil, fmt.Errorf("-run %s and -expect-sha256 %s name different plans", runID, expect)
 		}
 		runID = want
+	}
+	if o.StateDir == "" {
+		o.StateDir = state.DefaultDir
+	}
+	if want != "" && !o.StateDirSet && o.PGConnStr() == "" {
+		o.StateDir = o.registeredDir(want, o.StateDir)
 	}
 	b, err := OpenControl(ctx, o.Env, o.StateDir)
 	if err != nil {
@@ -129,6 +182,13 @@ func OpenStored(ctx context.Context, runID, expect string, o Options) (*Run, err
 	if want != "" && s.SHA256 != want {
 		return nil, notReviewed(s.SHA256)
 	}
+	release := func() {}
+	if b.PG == nil {
+		if release, err = o.claim(s.SHA256, o.StateDir); err != nil {
+			b.Close()
+			return nil, err
+		}
+	}
 	b.setPlanLease(s.Plan)
 	// The state directory is as writable as a plan file: with trusted
 	// keys, the stored plan is checked like the one apply was given.
@@ -139,10 +199,44 @@ func OpenStored(ctx context.Context, runID, expect string, o Options) (*Run, err
 		}
 		if err := Verify("the plan "+short(s.SHA256)+" in "+where, s.Bytes, s.Plan, o.Keys); err != nil {
 			b.Close()
+			release()
 			return nil, err
 		}
 	}
-	return open(ctx, b, s, o)
+	return open(ctx, b, s, o, release)
+}
+
+// registeredDir is the state directory of the run of plan sha for a
+// command given no -state-dir: dir when it holds that run, else the one
+// the registry of started runs names, when it still holds it.
+func (o Options) registeredDir(sha, dir string) string {
+	return registeredDir(o.Env, sha, dir)
+}
+
+func registeredDir(env Env, sha, dir string) string {
+	if state.Started(dir, sha) {
+		return dir
+	}
+	g, err := openRegistry(env)
+	if err != nil {
+		return dir
+	}
+	if d := g.lookup(sha); d != "" && state.Started(d, sha) {
+		return displayDir(d)
+	}
+	return dir
+}
+
+// LocateStateDir is the state directory of the run of plan p (SHA-256
+// sha, read from planFile) for the commands that take a plan file to act
+// on its run (status -plan, skip -plan): -state-dir when given, else the
+// one the plan records (StateDir) or, when that holds no run of it, the
+// one its run started in on this machine (the registry of started runs).
+func LocateStateDir(env Env, p *plan.Plan, sha, planFile, flagDir string, flagSet bool) string {
+	if flagSet {
+		return flagDir
+	}
+	return registeredDir(env, sha, StateDir(p, planFile, flagDir, false))
 }
 
 func (o Options) withDefaults() Options {
@@ -158,10 +252,10 @@ func (o Options) withDefaults() Options {
 // open reads the run's state in b and refuses what may not go on: a run
 // completed or failed (without -rerun), a fresh start of an expired plan
 // or of an older format.
-func open(ctx context.Context, b *Backend, s *Stored, o Options) (*Run, error) {
-	r := &Run{Plan: s.Plan, SHA256: s.SHA256, File: s.Bytes, Backend: b, o: o}
+func open(ctx context.Context, b *Backend, s *Stored, o Options, release func()) (*Run, error) {
+	r := &Run{Plan: s.Plan, SHA256: s.SHA256, File: s.Bytes, Backend: b, o: o, release: release}
 	if err := r.check(ctx); err != nil {
-		b.Close()
+		r.Close()
 		return nil, err
 	}
 	return r, nil
