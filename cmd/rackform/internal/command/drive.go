@@ -333,11 +333,14 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 			staleLockHint(m, &le.Holder)
 			return code
 		}
+		code := ExitInterrupted
 		if hard.Err() != nil {
 			fmt.Fprintln(m.Stderr, "Interrupted.")
-			return ExitInterrupted
+		} else {
+			code = m.fail("%s", err)
 		}
-		return m.fail("%s", err)
+		leftBehind(m.Stderr, out, nextCommand(b.Dir, o.planPath))
+		return code
 	}
 	if hard.Err() != nil && out.Status == executor.OutcomeInterrupted {
 		return ExitInterrupted
@@ -489,4 +492,22 @@ func stateName(b *run.Backend) string {
 		return b.Where
 	}
 	return b.Dir
+}
+
+// leftBehind says, after a started run ended on an error (a state backend
+// unreachable past its lease, a journal that cannot be written) or a
+// second interrupt, what a pause's ending says: every server it leaves
+// out of service with what brings it back, and the command that resumes
+// once the cause is fixed (a plan file's apply, or continue).
+func leftBehind(w io.Writer, out executor.Outcome, command func(string) string) {
+	for _, l := range applyview.StrandedLines(out.Stranded, command) {
+		fmt.Fprintln(w, l)
+	}
+	for _, n := range out.Next {
+		next := command(n)
+		if cont := command("rackform continue"); strings.Contains(n, "rackform apply PLANFILE") && next != cont {
+			next += " (or: " + cont + ")"
+		}
+		fmt.Fprintf(w, "To resume, run: %s\n", next)
+	}
 }
