@@ -138,22 +138,8 @@ func (c *applyCommand) Run(ctx context.Context, args []string) int {
 		warning string
 		err     error
 	}
-	// The file is hashed as it is read and compared with -expect-sha256
-	// before it is decoded: a file that is not the reviewed plan costs no
-	// decoding. A signal stops the read at once.
 	rd, ok := untilDone(ctx, func() (r read) {
-		if r.f, r.err = run.ReadFile(name); r.err != nil {
-			return r
-		}
-		if trust.Expect {
-			if r.err = r.f.CheckSHA256(expect); r.err != nil {
-				return r
-			}
-		}
-		if r.p, r.err = r.f.Decode(); r.err != nil {
-			return r
-		}
-		r.warning, r.err = trust.Check(r.f, r.p)
+		r.f, r.p, r.warning, r.err = run.ReadTrusted(name, trust)
 		return r
 	})
 	if !ok {

@@ -53,18 +53,26 @@ func PinCABundle(decl *config.Provider) (CABundle, error) {
 	s := v.AsString()
 	pem := []byte(s)
 	if !strings.Contains(s, "-----BEGIN") {
+		sensitive := decl.IsSensitive(CABundleAttr)
+		fail := func(err error) (CABundle, error) {
+			if sensitive {
+				// The path came from a sensitive value: never print it.
+				return out, fmt.Errorf("cannot read the CA bundle its sensitive %s names", CABundleAttr)
+			}
+			return out, fmt.Errorf("cannot read the CA bundle (%s): %w", CABundleAttr, err)
+		}
 		f, err := regularfile.Open(s)
 		if err != nil {
-			return out, fmt.Errorf("cannot read the CA bundle (%s): %w", CABundleAttr, err)
+			return fail(err)
 		}
 		defer f.Close()
 		if pem, err = io.ReadAll(io.LimitReader(f, maxCABundle+1)); err != nil {
-			return out, fmt.Errorf("cannot read the CA bundle %s: %w", s, err)
+			return fail(err)
 		}
 		if len(pem) > maxCABundle {
-			return out, fmt.Errorf("the CA bundle %s is larger than %d MiB, too large for PEM certificates", s, maxCABundle>>20)
+			return fail(fmt.Errorf("%s is larger than %d MiB, too large for PEM certificates", s, maxCABundle>>20))
 		}
-		if !decl.IsSensitive(CABundleAttr) {
+		if !sensitive {
 			out.Path = s
 		}
 	}

@@ -45,6 +45,11 @@ func TestCABundlePinned(t *testing.T) {
 	if _, err := PinCABundle(decl("missing.pem")); err == nil || !strings.Contains(err.Error(), "cannot read the CA bundle (ca_bundle): open missing.pem") {
 		t.Fatalf("a missing bundle: %v", err)
 	}
+	secretMissing := decl("secret-dir/missing.pem")
+	secretMissing.SensitiveAttrs = []string{CABundleAttr}
+	if _, err := PinCABundle(secretMissing); err == nil || strings.Contains(err.Error(), "secret-dir") {
+		t.Fatalf("a missing bundle named by a sensitive value: %v (its path must not be printed)", err)
+	}
 
 	p := &plan.Plan{FormatVersion: "1.5", Providers: []plan.Provider{{Name: "redfish", CABundleSHA256: ca.SHA256, CABundle: "ca.pem"}}}
 	cfg := func() *config.Config { return &config.Config{Providers: []*config.Provider{decl("ca.pem")}} }

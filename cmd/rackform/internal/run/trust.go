@@ -83,3 +83,26 @@ func Verify(name string, file []byte, p *plan.Plan, keys []ed25519.PublicKey) er
 	}
 	return nil
 }
+
+// ReadTrusted reads the plan file at path for apply and decides whether t
+// vouches for it: the file is hashed as it is read and compared with the
+// expected SHA-256 before it is decoded, so a file that is not the
+// reviewed plan costs no decoding. warning is for a person at a terminal
+// applying a plan nothing checked.
+func ReadTrusted(path string, t Trust) (f *File, p *plan.Plan, warning string, err error) {
+	if f, err = ReadFile(path); err != nil {
+		return nil, nil, "", err
+	}
+	if t.Expect {
+		if err := f.CheckSHA256(t.ExpectSHA256); err != nil {
+			return nil, nil, "", err
+		}
+	}
+	if p, err = f.Decode(); err != nil {
+		return nil, nil, "", err
+	}
+	if warning, err = t.Check(f, p); err != nil {
+		return nil, nil, "", err
+	}
+	return f, p, warning, nil
+}
