@@ -87,8 +87,9 @@ func Verify(name string, file []byte, p *plan.Plan, keys []ed25519.PublicKey) er
 // ReadTrusted reads the plan file at path for apply and decides whether t
 // vouches for it: the file is hashed as it is read and compared with the
 // expected SHA-256 before it is decoded, so a file that is not the
-// reviewed plan costs no decoding. warning is for a person at a terminal
-// applying a plan nothing checked.
+// reviewed plan costs no decoding; a plan whose steps do not make the
+// version changes it lists is refused. warning is for a person at a
+// terminal applying a plan nothing checked.
 func ReadTrusted(path string, t Trust) (f *File, p *plan.Plan, warning string, err error) {
 	if f, err = ReadFile(path); err != nil {
 		return nil, nil, "", err
@@ -103,6 +104,11 @@ func ReadTrusted(path string, t Trust) (f *File, p *plan.Plan, warning string, e
 	}
 	if warning, err = t.Check(f, p); err != nil {
 		return nil, nil, "", err
+	}
+	// Steps that do not make the changes the plan lists: a reviewer read
+	// one version, apply would flash another.
+	if err := plan.CheckSteps(p); err != nil {
+		return nil, nil, "", fmt.Errorf("%s is not a usable plan: %w", f.Name, err)
 	}
 	return f, p, warning, nil
 }
