@@ -110,6 +110,8 @@ func TestHostilePlanSizes(t *testing.T) {
 		{"apply", "-allow-unsigned", "huge.plan"},
 		{"apply", "-expect-sha256", strings.Repeat("0", 64), "huge.plan"},
 		{"skip", "-plan", "huge.plan", "lab/r1/s1"},
+		{"status", "-plan", "huge.plan"},
+		{"rehearse", "huge.plan"},
 	} {
 		code, out, took, rss := run(args...)
 		t.Logf("%s: exit %d in %s, max RSS %d MB", strings.Join(args[:len(args)-1], " "), code, took.Round(time.Millisecond), rss>>20)
