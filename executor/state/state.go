@@ -556,3 +556,13 @@ func (d *Dir) Runs(context.Context) ([]Run, error) {
 	})
 	return out, nil
 }
+
+// Started reports whether the state directory dir holds a started run of
+// plan sha: its journal has a record.
+func Started(dir, sha string) bool {
+	if executor.CheckPlanSHA(sha) != nil {
+		return false
+	}
+	fi, err := os.Stat(filepath.Join(dir, "journal", sha+".jsonl"))
+	return err == nil && fi.Size() > 0
+}

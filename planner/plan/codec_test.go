@@ -110,8 +110,9 @@ func samplePlan14() *Plan {
 // (a Dell-like BIOS with its rollback and available copies, eight GPUs of
 // one rule), a change's members, updates naming the members they are for
 // with the apply time chosen and why, a rule's count, a BMC that took
-// Basic auth; and steps whose estimates were learned from earlier runs,
-// with the plan's history.
+// Basic auth; steps whose estimates were learned from earlier runs, with
+// the plan's history; and a provider's CA bundle digest, where the run
+// keeps its state.
 func samplePlan15() *Plan {
 	p := samplePlan14()
 	s := &p.Servers[0]
@@ -148,7 +149,39 @@ func samplePlan15() *Plan {
 		st.Estimate, st.Learned = learned.Median, &learned
 	}
 	p.History = &History{Runs: 3, Estimates: []Learned{learned}}
+	p.Providers[0].CABundleSHA256 = strings.Repeat("ef", 32)
+	p.Providers[0].CABundle = "certs/bmc-ca.pem"
+	p.State = &State{Backend: BackendLocal, Dir: "../.rackform"}
 	return p
+}
+
+// What plan format 1.5 records for trust and state (a CA bundle digest,
+// where the run keeps its state) round-trips, in the compact layout.
+func TestFormat15TrustAndStateRoundTrip(t *testing.T) {
+	if FormatVersion != "1.5" {
+		t.Errorf("format %s", FormatVersion)
+	}
+	p := samplePlan15()
+	b, err := Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"ca_bundle_sha256":"`+strings.Repeat("ef", 32)+`","ca_bundle":"certs/bmc-ca.pem"`)) {
+		t.Errorf("the CA bundle digest is not in the file:\n%.600s", b)
+	}
+	if !bytes.Contains(b, []byte(`"state":{"backend":"local","dir":"../.rackform"}`)) {
+		t.Errorf("the state location is not in the file:\n%.2000s", b)
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Checksum = ""
+	want := *p
+	want.FormatVersion = "1.5"
+	if diff := cmp.Diff(&want, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
 }
 
 // Plan format 1.3 round-trips everything it added, in its indented layout.

@@ -229,7 +229,7 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 
 	// 2. Plan, exactly as `rackform plan -out` does it.
 	poll := demoPoll(c.speed)
-	planArgs := []string{"-var", "pause_after_rack=true", "-var", "bmc_poll_interval=" + poll.String(), "-out", planFile}
+	planArgs := []string{"-var", "pause_after_rack=true", "-var", "bmc_poll_interval=" + poll.String(), "-state-dir", stateDir, "-out", planFile}
 	if c.noColor {
 		planArgs = append([]string{"-no-color"}, planArgs...)
 	}

@@ -8,10 +8,10 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/executor/history"
 	"github.com/rackform/rackform/executor/postgres"
-	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/planner"
 )
 
@@ -20,14 +20,14 @@ type historyFlags struct {
 	// archives are -history DIR values; "off" or "false" switches
 	// learning off.
 	archives stringList
-	// stateDir is the local state directory apply keeps runs in.
+	// stateDir is the local state directory apply keeps runs in: plan's
+	// -state-dir, set before learnedEstimates reads it.
 	stateDir string
 }
 
 func (h *historyFlags) register(fs *flag.FlagSet) {
 	h.archives = nil
 	fs.Var(&h.archives, "history", "Also learn step estimates from the archived runs in `DIR`: a state directory, a directory of them, or journal files <plan sha256>.jsonl beside the plan files they ran. Repeatable. -history=off learns nothing: every step gets its kind's default.")
-	fs.StringVar(&h.stateDir, "state-dir", state.DefaultDir, "Learn step estimates from the runs apply kept in the state `DIR` (unless the configuration keeps its state in PostgreSQL: then from there).")
 }
 
 // off reports whether -history switches learning off, or says why the
@@ -70,13 +70,13 @@ func (m *Meta) learnedEstimates(ctx context.Context, cfg *config.Config, h histo
 		sources = append(sources, srcs...)
 	}
 	if cfg.Backend != nil && cfg.Backend.Type == config.BackendPostgres {
-		if m.pgConnStr() == "" {
+		if m.runEnv().PGConnStr() == "" {
 			warn("the configuration keeps its state in PostgreSQL, but %s is not set, so no earlier run there is read", config.EnvPGConnStr)
-		} else if b, err := openPostgres(ctx, m); err != nil {
+		} else if b, err := run.OpenPostgres(ctx, m.runEnv()); err != nil {
 			warn("earlier runs in PostgreSQL are not read: %s", err)
 		} else {
 			defer b.Close()
-			sources = append(sources, history.FromBackend(b.where, b, pgRuns(b.pg)))
+			sources = append(sources, history.FromBackend(b.Where, b, pgRuns(b.PG)))
 		}
 	} else if src, err := history.OpenStateDir(h.stateDir); err == nil {
 		sources = append(sources, src)

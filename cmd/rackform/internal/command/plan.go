@@ -12,7 +12,9 @@ import (
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/internal/version"
 	"github.com/rackform/rackform/planner"
 	"github.com/rackform/rackform/planner/plan"
@@ -43,6 +45,7 @@ type planCommand struct {
 	rollout       string
 	notAfter      time.Duration
 	history       historyFlags
+	stateDir      string
 }
 
 func (c *planCommand) Synopsis() string { return "Observe the fleet and write an upgrade plan" }
@@ -106,6 +109,7 @@ func (c *planCommand) Flags() *flag.FlagSet {
 	fs.StringVar(&c.rollout, "rollout", "", "Plan the rollout `NAME` when the configuration declares several.")
 	fs.DurationVar(&c.notAfter, "valid-for", planner.DefaultNotAfter, "How long after it is made the plan may be applied: a `DURATION` such as 24h.")
 	c.history.register(fs)
+	fs.StringVar(&c.stateDir, "state-dir", state.DefaultDir, "The state `DIR` of this configuration's runs: the plan records it (relative to the plan file, so apply finds it from any working directory), and steps are estimated from the earlier runs kept there (unless the configuration keeps its state in PostgreSQL: then from there).")
 	c.habitFlags(fs)
 	return fs
 }
@@ -183,6 +187,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 	}
 	// Estimates learned from earlier runs; an archive that cannot be read
 	// is found before any BMC is asked.
+	c.history.stateDir = c.stateDir
 	estimates, err := c.learnedEstimates(ctx, cfg, c.history)
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
@@ -242,6 +247,16 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 	if diags.HasErrors() || p == nil {
 		return ExitError
 	}
+	// Where the run will keep its state (format 1.5): see run.PlanState.
+	st, note, err := run.PlanState(cfg.Backend, c.out, c.stateDir)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
+		return ExitError
+	}
+	if note != "" {
+		fmt.Fprintf(c.Stderr, "Note: %s\n", note)
+	}
+	p.State = st
 	var file []byte
 	if key != nil {
 		file, err = plan.EncodeSigned(p, key)

@@ -2,10 +2,12 @@ package command
 
 import (
 	"context"
+	"crypto/ed25519"
 	"flag"
 	"fmt"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -80,55 +82,54 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail("%s", err)
 	}
-	type read struct {
-		file []byte
-		p    *plan.Plan
-		err  error
-	}
-	r, ok := untilDone(ctx, func() read {
-		file, err := readRegularFile(name)
+	// Reading, decoding and rendering all stop at a signal: the largest
+	// plan takes long to render as JSON.
+	err, ok = untilDone(ctx, func() error {
+		f, err := run.ReadFile(name)
 		if err != nil {
-			return read{err: fmt.Errorf("cannot read the plan file: %w", err)}
+			return err
 		}
-		p, err := plan.Decode(file)
+		p, err := f.Decode()
 		if err != nil {
-			return read{err: fmt.Errorf("%s is not a usable plan: %w", name, err)}
+			return err
 		}
-		return read{file: file, p: p}
+		if len(keys) > 0 && p.SignedBy != "" {
+			// A plan signed by an untrusted key, or changed after it was
+			// signed, is not rendered as if it were the reviewed one.
+			if err := run.Verify(name, f.Bytes, p, keys); err != nil {
+				return err
+			}
+		}
+		if err := plan.CheckSteps(p); err != nil {
+			return fmt.Errorf("%s is not a usable plan: %w", name, err)
+		}
+		if err := c.render(format, p, f.SHA256, keys); err != nil {
+			return fmt.Errorf("writing the plan: %w", err)
+		}
+		return nil
 	})
 	if !ok {
 		return c.interrupted("show")
 	}
-	if r.err != nil {
-		return c.fail("%s", r.err)
-	}
-	file, p := r.file, r.p
-	if len(keys) > 0 && p.SignedBy != "" {
-		// A plan signed by an untrusted key, or changed after it was
-		// signed, is not rendered as if it were the reviewed one.
-		if err := verifyPlan(name, file, p, keys); err != nil {
-			return c.fail("%s", err)
-		}
-	}
-	if err := plan.CheckSteps(p); err != nil {
-		return c.fail("%s is not a usable plan: %s", name, err)
-	}
-	switch format {
-	case "json":
-		err = planview.WriteJSON(c.Stdout, p, plan.SHA256(file))
-	case "markdown":
-		err = planview.WriteMarkdown(c.Stdout, p, plan.SHA256(file), planview.MarkdownLimit)
-	case "html":
-		err = planview.WriteHTML(c.Stdout, p, plan.SHA256(file))
-	default:
-		err = planview.WriteText(c.Stdout, p, c.Color && !c.noColor)
-		if err == nil {
-			_, err = fmt.Fprintf(c.Stdout, "\nPlan SHA-256: %s\n%s\n", plan.SHA256(file), signatureLine(p, keys))
-		}
-	}
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: writing the plan: %s\n", err)
-		return ExitError
+		return c.fail("%s", err)
 	}
 	return ExitOK
+}
+
+// render writes p in format on stdout.
+func (c *showCommand) render(format string, p *plan.Plan, sha string, keys []ed25519.PublicKey) error {
+	switch format {
+	case "json":
+		return planview.WriteJSON(c.Stdout, p, sha)
+	case "markdown":
+		return planview.WriteMarkdown(c.Stdout, p, sha, planview.MarkdownLimit)
+	case "html":
+		return planview.WriteHTML(c.Stdout, p, sha)
+	}
+	if err := planview.WriteText(c.Stdout, p, c.Color && !c.noColor); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(c.Stdout, "\nPlan SHA-256: %s\n%s\n", sha, signatureLine(p, keys))
+	return err
 }

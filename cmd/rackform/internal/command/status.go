@@ -18,10 +18,12 @@ import (
 // statusCommand shows the state of the run.
 type statusCommand struct {
 	*Meta
-	stateDir string
-	runID    string
-	json     bool
-	format   string
+	stateDir    string
+	stateDirSet bool
+	planFile    string
+	runID       string
+	json        bool
+	format      string
 }
 
 func (c *statusCommand) Synopsis() string { return "Show the state of the run" }
@@ -34,14 +36,20 @@ state and counts, the servers that are not simply done or waiting (running,
 failed, skipped), who holds the state lock (with several applies on one
 run, apply -join, each one and the rollout groups it holds), and the
 commands that move a paused or stopped run on. With -json, the whole state tree (schema "v": 1),
-every server included.
+every server included. The first line says where the run's state is.
+
+With -plan PLANFILE, the run of that plan wherever its state is: the state
+directory the plan records (relative to the plan file), or the one its run
+started in on this machine.
 
 Exit status: 0, or 1 when there is no run to show.`
 }
 
 func (c *statusCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.StringVar(&c.stateDir, "state-dir", state.DefaultDir, "The state `DIR` of the run.")
+	c.stateDir, c.stateDirSet = state.DefaultDir, false
+	fs.Var(givenString{&c.stateDir, &c.stateDirSet}, "state-dir", "The state `DIR` of the run (with -plan: default the state directory the plan records).")
+	fs.StringVar(&c.planFile, "plan", "", "Show the run of plan `FILE`, wherever its state is: the state directory the plan records (found from the plan file's directory), or the one its run started in on this machine.")
 	runFlag(fs, &c.runID)
 	fs.BoolVar(&c.json, "json", false, "Print the state tree as JSON.")
 	fs.StringVar(&c.format, "format", "text", "Output `FORMAT`: text, json, or html (one self-contained page: the rack grid coloured by the run's state).")
@@ -61,7 +69,13 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: -format must be text, json or html, got %q\n", c.format)
 		return ExitUsage
 	}
-	run, err := openControlRun(ctx, c.Meta, c.stateDir, c.runID)
+	var run *controlRun
+	var err error
+	if c.planFile != "" {
+		run, err = openPlanRun(ctx, c.Meta, c.stateDir, c.stateDirSet, c.planFile)
+	} else {
+		run, err = openControlRun(ctx, c.Meta, c.stateDir, c.runID)
+	}
 	if err != nil {
 		return c.fail("%s", err)
 	}
@@ -96,7 +110,8 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		}
 		return ExitOK
 	}
-	if err := applyview.WriteStatus(c.Stdout, p, st, nextCommand(run.backend.dir, "")); err != nil {
+	fmt.Fprintf(c.Stdout, "state: %s\n", stateName(run.backend))
+	if err := applyview.WriteStatus(c.Stdout, p, st, nextCommand(run.backend.Dir, "")); err != nil {
 		return c.fail("writing the status: %s", err)
 	}
 	for _, s := range st.Spares {
