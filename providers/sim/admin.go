@@ -26,7 +26,11 @@ type FaultRequest struct {
 //	GET  /stats         {"bmcs": {name: Stats}}; Stats.member_flashes counts
 //	                    completed flashes by inventory member (8 GPUs: 8 entries)
 //	GET  /stats/{name}  Stats (404 for an unknown name)
-//	POST /faults        FaultRequest → 204
+//	POST /faults        FaultRequest → 204; e.g. {"name": "s1", "fault":
+//	                    "bmc-restart-during-update:lost:1"}: the BMC restarts
+//	                    halfway through its next update (task 404, version
+//	                    unchanged; took: changed); Stats.updates_lost counts
+//	                    such updates, Stats.updates every one sent
 //
 // It has no authentication: serve it on loopback only.
 func (f *Fleet) AdminHandler() http.Handler {

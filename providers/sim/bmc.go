@@ -38,6 +38,9 @@ type Stats struct {
 	// Updates counts accepted update requests (SimpleUpdate or push), each
 	// of which created a task.
 	Updates int `json:"updates"`
+	// UpdatesLost counts update tasks lost to a BMC restart before they
+	// ended (bmc-restart-during-update): each is also one of Updates.
+	UpdatesLost int `json:"updates_lost"`
 	// PushBytes counts image bytes received by HttpPushUri/multipart push.
 	PushBytes int64 `json:"push_bytes"`
 	// Flashes counts completed flashes by component key.

@@ -61,7 +61,7 @@ const (
 // FaultKinds lists every kind, for flag help and validation.
 func FaultKinds() []FaultKind {
 	return []FaultKind{FaultLatency, FaultTimeout, FaultError, FaultBusy, FaultMalformed, FaultSessionLimit, FaultTaskFail, FaultTaskHang, FaultNoReturn, FaultIgnoreGraceful,
-		FaultProvisioning, FaultReadOnlyFS, FaultUnknownState}
+		FaultProvisioning, FaultReadOnlyFS, FaultUnknownState, FaultBMCRestartDuringUpdate}
 }
 
 func (k FaultKind) request() bool {
@@ -79,13 +79,18 @@ type Fault struct {
 	// Retry-After for busy (real time).
 	Latency time.Duration `json:"latency,omitempty"`
 	// Count limits the fault to its next Count uses, after which it clears
-	// itself: requests for request faults and latency, tasks for task-fail
-	// and task-hang, boots for no-return, graceful requests for
-	// ignore-graceful, session creations for session-limit. 0 means for
-	// good. Request faults hit every path, the open service root included.
+	// itself: requests for request faults and latency, tasks for task-fail,
+	// task-hang and bmc-restart-during-update, boots for no-return,
+	// graceful requests for ignore-graceful, session creations for
+	// session-limit. 0 means for good. Request faults hit every path, the
+	// open service root included.
 	Count int `json:"count,omitempty"`
 	// Limit is the session limit for session-limit.
 	Limit int `json:"limit,omitempty"`
+	// Took says, for bmc-restart-during-update, that the flash was done
+	// before the BMC restarted (the component shows its new version);
+	// false: it was not (the old version stays).
+	Took bool `json:"took,omitempty"`
 }
 
 func (ft Fault) validate() error {
@@ -105,13 +110,17 @@ func (ft Fault) validate() error {
 
 // ParseFault parses KIND[:ARG], the -fault flag's form: ARG is a duration for
 // latency, timeout and busy (e.g. latency:50ms), the session count for
-// session-limit, and a request count for error and malformed (error:3 fails
-// the next three requests).
+// session-limit, a request count for error and malformed (error:3 fails
+// the next three requests), and for bmc-restart-during-update whether the
+// flash took and how many updates it hits (took, lost:1; restart.go).
 func ParseFault(s string) (Fault, error) {
 	kind, arg, hasArg := strings.Cut(s, ":")
 	ft := Fault{Kind: FaultKind(kind)}
 	if err := ft.validate(); err != nil || ft.Kind == FaultNone {
 		return Fault{}, fmt.Errorf("unknown fault kind %q (want one of %s)", kind, kindList())
+	}
+	if ft.Kind == FaultBMCRestartDuringUpdate {
+		return parseRestartArg(ft, arg, hasArg) // restart.go
 	}
 	if !hasArg {
 		return ft, nil

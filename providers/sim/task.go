@@ -75,6 +75,9 @@ func (b *bmc) startTask(now time.Time, image string, targets []string, applyTime
 	if t.hang {
 		return t
 	}
+	if !fail && b.restartDuringUpdate(t, now, applyTime) {
+		return t // the BMC restarts before the task ends (restart.go)
+	}
 	finish := func(at time.Time) {
 		if fail {
 			t.state = "Exception"
@@ -83,29 +86,7 @@ func (b *bmc) startTask(now time.Time, image string, targets []string, applyTime
 		}
 		t.state = "Completed"
 		b.stats.TasksCompleted++
-		restart := false
-		for _, i := range append([]int{t.comp}, t.more...) {
-			c := b.comps[i]
-			if b.stats.Flashes == nil {
-				b.stats.Flashes, b.stats.MemberFlashes = map[string]int{}, map[string]int{}
-			}
-			b.stats.Flashes[c.key]++
-			b.stats.MemberFlashes[c.id]++
-			p := pending{comp: i, version: t.version}
-			switch {
-			case applyTime == "OnReset":
-				p.onReset = true
-				b.pending = append(b.pending, p)
-			case c.activation == activateNow:
-				b.setVersion(i, t.version)
-			case c.activation == activateBMC:
-				b.pending = append(b.pending, p)
-				restart = true
-			default:
-				b.pending = append(b.pending, p)
-			}
-		}
-		if restart {
+		if b.flash(t, applyTime) {
 			if t.end.Equal(t.start) {
 				// Accepted and completed in one request (basic): the BMC
 				// answers, then goes away a moment later.
@@ -120,6 +101,34 @@ func (b *bmc) startTask(now time.Time, image string, targets []string, applyTime
 	}
 	b.at(t.end, finish)
 	return t
+}
+
+// flash writes task t's image to its components: each shows its version
+// at once, at the next host reset, or (a BMC's own firmware) when the BMC
+// restarts; restart reports the last. b.mu is held.
+func (b *bmc) flash(t *task, applyTime string) (restart bool) {
+	for _, i := range append([]int{t.comp}, t.more...) {
+		c := b.comps[i]
+		if b.stats.Flashes == nil {
+			b.stats.Flashes, b.stats.MemberFlashes = map[string]int{}, map[string]int{}
+		}
+		b.stats.Flashes[c.key]++
+		b.stats.MemberFlashes[c.id]++
+		p := pending{comp: i, version: t.version}
+		switch {
+		case applyTime == "OnReset":
+			p.onReset = true
+			b.pending = append(b.pending, p)
+		case c.activation == activateNow:
+			b.setVersion(i, t.version)
+		case c.activation == activateBMC:
+			b.pending = append(b.pending, p)
+			restart = true
+		default:
+			b.pending = append(b.pending, p)
+		}
+	}
+	return restart
 }
 
 // targetComponent resolves a Targets entry to a component: an updateable

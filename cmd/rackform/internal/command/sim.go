@@ -92,7 +92,12 @@ BMC, BIOS, NIC, CPLD, Runtime.
 Faults: -fault NAME=KIND[:ARG] on one BMC, -fault-rate KIND[:ARG]=P across
 the fleet (deterministic with -seed). Kinds: latency:DUR, timeout[:DUR],
 error[:COUNT], busy[:DUR], malformed[:COUNT], session-limit:N, task-fail,
-task-hang, no-return, ignore-graceful.
+task-hang, no-return, ignore-graceful, provisioning, read-only-fs,
+unknown-state, bmc-restart-during-update:took|lost[:COUNT] (the BMC
+restarts halfway through an update's flash: unreachable for its reset
+time, its sessions and the task gone (404), the component at its new
+version with took, at its old one with lost; COUNT updates, default
+every one: lost:1 takes on the second try).
 
 Prints a ready line, the credentials it accepts and the BMC URLs on stdout,
 then serves until SIGINT or SIGTERM. -admin serves a JSON control API

@@ -1,0 +1,79 @@
+package sim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FaultBMCRestartDuringUpdate makes the BMC restart while an update task
+// runs, as a BMC whose watchdog fires mid-flash or that reboots itself to
+// finish one does: halfway through the flash the BMC goes away for its
+// reset time (connections refused, sessions lost), and comes back without
+// the task: its monitor and its Task answer 404, so nothing says how the
+// update ended. Fault.Took says whether the flash was done first (the
+// component shows its new version as a completed flash would: at once,
+// at the next host reset, or after this restart for the BMC's own
+// firmware) or not (the old version stays). Fault.Count is how many
+// updates it hits (0: every one); an update it does not hit runs as
+// usual, so lost:1 is a flash that takes on its second try.
+const FaultBMCRestartDuringUpdate FaultKind = "bmc-restart-during-update"
+
+// parseRestartArg reads bmc-restart-during-update's ARG: took or lost,
+// then optionally :COUNT (lost:1, the next update only).
+func parseRestartArg(ft Fault, arg string, hasArg bool) (Fault, error) {
+	took, count, hasCount := strings.Cut(arg, ":")
+	switch {
+	case !hasArg:
+		return Fault{}, fmt.Errorf("fault %s: say whether the flash took: %s:took or %s:lost (then optionally :COUNT)", ft.Kind, ft.Kind, ft.Kind)
+	case took == "took":
+		ft.Took = true
+	case took == "lost":
+	default:
+		return Fault{}, fmt.Errorf("fault %s: argument %q: want took or lost, then optionally :COUNT", ft.Kind, arg)
+	}
+	if hasCount {
+		n, err := strconv.Atoi(count)
+		if err != nil || n < 1 {
+			return Fault{}, fmt.Errorf("fault %s: count %q is not a positive number of updates", ft.Kind, count)
+		}
+		ft.Count = n
+	}
+	return ft, nil
+}
+
+// restartDuringUpdate arms the restart on task t, started at now, when the
+// fault holds for this update: it reports whether it did (the task then
+// never ends by itself). b.mu is held.
+func (b *bmc) restartDuringUpdate(t *task, now time.Time, applyTime string) bool {
+	ft, ok := b.faultFor(FaultBMCRestartDuringUpdate, 0)
+	if !ok {
+		return false
+	}
+	b.stats.FaultsInjected++
+	at := now.Add(t.end.Sub(now) / 2)
+	if !at.After(now) {
+		// A task done in one request (basic): the BMC answers first.
+		at = now.Add(10 * time.Millisecond)
+	}
+	b.at(at, func(at time.Time) {
+		b.forgetTask(t)
+		b.stats.UpdatesLost++
+		if ft.Took {
+			b.flash(t, applyTime)
+		}
+		b.bmcReset(at)
+	})
+	return true
+}
+
+// forgetTask drops t, as a restarted BMC has lost it. b.mu is held.
+func (b *bmc) forgetTask(t *task) {
+	for i, x := range b.tasks {
+		if x == t {
+			b.tasks = append(b.tasks[:i:i], b.tasks[i+1:]...)
+			return
+		}
+	}
+}
