@@ -100,3 +100,21 @@ func (d Diagnostics) Unavailable() bool {
 	}
 	return false
 }
+
+// SummaryNoAnswer marks an error diagnostic of a call whose BMC did not
+// answer at all: the connection refused, reset or closed, or no answer in
+// time. A BMC that restarts (after its own flash, or in the middle of
+// one) looks like this for minutes, so a caller polling a task it knows
+// is in flight polls again rather than failing the step at once. Any
+// answer of the BMC, an error status included, is not marked.
+const SummaryNoAnswer = "BMC did not answer"
+
+// NoAnswer reports whether d holds a SummaryNoAnswer error.
+func (d Diagnostics) NoAnswer() bool {
+	for _, x := range d {
+		if x.Severity == Error && x.Summary == SummaryNoAnswer {
+			return true
+		}
+	}
+	return false
+}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rackform/rackform/providers"
@@ -21,9 +24,31 @@ func (p *Provider) Task(ctx context.Context, req *providers.TaskRequest) (*provi
 	defer release()
 	st, err := pollTask(ctx, b, req.TaskURI)
 	if err != nil {
-		return nil, p.fail(req.Target, "Cannot poll task "+req.TaskURI, err)
+		d := p.fail(req.Target, "Cannot poll task "+req.TaskURI, err)
+		if noAnswer(err) && ctx.Err() == nil {
+			// A BMC restarting in the middle of the update: the caller
+			// polls again (waitTask below does the same within Apply).
+			d[0].Summary = providers.SummaryNoAnswer
+			d[0].Detail = "Polling task " + req.TaskURI + ": " + d[0].Detail
+		}
+		return nil, d
 	}
 	return &st, nil
+}
+
+// noAnswer reports whether err is a BMC that did not answer at all: the
+// connection refused, reset or closed before an answer, or no answer in
+// time. An HTTP status, whatever it is, is an answer.
+func noAnswer(err error) bool {
+	if err == nil || statusOf(err) != 0 || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var (
+		ate *attemptTimeoutError
+		op  *net.OpError
+	)
+	return errors.As(err, &ate) || errors.As(err, &op) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
 }
 
 func pollTask(ctx context.Context, b bmc, uri string) (providers.TaskStatus, error) {
