@@ -165,3 +165,62 @@ func TestStagedUpdateNotTakenFailsAtWaitReady(t *testing.T) {
 		})
 	}
 }
+
+// An apply resumed while the BMC restarts in the middle of the update
+// (the provider died with the task recorded) polls a BMC that does not
+// answer: it polls again rather than failing the update, and once the
+// BMC is back and the task gone, reads the version and sends the update
+// that did not take once more.
+func TestResumedPollWaitsForARestartingBMC(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		silent   int // polls the BMC does not answer
+		want     string
+		updates  int
+		failWith string
+	}{
+		{name: "back within the limit", silent: 3, want: "completed", updates: 2},
+		// 2 s polls: 901 unanswered polls are past the 30-minute limit.
+		{name: "never back", silent: 1 << 20, want: "failed(step)", updates: 1, failWith: "the BMC has not answered for 30m0s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := rackServer("r01", 1)
+			build := func(h *harness) {
+				h.plan = executortest.Single(h.prov, map[string]Script{srv: {UpdateNotTaken: 1, ExpectVersions: true, TaskNoAnswer: tc.silent}},
+					S{Name: "r01", Servers: 1, Threshold: plan.Threshold{Type: "count", Value: 0}})
+			}
+			probe := newHarness(t)
+			build(probe)
+			probe.run()
+			k := -1
+			for i, line := range strings.Split(strings.TrimSpace(probe.journalText(t)), "\n") {
+				if strings.Contains(line, `"type":"task_uri"`) {
+					k = i + 1
+					break
+				}
+			}
+			if k < 0 {
+				t.Fatal("no task_uri record")
+			}
+			h := newHarness(t)
+			build(h)
+			mem := h.backend
+			h.backend = &executortest.Crash{Backend: mem, After: k}
+			if _, err := h.exec().Run(context.Background(), context.Background()); !errors.Is(err, executortest.ErrCrashed) {
+				t.Fatalf("Run: %v, want the simulated crash", err)
+			}
+			h.backend = mem
+			h.run()
+			if got := h.state(srv); !strings.HasPrefix(got, tc.want) {
+				t.Fatalf("%s is %s, want %s: %s", srv, got, tc.want, h.node(srv).Message)
+			}
+			if n := h.prov.Count(srv, providers.StepUpdate); n != tc.updates {
+				t.Errorf("%d updates, want %d", n, tc.updates)
+			}
+			if tc.failWith != "" && !strings.Contains(h.node(srv).Message, tc.failWith) {
+				t.Errorf("message %q lacks %q", h.node(srv).Message, tc.failWith)
+			}
+			noRemediation(t, h, srv)
+		})
+	}
+}

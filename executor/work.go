@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/rackform/rackform/providers"
 )
@@ -295,15 +296,42 @@ func observe(ctx context.Context, p providers.Provider, t providers.Target) (*pr
 	return got, nil
 }
 
+// noAnswerLimit is how long a resumed task poll waits for a BMC that does
+// not answer at all (providers.SummaryNoAnswer): a BMC restarting in the
+// middle of an update is away for minutes, and only once it is back can
+// it say that the task is gone.
+const noAnswerLimit = 30 * time.Minute
+
 // pollTask polls a recorded BMC task until it is terminal. A task that is
-// gone (BMCs delete finished tasks) is verified by observing.
+// gone (BMCs delete finished tasks) is verified by observing. A BMC that
+// does not answer is polled again, up to noAnswerLimit.
 func (r *runner) pollTask(ctx context.Context, prov providers.Provider, o *opRun) msg {
-	var still stall
+	var (
+		still  stall
+		silent time.Time // since when the BMC has not answered; zero while it answers
+	)
 	for {
 		ts, diags := prov.Task(ctx, &providers.TaskRequest{Target: r.target(o.sv), TaskURI: o.uri})
 		if diags.Unavailable() {
 			return r.providerFault(ctx, prov, o, fmt.Errorf("polling task %s: %w", o.uri, diags.Err()))
 		}
+		if diags.NoAnswer() && ctx.Err() == nil {
+			now := r.o.Clock.Now()
+			if silent.IsZero() {
+				silent = now
+				r.progress(ctx, msg{o: o, prog: true, percent: -1, progMsg: fmt.Sprintf(
+					"the BMC does not answer (as while it restarts): %v; polling task %s again until it does, for up to %s", diags.Err(), o.uri, noAnswerLimit)})
+			}
+			if now.Sub(silent) >= noAnswerLimit {
+				return msg{o: o, err: fmt.Errorf("polling task %s: the BMC has not answered for %s: %w", o.uri, noAnswerLimit, diags.Err())}
+			}
+			r.sleepUntil(ctx, now.Add(r.o.PollInterval))
+			if err := ctx.Err(); err != nil {
+				return msg{o: o, err: err}
+			}
+			continue
+		}
+		silent = time.Time{}
 		if err := diags.Err(); err != nil {
 			return msg{o: o, err: fmt.Errorf("polling task %s: %w", o.uri, err)}
 		}

@@ -51,6 +51,10 @@ type Script struct {
 	// polls before it answers TaskState: a task frozen at one percent.
 	TaskRunning int
 	TaskPercent int
+	// TaskNoAnswer makes Task answer that many polls with a diagnostic
+	// marked providers.SummaryNoAnswer (the BMC restarting: connections
+	// refused) before it answers as scripted.
+	TaskNoAnswer int
 }
 
 // Call is one Apply the fake received.
@@ -97,6 +101,7 @@ type fakeServer struct {
 	waitFails  int
 	notTaken   int               // updates that did not take (UpdateNotTaken)
 	taskPolls  int               // Task calls answered Running (TaskRunning)
+	noAnswers  int               // Task calls answered SummaryNoAnswer (TaskNoAnswer)
 	tasks      int               // tasks created on this BMC (PerBMCTasks)
 	targets    map[string]string // component ID → target version
 	staged     map[string]string // component ID → version after the next wait_ready
@@ -353,6 +358,10 @@ func (p *Provider) Task(_ context.Context, req *providers.TaskRequest) (*provide
 	defer p.mu.Unlock()
 	p.polls++
 	s := p.servers[req.Target.Name]
+	if s != nil && s.noAnswers < s.script.TaskNoAnswer {
+		s.noAnswers++
+		return nil, providers.Errorf(req.Target.Name, providers.SummaryNoAnswer, "Polling task "+req.TaskURI+": connection refused")
+	}
 	state := providers.TaskCompleted
 	if s != nil && s.script.TaskState != "" {
 		state = s.script.TaskState
