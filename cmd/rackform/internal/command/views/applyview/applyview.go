@@ -420,6 +420,10 @@ func (v *View) stepLine(e executor.Event, f *flight) string {
 		if strings.HasPrefix(e.Op, "remedy:") || strings.HasPrefix(e.Op, "safety:") || e.Op == "power_off" || strings.HasPrefix(e.Op, "takeover:") {
 			return "" // said by lines() in its own words
 		}
+		if e.Message != "" {
+			// Why a step runs again (an update that did not take).
+			return fmt.Sprintf("  %s: %s: %s", e.Server, f.what, e.Message)
+		}
 		return fmt.Sprintf("  %s: %s", e.Server, f.what)
 	case "step_progress":
 		if e.Percent == nil {
