@@ -178,7 +178,9 @@
 //	                                             not take effect is sent again (nottaken.go)
 //	task_uri      server, op, task_uri           written as soon as Progress carries it
 //	step_done     server, op, message?           task_state "Gone": its BMC task vanished
-//	              [task_state]                   (a staged update: wait_ready reads it back)
+//	              [task_state]                   (a staged update: wait_ready reads it back);
+//	                                             "None": accepted with no task to follow
+//	                                             (wait_ready reads it back)
 //	step_failed   server, op, error
 //	continue      by
 //	approve       target (gate id), by

@@ -73,8 +73,11 @@ func (r *runner) handle(ctx context.Context, m msg) {
 		return
 	}
 	rec := &Record{Type: recStepDone, Server: sv.id, Op: o.op, Message: m.message}
-	if m.gone {
+	switch {
+	case m.gone:
 		rec.TaskState = providers.TaskGone
+	case m.noTask:
+		rec.TaskState = taskNone
 	}
 	r.emit(ctx, rec)
 }

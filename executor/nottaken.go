@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rackform/rackform/planner/plan"
@@ -27,9 +28,23 @@ import (
 //     on and healthy with such a component not at target fails the same
 //     way, with no remediation: neither a reboot nor a reimage brings back
 //     firmware that was never flashed, and the server is not unhealthy.
+//   - accepted with no task to follow at all (a BMC that answers 204):
+//     nothing says whether the flash was done, and nothing can be polled;
+//     like a staged one whose task vanished, the plan's wait_ready reads
+//     it (step_done task_state "None"), and the server fails the same way.
 
 // maxUpdateRetries is how often an update that did not take is sent again.
 const maxUpdateRetries = 1
+
+// taskNone is step_done's task_state for an update accepted with no task
+// to follow.
+const taskNone = "None"
+
+// unconfirmedUpdate is an update no task confirmed, and why.
+type unconfirmedUpdate struct {
+	step *plan.Step
+	why  string
+}
 
 // notTaken is a worker's finding that updates did not take effect.
 type notTaken struct {
@@ -37,6 +52,8 @@ type notTaken struct {
 	steps []int
 	// read says what the BMC reports instead: "bios reads 1.0, expected 2.0".
 	read string
+	// why says why nothing confirmed them (vanishedWhy, noTaskWhy).
+	why string
 }
 
 // staged reports whether a step's version may show only after the next
@@ -85,7 +102,7 @@ func (r *runner) taskGone(ctx context.Context, prov providers.Provider, o *opRun
 	case verr != nil:
 		return msg{o: o, err: fmt.Errorf("task %s is gone and %s cannot be verified at %s: %w", uri, o.step.Component, o.step.Version, verr)}
 	case o.pstep.Kind == providers.StepUpdate:
-		return msg{o: o, nt: &notTaken{steps: []int{o.step.Index}, read: readBack(o.step, obs, "")}}
+		return msg{o: o, nt: &notTaken{steps: []int{o.step.Index}, read: readBack(o.step, obs, ""), why: vanishedWhy}}
 	}
 	return msg{o: o, err: fmt.Errorf("task %s is gone and %s is not at %s", uri, o.step.Component, o.step.Version)}
 }
@@ -107,38 +124,50 @@ func (r *runner) checkTaken(ctx context.Context, prov providers.Provider, o *opR
 		return msg{}, false
 	}
 	nt := &notTaken{}
-	var read []string
-	for _, st := range o.unconfirmed {
-		if at, _ := hasVersion(st, obs); !at {
-			nt.steps = append(nt.steps, st.Index)
-			read = append(read, readBack(st, obs, " after the reset"))
+	var read, why []string
+	for _, u := range o.unconfirmed {
+		if at, _ := hasVersion(u.step, obs); !at {
+			nt.steps = append(nt.steps, u.step.Index)
+			read = append(read, readBack(u.step, obs, " after the reset"))
+			if !slices.Contains(why, u.why) {
+				why = append(why, u.why)
+			}
 		}
 	}
 	if len(nt.steps) == 0 {
 		return msg{}, false
 	}
-	nt.read = strings.Join(read, "; ")
+	nt.read, nt.why = strings.Join(read, "; "), strings.Join(why, "; ")
 	return msg{o: o, nt: nt}, true
 }
 
-// unconfirmed lists the staged updates of sv whose task vanished, for the
-// plan's wait_ready op to check (scheduler side).
-func unconfirmed(sv *node, op string) []*plan.Step {
+// unconfirmed lists the updates of sv no task confirmed (staged ones
+// whose task vanished, and any accepted with no task), for the plan's
+// wait_ready op to check (scheduler side).
+func unconfirmed(sv *node, op string) []unconfirmedUpdate {
 	s := sv.sv
 	if st := s.stepFor(op); st == nil || st.Kind != plan.StepWaitReady || !strings.HasPrefix(op, "step:") {
 		return nil
 	}
-	var out []*plan.Step
+	var out []unconfirmedUpdate
 	for _, n := range s.vanished {
 		if i, ok := s.pos[n]; ok {
-			out = append(out, &s.p.Steps[i])
+			why := vanishedWhy
+			if s.noTask[n] {
+				why = noTaskWhy
+			}
+			out = append(out, unconfirmedUpdate{step: &s.p.Steps[i], why: why})
 		}
 	}
 	return out
 }
 
-// vanishedWhy is the cause every message of a not-taken update gives.
-const vanishedWhy = "its BMC task vanished before it finished (as when the BMC restarts during the flash)"
+// vanishedWhy and noTaskWhy are the causes the messages of a not-taken
+// update give.
+const (
+	vanishedWhy = "its BMC task vanished before it finished (as when the BMC restarts during the flash)"
+	noTaskWhy   = "the BMC accepted it with no task to follow, so nothing confirmed the flash"
+)
 
 // handleNotTaken journals an update that did not take effect: sent once
 // more, or failed (scheduler side).
@@ -148,7 +177,7 @@ func (r *runner) handleNotTaken(ctx context.Context, sv *node, o *opRun, nt *not
 		// Staged updates that did not show after the reset. The updates
 		// fail first: a crash between the two records then leaves the
 		// server failed, never in remediation.
-		why := "update did not take effect: " + nt.read + "; " + vanishedWhy + "; check the BMC, then plan again"
+		why := "update did not take effect: " + nt.read + "; " + nt.why + "; check the BMC, then plan again"
 		for _, n := range nt.steps {
 			r.emit(ctx, &Record{Type: recStepFailed, Server: sv.id, Op: stepOp(n), Error: why})
 		}

@@ -224,3 +224,55 @@ func TestResumedPollWaitsForARestartingBMC(t *testing.T) {
 		})
 	}
 }
+
+// An update the BMC accepted with no task to follow (HTTP 204) is
+// confirmed only by the plan's wait_ready: a server then on and healthy
+// with the old version did not take it, and fails in those words, saying
+// why nothing confirmed it, with no remediation (it is not powered off
+// and not called unhealthy), with or without the remediation triggers'
+// watch. One that did take completes.
+func TestUpdateWithoutTaskNotTakenFailsAtWaitReady(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		notTaken int
+		watched  bool
+		want     string
+	}{
+		{"taken", 0, false, "completed"},
+		{"taken, watched wait", 0, true, "completed"},
+		{"not taken", 1, false, "failed(step)"},
+		{"not taken, watched wait", 1, true, "failed(step)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			srv := rackServer("r01", 1)
+			h.plan = executortest.Single(h.prov, map[string]Script{srv: {UpdateNotTaken: tc.notTaken, NoTask: true, ExpectVersions: true}},
+				S{Name: "r01", Servers: 1, Threshold: plan.Threshold{Type: "count", Value: 0}})
+			if tc.watched {
+				h.plan.Run.Stages[0].Groups[0].Clusters[0].Settings.Triggers = &plan.RemediationTriggers{Provisioning: plan.Duration(30 * time.Minute),
+					ReadOnlyFilesystem: plan.Duration(10 * time.Minute), UnknownState: plan.Duration(10 * time.Minute)}
+			}
+			h.run()
+			wantStates(t, h, map[string]string{srv: tc.want})
+			if n := h.prov.Count(srv, providers.StepUpdate); n != 1 {
+				t.Errorf("%d updates, want 1 (an update with no task is not sent again)", n)
+			}
+			noRemediation(t, h, srv)
+			if tc.notTaken == 0 {
+				return
+			}
+			msg := h.node(srv).Message
+			for _, want := range []string{"step 3 (update bios) failed: update did not take effect: bios reads 1.0 after the reset, expected 2.0",
+				"the BMC accepted it with no task to follow, so nothing confirmed the flash", "check the BMC, then plan again"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("message %q lacks %q", msg, want)
+				}
+			}
+			for _, bad := range []string{"provisioning", "replace", "unhealthy", "vanished"} {
+				if strings.Contains(msg, bad) {
+					t.Errorf("message %q says %q", msg, bad)
+				}
+			}
+		})
+	}
+}

@@ -44,9 +44,10 @@ type opRun struct {
 	// peers: the other control-plane members' health, observed with a
 	// member's pre-flight for the quorum guard (quorum.go).
 	peers []peerHealth
-	// unconfirmed: for the plan's wait_ready, the staged updates whose
-	// task vanished, read back if the wait fails (nottaken.go).
-	unconfirmed []*plan.Step
+	// unconfirmed: for the plan's wait_ready, the updates no task
+	// confirmed (it vanished, or there was none), read back if the wait
+	// fails (nottaken.go).
+	unconfirmed []unconfirmedUpdate
 }
 
 // msg is what workers send to the scheduler.
@@ -67,7 +68,10 @@ type msg struct {
 	// gone: the op's BMC task vanished (journaled with step_done); nt:
 	// updates that did not take effect (nottaken.go).
 	gone bool
-	nt   *notTaken
+	// noTask: the op's update was accepted with no task to follow
+	// (journaled with step_done, task_state "None"; nottaken.go).
+	noTask bool
+	nt     *notTaken
 
 	task    string
 	ack     chan error

@@ -100,7 +100,7 @@ func (r *runner) watchReady(ctx context.Context, prov providers.Provider, o *opR
 		left := limit - now.Sub(start)
 		if limit > 0 && left <= 0 {
 			if m, ok := r.checkTaken(ctx, prov, o); ok {
-				return m // on and healthy: a staged update whose task vanished did not take (nottaken.go)
+				return m // on and healthy: an update no task confirmed did not take (nottaken.go)
 			}
 			return r.triggered(o, TriggerProvisioning, fmt.Sprintf("provisioning not done within %s (%s)", limit, why))
 		}

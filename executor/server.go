@@ -68,6 +68,9 @@ type serverRun struct {
 	// (nottaken.go).
 	retries  map[string]int
 	vanished []int
+	// noTask marks the steps of vanished that were accepted with no task
+	// to follow at all (the BMC answered 204).
+	noTask map[int]bool
 
 	// What the server's steps so far left it as: skipping a server whose
 	// steps began first brings it back (safety steps), and a run reports
@@ -121,7 +124,7 @@ func defaultRemediation(role string) []string {
 }
 
 func newServerRun(p *plan.Server, set plan.Settings) *serverRun {
-	s := &serverRun{p: p, pos: map[int]int{}, steps: map[string]*StepStatus{}, retries: map[string]int{}}
+	s := &serverRun{p: p, pos: map[int]int{}, steps: map[string]*StepStatus{}, retries: map[string]int{}, noTask: map[int]bool{}}
 	hasReimage := false
 	for i, st := range p.Steps {
 		s.pos[st.Index] = i
@@ -246,8 +249,12 @@ func (s *serverRun) apply(r *Record) error {
 			if i, ok := s.pos[n]; ok {
 				s.pc = i + 1
 			}
-			if r.TaskState == providers.TaskGone {
+			switch r.TaskState {
+			case providers.TaskGone:
 				s.vanished = append(s.vanished, n)
+			case taskNone:
+				s.vanished = append(s.vanished, n)
+				s.noTask[n] = true
 			}
 		case kind == "remedy" && action == "wait_ready":
 			// Said when the server completes: the BMC confirmed it healthy

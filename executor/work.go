@@ -143,7 +143,7 @@ func (r *runner) work(ctx context.Context, o *opRun) msg {
 	}
 	if err := diags.Err(); err != nil {
 		if m, ok := r.checkTaken(ctx, prov, o); ok {
-			return m // a staged update whose task vanished did not show
+			return m // an update no task confirmed did not show
 		}
 		return msg{o: o, err: err}
 	}
@@ -152,8 +152,15 @@ func (r *runner) work(ctx context.Context, o *opRun) msg {
 		m.message = res.Message
 	}
 	m.message = confirmed(o.op, o.pstep.Kind, res)
-	if res != nil && res.TaskState == providers.TaskGone && o.pstep.Kind == providers.StepUpdate && o.step != nil && o.step.Version != "" {
-		return r.taskGone(ctx, prov, o, res.TaskURI, m.message)
+	if res != nil && o.pstep.Kind == providers.StepUpdate && o.step != nil && o.step.Version != "" {
+		switch {
+		case res.TaskState == providers.TaskGone:
+			return r.taskGone(ctx, prov, o, res.TaskURI, m.message)
+		case res.TaskURI == "":
+			// Accepted with nothing to follow: only the plan's
+			// wait_ready, reading the version, confirms it (nottaken.go).
+			m.noTask = true
+		}
 	}
 	return m
 }

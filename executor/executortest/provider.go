@@ -44,6 +44,10 @@ type Script struct {
 	// reports a task, which then vanishes (Apply returns TaskState Gone,
 	// Task answers Gone), and the version does not change.
 	UpdateNotTaken int
+	// NoTask makes updates accepted with no task to follow (a BMC that
+	// answers 204): no task URI, no task state; with UpdateNotTaken the
+	// first n of them do not change the version.
+	NoTask bool
 	// ExpectVersions makes wait_ready fail while a version it expects is
 	// not reported, as the real provider's does.
 	ExpectVersions bool
@@ -275,9 +279,12 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 			uri = fmt.Sprintf("/redfish/v1/TaskService/Tasks/%d", s.tasks)
 		}
 		taskState = providers.TaskCompleted
-		if taken {
+		switch {
+		case req.Step.Kind == providers.StepUpdate && s.script.NoTask:
+			uri, taskState = "", "" // accepted (204): nothing to follow
+		case taken:
 			p.tasks[taskKey(name, uri)] = name
-		} else {
+		default:
 			taskState = providers.TaskGone // the BMC lost it
 		}
 	case providers.StepShutdown:
