@@ -209,15 +209,7 @@ func TestBasicAuthBMCPlannedAndApplied(t *testing.T) {
 	// A provider that takes a 401 on the session login as refused
 	// credentials, without trying Basic once, cannot plan this BMC.
 	images := imageServer(t)
-	vs := vendorServer{profile: sim.ProfileSushy, comps: `  component "bios" {
-    version = "1.0.1"
-    scheme  = "dotted"
-    image   = "%s/images/bios-1.0.1.bin"
-    match {
-      software_id = "BIOS"
-    }
-  }
-`, flashed: []string{"BIOS"}}
+	vs := vendorServer{profile: sim.ProfileSushy, comps: sushyBIOS, flashed: []string{"BIOS"}}
 	fleet, dir := writeVendorFleet(t, freeOctet(t, 64, 1), images, []vendorServer{vs})
 	planApplyReplan(t, dir, 1)
 	checkFlashes(t, fleet, "sushy1", vs)

@@ -109,9 +109,13 @@
 //	         GPU image without Targets flashes every GPU fitted.
 //	         BMCSpec.Absent makes members absent (Status.State Absent, never
 //	         flashed). Multipart push, no HttpPushUri.
-//	sushy    A BMC like OpenStack's sushy-tools emulator (no capture): its
-//	         session login wants HTTP Basic credentials as well, else 401;
-//	         Basic auth works on every resource.
+//	sushy    A BMC like OpenStack's sushy-tools emulator (no capture; what
+//	         the real one served, profiles_sushy.go): its session login
+//	         wants HTTP Basic credentials as well, else 401; Basic auth
+//	         works on every resource; no inventory (linked, 404): versions
+//	         in BiosVersion and Manager.FirmwareVersion; SimpleUpdate
+//	         wants the System in Targets (a Manager is refused) and
+//	         answers 204 with a Location to a Completed task.
 //
 // Profiles lists the first four (what "mixed" cycles through, and what
 // providers' conformance tests run against); AllProfiles adds basic,

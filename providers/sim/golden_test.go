@@ -30,7 +30,7 @@ func TestGoldenResources(t *testing.T) {
 			if pr.simpleUpdatePath != "" {
 				body := map[string]any{"ImageURI": "http://127.0.0.1:9/images/nic-2.0.bin", "TransferProtocol": "HTTP"}
 				switch p {
-				case ProfileBasic:
+				case ProfileBasic, ProfileSushy:
 					body["ImageURI"], body["Targets"] = "http://127.0.0.1:9/images/bios-3.5.bin", []string{pr.systemPath}
 				case ProfileCrayEX:
 					body["ImageURI"], body["Targets"] = "http://127.0.0.1:9/images/bios-ex235a.bios-1.3.7.bin", []string{"/redfish/v1/UpdateService/FirmwareInventory/Node1.BIOS"}
@@ -59,7 +59,9 @@ func TestGoldenResources(t *testing.T) {
 				delete(paths, "firmware")
 				delete(paths, "software")
 				delete(paths, "inventory-bios")
-				paths["actioninfo"] = "/redfish/v1/UpdateService/SimpleUpdateActionInfo"
+				if pr.actionInfo {
+					paths["actioninfo"] = "/redfish/v1/UpdateService/SimpleUpdateActionInfo"
+				}
 			}
 			if p == ProfileCrayEX {
 				paths["system-node1"] = "/redfish/v1/Systems/Node1"

@@ -151,6 +151,12 @@ type profile struct {
 	// basicOnLogin: the session login wants HTTP Basic credentials as well
 	// (sushy-tools' emulator), else 401.
 	basicOnLogin bool
+	// inventoryLinks: UpdateService links FirmwareInventory and
+	// SoftwareInventory though noInventory makes both 404 (sushy).
+	inventoryLinks bool
+	// refuseManagerTargets: SimpleUpdate refuses a Manager in Targets
+	// (sushy: "Manager is not currently a supported Target.").
+	refuseManagerTargets bool
 	// biosVersion is ComputerSystem.BiosVersion from the BIOS member's
 	// version; nil: the same string.
 	biosVersion       func(v string) string

@@ -247,33 +247,3 @@ func (p *profile) hgx() shape {
 		actionInfo: []any{obj{"Name": "Username", "Required": false, "DataType": "String"}, obj{"Name": "Password", "Required": false, "DataType": "String"}},
 	}
 }
-
-func (p *profile) sushy() shape {
-	p.vmediaID = "Cd"
-	p.simpleUpdatePath = "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate"
-	// sushy-tools' emulator, run with an htpasswd file, checks HTTP Basic
-	// credentials on every request, its session login included: a login
-	// with the credentials only in its body is refused with 401 (the
-	// Protocol Validator reports it: it is what this profile is for).
-	p.basicOnLogin = true
-	p.serialPrefix = "VBMC"
-	p.components = []component{
-		{key: ComponentBMC, id: "BMC", name: "BMC", activation: activateBMC, version: "1.0.0"},
-		{key: ComponentBIOS, id: "BIOS", name: "BIOS", activation: activateHost, version: "1.0.0", perSystem: true},
-		{key: ComponentRuntime, id: "Runtime", name: "Runtime OS image", software: true, activation: activateHost, version: "1.0.0", perSystem: true},
-	}
-	return shape{
-		system: "3d1c5f1e-8e0f-4f3c-9a4c-2f6a1f2b7c10", manager: "58893887-8974-2487-2389-841168418919", chassis: "15693887-7984-9484-3272-842188918912",
-		redfishVersion: "1.5.0",
-		versions: map[string]string{"ServiceRoot": "v1_5_0", "ComputerSystem": "v1_13_0", "Manager": "v1_3_1", "Chassis": "v1_5_0", "UpdateService": "v1_2_0",
-			"SoftwareInventory": "v1_2_0", "TaskService": "v1_1_0", "SessionService": "v1_1_0", "ActionInfo": "v1_1_2"},
-		manufacturer: "Sushy Emulator", model: "Virtual Machine",
-		root:       obj{"Name": "Root Service", "UUID": ""},
-		systemDoc:  obj{"BiosVersion": "", "Boot": obj{"BootSourceOverrideMode": "UEFI"}},
-		managerDoc: obj{"Model": "Virtual-BMC"},
-		chassisDoc: obj{"Links": obj{"ComputerSystems": []any{}, "ManagedBy": []any{ref("/redfish/v1/Managers/58893887-8974-2487-2389-841168418919")}}},
-		update:     obj{},
-		tasks:      obj{},
-		sessions:   obj{"SessionTimeout": 1800},
-	}
-}

@@ -62,7 +62,8 @@ func TestProfilesReportTheCapturesVersionStrings(t *testing.T) {
 		ProfileHGX: {map[string]any{"BIOS": "BIOS Date: 08/04/2023 Ver 1.4", "Golden_BIOS": "BIOS Date: 05/04/2023 Ver 1.3", "BMC": "11.01.01", "Backup_BMC": "Not Present",
 			"HGX_FW_GPU_SXM_1": "96.00.61.00.01", "HGX_FW_GPU_SXM_8": "96.00.61.00.01", "HGX_FW_BMC_0": "HGX-22.10-1-rc34"},
 			"1.4", "11.01.01", []string{"GPU1", "GPU2", "GPU3", "GPU4", "GPU5", "GPU6", "GPU7", "GPU8"}, nil},
-		ProfileSushy: {map[string]any{"BIOS": "1.0.0", "BMC": "1.0.0"}, "1.0.0", "1.0.0", nil, nil},
+		// sushy-tools' emulator: no inventory (linked, 404).
+		ProfileSushy: {map[string]any{}, "1.0.0", "1.00", nil, nil},
 	}
 	for _, p := range AllProfiles() {
 		t.Run(p, func(t *testing.T) {
@@ -80,7 +81,7 @@ func TestProfilesReportTheCapturesVersionStrings(t *testing.T) {
 				t.Errorf("BiosVersion %v, Manager.FirmwareVersion %v; want %v, %v", bios, mgr, w.bios, w.manager)
 			}
 			var nonUpd, omit []string
-			if p != ProfileBasic {
+			if p != ProfileBasic && p != ProfileSushy {
 				for _, m := range get(t, u+"/redfish/v1/UpdateService/FirmwareInventory")["Members"].([]any) {
 					item := get(t, u+str(m.(map[string]any)["@odata.id"]))
 					switch v, ok := item["Updateable"]; {

@@ -398,7 +398,7 @@ func (b *bmc) renderSimpleUpdateInfo(doc map[string]any) map[string]any {
 
 func (b *bmc) renderUpdateService(doc map[string]any) map[string]any {
 	pr := b.prof
-	if !pr.noInventory {
+	if !pr.noInventory || pr.inventoryLinks {
 		doc = with(doc, ref("/redfish/v1/UpdateService/FirmwareInventory"), "FirmwareInventory")
 		doc = with(doc, ref("/redfish/v1/UpdateService/SoftwareInventory"), "SoftwareInventory")
 	}

@@ -65,6 +65,10 @@ func (b *bmc) simpleUpdate(w http.ResponseWriter, r *http.Request) {
 	if !req.check(w, b.prof.multiTarget) {
 		return
 	}
+	if b.prof.refuseManagerTargets && contains(req.targets(), b.prof.managerPath) {
+		writeError(w, http.StatusBadRequest, "Base.1.0.GeneralError", "Manager is not currently a supported Target.")
+		return
+	}
 	if targets.required && len(req.Targets) == 0 && b.prof.name != ProfileILO5 {
 		msg := "The action SimpleUpdate requires the parameter Targets to be present in the request body."
 		if b.prof.targetsSystemManager {

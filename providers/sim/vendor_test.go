@@ -303,10 +303,63 @@ func TestSushyWantsBasicOnLogin(t *testing.T) {
 	if r := call(t, "POST", u+"/redfish/v1/SessionService/Sessions", creds, true); r.status != 201 || r.header.Get("X-Auth-Token") == "" {
 		t.Errorf("login with Basic: %d %s", r.status, r.body)
 	}
-	for _, p := range []string{"/redfish/v1/Systems", "/redfish/v1/UpdateService/FirmwareInventory", "/redfish/v1/Managers"} {
+	for _, p := range []string{"/redfish/v1/Systems", "/redfish/v1/UpdateService", "/redfish/v1/Managers"} {
 		if r := call(t, "GET", u+p, nil, true); r.status != 200 {
 			t.Errorf("GET %s with Basic: %d", p, r.status)
 		}
+	}
+}
+
+// TestSushyUpdateQuirks: as sushy-tools' emulator does, the UpdateService
+// links a FirmwareInventory that answers 404, the versions are
+// BiosVersion and Manager.FirmwareVersion, SimpleUpdate refuses a Manager
+// target and no Targets, and takes a System target with 204 No Content
+// and a Location to a task already Completed.
+func TestSushyUpdateQuirks(t *testing.T) {
+	clk := newClock()
+	f := start(t, Options{Now: clk.Now}, BMCSpec{Name: "s1", Profile: ProfileSushy, PowerOn: true})
+	u := f.BMCs()[0].URL
+	const sys, mgr = "/redfish/v1/Systems/3d1c5f1e-8e0f-4f3c-9a4c-2f6a1f2b7c10", "/redfish/v1/Managers/58893887-8974-2487-2389-841168418919"
+	us := get(t, u+"/redfish/v1/UpdateService")
+	if at(us, "FirmwareInventory", "@odata.id") != "/redfish/v1/UpdateService/FirmwareInventory" {
+		t.Errorf("UpdateService does not link FirmwareInventory: %v", us)
+	}
+	if r := call(t, "GET", u+"/redfish/v1/UpdateService/FirmwareInventory", nil, true); r.status != 404 {
+		t.Errorf("FirmwareInventory: %d, want 404 (linked, not served)", r.status)
+	}
+	if v := get(t, u+sys)["BiosVersion"]; v != "1.0.0" {
+		t.Errorf("BiosVersion %v, want 1.0.0", v)
+	}
+	if v := get(t, u+mgr)["FirmwareVersion"]; v != "1.00" {
+		t.Errorf("FirmwareVersion %v, want 1.00", v)
+	}
+	const su = "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate"
+	for _, tc := range []struct {
+		targets []string
+		want    string
+	}{
+		{[]string{mgr}, "Manager is not currently a supported Target."},
+		{nil, "Targets"},
+	} {
+		body := map[string]any{"ImageURI": "http://127.0.0.1:9/bmc-1.01.bin"}
+		if tc.targets != nil {
+			body["Targets"] = tc.targets
+		}
+		if r := call(t, "POST", u+su, body, true); r.status != 400 || !strings.Contains(string(r.body), tc.want) {
+			t.Errorf("SimpleUpdate with Targets %v: %d %s, want 400 saying %q", tc.targets, r.status, r.body, tc.want)
+		}
+	}
+	r := call(t, "POST", u+su, map[string]any{"ImageURI": "http://127.0.0.1:9/bios-1.1.0.bin", "Targets": []string{sys}}, true)
+	if r.status != 204 || r.header.Get("Location") == "" {
+		t.Fatalf("SimpleUpdate of the System: %d %v, want 204 with a Location", r.status, r.header)
+	}
+	if task := get(t, u+r.header.Get("Location")); task["TaskState"] != "Completed" {
+		t.Errorf("the task at Location: %v, want Completed at once", task["TaskState"])
+	}
+	call(t, "POST", u+sys+"/Actions/ComputerSystem.Reset", map[string]string{"ResetType": "ForceRestart"}, true)
+	clk.Advance(time.Hour)
+	if v := get(t, u+sys)["BiosVersion"]; v != "1.1.0" {
+		t.Errorf("BiosVersion after the update and a reset %v, want 1.1.0", v)
 	}
 }
 

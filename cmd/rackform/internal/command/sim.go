@@ -74,8 +74,9 @@ inventory), basic (an older BMC: no firmware inventory, Basic auth only),
 crayex (one BMC, 2 systems Node0 and Node1), idrac (Dell iDRAC9: inventory
 Ids that carry the version, Previous- rollback images), xcc (Lenovo XCC:
 BMC-Backup and -Pending members), hgx (Supermicro HGX: 8 GPUs of one
-SoftwareId, several Targets per update), sushy (Basic credentials wanted
-on the session login), mixed (cycling through the first four) or all
+SoftwareId, several Targets per update), sushy (sushy-tools' emulator:
+Basic credentials wanted on the session login, no inventory, updates of
+the System only, answered 204), mixed (cycling through the first four) or all
 (cycling through all ten). -profile-for picks one server's (or BMC's)
 profile; -absent makes inventory members of a BMC absent (a GPU not
 fitted).
