@@ -193,7 +193,8 @@ func (s *stepRun) push(ctx context.Context, us *updateInfo, method string, targe
 		}
 		acc, err := s.b.Upload(ctx, us.MultipartHTTPPushURI, ct, "", body, size)
 		if err != nil {
-			return nil, updateRefused("multipart push", params, err)
+			// Named: a BMC's 404 need not say what was not found.
+			return nil, updateRefused("multipart push to MultipartHttpPushUri "+us.MultipartHTTPPushURI, params, err)
 		}
 		s.p.log.Debug("pushed image", "server", s.t.Name, "bytes", size, "took", time.Since(start))
 		return acc, nil
@@ -209,7 +210,7 @@ func (s *stepRun) push(ctx context.Context, us *updateInfo, method string, targe
 	}
 	acc, err := s.b.Upload(ctx, us.HTTPPushURI, "application/octet-stream", img.name, &exactReader{r: img.body, left: img.size}, img.size)
 	if err != nil {
-		return nil, updateRefused("push", nil, err)
+		return nil, updateRefused("push to HttpPushUri "+us.HTTPPushURI, nil, err)
 	}
 	return acc, nil
 }

@@ -154,6 +154,9 @@ type profile struct {
 	// inventoryLinks: UpdateService links FirmwareInventory and
 	// SoftwareInventory though noInventory makes both 404 (sushy).
 	inventoryLinks bool
+	// deadPushURI is an HttpPushUri advertised where nothing is served:
+	// a push there answers 404 (sushy: the FirmwareInventory URI).
+	deadPushURI string
 	// refuseManagerTargets: SimpleUpdate refuses a Manager in Targets
 	// (sushy: "Manager is not currently a supported Target.").
 	refuseManagerTargets bool

@@ -14,7 +14,9 @@ package sim
 //     refused (400 "Manager is not currently a supported Target."); no
 //     ActionInfo, no apply times;
 //   - an accepted update answers 204 No Content with a Location to a
-//     Task that is already Completed: nothing to follow.
+//     Task that is already Completed: nothing to follow;
+//   - HttpPushUri is the FirmwareInventory URI (as on a Dell iDRAC), where
+//     a push answers 404.
 //
 // The real emulator never fetches the image and bumps the BIOS version's
 // second field (1.0.0 → 1.1.0) whatever the image says; here, as in every
@@ -28,6 +30,7 @@ func (p *profile) sushy() shape {
 	p.noInventory, p.inventoryLinks = true, true
 	p.targetsSystemManager, p.targetsAllowable, p.targetsRequired, p.refuseManagerTargets = true, true, true, true
 	p.acceptNoContent, p.noApplyTime = true, true
+	p.deadPushURI = "/redfish/v1/UpdateService/FirmwareInventory"
 	p.taskMonitor = func(id string) string { return "/redfish/v1/TaskService/Tasks/" + id }
 	p.serialPrefix = "VBMC"
 	p.components = []component{

@@ -402,8 +402,8 @@ func (b *bmc) renderUpdateService(doc map[string]any) map[string]any {
 		doc = with(doc, ref("/redfish/v1/UpdateService/FirmwareInventory"), "FirmwareInventory")
 		doc = with(doc, ref("/redfish/v1/UpdateService/SoftwareInventory"), "SoftwareInventory")
 	}
-	if pr.pushPath != "" {
-		doc = with(doc, pr.pushPath, "HttpPushUri")
+	if pr.pushPath != "" || pr.deadPushURI != "" {
+		doc = with(doc, pr.pushPath+pr.deadPushURI, "HttpPushUri")
 	}
 	if pr.multipartPath != "" {
 		doc = with(doc, pr.multipartPath, "MultipartHttpPushUri")
