@@ -7,14 +7,16 @@ import (
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/rehearsal/schedule"
 )
 
 // showCommand renders a saved plan file.
 type showCommand struct {
 	*Meta
-	json    bool
-	format  string
-	noColor bool
+	json     bool
+	format   string
+	noColor  bool
+	timeline timelineFlags
 }
 
 func (c *showCommand) Synopsis() string { return "Show a saved plan" }
@@ -40,6 +42,18 @@ stays under 60 KB: per-server rows are folded into one line per kind of
 change before any rack is left out, and the summary is never cut. A corrupt, truncated or
 unknown-format file is refused.
 
+The HTML page's timeline is rehearsed: the plan's own executor runs it
+without faults on a virtual clock against a simulated copy of the fleet
+(as rackform rehearse does, in about a second for a small fleet and ten
+for 10,000 servers), from -start (default: when the plan was made), so
+that each bar starts when apply would start it: after waiting for its
+cluster's maintenance window, at approval gates and pauses (answered
+-approve-after after they are reached, at once by default), after waits.
+It shades the windows, marks the clusters whose work runs past their
+window's close, and states the total against the plan's estimate. A plan
+of a format apply no longer runs is drawn on its estimate, and the page
+says so.
+
 The text says who signed the plan (the key's fingerprint) or that it is
 unsigned. With ` + EnvTrustedKeys + ` set, the signature is checked: a
 plan signed by another key, or changed after it was signed, is refused.
@@ -53,6 +67,7 @@ func (c *showCommand) Flags() *flag.FlagSet {
 	fs.BoolVar(&c.json, "json", false, "Print the plan as JSON for policy checks (docs/json.md); same as -format=json.")
 	fs.StringVar(&c.format, "format", "text", "Output `FORMAT`: text, markdown, html or json.")
 	fs.BoolVar(&c.noColor, "no-color", false, "Never colour the output (also: the NO_COLOR environment variable).")
+	c.timeline.add(fs)
 	return fs
 }
 
@@ -73,6 +88,17 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 	case "text", "markdown", "html", "json":
 	default:
 		fmt.Fprintf(c.Stderr, "Error: -format must be text, markdown, html or json, got %q\n", format)
+		return ExitUsage
+	}
+	start, err := parseStart(c.timeline.start)
+	if err == nil && c.timeline.approveAfter < 0 {
+		err = fmt.Errorf("-approve-after must not be negative, got %s", c.timeline.approveAfter)
+	}
+	if err == nil && format != "html" && (c.timeline.start != "" || c.timeline.approveAfter != 0) {
+		err = fmt.Errorf("-start and -approve-after set the HTML page's rehearsed timeline: they need -format=html")
+	}
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
 		return ExitUsage
 	}
 	name := rest[0]
@@ -119,7 +145,24 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 	case "markdown":
 		err = planview.WriteMarkdown(c.Stdout, p, plan.SHA256(file), planview.MarkdownLimit)
 	case "html":
-		err = planview.WriteHTML(c.Stdout, p, plan.SHA256(file))
+		if start.IsZero() {
+			start = p.CreatedAt.UTC()
+		}
+		type rehearsed struct {
+			tl planview.Timeline
+			s  *schedule.Schedule
+		}
+		r, ok := untilDone(ctx, func() rehearsed {
+			tl, s := rehearsedTimeline(ctx, p, plan.SHA256(file), start, c.timeline.approveAfter)
+			return rehearsed{tl, s}
+		})
+		if !ok {
+			return c.interrupted("show")
+		}
+		cells := planview.PlanCells()
+		cells.Timeline = &r.tl
+		windowNotes(r.s, &cells)
+		err = planview.WriteHTMLCells(c.Stdout, p, plan.SHA256(file), cells)
 	default:
 		err = planview.WriteText(c.Stdout, p, c.Color && !c.noColor)
 		if err == nil {

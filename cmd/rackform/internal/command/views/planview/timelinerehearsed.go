@@ -1,0 +1,374 @@
+package planview
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/rehearsal/schedule"
+)
+
+// RehearsedTimeline lays p out on the calendar as a rehearsal ran it
+// (package rehearsal: the plan's own executor on a virtual clock): the
+// same rows as PlanTimeline, in the plan's order, with each bar where the
+// rehearsal put it — after window waits, gates, waits and pauses — and
+// what held the run drawn as such: a cluster's wait for its maintenance
+// window, a gate or a pause from when it was reached to its answer, a
+// breached threshold, and the part of a cluster's work that runs past its
+// window's close. Rows the rehearsal never reached keep their label and
+// say so. The notes state the total against the plan's estimate, the
+// clusters that miss their window, and what the rehearsal assumed.
+func RehearsedTimeline(p *plan.Plan, s *schedule.Schedule) Timeline {
+	r := rehearsed{p: p, s: s, bars: map[string]schedule.Bar{}, marks: map[string][]schedule.Mark{}, windows: map[string]schedule.ClusterWindow{}}
+	for _, b := range s.Bars {
+		r.bars[b.ID] = b
+	}
+	for _, m := range s.Marks {
+		r.marks[m.ID] = append(r.marks[m.ID], m)
+	}
+	for _, w := range s.Windows {
+		r.windows[w.Cluster] = w
+	}
+	r.tl = Timeline{Start: s.Start, Length: max(s.End.Sub(s.Start), 0), Calendar: true}
+	for si := range p.Run.Stages {
+		st := &p.Run.Stages[si]
+		r.gates(st, "before")
+		r.stage(st)
+		r.gates(st, "after")
+	}
+	r.tl.Notes = RehearsalNotes(p, s)
+	return r.tl
+}
+
+type rehearsed struct {
+	p       *plan.Plan
+	s       *schedule.Schedule
+	bars    map[string]schedule.Bar
+	marks   map[string][]schedule.Mark
+	windows map[string]schedule.ClusterWindow
+	tl      Timeline
+}
+
+func (r *rehearsed) off(t time.Time) time.Duration {
+	return min(max(t.Sub(r.s.Start), 0), r.tl.Length)
+}
+
+func (r *rehearsed) row(row TimelineRow) *TimelineRow {
+	r.tl.Rows = append(r.tl.Rows, row)
+	return &r.tl.Rows[len(r.tl.Rows)-1]
+}
+
+// bar is the schedule's bar of id on the timeline, with a hover title;
+// ok is false when the rehearsal never started it.
+func (r *rehearsed) bar(kind, id, what string) (TimelineBar, schedule.Bar, bool) {
+	b, ok := r.bars[id]
+	if !ok {
+		return TimelineBar{}, b, false
+	}
+	title := fmt.Sprintf("%s: %s → %s (%s), %s", what, calendarText(b.Start), calendarText(b.End), took(b.Start, b.End), stateText(b))
+	if b.Open {
+		title += ", still going when the rehearsal ended"
+	}
+	return TimelineBar{Kind: kind, ID: id, From: r.off(b.Start), To: r.off(b.End), Title: title}, b, true
+}
+
+func (r *rehearsed) mark(kind string, id string) []schedule.Mark {
+	var out []schedule.Mark
+	for _, m := range r.marks[id] {
+		if m.Kind == kind {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (r *rehearsed) gates(st *plan.Stage, when string) {
+	for _, g := range st.Gates {
+		if (g.When == "before") != (when == "before") {
+			continue
+		}
+		label := fmt.Sprintf("approval gate %s, %s stage %s", g.Name, when, st.Name)
+		row := r.row(TimelineRow{ID: g.ID, Kind: "gate", Depth: 1})
+		ms := r.mark(schedule.MarkGate, g.ID)
+		if len(ms) == 0 {
+			row.Label = label + ": not reached"
+			continue
+		}
+		m := ms[0]
+		switch {
+		case m.Open:
+			label += ": not approved when the rehearsal ended"
+		case r.s.ApproveAfter > 0:
+			label += fmt.Sprintf(": held %s (approved after %s, assumed)", m.Held.Human(), r.s.ApproveAfter.Human())
+		default:
+			label += ": approved at once (assumed)"
+		}
+		row.Label = label
+		row.Bars = []TimelineBar{{Kind: "gate", ID: g.ID, From: r.off(m.At), To: r.off(m.Until),
+			Title: fmt.Sprintf("approval gate %s: reached %s, %s; rackform approve %s", g.ID, calendarText(m.At), answered(m, "approved"), g.ID)}}
+	}
+}
+
+func (r *rehearsed) stage(st *plan.Stage) {
+	row := r.row(TimelineRow{ID: st.ID, Kind: "stage"})
+	label := "stage " + st.Name
+	b, sb, ok := r.bar("stage", st.ID, "stage "+st.Name)
+	wait, wb, waited := r.bar("wait", st.ID+".wait", "wait after stage "+st.Name)
+	if ok {
+		// The stage's node ends with its after-wait; its bar ends where
+		// the wait begins, so the two do not cover each other.
+		end := sb.End
+		if waited && wb.Start.Before(end) {
+			end = wb.Start
+			b.To = r.off(end)
+		}
+		row.Bars = append(row.Bars, b)
+		label += " " + took(sb.Start, end) + stateSuffix(sb)
+	} else {
+		label += ": not reached"
+	}
+	if st.AfterWait > 0 {
+		if waited {
+			row.Bars = append(row.Bars, wait)
+		}
+		label += ", then wait " + Duration(st.AfterWait)
+	}
+	// The row's pointer moves as rows are added: label it first.
+	row.Label = label
+	for gi := range st.Groups {
+		g := &st.Groups[gi]
+		depth := 1
+		if len(st.Groups) > 1 {
+			gr := r.row(TimelineRow{ID: g.ID, Kind: "group", Depth: 1, Label: "group " + g.Name + " (in parallel): not reached"})
+			if b, gb, ok := r.bar("group", g.ID, "group "+g.Name+" of stage "+st.Name); ok {
+				gr.Bars = []TimelineBar{b}
+				gr.Label = fmt.Sprintf("group %s %s (in parallel)%s", g.Name, took(gb.Start, gb.End), stateSuffix(gb))
+			}
+			depth = 2
+		}
+		for ci := range g.Clusters {
+			r.cluster(&g.Clusters[ci], depth)
+		}
+	}
+}
+
+func (r *rehearsed) cluster(c *plan.Cluster, depth int) {
+	row := r.row(TimelineRow{ID: c.ID, Kind: "cluster", Depth: depth})
+	var bars []TimelineBar
+	var waited schedule.Duration
+	for _, m := range r.mark(schedule.MarkWindow, c.ID) {
+		waited += m.Held
+		bars = append(bars, TimelineBar{Kind: "window-wait", ID: c.ID + ".window-wait", From: r.off(m.At), To: r.off(m.Until),
+			Title: fmt.Sprintf("cluster %s waits for its maintenance window: %s → %s (%s)", c.Name, calendarText(m.At), calendarText(m.Until), m.Held.Human())})
+	}
+	w := r.windows[c.ID]
+	label := "cluster " + c.Name
+	b, cb, ok := r.bar("cluster", c.ID, "cluster "+c.Name)
+	switch {
+	case ok:
+		bars = append(bars, b)
+		label += " " + took(cb.Start, cb.End) + stateSuffix(cb)
+		if waited > 0 {
+			label += ", after waiting " + waited.Human() + " for its window"
+		}
+		switch {
+		case len(w.Windows) == 0:
+		case w.Fits:
+			label += "; fits its window"
+		case w.Overrun > 0 && w.Opening != nil:
+			label += "; runs " + w.Overrun.Human() + " past its window's close"
+			bars = append(bars, TimelineBar{Kind: "overrun", ID: c.ID + ".overrun", From: r.off(w.Opening.End), To: r.off(w.End),
+				Title: fmt.Sprintf("cluster %s does not fit its maintenance window: its work runs until %s, %s past the window's close at %s (a window only gates the start)",
+					c.Name, calendarText(w.End), w.Overrun.Human(), calendarText(w.Opening.End))})
+		default:
+			label += "; does not fit its window: " + w.Miss
+		}
+	case strings.HasPrefix(w.Miss, "did not start"):
+		label += ": " + w.Miss
+	case w.Miss != "":
+		label += " did not start: " + w.Miss
+	default:
+		label += ": not reached"
+	}
+	row.Bars, row.Label = bars, label
+	if len(c.Windows) > 0 {
+		wr := r.row(TimelineRow{ID: c.ID + ".window", Kind: "window", Depth: depth + 1, Label: "maintenance window of " + c.Name})
+		for _, iv := range c.Windows {
+			from, to := r.off(iv.Start), r.off(iv.End)
+			if to <= from {
+				continue // outside the rehearsal
+			}
+			wr.Bars = append(wr.Bars, TimelineBar{Kind: "window", From: from, To: to, Title: "maintenance window of " + c.Name + ": " + calendarText(iv.Start) + " → " + calendarText(iv.End)})
+		}
+	}
+	for pi := range c.Phases {
+		ph := &c.Phases[pi]
+		for sci := range ph.Scopes {
+			r.scope(ph, &ph.Scopes[sci], depth+1)
+		}
+	}
+}
+
+func (r *rehearsed) scope(ph *plan.Phase, sc *plan.Scope, depth int) {
+	name := PhaseTitle(ph) + " › " + ScopeTitle(sc)
+	row := r.row(TimelineRow{ID: sc.ID, Kind: "scope", Depth: depth})
+	b, sb, ok := r.bar("scope", sc.ID, name)
+	if !ok {
+		row.Label = name + ": not reached"
+		return
+	}
+	b.Title += "; " + ScopeRule(sc)
+	row.Bars = append(row.Bars, b)
+	label := name + " " + took(sb.Start, sb.End) + stateSuffix(sb)
+	if sc.WaitAfter > 0 {
+		if wb, _, ok := r.bar("wait", sc.ID+".wait", "wait after "+ScopeTitle(sc)); ok {
+			row.Bars = append(row.Bars, wb)
+			label += ", then wait " + Duration(sc.WaitAfter)
+		}
+	}
+	for _, m := range r.mark(schedule.MarkPause, sc.ID) {
+		why := map[string]string{"after_rack": "pause after the rack", "threshold": "paused: threshold breached", "quorum": "held for control-plane quorum"}[m.Reason]
+		if why == "" {
+			why = "paused (" + m.Reason + ")"
+		}
+		row.Bars = append(row.Bars, TimelineBar{Kind: "pause", ID: sc.ID + ".pause", From: r.off(m.At), To: r.off(m.Until),
+			Title: fmt.Sprintf("%s of %s: %s, %s; %s", why, ScopeTitle(sc), calendarText(m.At), answered(m, "continued"), m.Message)})
+		switch {
+		case m.Open:
+			label += ", " + why + " (the rehearsal stops here)"
+		case m.Held == 0:
+			label += ", " + why + " (continued at once, assumed)"
+		case m.Reason == "after_rack" || m.Reason == "threshold":
+			label += fmt.Sprintf(", %s %s (assumed)", why, m.Held.Human())
+		default:
+			label += ", " + why + " " + m.Held.Human()
+		}
+	}
+	for _, m := range r.mark(schedule.MarkThreshold, sc.ID) {
+		if m.Result == schedule.ResultMet {
+			continue
+		}
+		row.Bars = append(row.Bars, TimelineBar{Kind: "breach", ID: sc.ID + ".breach", From: r.off(m.At), To: r.off(m.At),
+			Title: m.Message + " at " + calendarText(m.At)})
+		if !strings.Contains(label, "threshold breached") {
+			label += ", threshold breached"
+		}
+	}
+	row.Label = label
+}
+
+// SplitAt marks what lies after now as rehearsed (the remainder of a run
+// on the status page): bars that end by now stay what happened, bars that
+// start at or after now are rehearsed, and a bar that spans now is cut
+// in two. Window openings are neither.
+func (tl *Timeline) SplitAt(now time.Time) {
+	at := min(max(now.Sub(tl.Start), 0), tl.Length)
+	tl.Now = &at
+	for i := range tl.Rows {
+		var bars []TimelineBar
+		for _, b := range tl.Rows[i].Bars {
+			switch {
+			case b.Kind == "window":
+			case b.From >= at && (b.From > at || b.To > at):
+				b.Rehearsed = true
+			case b.To > at:
+				after := b
+				after.From, after.Rehearsed = at, true
+				b.To = at
+				bars = append(bars, b)
+				b = after
+			}
+			bars = append(bars, b)
+		}
+		tl.Rows[i].Bars = bars
+	}
+}
+
+// RehearsalNotes are the sentences a page says about a rehearsal under its
+// timeline's title: where it started and what it assumed, the total
+// against the plan's estimate, each cluster that misses its window, and
+// how it ended when it did not complete.
+func RehearsalNotes(p *plan.Plan, s *schedule.Schedule) []string {
+	faults := "with no faults"
+	if s.Scenario != "" {
+		faults = fmt.Sprintf("with the faults of %s (seed %d)", s.Scenario, s.Seed)
+	}
+	answer := "every approval gate and pause answered at once (an assumption: a person takes longer; rackform rehearse -approve-after says how long)"
+	switch {
+	case s.StopAtGates:
+		answer = "stopping at the first approval gate or pause"
+	case s.ApproveAfter > 0:
+		answer = fmt.Sprintf("every approval gate and pause answered %s after it is reached (an assumption)", s.ApproveAfter.Human())
+	}
+	notes := []string{fmt.Sprintf("Rehearsed from %s %s, %s: bars start when the plan's own executor starts them on a simulated copy of the fleet, each step taking the plan's estimate.", calendarText(s.Start), faults, answer)}
+	total := fmt.Sprintf("Total %s, %s → %s; the plan estimates %s (its work alone, without window waits, gates and pauses).",
+		s.Total.Human(), calendarText(s.Start), calendarText(s.End), s.PlanEstimate.Human())
+	if s.CriticalPath > 0 && s.Scenario == "" && s.Outcome.Status == "completed" {
+		total += fmt.Sprintf(" The plan's critical path from the same start is %s.", s.CriticalPath.Human())
+	}
+	notes = append(notes, total)
+	// Five clusters are said in full; the rest are counted (their rows
+	// say each).
+	const said = 5
+	misfits := 0
+	for _, w := range s.Windows {
+		if !w.Fits {
+			misfits++
+		}
+		switch {
+		case w.Fits:
+		case misfits > said:
+		case len(w.Windows) == 0:
+			// No window to fit: it did not start (the outcome says why).
+			notes = append(notes, fmt.Sprintf("Cluster %s %s.", w.Name, strings.TrimSuffix(w.Miss, ".")))
+		case w.Overrun > 0 && w.Opening != nil:
+			notes = append(notes, fmt.Sprintf("Cluster %s does not fit its maintenance window: its work runs until %s, %s past the window's close at %s (a window only gates the start).",
+				w.Name, calendarText(w.End), w.Overrun.Human(), calendarText(w.Opening.End)))
+		default:
+			notes = append(notes, fmt.Sprintf("Cluster %s does not fit its maintenance window: %s.", w.Name, strings.TrimSuffix(w.Miss, ".")))
+		}
+	}
+	if misfits > said {
+		notes = append(notes, fmt.Sprintf("%d more clusters do not fit their maintenance windows or did not start; their rows say how.", misfits-said))
+	}
+	if o := s.Outcome; o.Status != "completed" {
+		out := "The rehearsal ended " + strings.ReplaceAll(o.Status, "_", " ")
+		if o.Reason != "" {
+			out += " (" + strings.ReplaceAll(o.Reason, "_", " ") + ")"
+		}
+		if o.Message != "" {
+			out += ": " + o.Message
+		}
+		notes = append(notes, strings.TrimSuffix(out, ".")+".")
+	}
+	return notes
+}
+
+// calendarText is a time on a rehearsed timeline: "Sat 28 Nov 01:00 UTC".
+func calendarText(t time.Time) string { return t.UTC().Format("Mon 02 Jan 15:04 UTC") }
+
+func took(from, to time.Time) string { return schedule.Duration(to.Sub(from)).Human() }
+
+func stateText(b schedule.Bar) string {
+	s := strings.ReplaceAll(b.State, "_", " ")
+	if b.Reason != "" {
+		s += " (" + strings.ReplaceAll(b.Reason, "_", " ") + ")"
+	}
+	return s
+}
+
+// stateSuffix says a bar's state when it is not simply completed.
+func stateSuffix(b schedule.Bar) string {
+	if b.State == "completed" {
+		return ""
+	}
+	return ", " + stateText(b)
+}
+
+func answered(m schedule.Mark, verb string) string {
+	if m.Open {
+		return "not " + verb + " when the rehearsal ended"
+	}
+	return fmt.Sprintf("%s %s (after %s)", verb, calendarText(m.Until), m.Held.Human())
+}
