@@ -25,6 +25,7 @@ type rehearseCommand struct {
 	approveAfter time.Duration
 	stopAtGates  bool
 	json         bool
+	format       string
 	noColor      bool
 }
 
@@ -48,7 +49,10 @@ where each threshold is met or breached, with the numbers apply prints;
 which clusters do not fit their maintenance window; and the total against
 the plan's estimate and its critical path. -json prints the executor's
 events as apply -json does (with their rehearsed times), then the schedule
-(docs/json.md).
+(docs/json.md). -format=html writes one self-contained page instead: the
+rack grid coloured by how each server ended, and the schedule drawn on the
+calendar (as rackform show -format=html draws a plan's fault-free
+rehearsal), with the scenario's breaches, pauses and their numbers.
 
 An approval gate or a pause is answered as rackform approve or rackform
 continue would, -approve-after (default 0s) of rehearsed time after it is
@@ -73,7 +77,8 @@ func (c *rehearseCommand) Flags() *flag.FlagSet {
 	fs.StringVar(&c.start, "start", "", "Start the run at `TIME` (RFC 3339, e.g. 2026-07-06T20:00:00Z; default: now, to the minute).")
 	fs.DurationVar(&c.approveAfter, "approve-after", 0, "Approve each gate and continue each pause `DURATION` of rehearsed time after it is reached.")
 	fs.BoolVar(&c.stopAtGates, "stop-at-gates", false, "Stop at the first approval gate or pause instead of answering it.")
-	fs.BoolVar(&c.json, "json", false, "Print the machine-readable UI: the executor's events with their rehearsed times, then the schedule (JSON lines, docs/json.md).")
+	fs.BoolVar(&c.json, "json", false, "Print the machine-readable UI: the executor's events with their rehearsed times, then the schedule (JSON lines, docs/json.md); same as -format=json.")
+	fs.StringVar(&c.format, "format", "text", "Output `FORMAT`: text, json, or html (one self-contained page: the rack grid and the rehearsed timeline).")
 	fs.BoolVar(&c.noColor, "no-color", false, "Never colour the output (also: the NO_COLOR environment variable).")
 	return fs
 }
@@ -85,6 +90,15 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 	}
 	if len(rest) != 1 {
 		fmt.Fprintf(c.Stderr, "Error: rehearse takes one plan file, got %d arguments\n\n%s", len(rest), helpText(c))
+		return ExitUsage
+	}
+	if c.json {
+		c.format = "json"
+	}
+	switch c.format {
+	case "text", "json", "html":
+	default:
+		fmt.Fprintf(c.Stderr, "Error: -format must be text, json or html, got %q\n", c.format)
 		return ExitUsage
 	}
 	if c.approveAfter < 0 {
@@ -129,7 +143,7 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 	}
 	var js *rehearseview.JSON
 	var sink executor.Sink
-	if c.json {
+	if c.format == "json" {
 		js = rehearseview.NewJSON(c.Stdout, start)
 		js.Version(version.String())
 		sink = js
@@ -144,9 +158,12 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 		return ExitInterrupted
 	}
 	res.Schedule.Outcome.ExitCode = runExitCode(res.Outcome)
-	if js != nil {
+	switch {
+	case js != nil:
 		err = js.Schedule(res.Schedule)
-	} else {
+	case c.format == "html":
+		err = rehearseview.WriteHTML(c.Stdout, p, res.Schedule)
+	default:
 		err = rehearseview.WriteText(c.Stdout, p, res.Schedule, color)
 	}
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/planner/plan"
-	"github.com/rackform/rackform/rehearsal/schedule"
 )
 
 // showCommand renders a saved plan file.
@@ -148,20 +147,14 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 		if start.IsZero() {
 			start = p.CreatedAt.UTC()
 		}
-		type rehearsed struct {
-			tl planview.Timeline
-			s  *schedule.Schedule
-		}
-		r, ok := untilDone(ctx, func() rehearsed {
-			tl, s := rehearsedTimeline(ctx, p, plan.SHA256(file), start, c.timeline.approveAfter)
-			return rehearsed{tl, s}
+		cells, ok := untilDone(ctx, func() planview.Cells {
+			cells := planview.PlanCells()
+			rehearsedCells(ctx, p, plan.SHA256(file), start, c.timeline.approveAfter, &cells)
+			return cells
 		})
 		if !ok {
 			return c.interrupted("show")
 		}
-		cells := planview.PlanCells()
-		cells.Timeline = &r.tl
-		windowNotes(r.s, &cells)
 		err = planview.WriteHTMLCells(c.Stdout, p, plan.SHA256(file), cells)
 	default:
 		err = planview.WriteText(c.Stdout, p, c.Color && !c.noColor)

@@ -10,7 +10,6 @@ import (
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal"
-	"github.com/rackform/rackform/rehearsal/schedule"
 )
 
 // The HTML pages' timeline (show, status and rehearse -format=html) is a
@@ -41,12 +40,11 @@ func parseStart(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// rehearsedTimeline rehearses p without faults from start and lays the
-// schedule out for the page (s is the schedule). Where a rehearsal cannot
-// run (a plan of a format apply no longer runs, a rehearsal that fails),
-// the timeline is the plan's estimate, its notes say so and why, and s is
-// nil.
-func rehearsedTimeline(ctx context.Context, p *plan.Plan, sha string, start time.Time, approveAfter time.Duration) (tl planview.Timeline, s *schedule.Schedule) {
+// rehearsedCells rehearses p without faults from start and sets cells to
+// draw it (planview.Cells.Rehearse). Where a rehearsal cannot run (a plan
+// of a format apply no longer runs, a rehearsal that fails), the timeline
+// is the plan's estimate, and its notes say so and why.
+func rehearsedCells(ctx context.Context, p *plan.Plan, sha string, start time.Time, approveAfter time.Duration, cells *planview.Cells) {
 	why := ""
 	if err := plan.Applicable(p); err != nil {
 		why = err.Error()
@@ -54,65 +52,13 @@ func rehearsedTimeline(ctx context.Context, p *plan.Plan, sha string, start time
 		res, err := rehearsal.Run(ctx, rehearsal.Options{Plan: p, PlanSHA256: sha, Start: start, ApproveAfter: approveAfter})
 		if err == nil {
 			res.Schedule.Outcome.ExitCode = runExitCode(res.Outcome)
-			return rehearsalTimeline(p, res.Schedule), res.Schedule
+			cells.Rehearse(p, res.Schedule)
+			return
 		}
 		why = "rehearsing it failed: " + err.Error()
 	}
-	return estimateTimeline(p, why), nil
-}
-
-// rehearsalTimeline is a rehearsal's timeline with its title.
-func rehearsalTimeline(p *plan.Plan, s *schedule.Schedule) planview.Timeline {
-	tl := planview.RehearsedTimeline(p, s)
-	tl.Title = "Timeline (rehearsed from " + s.Start.UTC().Format("Mon 02 Jan 2006 15:04 UTC") + ", on the calendar)"
-	return tl
-}
-
-// windowNotes say on the page's grid which clusters' work runs past
-// their maintenance window in the rehearsal, and under its headline the
-// rehearsed total against the plan's estimate.
-func windowNotes(s *schedule.Schedule, cells *planview.Cells) {
-	if s == nil {
-		return
-	}
-	notes := map[string]string{}
-	var misfits []string
-	for _, w := range s.Windows {
-		if w.Fits {
-			continue
-		}
-		if len(w.Windows) == 0 {
-			notes[w.Name] = "rehearsed: " + strings.TrimSuffix(w.Miss, ".")
-			continue
-		}
-		misfits = append(misfits, w.Name)
-		if w.Overrun > 0 {
-			notes[w.Name] = "rehearsed: does not fit its maintenance window (its work runs " + w.Overrun.Human() + " past the window's close)"
-		} else {
-			notes[w.Name] = "rehearsed: does not fit its maintenance window: " + strings.TrimSuffix(w.Miss, ".")
-		}
-	}
-	notice := fmt.Sprintf("Rehearsed, the rollout takes %s (%s → %s UTC) where the plan estimates %s.", s.Total.Human(),
-		s.Start.UTC().Format("Mon 02 Jan 15:04"), s.End.UTC().Format("Mon 02 Jan 15:04"), s.PlanEstimate.Human())
-	switch n := len(misfits); {
-	case n == 0:
-	case n == 1:
-		notice += " Cluster " + misfits[0] + " does not fit its maintenance window."
-	case n <= 4:
-		notice += " Clusters " + strings.Join(misfits[:n-1], ", ") + " and " + misfits[n-1] + " do not fit their maintenance windows."
-	default:
-		notice += fmt.Sprintf(" %d clusters (%s and %d more) do not fit their maintenance windows.", n, strings.Join(misfits[:3], ", "), n-3)
-	}
-	cells.Notices = append(cells.Notices, notice)
-	prev := cells.ClusterNote
-	cells.ClusterNote = func(name string) string {
-		if prev != nil {
-			if n := prev(name); n != "" {
-				return n
-			}
-		}
-		return notes[name]
-	}
+	tl := estimateTimeline(p, why)
+	cells.Timeline = &tl
 }
 
 // estimateTimeline is the plan's estimate with a note saying why it is

@@ -44,6 +44,10 @@ type Cells struct {
 	// BarState is the state class of a timeline bar by its ID (a key of
 	// BarColors; "" draws it as planned); nil draws every bar as planned.
 	BarState func(id string) string
+	// KeepBarKeys keeps the work's bars (stages to racks, waits, gates,
+	// pauses) in the timeline's legend though BarState is set: it colours
+	// only a few of them (the rest are drawn as planned).
+	KeepBarKeys bool
 	// TimelineTitle heads the timeline.
 	TimelineTitle string
 	// Timeline is the timeline the page draws (its Title heads it);
@@ -198,7 +202,7 @@ func buildHTML(p *plan.Plan, sha string, cells Cells) htmlData {
 		plan.Title = cells.TimelineTitle
 		tl = &plan
 	}
-	d.Timeline = drawTimeline(*tl, cells.BarState)
+	d.Timeline = drawTimeline(*tl, cells.BarState, cells.BarState == nil || cells.KeepBarKeys)
 	if d.Timeline.Title == "" {
 		d.Timeline.Title = "Timeline"
 	}

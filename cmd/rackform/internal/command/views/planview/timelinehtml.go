@@ -129,8 +129,9 @@ func calendarLabel(t time.Time, step time.Duration) (label, sub string) {
 // drawTimeline places tl's rows and bars in percent of the axis. state
 // says a bar's state class from its ID (a run's state: "done",
 // "failed", ...); nil, or "" for a bar, draws it as planned. A rehearsed
-// bar is never coloured by the run's state.
-func drawTimeline(tl Timeline, state func(id string) string) htmlTimeline {
+// bar is never coloured by the run's state. workKeys: the legend keys the
+// work's bars (when state colours them all, the grid's legend does).
+func drawTimeline(tl Timeline, state func(id string) string, workKeys bool) htmlTimeline {
 	step, end := axis(tl.Length)
 	var lead time.Duration
 	if tl.Calendar {
@@ -183,7 +184,7 @@ func drawTimeline(tl Timeline, state func(id string) string) htmlTimeline {
 	for _, k := range timelineKeys {
 		// Coloured by a run's state, the work's bars are keyed by the
 		// grid's legend.
-		if kinds[k.Class] && (state == nil || !k.Work) {
+		if kinds[k.Class] && (workKeys || !k.Work) {
 			out.Keys = append(out.Keys, htmlKey{Class: "bar-" + k.Class + " state-planned", Text: k.Text})
 		}
 	}

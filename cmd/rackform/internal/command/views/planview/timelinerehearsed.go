@@ -38,6 +38,7 @@ func RehearsedTimeline(p *plan.Plan, s *schedule.Schedule) Timeline {
 		r.gates(st, "after")
 	}
 	r.tl.Notes = RehearsalNotes(p, s)
+	r.tl.Title = "Timeline (rehearsed from " + s.Start.UTC().Format("Mon 02 Jan 2006 15:04 UTC") + ", on the calendar)"
 	return r.tl
 }
 
@@ -220,40 +221,50 @@ func (r *rehearsed) scope(ph *plan.Phase, sc *plan.Scope, depth int) {
 	}
 	b.Title += "; " + ScopeRule(sc)
 	row.Bars = append(row.Bars, b)
-	label := name + " " + took(sb.Start, sb.End) + stateSuffix(sb)
+	label := name + " " + took(sb.Start, sb.End)
 	if sc.WaitAfter > 0 {
 		if wb, _, ok := r.bar("wait", sc.ID+".wait", "wait after "+ScopeTitle(sc)); ok {
 			row.Bars = append(row.Bars, wb)
 			label += ", then wait " + Duration(sc.WaitAfter)
 		}
 	}
-	for _, m := range r.mark(schedule.MarkPause, sc.ID) {
-		why := map[string]string{"after_rack": "pause after the rack", "threshold": "paused: threshold breached", "quorum": "held for control-plane quorum"}[m.Reason]
-		if why == "" {
-			why = "paused (" + m.Reason + ")"
-		}
-		row.Bars = append(row.Bars, TimelineBar{Kind: "pause", ID: sc.ID + ".pause", From: r.off(m.At), To: r.off(m.Until),
-			Title: fmt.Sprintf("%s of %s: %s, %s; %s", why, ScopeTitle(sc), calendarText(m.At), answered(m, "continued"), m.Message)})
-		switch {
-		case m.Open:
-			label += ", " + why + " (the rehearsal stops here)"
-		case m.Held == 0:
-			label += ", " + why + " (continued at once, assumed)"
-		case m.Reason == "after_rack" || m.Reason == "threshold":
-			label += fmt.Sprintf(", %s %s (assumed)", why, m.Held.Human())
-		default:
-			label += ", " + why + " " + m.Held.Human()
-		}
-	}
+	// What held or decided the scope says its state: a breach with apply's
+	// numbers, then the pause it made (or a pause after the rack, or a
+	// quorum hold), each with how long it held.
+	said := false
 	for _, m := range r.mark(schedule.MarkThreshold, sc.ID) {
 		if m.Result == schedule.ResultMet {
 			continue
 		}
 		row.Bars = append(row.Bars, TimelineBar{Kind: "breach", ID: sc.ID + ".breach", From: r.off(m.At), To: r.off(m.At),
 			Title: m.Message + " at " + calendarText(m.At)})
-		if !strings.Contains(label, "threshold breached") {
-			label += ", threshold breached"
+		label += ", threshold breached: " + strings.TrimPrefix(m.Message, "threshold breached: ")
+		said = true
+	}
+	for _, m := range r.mark(schedule.MarkPause, sc.ID) {
+		why := map[string]string{"after_rack": "then pause", "threshold": "paused on the breach", "quorum": "held for control-plane quorum"}[m.Reason]
+		if why == "" {
+			why = "paused (" + strings.ReplaceAll(m.Reason, "_", " ") + ")"
 		}
+		title := fmt.Sprintf("%s: %s, %s", why, calendarText(m.At), answered(m, "continued"))
+		if m.Message != "" {
+			title += "; " + m.Message
+		}
+		row.Bars = append(row.Bars, TimelineBar{Kind: "pause", ID: sc.ID + ".pause", From: r.off(m.At), To: r.off(m.Until), Title: title})
+		switch {
+		case m.Open:
+			label += ", " + why + " (the rehearsal stops here)"
+		case m.Held == 0:
+			label += ", " + why + " (continued at once, assumed)"
+		case m.Reason == "quorum":
+			label += ", " + why + " " + m.Held.Human()
+		default:
+			label += fmt.Sprintf(", %s %s (assumed)", why, m.Held.Human())
+		}
+		said = true
+	}
+	if !said {
+		label += stateSuffix(sb)
 	}
 	row.Label = label
 }
@@ -371,4 +382,55 @@ func answered(m schedule.Mark, verb string) string {
 		return "not " + verb + " when the rehearsal ended"
 	}
 	return fmt.Sprintf("%s %s (after %s)", verb, calendarText(m.Until), m.Held.Human())
+}
+
+// Rehearse makes the page draw a rehearsal's schedule s of p: its
+// timeline is RehearsedTimeline, a notice under the headline says what
+// the rollout takes against the plan's estimate and which clusters do not
+// fit their maintenance window, and the grid notes each such cluster
+// (after any note the cells had).
+func (c *Cells) Rehearse(p *plan.Plan, s *schedule.Schedule) {
+	tl := RehearsedTimeline(p, s)
+	c.Timeline = &tl
+	notes := map[string]string{}
+	var misfits []string
+	for _, w := range s.Windows {
+		switch {
+		case w.Fits:
+			continue
+		case len(w.Windows) == 0:
+			notes[w.Name] = "rehearsed: " + strings.TrimSuffix(w.Miss, ".")
+			continue
+		case w.Overrun > 0:
+			notes[w.Name] = "rehearsed: does not fit its maintenance window (its work runs " + w.Overrun.Human() + " past the window's close)"
+		default:
+			notes[w.Name] = "rehearsed: does not fit its maintenance window: " + strings.TrimSuffix(w.Miss, ".")
+		}
+		misfits = append(misfits, w.Name)
+	}
+	notice := fmt.Sprintf("Rehearsed, the rollout takes %s (%s → %s UTC) where the plan estimates %s.", s.Total.Human(),
+		s.Start.UTC().Format("Mon 02 Jan 15:04"), s.End.UTC().Format("Mon 02 Jan 15:04"), s.PlanEstimate.Human())
+	if s.Outcome.Status != "completed" {
+		notice = fmt.Sprintf("Rehearsed, the rollout ends %s after %s (%s → %s UTC) where the plan estimates %s.", strings.ReplaceAll(s.Outcome.Status, "_", " "),
+			s.Total.Human(), s.Start.UTC().Format("Mon 02 Jan 15:04"), s.End.UTC().Format("Mon 02 Jan 15:04"), s.PlanEstimate.Human())
+	}
+	switch n := len(misfits); {
+	case n == 0:
+	case n == 1:
+		notice += " Cluster " + misfits[0] + " does not fit its maintenance window."
+	case n <= 4:
+		notice += " Clusters " + strings.Join(misfits[:n-1], ", ") + " and " + misfits[n-1] + " do not fit their maintenance windows."
+	default:
+		notice += fmt.Sprintf(" %d clusters (%s and %d more) do not fit their maintenance windows.", n, strings.Join(misfits[:3], ", "), n-3)
+	}
+	c.Notices = append(c.Notices, notice)
+	prev := c.ClusterNote
+	c.ClusterNote = func(name string) string {
+		if prev != nil {
+			if n := prev(name); n != "" {
+				return n
+			}
+		}
+		return notes[name]
+	}
 }

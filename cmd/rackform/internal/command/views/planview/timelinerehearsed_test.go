@@ -27,10 +27,8 @@ func rehearse(t testing.TB, p *plan.Plan, sha string) *schedule.Schedule {
 // writes it.
 func rehearsedPage(t testing.TB, p *plan.Plan, sha string, s *schedule.Schedule) []byte {
 	t.Helper()
-	tl := RehearsedTimeline(p, s)
-	tl.Title = "Timeline (rehearsed)"
 	cells := PlanCells()
-	cells.Timeline = &tl
+	cells.Rehearse(p, s)
 	var b bytes.Buffer
 	if err := WriteHTMLCells(&b, p, sha, cells); err != nil {
 		t.Fatal(err)

@@ -97,6 +97,11 @@ func TestGolden(t *testing.T) {
 			golden(t, c.name+".txt", text.Bytes())
 			golden(t, c.name+".color.txt", color.Bytes())
 			golden(t, c.name+".jsonl", stream.Bytes())
+			var page bytes.Buffer
+			if err := WriteHTML(&page, p, res.Schedule); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, c.name+".html", page.Bytes())
 			if strings.Contains(text.String(), "\x1b[") {
 				t.Error("colour in the plain text")
 			}
