@@ -22,6 +22,10 @@ type statusCommand struct {
 	runID    string
 	json     bool
 	format   string
+	// approveAfter is -approve-after: how the rehearsed remainder answers
+	// gates and pauses; now is the clock (tests set it).
+	approveAfter time.Duration
+	now          func() time.Time
 }
 
 func (c *statusCommand) Synopsis() string { return "Show the state of the run" }
@@ -36,6 +40,14 @@ run, apply -join, each one and the rollout groups it holds), and the
 commands that move a paused or stopped run on. With -json, the whole state tree (schema "v": 1),
 every server included.
 
+With -format=html, one self-contained page: the rack grid coloured by the
+run's state, and a timeline on the calendar of what happened (from the
+journal) and, after a line at now, the remainder as a rehearsal expects
+it: the plan's own executor takes the run over from its journal on a
+simulated copy of the fleet (as rackform rehearse does), gates and pauses
+answered -approve-after after they are reached (at once by default), a
+stopped run continued. Steps in flight now count again in full.
+
 Exit status: 0, or 1 when there is no run to show.`
 }
 
@@ -44,7 +56,8 @@ func (c *statusCommand) Flags() *flag.FlagSet {
 	fs.StringVar(&c.stateDir, "state-dir", state.DefaultDir, "The state `DIR` of the run.")
 	runFlag(fs, &c.runID)
 	fs.BoolVar(&c.json, "json", false, "Print the state tree as JSON.")
-	fs.StringVar(&c.format, "format", "text", "Output `FORMAT`: text, json, or html (one self-contained page: the rack grid coloured by the run's state).")
+	fs.StringVar(&c.format, "format", "text", "Output `FORMAT`: text, json, or html (one self-contained page: the rack grid coloured by the run's state, and a timeline of what happened and the rehearsed remainder).")
+	fs.DurationVar(&c.approveAfter, "approve-after", 0, "With -format=html: answer each approval gate and pause `DURATION` after it is reached in the rehearsed remainder.")
 	return fs
 }
 
@@ -72,7 +85,20 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		return c.fail("%s", err)
 	}
 	if c.format == "html" {
-		if err := applyview.WriteStatusHTML(c.Stdout, p, st); err != nil {
+		if c.approveAfter < 0 {
+			fmt.Fprintf(c.Stderr, "Error: -approve-after must not be negative, got %s\n", c.approveAfter)
+			return ExitUsage
+		}
+		now := time.Now
+		if c.now != nil {
+			now = c.now
+		}
+		entries, err := b.Read(ctx, run.sha, -1)
+		if err != nil {
+			return c.fail("reading the run's journal: %s", err)
+		}
+		tl := applyview.StatusTimeline(ctx, p, run.sha, st, entries, now().UTC(), c.approveAfter)
+		if err := applyview.WriteStatusHTML(c.Stdout, p, st, &tl); err != nil {
 			return c.fail("writing the status: %s", err)
 		}
 		return ExitOK

@@ -20,7 +20,23 @@ import (
 // say so. The notes state the total against the plan's estimate, the
 // clusters that miss their window, and what the rehearsal assumed.
 func RehearsedTimeline(p *plan.Plan, s *schedule.Schedule) Timeline {
-	r := rehearsed{p: p, s: s, bars: map[string]schedule.Bar{}, marks: map[string][]schedule.Mark{}, windows: map[string]schedule.ClusterWindow{}}
+	return rehearsedTimeline(p, s, time.Time{})
+}
+
+// RemainderTimeline is a run's timeline for its status page: the
+// schedule of a rehearsal that took the run over from its journal at from
+// (rehearsal.Options.Journal), laid out as RehearsedTimeline does and
+// split there (SplitAt): what happened, then the rehearsed remainder. A
+// gate or pause answered before from says how long it held; one held at
+// from says since when, and that the rehearsal answered it.
+func RemainderTimeline(p *plan.Plan, s *schedule.Schedule, from time.Time) Timeline {
+	tl := rehearsedTimeline(p, s, from)
+	tl.SplitAt(from)
+	return tl
+}
+
+func rehearsedTimeline(p *plan.Plan, s *schedule.Schedule, from time.Time) Timeline {
+	r := rehearsed{from: from, p: p, s: s, bars: map[string]schedule.Bar{}, marks: map[string][]schedule.Mark{}, windows: map[string]schedule.ClusterWindow{}}
 	for _, b := range s.Bars {
 		r.bars[b.ID] = b
 	}
@@ -43,6 +59,9 @@ func RehearsedTimeline(p *plan.Plan, s *schedule.Schedule) Timeline {
 }
 
 type rehearsed struct {
+	// from is where the rehearsal took over a run (RemainderTimeline):
+	// what was answered before it happened; zero for none.
+	from    time.Time
 	p       *plan.Plan
 	s       *schedule.Schedule
 	bars    map[string]schedule.Bar
@@ -74,6 +93,27 @@ func (r *rehearsed) bar(kind, id, what string) (TimelineBar, schedule.Bar, bool)
 	return TimelineBar{Kind: kind, ID: id, From: r.off(b.Start), To: r.off(b.End), Title: title}, b, true
 }
 
+// happened: the mark was answered before the rehearsal took the run
+// over (a person approved or continued it).
+func (r *rehearsed) happened(m schedule.Mark) bool {
+	return !r.from.IsZero() && !m.Open && m.Until.Before(r.from)
+}
+
+// pending: the mark held when the rehearsal took the run over, which
+// answered it.
+func (r *rehearsed) pending(m schedule.Mark) bool {
+	return !r.from.IsZero() && !m.Open && m.At.Before(r.from) && !m.Until.Before(r.from)
+}
+
+// answerText says when the rehearsal answered a mark it found held:
+// "now", or its time.
+func (r *rehearsed) answerText(m schedule.Mark) string {
+	if m.Until.Equal(r.from) {
+		return "now"
+	}
+	return "at " + clockText(m.Until)
+}
+
 func (r *rehearsed) mark(kind string, id string) []schedule.Mark {
 	var out []schedule.Mark
 	for _, m := range r.marks[id] {
@@ -100,6 +140,10 @@ func (r *rehearsed) gates(st *plan.Stage, when string) {
 		switch {
 		case m.Open:
 			label += ": not approved when the rehearsal ended"
+		case r.happened(m):
+			label += ": approved after " + m.Held.Human()
+		case r.pending(m):
+			label += fmt.Sprintf(": waiting since %s, approved %s (assumed)", clockText(m.At), r.answerText(m))
 		case r.s.ApproveAfter > 0:
 			label += fmt.Sprintf(": held %s (approved after %s, assumed)", m.Held.Human(), r.s.ApproveAfter.Human())
 		default:
@@ -254,6 +298,10 @@ func (r *rehearsed) scope(ph *plan.Phase, sc *plan.Scope, depth int) {
 		switch {
 		case m.Open:
 			label += ", " + why + " (the rehearsal stops here)"
+		case r.happened(m):
+			label += ", " + why + " " + m.Held.Human()
+		case r.pending(m):
+			label += fmt.Sprintf(", %s since %s, continued %s (assumed)", why, clockText(m.At), r.answerText(m))
 		case m.Held == 0:
 			label += ", " + why + " (continued at once, assumed)"
 		case m.Reason == "quorum":
@@ -305,20 +353,47 @@ func RehearsalNotes(p *plan.Plan, s *schedule.Schedule) []string {
 	if s.Scenario != "" {
 		faults = fmt.Sprintf("with the faults of %s (seed %d)", s.Scenario, s.Seed)
 	}
-	answer := "every approval gate and pause answered at once (an assumption: a person takes longer; rackform rehearse -approve-after says how long)"
-	switch {
-	case s.StopAtGates:
-		answer = "stopping at the first approval gate or pause"
-	case s.ApproveAfter > 0:
-		answer = fmt.Sprintf("every approval gate and pause answered %s after it is reached (an assumption)", s.ApproveAfter.Human())
-	}
-	notes := []string{fmt.Sprintf("Rehearsed from %s %s, %s: bars start when the plan's own executor starts them on a simulated copy of the fleet, each step taking the plan's estimate.", calendarText(s.Start), faults, answer)}
+	notes := []string{fmt.Sprintf("Rehearsed from %s %s, %s: bars start when the plan's own executor starts them on a simulated copy of the fleet, each step taking the plan's estimate.", calendarText(s.Start), faults, answers(s))}
 	total := fmt.Sprintf("Total %s, %s → %s; the plan estimates %s (its work alone, without window waits, gates and pauses).",
 		s.Total.Human(), calendarText(s.Start), calendarText(s.End), s.PlanEstimate.Human())
 	if s.CriticalPath > 0 && s.Scenario == "" && s.Outcome.Status == "completed" {
 		total += fmt.Sprintf(" The plan's critical path from the same start is %s.", s.CriticalPath.Human())
 	}
-	notes = append(notes, total)
+	return append(append(notes, total), findings(s, true)...)
+}
+
+// RemainderNotes are what a run's page (rackform status) says of its
+// timeline: what happened until from, from the run's journal, and the
+// remainder a rehearsal took over from there (rehearsal.Options.Journal);
+// over: the run has ended, there is no remainder.
+func RemainderNotes(s *schedule.Schedule, from time.Time, over bool) []string {
+	if over {
+		return append([]string{fmt.Sprintf("The run is over: the timeline is what happened, from its journal (%s → %s, %s).",
+			calendarText(s.Start), calendarText(s.End), s.Total.Human())}, findings(s, false)...)
+	}
+	notes := []string{
+		fmt.Sprintf("Left of the line at %s (now) is what happened, from the run's journal; right of it, hatched, the remainder as a rehearsal expects it: the plan's own executor takes the run over from its journal on a simulated copy of the fleet, each step taking the plan's estimate, %s. A step in flight now counts again in full.", calendarText(from), answers(s)),
+		fmt.Sprintf("Expected end %s: %s since the run started at %s; the plan estimates %s (its work alone, without window waits, gates and pauses).",
+			calendarText(s.End), s.Total.Human(), calendarText(s.Start), s.PlanEstimate.Human()),
+	}
+	return append(notes, findings(s, true)...)
+}
+
+// answers says how the rehearsal answered gates and pauses.
+func answers(s *schedule.Schedule) string {
+	switch {
+	case s.StopAtGates:
+		return "stopping at the first approval gate or pause"
+	case s.ApproveAfter > 0:
+		return fmt.Sprintf("every approval gate and pause answered %s after it is reached (an assumption)", s.ApproveAfter.Human())
+	}
+	return "every approval gate and pause answered at once (an assumption: a person takes longer; rackform rehearse -approve-after says how long)"
+}
+
+// findings are the clusters that miss their window, and (outcome) how the
+// rehearsal ended when it did not complete.
+func findings(s *schedule.Schedule, outcome bool) []string {
+	var notes []string
 	// Five clusters are said in full; the rest are counted (their rows
 	// say each).
 	const said = 5
@@ -343,7 +418,7 @@ func RehearsalNotes(p *plan.Plan, s *schedule.Schedule) []string {
 	if misfits > said {
 		notes = append(notes, fmt.Sprintf("%d more clusters do not fit their maintenance windows or did not start; their rows say how.", misfits-said))
 	}
-	if o := s.Outcome; o.Status != "completed" {
+	if o := s.Outcome; outcome && o.Status != "completed" {
 		out := "The rehearsal ended " + strings.ReplaceAll(o.Status, "_", " ")
 		if o.Reason != "" {
 			out += " (" + strings.ReplaceAll(o.Reason, "_", " ") + ")"
@@ -358,6 +433,9 @@ func RehearsalNotes(p *plan.Plan, s *schedule.Schedule) []string {
 
 // calendarText is a time on a rehearsed timeline: "Sat 28 Nov 01:00 UTC".
 func calendarText(t time.Time) string { return t.UTC().Format("Mon 02 Jan 15:04 UTC") }
+
+// clockText is a time in a label, short: "Sat 01:00".
+func clockText(t time.Time) string { return t.UTC().Format("Mon 15:04") }
 
 func took(from, to time.Time) string { return schedule.Duration(to.Sub(from)).Human() }
 
