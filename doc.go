@@ -1,3 +1,3 @@
 // Package rackform holds repository-wide tests (the import rules of
-// DESIGN.md §6). The program is cmd/rackform.
+// docs/architecture.md). The program is cmd/rackform.
 package rackform

@@ -8,7 +8,7 @@ import (
 
 const module = "github.com/rackform/rackform"
 
-// TestImportRules enforces DESIGN.md §6: imports point one way. Each rule
+// TestImportRules enforces docs/architecture.md: imports point one way. Each rule
 // names packages (a trailing "/..." includes sub-packages) and the imports
 // that none of their transitive dependencies may contain.
 func TestImportRules(t *testing.T) {

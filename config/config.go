@@ -198,7 +198,7 @@ func (c *Config) SensitiveVariables() []string {
 
 // EffectiveRollout returns the rollout to run. With name "" it is the only
 // rollout declared, or, when none is, an implicit rollout of one stage and
-// one group holding every cluster in declared order (ROLLOUT-RULES, tree).
+// one group holding every cluster in declared order (docs/rollout-rules.md, the tree).
 func (c *Config) EffectiveRollout(name string) (*Rollout, error) {
 	if name != "" {
 		if r := c.Rollout(name); r != nil {

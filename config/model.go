@@ -246,7 +246,7 @@ type Threshold struct {
 }
 
 // Required returns how many successes out of n eligible servers the
-// threshold needs (ROLLOUT-RULES 9): ⌈v·n/100⌉ for percent, v for count.
+// threshold needs (rule 9): ⌈v·n/100⌉ for percent, v for count.
 func (t Threshold) Required(n int) int {
 	if t.Type == "percent" {
 		return (t.Value*n + 99) / 100
@@ -282,7 +282,7 @@ type Hook struct {
 }
 
 // Remediation is how often a server of one role may be rebooted or
-// reimaged when it does not come back healthy (ROLLOUT-RULES 30).
+// reimaged when it does not come back healthy (rule 30).
 type Remediation struct {
 	Reboots  int
 	Reimages int
@@ -297,7 +297,7 @@ type ScopeSettings struct {
 }
 
 // ControlPlaneSettings configure the control-plane phase. Servers always go
-// one at a time, spare first (ROLLOUT-RULES 4); that is not configurable.
+// one at a time, spare first (rule 4); that is not configurable.
 type ControlPlaneSettings struct {
 	OnBreach      string
 	VerifyTimeout time.Duration
@@ -313,7 +313,7 @@ type ControlPlaneSettings struct {
 	TakeoverHook []string
 }
 
-// ManagementSettings configure the management phase (ROLLOUT-RULES 5).
+// ManagementSettings configure the management phase (rule 5).
 type ManagementSettings struct {
 	ScopeSettings
 	// Groups is the number of rack-alternating groups (default 2).
@@ -324,7 +324,7 @@ type ManagementSettings struct {
 	Remediation   Remediation
 }
 
-// ComputeSettings configure the compute phase (ROLLOUT-RULES 6, 7, 16, 17).
+// ComputeSettings configure the compute phase (rules 6, 7, 16, 17).
 type ComputeSettings struct {
 	ScopeSettings
 	// Order is "alphanumeric" (byte-wise) or "natural".

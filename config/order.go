@@ -2,7 +2,7 @@ package config
 
 import "strings"
 
-// RackLess returns how racks sort under a compute order (ROLLOUT-RULES 6):
+// RackLess returns how racks sort under a compute order (rule 6):
 // OrderAlphanumeric is plain byte-wise order ("rack10" before "rack2"),
 // OrderNatural compares runs of digits by value ("rack2" before "rack10").
 // Validation and the planner both order racks with it.

@@ -459,7 +459,7 @@ func TestRules(t *testing.T) {
 		},
 		{name: "count threshold larger than a management batch", files: func(t *testing.T) map[string]string {
 			// One rack: group A holds the 3 management servers, in
-			// batches of 2 and 1 (ROLLOUT-RULES 5); group B is empty.
+			// batches of 2 and 1 (rule 5); group B is empty.
 			src := replace(t, base, "release = release.r1\n", "release = release.r1\n  strategy = strategy.s\n")
 			src = replace(t, src, `role = "control_plane"
     }

@@ -8,7 +8,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// Strategy defaults (DESIGN.md §1, ROLLOUT-RULES 4–7, 16, 21, 30).
+// Strategy defaults (rules 4–7, 16, 21, 30).
 const (
 	DefaultDrainTimeout    = 20 * time.Minute
 	DefaultShutdownTimeout = 10 * time.Minute

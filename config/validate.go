@@ -81,7 +81,7 @@ func (s *loadState) validate() hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	cfg := s.cfg
 
-	// ROLLOUT-RULES 8: a server belongs to one rack of one cluster.
+	// rule 8: a server belongs to one rack of one cluster.
 	byName := map[string]*Server{}
 	byBMC := map[string][]*Server{}
 	for _, c := range cfg.Clusters {
@@ -421,7 +421,7 @@ func list(ss []*Server) string {
 
 // checkStrategyFits checks the cluster's strategy against its racks: a
 // count threshold or max_unavailable larger than a rack's compute servers
-// can never be met (ROLLOUT-RULES 7, 9); a canary rack must exist.
+// can never be met (rules 7, 9); a canary rack must exist.
 func (s *loadState) checkStrategyFits(c *Cluster) hcl.Diagnostics {
 	st := c.Strategy
 	if st == nil {
@@ -482,7 +482,7 @@ func suggestRack(c *Cluster, name string) string {
 }
 
 // checkManagementFits checks a count threshold against the management
-// batches the planner makes (ROLLOUT-RULES 5): management servers grouped
+// batches the planner makes (rule 5): management servers grouped
 // by rack, racks in the compute order alternating between the groups
 // (1st, 3rd, … rack → A; 2nd, 4th, … → B), each group cut into batches,
 // the first ⌈n/b⌉ servers, then the rest. Every batch must reach the
@@ -521,7 +521,7 @@ func checkManagementFits(c *Cluster, rng func(hcl.Range) hcl.Range) hcl.Diagnost
 
 // checkStagesFit checks a strategy's generic stages against cluster c:
 // every rack a stage selects exists in c; a count batch_size is not larger
-// than the servers the stage takes (like max_unavailable, ROLLOUT-RULES
+// than the servers the stage takes (like max_unavailable, rules
 // 7); a count threshold is not larger than its smallest batch (9). A stage
 // takes the servers its selectors match that no earlier stage took; its
 // control-plane servers go one at a time, the others in batches of
@@ -656,7 +656,7 @@ func plural(n int, noun string) string {
 }
 
 // checkReleases applies the version rules that need no observation
-// (ROLLOUT-RULES 27–29): component versions parse (done while decoding),
+// (rules 27–29): component versions parse (done while decoding),
 // upgrade_from versions neither skip a minor nor downgrade without
 // allow_downgrade, and catalog membership.
 func (s *loadState) checkReleases() hcl.Diagnostics {
@@ -703,7 +703,7 @@ func (s *loadState) checkReleases() hcl.Diagnostics {
 }
 
 // checkRollouts: a cluster is in at most one group of a rollout
-// (ROLLOUT-RULES 8), and clusters left out of a rollout are reported.
+// (rule 8), and clusters left out of a rollout are reported.
 func checkRollouts(cfg *Config) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, ro := range cfg.Rollouts {

@@ -20,7 +20,7 @@ const (
 )
 
 // MaintenanceWindow is a time span, possibly recurring, in which clusters
-// (or servers) may start upgrading. It gates only starts (ROLLOUT-RULES 20).
+// (or servers) may start upgrading. It gates only starts (rule 20).
 type MaintenanceWindow struct {
 	Name string
 	// Start is the first opening, in Location.
@@ -93,7 +93,7 @@ func (w *MaintenanceWindow) occurrenceAtOrBefore(now time.Time) time.Time {
 	return t
 }
 
-// WindowPriority orders clusters whose turn it is (ROLLOUT-RULES 20):
+// WindowPriority orders clusters whose turn it is (rule 20):
 // lower values go first.
 type WindowPriority int
 

@@ -1,5 +1,5 @@
 // Package executor applies a plan: the rollout state machine of
-// ROLLOUT-RULES.md, the journal that makes apply resumable, the state lock,
+// docs/rollout-rules.md, the journal that makes apply resumable, the state lock,
 // and the event stream. It imports only planner/plan and the providers
 // contract; the CLI wires concrete providers, backends and views.
 //
@@ -62,7 +62,7 @@
 // become durable before the operations they announce start; the opTable
 // (optable.go) is the operations in flight and the hook deadlines; the
 // runner (run.go) schedules from them (schedule.go, scope.go, decide.go)
-// and handles what workers report (handle.go). Per ROLLOUT-RULES:
+// and handles what workers report (handle.go). Per docs/rollout-rules.md:
 //
 //   - Stages run in order; a stage is completed when its groups, after-gates
 //     and after-wait are done; the wait and the after-gates start together

@@ -15,7 +15,7 @@ import (
 	"github.com/rackform/rackform/providers"
 )
 
-// ROLLOUT-RULES.md, control (rules 22-26) and remediation (rule 30).
+// docs/rollout-rules.md, control (rules 22-26) and remediation (rule 30).
 
 func TestRule22StopLetsWorkInFlightFinish(t *testing.T) {
 	h := newHarness(t)

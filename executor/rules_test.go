@@ -14,7 +14,7 @@ import (
 	"github.com/rackform/rackform/providers"
 )
 
-// ROLLOUT-RULES.md, one test (or a few) per numbered rule: ordering
+// docs/rollout-rules.md, one test (or a few) per numbered rule: ordering
 // (rules 1-8) here; thresholds, timing and control in the other
 // rules_*_test.go files.
 

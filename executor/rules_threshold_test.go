@@ -14,7 +14,7 @@ import (
 	"github.com/rackform/rackform/providers"
 )
 
-// ROLLOUT-RULES.md, thresholds and failure (rules 9-15).
+// docs/rollout-rules.md, thresholds and failure (rules 9-15).
 
 func TestRule09PercentThresholdRoundsUp(t *testing.T) {
 	// 75% of 10 needs ceil(7.5) = 8: two failures complete, three breach.

@@ -15,7 +15,7 @@ import (
 	"github.com/rackform/rackform/providers"
 )
 
-// ROLLOUT-RULES.md, waits, pauses, gates, windows, timeouts (rules 16-21).
+// docs/rollout-rules.md, waits, pauses, gates, windows, timeouts (rules 16-21).
 
 func TestRule16WaitAfterRack(t *testing.T) {
 	h := newHarness(t)

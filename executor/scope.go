@@ -130,7 +130,7 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 			r.stepWait(ctx, sc.wait, time.Duration(sc.scope.WaitAfter))
 		}
 		// The pause after a rack begins when the wait after it has ended
-		// (ROLLOUT-RULES 16, 17): continue then starts the next rack, and
+		// (rules 16, 17): continue then starts the next rack, and
 		// the wait is never cut short by a pause nor spent inside one.
 		if p := sc.pause; p != nil && (sc.wait == nil || sc.wait.st.Name.Terminal()) {
 			switch {

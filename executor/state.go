@@ -2,7 +2,7 @@ package executor
 
 import "time"
 
-// StateName is the state of any node of the run tree (ROLLOUT-RULES
+// StateName is the state of any node of the run tree (docs/rollout-rules.md
 // "States, at every level").
 type StateName string
 

@@ -81,7 +81,7 @@ func (f *findings) diagnostics(holdBack bool) hcl.Diagnostics {
 }
 
 // inScopeComponents are the release components the rollout's scope
-// upgrades: firmware_only drops the runtime (ROLLOUT-RULES 3).
+// upgrades: firmware_only drops the runtime (rule 3).
 func (p *planning) inScopeComponents(r *config.Release) []*config.Component {
 	var out []*config.Component
 	for _, c := range r.Components {
@@ -274,7 +274,7 @@ func sortedComponents(in []providers.Component) []providers.Component {
 }
 
 // diffServer compares each in-scope component with what the server
-// reports, scheme-aware (ROLLOUT-RULES 27–29), and builds the steps. A
+// reports, scheme-aware (rules 27–29), and builds the steps. A
 // component's rule means every active member it selects (the members that
 // run, not a rollback, staged or standby copy beside them): each is
 // compared with the target by the one "at target" rule (version.Target),

@@ -14,7 +14,7 @@ import (
 )
 
 // order expands the rollout and each cluster's strategy into the explicit
-// run tree, every number resolved (ROLLOUT-RULES 1–17, 20).
+// run tree, every number resolved (rules 1–17, 20).
 func (p *planning) order() plan.Run {
 	run := plan.Run{Name: p.rollout.Name, Scope: p.rollout.Scope}
 	if run.Scope == "" {
@@ -58,7 +58,7 @@ func (p *planning) order() plan.Run {
 
 // clusterOrder sorts a group's clusters by maintenance-window priority at
 // plan time: open now, opening within 4 h, no window, closed; ties keep
-// the declared order (ROLLOUT-RULES 20).
+// the declared order (rule 20).
 func (p *planning) clusterOrder(in []*config.Cluster) []*config.Cluster {
 	out := append([]*config.Cluster(nil), in...)
 	sort.SliceStable(out, func(i, j int) bool {
@@ -176,7 +176,7 @@ func (p *planning) cluster(c *config.Cluster, servers []*config.Server) plan.Clu
 }
 
 // defaultPhases is the Nexus order: control plane, management, compute
-// (ROLLOUT-RULES 3–7).
+// (rules 3–7).
 func (p *planning) defaultPhases(c *config.Cluster, servers []*config.Server) []plan.Phase {
 	st := c.Strategy
 	var cp, mgmt, compute []*config.Server
@@ -208,7 +208,7 @@ func (p *planning) phase(ph plan.Phase, scopes []plan.Scope) plan.Phase {
 
 // controlPlaneScopes is one serial scope: spares first, then the others,
 // each group in name order, strictly one at a time and each required to
-// succeed (ROLLOUT-RULES 4). No setting can change that.
+// succeed (rule 4). No setting can change that.
 func (p *planning) controlPlaneScopes(id string, cp []*config.Server, onBreach string) []plan.Scope {
 	if len(cp) == 0 {
 		return nil
@@ -234,7 +234,7 @@ func (p *planning) controlPlaneScopes(id string, cp []*config.Server, onBreach s
 
 // managementScopes splits the management servers into rack-alternating
 // groups (1st, 3rd, … rack → A; 2nd, 4th, … → B), each in batches of
-// ⌈n/b⌉ then the rest, each with its threshold (ROLLOUT-RULES 5).
+// ⌈n/b⌉ then the rest, each with its threshold (rule 5).
 func (p *planning) managementScopes(id string, c *config.Cluster, mgmt []*config.Server) []plan.Scope {
 	if len(mgmt) == 0 {
 		return nil
@@ -279,7 +279,7 @@ func split(list []*config.Server, n int) [][]*config.Server {
 
 // computeScopes is one scope per rack, in the strategy's order with the
 // canary first; every rack but the last with work gets the wait and the
-// pause (ROLLOUT-RULES 6, 7, 9, 10, 16, 17).
+// pause (rules 6, 7, 9, 10, 16, 17).
 func (p *planning) computeScopes(id string, c *config.Cluster, compute []*config.Server) []plan.Scope {
 	if len(compute) == 0 {
 		return nil
@@ -325,7 +325,7 @@ type rackServers struct {
 
 // rackOrder groups servers by rack and orders the racks: alphanumeric
 // (byte-wise: "rack10" < "rack2") or natural ("rack2" < "rack10"), the
-// canary first (ROLLOUT-RULES 6). Servers keep declared order in a rack.
+// canary first (rule 6). Servers keep declared order in a rack.
 func (p *planning) rackOrder(c *config.Cluster, servers []*config.Server, order, canary string) []rackServers {
 	idx := map[string]int{}
 	var racks []rackServers
@@ -349,7 +349,7 @@ func (p *planning) rackOrder(c *config.Cluster, servers []*config.Server, order,
 	return racks
 }
 
-// newScope makes a scope over servers with N counted (ROLLOUT-RULES 9:
+// newScope makes a scope over servers with N counted (rule 9:
 // servers skipped at plan time leave N).
 func (p *planning) newScope(id, kind, name, rack string, servers []*config.Server) plan.Scope {
 	sc := plan.Scope{ID: id, Kind: kind, Name: name, Rack: rack}
@@ -365,7 +365,7 @@ func (p *planning) newScope(id, kind, name, rack string, servers []*config.Serve
 
 // thresholds resolves a rack's or batch's threshold, failure budget,
 // concurrency and breach action, and reports the impossible ones
-// (ROLLOUT-RULES 7, 9, 10, 12).
+// (rules 7, 9, 10, 12).
 func (p *planning) thresholds(sc *plan.Scope, ss config.ScopeSettings, maxUnavailable config.Quantity, what string) {
 	n := sc.Eligible
 	sc.Threshold = plan.Threshold{Type: ss.Threshold.Type, Value: ss.Threshold.Value}
@@ -374,7 +374,7 @@ func (p *planning) thresholds(sc *plan.Scope, ss config.ScopeSettings, maxUnavai
 	}
 	th := config.Threshold{Type: sc.Threshold.Type, Value: sc.Threshold.Value}
 	// N = 0 makes the scope skipped(empty): it requires nothing, whatever
-	// a count threshold says (ROLLOUT-RULES 9).
+	// a count threshold says (rule 9).
 	if n > 0 {
 		sc.Required = th.Required(n)
 	}
@@ -444,7 +444,7 @@ func (h *durationHeap) Pop() any {
 // stages. A server goes to the first stage whose selectors match it; a
 // server no stage selects is an error, never dropped. Control-plane
 // servers of a stage still go one at a time, spare first, before its
-// other servers (ROLLOUT-RULES 4 holds whatever the config says).
+// other servers (rule 4 holds whatever the config says).
 func (p *planning) strategyStages(c *config.Cluster, servers []*config.Server) []plan.Phase {
 	st := c.Strategy
 	taken := map[*config.Server]bool{}

@@ -198,7 +198,7 @@ func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
 	return out, p.diags
 }
 
-// checkRolloutMembership enforces ROLLOUT-RULES 8 across the rollout: a
+// checkRolloutMembership enforces rule 8 across the rollout: a
 // cluster (and so its servers) may sit in only one group.
 func (p *planning) checkRolloutMembership() {
 	type seen struct {

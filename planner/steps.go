@@ -50,7 +50,7 @@ func verifyTimeout(st *config.Strategy, s *config.Server) time.Duration {
 	return t
 }
 
-// steps lays out one server's upgrade (DESIGN.md §1, strategy 4): drain and
+// steps lays out one server's upgrade (docs/rollout-rules.md rules 3, 21 and 30): drain and
 // shutdown when the host goes down, one update per changed firmware
 // component, the runtime reimage, one reset that applies what was staged,
 // wait until healthy at every target version, uncordon. It returns the

@@ -16,7 +16,7 @@ import (
 // blocked: some cluster can never start (no window opening before the
 // plan expires, or its release is pending).
 //
-// It is computed from the plan alone, by the rules as ROLLOUT-RULES.md
+// It is computed from the plan alone, by the rules as docs/rollout-rules.md
 // states them, without the executor: stages in turn (1); a stage's
 // before-gates, its groups in parallel (2), then its after-wait beside its
 // after-gates (19); a group's clusters one at a time, the next chosen by

@@ -365,8 +365,38 @@ func TestApplyCrash(t *testing.T) {
 			}
 			exited := make(chan struct{})
 			go func() { _ = cmd.Wait(); close(exited) }()
+			// The kill point counts from when the apply holds its lock (its
+			// lock file appears), not from its start: on a loaded machine
+			// the binary and its plugin take longer to start than the whole
+			// window, and every kill would land before the run began. Every
+			// other kill still counts from the start, so early kills (before
+			// the lock) stay covered too.
 			killAt := time.Duration(30+rng.IntN(570)) * time.Millisecond
+			fromLock := rng.IntN(2) == 0
+			armed := make(chan struct{})
+			if fromLock {
+				go func() {
+					defer close(armed)
+					lock := filepath.Join(e.work, stateDir, "lock.json")
+					for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(2 * time.Millisecond) {
+						select {
+						case <-exited:
+							return
+						default:
+						}
+						if _, err := os.Stat(lock); err == nil {
+							return
+						}
+					}
+				}()
+			} else {
+				close(armed)
+			}
 			killed := false
+			select {
+			case <-exited:
+			case <-armed:
+			}
 			select {
 			case <-exited:
 			case <-time.After(killAt):

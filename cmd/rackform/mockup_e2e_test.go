@@ -4,20 +4,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
+	"github.com/rackform/rackform/internal/testenv"
 	"github.com/rackform/rackform/providers/mockup"
 )
 
-// mockupCapture is one real Redfish service tree under testdata/mockups
-// (copied, trimmed to the files plan reads, from public captures: DMTF's
-// Redfish-Publications and Cray-HPE's csm-redfish-interface-emulator, each
-// with its licence), and a release for it: the next version of what the
+// mockupCapture is one real Redfish service tree among the public captures
+// in ../shared/redfish-mockups (DMTF's Redfish-Publications and Cray-HPE's
+// csm-redfish-interface-emulator; read there at test time, never copied
+// into the repository), and a release for it: the next version of what the
 // capture reports, in the capture's own format.
 type mockupCapture struct {
-	dir    string // under testdata/mockups
+	dir    string // under ../shared/redfish-mockups
 	system string // the server's system, where the BMC serves several
 	// images is the scheme of the image URLs ("https" unless the BMC
 	// takes only HTTP or FTP).
@@ -61,12 +61,6 @@ var mockupCaptures = []mockupCapture{
 	}, want: []string{"bios ex235a.bios-1.3.6 → ex235a.bios-1.3.7, bmc nc.1.6.16-21-prod-master.arm.2022-01-25T16:23:33+00:00.28331ff → nc.1.6.17-0-gabcdef", "update bios: simple_update HTTPS, targets /redfish/v1/UpdateService/FirmwareInventory/Node0.BIOS, no apply time (the BMC lists no apply times for simple_update; it applies the image as it does by default)\n"}},
 }
 
-// mockupSourceEnv, set to a folder of the public captures (the layout of
-// ../shared/redfish-mockups), makes TestPlanAgainstRealCaptures serve the
-// whole captures from there and copy every file plan read into
-// testdata/mockups: how the trimmed copies were made.
-const mockupSourceEnv = "RACKFORM_MOCKUP_SOURCE"
-
 // TestPlanAgainstRealCaptures: rackform plan (the real binary, the redfish
 // provider out of process) against real BMCs' Redfish trees served file for
 // file by a static mockup server (no simulator logic in between) plans
@@ -74,8 +68,7 @@ const mockupSourceEnv = "RACKFORM_MOCKUP_SOURCE"
 // update method is chosen from what each service advertises, the EX235a
 // blade's node is named by system, and no server is left unobserved.
 func TestPlanAgainstRealCaptures(t *testing.T) {
-	src := os.Getenv(mockupSourceEnv)
-	root := filepath.Join("testdata", "mockups")
+	testenv.MockupsDir(t) // skips, naming what to install, where the captures are absent
 	servers := map[string]*mockup.Server{}
 	var cfg strings.Builder
 	cfg.WriteString(`provider "redfish" {
@@ -87,10 +80,7 @@ func TestPlanAgainstRealCaptures(t *testing.T) {
 }
 `)
 	for i, mc := range mockupCaptures {
-		dir := filepath.Join(root, mc.dir)
-		if src != "" {
-			dir = filepath.Join(src, mc.dir)
-		}
+		dir := testenv.Mockup(t, mc.dir)
 		s := mockup.NewServer(t, dir, mockup.Options{Username: "admin", Password: e2ePassword, Sessions: true})
 		servers[mc.dir] = s
 		name := fmt.Sprintf("m%d", i+1)
@@ -117,9 +107,6 @@ func TestPlanAgainstRealCaptures(t *testing.T) {
 	}
 	e := newE2EEnv(t)
 	code, out := e.run(t, "plan", "-detailed-exitcode", "-no-color", dir)
-	if src != "" {
-		copyRead(t, src, root, servers)
-	}
 	if code != 2 {
 		t.Fatalf("plan -detailed-exitcode: exit %d, want 2 (changes, no error)\n%s", code, out)
 	}
@@ -143,50 +130,5 @@ func TestPlanAgainstRealCaptures(t *testing.T) {
 	}
 	if t.Failed() || testing.Verbose() {
 		t.Logf("plan:\n%s", out)
-	}
-}
-
-// copyRead copies every capture file the mockup servers answered from src
-// into dst, keeping each capture's layout and the licence files.
-func copyRead(t *testing.T, src, dst string, servers map[string]*mockup.Server) {
-	t.Helper()
-	for _, lic := range []string{"dmtf/LICENSE.md", "csm/LICENSE"} {
-		copyFile(t, filepath.Join(src, lic), filepath.Join(dst, lic))
-	}
-	for name, s := range servers {
-		seen := map[string]bool{}
-		for _, line := range s.Log() {
-			_, uri, _ := strings.Cut(line, " ")
-			f := s.File(uri)
-			if f == "" || seen[f] {
-				continue
-			}
-			seen[f] = true
-			rel, err := filepath.Rel(filepath.Join(src, name), f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			copyFile(t, f, filepath.Join(dst, name, rel))
-		}
-		files := make([]string, 0, len(seen))
-		for f := range seen {
-			files = append(files, f)
-		}
-		sort.Strings(files)
-		t.Logf("%s: copied %d files", name, len(files))
-	}
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -197,7 +197,7 @@ type Server struct {
 	Estimate Duration `json:"estimate"`
 	// Windows are the server's own maintenance window's open intervals
 	// (when it differs from its cluster's): apply starts the server only
-	// inside one (ROLLOUT-RULES 20).
+	// inside one (rule 20).
 	Windows []Interval `json:"windows,omitempty"`
 }
 

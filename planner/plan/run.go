@@ -12,7 +12,7 @@ type Run struct {
 	Stages []Stage `json:"stages"`
 }
 
-// Stage runs after the previous stage (ROLLOUT-RULES 1).
+// Stage runs after the previous stage (rule 1).
 type Stage struct {
 	// ID is the stage's address, e.g. "stage.canary"; skip and approve use it.
 	ID   string `json:"id"`

@@ -8,9 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rackform/rackform/internal/testenv"
 )
 
-const capture = "testdata/public-rackmount1"
+// capture is DMTF's public-rackmount1 mockup, read where the shared
+// captures are (../shared/redfish-mockups): the repository holds none.
+func capture(t *testing.T) string { return testenv.Mockup(t, "dmtf/public-rackmount1") }
 
 func get(t *testing.T, s *Server, path string, auth func(*http.Request)) (*http.Response, []byte) {
 	t.Helper()
@@ -32,7 +36,7 @@ func get(t *testing.T, s *Server, path string, auth func(*http.Request)) (*http.
 // index.json exactly as captured, ignores $expand (the capture has no
 // expanded collection), and answers 404 for what the capture lacks.
 func TestServesCaptureByteForByte(t *testing.T) {
-	s := NewServer(t, capture, Options{})
+	s := NewServer(t, capture(t), Options{})
 	for _, p := range []string{"/redfish/v1", "/redfish/v1/", "/redfish/v1/Systems/437XR1138R2", "/redfish/v1/UpdateService/FirmwareInventory?$expand=.($levels=1)"} {
 		resp, body := get(t, s, p, nil)
 		want, err := os.ReadFile(s.File(p))
@@ -43,7 +47,7 @@ func TestServesCaptureByteForByte(t *testing.T) {
 			t.Errorf("GET %s: %d, body equal to the capture: %v", p, resp.StatusCode, bytes.Equal(body, want))
 		}
 	}
-	if resp, _ := get(t, s, "/redfish/v1/UpdateService", nil); resp.StatusCode != http.StatusNotFound {
+	if resp, _ := get(t, s, "/redfish/v1/NoSuchService", nil); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("a path the capture lacks answered %d, want 404", resp.StatusCode)
 	}
 	if resp, _ := get(t, s, "/redfish/v1/../../etc/passwd", nil); resp.StatusCode != http.StatusNotFound {
@@ -66,7 +70,7 @@ func TestServesCaptureByteForByte(t *testing.T) {
 // needs Basic auth or a session token; sessions log in and out, and are
 // forgotten as a rebooting BMC forgets them. Without Sessions, login is 405.
 func TestAuthentication(t *testing.T) {
-	s := NewServer(t, capture, Options{Username: "admin", Password: "pw", Sessions: true})
+	s := NewServer(t, capture(t), Options{Username: "admin", Password: "pw", Sessions: true})
 	sys := "/redfish/v1/Systems"
 	if resp, _ := get(t, s, "/redfish/v1", nil); resp.StatusCode != http.StatusOK {
 		t.Errorf("service root without credentials: %d, want 200", resp.StatusCode)
@@ -101,7 +105,7 @@ func TestAuthentication(t *testing.T) {
 		t.Errorf("%d sessions after ForgetSessions", s.OpenSessions())
 	}
 
-	basic := NewServer(t, capture, Options{Username: "admin", Password: "pw"})
+	basic := NewServer(t, capture(t), Options{Username: "admin", Password: "pw"})
 	resp, err = basic.Client().Post(basic.URL+SessionsURI, "application/json", strings.NewReader(`{"UserName":"admin","Password":"pw"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +119,7 @@ func TestAuthentication(t *testing.T) {
 // TestInterceptAddsBehaviour: a test's Intercept answers what it handles
 // and leaves the rest to the capture.
 func TestInterceptAddsBehaviour(t *testing.T) {
-	s := NewServer(t, capture, Options{Intercept: func(w http.ResponseWriter, r *http.Request) bool {
+	s := NewServer(t, capture(t), Options{Intercept: func(w http.ResponseWriter, r *http.Request) bool {
 		if r.Method == http.MethodPost {
 			w.WriteHeader(http.StatusNoContent)
 			return true
@@ -133,7 +137,7 @@ func TestInterceptAddsBehaviour(t *testing.T) {
 	if resp, _ := get(t, s, "/redfish/v1/Systems", nil); resp.StatusCode != http.StatusOK {
 		t.Errorf("GET after intercept: %d", resp.StatusCode)
 	}
-	if _, err := os.Stat(filepath.Join(capture, "Systems", "index.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(capture(t), "Systems", "index.json")); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -23,7 +23,8 @@ type FaultRequest struct {
 // processes can read its counters and inject faults:
 //
 //	GET  /bmcs          [{"name","url","profile"}...]
-//	GET  /stats         {"bmcs": {name: Stats}}
+//	GET  /stats         {"bmcs": {name: Stats}}; Stats.member_flashes counts
+//	                    completed flashes by inventory member (8 GPUs: 8 entries)
 //	GET  /stats/{name}  Stats (404 for an unknown name)
 //	POST /faults        FaultRequest → 204
 //

@@ -304,16 +304,7 @@ func TestPlainHttpPush(t *testing.T) {
 	clk := newClock()
 	f := start(t, Options{Now: clk.Now}, BMCSpec{Name: "s1", Profile: ProfileDMTF, PowerOn: true})
 	u := f.BMCs()[0].URL
-	req, _ := http.NewRequest("POST", u+"/FWUpdate", strings.NewReader(strings.Repeat("x", 1000)))
-	req.Header.Set("Content-Type", "application/octet-stream")
-	req.Header.Set("X-Image-Name", "cpld-2.0.bin")
-	req.SetBasicAuth(testUser, testPass)
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 202 {
+	if resp := plainPush(t, u+"/FWUpdate", "cpld-2.0.bin", strings.Repeat("x", 1000)); resp.StatusCode != 202 {
 		t.Fatalf("push: %d", resp.StatusCode)
 	}
 	clk.Advance(10 * time.Minute)

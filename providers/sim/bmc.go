@@ -41,7 +41,11 @@ type Stats struct {
 	// PushBytes counts image bytes received by HttpPushUri/multipart push.
 	PushBytes int64 `json:"push_bytes"`
 	// Flashes counts completed flashes by component key.
-	Flashes        map[string]int    `json:"flashes,omitempty"`
+	Flashes map[string]int `json:"flashes,omitempty"`
+	// MemberFlashes counts completed flashes by inventory member, named
+	// by its stable Id (Dell's FQDD, not its version-bearing Id): 8 GPUs
+	// of one key are 8 entries.
+	MemberFlashes  map[string]int    `json:"member_flashes,omitempty"`
 	TasksCompleted int               `json:"tasks_completed"`
 	TasksFailed    int               `json:"tasks_failed"`
 	Resets         int               `json:"resets"`     // accepted ComputerSystem.Reset actions
@@ -84,7 +88,8 @@ type pending struct {
 
 type task struct {
 	id         string
-	comp       int // -1 when the image named no component
+	comp       int   // -1 when the image named no component
+	more       []int // further components flashed by the same task (several Targets)
 	version    string
 	image      string
 	start, end time.Time
@@ -133,16 +138,20 @@ type bmc struct {
 	mu       sync.Mutex
 	events   []event  // sorted by at
 	versions []string // by comps index
-	pending  []pending
-	bmcDown  time.Time // unreachable until then
-	sessions []*session
-	nextSess int
-	tasks    []*task
-	nextTask int
-	reqNo    uint64
-	inflight int
-	stats    Stats
-	faults   []Fault
+	previous []string // by comps index: the version before the last update, "" for none
+	absent   []bool   // by comps index: the member is not fitted (BMCSpec.Absent)
+	// available are images uploaded but not installed (Dell Available-).
+	available []availableImage
+	pending   []pending
+	bmcDown   time.Time // unreachable until then
+	sessions  []*session
+	nextSess  int
+	tasks     []*task
+	nextTask  int
+	reqNo     uint64
+	inflight  int
+	stats     Stats
+	faults    []Fault
 }
 
 func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
@@ -234,8 +243,12 @@ func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
 		}
 	}
 	b.versions = make([]string, len(b.comps))
+	b.previous = make([]string, len(b.comps))
 	for i, c := range b.comps {
-		b.versions[i] = c.version
+		b.versions[i], b.previous[i] = c.version, c.previous
+	}
+	if err := b.setAbsent(s.Absent); err != nil {
+		return nil, fmt.Errorf("BMC %s: %w", s.Name, err)
 	}
 	for _, k := range sortedKeys(s.Firmware) {
 		v := s.Firmware[k]
@@ -354,7 +367,7 @@ func (b *bmc) hostBoot(h *host, t time.Time) {
 		keep := b.pending[:0]
 		for _, p := range b.pending {
 			if c := b.comps[p.comp]; c.sys == h.idx || (c.sys < 0 && c.activation != activateBMC) || (c.sys < 0 && p.onReset) {
-				b.versions[p.comp] = p.version
+				b.setVersion(p.comp, p.version)
 			} else {
 				keep = append(keep, p)
 			}
@@ -444,181 +457,13 @@ func (b *bmc) bmcReset(t time.Time) {
 		keep := b.pending[:0]
 		for _, p := range b.pending {
 			if b.comps[p.comp].activation == activateBMC {
-				b.versions[p.comp] = p.version
+				b.setVersion(p.comp, p.version)
 			} else {
 				keep = append(keep, p)
 			}
 		}
 		b.pending = keep
 	})
-}
-
-// startTask creates an update task at now for image (with an optional
-// target: an inventory member, or on basic the System or Manager) and apply
-// time. b.mu is held.
-func (b *bmc) startTask(now time.Time, image, target, applyTime string, payload taskPayload) *task {
-	b.nextTask++
-	t := &task{id: strconv.Itoa(b.nextTask), comp: -1, image: image, start: now, end: b.after(now, b.fleet.timings.Flash), payload: payload}
-	if b.prof.acceptNoContent {
-		t.end = now
-	}
-	comp, version, ok := parseImage(image)
-	idx, found := -1, false
-	if target != "" {
-		if i, ok := b.targetComponent(target); ok {
-			idx, found = i, true
-		} else {
-			t.message = fmt.Sprintf("Target %s is not an updateable inventory item.", target)
-		}
-	} else if comp != "" {
-		var matches []int
-		for i, c := range b.comps {
-			base := c.key
-			if c.sys >= 0 && len(b.hosts) > 1 {
-				base = strings.TrimPrefix(c.key, b.hosts[c.sys].id+".")
-			}
-			if strings.EqualFold(base, comp) || strings.EqualFold(c.key, comp) {
-				matches = append(matches, i)
-			}
-		}
-		if len(matches) == 1 {
-			idx, found = matches[0], true
-		}
-	}
-	if found && ok && b.comps[idx].canUpdate() {
-		t.comp, t.version = idx, version
-	} else if t.message == "" {
-		t.message = fmt.Sprintf("The image %s does not apply to any updateable component of this server (want <component>-<version>.bin, component one of BMC, BIOS, NIC, CPLD).", image)
-	}
-	b.stats.Updates++
-	fail := t.comp < 0
-	if _, ok := b.faultFor(FaultTaskFail, 0); ok {
-		fail = true
-		b.stats.FaultsInjected++
-		if t.message == "" {
-			t.message = "The firmware image failed verification (injected fault)."
-		}
-	}
-	if _, ok := b.faultFor(FaultTaskHang, 0); ok {
-		t.hang = true
-		b.stats.FaultsInjected++
-	}
-	b.tasks = append(b.tasks, t)
-	if len(b.tasks) > maxTasks {
-		b.tasks = b.tasks[len(b.tasks)-maxTasks:]
-	}
-	if t.hang {
-		return t
-	}
-	finish := func(at time.Time) {
-		if fail {
-			t.state = "Exception"
-			b.stats.TasksFailed++
-			return
-		}
-		t.state = "Completed"
-		b.stats.TasksCompleted++
-		c := b.comps[t.comp]
-		if b.stats.Flashes == nil {
-			b.stats.Flashes = map[string]int{}
-		}
-		b.stats.Flashes[c.key]++
-		p := pending{comp: t.comp, version: t.version}
-		switch {
-		case applyTime == "OnReset":
-			p.onReset = true
-			b.pending = append(b.pending, p)
-		case c.activation == activateNow:
-			b.versions[t.comp] = t.version
-		case c.activation == activateBMC:
-			b.pending = append(b.pending, p)
-			if t.end.Equal(t.start) {
-				// Accepted and completed in one request (basic): the BMC
-				// answers, then goes away a moment later.
-				at = at.Add(10 * time.Millisecond)
-			}
-			b.bmcReset(at)
-		default:
-			b.pending = append(b.pending, p)
-		}
-	}
-	if t.end.Equal(now) {
-		finish(now)
-		return t
-	}
-	b.at(t.end, finish)
-	return t
-}
-
-// targetComponent resolves a Targets entry to a component.
-func (b *bmc) targetComponent(target string) (int, bool) {
-	if b.prof.targetsSystemManager {
-		if target == b.prof.managerPath {
-			return b.component(ComponentBMC)
-		}
-		for _, h := range b.hosts {
-			if target == h.path {
-				return b.hostComponent(h, ComponentBIOS)
-			}
-		}
-		return 0, false
-	}
-	for i, c := range b.comps {
-		if inventoryPath(c) == target {
-			return i, true
-		}
-	}
-	return 0, false
-}
-
-// targetsAllowed lists the Targets values the SimpleUpdate ActionInfo
-// allows: updateable inventory members, or on basic the Systems and the
-// Manager.
-func (b *bmc) targetsAllowed() []string {
-	var out []string
-	if b.prof.targetsSystemManager {
-		for _, h := range b.hosts {
-			out = append(out, h.path)
-		}
-		return append(out, b.prof.managerPath)
-	}
-	for _, c := range b.comps {
-		if c.canUpdate() {
-			out = append(out, inventoryPath(c))
-		}
-	}
-	return out
-}
-
-// taskState is the task's state, percent and message at now.
-func (t *task) status(now time.Time) (state string, percent int) {
-	if t.state != "" {
-		return t.state, 100
-	}
-	total := t.end.Sub(t.start)
-	f := 0.0
-	if total > 0 {
-		f = float64(now.Sub(t.start)) / float64(total)
-	}
-	switch {
-	case f < 0.03:
-		return "New", 0
-	case f < 0.08:
-		return "Starting", 0
-	case t.hang:
-		return "Running", min(int(f*100), 42)
-	default:
-		return "Running", min(int(f*100), 99)
-	}
-}
-
-func (b *bmc) task(id string) *task {
-	for _, t := range b.tasks {
-		if t.id == id {
-			return t
-		}
-	}
-	return nil
 }
 
 // newSession opens a session at now, or returns nil at the limit.
@@ -693,6 +538,10 @@ func (b *bmc) snapshot() Stats {
 		s.Flashes = make(map[string]int, len(b.stats.Flashes))
 		for k, v := range b.stats.Flashes {
 			s.Flashes[k] = v
+		}
+		s.MemberFlashes = make(map[string]int, len(b.stats.MemberFlashes))
+		for k, v := range b.stats.MemberFlashes {
+			s.MemberFlashes[k] = v
 		}
 	}
 	s.PowerState, s.Health = b.hosts[0].power, b.hosts[0].health

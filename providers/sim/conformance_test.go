@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"net/url"
 	"sort"
 	"strings"
@@ -154,6 +155,69 @@ func TestConformanceNoDanglingLinks(t *testing.T) {
 			}
 			if len(systems) != want {
 				t.Errorf("systems %v, want %d", systems, want)
+			}
+		})
+	}
+}
+
+// firstVersions are the schema versions that first define properties the
+// simulator serves after their type's v1_0_0 (from DMTF's CSDL, Redfish
+// 2025.4): a document that declares an older version must not serve them.
+var firstVersions = []struct {
+	typ, path string
+	since     [3]int
+}{
+	{"UpdateService", "HttpPushUri", [3]int{1, 1, 0}},
+	{"UpdateService", "HttpPushUriOptions", [3]int{1, 4, 0}},
+	{"UpdateService", "MaxImageSizeBytes", [3]int{1, 5, 0}},
+	{"UpdateService", "MultipartHttpPushUri", [3]int{1, 6, 0}},
+	{"ComputerSystem", "VirtualMedia", [3]int{1, 13, 0}},
+	{"ServiceRoot", "ProtocolFeaturesSupported", [3]int{1, 3, 0}},
+	{"ServiceRoot", "Product", [3]int{1, 3, 0}},
+	{"ServiceRoot", "Vendor", [3]int{1, 5, 0}},
+	{"ServiceRoot", "UpdateService", [3]int{1, 1, 0}},
+	{"ServiceRoot", "Links/ManagerProvidingService", [3]int{1, 15, 0}},
+	{"SoftwareInventory", "SoftwareId", [3]int{1, 1, 0}},
+	{"SoftwareInventory", "RelatedItem", [3]int{1, 1, 0}},
+	{"SoftwareInventory", "Manufacturer", [3]int{1, 2, 0}},
+	{"Manager", "Links/ActiveSoftwareImage", [3]int{1, 6, 0}},
+	{"Manager", "Links/SoftwareImages", [3]int{1, 6, 0}},
+	{"Manager", "Links/ManagerInChassis", [3]int{1, 1, 0}},
+	{"Manager", "PowerState", [3]int{1, 2, 0}},
+}
+
+// TestDeclaredVersionsDefineWhatIsServed crawls every profile and holds
+// each document to the schema version it declares, as DMTF's
+// Redfish-Service-Validator does: no property newer than the version
+// (firstVersions), no @Redfish.Copyright (an annotation for mockups only),
+// and the service root's Links.Sessions (required by its schema).
+func TestDeclaredVersionsDefineWhatIsServed(t *testing.T) {
+	for _, p := range AllProfiles() {
+		t.Run(p, func(t *testing.T) {
+			_, u := one(t, Options{}, p)
+			docs := crawl(t, u)
+			if str(at(docs["/redfish/v1"], "Links", "Sessions", "@odata.id")) == "" {
+				t.Error("the service root has no Links.Sessions")
+			}
+			for _, path := range sortedKeys(docs) {
+				doc := docs[path]
+				if _, ok := doc["@Redfish.Copyright"]; ok {
+					t.Errorf("%s: @Redfish.Copyright (for mockups only)", path)
+				}
+				name, version := schemaType(doc)
+				var v [3]int
+				if _, err := fmt.Sscanf(version, "v%d_%d_%d", &v[0], &v[1], &v[2]); err != nil {
+					continue // a collection, or no version
+				}
+				for _, fv := range firstVersions {
+					keys := strings.Split(fv.path, "/")
+					if fv.typ != name || at(doc, keys...) == nil {
+						continue
+					}
+					if v[0] < fv.since[0] || v[0] == fv.since[0] && (v[1] < fv.since[1] || v[1] == fv.since[1] && v[2] < fv.since[2]) {
+						t.Errorf("%s: serves %s, which %s defines only from v%d_%d_%d, but declares %s", path, fv.path, name, fv.since[0], fv.since[1], fv.since[2], doc["@odata.type"])
+					}
+				}
 			}
 		})
 	}

@@ -6,8 +6,13 @@
 //
 // # Profiles
 //
-// Each BMC has a hardware profile whose resource shapes are copied from real
-// service trees (testdata/profiles, with their licences), and whose default
+// Each BMC has a hardware profile: documents this project writes
+// (profiles_*.go) from the facts of a real BMC's service tree (member Ids,
+// version formats, Updateable, actions and their ActionInfo, task
+// behaviour, URIs), never copies of it. The captures stay in
+// ../shared/redfish-mockups, where TestProfilesHoldToTheirCaptures reads
+// them to hold each profile against its real BMC: what a profile serves
+// beyond its capture is listed in the profile with the reason. Default
 // versions are the strings those real BMCs report:
 //
 //	dmtf     DMTF public-rackmount1: Systems/437XR1138R2, Managers/BMC, Chassis/1U,
@@ -47,10 +52,11 @@
 //	         BMC "2.15.0-dev-686-g100c36de90", a backup image a3f1d5b2
 //	         (Updateable false); no BiosVersion on the System (the capture has
 //	         none).
-//	basic    An older, Supermicro-like BMC (written by hand; no capture here):
-//	         Systems/1, Managers/1, Chassis/1, no FirmwareInventory or
-//	         SoftwareInventory (404), no SessionService (Basic auth only; a
-//	         session login is 404, an X-Auth-Token alone is 401). BIOS "3.4"
+//	basic    An older, Supermicro-like BMC (written for this project; no
+//	         capture): Systems/1, Managers/1, Chassis/1, no
+//	         FirmwareInventory or SoftwareInventory (404), a disabled
+//	         SessionService (Basic auth only; a session login is 405, an
+//	         X-Auth-Token alone is 401). BIOS "3.4"
 //	         only as ComputerSystem.BiosVersion, BMC "1.71.11" only as
 //	         Manager.FirmwareVersion. SimpleUpdate requires Targets naming the
 //	         System (BIOS) or the Manager (BMC) and answers 204 No Content with
@@ -71,9 +77,47 @@
 //	         flashing the BMC restarts the manager for all (the hosts keep
 //	         running). The Manager has no FirmwareVersion (as captured).
 //
+//	idrac    Dell iDRAC9 on a PowerEdge R750 (dell/R750): inventory Ids
+//	         Installed-/Current-/Previous-<ComponentID>-<Version>__<FQDD>
+//	         sharing SoftwareId and Name (iDRAC "6.00.30.00" with Previous
+//	         "4.40.29.00", BIOS "1.8.2" with Previous "1.2.4"); after an
+//	         update the Installed Id changes with the version and the image
+//	         it replaces becomes Previous-; Oem.Dell.DellSoftwareInventory
+//	         .Status Installed or AvailableForInstallation;
+//	         Links.ActiveSoftwareImage on the Manager and the System's Bios.
+//	         SimpleUpdate without ActionInfo; HttpPushUri is the
+//	         FirmwareInventory collection: a pushed image is staged as an
+//	         Available- member (201 + Location) that a SimpleUpdate naming
+//	         it installs; MultipartUpload installs at once.
+//	xcc      Lenovo XClarity Controller on a ThinkSystem SR670 V2
+//	         (lenovo/SR670V2): versions <build>-<version> ("42S-2.83",
+//	         UEFI "22J-1.51"; Manager "TGBT42S 2.83", BiosVersion
+//	         "U8E122J"); BMC-Primary and BMC-Backup (StandbySpare) with one
+//	         SoftwareId and Name; Disabled placeholders BMC-Primary-Pending
+//	         ("-*") and UEFI-Pending (null) that show a staged version until
+//	         it activates. SimpleUpdate Targets may only name BMC-Backup (as
+//	         the capture's ActionInfo says); no OperationApplyTimeSupport;
+//	         push URIs /fwupdate and /mfwupdate.
+//	hgx      Supermicro SYS-821GE-TNHR with an HGX H100 8-GPU board
+//	         (supermicro/SYS-821GE-TNHR): BIOS "BIOS Date: 08/04/2023 Ver
+//	         1.4" (BiosVersion "1.4"), Backup_/Golden_/Staging_ copies of
+//	         BMC and BIOS, HGX members with SoftwareIds (HGX_FW_BMC_0 0x0010,
+//	         HGX_FW_GPU_SXM_1..8 0x0020 "96.00.61.00.01", NVSwitches
+//	         0x0070), non-updateable host-side GPU1..8. SimpleUpdate's
+//	         ActionInfo lists the Manager, the System and each member as
+//	         Targets; one update may name several (each is flashed), and a
+//	         GPU image without Targets flashes every GPU fitted.
+//	         BMCSpec.Absent makes members absent (Status.State Absent, never
+//	         flashed). Multipart push, no HttpPushUri.
+//	sushy    A BMC like OpenStack's sushy-tools emulator (no capture): its
+//	         session login wants HTTP Basic credentials as well, else 401;
+//	         Basic auth works on every resource.
+//
 // Profiles lists the first four (what "mixed" cycles through, and what
-// providers' conformance tests run against); AllProfiles adds basic and
-// crayex.
+// providers' conformance tests run against); AllProfiles adds basic,
+// crayex and the vendor profiles. Stats.MemberFlashes counts flashes by
+// inventory member (the admin API's member_flashes), so a test can check
+// that each of 8 GPUs was flashed exactly once.
 //
 // Every update answers 202 Accepted with Location (the task monitor) and
 // Retry-After (basic: 204); every profile except ilo5 puts the Task in the
@@ -103,8 +147,18 @@
 //
 // Every BMC and system has a distinct UUID and SerialNumber derived from the
 // BMC's name (and the system's Id), stable across reruns; Manufacturer and
-// Model are the profile's. No @odata.id in any profile leads to a 404
-// (copy.py drops links to what is not served).
+// Model are the profile's. No @odata.id in any profile leads to a 404.
+//
+// # Protocol
+//
+// Every BMC follows DSP0266's protocol rules whatever its profile: an
+// OData-Version other than 4.0 is refused with 412; an unsupported $ query
+// parameter with 501, a value given to only or excerpt with 400; only is
+// answered; every GET, HEAD and 405 says in Allow which methods the URI
+// takes; a GET names its schema in a Link rel=describedby header; posting
+// to Sessions/Members logs in; the AccountService serves the fleet's user
+// and the standard roles (Administrator, Operator, ReadOnly); $metadata
+// references the DMTF schema file of every namespace served.
 //
 // # Images
 //
@@ -116,7 +170,8 @@
 //	<component>-<version>[.<ext>]...   e.g. http://127.0.0.1:9/images/bios-2.80.bin
 //
 // where component is a key above (case-insensitive) and the known extensions
-// .bin .img .iso .fwpkg .pldm .hpm .rom .signed .tar .gz .tgz .zip are
+// .bin .img .iso .fwpkg .pldm .hpm .rom .signed .tar .gz .tgz .zip .exe
+// (Dell update packages) are
 // stripped. A version that cannot be a file name rides in the query:
 //
 //	.../bios.bin?version=A43%20v2.60%20(01%2F01%2F2023)

@@ -110,6 +110,9 @@ type BMCSpec struct {
 	PowerOn bool
 	// Health is the initial Status.Health: OK (default), Warning, Critical.
 	Health string
+	// Absent lists inventory members (by Id, e.g. "HGX_FW_GPU_SXM_3") that
+	// are not fitted: Status.State Absent, never updated.
+	Absent []string
 	// RequireTargets makes the BMC refuse an update that does not name its
 	// inventory member in Targets (as some vendors' BMCs do): a multipart
 	// push's UpdateParameters, and SimpleUpdate where the profile has a

@@ -129,3 +129,22 @@ func str(v any) string {
 }
 
 func hasPrefix(s, p string) bool { return strings.HasPrefix(s, p) }
+
+// plainPush posts body to a BMC's HttpPushUri (url) as an image named name
+// (X-Image-Name), with Basic auth, and returns the response (closed).
+func plainPush(t testing.TB, url, name, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/octet-stream")
+	req.Header.Set("X-Image-Name", name)
+	req.SetBasicAuth(testUser, testPass)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("push %s to %s: %v", name, url, err)
+	}
+	resp.Body.Close()
+	return resp
+}

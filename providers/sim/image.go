@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-var imageExts = []string{".bin", ".img", ".iso", ".fwpkg", ".pldm", ".hpm", ".rom", ".signed", ".tar", ".gz", ".tgz", ".zip"}
+var imageExts = []string{".bin", ".img", ".iso", ".fwpkg", ".pldm", ".hpm", ".rom", ".signed", ".tar", ".gz", ".tgz", ".zip", ".exe"}
 
-var componentKeys = []string{ComponentBMC, ComponentBIOS, ComponentNIC, ComponentCPLD, ComponentRuntime}
+var componentKeys = []string{ComponentBMC, ComponentBIOS, ComponentNIC, ComponentCPLD, ComponentGPU, ComponentRuntime}
 
 // parseImage reads the component key and version from an image URI or file
 // name: the last path element is <component>-<version>[.<ext>]... (see the

@@ -52,6 +52,17 @@ func TestProfilesReportTheCapturesVersionStrings(t *testing.T) {
 		ProfileBasic:   {map[string]any{}, "3.4", "1.71.11", nil, nil},
 		ProfileCrayEX: {map[string]any{"BMC": "nc.1.6.16-21-prod-master.arm.2022-01-25T16:23:33+00:00.28331ff", "Node0.BIOS": "ex235a.bios-1.3.6", "Node1.BIOS": "ex235a.bios-1.3.6", "FPGA0": "4.05"},
 			"ex235a.bios-1.3.6", nil, []string{"Bootloader", "FPGA0"}, nil},
+		// Dell: the version is in the Id; the rollback images are listed.
+		ProfileIDRAC: {map[string]any{"Installed-25227-6.00.30.00__iDRAC.Embedded.1-1": "6.00.30.00", "Previous-25227-4.40.29.00__iDRAC.Embedded.1-1": "4.40.29.00",
+			"Installed-159-1.8.2__BIOS.Setup.1-1": "1.8.2", "Current-159-1.8.2__BIOS.Setup.1-1": "1.8.2", "Previous-159-1.2.4__BIOS.Setup.1-1": "1.2.4"},
+			"1.8.2", "6.00.30.00", nil, nil},
+		// Lenovo: <build>-<version>, and the placeholders of what is pending.
+		ProfileXCC: {map[string]any{"BMC-Primary": "42S-2.83", "BMC-Backup": "42S-2.83", "BMC-Primary-Pending": "-*", "UEFI": "22J-1.51", "UEFI-Pending": nil},
+			"U8E122J", "TGBT42S 2.83", nil, nil},
+		ProfileHGX: {map[string]any{"BIOS": "BIOS Date: 08/04/2023 Ver 1.4", "Golden_BIOS": "BIOS Date: 05/04/2023 Ver 1.3", "BMC": "11.01.01", "Backup_BMC": "Not Present",
+			"HGX_FW_GPU_SXM_1": "96.00.61.00.01", "HGX_FW_GPU_SXM_8": "96.00.61.00.01", "HGX_FW_BMC_0": "HGX-22.10-1-rc34"},
+			"1.4", "11.01.01", []string{"GPU1", "GPU2", "GPU3", "GPU4", "GPU5", "GPU6", "GPU7", "GPU8"}, nil},
+		ProfileSushy: {map[string]any{"BIOS": "1.0.0", "BMC": "1.0.0"}, "1.0.0", "1.0.0", nil, nil},
 	}
 	for _, p := range AllProfiles() {
 		t.Run(p, func(t *testing.T) {
@@ -245,15 +256,7 @@ func TestRefusedMethods(t *testing.T) {
 	if r.status != 400 || str(extendedInfo(t, r)["MessageId"]) != "Base.1.8.ActionNotSupported" {
 		t.Errorf("refused SimpleUpdate: %d %s", r.status, r.body)
 	}
-	req, _ := http.NewRequest("POST", u+"/FWUpdate", strings.NewReader("image bytes"))
-	req.SetBasicAuth(testUser, testPass)
-	req.Header.Set("X-Image-Name", "bios-2.0.bin")
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 400 {
+	if resp := plainPush(t, u+"/FWUpdate", "bios-2.0.bin", "image bytes"); resp.StatusCode != 400 {
 		t.Errorf("refused HttpPush: %d", resp.StatusCode)
 	}
 	if st := multipartPush(t, u+"/redfish/v1/UpdateService/upload", "bios-2.0.bin", `{"Targets": ["/redfish/v1/UpdateService/FirmwareInventory/BIOS"]}`); st != 202 {

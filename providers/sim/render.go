@@ -47,6 +47,11 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		switch p {
 		case h.path:
 			return b.renderSystem(h), true
+		case h.path + "/Bios":
+			if !pr.biosResource {
+				continue
+			}
+			return b.renderBios(h), true
 		case h.path + "/ResetActionInfo":
 			if doc, ok := pr.docs[p]; ok && len(b.hosts) == 1 {
 				return doc, true
@@ -70,14 +75,17 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 	switch p {
 	case "/redfish/v1":
 		doc := pr.docs[p]
-		if !pr.noSessions {
-			doc = with(doc, ref("/redfish/v1/SessionService/Sessions"), "Links", "Sessions")
+		doc = with(doc, ref("/redfish/v1/SessionService/Sessions"), "Links", "Sessions")
+		doc = with(doc, ref(accountServicePath), "AccountService")
+		if _, ok := doc["UUID"]; ok {
+			doc = with(doc, b.uuid, "UUID")
 		}
-		doc = with(doc, b.spec.Name, "Oem", "Sim", "ServerName")
 		if b.fleet.opts.NoExpand {
 			doc = with(doc, map[string]any{}, "ProtocolFeaturesSupported", "ExpandQuery")
 		}
 		return doc, true
+	case "/redfish/v1/odata":
+		return b.odataService(), true
 	case "/redfish/v1/Systems":
 		members := make([]string, len(b.hosts))
 		for i, h := range b.hosts {
@@ -99,6 +107,16 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		}
 		if !pr.vmediaUnderSystem {
 			doc = with(doc, ref(pr.vmediaColl), "VirtualMedia")
+		}
+		if pr.activeImages {
+			if i, ok := b.component(ComponentBMC); ok {
+				images := b.softwareImages(ComponentBMC)
+				doc = with(doc, ref(b.memberPath(i)), "Links", "ActiveSoftwareImage")
+				doc = with(doc, refs(images), "Links", "SoftwareImages")
+				if _, ok := at(doc, "Links", "SoftwareImages@odata.count").(int); ok {
+					doc = with(doc, len(images), "Links", "SoftwareImages@odata.count")
+				}
+			}
 		}
 		servers := make([]string, len(b.hosts))
 		for i, h := range b.hosts {
@@ -145,9 +163,9 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		}
 		software := strings.HasSuffix(p, "SoftwareInventory")
 		var members []string
-		for _, c := range b.comps {
-			if c.software == software {
-				members = append(members, inventoryPath(c))
+		for _, m := range b.members() {
+			if b.comps[m.comp].software == software {
+				members = append(members, m.path(b))
 			}
 		}
 		return collection(p, "#SoftwareInventoryCollection.SoftwareInventoryCollection", "Software Inventory Collection", members), true
@@ -162,14 +180,8 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		}
 		return collection(p, "#TaskCollection.TaskCollection", "Task Collection", members), true
 	case "/redfish/v1/SessionService":
-		if pr.noSessions {
-			return nil, false
-		}
 		return with(pr.docs[p], ref("/redfish/v1/SessionService/Sessions"), "Sessions"), true
 	case "/redfish/v1/SessionService/Sessions":
-		if pr.noSessions {
-			return nil, false
-		}
 		members := make([]string, len(b.sessions))
 		for i, s := range b.sessions {
 			members[i] = "/redfish/v1/SessionService/Sessions/" + s.id
@@ -190,11 +202,12 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		}
 		return nil, false
 	}
-	if !pr.noInventory {
-		for i, c := range b.comps {
-			if inventoryPath(c) == p {
-				return b.renderInventory(i), true
-			}
+	if doc, ok := b.renderAccounts(p); ok {
+		return doc, true
+	}
+	if !pr.noInventory && strings.HasPrefix(p, "/redfish/v1/UpdateService/") {
+		if m, ok := b.memberAt(p); ok {
+			return b.renderMember(m), true
 		}
 	}
 	if strings.HasPrefix(p, "/redfish/v1/Systems/") || strings.HasPrefix(p, pr.vmediaColl) {
@@ -284,7 +297,11 @@ func (b *bmc) renderSystem(h *host) map[string]any {
 	if _, has := doc["BiosVersion"]; has {
 		// Only where the real BMC reports it (openbmc's capture has none).
 		if i, ok := b.hostComponent(h, ComponentBIOS); ok {
-			doc = with(doc, b.versions[i], "BiosVersion")
+			v := b.versions[i]
+			if pr.biosVersion != nil {
+				v = pr.biosVersion(v)
+			}
+			doc = with(doc, v, "BiosVersion")
 		}
 	}
 	if pr.vmediaUnderSystem {
@@ -398,7 +415,9 @@ func (b *bmc) renderUpdateService(doc map[string]any) map[string]any {
 		}
 		transfer, _, _ := b.simpleUpdateParams()
 		doc = with(doc, transfer.allowable, "Actions", "#UpdateService.SimpleUpdate", "TransferProtocol@Redfish.AllowableValues")
-		doc = with(doc, map[string]any{"SupportedValues": []string{"Immediate", "OnReset"}}, "Actions", "#UpdateService.SimpleUpdate", "@Redfish.OperationApplyTimeSupport")
+		if !pr.noApplyTime {
+			doc = with(doc, map[string]any{"SupportedValues": []string{"Immediate", "OnReset"}}, "Actions", "#UpdateService.SimpleUpdate", "@Redfish.OperationApplyTimeSupport")
+		}
 	}
 	return doc
 }
@@ -406,7 +425,7 @@ func (b *bmc) renderUpdateService(doc map[string]any) map[string]any {
 func (b *bmc) renderInventory(i int) map[string]any {
 	c := b.comps[i]
 	doc := b.prof.inventoryTemplate
-	p := inventoryPath(c)
+	p := b.memberPath(i)
 	doc = with(doc, p, "@odata.id")
 	doc = with(doc, c.id, "Id")
 	doc = with(doc, c.name, "Name")
@@ -415,7 +434,10 @@ func (b *bmc) renderInventory(i int) map[string]any {
 	if c.sys >= 0 && len(b.hosts) > 1 {
 		sw = strings.TrimPrefix(c.key, b.hosts[c.sys].id+".")
 	}
-	if o := b.spec.SoftwareIDs[sw]; o != "" {
+	if c.softwareID != "" {
+		sw = c.softwareID
+	}
+	if o := b.spec.SoftwareIDs[strings.TrimPrefix(c.key, b.hostPrefix(c))]; o != "" {
 		sw = o
 	}
 	doc = with(doc, sw, "SoftwareId")
@@ -436,7 +458,9 @@ func (b *bmc) renderInventory(i int) map[string]any {
 		default:
 			doc = with(doc, []any{ref(b.prof.chassisPath)}, "RelatedItem")
 		}
-		doc = with(doc, 1, "RelatedItem@odata.count")
+		if _, ok := doc["RelatedItem@odata.count"]; ok {
+			doc = with(doc, 1, "RelatedItem@odata.count")
+		}
 	} else {
 		doc = without(doc, "RelatedItem")
 	}
@@ -551,4 +575,61 @@ func (b *bmc) taskMonitor(p string, now time.Time) (status int, doc map[string]a
 		return http.StatusNotFound, nil, nil, true
 	}
 	return http.StatusOK, b.taskDoc(t, now), nil, true
+}
+
+// odataService is the OData service document: the service root and each
+// resource it links at its top level, as singletons.
+func (b *bmc) odataService() map[string]any {
+	root, _ := b.render("/redfish/v1", time.Time{})
+	value := []any{map[string]any{"name": "Service", "kind": "Singleton", "url": "/redfish/v1/"}}
+	for _, k := range sortedKeys(root) {
+		if u, ok := at(root, k, "@odata.id").(string); ok && k != "Links" {
+			value = append(value, map[string]any{"name": k, "kind": "Singleton", "url": u})
+		}
+	}
+	return map[string]any{"@odata.context": "/redfish/v1/$metadata", "value": value}
+}
+
+// hostPrefix is "Node1." for a per-system component on a BMC with several
+// systems, else "".
+func (b *bmc) hostPrefix(c component) string {
+	if c.sys >= 0 && len(b.hosts) > 1 {
+		return b.hosts[c.sys].id + "."
+	}
+	return ""
+}
+
+// softwareImages lists the members that are images of component key: its
+// active member, its rollback (Dell Previous-) and the copies that name it
+// (Lenovo BMC-Backup, Supermicro Golden_/Staging_/Backup_). b.mu is held.
+func (b *bmc) softwareImages(key string) []string {
+	var out []string
+	for _, m := range b.members() {
+		c := b.comps[m.comp]
+		if m.image != nil || (c.key != key && c.imageOf != key) {
+			continue
+		}
+		if m.twin >= 0 && c.twins[m.twin].kind != twinPrevious {
+			continue
+		}
+		out = append(out, m.path(b))
+	}
+	return out
+}
+
+// renderBios is a System's Bios resource: what links the System to the
+// BIOS member it runs (Links.ActiveSoftwareImage, Bios v1_1_0).
+func (b *bmc) renderBios(h *host) map[string]any {
+	doc := map[string]any{
+		"@odata.id":         h.path + "/Bios",
+		"@odata.type":       "#Bios.v1_1_0.Bios",
+		"Id":                "Bios",
+		"Name":              "BIOS Configuration Current Settings",
+		"AttributeRegistry": "BiosAttributeRegistry.v1_0_0",
+		"Attributes":        map[string]any{},
+	}
+	if i, ok := b.hostComponent(h, ComponentBIOS); ok {
+		doc["Links"] = map[string]any{"ActiveSoftwareImage": ref(b.memberPath(i)), "SoftwareImages": refs(b.softwareImages(b.comps[i].key))}
+	}
+	return doc
 }

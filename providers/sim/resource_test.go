@@ -244,8 +244,9 @@ func TestNewRejectsBadSpecs(t *testing.T) {
 		want string
 	}{
 		{"not loopback", BMCSpec{Name: "a", Addr: "10.0.0.1:443"}, "not loopback"},
-		{"profile", BMCSpec{Name: "a", Addr: "127.0.0.1:0", Profile: "idrac"}, "unknown profile"},
-		{"component", BMCSpec{Name: "a", Addr: "127.0.0.1:0", Firmware: map[string]string{"GPU": "1"}}, "unknown component"},
+		{"profile", BMCSpec{Name: "a", Addr: "127.0.0.1:0", Profile: "toaster"}, "unknown profile"},
+		{"component", BMCSpec{Name: "a", Addr: "127.0.0.1:0", Firmware: map[string]string{"Toaster": "1"}}, "unknown component"},
+		{"absent member", BMCSpec{Name: "a", Addr: "127.0.0.1:0", Absent: []string{"GPU9"}}, "no such inventory member"},
 		{"health", BMCSpec{Name: "a", Addr: "127.0.0.1:0", Health: "Meh"}, "health"},
 		{"no name", BMCSpec{Addr: "127.0.0.1:0"}, "empty name"},
 	} {

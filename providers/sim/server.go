@@ -167,6 +167,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("OData-Version", "4.0")
 	h.Set("Cache-Control", "no-cache")
+	if doc, ok := v.(map[string]any); ok {
+		if link := describedBy(doc); link != "" {
+			h.Set("Link", link)
+		}
+	}
+	h.Set("ETag", etag(body))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
@@ -214,7 +220,9 @@ func public(method, p string) bool {
 	switch p {
 	case "/redfish", "/redfish/v1", "/redfish/v1/odata", "/redfish/v1/$metadata":
 		return method == http.MethodGet || method == http.MethodHead
-	case "/redfish/v1/SessionService/Sessions":
+	case "/redfish/v1/SessionService/Sessions", sessionsMe:
+		// Posting to a collection's Members creates a member, as posting
+		// to the collection does (DSP0266).
 		return method == http.MethodPost // 404 where there is no SessionService
 	}
 	return false
@@ -250,6 +258,9 @@ func cleanPath(p string) string {
 func (b *bmc) route(w http.ResponseWriter, r *http.Request) {
 	p := cleanPath(r.URL.Path)
 	now := b.fleet.opts.Now()
+	if !checkODataVersion(w, r) {
+		return
+	}
 	if !public(r.Method, p) {
 		b.mu.Lock()
 		ok := b.authorized(r, now)
@@ -260,6 +271,26 @@ func (b *bmc) route(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	b.mu.Lock()
+	b.advance(now)
+	methods := b.allowed(p, now)
+	b.mu.Unlock()
+	if methods == nil {
+		writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+p+" was not found.")
+		return
+	}
+	w.Header().Set("Allow", allowHeader(methods))
+	if !methodAllowed(methods, r.Method) {
+		if p == "/redfish/v1/SessionService/Sessions" && b.prof.noSessions {
+			writeError(w, http.StatusMethodNotAllowed, "Base.1.8.OperationNotAllowed", "This BMC's session service is disabled: use HTTP Basic authentication on every request.")
+			return
+		}
+		writeError(w, http.StatusMethodNotAllowed, "Base.1.8.OperationNotAllowed", "The method "+r.Method+" is not allowed on "+p+"; it allows "+allowHeader(methods)+".")
+		return
+	}
+	if !checkQuery(w, r) {
+		return
+	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		b.get(w, r, p)
@@ -269,8 +300,6 @@ func (b *bmc) route(w http.ResponseWriter, r *http.Request) {
 		b.patch(w, r, p)
 	case http.MethodDelete:
 		b.delete(w, r, p)
-	default:
-		writeError(w, http.StatusMethodNotAllowed, "Base.1.8.OperationNotAllowed", "The HTTP method is not allowed on this resource.")
 	}
 }
 
@@ -313,9 +342,17 @@ func (b *bmc) get(w http.ResponseWriter, r *http.Request, p string) {
 	if ok && b.prof.expand && !b.fleet.opts.NoExpand && expandRequested(r) {
 		doc = b.expandMembers(doc, now)
 	}
+	onlyOK := true
+	if ok && r.URL.Query().Has("only") {
+		doc, onlyOK = b.onlyMember(doc, now)
+	}
 	b.mu.Unlock()
 	if !ok {
 		writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+p+" was not found.")
+		return
+	}
+	if !onlyOK {
+		writeParamError(w, http.StatusBadRequest, "Base.1.8.QueryNotSupportedOnResource", "The query parameter only applies to a collection; "+p+" is not one.", "only")
 		return
 	}
 	writeJSON(w, status, doc)
@@ -435,7 +472,7 @@ func (b *bmc) post(w http.ResponseWriter, r *http.Request, p string) {
 		return
 	}
 	switch {
-	case p == "/redfish/v1/SessionService/Sessions" && !pr.noSessions:
+	case (p == "/redfish/v1/SessionService/Sessions" || p == sessionsMe) && !pr.noSessions:
 		b.createSession(w, r)
 	case p == pr.managerPath+"/Actions/Manager.Reset":
 		var req struct{ ResetType string }
@@ -477,6 +514,13 @@ func (b *bmc) createSession(w http.ResponseWriter, r *http.Request) {
 	var req struct{ UserName, Password string }
 	if !decodeBody(w, r, &req) {
 		return
+	}
+	if b.prof.basicOnLogin {
+		if u, p, ok := r.BasicAuth(); !ok || !b.fleet.credentialsOK(u, p) {
+			w.Header().Set("WWW-Authenticate", `Basic realm="Redfish"`)
+			writeError(w, http.StatusUnauthorized, "Base.1.8.NoValidSession", "This BMC wants HTTP Basic credentials on the session login as on every request; the credentials in the body alone are not enough.")
+			return
+		}
 	}
 	if !b.fleet.credentialsOK(req.UserName, req.Password) {
 		writeError(w, http.StatusUnauthorized, "Base.1.8.ResourceAtUriUnauthorized", "While accessing the resource at /redfish/v1/SessionService/Sessions, the service received an authorization error.")

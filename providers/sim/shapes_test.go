@@ -2,6 +2,7 @@ package sim
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -18,12 +19,16 @@ func TestBasicProfile(t *testing.T) {
 	u := f.BMCs()[0].URL
 	const su = "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate"
 
+	// The session service is there (the ServiceRoot schema requires
+	// Links.Sessions) but disabled: a login is refused with 405.
 	root := call(t, "GET", u+"/redfish/v1", nil, false).json(t)
-	if root["SessionService"] != nil || at(root, "Links", "Sessions") != nil {
-		t.Errorf("service root links a SessionService: %v", root)
+	ss := get(t, u+str(at(root, "SessionService", "@odata.id")))
+	if ss["ServiceEnabled"] != false || str(at(root, "Links", "Sessions", "@odata.id")) != "/redfish/v1/SessionService/Sessions" {
+		t.Errorf("session service %v, root Links %v: want it linked and disabled", ss, root["Links"])
 	}
-	if s := call(t, "POST", u+"/redfish/v1/SessionService/Sessions", map[string]string{"UserName": testUser, "Password": testPass}, false).status; s != 404 {
-		t.Errorf("session login: %d, want 404 (Basic auth only)", s)
+	login := call(t, "POST", u+"/redfish/v1/SessionService/Sessions", map[string]string{"UserName": testUser, "Password": testPass}, false)
+	if login.status != 405 || login.header.Get("Allow") != "GET, HEAD" || !strings.Contains(string(login.body), "Basic authentication") {
+		t.Errorf("session login: %d Allow %q %s, want 405 saying to use Basic auth", login.status, login.header.Get("Allow"), login.body)
 	}
 	req, _ := http.NewRequest("GET", u+"/redfish/v1/Systems/1", nil)
 	req.Header.Set("X-Auth-Token", "anything")

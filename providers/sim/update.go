@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -15,25 +16,28 @@ type updateParams struct {
 	ApplyTime        string `json:"@Redfish.OperationApplyTime"`
 }
 
-func (p *updateParams) check(w http.ResponseWriter) bool {
+// check refuses an apply time the simulator does not implement and, on a
+// BMC that flashes one component per update, several Targets.
+func (p *updateParams) check(w http.ResponseWriter, multi bool) bool {
 	switch p.ApplyTime {
 	case "", "Immediate", "OnReset":
 	default:
 		writeError(w, http.StatusBadRequest, "Base.1.8.PropertyValueNotInList", "The value \""+p.ApplyTime+"\" for the property @Redfish.OperationApplyTime is not in the list of acceptable values (Immediate, OnReset).")
 		return false
 	}
-	if len(p.Targets) > 1 {
-		writeError(w, http.StatusBadRequest, "Base.1.8.PropertyValueFormatError", "Targets lists more than one item: update one component at a time.")
+	if len(p.Targets) > 1 && !multi {
+		writeError(w, http.StatusBadRequest, "Base.1.8.PropertyValueFormatError", "Targets lists more than one item: this BMC updates one component at a time.")
 		return false
 	}
 	return true
 }
 
-func (p *updateParams) target() string {
-	if len(p.Targets) == 0 {
-		return ""
+func (p *updateParams) targets() []string {
+	out := make([]string, len(p.Targets))
+	for i, t := range p.Targets {
+		out[i] = cleanPath(t)
 	}
-	return cleanPath(p.Targets[0])
+	return out
 }
 
 // simpleUpdate handles UpdateService.SimpleUpdate: the image is never
@@ -58,7 +62,7 @@ func (b *bmc) simpleUpdate(w http.ResponseWriter, r *http.Request) {
 		writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterValueNotInList", "The value \""+req.TransferProtocol+"\" for the parameter TransferProtocol is not in the list of acceptable values ("+strings.Join(transfer.allowable, ", ")+").", "TransferProtocol", req.TransferProtocol)
 		return
 	}
-	if !req.check(w) {
+	if !req.check(w, b.prof.multiTarget) {
 		return
 	}
 	if targets.required && len(req.Targets) == 0 && b.prof.name != ProfileILO5 {
@@ -92,7 +96,16 @@ func (b *bmc) simpleUpdate(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	b.accept(w, req.ImageURI, req.target(), req.ApplyTime, taskPayload{targetURI: r.URL.Path, jsonBody: req.jsonBody()})
+	image := req.ImageURI
+	b.mu.Lock()
+	staged, isStaged := b.memberAt(req.ImageURI)
+	if isStaged && staged.image != nil {
+		// An image uploaded before (Dell Available-): install it.
+		image = fmt.Sprintf("%s-%s.bin", b.comps[staged.comp].key, staged.image.version)
+		b.install(staged.image)
+	}
+	b.mu.Unlock()
+	b.accept(w, image, req.targets(), req.ApplyTime, taskPayload{targetURI: r.URL.Path, jsonBody: req.jsonBody()})
 }
 
 func containsFold(list []string, s string) bool {
@@ -188,7 +201,7 @@ func (b *bmc) push(w http.ResponseWriter, r *http.Request) {
 			image = "unnamed.bin"
 		}
 	}
-	if !params.check(w) {
+	if !params.check(w, b.prof.multiTarget) {
 		return
 	}
 	method := MethodHTTPPush
@@ -199,14 +212,16 @@ func (b *bmc) push(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "Base.1.8.ActionNotSupported", "This BMC does not accept updates by "+strings.ReplaceAll(method, "_", " ")+" (it is disabled); use another update method.")
 		return
 	}
-	if mt == "multipart/form-data" && len(params.Targets) > 0 {
-		if _, ok := b.targetComponent(params.target()); !ok {
-			writeParamError(w, http.StatusBadRequest, "Base.1.8.PropertyValueNotInList", "The value \""+params.Targets[0]+"\" for the property Targets is not an updateable item of this BMC.", "Targets", params.Targets[0])
-			return
-		}
-		if i, _ := b.targetComponent(params.target()); !b.comps[i].canUpdate() {
-			writeParamError(w, http.StatusBadRequest, "Base.1.8.PropertyValueNotInList", "The value \""+params.Targets[0]+"\" for the property Targets is not an updateable item of this BMC.", "Targets", params.Targets[0])
-			return
+	if mt == "multipart/form-data" {
+		for _, target := range params.Targets {
+			b.mu.Lock()
+			i, ok := b.targetComponent(target)
+			ok = ok && b.comps[i].canUpdate() && !b.absent[i]
+			b.mu.Unlock()
+			if !ok {
+				writeParamError(w, http.StatusBadRequest, "Base.1.8.PropertyValueNotInList", "The value \""+target+"\" for the property Targets is not an updateable item of this BMC.", "Targets", target)
+				return
+			}
 		}
 	}
 	if b.spec.RequireTargets && mt == "multipart/form-data" && len(params.Targets) == 0 {
@@ -215,6 +230,19 @@ func (b *bmc) push(w http.ResponseWriter, r *http.Request) {
 	}
 	b.mu.Lock()
 	b.stats.PushBytes += n
+	if b.prof.uploadStages && mt != "multipart/form-data" {
+		// Dell: the pushed image is staged as an Available- member, and a
+		// SimpleUpdate naming it installs it.
+		uri, err := b.upload(image)
+		b.mu.Unlock()
+		if err != nil {
+			writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterValueFormatError", "The pushed image cannot be staged: "+err.Error(), "UpdateFile", image)
+			return
+		}
+		w.Header().Set("Location", uri)
+		w.WriteHeader(http.StatusCreated)
+		return
+	}
 	b.mu.Unlock()
 	// The body of a push is no JSON: bmcweb shows "null" (its parse of the
 	// body failed); the others show the UpdateParameters part.
@@ -222,15 +250,15 @@ func (b *bmc) push(w http.ResponseWriter, r *http.Request) {
 	if mt == "multipart/form-data" && b.prof.name != ProfileOpenBMC {
 		body = params.jsonBody()
 	}
-	b.accept(w, image, params.target(), params.ApplyTime, taskPayload{targetURI: r.URL.Path, jsonBody: body})
+	b.accept(w, image, params.targets(), params.ApplyTime, taskPayload{targetURI: r.URL.Path, jsonBody: body})
 }
 
 // accept creates the task and answers 202 with the task monitor.
-func (b *bmc) accept(w http.ResponseWriter, image, target, applyTime string, payload taskPayload) {
+func (b *bmc) accept(w http.ResponseWriter, image string, targets []string, applyTime string, payload taskPayload) {
 	b.mu.Lock()
 	now := b.fleet.opts.Now()
 	b.advance(now)
-	t := b.startTask(now, image, target, applyTime, payload)
+	t := b.startTask(now, image, targets, applyTime, payload)
 	doc := b.taskDoc(t, now)
 	b.mu.Unlock()
 	monitor := b.prof.taskMonitor(t.id)

@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/hcl/v2"
-
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/examples"
 	"github.com/rackform/rackform/executor"
@@ -184,8 +182,12 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 	color := meta.Color
 
 	// 1. The fleet.
-	cfg, ok := c.loadDemoConfig(cfgDir)
+	cfg, ok := loadInventory(c.Meta, cfgDir, func(string) string { return "" })
 	if !ok {
+		return ExitError
+	}
+	if len(cfg.Clusters) != 1 || cfg.Clusters[0].Release == nil {
+		fmt.Fprintf(c.Stderr, "Error: the embedded example has %d clusters, want one with a release\n", len(cfg.Clusters))
 		return ExitError
 	}
 	sc := &simCommand{Meta: &meta, profile: sim.ProfileDMTF, atTarget: strings.Join(demoAtTarget, ","), down: strings.Join(demoDown, ",")}
@@ -196,13 +198,10 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 	for i := range specs {
 		specs[i].Profile = demoProfiles[i%len(demoProfiles)]
 	}
-	fleet, err := sim.New(sim.Options{Speed: c.speed, Username: demoUser, Password: password, TLS: true}, specs)
-	if err != nil {
-		return c.fail("%s", err)
-	}
 	simCtx, stopSim := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopSim()
-	if err := fleet.Start(simCtx); err != nil {
+	fleet, err := startFleet(simCtx, fleetServe{Options: sim.Options{Speed: c.speed, Username: demoUser, Password: password, TLS: true}}, specs)
+	if err != nil {
 		return c.fail("starting the simulated fleet: %s (the demo serves the example's BMC addresses, 127.1.RACK.SERVER:%d; is a `rackform sim` or another demo serving them? -port picks another port)", err, c.port)
 	}
 	defer fleet.Close()
@@ -327,28 +326,6 @@ func (c *demoCommand) header(out io.Writer, color bool, title string) {
 		return
 	}
 	fmt.Fprintf(out, "\n== %s ==\n", title)
-}
-
-// loadDemoConfig loads the written example; unlike plan it must load with
-// no error at all (the simulator needs the inventory).
-func (c *demoCommand) loadDemoConfig(dir string) (*config.Config, bool) {
-	loader := config.NewLoader(config.LoadOptions{Getenv: func(string) string { return "" }})
-	cfg, diags := loader.Load(dir)
-	var errs hcl.Diagnostics
-	for _, d := range diags {
-		if d.Severity == hcl.DiagError {
-			errs = append(errs, d)
-		}
-	}
-	if errs.HasErrors() {
-		c.showDiagnostics(errs, loader.Files(), c.Color)
-		return nil, false
-	}
-	if len(cfg.Clusters) != 1 || cfg.Clusters[0].Release == nil {
-		fmt.Fprintf(c.Stderr, "Error: the embedded example has %d clusters, want one with a release\n", len(cfg.Clusters))
-		return nil, false
-	}
-	return cfg, true
 }
 
 // demoRunState is the run's state as the state directory records it, and

@@ -49,7 +49,9 @@ type simCommand struct {
 	// profileForFlags are -profile-for NAME=PROFILE.
 	profileForFlags stringList
 	// refuse are -refuse NAME=METHOD[,METHOD...].
-	refuse         stringList
+	refuse stringList
+	// absent are -absent NAME=MEMBER[,MEMBER...].
+	absent         stringList
 	strictTransfer bool
 	// aliases map each server of a -config fleet to its BMC's name (the
 	// first server on a shared BMC), for -fault.
@@ -69,9 +71,14 @@ resets that take minutes, SimpleUpdate and multipart push creating tasks,
 versions that change after the required reset, VirtualMedia reimage.
 Profiles: dmtf, ilo5, ami, openbmc (single-system BMCs with a firmware
 inventory), basic (an older BMC: no firmware inventory, Basic auth only),
-crayex (one BMC, 2 systems Node0 and Node1), mixed (cycling through the
-first four) or all (cycling through all six). -profile-for picks one
-server's (or BMC's) profile.
+crayex (one BMC, 2 systems Node0 and Node1), idrac (Dell iDRAC9: inventory
+Ids that carry the version, Previous- rollback images), xcc (Lenovo XCC:
+BMC-Backup and -Pending members), hgx (Supermicro HGX: 8 GPUs of one
+SoftwareId, several Targets per update), sushy (Basic credentials wanted
+on the session login), mixed (cycling through the first four) or all
+(cycling through all ten). -profile-for picks one server's (or BMC's)
+profile; -absent makes inventory members of a BMC absent (a GPU not
+fitted).
 
 With -config, every server starts just behind its cluster's release, in
 each component's own version format ("P79 v1.46" starts at "P79 v1.45"),
@@ -94,11 +101,12 @@ then serves until SIGINT or SIGTERM. -admin serves a JSON control API
 
 func (c *simCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
-	c.faults, c.faultRates, c.firmware, c.target, c.profileForFlags, c.refuse = nil, nil, nil, nil, nil, nil
+	c.faults, c.faultRates, c.firmware, c.target, c.profileForFlags, c.refuse, c.absent = nil, nil, nil, nil, nil, nil, nil
 	fs.IntVar(&c.n, "n", 10, "Serve `N` BMCs.")
 	fs.StringVar(&c.base, "base", "127.1.1.1", "First BMC `IP` (loopback); the others follow.")
 	fs.IntVar(&c.port, "port", 8443, "TCP `PORT` of every BMC (0: a free port each).")
-	fs.StringVar(&c.profile, "profile", "dmtf", "Hardware `PROFILE`: dmtf, ilo5, ami, openbmc, basic, crayex, mixed or all.")
+	fs.StringVar(&c.profile, "profile", "dmtf", "Hardware `PROFILE`: "+strings.Join(sim.AllProfiles(), ", ")+", mixed or all.")
+	fs.Var(&c.absent, "absent", "Make inventory members of a BMC (or with -config, a server's BMC) absent: `NAME=MEMBER[,MEMBER]`, e.g. bmc-0001=HGX_FW_GPU_SXM_3. Repeatable.")
 	fs.Var(&c.refuse, "refuse", "Make a BMC (or with -config, a server's BMC) advertise but refuse update methods: `NAME=METHOD[,METHOD]` with simple_update, http_push, multipart_push. Repeatable.")
 	fs.BoolVar(&c.strictTransfer, "strict-transfer-protocol", false, "ami BMCs require SimpleUpdate's TransferProtocol and allow only HTTP or FTP, as the real one's ActionInfo says.")
 	fs.Var(&c.profileForFlags, "profile-for", "Give one BMC (or with -config, one server) its own profile: `NAME=PROFILE`. Repeatable.")
@@ -132,9 +140,11 @@ func (c *simCommand) Run(ctx context.Context, args []string) int {
 		return ExitUsage
 	}
 	var specs []sim.BMCSpec
+	var cfg *config.Config
 	var err error
 	if c.configDir != "" {
-		cfg, ok := c.loadSimConfig(c.configDir)
+		var ok bool
+		cfg, ok = loadInventory(c.Meta, c.configDir, c.Getenv)
 		if !ok {
 			return ExitError
 		}
@@ -157,9 +167,9 @@ func (c *simCommand) Run(ctx context.Context, args []string) int {
 		serve.Faults = c.faultsByBMC(serve.Faults)
 	}
 	if err == nil && c.scenario != "" {
-		if c.configDir == "" {
+		if cfg == nil {
 			err = errors.New("-scenario needs -config: a scenario names servers of a configuration")
-		} else if cfg, ok := c.loadSimConfig(c.configDir); ok {
+		} else {
 			more, sc, diags := c.scenarioFaults(cfg, c.scenario)
 			if diags.HasErrors() {
 				c.showDiagnostics(diags, sc.Files(), c.Color)
@@ -168,8 +178,6 @@ func (c *simCommand) Run(ctx context.Context, args []string) int {
 			for name, fs := range more {
 				serve.Faults[name] = append(serve.Faults[name], fs...)
 			}
-		} else {
-			return ExitError
 		}
 	}
 	if err != nil {
@@ -245,12 +253,26 @@ func (c *simCommand) serveOptions() (fleetServe, error) {
 	return s, nil
 }
 
-// applyQuirks applies -refuse and -strict-transfer-protocol to specs.
+// applyQuirks applies -refuse, -absent and -strict-transfer-protocol to
+// specs.
 func (c *simCommand) applyQuirks(specs []sim.BMCSpec) error {
 	byName := map[string]*sim.BMCSpec{}
 	for i := range specs {
 		specs[i].StrictTransferProtocol = c.strictTransfer
 		byName[specs[i].Name] = &specs[i]
+	}
+	for _, a := range c.absent {
+		name, members, ok := strings.Cut(a, "=")
+		if bmc, isServer := c.aliases[name]; isServer {
+			name = bmc
+		}
+		s := byName[name]
+		if !ok || s == nil || members == "" {
+			return fmt.Errorf("-absent %q: want NAME=MEMBER[,MEMBER] naming a BMC or server of this fleet", a)
+		}
+		for _, m := range strings.Split(members, ",") {
+			s.Absent = append(s.Absent, strings.TrimSpace(m))
+		}
 	}
 	for _, r := range c.refuse {
 		name, methods, ok := strings.Cut(r, "=")
@@ -319,13 +341,18 @@ func parseVersions(flagName string, l stringList) (map[string]string, error) {
 	return out, nil
 }
 
+// versionFlags parses -firmware and -target.
+func (c *simCommand) versionFlags() (firmware, target map[string]string, err error) {
+	if firmware, err = parseVersions("-firmware", c.firmware); err != nil {
+		return nil, nil, err
+	}
+	target, err = parseVersions("-target", c.target)
+	return firmware, target, err
+}
+
 // specsFromConfig builds the fleet from a configuration's inventory.
 func (c *simCommand) specsFromConfig(cfg *config.Config) ([]sim.BMCSpec, error) {
-	firmware, err := parseVersions("-firmware", c.firmware)
-	if err != nil {
-		return nil, err
-	}
-	target, err := parseVersions("-target", c.target)
+	firmware, target, err := c.versionFlags()
 	if err != nil {
 		return nil, err
 	}
@@ -340,14 +367,7 @@ func (c *simCommand) specs() ([]sim.BMCSpec, error) {
 	if c.port < 0 || c.port > 65535 {
 		return nil, fmt.Errorf("-port %d is not a TCP port", c.port)
 	}
-	profiles := []string{c.profile}
-	switch c.profile {
-	case "mixed":
-		profiles = sim.Profiles()
-	case "all":
-		profiles = sim.AllProfiles()
-	}
-	profileFor, err := c.profileFor()
+	profiles, profileFor, err := c.profileChoice()
 	if err != nil {
 		return nil, err
 	}
@@ -355,11 +375,7 @@ func (c *simCommand) specs() ([]sim.BMCSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	firmware, err := parseVersions("-firmware", c.firmware)
-	if err != nil {
-		return nil, err
-	}
-	target, err := parseVersions("-target", c.target)
+	firmware, target, err := c.versionFlags()
 	if err != nil {
 		return nil, err
 	}
@@ -444,21 +460,8 @@ func simAddresses(base string, n int) ([]net.IP, error) {
 // on out, and blocks until ctx ends; then it stops every listener. The specs
 // may come from flags or from a configuration's inventory.
 func serveFleet(ctx context.Context, out, errOut io.Writer, s fleetServe, specs []sim.BMCSpec) error {
-	fleet, err := sim.New(s.Options, specs)
+	fleet, err := startFleet(ctx, s, specs)
 	if err != nil {
-		return err
-	}
-	for name, faults := range s.Faults {
-		for _, ft := range faults {
-			if err := fleet.SetFault(name, ft); err != nil {
-				return fmt.Errorf("-fault: %w", err)
-			}
-		}
-	}
-	if len(s.Rate.Rates) > 0 {
-		fleet.SetFaultRate(s.Rate)
-	}
-	if err := fleet.Start(ctx); err != nil {
 		return err
 	}
 	defer fleet.Close()
@@ -493,6 +496,30 @@ func serveFleet(ctx context.Context, out, errOut io.Writer, s fleetServe, specs 
 	}
 	fmt.Fprintln(errOut, "rackform sim: stopped")
 	return nil
+}
+
+// startFleet builds the fleet from specs, injects s's faults and starts
+// serving it until ctx ends or it is closed: the one way `rackform sim`
+// and the demo start a simulated fleet.
+func startFleet(ctx context.Context, s fleetServe, specs []sim.BMCSpec) (*sim.Fleet, error) {
+	fleet, err := sim.New(s.Options, specs)
+	if err != nil {
+		return nil, err
+	}
+	for name, faults := range s.Faults {
+		for _, ft := range faults {
+			if err := fleet.SetFault(name, ft); err != nil {
+				return nil, fmt.Errorf("-fault: %w", err)
+			}
+		}
+	}
+	if len(s.Rate.Rates) > 0 {
+		fleet.SetFaultRate(s.Rate)
+	}
+	if err := fleet.Start(ctx); err != nil {
+		return nil, err
+	}
+	return fleet, nil
 }
 
 func printReady(out io.Writer, bmcs []sim.BMCInfo, s fleetServe) {

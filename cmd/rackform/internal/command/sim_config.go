@@ -16,8 +16,9 @@ import (
 )
 
 // simProfileLabel is the server label that picks a simulated hardware
-// profile for one server ("dmtf", "ilo5", "ami", "openbmc", "basic",
-// "crayex"). -profile-for does the same from the command line.
+// profile for one server (one of sim.AllProfiles: "dmtf", "ilo5", "ami",
+// "openbmc", "basic", "crayex", "idrac", "xcc", "hgx", "sushy").
+// -profile-for does the same from the command line.
 const simProfileLabel = "sim_profile"
 
 // uuidRe matches a UUID, which a server's system may be instead of an Id.
@@ -42,14 +43,7 @@ var uuidRe = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[
 // and target (-target) wins over those. Servers named in down are left out
 // (their BMC is unreachable; on a shared BMC, every system's).
 func (c *simCommand) configSpecs(cfg *config.Config, firmware, target map[string]string) ([]sim.BMCSpec, error) {
-	profiles := []string{c.profile}
-	switch c.profile {
-	case "mixed":
-		profiles = sim.Profiles()
-	case "all":
-		profiles = sim.AllProfiles()
-	}
-	profileFor, err := c.profileFor()
+	profiles, profileFor, err := c.profileChoice()
 	if err != nil {
 		return nil, err
 	}
@@ -260,6 +254,21 @@ func boolSet(m map[string]string) map[string]bool {
 	return out
 }
 
+// profileChoice is the profiles the fleet cycles through (-profile, with
+// mixed and all expanded) and the servers or BMCs given their own
+// (-profile-for).
+func (c *simCommand) profileChoice() (cycle []string, profileFor map[string]string, err error) {
+	cycle = []string{c.profile}
+	switch c.profile {
+	case "mixed":
+		cycle = sim.Profiles()
+	case "all":
+		cycle = sim.AllProfiles()
+	}
+	profileFor, err = c.profileFor()
+	return cycle, profileFor, err
+}
+
 // profileFor parses -profile-for NAME=PROFILE.
 func (c *simCommand) profileFor() (map[string]string, error) {
 	out := map[string]string{}
@@ -334,13 +343,13 @@ func releaseVersions(r *config.Release) map[string]string {
 // release date kept where another number can be lowered.
 func behindVersion(v version.Version) string { return version.Previous(v, false) }
 
-// loadSimConfig loads the configuration for -config, rendering its
-// diagnostics like validate does.
-func (c *simCommand) loadSimConfig(dir string) (*config.Config, bool) {
-	loader := config.NewLoader(config.LoadOptions{Getenv: c.Getenv})
+// loadInventory loads the configuration a simulated fleet is built from
+// (sim -config, the demo), rendering its errors like validate does. The
+// simulator needs only the inventory: warnings (unset credentials read
+// with env()) are dropped, errors are not.
+func loadInventory(m *Meta, dir string, getenv func(string) string) (*config.Config, bool) {
+	loader := config.NewLoader(config.LoadOptions{Getenv: getenv})
 	cfg, diags := loader.Load(dir)
-	// The simulator needs only the inventory: unset credentials (env()) are
-	// fine here, other errors are not.
 	var errs hcl.Diagnostics
 	for _, d := range diags {
 		if d.Severity == hcl.DiagError {
@@ -348,7 +357,7 @@ func (c *simCommand) loadSimConfig(dir string) (*config.Config, bool) {
 		}
 	}
 	if errs.HasErrors() {
-		c.showDiagnostics(errs, loader.Files(), c.Color)
+		m.showDiagnostics(errs, loader.Files(), m.Color)
 		return nil, false
 	}
 	return cfg, true

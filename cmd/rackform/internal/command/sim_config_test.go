@@ -104,7 +104,7 @@ func loadTestConfig(t *testing.T, text string) *config.Config {
 		t.Fatal(err)
 	}
 	c := &simCommand{Meta: &Meta{Streams: Streams{Stderr: &strings.Builder{}}, Getenv: func(string) string { return "" }}}
-	cfg, ok := c.loadSimConfig(dir)
+	cfg, ok := loadInventory(c.Meta, dir, c.Getenv)
 	if !ok {
 		t.Fatalf("config does not load: %s", c.Stderr)
 	}
@@ -204,7 +204,7 @@ func TestSimConfigRefusesWhatItCannotServe(t *testing.T) {
 	}{
 		{&simCommand{profile: "dmtf", profileForFlags: stringList{"node1=ilo5"}}, "profile ilo5 serves one system"},
 		{&simCommand{profile: "dmtf", profileForFlags: stringList{"nobody=ilo5"}}, "-profile-for names nobody, not servers"},
-		{&simCommand{profile: "dmtf", profileForFlags: stringList{"a=idrac"}}, `unknown profile "idrac"`},
+		{&simCommand{profile: "dmtf", profileForFlags: stringList{"a=toaster"}}, `unknown profile "toaster"`},
 	} {
 		if _, err := tc.c.configSpecs(cfg, nil, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("err %v, want %q", err, tc.want)
@@ -234,6 +234,23 @@ func TestSimQuirkFlags(t *testing.T) {
 			t.Errorf("%s: Refuse %v Strict %v, want %v true", s.Name, s.Refuse, s.StrictTransferProtocol, want)
 		}
 	}
+	// -absent: a server's name reaches its BMC; the member must exist.
+	c = &simCommand{profile: "hgx", absent: stringList{"node1=HGX_FW_GPU_SXM_3,HGX_FW_GPU_SXM_4"}}
+	specs, err = c.configSpecs(cfg, nil, nil)
+	if err == nil {
+		err = c.applyQuirks(specs)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range specs {
+		if s.Name == "node0" && !cmp.Equal(s.Absent, []string{"HGX_FW_GPU_SXM_3", "HGX_FW_GPU_SXM_4"}) {
+			t.Errorf("node0 absent %v", s.Absent)
+		}
+	}
+	if c := (&simCommand{profile: "dmtf", absent: stringList{"nobody=GPU1"}}); c.applyQuirks(specs) == nil {
+		t.Error("-absent nobody=GPU1 accepted")
+	}
 	for _, bad := range []string{"node1", "nobody=http_push", "a=ftp_push"} {
 		c := &simCommand{profile: "dmtf", refuse: stringList{bad}}
 		specs, _ := c.configSpecs(cfg, nil, nil)
@@ -252,7 +269,8 @@ func TestSimProfileAllAndProfileFor(t *testing.T) {
 		pfor    stringList
 		want    []string
 	}{
-		{"all", nil, []string{"dmtf", "ilo5", "ami", "openbmc", "basic", "crayex", "dmtf"}},
+		{"all", nil, []string{"dmtf", "ilo5", "ami", "openbmc", "basic", "crayex", "idrac"}},
+		{"hgx", stringList{"bmc-0002=xcc", "bmc-0003=sushy"}, []string{"hgx", "xcc", "sushy", "hgx", "hgx", "hgx", "hgx"}},
 		{"mixed", nil, []string{"dmtf", "ilo5", "ami", "openbmc", "dmtf", "ilo5", "ami"}},
 		{"dmtf", stringList{"bmc-0002=crayex", "bmc-0007=basic"}, []string{"dmtf", "crayex", "dmtf", "dmtf", "dmtf", "dmtf", "basic"}},
 	} {
@@ -287,7 +305,7 @@ func TestSimConfigServesEveryExample(t *testing.T) {
 		dir := filepath.Dir(main)
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			c := &simCommand{Meta: &Meta{Streams: Streams{Stderr: &strings.Builder{}}, Getenv: func(string) string { return "" }}, profile: "dmtf"}
-			cfg, ok := c.loadSimConfig(dir)
+			cfg, ok := loadInventory(c.Meta, dir, c.Getenv)
 			if !ok {
 				t.Fatalf("does not load: %s", c.Stderr)
 			}

@@ -63,7 +63,7 @@ func TestSimBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"-n", "0"}, "-n must be at least 1"},
-		{[]string{"-profile", "idrac", "-port", "0"}, "unknown profile"},
+		{[]string{"-profile", "toaster", "-port", "0"}, "unknown profile"},
 		{[]string{"-fault", "bmc-0001"}, "want NAME=KIND"},
 		{[]string{"-fault", "bmc-0001=explode"}, "unknown fault kind"},
 		{[]string{"-fault-rate", "busy=2"}, "P in [0,1]"},

@@ -1,0 +1,118 @@
+package sim
+
+import "strings"
+
+// HPE's BMCs, written from the facts of their captures in
+// ../shared/redfish-mockups: ilo5 from csm/DL325 (shapes) and
+// csm/XL675d_A40 (version strings, a non-updateable redundant ROM); crayex
+// from csm/EX235a (the Cray nC BMC of an EX235a node card).
+
+func (p *profile) ilo5() shape {
+	p.vmediaID = "2"
+	p.simpleUpdatePath = "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate"
+	p.pushPath = "/cgi-bin/uploadFile"
+	p.multipartPath = "/cgi-bin/uploadFile"
+	p.monitorVanishes = true
+	p.serialPrefix = "MXQ"
+	// iLO's Manager says "iLO 5 v2.46" where its inventory says
+	// "2.46 May 11 2021".
+	p.managerVersion = func(v string) string {
+		first, _, _ := strings.Cut(v, " ")
+		return "iLO 5 v" + first
+	}
+	p.taskMonitor = func(id string) string { return "/redfish/v1/TaskService/Tasks/" + id + "/Monitor" }
+	p.components = []component{
+		{key: ComponentBMC, id: "1", name: "iLO 5", activation: activateBMC, version: "2.46 May 11 2021"},
+		{key: ComponentBIOS, id: "2", name: "System ROM", activation: activateHost, version: "A43 v2.52 (10/29/2021)", perSystem: true},
+		{key: ComponentCPLD, id: "4", name: "System Programmable Logic Device", activation: activateNow, version: "0x0D"},
+		{key: "RedundantROM", id: "6", name: "Redundant System ROM", version: "A43 v2.40 (02/23/2021)", upd: updNo},
+		{key: "TPM", id: "9", name: "TPM Firmware", version: "73.64", upd: updOmit},
+		{key: ComponentNIC, id: "10", name: "Marvell FastLinQ 41000 Series - 2P 25GbE SFP28 QL41232HLCU-HC MD2 Adapter - NIC", activation: activateNow, version: "08.50.78"},
+		{key: "Video", id: "12", name: "Embedded Video Controller", version: "2.5", upd: updNo},
+		{key: ComponentRuntime, id: "1", name: "Runtime OS image", software: true, activation: activateHost, version: "1.0.0", perSystem: true},
+	}
+	p.additions = map[string]map[string]string{
+		"UpdateService": {
+			"MultipartHttpPushUri": "iLO 5 takes multipart uploads at its HttpPushUri (/cgi-bin/uploadFile); the simulator also advertises it as MultipartHttpPushUri, declaring UpdateService v1_6_0 (the captures declare v1_1_1, which has no such property)",
+			"@odata.type":          "v1_6_0 instead of the captures' v1_1_1: the first version that defines MultipartHttpPushUri",
+		},
+	}
+	return shape{
+		system: "1", manager: "1", chassis: "1",
+		redfishVersion: "1.6.0",
+		versions: map[string]string{"ServiceRoot": "v1_5_1", "ComputerSystem": "v1_10_0", "Manager": "v1_5_1", "Chassis": "v1_10_2", "UpdateService": "v1_6_0",
+			"SoftwareInventory": "v1_2_0", "TaskService": "v1_1_1", "SessionService": "v1_0_0", "ActionInfo": "v1_1_2"},
+		manufacturer: "HPE", model: "ProLiant DL325 Gen10 Plus",
+		root: obj{"Name": "HPE RESTful Root Service", "UUID": "", "Vendor": "HPE", "Product": "ProLiant DL325 Gen10 Plus",
+			"ProtocolFeaturesSupported": queryFeatures(expandOneLevel(false, false), false)},
+		systemDoc: obj{"Name": "Computer System", "BiosVersion": "", "Boot": obj{"BootSourceOverrideMode": "UEFI"}},
+		managerDoc: obj{"Model": "iLO 5", "Actions": obj{"#Manager.Reset": obj{"ResetType@Redfish.AllowableValues": managerResetTypes}},
+			"Links": obj{"ManagerForChassis": []any{ref("/redfish/v1/Chassis/1")}, "ManagerInChassis": ref("/redfish/v1/Chassis/1")}},
+		chassisDoc: obj{"Manufacturer": "HPE", "Model": "ProLiant DL325 Gen10 Plus", "PowerState": "On",
+			"Links": obj{"ComputerSystems": []any{}, "ManagedBy": []any{ref("/redfish/v1/Managers/1")}}},
+		update: obj{"Description": "iLO Update Service"},
+		// iLO tags every resource with an ETag and an @odata.context; the
+		// simulator renders both for inventory members.
+		inventory: obj{"@odata.context": "", "@odata.etag": "", "Status": obj{"State": "Enabled", "Health": "OK"}},
+		tasks:     obj{"Description": "iLO Task Service", "CompletedTaskOverWritePolicy": "Manual", "LifeCycleEventOnTaskStateChange": true},
+		sessions:  obj{"Description": "Session Service"},
+	}
+}
+
+func (p *profile) crayex() shape {
+	p.systemIDs = "Node%d"
+	p.vmediaUnderSystem, p.vmediaID = true, "CD1"
+	// The Cray nC BMC's SimpleUpdate target is not the standard
+	// .../Actions/UpdateService.SimpleUpdate: kept as the vendor has it
+	// (the Service Validator reports it as an Action URI error).
+	p.simpleUpdatePath = "/redfish/v1/UpdateService/Actions/SimpleUpdate"
+	p.actionInfo, p.targetsAllowable, p.relatedItems = true, true, true
+	p.transferProtocol = actionParam{required: true, allowable: []string{"HTTP", "HTTPS"}}
+	p.managerVersion = nil // the capture's Manager has no FirmwareVersion
+	p.serialPrefix = "GE2110"
+	p.components = []component{
+		{key: ComponentBMC, id: "BMC", name: "BMC", activation: activateBMC, version: "nc.1.6.16-21-prod-master.arm.2022-01-25T16:23:33+00:00.28331ff"},
+		{key: ComponentBIOS, id: "BIOS", name: "BIOS", activation: activateHost, version: "ex235a.bios-1.3.6", perSystem: true},
+		{key: ComponentCPLD, id: "FPGA0", name: "nFPGA", version: "4.05", upd: updNo},
+		{key: "Bootloader", id: "Bootloader", name: "Bootloader", version: "1.11-tlnc", upd: updNo},
+		{key: ComponentRuntime, id: "Runtime", name: "Runtime OS image", software: true, activation: activateHost, version: "1.0.0", perSystem: true},
+	}
+	p.additions = map[string]map[string]string{
+		"ComputerSystem": {
+			"VirtualMedia":                   "the runtime reimage needs a virtual CD per node; the capture shows none, so the simulator declares ComputerSystem v1_13_0, the first with VirtualMedia",
+			"@odata.type":                    "v1_13_0 instead of the capture's v1_5_0: the first version that defines VirtualMedia",
+			"Links":                          "each node links its chassis and manager, which the capture's System leaves out",
+			"Links/Chassis":                  "likewise",
+			"Links/ManagedBy":                "likewise",
+			"Boot/BootSourceOverrideTarget":  "the boot override of the runtime reimage (the capture's Boot has only BootOrder)",
+			"Boot/BootSourceOverrideEnabled": "likewise",
+		},
+		"Chassis": {
+			"Links":                 "the enclosure links its nodes and its manager",
+			"Links/ComputerSystems": "likewise",
+			"Links/ManagedBy":       "likewise",
+		},
+		"SoftwareInventory": {
+			"RelatedItem":             "each node's BIOS member names its node, so a client tells Node0's from Node1's by more than the Id",
+			"RelatedItem@odata.count": "likewise",
+		},
+	}
+	return shape{
+		system: "Node0", manager: "BMC", chassis: "Enclosure",
+		redfishVersion: "1.2.0",
+		versions: map[string]string{"ServiceRoot": "v1_2_0", "ComputerSystem": "v1_13_0", "Manager": "v1_3_2", "Chassis": "v1_5_1", "UpdateService": "v1_2_0",
+			"SoftwareInventory": "v1_1_0", "TaskService": "v1_1_0", "SessionService": "v1_1_3", "ActionInfo": "v1_0_1"},
+		manufacturer: "HPE", model: "HPE CRAY EX235a",
+		root:      obj{"Description": "The service root for all Redfish requests on this host"},
+		systemDoc: obj{"BiosVersion": ""},
+		managerDoc: obj{"ManagerType": "EnclosureManager", "Description": "Shasta Manager",
+			"Actions": obj{"#Manager.Reset": obj{"ResetType@Redfish.AllowableValues": managerResetTypes}},
+			"Links":   obj{"ManagerInChassis": ref("/redfish/v1/Chassis/Enclosure")}},
+		chassisDoc: obj{"ChassisType": "Enclosure", "Manufacturer": "HPE", "Model": "BardPeakNC", "Description": "BardPeakNC",
+			"Links": obj{"ComputerSystems": []any{}, "ManagedBy": []any{ref("/redfish/v1/Managers/BMC")}}},
+		update:    obj{"Description": "Redfish Update Service", "Status": obj{"State": "Enabled", "Health": "OK"}},
+		inventory: obj{"Status": obj{"State": "Enabled", "Health": "OK"}, "RelatedItem@odata.count": 1},
+		tasks:     obj{"Description": "Task Service", "CompletedTaskOverWritePolicy": "Manual", "LifeCycleEventOnTaskStateChange": true},
+		sessions:  obj{"Description": "Session Service", "SessionTimeout": 1800},
+	}
+}
