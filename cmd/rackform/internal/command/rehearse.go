@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -26,6 +27,7 @@ type rehearseCommand struct {
 	stopAtGates  bool
 	json         bool
 	format       string
+	detail       string
 	noColor      bool
 }
 
@@ -44,7 +46,9 @@ plan is rehearsed too.
 Every step takes the plan's estimate of it. The schedule is put on the
 calendar from -start (default: now), which is what maintenance windows are
 evaluated against. It prints when every stage, group, cluster, rack or
-batch, server and wait starts and ends; every window wait, gate and pause;
+batch, server and wait starts and ends (-detail: every server, only
+racks and batches, or only clusters, by default as the plan's size makes
+readable); every window wait, gate and pause;
 where each threshold is met or breached, with the numbers apply prints;
 which clusters do not fit their maintenance window; and the total against
 the plan's estimate and its critical path. -json prints the executor's
@@ -79,6 +83,7 @@ func (c *rehearseCommand) Flags() *flag.FlagSet {
 	fs.BoolVar(&c.stopAtGates, "stop-at-gates", false, "Stop at the first approval gate or pause instead of answering it.")
 	fs.BoolVar(&c.json, "json", false, "Print the machine-readable UI: the executor's events with their rehearsed times, then the schedule (JSON lines, docs/json.md); same as -format=json.")
 	fs.StringVar(&c.format, "format", "text", "Output `FORMAT`: text, json, or html (one self-contained page: the rack grid and the rehearsed timeline).")
+	fs.StringVar(&c.detail, "detail", "", "How far down the text goes: `LEVEL` servers (every server), racks (racks and batches; a server only when it did not complete) or clusters (a rack only when it did not complete, breached or held the run); default: servers up to 100 servers to upgrade, racks up to 100 racks and batches, clusters beyond.")
 	fs.BoolVar(&c.noColor, "no-color", false, "Never colour the output (also: the NO_COLOR environment variable).")
 	return fs
 }
@@ -99,6 +104,10 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 	case "text", "json", "html":
 	default:
 		fmt.Fprintf(c.Stderr, "Error: -format must be text, json or html, got %q\n", c.format)
+		return ExitUsage
+	}
+	if c.detail != "" && !slices.Contains(rehearseview.Details(), rehearseview.Detail(c.detail)) {
+		fmt.Fprintf(c.Stderr, "Error: -detail must be servers, racks or clusters, got %q\n", c.detail)
 		return ExitUsage
 	}
 	if c.approveAfter < 0 {
@@ -164,7 +173,7 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 	case c.format == "html":
 		err = rehearseview.WriteHTML(c.Stdout, p, res.Schedule)
 	default:
-		err = rehearseview.WriteText(c.Stdout, p, res.Schedule, color)
+		err = rehearseview.WriteText(c.Stdout, p, res.Schedule, color, rehearseview.Detail(c.detail))
 	}
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "Error: writing the rehearsal: %s\n", err)

@@ -88,10 +88,10 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			var text, color bytes.Buffer
-			if err := WriteText(&text, p, res.Schedule, false); err != nil {
+			if err := WriteText(&text, p, res.Schedule, false, ""); err != nil {
 				t.Fatal(err)
 			}
-			if err := WriteText(&color, p, res.Schedule, true); err != nil {
+			if err := WriteText(&color, p, res.Schedule, true, ""); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, c.name+".txt", text.Bytes())
