@@ -152,6 +152,8 @@ type bmc struct {
 	inflight  int
 	stats     Stats
 	faults    []Fault
+	// hostDown: a host-down fault holds the hosts off (fault_timed.go).
+	hostDown bool
 }
 
 func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
@@ -334,7 +336,7 @@ func (b *bmc) advance(now time.Time) {
 
 func (b *bmc) after(t time.Time, d time.Duration) time.Time { return t.Add(b.fleet.scale(d)) }
 
-func (b *bmc) down(now time.Time) bool { return now.Before(b.bmcDown) }
+func (b *bmc) down(now time.Time) bool { return now.Before(b.bmcDown) || b.hasFault(FaultDown) }
 
 // hostBoot starts booting host h at t: its pending versions apply and a
 // reimage installs when the boot finishes.
@@ -352,6 +354,7 @@ func (b *bmc) hostBoot(h *host, t time.Time) {
 			d += b.fleet.timings.Install
 		}
 	}
+	d = b.slowBoot(d, reimage != "")
 	if h.boot.enabled == "Once" {
 		h.boot.target, h.boot.enabled = "None", "Disabled"
 	}
@@ -387,7 +390,7 @@ func (b *bmc) shutdown(h *host, t time.Time, then func(h *host, at time.Time)) {
 	h.powerGen++
 	gen := h.powerGen
 	h.power = powerPoweringOff
-	b.at(b.after(t, b.fleet.timings.Shutdown), func(at time.Time) {
+	b.at(b.after(t, b.slowed(b.fleet.timings.Shutdown, "shutdown", "")), func(at time.Time) {
 		if h.powerGen != gen {
 			return
 		}
