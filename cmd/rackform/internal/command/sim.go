@@ -92,7 +92,9 @@ BMC, BIOS, NIC, CPLD, Runtime.
 Faults: -fault NAME=KIND[:ARG] on one BMC, -fault-rate KIND[:ARG]=P across
 the fleet (deterministic with -seed). Kinds: latency:DUR, timeout[:DUR],
 error[:COUNT], busy[:DUR], malformed[:COUNT], session-limit:N, task-fail,
-task-hang, no-return, ignore-graceful.
+task-hang, no-return, ignore-graceful, provisioning, read-only-fs,
+unknown-state, down (every connection dropped), host-down (the host off,
+health Critical), slow:X (update tasks X times as long).
 
 Prints a ready line, the credentials it accepts and the BMC URLs on stdout,
 then serves until SIGINT or SIGTERM. -admin serves a JSON control API
@@ -125,7 +127,7 @@ func (c *simCommand) Flags() *flag.FlagSet {
 	fs.DurationVar(&c.latency, "latency", 0, "Add `DURATION` to every response of every BMC.")
 	fs.BoolVar(&c.log, "log", false, "Log every request on stderr.")
 	fs.StringVar(&c.configDir, "config", "", "Serve one BMC per server of the configuration in `DIR`, at the server's bmc address (-n and -base are ignored). -at-target then names servers, which start at their cluster's release versions.")
-	fs.StringVar(&c.scenario, "scenario", "", "With -config: inject the faults of the rehearsal scenario in `FILE` (rackform rehearse -scenario; never_ready and update_fails), armed from the start.")
+	fs.StringVar(&c.scenario, "scenario", "", "With -config: inject the faults of the rehearsal scenario in `FILE` (rackform rehearse -scenario), at and for on the simulator's clock from its start (-speed times faster); what it cannot inject as a rehearsal does is refused.")
 	fs.StringVar(&c.down, "down", "", "With -config: server `NAMES` (comma-separated) whose BMC is not served at all (unreachable).")
 	return fs
 }
