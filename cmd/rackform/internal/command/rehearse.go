@@ -84,7 +84,7 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: rehearse takes one plan file, got %d arguments\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: rehearse takes one plan file, got %d arguments\n\n%s\n", len(rest), optionsPointer("rehearse"))
 		return ExitUsage
 	}
 	if c.approveAfter < 0 {

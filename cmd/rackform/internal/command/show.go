@@ -64,7 +64,7 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: show takes one plan file, got %d arguments\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: show takes one plan file, got %d arguments\n\n%s\n", len(rest), optionsPointer("show"))
 		return ExitUsage
 	}
 	format := c.format

@@ -62,7 +62,7 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 0 {
-		fmt.Fprintf(c.Stderr, "Error: status takes no arguments, got %d\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: status takes no arguments, got %d\n\n%s\n", len(rest), optionsPointer("status"))
 		return ExitUsage
 	}
 	if c.format != "text" && c.format != "json" && c.format != "html" {
