@@ -69,13 +69,7 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: -format must be text, json or html, got %q\n", c.format)
 		return ExitUsage
 	}
-	var run *controlRun
-	var err error
-	if c.planFile != "" {
-		run, err = openPlanRun(ctx, c.Meta, c.stateDir, c.stateDirSet, c.planFile)
-	} else {
-		run, err = openControlRun(ctx, c.Meta, c.stateDir, c.runID)
-	}
+	run, err := openRun(ctx, c.Meta, c.planFile, c.stateDir, c.stateDirSet, c.runID)
 	if err != nil {
 		return c.fail("%s", err)
 	}
