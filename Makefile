@@ -4,7 +4,7 @@ BIN     ?= bin/rackform
 VERSION ?= 0.1.0-dev
 LDFLAGS := -X github.com/rackform/rackform/internal/version.Version=$(VERSION)
 
-.PHONY: help build test cross lint demo fuzz bench bench-fleet bench-rehearse generate clean
+.PHONY: help build test cross lint demo fuzz bench bench-fleet bench-rehearse bench-estimate generate clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -65,6 +65,16 @@ bench-fleet: ## fleet benchmark: rackform plan vs the floor against N sim BMCs (
 
 bench-rehearse: ## rehearsal benchmark: rackform rehearse of examples/fleet, examples/nexus-lab and a generated REHEARSE_N-server plan (REHEARSE_N=10000), wall time and the executor's overhead
 	RACKFORM_BENCH_REHEARSE=1 RACKFORM_BENCH_N=$(REHEARSE_N) $(GO) test -count=1 -timeout 30m -run '^TestRehearseBench$$' -v ./cmd/rackform
+
+RACKS ?= 4
+PER_RACK ?= 10
+SPEED ?= 100
+JITTER ?= 0.2
+ESTIMATE_ROUNDS ?= 2
+SEED ?= 1
+bench-estimate: ## estimates learned from history: apply a fleet on the simulator (jittered times), plan it again with that run's history, apply, report the estimate's error (RACKS=4 PER_RACK=10 SPEED=100 JITTER=0.2 ESTIMATE_ROUNDS=2 SEED=1)
+	RACKFORM_BENCH_ESTIMATE=1 RACKFORM_BENCH_RACKS=$(RACKS) RACKFORM_BENCH_PER_RACK=$(PER_RACK) RACKFORM_BENCH_SPEED=$(SPEED) RACKFORM_BENCH_JITTER=$(JITTER) RACKFORM_BENCH_ROUNDS=$(ESTIMATE_ROUNDS) RACKFORM_BENCH_SEED=$(SEED) \
+		RACKFORM_BENCH_BIN=$(BIN_BENCH) $(GO) test -count=1 -timeout 60m -run '^TestEstimateBench$$' -v ./cmd/rackform
 
 generate: ## regenerate committed generated code (needs protoc)
 	$(GO) generate ./...

@@ -136,3 +136,11 @@ func (r *runner) finish(ctx context.Context, out Outcome) {
 	o := out
 	r.event(Event{Type: "apply_ended", Outcome: &o})
 }
+
+// cutShort is the outcome of a run an error ended (the journal or the
+// lock failed): only the servers it leaves out of service, in flight
+// included, as this process knows them, for the caller to list with the
+// error, and the command that resumes it once the cause is fixed.
+func (r *runner) cutShort() Outcome {
+	return Outcome{Next: []string{"rackform apply PLANFILE"}, Stranded: r.m.stranded(true)}
+}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -93,4 +95,25 @@ func decodeRecord(b []byte) (*Record, error) {
 // (NUL bytes a file system extended the file with), safe to ignore.
 func crashDebris(b []byte) bool {
 	return len(bytes.Trim(b, "\x00 \t\r")) == 0
+}
+
+// Record types that readers of journals outside the executor need
+// (executor/history learns step durations from them).
+const (
+	RecordRunStarted  = recRunStarted
+	RecordStepStarted = recStepStarted
+	RecordStepDone    = recStepDone
+	RecordStepFailed  = recStepFailed
+)
+
+// PlanStepIndex returns the index of the plan step an op runs ("step:N"),
+// or false for ops that are not plan steps: remediation, safety steps and
+// power-off.
+func PlanStepIndex(op string) (int, bool) {
+	rest, ok := strings.CutPrefix(op, "step:")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil && n > 0
 }

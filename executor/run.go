@@ -71,7 +71,10 @@ type runner struct {
 // operations in flight finish and are journaled, and the outcome is
 // interrupted. Cancelling hard returns at once; the journal stays
 // consistent because every record is durable before the action it
-// announces. Run takes the state lock for its duration.
+// announces. Run takes the state lock for its duration. When a started
+// run ends on an error, the Outcome returned with it lists the servers it
+// leaves out of service (Stranded) and the command that resumes (Next),
+// and nothing else.
 func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	o := &e.o
 	for i := range o.Plan.Servers {
@@ -187,7 +190,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	// Map iteration order is random; resume in plan order.
 	slices.SortFunc(r.ready, func(a, b *node) int { return strings.Compare(a.id, b.id) })
 	if r.err != nil {
-		return Outcome{}, r.err
+		return r.cutShort(), r.err
 	}
 	out, err := r.loop(ctx, hard)
 	r.waitWorkers()
@@ -252,13 +255,13 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 			if hard.Err() != nil {
 				return interrupted, nil
 			}
-			return Outcome{}, r.err
+			return r.cutShort(), r.err
 		}
 		if r.ops.inflight() == 0 {
 			if out, done := r.outcome(); done && r.mayFinish(hard, out) {
 				r.finish(hard, out)
 				if r.err != nil {
-					return Outcome{}, r.err
+					return r.cutShort(), r.err
 				}
 				return out, nil
 			}

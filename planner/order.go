@@ -406,10 +406,14 @@ func (p *planning) thresholds(sc *plan.Scope, ss config.ScopeSettings, maxUnavai
 }
 
 // estimate is the scope's makespan: its eligible servers started in
-// order on MaxUnavailable slots, each taking its own estimate.
+// order on MaxUnavailable slots, each taking its own estimate. Servers
+// with learned estimates that run side by side each take their median plus
+// their spread scaled to the slowest of those at once (slowestOf): a rack
+// ends with its slowest server.
 func (p *planning) estimate(sc *plan.Scope) {
 	slots := &durationHeap{}
 	width := max(sc.MaxUnavailable, 1)
+	together := min(width, sc.Eligible)
 	var end plan.Duration
 	for _, addr := range sc.Servers {
 		ps := p.servers[addr]
@@ -421,6 +425,9 @@ func (p *planning) estimate(sc *plan.Scope) {
 			start = heap.Pop(slots).(plan.Duration)
 		}
 		finish := start + ps.Estimate
+		if s := spread(ps); s > 0 {
+			finish += plan.Duration(slowestOf(together) * float64(s))
+		}
 		heap.Push(slots, finish)
 		end = max(end, finish)
 	}

@@ -67,6 +67,9 @@ type Options struct {
 	// problem listed, instead of failing the plan. A cluster none of whose
 	// servers was observed still fails it.
 	HoldBackErrored bool
+	// Estimates are step durations learned from earlier runs
+	// (executor/history); nil keeps every step's fixed typical duration.
+	Estimates Estimator
 }
 
 // Plan observes every in-scope server of cfg, diffs it against its
@@ -187,6 +190,7 @@ func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
 	for _, s := range p.inScope {
 		out.Servers = append(out.Servers, *p.servers[address(s)])
 	}
+	out.History = p.history(out.Servers)
 	// Warnings as the diagnostics group them: one per cause or finding,
 	// naming every server (each server also lists its own problems).
 	for _, d := range p.diags {

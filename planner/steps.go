@@ -9,11 +9,12 @@ import (
 )
 
 // The estimate model: a fixed typical duration per step kind, capped by
-// the step's timeout when it has one. Nothing is scaled by component size
-// or measured: the numbers are there to compare plans and to size
-// maintenance windows, not to promise a finish time. Waits after racks and
-// stages are added at full length; pauses and approvals count as zero,
-// because they last as long as people take.
+// the step's timeout when it has one, unless durations of earlier runs
+// were learned for the step's class (Options.Estimates, estimate.go): then
+// the median of those, capped alike. The numbers are there to compare
+// plans and to size maintenance windows, not to promise a finish time.
+// Waits after racks and stages are added at full length; pauses and
+// approvals count as zero, because they last as long as people take.
 const (
 	estimateDrain           = 5 * time.Minute
 	estimateShutdown        = 3 * time.Minute
@@ -157,6 +158,9 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 	add(wait)
 	if down && st.Uncordon != nil {
 		add(plan.Step{Kind: plan.StepUncordon, Timeout: plan.Duration(st.Uncordon.Timeout), Estimate: capped(estimateUncordon, st.Uncordon.Timeout)})
+	}
+	if ps := p.servers[address(s)]; ps != nil {
+		p.learn(ps.Identity, out)
 	}
 	return out, reboots
 }

@@ -105,7 +105,7 @@ func scriptEnv(ts *testscript.TestScript) []string {
 			env = append(env, k+"="+v)
 		}
 	}
-	for _, k := range []string{"PATH", "HOME", "WORK", "TMPDIR", "NO_COLOR", "RACKFORM_SIM_PASSWORD", "RACKFORM_VAR_bmc_password", "RACKFORM_STATE_DIR"} {
+	for _, k := range []string{"PATH", "HOME", "WORK", "TMPDIR", "NO_COLOR", "RACKFORM_SIM_PASSWORD", "RACKFORM_VAR_bmc_password", "RACKFORM_STATE_DIR", "RACKFORM_RUN_REGISTRY"} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}

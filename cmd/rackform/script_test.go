@@ -13,6 +13,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	planrun "github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/internal/pgtest"
 )
 
@@ -37,7 +38,15 @@ var pgServer *pgtest.Server
 
 type withPostgres struct{ m *testing.M }
 
-func (w withPostgres) Run() int { return pgtest.Main(w.m, &pgServer) }
+func (w withPostgres) Run() int {
+	// The registry of started runs of every rackform the tests start is a
+	// directory of the test's, never the user's (scripts get their own).
+	if dir, err := os.MkdirTemp("", "rackform-runs-"); err == nil {
+		os.Setenv(planrun.EnvRunRegistry, dir)
+		defer os.RemoveAll(dir)
+	}
+	return pgtest.Main(w.m, &pgServer)
+}
 
 // TestScripts runs testdata/script/*.txtar end to end. Each script starts in
 // its own $WORK holding a copy of examples/ (as $WORK/examples), so scripts
@@ -57,6 +66,8 @@ func setupScript(env *testscript.Env) error {
 	// NO_COLOR is part of the contract; scripts test colour choices
 	// explicitly, so start from a known state.
 	env.Setenv("NO_COLOR", "")
+	// Each script's own registry of started runs.
+	env.Setenv(planrun.EnvRunRegistry, filepath.Join(env.WorkDir, ".runs"))
 	if _, err := os.Stat(examplesDir); err != nil {
 		// No examples in this tree: scripts that need them fail on their
 		// own with "no such file", which says what is missing.

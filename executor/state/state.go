@@ -12,7 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/gofrs/flock"
 
@@ -503,4 +505,64 @@ func (m *Memory) LockHolder(context.Context) (*executor.LockInfo, error) {
 	}
 	h := *m.lock
 	return &h, nil
+}
+
+// Inspect opens the existing state directory at path to read its plans
+// and journals (the history of earlier runs): unlike Open it creates
+// nothing, and it fails when path holds no journal directory.
+func Inspect(path string) (*Dir, error) {
+	fi, err := os.Stat(filepath.Join(path, "journal"))
+	if err != nil {
+		return nil, fmt.Errorf("state directory %s: %w", path, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("state directory %s: journal is not a directory", path)
+	}
+	return &Dir{path: path, files: map[string]*journalFile{}}, nil
+}
+
+// Run is a plan with a journal in the directory.
+type Run struct {
+	PlanSHA256 string
+	// LastAppendAt is when the journal was last written: the file's
+	// modification time.
+	LastAppendAt time.Time
+}
+
+// Runs lists the plans with a journal in the directory, the most recently
+// written first (then by SHA-256). Files that are no journal are left out.
+func (d *Dir) Runs(context.Context) ([]Run, error) {
+	entries, err := os.ReadDir(filepath.Join(d.path, "journal"))
+	if err != nil {
+		return nil, fmt.Errorf("state directory %s: %w", d.path, err)
+	}
+	var out []Run
+	for _, e := range entries {
+		sha, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if !ok || !e.Type().IsRegular() || executor.CheckPlanSHA(sha) != nil {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		out = append(out, Run{PlanSHA256: sha, LastAppendAt: fi.ModTime()})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].LastAppendAt.Equal(out[j].LastAppendAt) {
+			return out[i].LastAppendAt.After(out[j].LastAppendAt)
+		}
+		return out[i].PlanSHA256 < out[j].PlanSHA256
+	})
+	return out, nil
+}
+
+// Started reports whether the state directory dir holds a started run of
+// plan sha: its journal has a record.
+func Started(dir, sha string) bool {
+	if executor.CheckPlanSHA(sha) != nil {
+		return false
+	}
+	fi, err := os.Stat(filepath.Join(dir, "journal", sha+".jsonl"))
+	return err == nil && fi.Size() > 0
 }

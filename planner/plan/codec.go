@@ -33,8 +33,12 @@ import (
 // observed member's state (which one runs, and the copies beside it),
 // how many members each change moves, the members each update is for, the
 // apply time each update sends and why (what the BMC lists), and how each
-// BMC took the credentials (a session or Basic). show reads every earlier
-// format; apply starts runs of 1.5 plans only (see Applicable).
+// BMC took the credentials (a session or Basic); the estimates learned
+// from earlier runs' journals (Step.Learned, Plan.History: estimate.go);
+// and what a run's trust and state depend on beyond the configuration:
+// each provider's CA bundle digest (Provider.CABundleSHA256) and where the
+// run keeps its state (State). show reads every earlier format; apply
+// starts runs of 1.5 plans only (see Applicable).
 const FormatVersion = "1.5"
 
 // ApplicableFormat is the oldest format apply starts a run from.

@@ -109,8 +109,10 @@ func samplePlan14() *Plan {
 // samplePlan15 is samplePlan14 with what format 1.5 added: member states
 // (a Dell-like BIOS with its rollback and available copies, eight GPUs of
 // one rule), a change's members, updates naming the members they are for
-// with the apply time chosen and why, a rule's count, and a BMC that took
-// Basic auth.
+// with the apply time chosen and why, a rule's count, a BMC that took
+// Basic auth; steps whose estimates were learned from earlier runs, with
+// the plan's history; and a provider's CA bundle digest, where the run
+// keeps its state.
 func samplePlan15() *Plan {
 	p := samplePlan14()
 	s := &p.Servers[0]
@@ -139,7 +141,47 @@ func samplePlan15() *Plan {
 	p.Servers[3] = *s
 	p.Servers[3].Address, p.Servers[3].Name, p.Servers[3].BMC = "a/r01/s4", "s4", "https://127.1.1.4:8443"
 	p.Servers[3].Identity.SerialNumber = "SN-0004"
+	// And the estimates learned from earlier runs.
+	learned := Learned{Key: EstimateKey{Kind: StepUpdate, Component: "bios", Manufacturer: "Contoso", Model: "R640"},
+		Samples: 38, Runs: 2, Median: Duration(11*time.Minute + 30*time.Second), P90: Duration(14 * time.Minute)}
+	for _, i := range []int{0, 3} {
+		st := &p.Servers[i].Steps[1]
+		st.Estimate, st.Learned = learned.Median, &learned
+	}
+	p.History = &History{Runs: 3, Estimates: []Learned{learned}}
+	p.Providers[0].CABundleSHA256 = strings.Repeat("ef", 32)
+	p.Providers[0].CABundle = "certs/bmc-ca.pem"
+	p.State = &State{Backend: BackendLocal, Dir: "../.rackform"}
 	return p
+}
+
+// What plan format 1.5 records for trust and state (a CA bundle digest,
+// where the run keeps its state) round-trips, in the compact layout.
+func TestFormat15TrustAndStateRoundTrip(t *testing.T) {
+	if FormatVersion != "1.5" {
+		t.Errorf("format %s", FormatVersion)
+	}
+	p := samplePlan15()
+	b, err := Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"ca_bundle_sha256":"`+strings.Repeat("ef", 32)+`","ca_bundle":"certs/bmc-ca.pem"`)) {
+		t.Errorf("the CA bundle digest is not in the file:\n%.600s", b)
+	}
+	if !bytes.Contains(b, []byte(`"state":{"backend":"local","dir":"../.rackform"}`)) {
+		t.Errorf("the state location is not in the file:\n%.2000s", b)
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Checksum = ""
+	want := *p
+	want.FormatVersion = "1.5"
+	if diff := cmp.Diff(&want, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
 }
 
 // Plan format 1.3 round-trips everything it added, in its indented layout.
@@ -190,6 +232,58 @@ func TestFormat15RoundTrip(t *testing.T) {
 	want.FormatVersion = FormatVersion
 	if diff := cmp.Diff(&want, got); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+// Plan format 1.5 is compact like 1.4: what servers share written once
+// (a learned estimate too), read back as each server's own copies.
+func TestFormat15CompactRoundTrip(t *testing.T) {
+	if FormatVersion != "1.5" {
+		t.Errorf("format %s", FormatVersion)
+	}
+	p := samplePlan15()
+	b, err := Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compacted bytes.Buffer
+	if err := json.Compact(&compacted, b); err != nil {
+		t.Fatal(err)
+	}
+	compacted.WriteByte('\n')
+	if !bytes.Equal(compacted.Bytes(), b) {
+		t.Errorf("the file has whitespace between tokens:\n%s", b)
+	}
+	if n := bytes.Count(b, []byte(`"image":"http://127.0.0.1:9/bmc.bin"`)); n != 1 {
+		t.Errorf("a step two servers share is written %d times, want once", n)
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Checksum = ""
+	want := *p
+	want.FormatVersion = FormatVersion
+	if diff := cmp.Diff(&want, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	again, err := Encode(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again, b) {
+		t.Errorf("re-encoding a decoded compact plan changed its bytes")
+	}
+	if n := bytes.Count(b, []byte(`"learned":{`)); n != 1 {
+		t.Errorf("a learned step two servers share is written %d times, want once", n)
+	}
+	// The twins' steps came from one table row, but are not shared.
+	got.Servers[0].Steps[1].Targets[0] = "changed"
+	got.Servers[0].Steps[2].After[0] = "changed"
+	got.Servers[0].Steps[1].Match.ID = "changed"
+	got.Servers[0].Steps[1].Learned.Samples = -1
+	if tw := got.Servers[3].Steps; tw[1].Targets[0] == "changed" || tw[2].After[0] == "changed" || tw[1].Match.ID == "changed" || tw[1].Learned.Samples == -1 {
+		t.Error("two servers' decoded steps share memory")
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/rackform/rackform/providers"
 )
 
-// The compact plan file (format 1.4).
+// The compact plan file (format 1.4 and later).
 //
 // The file is canonical compact JSON: no whitespace between tokens, object
 // keys in the order of the Go structs (map keys sorted), "<", ">" and "&"
@@ -128,8 +128,9 @@ func (t *table) write(out *bytes.Buffer, name string, first bool) bool {
 	return false
 }
 
-// marshalCompact writes c as a format 1.4 file (with the checksum value
-// empty): the plan's fields in order, "tables" right before "servers".
+// marshalCompact writes c as a compact file (format 1.4 and later), with
+// the checksum value empty: the plan's fields in order, "tables" right
+// before "servers".
 func marshalCompact(c *Plan) ([]byte, error) {
 	enc := newCanonical()
 	var comps, changes, steps table
@@ -285,7 +286,7 @@ func omitted(v reflect.Value, opts string) bool {
 	return false
 }
 
-// decodeCompact reads a format 1.4 file whose checksum was verified.
+// decodeCompact reads a compact (1.4 and later) file whose checksum was verified.
 func decodeCompact(file []byte, format string) (*Plan, error) {
 	dec := json.NewDecoder(bytes.NewReader(file))
 	dec.DisallowUnknownFields()
@@ -354,6 +355,10 @@ func (s Step) clone() Step {
 	s.Targets = cloneNonNil(s.Targets)
 	s.After = cloneNonNil(s.After)
 	s.Expect = cloneNonNil(s.Expect)
+	if s.Learned != nil {
+		l := *s.Learned
+		s.Learned = &l
+	}
 	return s
 }
 

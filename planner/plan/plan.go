@@ -43,6 +43,13 @@ type Plan struct {
 	// Catalog is the catalog entries the plan's clusters were planned to,
 	// by value (optional; catalog.go).
 	Catalog *Catalog `json:"catalog,omitempty"`
+	// History says what the estimates learned from earlier runs' journals:
+	// how many runs were read and each learned estimate the steps use;
+	// nil when plan read no history. (Format 1.5.)
+	History *History `json:"history,omitempty"`
+	// State is where the plan's run keeps its journal, stored plan and
+	// lock: its state backend. (Format 1.5.)
+	State *State `json:"state,omitempty"`
 
 	// SignedBy is the fingerprint of the Ed25519 key that signed the plan
 	// ("SHA256:<base64>", see Fingerprint), "" for an unsigned plan.
@@ -122,6 +129,30 @@ func (f File) Bytes() ([]byte, error) {
 	return b, nil
 }
 
+// State is where a plan's run keeps its state. Apply, continue and status
+// find the run there from any working directory. (Format 1.5.)
+type State struct {
+	// Backend is "local" (a state directory) or "postgres" (the database
+	// RACKFORM_PG_CONN_STR names at apply, never recorded).
+	Backend string `json:"backend"`
+	// Dir (local) is the state directory, slash-separated: relative to
+	// the directory holding the plan file, or absolute when plan was
+	// given an absolute -state-dir. "" when the plan records none (no
+	// plan file was written, or the plan file lies outside any directory
+	// the state directory shares with it but the root): then the state
+	// directory is .rackform in apply's working directory.
+	Dir string `json:"dir,omitempty"`
+	// LeaseDuration (postgres) is how long the state lock lasts without
+	// a heartbeat; 0: the backend's default.
+	LeaseDuration Duration `json:"lease_duration,omitempty"`
+}
+
+// State backends.
+const (
+	BackendLocal    = "local"
+	BackendPostgres = "postgres"
+)
+
 // Inputs are the resolved variables. Sensitive values are never stored:
 // only their names, and apply requires them again.
 type Inputs struct {
@@ -142,6 +173,17 @@ type Provider struct {
 	// Source is "builtin" (the rackform binary) or the plugin's file name.
 	Source string `json:"source"`
 	SHA256 string `json:"sha256"`
+	// CABundleSHA256 is the hex SHA-256 of the CA bundle the provider's
+	// ca_bundle attribute gave when the plan was made (the file's bytes,
+	// or the PEM text given inline): the CAs that verify BMC
+	// certificates. Apply refuses another bundle, so replacing the file
+	// after review does not change whom apply trusts. "" when the
+	// provider has none. (Format 1.5.)
+	CABundleSHA256 string `json:"ca_bundle_sha256,omitempty"`
+	// CABundle is the path ca_bundle named, as the configuration gave it,
+	// for messages; "" when the bundle was given inline or the attribute
+	// is sensitive. (Format 1.5.)
+	CABundle string `json:"ca_bundle,omitempty"`
 }
 
 // Server is one server in scope and what will happen to it.
@@ -412,8 +454,13 @@ type Step struct {
 	// off), wait_ready (then remediation).
 	Timeout Duration                `json:"timeout,omitempty"`
 	Expect  []providers.Expectation `json:"expect,omitempty"`
-	// Estimate is the expected duration of the step.
+	// Estimate is the expected duration of the step: the fixed typical
+	// duration of its kind, or the median learned from earlier runs.
 	Estimate Duration `json:"estimate"`
+	// Learned says which learned estimate Estimate is the median of (its
+	// class, samples, runs, median and 90th percentile); nil when
+	// Estimate is the kind's default. (Format 1.5.)
+	Learned *Learned `json:"learned,omitempty"`
 }
 
 // ProviderStep converts a provider step to the provider contract.

@@ -152,6 +152,7 @@ type bmc struct {
 	inflight  int
 	stats     Stats
 	faults    []Fault
+	jitterN   [jitterKinds]uint32 // operations of each kind so far (Timings.Jitter)
 	// hostDown: a host-down fault holds the hosts off (fault_timed.go).
 	hostDown bool
 }
@@ -346,12 +347,12 @@ func (b *bmc) hostBoot(h *host, t time.Time) {
 	h.power = powerPoweringOn
 	b.stats.Boots++
 	h.boots++
-	d := b.fleet.timings.Boot
+	d := b.jittered(jitterBoot, b.fleet.timings.Boot)
 	reimage := ""
 	if h.boot.target == "Cd" && h.boot.enabled != "Disabled" && h.media.image != "" {
 		if comp, v, ok := parseImage(h.media.image); ok && comp == ComponentRuntime {
 			reimage = v
-			d += b.fleet.timings.Install
+			d += b.jittered(jitterInstall, b.fleet.timings.Install)
 		}
 	}
 	d = b.slowBoot(d, reimage != "")
@@ -390,7 +391,7 @@ func (b *bmc) shutdown(h *host, t time.Time, then func(h *host, at time.Time)) {
 	h.powerGen++
 	gen := h.powerGen
 	h.power = powerPoweringOff
-	b.at(b.after(t, b.slowed(b.fleet.timings.Shutdown, "shutdown", "")), func(at time.Time) {
+	b.at(b.after(t, b.slowed(b.jittered(jitterShutdown, b.fleet.timings.Shutdown), "shutdown", "")), func(at time.Time) {
 		if h.powerGen != gen {
 			return
 		}
@@ -450,7 +451,7 @@ func (b *bmc) reset(h *host, now time.Time, kind string) error {
 // versions apply when it is back. The hosts keep running.
 func (b *bmc) bmcReset(t time.Time) {
 	b.stats.BMCResets++
-	b.bmcDown = b.after(t, b.fleet.timings.BMCReset)
+	b.bmcDown = b.after(t, b.jittered(jitterBMCReset, b.fleet.timings.BMCReset))
 	b.sessions = nil
 	b.stats.SessionsOpen = 0
 	if b.prof.forgetTasks {

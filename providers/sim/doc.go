@@ -206,7 +206,10 @@
 // # Time
 //
 // Options.Speed scales every simulated duration: at 6000 a 10-minute flash
-// takes 100 ms. State is evaluated lazily from timestamps when a request
+// takes 100 ms. Timings.Jitter spreads each boot, shutdown, flash, BMC
+// reset and install uniformly around its timing, repeatably for a
+// Timings.JitterSeed, so that durations learned from one apply can be
+// checked against another. State is evaluated lazily from timestamps when a request
 // arrives, so an idle fleet costs no CPU and nothing keeps running after
 // Close.
 package sim

@@ -5,7 +5,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
+	"math"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"sort"
@@ -57,6 +60,16 @@ type Options struct {
 // in real time), not scaled.
 type Timings struct {
 	Boot, Shutdown, Flash, BMCReset, Install, SessionTimeout time.Duration
+	// Jitter spreads the operations' durations the way real servers vary:
+	// each boot, shutdown, flash, BMC reset and install lasts its timing
+	// times a factor drawn uniformly from [1-Jitter, 1+Jitter]. 0 (the
+	// default) keeps every operation at its timing; at most 0.9.
+	// SessionTimeout is not jittered.
+	Jitter float64
+	// JitterSeed makes the draws repeatable: the factor of a BMC's n-th
+	// operation of a kind depends only on the seed, the BMC's name, the
+	// kind and n, never on how requests interleave.
+	JitterSeed uint64
 }
 
 // DefaultTimings returns plausible durations of a real server: boot 2m,
@@ -189,6 +202,9 @@ func New(opts Options, specs []BMCSpec) (*Fleet, error) {
 		if *p.v == 0 {
 			*p.v = *p.def
 		}
+	}
+	if t.Jitter < 0 || t.Jitter > 0.9 || math.IsNaN(t.Jitter) {
+		return nil, fmt.Errorf("timing jitter %v: want a fraction from 0 to 0.9", t.Jitter)
 	}
 	profiles, err := loadProfiles()
 	if err != nil {
@@ -510,6 +526,31 @@ func (f *Fleet) faultRate() FaultRate {
 // scale converts a simulated duration to real time.
 func (f *Fleet) scale(d time.Duration) time.Duration {
 	return time.Duration(float64(d) / f.opts.Speed)
+}
+
+// Operations whose durations Timings.Jitter spreads.
+const (
+	jitterBoot = iota
+	jitterShutdown
+	jitterFlash
+	jitterBMCReset
+	jitterInstall
+	jitterKinds
+)
+
+// jittered returns d, the timing of operation kind, spread by
+// Timings.Jitter for the BMC's next operation of that kind. b.mu is held.
+func (b *bmc) jittered(kind int, d time.Duration) time.Duration {
+	j := b.fleet.timings.Jitter
+	if j == 0 {
+		return d
+	}
+	n := b.jitterN[kind]
+	b.jitterN[kind]++
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%d\x00%d", b.spec.Name, kind, n)
+	u := rand.New(rand.NewPCG(b.fleet.timings.JitterSeed, h.Sum64())).Float64()
+	return time.Duration(float64(d) * (1 + j*(2*u-1)))
 }
 
 // retryAfter is the Retry-After value (whole real seconds, 0..10) for a wait

@@ -24,6 +24,9 @@ the rest of the plan in this process, like continue. A gate the run has not
 reached yet, or one already approved or skipped, is refused. Approvals do
 not expire.
 
+With -expect-sha256 HASH, the run must be of the reviewed plan and its
+stored plan must hash to it, as for continue.
+
 When another apply of the same plan is running, approve only records the
 approval for it and exits 0.
 
@@ -35,7 +38,8 @@ interrupted.`
 
 func (c *approveCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("approve", flag.ContinueOnError)
-	c.runOpts.flags(fs)
+	c.runOpts.flags(fs, stateDirResumeUsage)
+	c.resumeFlags(fs)
 	runFlag(fs, &c.runID)
 	return fs
 }
@@ -46,16 +50,22 @@ func (c *approveCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: approve takes one gate address, got %d arguments\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: approve takes one gate address, got %d arguments\n\n%s\n", len(rest), optionsPointer("approve"))
 		return ExitUsage
 	}
 	gate := rest[0]
-	return resume(ctx, c.Meta, &c.runOpts, func(e *executor.Executor) error {
+	c.name = "approve"
+	return c.resume(ctx, c.Meta, c, func(e *executor.Executor) error {
 		if err := e.Approve(ctx, gate); err != nil {
 			return err
 		}
 		if !c.json {
-			fmt.Fprintf(c.Stdout, "Approved %s.\n", gate)
+			// The gate's address, also when it was named by its own name.
+			addr, err := e.GateAddress(ctx, gate)
+			if err != nil {
+				addr = gate
+			}
+			fmt.Fprintf(c.Stdout, "Approved %s.\n", addr)
 		}
 		return nil
 	})

@@ -65,13 +65,14 @@ type runner interface {
 // adapter turns a runner into a cli.Command. It is the one place a context is
 // held in a struct: hashicorp/cli's Run has no context parameter.
 type adapter struct {
-	ctx context.Context
-	r   runner
+	ctx    context.Context
+	r      runner
+	stderr io.Writer
 }
 
 func (a adapter) Synopsis() string      { return a.r.Synopsis() }
 func (a adapter) Help() string          { return helpText(a.r) }
-func (a adapter) Run(args []string) int { return a.r.Run(a.ctx, args) }
+func (a adapter) Run(args []string) int { return runBounded(a.ctx, a.r, args, a.stderr) }
 
 // AutocompleteArgs and AutocompleteFlags make shell completion complete
 // the command's arguments and flags (completion.go).
@@ -241,7 +242,7 @@ func (m *Meta) run(ctx context.Context, args []string) int {
 	factories := make(map[string]cli.CommandFactory, len(runners))
 	for name, r := range runners {
 		r := r
-		factories[name] = func() (cli.Command, error) { return adapter{ctx: ctx, r: r}, nil }
+		factories[name] = func() (cli.Command, error) { return adapter{ctx: ctx, r: r, stderr: m.Stderr}, nil }
 	}
 	c := &cli.CLI{
 		Name:           "rackform",

@@ -4,7 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
 )
 
@@ -25,6 +27,12 @@ skip or fix). It needs no plan file: the plan is in the state directory, so
 continue may run in another CI job sharing it. It then applies the rest of
 the plan in this process, like apply, so it takes apply's options
 (sensitive variables must be given again).
+
+With -expect-sha256 HASH (the hash that was reviewed, as for apply), the
+run must be of that plan and the plan the state backend stores must hash
+to it: without signing keys, this is what stops a state directory whose
+plan was replaced by an edited one (stored under its own hash) from being
+resumed.
 
 When another apply of the same plan is running, continue only records the
 request for it and exits 0.
@@ -51,10 +59,20 @@ interrupted.`
 
 func (c *continueCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("continue", flag.ContinueOnError)
-	c.runOpts.flags(fs)
+	c.runOpts.flags(fs, stateDirResumeUsage)
+	c.resumeFlags(fs)
 	c.habitFlags(fs)
 	runFlag(fs, &c.runID)
 	return fs
+}
+
+// stateDirResumeUsage is -state-dir of continue and approve.
+const stateDirResumeUsage = "The state `DIR` of the run (default: .rackform; with -expect-sha256, when that holds no run of the plan, the state directory the plan's run started in on this machine)."
+
+// resumeFlags are the options continue and approve add to apply's.
+func (o *runOpts) resumeFlags(fs *flag.FlagSet) {
+	o.expectSHA = optionalString{}
+	fs.Var(&o.expectSHA, "expect-sha256", "Refuse to go on unless the run is of the plan whose SHA-256 is `HASH` (the hash that was reviewed) and the plan the state backend stores hashes to it.")
 }
 
 // runFlag is -run of the commands without a plan file.
@@ -69,40 +87,30 @@ func (c *continueCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 0 {
-		fmt.Fprintf(c.Stderr, "Error: continue takes no arguments, got %d\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: continue takes no arguments, got %d\n\n%s\n", len(rest), optionsPointer("continue"))
 		return ExitUsage
 	}
-	c.recheck = true
-	return resume(ctx, c.Meta, &c.runOpts, func(e *executor.Executor) error { return e.Continue(ctx) })
+	c.name, c.recheck = "continue", true
+	return c.resume(ctx, c.Meta, c, func(e *executor.Executor) error { return e.Continue(ctx) })
 }
 
-// resume loads the current plan from the state backend and drives its run
-// after recording control.
-func resume(ctx context.Context, m *Meta, o *runOpts, control func(*executor.Executor) error) int {
-	b, err := openControlBackend(ctx, m, o.stateDir)
-	if err != nil {
-		return m.fail("%s", err)
+// resume opens the run the state backend holds (the plan it applied last,
+// or -run) and drives it after recording control.
+func (o *runOpts) resume(ctx context.Context, m *Meta, r runner, control func(*executor.Executor) error) int {
+	expect := strings.TrimSpace(o.expectSHA.value)
+	if o.expectSHA.set && expect == "" {
+		fmt.Fprintf(m.Stderr, "Error: -expect-sha256 is empty: give the SHA-256 plan printed for the reviewed plan (is the variable holding it unset?)\n\n%s\n", optionsPointer(r.Flags().Name()))
+		return ExitUsage
 	}
-	p, sha, file, err := chooseRun(ctx, b, o.runID)
-	b.Close()
-	if err != nil {
-		return m.fail("%s", err)
-	}
-	o.fromEnv = true
-	// The state directory is as writable as a plan file: with trusted keys,
-	// the stored plan is checked like the one apply was given.
 	keys, err := trustedKeys(m.Getenv)
 	if err != nil {
 		return m.fail("%s", err)
 	}
-	if len(keys) > 0 {
-		where := o.stateDir
-		if b.pg != nil {
-			where = b.where
-		}
-		if err := verifyPlan("the plan "+shortSHA(sha)+" in "+where, file, p, keys); err != nil {
-			return m.fail("%s", err)
-		}
+	opts := o.options(m)
+	opts.Keys = keys
+	rn, err := run.OpenStored(ctx, o.runID, expect, opts)
+	if err != nil {
+		return m.failErr(err)
 	}
-	return o.apply(ctx, m, p, sha, file, control)
+	return o.drive(ctx, m, rn, control)
 }

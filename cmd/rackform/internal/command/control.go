@@ -2,9 +2,10 @@ package command
 
 import (
 	"context"
-	"fmt"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -13,55 +14,93 @@ import (
 // RACKFORM_PG_CONN_STR is set), the run's plan, and an executor without
 // providers that records requests and reads state.
 type controlRun struct {
-	backend *stateBackend
+	backend *run.Backend
 	plan    *plan.Plan
 	sha     string
 	exec    *executor.Executor
 }
 
+// openRun opens the run a control command names: the run of planFile
+// when -plan gave one (openPlanRun), else the one recorded in the state
+// backend (openControlRun).
+func openRun(ctx context.Context, m *Meta, planFile, dir string, dirSet bool, runID string) (*controlRun, error) {
+	if planFile != "" {
+		return openPlanRun(ctx, m, dir, dirSet, planFile)
+	}
+	return openControlRun(ctx, m, dir, runID)
+}
+
 // openControlRun opens the run (runID: -run, may be empty) recorded in
 // dir or in PostgreSQL. The caller closes it.
 func openControlRun(ctx context.Context, m *Meta, dir, runID string) (*controlRun, error) {
-	b, err := openControlBackend(ctx, m, dir)
+	b, err := run.OpenControl(ctx, m.runEnv(), dir)
 	if err != nil {
 		return nil, err
 	}
-	p, sha, _, err := chooseRun(ctx, b, runID)
-	if err != nil {
-		b.Close()
-		return nil, err
-	}
-	e, err := controlExecutor(b, p, sha)
+	s, err := b.Choose(ctx, runID)
 	if err != nil {
 		b.Close()
 		return nil, err
 	}
-	return &controlRun{backend: b, plan: p, sha: sha, exec: e}, nil
+	e, err := run.Control(b, s.Plan, s.SHA256)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	return &controlRun{backend: b, plan: s.Plan, sha: s.SHA256, exec: e}, nil
 }
 
 // Close releases the state backend.
 func (r *controlRun) Close() error { return r.backend.Close() }
 
 // openPlanRun opens the run of the plan in file, which need not have been
-// applied yet: skips recorded before apply are obeyed from its start.
-func openPlanRun(ctx context.Context, m *Meta, dir, file string) (*controlRun, error) {
-	raw, err := readRegularFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the plan file: %w", err)
-	}
-	p, err := plan.Decode(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%s is not a usable plan: %w", file, err)
-	}
-	b, err := openPlanBackend(ctx, m, p, dir)
+// applied yet (skips recorded before apply are obeyed from its start),
+// wherever its state is: dir when dirSet (-state-dir), else the state
+// directory the plan records or its run started in on this machine.
+func openPlanRun(ctx context.Context, m *Meta, dir string, dirSet bool, file string) (*controlRun, error) {
+	f, err := run.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	sha := plan.SHA256(raw)
-	e, err := controlExecutor(b, p, sha)
+	p, err := f.Decode()
+	if err != nil {
+		return nil, err
+	}
+	dir = run.LocateStateDir(m.runEnv(), p, f.SHA256, file, dir, dirSet)
+	b, err := run.OpenForPlan(ctx, m.runEnv(), p, dir)
+	if err != nil {
+		return nil, err
+	}
+	e, err := run.Control(b, p, f.SHA256)
 	if err != nil {
 		b.Close()
 		return nil, err
 	}
-	return &controlRun{backend: b, plan: p, sha: sha, exec: e}, nil
+	return &controlRun{backend: b, plan: p, sha: f.SHA256, exec: e}, nil
+}
+
+// openState opens the state directory dir (demo reads its run's state).
+func openState(dir string) (*state.Dir, error) { return run.OpenStateDir(dir) }
+
+// currentPlan loads the plan the state directory dir applied last,
+// verified like a plan file.
+func currentPlan(ctx context.Context, b executor.Backend, dir string) (*plan.Plan, string, []byte, error) {
+	s, err := (&run.Backend{Backend: b, Where: "the state directory " + dir, Dir: dir}).Current(ctx)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return s.Plan, s.SHA256, s.Bytes, nil
+}
+
+// controlExecutor builds an executor without providers, for control
+// operations and status.
+func controlExecutor(b executor.Backend, p *plan.Plan, sha string) (*executor.Executor, error) {
+	return run.Control(b, p, sha)
+}
+
+func shortSHA(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
 }

@@ -1,6 +1,12 @@
 package command
 
-import "github.com/rackform/rackform/executor"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
+	"github.com/rackform/rackform/executor"
+)
 
 // Exit codes, documented in the README's table and in each command's help.
 // This file is the one place outcomes become exit codes.
@@ -39,6 +45,18 @@ func runExitCode(o executor.Outcome) int {
 		return ExitPaused
 	case executor.OutcomeInterrupted:
 		return ExitInterrupted
+	}
+	return ExitError
+}
+
+// failErr prints err and returns its exit code: ExitUsage for a plan file
+// that nothing vouches for outside a terminal (the command line lacks what
+// the job must say), else ExitError.
+func (m *Meta) failErr(err error) int {
+	fmt.Fprintf(m.Stderr, "Error: %s\n", err)
+	var unverified *run.UnverifiedError
+	if errors.As(err, &unverified) {
+		return ExitUsage
 	}
 	return ExitError
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/state"
 )
@@ -54,10 +55,10 @@ func (c *forceUnlockCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: force-unlock takes one lock ID, got %d arguments\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: force-unlock takes one lock ID, got %d arguments\n\n%s\n", len(rest), optionsPointer("force-unlock"))
 		return ExitUsage
 	}
-	b, err := openControlBackend(ctx, c.Meta, c.stateDir)
+	b, err := run.OpenControl(ctx, c.runEnv(), c.stateDir)
 	if err != nil {
 		return c.fail("%s", err)
 	}

@@ -12,7 +12,9 @@ import (
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/internal/version"
 	"github.com/rackform/rackform/planner"
 	"github.com/rackform/rackform/planner/plan"
@@ -42,6 +44,8 @@ type planCommand struct {
 	holdBack      bool
 	rollout       string
 	notAfter      time.Duration
+	history       historyFlags
+	stateDir      string
 }
 
 func (c *planCommand) Synopsis() string { return "Observe the fleet and write an upgrade plan" }
@@ -104,6 +108,8 @@ func (c *planCommand) Flags() *flag.FlagSet {
 	fs.BoolVar(&c.holdBack, "hold-back-errored", false, "Plan the rest of the fleet when some servers have problems: each is held back (not upgraded) and listed with its problems, instead of failing the plan.")
 	fs.StringVar(&c.rollout, "rollout", "", "Plan the rollout `NAME` when the configuration declares several.")
 	fs.DurationVar(&c.notAfter, "valid-for", planner.DefaultNotAfter, "How long after it is made the plan may be applied: a `DURATION` such as 24h.")
+	c.history.register(fs)
+	fs.StringVar(&c.stateDir, "state-dir", state.DefaultDir, "The state `DIR` of this configuration's runs: the plan records it (relative to the plan file, so apply finds it from any working directory), and steps are estimated from the earlier runs kept there (unless the configuration keeps its state in PostgreSQL: then from there).")
 	c.habitFlags(fs)
 	return fs
 }
@@ -179,6 +185,17 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 		report(diags)
 		return ExitError
 	}
+	// Estimates learned from earlier runs; an archive that cannot be read
+	// is found before any BMC is asked.
+	c.history.stateDir = c.stateDir
+	estimates, err := c.learnedEstimates(ctx, cfg, c.history)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
+		return ExitError
+	}
+	if ctx.Err() != nil {
+		return c.interrupted("plan")
+	}
 
 	start := c.start
 	if start == nil {
@@ -217,6 +234,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 		NotAfter:        c.notAfter,
 		OnUnreachable:   c.onUnreachable,
 		HoldBackErrored: c.holdBack,
+		Estimates:       estimates,
 	})
 	if ctx.Err() != nil {
 		// Observing was cut short: nothing is written.
@@ -229,6 +247,16 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 	if diags.HasErrors() || p == nil {
 		return ExitError
 	}
+	// Where the run will keep its state (format 1.5): see run.PlanState.
+	st, note, err := run.PlanState(cfg.Backend, c.out, c.stateDir)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
+		return ExitError
+	}
+	if note != "" {
+		fmt.Fprintf(c.Stderr, "Note: %s\n", note)
+	}
+	p.State = st
 	var file []byte
 	if key != nil {
 		file, err = plan.EncodeSigned(p, key)

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/planner"
 	"github.com/rackform/rackform/planner/plan"
@@ -105,7 +106,20 @@ func startProvider(ctx context.Context, decl *config.Provider, start providerSta
 	if info.Name == "" {
 		info.Name = name
 	}
-	raw, err := ctyjson.Marshal(decl.Attrs, decl.Attrs.Type())
+	// The CA bundle is read here, once: the plan records its SHA-256 and
+	// the plugin is given the PEM text hashed, never a path to read again.
+	attrs := decl.Attrs
+	if desc != nil && hasAttribute(desc.Schema, run.CABundleAttr) {
+		ca, err := run.PinCABundle(decl)
+		if err != nil {
+			return nil, info, stop, hcl.Diagnostics{{
+				Severity: hcl.DiagError, Summary: "Invalid attribute " + run.CABundleAttr,
+				Detail: fmt.Sprintf("Provider %q: %s.", name, err), Subject: subject,
+			}}
+		}
+		attrs, info.CABundleSHA256, info.CABundle = ca.Attrs, ca.SHA256, ca.Path
+	}
+	raw, err := ctyjson.Marshal(attrs, attrs.Type())
 	if err != nil {
 		return nil, info, stop, hcl.Diagnostics{{
 			Severity: hcl.DiagError, Summary: "Invalid provider configuration",
@@ -241,4 +255,13 @@ func providerTargets(cfg *config.Config) map[string]providers.Target {
 		out[t.Name] = t
 	}
 	return out
+}
+
+func hasAttribute(schema []providers.Attribute, name string) bool {
+	for _, a := range schema {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
 }

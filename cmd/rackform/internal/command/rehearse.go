@@ -10,9 +10,9 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/rehearseview"
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/internal/version"
-	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal"
 )
 
@@ -94,7 +94,7 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: rehearse takes one plan file, got %d arguments\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: rehearse takes one plan file, got %d arguments\n\n%s\n", len(rest), optionsPointer("rehearse"))
 		return ExitUsage
 	}
 	if c.json {
@@ -124,13 +124,13 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 		start = t.UTC()
 	}
 	name := rest[0]
-	file, err := readRegularFile(name)
+	f, err := run.ReadFile(name)
 	if err != nil {
-		return c.fail("cannot read the plan file: %s", err)
+		return c.fail("%s", err)
 	}
-	p, err := plan.Decode(file)
+	p, err := f.Decode()
 	if err != nil {
-		return c.fail("%s is not a usable plan: %s", name, err)
+		return c.fail("%s", err)
 	}
 	color := c.Color && !c.noColor
 	var faults *rehearsal.Faults
@@ -157,7 +157,7 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 		js.Version(version.String())
 		sink = js
 	}
-	res, err := rehearsal.Run(ctx, rehearsal.Options{Plan: p, PlanSHA256: plan.SHA256(file), Faults: faults, Seed: c.seed,
+	res, err := rehearsal.Run(ctx, rehearsal.Options{Plan: p, PlanSHA256: f.SHA256, Faults: faults, Seed: c.seed,
 		Start: start, ApproveAfter: c.approveAfter, StopAtGates: c.stopAtGates, Events: sink})
 	if err != nil {
 		return c.fail("rehearsing %s: %s", name, err)

@@ -2,10 +2,13 @@ package command
 
 import (
 	"context"
+	"crypto/ed25519"
 	"flag"
 	"fmt"
+	"time"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -76,7 +79,7 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: show takes one plan file, got %d arguments\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: show takes one plan file, got %d arguments\n\n%s\n", len(rest), optionsPointer("show"))
 		return ExitUsage
 	}
 	format := c.format
@@ -105,66 +108,60 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail("%s", err)
 	}
-	type read struct {
-		file []byte
-		p    *plan.Plan
-		err  error
-	}
-	r, ok := untilDone(ctx, func() read {
-		file, err := readRegularFile(name)
+	// Reading, decoding and rendering all stop at a signal: the largest
+	// plan takes long to render as JSON.
+	err, ok = untilDone(ctx, func() error {
+		f, err := run.ReadFile(name)
 		if err != nil {
-			return read{err: fmt.Errorf("cannot read the plan file: %w", err)}
+			return err
 		}
-		p, err := plan.Decode(file)
+		p, err := f.Decode()
 		if err != nil {
-			return read{err: fmt.Errorf("%s is not a usable plan: %w", name, err)}
+			return err
 		}
-		return read{file: file, p: p}
+		if len(keys) > 0 && p.SignedBy != "" {
+			// A plan signed by an untrusted key, or changed after it was
+			// signed, is not rendered as if it were the reviewed one.
+			if err := run.Verify(name, f.Bytes, p, keys); err != nil {
+				return err
+			}
+		}
+		if err := plan.CheckSteps(p); err != nil {
+			return fmt.Errorf("%s is not a usable plan: %w", name, err)
+		}
+		if err := c.render(ctx, format, p, f.SHA256, keys, start); err != nil {
+			return fmt.Errorf("writing the plan: %w", err)
+		}
+		return nil
 	})
 	if !ok {
 		return c.interrupted("show")
 	}
-	if r.err != nil {
-		return c.fail("%s", r.err)
+	if err != nil {
+		return c.fail("%s", err)
 	}
-	file, p := r.file, r.p
-	if len(keys) > 0 && p.SignedBy != "" {
-		// A plan signed by an untrusted key, or changed after it was
-		// signed, is not rendered as if it were the reviewed one.
-		if err := verifyPlan(name, file, p, keys); err != nil {
-			return c.fail("%s", err)
-		}
-	}
-	if err := plan.CheckSteps(p); err != nil {
-		return c.fail("%s is not a usable plan: %s", name, err)
-	}
+	return ExitOK
+}
+
+// render writes p in format on stdout; the HTML page's timeline is
+// rehearsed from start (zero: when the plan was made).
+func (c *showCommand) render(ctx context.Context, format string, p *plan.Plan, sha string, keys []ed25519.PublicKey, start time.Time) error {
 	switch format {
 	case "json":
-		err = planview.WriteJSON(c.Stdout, p, plan.SHA256(file))
+		return planview.WriteJSON(c.Stdout, p, sha)
 	case "markdown":
-		err = planview.WriteMarkdown(c.Stdout, p, plan.SHA256(file), planview.MarkdownLimit)
+		return planview.WriteMarkdown(c.Stdout, p, sha, planview.MarkdownLimit)
 	case "html":
 		if start.IsZero() {
 			start = p.CreatedAt.UTC()
 		}
-		cells, ok := untilDone(ctx, func() planview.Cells {
-			cells := planview.PlanCells()
-			rehearsedCells(ctx, p, plan.SHA256(file), start, c.timeline.approveAfter, &cells)
-			return cells
-		})
-		if !ok {
-			return c.interrupted("show")
-		}
-		err = planview.WriteHTMLCells(c.Stdout, p, plan.SHA256(file), cells)
-	default:
-		err = planview.WriteText(c.Stdout, p, c.Color && !c.noColor)
-		if err == nil {
-			_, err = fmt.Fprintf(c.Stdout, "\nPlan SHA-256: %s\n%s\n", plan.SHA256(file), signatureLine(p, keys))
-		}
+		cells := planview.PlanCells()
+		rehearsedCells(ctx, p, sha, start, c.timeline.approveAfter, &cells)
+		return planview.WriteHTMLCells(c.Stdout, p, sha, cells)
 	}
-	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: writing the plan: %s\n", err)
-		return ExitError
+	if err := planview.WriteText(c.Stdout, p, c.Color && !c.noColor); err != nil {
+		return err
 	}
-	return ExitOK
+	_, err := fmt.Fprintf(c.Stdout, "\nPlan SHA-256: %s\n%s\n", sha, signatureLine(p, keys))
+	return err
 }

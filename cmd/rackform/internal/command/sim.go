@@ -138,7 +138,7 @@ func (c *simCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) > 0 {
-		fmt.Fprintf(c.Stderr, "Error: sim takes no arguments, got %q\n\n%s", rest, helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: sim takes no arguments, got %q\n\n%s\n", rest, optionsPointer("sim"))
 		return ExitUsage
 	}
 	var specs []sim.BMCSpec
@@ -161,7 +161,7 @@ func (c *simCommand) Run(ctx context.Context, args []string) int {
 		err = c.applyQuirks(specs)
 	}
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: %s\n\n%s", err, helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: %s\n\n%s\n", err, optionsPointer("sim"))
 		return ExitUsage
 	}
 	serve, err := c.serveOptions()
@@ -183,7 +183,7 @@ func (c *simCommand) Run(ctx context.Context, args []string) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: %s\n\n%s", err, helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: %s\n\n%s\n", err, optionsPointer("sim"))
 		return ExitUsage
 	}
 	if err := serveFleet(ctx, c.Stdout, c.Stderr, serve, specs); err != nil {

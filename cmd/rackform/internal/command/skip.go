@@ -14,9 +14,10 @@ import (
 // skipCommand skips a server, scope, wait or gate of the run.
 type skipCommand struct {
 	*Meta
-	stateDir string
-	planFile string
-	runID    string
+	stateDir    string
+	stateDirSet bool
+	planFile    string
+	runID       string
 }
 
 func (c *skipCommand) Synopsis() string {
@@ -47,8 +48,9 @@ Exit status: 0 when the skip is recorded, 1 when it is refused.`
 
 func (c *skipCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("skip", flag.ContinueOnError)
-	fs.StringVar(&c.stateDir, "state-dir", state.DefaultDir, "The state `DIR` of the run.")
-	fs.StringVar(&c.planFile, "plan", "", "Skip in the run of plan `FILE`, even before it is applied (a member, group or stage left out from the start).")
+	c.stateDir, c.stateDirSet = state.DefaultDir, false
+	fs.Var(givenString{&c.stateDir, &c.stateDirSet}, "state-dir", "The state `DIR` of the run (with -plan: default the state directory the plan records).")
+	fs.StringVar(&c.planFile, "plan", "", "Skip in the run of plan `FILE`, even before it is applied (a member, group or stage left out from the start), wherever its state is.")
 	runFlag(fs, &c.runID)
 	return fs
 }
@@ -59,16 +61,10 @@ func (c *skipCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: skip takes one address, got %d arguments\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: skip takes one address, got %d arguments\n\n%s\n", len(rest), optionsPointer("skip"))
 		return ExitUsage
 	}
-	var run *controlRun
-	var err error
-	if c.planFile != "" {
-		run, err = openPlanRun(ctx, c.Meta, c.stateDir, c.planFile)
-	} else {
-		run, err = openControlRun(ctx, c.Meta, c.stateDir, c.runID)
-	}
+	run, err := openRun(ctx, c.Meta, c.planFile, c.stateDir, c.stateDirSet, c.runID)
 	if err != nil {
 		return c.fail("%s", err)
 	}

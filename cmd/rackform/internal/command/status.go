@@ -18,10 +18,12 @@ import (
 // statusCommand shows the state of the run.
 type statusCommand struct {
 	*Meta
-	stateDir string
-	runID    string
-	json     bool
-	format   string
+	stateDir    string
+	stateDirSet bool
+	planFile    string
+	runID       string
+	json        bool
+	format      string
 	// approveAfter is -approve-after: how the rehearsed remainder answers
 	// gates and pauses; now is the clock (tests set it).
 	approveAfter time.Duration
@@ -38,7 +40,11 @@ state and counts, the servers that are not simply done or waiting (running,
 failed, skipped), who holds the state lock (with several applies on one
 run, apply -join, each one and the rollout groups it holds), and the
 commands that move a paused or stopped run on. With -json, the whole state tree (schema "v": 1),
-every server included.
+every server included. The first line says where the run's state is.
+
+With -plan PLANFILE, the run of that plan wherever its state is: the state
+directory the plan records (relative to the plan file), or the one its run
+started in on this machine.
 
 With -format=html, one self-contained page: the rack grid coloured by the
 run's state, and a timeline on the calendar of what happened (from the
@@ -53,7 +59,9 @@ Exit status: 0, or 1 when there is no run to show.`
 
 func (c *statusCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.StringVar(&c.stateDir, "state-dir", state.DefaultDir, "The state `DIR` of the run.")
+	c.stateDir, c.stateDirSet = state.DefaultDir, false
+	fs.Var(givenString{&c.stateDir, &c.stateDirSet}, "state-dir", "The state `DIR` of the run (with -plan: default the state directory the plan records).")
+	fs.StringVar(&c.planFile, "plan", "", "Show the run of plan `FILE`, wherever its state is: the state directory the plan records (found from the plan file's directory), or the one its run started in on this machine.")
 	runFlag(fs, &c.runID)
 	fs.BoolVar(&c.json, "json", false, "Print the state tree as JSON.")
 	fs.StringVar(&c.format, "format", "text", "Output `FORMAT`: text, json, or html (one self-contained page: the rack grid coloured by the run's state, and a timeline of what happened and the rehearsed remainder).")
@@ -67,14 +75,18 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 0 {
-		fmt.Fprintf(c.Stderr, "Error: status takes no arguments, got %d\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: status takes no arguments, got %d\n\n%s\n", len(rest), optionsPointer("status"))
 		return ExitUsage
 	}
 	if c.format != "text" && c.format != "json" && c.format != "html" {
 		fmt.Fprintf(c.Stderr, "Error: -format must be text, json or html, got %q\n", c.format)
 		return ExitUsage
 	}
-	run, err := openControlRun(ctx, c.Meta, c.stateDir, c.runID)
+	if c.approveAfter < 0 {
+		fmt.Fprintf(c.Stderr, "Error: -approve-after must not be negative, got %s\n", c.approveAfter)
+		return ExitUsage
+	}
+	run, err := openRun(ctx, c.Meta, c.planFile, c.stateDir, c.stateDirSet, c.runID)
 	if err != nil {
 		return c.fail("%s", err)
 	}
@@ -85,10 +97,6 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		return c.fail("%s", err)
 	}
 	if c.format == "html" {
-		if c.approveAfter < 0 {
-			fmt.Fprintf(c.Stderr, "Error: -approve-after must not be negative, got %s\n", c.approveAfter)
-			return ExitUsage
-		}
 		now := time.Now
 		if c.now != nil {
 			now = c.now
@@ -122,7 +130,8 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		}
 		return ExitOK
 	}
-	if err := applyview.WriteStatus(c.Stdout, p, st, nextCommand(run.backend.dir, "")); err != nil {
+	fmt.Fprintf(c.Stdout, "state: %s\n", stateName(run.backend))
+	if err := applyview.WriteStatus(c.Stdout, p, st, nextCommand(run.backend.Dir, "")); err != nil {
 		return c.fail("writing the status: %s", err)
 	}
 	for _, s := range st.Spares {

@@ -2,28 +2,20 @@ package command
 
 import (
 	"crypto/ed25519"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
+	"github.com/rackform/rackform/internal/regularfile"
 	"github.com/rackform/rackform/planner/plan"
 )
 
-// Plan signing keys come from the environment, so a CI system's secret
-// store can hand them to the plan job (private key) and the apply job
-// (public keys) without a file in the repository.
+// The environment variables of plan signing (see package run).
 const (
-	// EnvSigningKey is the Ed25519 private key plan signs with: a PEM
-	// file's path, or the PEM text itself (PKCS#8, as "openssl genpkey
-	// -algorithm ed25519" and "rackform keygen" write it).
-	EnvSigningKey = "RACKFORM_PLAN_SIGNING_KEY"
-	// EnvTrustedKeys are the public keys apply trusts: PEM text (one or
-	// more "PUBLIC KEY" blocks, as "openssl pkey -pubout" writes them), or
-	// one or more file paths separated by ":" (the PATH separator), each
-	// holding one or more keys. Several keys allow rotation.
-	EnvTrustedKeys = "RACKFORM_PLAN_TRUSTED_KEYS"
+	EnvSigningKey  = run.EnvSigningKey
+	EnvTrustedKeys = run.EnvTrustedKeys
 )
 
 // maxKeyFile bounds what is read from a key file: PEM keys are a few
@@ -93,7 +85,7 @@ func isPEM(v string) bool { return strings.Contains(v, "-----BEGIN ") }
 // readKeyFile reads a small regular file: a key file that is a FIFO or a
 // device is refused instead of blocking or reading forever.
 func readKeyFile(path string) ([]byte, error) {
-	f, err := openRegular(path)
+	f, err := regularfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -106,19 +98,6 @@ func readKeyFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d bytes, too large for a key file", path, maxKeyFile)
 	}
 	return b, nil
-}
-
-// verifyPlan checks a plan file against the trusted keys. It returns nil
-// when the plan is signed by one of them.
-func verifyPlan(name string, file []byte, p *plan.Plan, keys []ed25519.PublicKey) error {
-	err := plan.VerifySignature(file, p, keys)
-	if errors.Is(err, plan.ErrUnsigned) {
-		return fmt.Errorf("%s is not signed, and %s is set: only plans signed by a trusted key are applied (plan with %s set in the plan job)", name, EnvTrustedKeys, EnvSigningKey)
-	}
-	if err != nil {
-		return fmt.Errorf("%s is not signed by a trusted key: %w", name, err)
-	}
-	return nil
 }
 
 // signatureLine says who signed a plan and whether that was checked, for

@@ -15,7 +15,10 @@ import (
 // plan (docs/json.md, docs/schemas/plan-json.schema.json). Consumers
 // accept the same major version and ignore properties they do not know; a
 // minor version only adds properties.
-const JSONFormatVersion = "1.0"
+//
+// 1.1 added what estimates were learned from earlier runs (plan format
+// 1.5): history, and each step's estimate_source and learned.
+const JSONFormatVersion = "1.1"
 
 // PlanJSON is the machine-readable representation of a plan printed by
 // `show -json`, made for policy checks (OPA/conftest): servers, clusters,
@@ -49,9 +52,12 @@ type PlanJSON struct {
 	Pauses   []JSONPause            `json:"pauses"`
 	Servers  map[string]JSONServer  `json:"servers"`
 	// RunOrder is every server address in the order apply starts them.
-	RunOrder []string      `json:"run_order"`
-	Images   []JSONImage   `json:"images"`
-	Summary  JSONSummary   `json:"summary"`
+	RunOrder []string    `json:"run_order"`
+	Images   []JSONImage `json:"images"`
+	Summary  JSONSummary `json:"summary"`
+	// History is what the estimates learned from earlier runs; null when
+	// plan read no history (1.1).
+	History  *JSONHistory  `json:"history"`
 	Warnings []JSONMessage `json:"warnings"`
 }
 
@@ -329,6 +335,10 @@ type JSONStep struct {
 	After     []string `json:"after"`
 	Timeout   string   `json:"timeout"`
 	Estimate  string   `json:"estimate"`
+	// EstimateSource is "learned" (Estimate is Learned's median) or
+	// "default" (its kind's fixed duration); Learned is null then (1.1).
+	EstimateSource string       `json:"estimate_source"`
+	Learned        *JSONLearned `json:"learned"`
 }
 
 // JSONImage is one image the plan delivers, with the servers it goes to.
@@ -412,6 +422,7 @@ func BuildJSON(p *plan.Plan, sha string) PlanJSON {
 		RunOrder:      []string{},
 		Images:        []JSONImage{},
 		Summary:       summaryJSON(p),
+		History:       historyJSON(p.History),
 		Warnings:      []JSONMessage{},
 	}
 	for _, m := range p.Warnings {
@@ -599,6 +610,7 @@ func serverJSON(s *plan.Server) JSONServer {
 			SHA256: st.SHA256, Method: st.Method, ApplyTime: st.ApplyTime, ApplyTimeFrom: st.ApplyTimeFrom, TransferProtocol: st.TransferProtocol,
 			Targets: orEmpty(slices.Clone(st.Targets)), Members: orEmpty(slices.Clone(st.Members)), Count: count, ResetType: st.ResetType, Shared: st.Shared,
 			After: orEmpty(slices.Clone(st.After)), Timeout: st.Timeout.String(), Estimate: st.Estimate.String(),
+			EstimateSource: estimateSource(&st), Learned: learnedJSON(st.Learned),
 		})
 	}
 	return js

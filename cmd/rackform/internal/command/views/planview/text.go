@@ -45,6 +45,9 @@ func WriteText(w io.Writer, p *plan.Plan, color bool) error {
 	if len(p.Excludes) > 0 {
 		fmt.Fprintf(bw, "  without -exclude %s\n", strings.Join(p.Excludes, ", "))
 	}
+	for _, line := range HistoryLines(p) {
+		fmt.Fprintf(bw, "  %s\n", line)
+	}
 	for _, line := range QuorumLines(p) {
 		fmt.Fprintf(bw, "  %s\n", st.wrap(line, ansiYellow, ansiBold))
 	}

@@ -1,0 +1,513 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
+	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/executor/state"
+	"github.com/rackform/rackform/internal/version"
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
+)
+
+// runOpts are the options of the commands that drive a run: apply,
+// continue and approve. The run is opened by package run; drive starts
+// its providers, shows it and maps how it ended to an exit code.
+type runOpts struct {
+	json        bool
+	jsonInto    string
+	lockTimeout time.Duration
+	// stateDir is -state-dir, stateDirSet whether it was given.
+	stateDir    string
+	stateDirSet bool
+	vars        stringList
+	varFiles    stringList
+	noColor     bool
+
+	// expectSHA is -expect-sha256: the hash that was reviewed.
+	expectSHA optionalString
+	// runID is -run of continue and approve.
+	runID string
+	// name is the command driving the run, for messages.
+	name string
+
+	// planPath is the plan file apply was given, after the trust option it
+	// was given with ("-allow-unsigned plan.json"; "" for continue and
+	// approve), for the command printed to resume.
+	planPath string
+	// rerun: apply -rerun starts a failed run again (executor.Rerun).
+	rerun bool
+	// recheck: continue reads the catalog again for the clusters planned
+	// pending (availability.go).
+	recheck bool
+	// join: apply -join runs beside an apply of the same plan that holds
+	// the lock, as another worker of the run (postgres backend only).
+	join bool
+
+	// Tests replace these; nil means the real ones.
+	start   providerStarter
+	hashOf  func(plan.Provider, func(string) string) (string, error)
+	clock   executor.Clock
+	holder  string
+	poll    time.Duration
+	signals func(chan<- os.Signal) func()
+}
+
+// flags registers the options apply, continue and approve share;
+// stateDirUsage says where each finds the state without -state-dir.
+func (o *runOpts) flags(fs *flag.FlagSet, stateDirUsage string) {
+	o.vars, o.varFiles = nil, nil
+	o.stateDir, o.stateDirSet = "", false
+	fs.Var(givenString{&o.stateDir, &o.stateDirSet}, "state-dir", stateDirUsage)
+	fs.BoolVar(&o.json, "json", false, "Print the machine-readable event stream (JSON lines, docs/json.md) on stdout instead of the progress view.")
+	fs.StringVar(&o.jsonInto, "json-into", "", "Also write the JSON-lines event stream to `FILE` (beside the progress view).")
+	fs.DurationVar(&o.lockTimeout, "lock-timeout", 0, "Wait up to `DURATION` for a state lock held by another apply (default: refuse at once).")
+	fs.Var(&o.vars, "var", "Set input variable `NAME=VALUE` (sensitive variables must be given again). Repeatable.")
+	fs.Var(&o.varFiles, "var-file", "Read input variables from `FILE`. Repeatable.")
+	fs.BoolVar(&o.noColor, "no-color", false, "Never colour or redraw the output (also: the NO_COLOR environment variable).")
+}
+
+// givenString is a string flag that records whether it was given, with no
+// default shown in the help (the commands say what it is).
+type givenString struct {
+	v   *string
+	set *bool
+}
+
+func (g givenString) String() string {
+	if g.v == nil {
+		return ""
+	}
+	return *g.v
+}
+
+func (g givenString) Set(s string) error {
+	*g.v, *g.set = s, true
+	return nil
+}
+
+// options are the run options of these flags.
+func (o *runOpts) options(m *Meta) run.Options {
+	return run.Options{
+		Env:         m.runEnv(),
+		StateDir:    o.stateDir,
+		StateDirSet: o.stateDirSet,
+		Vars:        o.vars,
+		VarFiles:    o.varFiles,
+		Clock:       o.clock,
+		HashOf:      o.hashOf,
+		LockTimeout: o.lockTimeout,
+		Rerun:       o.rerun,
+		Join:        o.join,
+	}
+}
+
+// runEnv is the process as package run sees it.
+func (m *Meta) runEnv() run.Env {
+	return run.Env{
+		Getenv: m.Getenv,
+		Note:   func(s string) { fmt.Fprintf(m.Stderr, "Note: %s\n", s) },
+		Warn:   func(s string) { fmt.Fprintf(m.Stderr, "Warning: %s\n", s) },
+	}
+}
+
+// fail prints an error and returns ExitError.
+func (m *Meta) fail(format string, args ...any) int {
+	fmt.Fprintf(m.Stderr, "Error: "+format+"\n", args...)
+	return ExitError
+}
+
+// drive starts the run r opened: it checks the state lock, prepares what
+// the run needs (inputs, provider binaries, the configuration from the
+// plan's snapshot), starts the providers and drives the run with a view.
+// control, when set, is recorded (continue, approve) after every check
+// passed and before Run. It closes r.
+func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*executor.Executor) error) int {
+	defer r.Close()
+	if h, err := r.Busy(ctx, control); err != nil {
+		var le *executor.LockedError
+		if errors.As(err, &le) {
+			code := m.fail("%s", le)
+			staleLockHint(m, &le.Holder)
+			return code
+		}
+		return m.controlFailed(err)
+	} else if h != nil {
+		w := m.Stdout
+		if o.json {
+			w = m.Stderr // stdout is the event stream
+		}
+		fmt.Fprintf(w, "Recorded. The apply running as %s (pid %d, since %s) will act on it.\n", h.Who, h.PID, h.Since.UTC().Format(time.RFC3339))
+		return ExitOK
+	}
+	type prepared struct {
+		*run.Prepared
+		err error
+	}
+	pr, ok := untilDone(ctx, func() prepared {
+		p, err := r.Prepare()
+		return prepared{p, err}
+	})
+	if !ok {
+		return m.interrupted(o.name)
+	}
+	defer pr.Cleanup()
+	color := m.Color && !o.noColor
+	if pr.err != nil {
+		var de *run.DiagnosticsError
+		if errors.As(pr.err, &de) {
+			m.showDiagnostics(de.Diags, de.Files, color)
+			return ExitError
+		}
+		return m.fail("%s", pr.err)
+	}
+	p, sha, file, b, cfg := r.Plan, r.SHA256, r.File, r.Backend, pr.Config
+	// Where the run's state is, from any working directory: the plan
+	// records it (beside the plan file), -state-dir overrides it.
+	if o.json {
+		fmt.Fprintf(m.Stderr, "state: %s\n", stateName(b))
+	} else {
+		fmt.Fprintf(m.Stdout, "state: %s\n", stateName(b))
+	}
+	clock := o.clock
+	if clock == nil {
+		clock = executor.RealClock()
+	}
+
+	// Signals: the first one is graceful (ctx, also cancelled by main), the
+	// second one hard.
+	graceful, cancelGraceful := context.WithCancel(ctx)
+	defer cancelGraceful()
+	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelHard()
+	sigs := o.signals
+	if sigs == nil {
+		sigs = notifySignals
+	}
+	// Until a live view exists, notes go to stderr; then above its block.
+	var note atomic.Pointer[func(string)]
+	toStderr := func(s string) { fmt.Fprintln(m.Stderr, s) }
+	note.Store(&toStderr)
+	sigc := make(chan os.Signal, 4)
+	stopSigs := sigs(sigc)
+	defer stopSigs()
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-hard.Done():
+				return
+			case <-sigc:
+				n++
+				if n == 1 {
+					(*note.Load())("Interrupt received: starting nothing new, giving up polls and waits (the next apply resumes them), letting requests that change a BMC finish. Interrupt again to exit at once (the journal stays consistent).")
+					cancelGraceful()
+				} else {
+					cancelHard()
+					return
+				}
+			}
+		}
+	}()
+
+	start := o.start
+	if start == nil {
+		// Plugins are pinned by the plan, not by a lock file in the working
+		// directory (the configuration's directory is a snapshot in memory).
+		pins, cleanPins, err := run.PlanPins(p)
+		defer cleanPins()
+		if err != nil {
+			return m.fail("pinning the plan's provider plugins: %s", err)
+		}
+		start = pluginStarter(pins, m.Getenv, m.Stderr)
+	}
+	running, pd := startProviders(hard, cfg, start)
+	defer running.Close()
+	if pd.HasErrors() {
+		m.showDiagnostics(pd, pr.Loader.Files(), color)
+		return ExitError
+	}
+	for _, info := range running.info {
+		if want := r.PinnedSHA256(info.Name); want != "" && info.SHA256 != "" && info.SHA256 != want {
+			return m.fail("provider %q: the started plugin hashes to %s, but the plan was made with %s", info.Name, shortSHA(info.SHA256), shortSHA(want))
+		}
+	}
+	// A plugin that dies is restarted from the binary the plan pinned, and
+	// configured as above; see supervised.
+	running.supervise(start, r.PinnedSHA256, func(s string) { (*note.Load())(s) })
+	provs := map[string]providers.Provider{}
+	targets := providerTargets(cfg)
+	for name, prov := range running.byName {
+		provs[name] = &credentialed{Provider: prov, targets: targets}
+	}
+
+	// Output: the human view unless -json; the JSON stream on stdout
+	// (-json) or into a file (-json-into).
+	var sinks []executor.Sink
+	var view *applyview.View
+	if o.json {
+		js := applyview.NewJSON(m.Stdout)
+		js.Version(version.String())
+		sinks = append(sinks, js)
+	} else {
+		live := isTerminal(m.Stdout) && !o.noColor && m.Getenv("TERM") != "dumb"
+		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: live, Color: color, Now: clock.Now, Command: nextCommand(b.Dir, o.planPath), Width: termWidth(m.Stdout, m.Getenv)})
+		if live {
+			viewNote := view.Note
+			note.Store(&viewNote)
+			stopResize := followResize(view, m.Stdout, m.Getenv)
+			defer stopResize()
+		}
+		sinks = append(sinks, view)
+	}
+	if o.jsonInto != "" {
+		f, err := os.OpenFile(o.jsonInto, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return m.fail("opening -json-into file: %s", err)
+		}
+		defer f.Close()
+		// Appended: each run of apply or continue starts with its own
+		// version line.
+		js := applyview.NewJSON(f)
+		js.Version(version.String())
+		sinks = append(sinks, js)
+	}
+	var available map[string]string
+	if o.recheck {
+		var notes []string
+		available, notes = availableNow(p)
+		for _, n := range notes {
+			fmt.Fprintln(m.Stderr, "Note: "+n)
+		}
+	}
+	e, err := executor.New(executor.Options{
+		Plan: p, PlanSHA256: sha, PlanFile: file,
+		Providers: provs, Backend: b.Backend, Clock: clock,
+		Events:      multiSink(sinks),
+		Holder:      o.holder,
+		LockTimeout: o.lockTimeout,
+		Join:        o.join && b.PG != nil,
+		// Control records from other processes (stop, skip, approve) are
+		// noticed within a second.
+		PollInterval: pollOr(o.poll, time.Second),
+		Available:    available,
+	})
+	if err != nil {
+		return m.fail("%s", err)
+	}
+	if view != nil {
+		if st, err := e.Status(ctx); err == nil {
+			view.Start(st)
+		}
+		defer view.Close()
+	}
+	if control != nil {
+		if err := control(e); err != nil {
+			return m.controlFailed(err)
+		}
+	}
+	out, err := e.Run(graceful, hard)
+	if err != nil {
+		if view != nil {
+			view.Close()
+		}
+		var le *executor.LockedError
+		if errors.As(err, &le) {
+			code := m.fail("%s", le)
+			staleLockHint(m, &le.Holder)
+			return code
+		}
+		code := ExitInterrupted
+		if hard.Err() != nil {
+			fmt.Fprintln(m.Stderr, "Interrupted.")
+		} else {
+			code = m.fail("%s", err)
+		}
+		leftBehind(m.Stderr, out, nextCommand(b.Dir, o.planPath))
+		return code
+	}
+	if hard.Err() != nil && out.Status == executor.OutcomeInterrupted {
+		return ExitInterrupted
+	}
+	return runExitCode(out)
+}
+
+func pollOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+func (m *Meta) controlFailed(err error) int {
+	var re *executor.RefusedError
+	if errors.As(err, &re) {
+		fmt.Fprintf(m.Stderr, "Error: %s\n", re)
+		return ExitError
+	}
+	return m.fail("%s", err)
+}
+
+// notifySignals relays SIGINT and SIGTERM to c until the returned function
+// is called. It only adds a listener: main's NotifyContext still turns the
+// first signal into a cancelled context, and neither signal kills the
+// process while both listen.
+func notifySignals(c chan<- os.Signal) func() {
+	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+	return func() { signal.Stop(c) }
+}
+
+type multiSink []executor.Sink
+
+func (s multiSink) Event(e executor.Event) {
+	for _, x := range s {
+		x.Event(e)
+	}
+}
+
+// credentialed adds each server's credentials from the configuration to
+// the targets the executor passes (it knows only names and BMC URLs from
+// the plan, which holds no secret).
+type credentialed struct {
+	providers.Provider
+	targets map[string]providers.Target
+}
+
+func (c *credentialed) fill(t providers.Target) providers.Target {
+	if ct, ok := c.targets[t.Name]; ok && ct.Credentials != nil && t.Credentials == nil {
+		t.Credentials = ct.Credentials
+	}
+	return t
+}
+
+func (c *credentialed) Observe(ctx context.Context, req *providers.ObserveRequest, fn func(*providers.Observation) error) providers.Diagnostics {
+	r := *req
+	r.Targets = make([]providers.Target, len(req.Targets))
+	for i, t := range req.Targets {
+		r.Targets[i] = c.fill(t)
+	}
+	return c.Provider.Observe(ctx, &r, fn)
+}
+
+func (c *credentialed) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*providers.Progress) error) (*providers.ApplyResult, providers.Diagnostics) {
+	r := *req
+	r.Target = c.fill(r.Target)
+	return c.Provider.Apply(ctx, &r, fn)
+}
+
+func (c *credentialed) Task(ctx context.Context, req *providers.TaskRequest) (*providers.TaskStatus, providers.Diagnostics) {
+	r := *req
+	r.Target = c.fill(r.Target)
+	return c.Provider.Task(ctx, &r)
+}
+
+// staleLockHint says so when the lock holder is a process of this host that
+// no longer runs (a crashed or killed apply). Run takes such a lock over
+// (executor.HolderGone); the hint is for a refusal that raced with it.
+func staleLockHint(m *Meta, h *executor.LockInfo) {
+	if h.Expired {
+		fmt.Fprintf(m.Stderr, "Note: the lease of the apply holding the lock expired at %s without being renewed: that apply is gone, and the next apply takes the lock over.\n", h.LeaseExpires.UTC().Format(time.RFC3339))
+		return
+	}
+	if executor.HolderGone(*h) {
+		host, _ := os.Hostname()
+		fmt.Fprintf(m.Stderr, "Note: pid %d is not running on this host (%s): the apply holding the lock is gone.\n", h.PID, host)
+	}
+}
+
+// nextCommand rewrites a command printed to go on: PLANFILE becomes the
+// plan file apply was given (for continue and approve, which have none,
+// "rackform apply PLANFILE" becomes "rackform continue"), and the state
+// directory is added to every rackform apply, continue and approve in it
+// when it is not the default.
+func nextCommand(stateDir, planPath string) func(string) string {
+	return func(cmd string) string {
+		if planPath != "" {
+			cmd = strings.ReplaceAll(cmd, "PLANFILE", planPath)
+		} else {
+			cmd = strings.ReplaceAll(cmd, "rackform apply PLANFILE", "rackform continue")
+		}
+		if stateDir == "" || filepath.Clean(stateDir) == state.DefaultDir {
+			return cmd
+		}
+		for _, sub := range []string{"apply", "continue", "approve"} {
+			prefix := "rackform " + sub
+			var b strings.Builder
+			for rest := cmd; ; {
+				i := strings.Index(rest, prefix)
+				if i < 0 {
+					b.WriteString(rest)
+					break
+				}
+				end := i + len(prefix)
+				b.WriteString(rest[:end])
+				if end == len(rest) || rest[end] == ' ' {
+					b.WriteString(" -state-dir " + stateDir)
+				}
+				rest = rest[end:]
+			}
+			cmd = b.String()
+		}
+		return cmd
+	}
+}
+
+// termWidth is the width of the terminal w writes to: COLUMNS when set,
+// else what the terminal says; 0 when unknown.
+func termWidth(w io.Writer, getenv func(string) string) int {
+	if n, err := strconv.Atoi(getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	cols, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return cols
+
+}
+
+// stateName says where a run's state is, for the "state: …" line.
+func stateName(b *run.Backend) string {
+	if b.PG != nil {
+		return b.Where
+	}
+	return b.Dir
+}
+
+// leftBehind says, after a started run ended on an error (a state backend
+// unreachable past its lease, a journal that cannot be written) or a
+// second interrupt, what a pause's ending says: every server it leaves
+// out of service with what brings it back, and the command that resumes
+// once the cause is fixed (a plan file's apply, or continue).
+func leftBehind(w io.Writer, out executor.Outcome, command func(string) string) {
+	for _, l := range applyview.StrandedLines(out.Stranded, command) {
+		fmt.Fprintln(w, l)
+	}
+	for _, n := range out.Next {
+		next := command(n)
+		if cont := command("rackform continue"); strings.Contains(n, "rackform apply PLANFILE") && next != cont {
+			next += " (or: " + cont + ")"
+		}
+		fmt.Fprintf(w, "To resume, run: %s\n", next)
+	}
+}

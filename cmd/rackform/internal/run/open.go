@@ -1,0 +1,404 @@
+// Package run opens a saved plan's run for the commands that drive one:
+// apply (a plan file), continue and approve (the plan the state backend
+// stores). It decides whether the run may go on here and what it needs,
+// touching nothing until every check passed: the plan file's size, its
+// SHA-256 (compared before the file is decoded), its signature, expiry and
+// format, the state backend and the run recorded in it, the state lock,
+// the sensitive inputs, the provider binaries' hashes, and the
+// configuration loaded from the plan's own snapshot. The commands parse
+// flags, call it, start the providers and render; tests call it directly.
+package run
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/executor/state"
+	"github.com/rackform/rackform/planner/plan"
+)
+
+// Options are how a command opens a run.
+type Options struct {
+	Env
+	// StateDir is -state-dir, StateDirSet whether it was given. Without
+	// it apply uses the state directory the plan records (format 1.5),
+	// continue and approve .rackform, or with an expected SHA-256 the one
+	// the registry of started runs names for that plan.
+	StateDir    string
+	StateDirSet bool
+	// Vars and VarFiles are -var and -var-file: the sensitive variables
+	// given again.
+	Vars, VarFiles []string
+	// Clock judges expiry; nil: the wall clock.
+	Clock executor.Clock
+	// HashOf hashes the binary that would serve a provider; nil:
+	// PluginSHA256.
+	HashOf func(plan.Provider, func(string) string) (string, error)
+	// LockTimeout is -lock-timeout: with one, a held lock is waited for
+	// by the executor instead of refused here.
+	LockTimeout time.Duration
+	// Rerun is apply -rerun (a failed run applied again); Join is apply
+	// -join (a worker beside the apply holding the lock, postgres only).
+	Rerun, Join bool
+	// Keys are the trusted public keys: a plan stored in the backend is
+	// checked against them like a plan file.
+	Keys []ed25519.PublicKey
+}
+
+// Run is a plan's run, opened: the plan, its backend and the state the
+// backend records. Close releases the backend.
+type Run struct {
+	Plan   *plan.Plan
+	SHA256 string
+	// File is the plan file's bytes, stored in the backend by apply.
+	File    []byte
+	Backend *Backend
+	// State is the run's state when opened (NotStarted before its first
+	// apply).
+	State executor.State
+	// Control records control requests and reads the run's state,
+	// without providers.
+	Control *executor.Executor
+
+	o Options
+	// release lets go of the run's entry in the registry of started runs.
+	release func()
+}
+
+// Close releases the state backend and the run's registry entry.
+func (r *Run) Close() error {
+	err := r.Backend.Close()
+	if r.release != nil {
+		r.release()
+	}
+	return err
+}
+
+// Open opens the run of the plan file f (decoded: p) for apply, in the
+// backend the plan records (or, in plans before 1.5, its configuration
+// selects): for the local one, the state directory the plan records
+// relative to the plan file, or -state-dir. A plan whose run was started
+// on this machine in another state directory is refused before anything
+// is created (registry.go).
+func Open(ctx context.Context, f *File, p *plan.Plan, o Options) (*Run, error) {
+	o = o.withDefaults()
+	pg := selectsPostgres(p)
+	if !pg {
+		o.StateDir = StateDir(p, f.Name, o.StateDir, o.StateDirSet)
+	}
+	if expiredAt(p, o.Clock) && !pg {
+		if _, err := os.Stat(o.StateDir); errors.Is(err, fs.ErrNotExist) {
+			return nil, expired(p, f.SHA256) // no state, so no started run: refuse touching nothing
+		}
+	}
+	release := func() {}
+	if !pg {
+		var err error
+		if release, err = o.claim(f.SHA256, o.StateDir); err != nil {
+			return nil, err
+		}
+	}
+	b, err := OpenForPlan(ctx, o.Env, p, o.StateDir)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	if o.Join && b.PG == nil {
+		b.Close()
+		release()
+		return nil, fmt.Errorf("-join needs the postgres state backend (rackform { backend \"postgres\" } in the configuration, %s set): with %s only one apply drives a run", config.EnvPGConnStr, b.Where)
+	}
+	return open(ctx, b, &Stored{Plan: p, SHA256: f.SHA256, Bytes: f.Bytes}, o, release)
+}
+
+// claim records the run of plan sha as living in the state directory dir
+// in the registry of started runs, or refuses it when it lives in
+// another one. A registry that cannot be used is warned about, not fatal.
+func (o Options) claim(sha, dir string) (func(), error) {
+	g, err := openRegistry(o.Env)
+	if err == nil {
+		var release func()
+		release, err = g.claim(sha, dir)
+		var started *AlreadyStartedError
+		if err == nil || errors.As(err, &started) {
+			return release, err
+		}
+	}
+	o.warn(fmt.Sprintf("the registry of started runs cannot be used (%v): a second apply of this plan with another state directory on this machine would not be refused (set %s to a writable directory)", err, EnvRunRegistry))
+	return func() {}, nil
+}
+
+// OpenStored opens the run a command without a plan file acts on
+// (continue, approve): in PostgreSQL when RACKFORM_PG_CONN_STR is set,
+// else in the state directory; runID is -run (see Backend.Choose). With
+// expect (-expect-sha256, the hash that was reviewed) the run must be of
+// that plan, and the plan stored for it must hash to it: a state
+// directory whose plan was replaced by an edited one stored under its own
+// hash is refused. The stored plan is checked against the trusted keys
+// like a plan file.
+func OpenStored(ctx context.Context, runID, expect string, o Options) (*Run, error) {
+	o = o.withDefaults()
+	want := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(expect), "sha256:"))
+	if want != "" {
+		if id := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(runID), "sha256:")); id != "" && !strings.HasPrefix(want, id) {
+			return nil, fmt.Errorf("-run %s and -expect-sha256 %s name different plans", runID, expect)
+		}
+		runID = want
+	}
+	if o.StateDir == "" {
+		o.StateDir = state.DefaultDir
+	}
+	if want != "" && !o.StateDirSet && o.PGConnStr() == "" {
+		o.StateDir = o.registeredDir(want, o.StateDir)
+	}
+	b, err := OpenControl(ctx, o.Env, o.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	notReviewed := func(sha string) error {
+		b.Close()
+		return fmt.Errorf("%s holds the run of plan %s, not of the expected %s; it is not the plan that was reviewed (was the state changed? apply the reviewed plan file with -expect-sha256 instead)", b.Where, sha, want)
+	}
+	if want != "" && b.PG == nil {
+		if sha, err := b.CurrentPlan(ctx); err == nil && sha != want {
+			return nil, notReviewed(sha)
+		}
+	}
+	s, err := b.Choose(ctx, runID)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	if want != "" && s.SHA256 != want {
+		return nil, notReviewed(s.SHA256)
+	}
+	release := func() {}
+	if b.PG == nil {
+		if release, err = o.claim(s.SHA256, o.StateDir); err != nil {
+			b.Close()
+			return nil, err
+		}
+	}
+	b.setPlanLease(s.Plan)
+	// The state directory is as writable as a plan file: with trusted
+	// keys, the stored plan is checked like the one apply was given.
+	if len(o.Keys) > 0 {
+		where := o.StateDir
+		if b.PG != nil {
+			where = b.Where
+		}
+		if err := Verify("the plan "+short(s.SHA256)+" in "+where, s.Bytes, s.Plan, o.Keys); err != nil {
+			b.Close()
+			release()
+			return nil, err
+		}
+	}
+	return open(ctx, b, s, o, release)
+}
+
+// registeredDir is the state directory of the run of plan sha for a
+// command given no -state-dir: dir when it holds that run, else the one
+// the registry of started runs names, when it still holds it.
+func (o Options) registeredDir(sha, dir string) string {
+	return registeredDir(o.Env, sha, dir)
+}
+
+func registeredDir(env Env, sha, dir string) string {
+	if state.Started(dir, sha) {
+		return dir
+	}
+	g, err := openRegistry(env)
+	if err != nil {
+		return dir
+	}
+	if d := g.lookup(sha); d != "" && state.Started(d, sha) {
+		return displayDir(d)
+	}
+	return dir
+}
+
+// LocateStateDir is the state directory of the run of plan p (SHA-256
+// sha, read from planFile) for the commands that take a plan file to act
+// on its run (status -plan, skip -plan): -state-dir when given, else the
+// one the plan records (StateDir) or, when that holds no run of it, the
+// one its run started in on this machine (the registry of started runs).
+func LocateStateDir(env Env, p *plan.Plan, sha, planFile, flagDir string, flagSet bool) string {
+	if flagSet {
+		return flagDir
+	}
+	return registeredDir(env, sha, StateDir(p, planFile, flagDir, false))
+}
+
+func (o Options) withDefaults() Options {
+	if o.Clock == nil {
+		o.Clock = executor.RealClock()
+	}
+	if o.HashOf == nil {
+		o.HashOf = PluginSHA256
+	}
+	return o
+}
+
+// open reads the run's state in b and refuses what may not go on: a run
+// completed or failed (without -rerun), a fresh start of an expired plan
+// or of an older format.
+func open(ctx context.Context, b *Backend, s *Stored, o Options, release func()) (*Run, error) {
+	r := &Run{Plan: s.Plan, SHA256: s.SHA256, File: s.Bytes, Backend: b, o: o, release: release}
+	if err := r.check(ctx); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Run) check(ctx context.Context) error {
+	ctl, err := Control(r.Backend, r.Plan, r.SHA256)
+	if err != nil {
+		return err
+	}
+	st, err := ctl.Status(ctx)
+	if err != nil {
+		return err
+	}
+	r.Control, r.State = ctl, st.Run.State
+	switch r.State.Name {
+	case executor.Completed, executor.Skipped:
+		return fmt.Errorf("plan %s: %w", short(r.SHA256), executor.ErrAlreadyApplied)
+	case executor.Failed:
+		if !r.o.Rerun {
+			return fmt.Errorf("plan %s: %w (or run it again: rackform apply -rerun PLANFILE)", short(r.SHA256), executor.ErrRunFailed)
+		}
+	default:
+		if r.o.Rerun {
+			return fmt.Errorf("plan %s: -rerun starts a failed run again, and this run is %s", short(r.SHA256), r.State.String())
+		}
+	}
+	if r.State.Name != executor.NotStarted {
+		return nil
+	}
+	// Expiry refuses only a fresh start: a started run is resumed and
+	// continued after not_after (each server is observed again anyway).
+	if expiredAt(r.Plan, r.o.Clock) {
+		return expired(r.Plan, r.SHA256)
+	}
+	// Likewise an older plan format: a run started with it is resumed,
+	// a new one needs what format 1.3 records (delivery, identity) in
+	// the compact form of 1.4 (the observation it compares against).
+	if err := plan.Applicable(r.Plan); err != nil {
+		return fmt.Errorf("plan %s: %w", short(r.SHA256), err)
+	}
+	return nil
+}
+
+func expiredAt(p *plan.Plan, clock executor.Clock) bool {
+	return !p.NotAfter.IsZero() && clock.Now().After(p.NotAfter)
+}
+
+func expired(p *plan.Plan, sha string) error {
+	return fmt.Errorf("plan %s expired at %s (made %s); plan again: what it observed is too old to trust", short(sha), p.NotAfter.UTC().Format(time.RFC3339), p.CreatedAt.UTC().Format(time.RFC3339))
+}
+
+// Busy looks at the state lock before anything is started. Without
+// -lock-timeout a lock held by a live apply refuses the run with an
+// *executor.LockedError, except: an apply -join beside the apply of the
+// same plan (postgres); and, with control (continue, approve), an apply
+// of this very plan, for which control is recorded (it acts on it) and
+// Busy returns its holder, so the command says so and ends.
+func (r *Run) Busy(ctx context.Context, control func(*executor.Executor) error) (*executor.LockInfo, error) {
+	if r.o.LockTimeout != 0 {
+		return nil, nil // the executor waits for the lock
+	}
+	h, err := r.Backend.LockHolder(ctx)
+	if err != nil || executor.HolderGone(*h) {
+		return nil, nil
+	}
+	if r.o.Join && control == nil && h.PlanSHA256 == r.SHA256 && r.Backend.PG != nil {
+		return nil, nil
+	}
+	if control != nil && h.PlanSHA256 == r.SHA256 {
+		// Another process is applying this backend's run: record the
+		// request for it to obey, and leave the driving to it.
+		if err := control(r.Control); err != nil {
+			return nil, err
+		}
+		return h, nil
+	}
+	return nil, &executor.LockedError{Holder: *h}
+}
+
+// Prepared is what a run needs to start its providers: the configuration
+// loaded from the plan's snapshot.
+type Prepared struct {
+	Config *config.Config
+	// Loader holds the parsed files, for diagnostics with snippets.
+	Loader *config.Loader
+	// Cleanup removes the temporary files the load needed.
+	Cleanup func()
+}
+
+// DiagnosticsError is a configuration problem with source ranges, for the
+// command to render with snippets.
+type DiagnosticsError struct {
+	Diags hcl.Diagnostics
+	Files map[string]*hcl.File
+}
+
+func (e *DiagnosticsError) Error() string { return e.Diags.Error() }
+
+// Prepare checks what the run needs from this process and loads the
+// configuration: the sensitive variables and environment variables the
+// plan names, the provider binaries (their SHA-256 must be the plan's),
+// the configuration from the plan's snapshot alone, and each provider's
+// CA bundle (its SHA-256 must be the plan's; the provider is then given
+// the bytes checked). The caller calls Cleanup, also after an error.
+func (r *Run) Prepare() (*Prepared, error) {
+	out := &Prepared{Cleanup: func() {}}
+	p, o := r.Plan, r.o
+	if err := CheckInputs(p, o.Vars, o.VarFiles, o.Getenv); err != nil {
+		return out, err
+	}
+	for _, pp := range p.Providers {
+		got, err := o.HashOf(pp, o.getenv)
+		if err != nil {
+			return out, fmt.Errorf("provider %q: %s", pp.Name, err)
+		}
+		if got != pp.SHA256 {
+			return out, fmt.Errorf("provider %q: the plugin binary (%s) hashes to %s, but the plan was made with %s; apply runs only the provider code that made the plan: plan again with this rackform", pp.Name, pp.Source, short(got), short(pp.SHA256))
+		}
+	}
+	cfg, loader, cleanup, diags := LoadSnapshot(p, o.Vars, o.VarFiles, o.Getenv)
+	out.Loader, out.Cleanup = loader, cleanup
+	if diags.HasErrors() {
+		return out, &DiagnosticsError{Diags: diags, Files: loader.Files()}
+	}
+	if len(cfg.MissingEnv) > 0 {
+		return out, fmt.Errorf("the configuration reads the environment variables %s, which are not set", strings.Join(cfg.MissingEnv, ", "))
+	}
+	if err := checkCABundles(p, cfg); err != nil {
+		return out, err
+	}
+	out.Config = cfg
+	return out, nil
+}
+
+// PinnedSHA256 is the SHA-256 the plan expects of provider name's binary,
+// "" for a provider it does not name: a plugin restarted from another
+// binary is refused.
+func (r *Run) PinnedSHA256(name string) string {
+	for _, pp := range r.Plan.Providers {
+		if pp.Name == name {
+			return pp.SHA256
+		}
+	}
+	return ""
+}
