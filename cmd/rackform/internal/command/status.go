@@ -82,8 +82,12 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: -format must be text, json or html, got %q\n", c.format)
 		return ExitUsage
 	}
-	if c.approveAfter < 0 {
+	switch {
+	case c.approveAfter < 0:
 		fmt.Fprintf(c.Stderr, "Error: -approve-after must not be negative, got %s\n", c.approveAfter)
+		return ExitUsage
+	case c.approveAfter != 0 && c.format != "html":
+		fmt.Fprintf(c.Stderr, "Error: -approve-after sets the HTML page's rehearsed remainder: it needs -format=html\n")
 		return ExitUsage
 	}
 	run, err := openRun(ctx, c.Meta, c.planFile, c.stateDir, c.stateDirSet, c.runID)
