@@ -247,7 +247,7 @@ h1 { font-size: 1.2em; } h2 { font-size: 1.05em; margin-top: 1.5em; }
 .bar-gate, .bar-pause, .bar-breach { min-width: 4px; } .bar-gate.state-planned, .bar-pause.state-planned { background: rgb(185, 28, 28); }
 .bar.instant { width: 4px; transform: translateX(-50%); }
 .bar-window-wait { background: repeating-linear-gradient(135deg, rgb(217, 119, 6) 0 3px, rgb(254, 243, 199) 3px 6px); }
-.bar-overrun { top: auto; bottom: 0; height: 5px; background: rgb(185, 28, 28); }
+.bar-overrun { top: auto; bottom: 0; height: 5px; background: rgb(126, 34, 206); }
 .bar-breach { top: 0; bottom: 0; background: rgb(17, 24, 39); }
 {{range $k, $v := .BarColors}}.bar.state-{{$k}} { background: {{css $v}}; }
 {{end}}.bar.rehearsed { background-image: repeating-linear-gradient(135deg, rgba(255, 255, 255, 0.55) 0 3px, rgba(255, 255, 255, 0) 3px 6px); }
