@@ -12,6 +12,7 @@ import (
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/rehearseview"
 	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/executor/history"
 	"github.com/rackform/rackform/internal/version"
 	"github.com/rackform/rackform/rehearsal"
 )
@@ -29,6 +30,7 @@ type rehearseCommand struct {
 	format       string
 	detail       string
 	noColor      bool
+	history      stringList
 }
 
 func (c *rehearseCommand) Synopsis() string { return "Rehearse a saved plan on simulated time" }
@@ -85,6 +87,8 @@ func (c *rehearseCommand) Flags() *flag.FlagSet {
 	fs.StringVar(&c.format, "format", "text", "Output `FORMAT`: text, json, or html (one self-contained page: the rack grid and the rehearsed timeline).")
 	fs.StringVar(&c.detail, "detail", "", "How far down the text goes: `LEVEL` servers (every server), racks (racks and batches; a server only when it did not complete) or clusters (a rack only when it did not complete, breached or held the run); default: servers up to 100 servers to upgrade, racks up to 100 racks and batches, clusters beyond.")
 	fs.BoolVar(&c.noColor, "no-color", false, "Never colour the output (also: the NO_COLOR environment variable).")
+	c.history = nil
+	fs.Var(&c.history, "history", "Estimate each step from what steps like it took in the earlier runs in `DIR` (a state directory, a directory of them, or journal files beside their plans, as plan -history reads), instead of the plan's own estimate. Repeatable.")
 	return fs
 }
 
@@ -133,6 +137,26 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 		return c.fail("%s", err)
 	}
 	color := c.Color && !c.noColor
+	if len(c.history) > 0 {
+		var sources []history.Source
+		for _, dir := range c.history {
+			srcs, err := history.OpenArchive(dir)
+			if err != nil {
+				return c.fail("-history %s: %s", dir, err)
+			}
+			sources = append(sources, srcs...)
+		}
+		est, err := history.Load(ctx, sources, history.Options{})
+		if err != nil {
+			return c.fail("reading the earlier runs: %s", err)
+		}
+		n := rehearsal.Reestimate(p, est)
+		runs := "runs"
+		if est.Runs() == 1 {
+			runs = "run"
+		}
+		fmt.Fprintf(c.Stderr, "Note: %d steps estimated from %d earlier %s (-history); the others keep the plan's estimate.\n", n, est.Runs(), runs)
+	}
 	var faults *rehearsal.Faults
 	if c.scenario != "" {
 		// Every mistake at once: names are checked against the plan
