@@ -87,6 +87,21 @@ func (e *Executor) Approve(ctx context.Context, gateID string) error {
 	return e.control(ctx, &Record{Type: recApprove, Target: gateID})
 }
 
+// GateAddress returns the address of the gate an operator names, by its
+// address or by its own name where exactly one gate has it (so commands
+// can say which gate they approved).
+func (e *Executor) GateAddress(ctx context.Context, name string) (string, error) {
+	m, _, err := e.load(ctx)
+	if err != nil {
+		return "", err
+	}
+	n, refused := m.gateNamed(name)
+	if refused != nil {
+		return "", refused
+	}
+	return n.id, nil
+}
+
 // gateNamed finds the gate an operator names: by its address, or by its
 // own name when exactly one gate has it.
 func (m *model) gateNamed(name string) (*node, *RefusedError) {

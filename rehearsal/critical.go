@@ -1,7 +1,6 @@
 package rehearsal
 
 import (
-	"container/heap"
 	"slices"
 	"time"
 
@@ -17,17 +16,25 @@ import (
 // plan expires, or its release is pending).
 //
 // It is computed from the plan alone, by the rules as docs/rollout-rules.md
-// states them, without the executor: stages in turn (1); a stage's
-// before-gates, its groups in parallel (2), then its after-wait beside its
-// after-gates (19); a group's clusters one at a time, the next chosen by
-// window priority and started only inside a window (20); phases in turn,
-// scopes in turn (3, 6); a scope's servers on max_unavailable slots in
-// plan order (7), one at a time in a serial scope (4); the next scope
-// when the scope met its threshold (13), or, with a wait or a pause after
-// it, when every server is done and the wait is over (16, 17). It does not
-// model that a pause after a rack holds the other groups of the run too
-// (rule 12's "nothing new starts anywhere"): a plan with pauses in
-// parallel groups rehearses longer than this bound.
+// states them and the executor implements them, without the executor:
+// stages in turn (1); a stage's before-gates, its groups side by side (2),
+// then its after-wait beside its after-gates (19); a group's clusters one
+// at a time, the next chosen by window priority and started only inside a
+// window (20); phases in turn, scopes in turn (3, 6); a scope's servers
+// on max_unavailable slots in plan order (7), one at a time in a serial
+// scope (4); the next scope when the scope met its threshold (13), or,
+// with a wait or a pause after it, when every server is done and the wait
+// is over (16), and the pause, which begins then, continued (17).
+//
+// A pause holds the whole run, not only its group (rule 12: nothing new
+// starts anywhere while the run is paused): from the moment it begins no
+// server, scope or cluster starts in any group; the servers in flight
+// finish; once none is, the run is continued approveAfter later, and every
+// group goes on from there (a wait that ended meanwhile, a window that
+// opened, are seen then). At one moment, what the executor decides first
+// comes first: what time allows (a wait's end, a window), then what the
+// servers finishing then allow, each group in plan order; a pause begun by
+// one group holds the groups after it.
 func CriticalPath(p *plan.Plan, start time.Time, approveAfter time.Duration) (end time.Time, blocked bool) {
 	cp := &path{servers: map[string]*plan.Server{}, approveAfter: approveAfter}
 	for i := range p.Servers {
@@ -38,14 +45,8 @@ func CriticalPath(p *plan.Plan, start time.Time, approveAfter time.Duration) (en
 		if hasGate(st, "before") {
 			t = t.Add(approveAfter)
 		}
-		groupsEnd := t
-		for _, g := range st.Groups {
-			e, b := cp.groupEnd(g, t)
-			blocked = blocked || b
-			if e.After(groupsEnd) {
-				groupsEnd = e
-			}
-		}
+		groupsEnd, b := cp.stageEnd(st, t)
+		blocked = blocked || b
 		t = groupsEnd
 		after := t.Add(time.Duration(st.AfterWait))
 		if hasGate(st, "after") && t.Add(approveAfter).After(after) {
@@ -98,52 +99,6 @@ func classify(c *plan.Cluster, t time.Time) (int, time.Time) {
 	return classClosed, next
 }
 
-func (cp *path) groupEnd(g plan.Group, t time.Time) (time.Time, bool) {
-	var left []*plan.Cluster
-	for i := range g.Clusters {
-		c := &g.Clusters[i]
-		if c.Release != nil && c.Release.Pending != "" {
-			return t, true // waits for its release at its site: never in a rehearsal
-		}
-		if eligible(c) > 0 {
-			left = append(left, c)
-		}
-	}
-	for len(left) > 0 {
-		type cand struct {
-			i, class int
-			next     time.Time
-		}
-		var cands []cand
-		for i, c := range left {
-			class, next := classify(c, t)
-			cands = append(cands, cand{i, class, next})
-		}
-		slices.SortStableFunc(cands, func(a, b cand) int { return a.class - b.class })
-		started := -1
-		var wake time.Time
-		for _, cd := range cands {
-			if cd.class == classOpen || cd.class == classNone {
-				started = cd.i
-				break
-			}
-			if !cd.next.IsZero() && (wake.IsZero() || cd.next.Before(wake)) {
-				wake = cd.next
-			}
-		}
-		if started < 0 {
-			if wake.IsZero() {
-				return t, true
-			}
-			t = wake
-			continue
-		}
-		t = cp.clusterEnd(left[started], t)
-		left = slices.Delete(left, started, started+1)
-	}
-	return t, false
-}
-
 func eligible(c *plan.Cluster) int {
 	n := 0
 	for _, ph := range c.Phases {
@@ -154,85 +109,9 @@ func eligible(c *plan.Cluster) int {
 	return n
 }
 
-func (cp *path) clusterEnd(c *plan.Cluster, t time.Time) time.Time {
-	for _, ph := range c.Phases {
-		t = cp.phaseEnd(c, ph, t)
-	}
-	return t
-}
-
-// phaseEnd runs the phase's scopes in turn from t and returns when the
-// last of its servers, waits and pauses is over.
-func (cp *path) phaseEnd(c *plan.Cluster, ph plan.Phase, t time.Time) time.Time {
-	end := t
-	for i, sc := range ph.Scopes {
-		done, advance, ok := cp.scopeTimes(c, sc, t)
-		if !ok {
-			continue // skipped: nothing eligible
-		}
-		pause := sc.PauseAfter && i < len(ph.Scopes)-1
-		next := advance
-		if sc.WaitAfter > 0 || pause {
-			next = done.Add(time.Duration(sc.WaitAfter))
-			if pause {
-				next = next.Add(cp.approveAfter)
-			}
-		}
-		for _, x := range []time.Time{done, next} {
-			if x.After(end) {
-				end = x
-			}
-		}
-		t = next
-	}
-	return end
-}
-
-// scopeTimes runs a scope's eligible servers from t in plan order on
-// max_unavailable slots: done is when the last ends, advance when the
-// required-th success ends (rule 13).
-func (cp *path) scopeTimes(c *plan.Cluster, sc plan.Scope, t time.Time) (done, advance time.Time, ok bool) {
-	width := sc.MaxUnavailable
-	if sc.Kind == "serial" {
-		width = 1
-	}
-	var durs []time.Duration
-	for _, a := range sc.Servers {
-		s := cp.servers[a]
-		if s == nil || s.Action != plan.ActionUpgrade {
-			continue
-		}
-		durs = append(durs, serverDuration(c, s))
-	}
-	if len(durs) == 0 {
-		return t, t, false
-	}
-	if width <= 0 || width > len(durs) {
-		width = len(durs)
-	}
-	slots := &timeHeap{}
-	var ends []time.Time
-	for _, d := range durs {
-		at := t
-		if slots.Len() == width {
-			at = heap.Pop(slots).(time.Time)
-		}
-		e := at.Add(d)
-		heap.Push(slots, e)
-		ends = append(ends, e)
-	}
-	slices.SortFunc(ends, func(a, b time.Time) int { return a.Compare(b) })
-	done = ends[len(ends)-1]
-	advance = t
-	if k := sc.Required; k > 0 {
-		advance = ends[min(k, len(ends))-1]
-	}
-	return done, advance, true
-}
-
 // serverDuration is a server's steps back to back: each its estimate; a
 // drain or uncordon without a hook none; a shutdown of a server observed
-// off none.
+// off neither.
 func serverDuration(c *plan.Cluster, s *plan.Server) time.Duration {
 	var d time.Duration
 	for _, st := range s.Steps {
@@ -247,15 +126,319 @@ func serverDuration(c *plan.Cluster, s *plan.Server) time.Duration {
 	return d
 }
 
-type timeHeap []time.Time
+// A stage's groups are simulated together, moment by moment, because a
+// pause in one holds them all.
 
-func (h timeHeap) Len() int           { return len(h) }
-func (h timeHeap) Less(i, j int) bool { return h[i].Before(h[j]) }
-func (h timeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *timeHeap) Push(x any)        { *h = append(*h, x.(time.Time)) }
-func (h *timeHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+// stageSim is one stage's groups at one moment.
+type stageSim struct {
+	cp     *path
+	groups []*groupSim
+	// paused counts the pauses begun and not yet continued: while it is
+	// above zero nothing new starts (the run is halted).
+	paused []*scopeSim
+	// inflight are the servers started and not yet done, by end.
+	inflight []time.Time
+}
+
+type groupSim struct {
+	left    []*plan.Cluster
+	cluster *plan.Cluster
+	phase   int
+	scopes  []*scopeSim
+	first   int
+	done    bool
+	end     time.Time
+	// wake is when a window of a cluster waiting to start opens (zero:
+	// none is waiting).
+	wake time.Time
+}
+
+// Scope states.
+const (
+	scopeNotStarted = iota
+	scopeRunning
+	scopeCompleted
+	scopeSkipped
+)
+
+// Pause states.
+const (
+	pauseNone = iota
+	pauseNotStarted
+	pausePaused
+	pauseDone
+)
+
+type scopeSim struct {
+	sc     *plan.Scope
+	durs   []time.Duration
+	ends   []time.Time // of the servers started, each until it is done
+	next   int         // the next server to start
+	done   int         // servers done
+	state  int
+	wait   time.Duration
+	waitAt time.Time // when the wait ends (zero: not started)
+	waited bool
+	pause  int
+}
+
+func (cp *path) newScopes(c *plan.Cluster, ph plan.Phase) []*scopeSim {
+	var out []*scopeSim
+	for i := range ph.Scopes {
+		sc := &ph.Scopes[i]
+		s := &scopeSim{sc: sc, wait: time.Duration(sc.WaitAfter)}
+		for _, a := range sc.Servers {
+			if sv := cp.servers[a]; sv != nil && sv.Action == plan.ActionUpgrade {
+				s.durs = append(s.durs, serverDuration(c, sv))
+			}
+		}
+		if sc.PauseAfter && i < len(ph.Scopes)-1 {
+			s.pause = pauseNotStarted
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// afterDone: the scope's wait and pause are over.
+func (s *scopeSim) afterDone() bool {
+	return (s.wait == 0 || s.waited) && (s.pause == pauseNone || s.pause == pauseDone)
+}
+
+func (s *scopeSim) required() int { return min(s.sc.Required, len(s.durs)) }
+
+// stageEnd runs a stage's groups from t and returns when the last of them
+// is done; blocked: a cluster can never start.
+func (cp *path) stageEnd(st plan.Stage, t time.Time) (time.Time, bool) {
+	sim := &stageSim{cp: cp}
+	for _, g := range st.Groups {
+		gs := &groupSim{}
+		for i := range g.Clusters {
+			c := &g.Clusters[i]
+			if c.Release != nil && c.Release.Pending != "" {
+				return t, true // waits for its release at its site: never in a rehearsal
+			}
+			if eligible(c) > 0 {
+				gs.left = append(gs.left, c)
+			}
+		}
+		if len(gs.left) == 0 {
+			gs.done, gs.end = true, t
+		}
+		sim.groups = append(sim.groups, gs)
+	}
+	for {
+		sim.moment(t)
+		end, done := t, true
+		for _, g := range sim.groups {
+			done = done && g.done
+			if g.end.After(end) {
+				end = g.end
+			}
+		}
+		if done {
+			return end, false
+		}
+		next, ok := sim.next(t)
+		if !ok {
+			return t, true
+		}
+		if len(sim.paused) > 0 && len(sim.inflight) == 0 {
+			// The run is quiet and paused: apply ends here, and the
+			// pauses are continued approveAfter later; what ends or
+			// opens meanwhile is seen then.
+			for _, s := range sim.paused {
+				s.pause = pauseDone
+			}
+			sim.paused = nil
+		}
+		t = next
+	}
+}
+
+// next is the moment after t at which something happens: a server ends,
+// a wait ends, a window opens; with the run paused and quiet, its
+// continue.
+func (sim *stageSim) next(t time.Time) (time.Time, bool) {
+	if len(sim.paused) > 0 && len(sim.inflight) == 0 {
+		return t.Add(sim.cp.approveAfter), true
+	}
+	var next time.Time
+	consider := func(x time.Time) {
+		if x.After(t) && (next.IsZero() || x.Before(next)) {
+			next = x
+		}
+	}
+	for _, e := range sim.inflight {
+		consider(e)
+	}
+	for _, g := range sim.groups {
+		if len(sim.paused) == 0 {
+			consider(g.wake)
+		}
+		for _, s := range g.scopes {
+			if !s.waitAt.IsZero() && !s.waited {
+				consider(s.waitAt)
+			}
+		}
+	}
+	return next, !next.IsZero()
+}
+
+// moment makes every decision at t, in the executor's order: first what
+// time allows, each group in plan order; then, the servers ending at t
+// done, what that allows, until nothing changes.
+func (sim *stageSim) moment(t time.Time) {
+	sim.pass(t)
+	for {
+		finished := false
+		for _, g := range sim.groups {
+			for _, s := range g.scopes {
+				for i := 0; i < len(s.ends); {
+					if s.ends[i].After(t) {
+						i++
+						continue
+					}
+					s.ends = slices.Delete(s.ends, i, i+1)
+					s.done++
+					finished = true
+				}
+			}
+		}
+		if !finished {
+			return
+		}
+		sim.inflight = slices.DeleteFunc(sim.inflight, func(e time.Time) bool { return !e.After(t) })
+		sim.pass(t)
+	}
+}
+
+// pass steps every group in plan order.
+func (sim *stageSim) pass(t time.Time) {
+	for _, g := range sim.groups {
+		sim.stepGroup(g, t)
+	}
+}
+
+func (sim *stageSim) halted() bool { return len(sim.paused) > 0 }
+
+// stepGroup runs a group's clusters one after another, choosing the next
+// by window priority and starting it only inside a window.
+func (sim *stageSim) stepGroup(g *groupSim, t time.Time) {
+	for !g.done {
+		if g.cluster != nil {
+			sim.stepPhase(g, t)
+			if g.first < len(g.scopes) {
+				return
+			}
+			g.phase++
+			if g.phase < len(g.cluster.Phases) {
+				g.scopes, g.first = sim.cp.newScopes(g.cluster, g.cluster.Phases[g.phase]), 0
+				continue
+			}
+			g.left = slices.DeleteFunc(g.left, func(c *plan.Cluster) bool { return c == g.cluster })
+			g.cluster, g.scopes = nil, nil
+			if len(g.left) == 0 {
+				g.done, g.end = true, t
+			}
+			continue
+		}
+		if sim.halted() {
+			return
+		}
+		type cand struct {
+			c     *plan.Cluster
+			class int
+			next  time.Time
+		}
+		var cands []cand
+		for _, c := range g.left {
+			class, next := classify(c, t)
+			cands = append(cands, cand{c, class, next})
+		}
+		slices.SortStableFunc(cands, func(a, b cand) int { return a.class - b.class })
+		g.wake = time.Time{}
+		for _, cd := range cands {
+			if cd.class == classOpen || cd.class == classNone {
+				g.cluster = cd.c
+				break
+			}
+			if !cd.next.IsZero() && (g.wake.IsZero() || cd.next.Before(g.wake)) {
+				g.wake = cd.next
+			}
+		}
+		if g.cluster == nil {
+			return
+		}
+		g.wake = time.Time{}
+		g.phase, g.first = 0, 0
+		g.scopes = sim.cp.newScopes(g.cluster, g.cluster.Phases[0])
+	}
+}
+
+// stepPhase runs a phase's scopes in order: the next starts when the
+// previous is done with its wait and pause over, or, with neither, as
+// soon as it met its threshold.
+func (sim *stageSim) stepPhase(g *groupSim, t time.Time) {
+	for i := g.first; i < len(g.scopes); i++ {
+		s := g.scopes[i]
+		sim.stepScope(g, s, t)
+		done := (s.state == scopeCompleted || s.state == scopeSkipped) && len(s.ends) == 0 && s.afterDone()
+		if i == g.first && done {
+			g.first++
+		}
+		pass := s.state == scopeSkipped ||
+			(s.state == scopeCompleted && s.afterDone()) ||
+			(s.state == scopeRunning && s.wait == 0 && s.pause == pauseNone && s.done >= s.required())
+		if !pass {
+			return
+		}
+	}
+}
+
+func (sim *stageSim) stepScope(g *groupSim, s *scopeSim, t time.Time) {
+	if s.state == scopeNotStarted {
+		if sim.halted() {
+			return
+		}
+		if len(s.durs) == 0 {
+			s.state = scopeSkipped
+			return
+		}
+		s.state = scopeRunning
+	}
+	if s.state == scopeRunning {
+		width := s.sc.MaxUnavailable
+		if s.sc.Kind == "serial" {
+			width = 1
+		}
+		if width <= 0 || width > len(s.durs) {
+			width = len(s.durs)
+		}
+		for !sim.halted() && s.next < len(s.durs) && len(s.ends) < width {
+			e := t.Add(s.durs[s.next])
+			s.ends = append(s.ends, e)
+			sim.inflight = append(sim.inflight, e)
+			s.next++
+		}
+		if s.next == len(s.durs) && len(s.ends) == 0 {
+			s.state = scopeCompleted
+		}
+	}
+	if s.state != scopeCompleted {
+		return
+	}
+	if s.wait > 0 && !s.waited {
+		if s.waitAt.IsZero() {
+			s.waitAt = t.Add(s.wait)
+		}
+		if t.Before(s.waitAt) {
+			return
+		}
+		s.waited = true
+	}
+	if s.pause == pauseNotStarted {
+		s.pause = pausePaused
+		sim.paused = append(sim.paused, s)
+	}
 }

@@ -50,6 +50,16 @@ type Options struct {
 	// the schedule's recorder; nil: none.
 	Events executor.Sink
 	Logger *slog.Logger
+	// Journal, when set, is a run of the plan as its state backend holds
+	// it (every record, in order): the rehearsal takes that run over
+	// where it is, at Start (never before the journal's last record), and
+	// the schedule begins with what the journal records (resume.go).
+	Journal []executor.Entry
+	// Backend is the in-memory journal the rehearsal's runs write (nil: a
+	// new one): what it leaves there is a run's journal as apply's would
+	// be, with rehearsed times (a caller may read it, or take it over
+	// later as Journal).
+	Backend *state.Memory
 }
 
 // Result is a rehearsal's outcome and schedule.
@@ -57,6 +67,10 @@ type Result struct {
 	// Outcome is the last run's: what apply would have ended with there.
 	Outcome  executor.Outcome
 	Schedule *schedule.Schedule
+	// From is where the rehearsal took over a run's journal
+	// (Options.Journal): the schedule before it is what happened, after
+	// it what the rehearsal expects; zero when it rehearsed from the start.
+	From time.Time
 }
 
 // Run rehearses the plan: it runs the plan's own executor (executor.Run,
@@ -75,9 +89,34 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Start.IsZero() {
 		return nil, errors.New("rehearsal: no start time")
 	}
+	var past *journal
+	if len(o.Journal) > 0 {
+		var err error
+		if past, err = decodeJournal(o.Journal); err != nil {
+			return nil, err
+		}
+		if past.last.After(o.Start) {
+			o.Start = past.last
+		}
+	}
 	clock := vclock.New(o.Start)
 	fleet := NewFleet(o.Plan, o.Faults, clock, o.Seed)
 	rec := newRecorder(o.Plan)
+	backend := o.Backend
+	if backend == nil {
+		backend = state.NewMemory()
+	}
+	if past != nil {
+		rec.replay(past)
+		fleet.replay(past)
+		data := make([][]byte, len(o.Journal))
+		for i, e := range o.Journal {
+			data[i] = e.Data
+		}
+		if _, err := backend.Append(ctx, o.PlanSHA256, data...); err != nil {
+			return nil, err
+		}
+	}
 	var sink executor.Sink = rec
 	if o.Events != nil {
 		sink = executor.SinkFunc(func(e executor.Event) {
@@ -90,7 +129,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		provs[s.Provider] = fleet
 	}
 	opts := executor.Options{
-		Plan: o.Plan, PlanSHA256: o.PlanSHA256, Providers: provs, Backend: state.NewMemory(), Clock: clock,
+		Plan: o.Plan, PlanSHA256: o.PlanSHA256, Providers: provs, Backend: backend, Clock: clock,
 		Hooks: fleet.Hooks(), Events: sink, Logger: o.Logger, Holder: Holder, PollInterval: PollInterval,
 		AllowExpired: true,
 		// A rehearsal's lock is its own: nobody else holds it.
@@ -98,13 +137,30 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	var out executor.Outcome
 	quorumTried := false
-	for runs := 1; ; runs++ {
+	// A run the journal ends has nothing left to rehearse; one it shows
+	// stopped is continued, as the operator who looks at its remainder
+	// would.
+	over := past != nil && past.run.Terminal()
+	stopped := past != nil && past.run == executor.Stopped
+	if over {
+		out = executor.Outcome{Status: executor.OutcomeCompleted, Message: "the run is over"}
+		if past.run == executor.Failed {
+			out.Status = executor.OutcomeFailed
+		}
+	}
+	for runs := 1; !over; runs++ {
 		if runs > maxRuns {
 			return nil, fmt.Errorf("rehearsal: the run paused %d times; giving up (a pause that every continue brings back?)", maxRuns)
 		}
 		e, err := executor.New(opts)
 		if err != nil {
 			return nil, err
+		}
+		if stopped {
+			stopped = false
+			if err := e.Continue(ctx); err != nil {
+				return nil, fmt.Errorf("rehearsal: continuing the stopped run: %w", err)
+			}
 		}
 		before := rec.steps
 		out, err = e.Run(ctx, ctx)
@@ -146,15 +202,21 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, fmt.Errorf("rehearsal: answering the pause: %w", err)
 		}
 	}
+	begin := o.Start
+	if past != nil {
+		begin = past.first
+	}
 	end := rec.last
-	if end.Before(o.Start) {
+	if end.Before(o.Start) && !over {
 		end = o.Start
 	}
 	s := rec.schedule(end)
-	s.PlanSHA256, s.Start, s.Total = o.PlanSHA256, o.Start, schedule.Duration(end.Sub(o.Start))
+	s.PlanSHA256, s.Start, s.Total = o.PlanSHA256, begin, schedule.Duration(end.Sub(begin))
 	s.PlanEstimate = schedule.Duration(planEstimate(o.Plan))
-	// A plan some cluster of which can never start has no critical path.
-	if cp, blocked := CriticalPath(o.Plan, o.Start, o.ApproveAfter); !blocked && cp.After(o.Start) {
+	// A plan some cluster of which can never start has no critical path;
+	// a run taken over from its journal has none either (its past is
+	// not the plan's rules from one start).
+	if cp, blocked := CriticalPath(o.Plan, o.Start, o.ApproveAfter); !blocked && cp.After(o.Start) && past == nil {
 		s.CriticalPath = schedule.Duration(cp.Sub(o.Start))
 	}
 	s.ApproveAfter, s.StopAtGates, s.Seed = schedule.Duration(o.ApproveAfter), o.StopAtGates, o.Seed
@@ -162,7 +224,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		s.Scenario = o.Faults.Name
 	}
 	s.Outcome = outcomeOf(out)
-	return &Result{Outcome: out, Schedule: s}, nil
+	res := &Result{Outcome: out, Schedule: s}
+	if past != nil {
+		res.From = o.Start
+	}
+	return res, nil
 }
 
 func cutPrefix(s, prefix string) (string, bool) {

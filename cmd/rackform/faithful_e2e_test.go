@@ -119,15 +119,28 @@ cluster "lab" {
 }
 `
 
-// faithfulScenario: c2's update task fails (rack r1 still meets its
-// threshold, 2 of 3), c5 never comes back after its reboot (remediation
-// reimages it, it still does not, it is powered off: rack r2, 2 of 2
-// required, breaches and the run pauses before r3).
+// faithfulScenario: c2's BIOS update task fails (rack r1 still meets its
+// threshold, 2 of 3); c4's BMC drops off a minute into the run, so when
+// rack r2 starts, hours of rehearsed time or a second of the real apply
+// later, its pre-flight finds it unreachable and r2 (2 of 2 required)
+// breaches at once; c5, started beside it, never comes back after its
+// reboot (remediation reimages it, it still does not, it is powered off)
+// and fails while the run is paused before r3. The timed fault cannot
+// depend on the wall clock's jitter: in both runs the BMC is gone long
+// before anything asks it (a minute after the start in the rehearsal;
+// a millisecond after the simulator starts at -speed 60000, which is
+// started anew after planning, just before the apply), and stays gone.
 const faithfulScenario = `
-description = "An update that fails in r1, a server that never comes back in r2."
+description = "An update that fails in r1; in r2 a BMC that dropped off and a server that never comes back."
 
 fault "update_fails" {
-  servers = ["lab/r1/c2"]
+  servers   = ["lab/r1/c2"]
+  component = "bios"
+}
+
+fault "bmc_down" {
+  servers = ["lab/r2/c4"]
+  at      = "1m"
 }
 
 fault "never_ready" {
@@ -192,10 +205,14 @@ func TestRehearsalIsFaithful(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.work, "faults.hcl"), []byte(faithfulScenario), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	startSim(t, e, "sim", "-config", "lab", "-speed", "60000", "-firmware", "BIOS=2.70", "-firmware", "Runtime=4.6.0", "-scenario", "faults.hcl")
+	// Planned against the simulator without the faults (its timed ones
+	// would meet the plan), then served again with them for the apply.
+	stop := startSim(t, e, "sim", "-config", "lab", "-speed", "60000", "-firmware", "BIOS=2.70", "-firmware", "Runtime=4.6.0")
 	if code, out := e.run(t, "plan", "-no-color", "-out", "plan.json", "lab"); code != 0 {
 		t.Fatalf("plan: exit %d\n%s", code, out)
 	}
+	stop()
+	startSim(t, e, "sim", "-config", "lab", "-speed", "60000", "-firmware", "BIOS=2.70", "-firmware", "Runtime=4.6.0", "-scenario", "faults.hcl")
 
 	rehearsed := exec.Command(e.bin, "rehearse", "-json", "-scenario", "faults.hcl", "plan.json")
 	rehearsed.Dir, rehearsed.Env = e.work, e.env
@@ -229,6 +246,7 @@ func TestRehearsalIsFaithful(t *testing.T) {
 	// And they are the run the scenario describes, not two empty ones.
 	for id, want := range map[string][]string{
 		"lab/r1/c2":                        {"running", "failed(step)"},
+		"lab/r2/c4":                        {"running", "failed(unreachable)"},
 		"lab/r2/c5":                        {"running", "failed(unhealthy)"},
 		"lab/r1/c1":                        {"running", "completed"},
 		"cluster.lab.compute.rack.r1":      {"running", "completed"},
@@ -248,8 +266,9 @@ func TestRehearsalIsFaithful(t *testing.T) {
 	}
 }
 
-// startSim runs rackform with args (a sim) until the test ends.
-func startSim(t *testing.T, e *e2eEnv, args ...string) {
+// startSim runs rackform with args (a sim) until the test ends, or until
+// the func it returns stops it.
+func startSim(t *testing.T, e *e2eEnv, args ...string) (stop func()) {
 	t.Helper()
 	cmd := exec.Command(e.bin, args...)
 	cmd.Dir, cmd.Env = e.work, e.env
@@ -276,7 +295,12 @@ func startSim(t *testing.T, e *e2eEnv, args ...string) {
 			ready <- false
 		}
 	}()
-	t.Cleanup(func() {
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
 		_ = cmd.Process.Signal(syscall.SIGINT)
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
@@ -285,7 +309,8 @@ func startSim(t *testing.T, e *e2eEnv, args ...string) {
 		case <-time.After(10 * time.Second):
 			_ = cmd.Process.Kill()
 		}
-	})
+	}
+	t.Cleanup(stop)
 	select {
 	case ok := <-ready:
 		if !ok {
@@ -294,4 +319,5 @@ func startSim(t *testing.T, e *e2eEnv, args ...string) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("rackform %s not ready within 30s:\n%s", strings.Join(args, " "), stderr.String())
 	}
+	return stop
 }

@@ -112,14 +112,20 @@ func TestApplyPluginCrash(t *testing.T) {
 		runtime string
 		// skip: skip the server once its update is accepted, so its
 		// safety steps (power_on first) run.
-		skip     bool
+		skip bool
+		// slow: the simulator at 300× instead of 3000×, for a step whose
+		// plugin progress needs the server still booting (wait_ready
+		// reports only after a first check found the server not ready;
+		// at 3000× a loaded machine may start it after the 140 ms the
+		// reimaged host takes to boot).
+		slow     bool
 		wantExit int
 	}{
 		{name: "shutdown", at: `"type":"step_progress","server":"` + server + `","op":"step:1","step_kind":"shutdown","message":"graceful shutdown`},
 		{name: "update before its task is journaled", at: `"type":"step_progress","server":"` + server + `","op":"step:2","step_kind":"update","message":"SimpleUpdate`},
 		{name: "update polling its task", at: `"type":"step_task","server":"` + server + `","op":"step:2"`},
 		{name: "reimage", at: `"type":"step_progress","server":"` + server + `","op":"step:3","step_kind":"reimage","message":"insert`},
-		{name: "wait_ready", at: `"type":"step_progress","server":"` + server + `","op":"step:4","step_kind":"wait_ready"`},
+		{name: "wait_ready", slow: true, at: `"type":"step_progress","server":"` + server + `","op":"step:4","step_kind":"wait_ready"`},
 		{name: "reset", runtime: "4.6.1", at: `"type":"step_progress","server":"` + server + `","op":"step:3","step_kind":"reset"`},
 		{name: "power_on of a skipped server", skip: true, wantExit: 4,
 			at: `"type":"step_progress","server":"` + server + `","op":"safety:power_on","step_kind":"power_on","message":"power on`},
@@ -131,8 +137,8 @@ func TestApplyPluginCrash(t *testing.T) {
 				runtime = "4.6.0"
 			}
 			speed := 3000.0
-			if tc.skip {
-				speed = 300 // the flash lasts 2 s: time to skip the server
+			if tc.skip || tc.slow {
+				speed = 300 // the flash lasts 2 s: time to skip the server; a boot 1.4 s
 			}
 			f := startE2EFleetWith(t, freeOctet(t, 60+10*i, 4), 2, 2, speed, map[string]string{"bmc-0002": "latency:100ms"}, nil,
 				map[string]string{"BIOS": "2.70", "Runtime": runtime})

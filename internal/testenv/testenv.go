@@ -67,7 +67,10 @@ func Required(c Component) bool {
 // fails it when c is required. It records the skip for the report.
 func Missing(t testing.TB, c Component, why string) {
 	t.Helper()
-	line := fmt.Sprintf("%s %s: %s not found (%s); to run it: %s", pkgDir(), t.Name(), c.What, why, c.Install)
+	// One line per top-level test: its subtests skip for the same reason,
+	// and `make test` prints identical lines once.
+	name, _, _ := strings.Cut(t.Name(), "/")
+	line := fmt.Sprintf("%s %s: %s not found (%s); to run it: %s", pkgDir(), name, c.What, why, c.Install)
 	if Required(c) {
 		t.Fatalf("%s is required here (RACKFORM_TEST_REQUIRE) but %s", c.What, line)
 	}

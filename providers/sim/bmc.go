@@ -156,6 +156,8 @@ type bmc struct {
 	stats     Stats
 	faults    []Fault
 	jitterN   [jitterKinds]uint32 // operations of each kind so far (Timings.Jitter)
+	// hostDown: a host-down fault holds the hosts off (fault_timed.go).
+	hostDown bool
 }
 
 func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
@@ -338,7 +340,7 @@ func (b *bmc) advance(now time.Time) {
 
 func (b *bmc) after(t time.Time, d time.Duration) time.Time { return t.Add(b.fleet.scale(d)) }
 
-func (b *bmc) down(now time.Time) bool { return now.Before(b.bmcDown) }
+func (b *bmc) down(now time.Time) bool { return now.Before(b.bmcDown) || b.hasFault(FaultDown) }
 
 // hostBoot starts booting host h at t: its pending versions apply and a
 // reimage installs when the boot finishes.
@@ -356,6 +358,7 @@ func (b *bmc) hostBoot(h *host, t time.Time) {
 			d += b.jittered(jitterInstall, b.fleet.timings.Install)
 		}
 	}
+	d = b.slowBoot(d, reimage != "")
 	if h.boot.enabled == "Once" {
 		h.boot.target, h.boot.enabled = "None", "Disabled"
 	}
@@ -391,7 +394,7 @@ func (b *bmc) shutdown(h *host, t time.Time, then func(h *host, at time.Time)) {
 	h.powerGen++
 	gen := h.powerGen
 	h.power = powerPoweringOff
-	b.at(b.after(t, b.jittered(jitterShutdown, b.fleet.timings.Shutdown)), func(at time.Time) {
+	b.at(b.after(t, b.slowed(b.jittered(jitterShutdown, b.fleet.timings.Shutdown), "shutdown", "")), func(at time.Time) {
 		if h.powerGen != gen {
 			return
 		}

@@ -61,7 +61,7 @@ const (
 // FaultKinds lists every kind, for flag help and validation.
 func FaultKinds() []FaultKind {
 	return []FaultKind{FaultLatency, FaultTimeout, FaultError, FaultBusy, FaultMalformed, FaultSessionLimit, FaultTaskFail, FaultTaskHang, FaultNoReturn, FaultIgnoreGraceful,
-		FaultProvisioning, FaultReadOnlyFS, FaultUnknownState, FaultBMCRestartDuringUpdate}
+		FaultProvisioning, FaultReadOnlyFS, FaultUnknownState, FaultDown, FaultHostDown, FaultSlow, FaultBMCRestartDuringUpdate}
 }
 
 func (k FaultKind) request() bool {
@@ -91,6 +91,9 @@ type Fault struct {
 	// before the BMC restarted (the component shows its new version);
 	// false: it was not (the old version stays).
 	Took bool `json:"took,omitempty"`
+	// The rest is for faults of a scenario (fault_timed.go): when the
+	// fault holds, what it is limited to, how slow.
+	Timed
 }
 
 func (ft Fault) validate() error {
@@ -99,7 +102,7 @@ func (ft Fault) validate() error {
 	}
 	for _, k := range FaultKinds() {
 		if k == ft.Kind {
-			if ft.Count < 0 || ft.Limit < 0 || ft.Latency < 0 {
+			if ft.Count < 0 || ft.Limit < 0 || ft.Latency < 0 || ft.Factor < 0 {
 				return fmt.Errorf("fault %s: negative argument", ft.Kind)
 			}
 			return nil
@@ -123,6 +126,9 @@ func ParseFault(s string) (Fault, error) {
 		return parseRestartArg(ft, arg, hasArg) // restart.go
 	}
 	if !hasArg {
+		if ft.Kind == FaultSlow {
+			return Fault{}, fmt.Errorf("fault %s takes a factor (slow:3: three times as long)", kind)
+		}
 		return ft, nil
 	}
 	switch ft.Kind {
@@ -132,6 +138,12 @@ func ParseFault(s string) (Fault, error) {
 			return Fault{}, fmt.Errorf("fault %s: argument %q is not a duration", kind, arg)
 		}
 		ft.Latency = d
+	case FaultSlow:
+		f, err := strconv.ParseFloat(arg, 64)
+		if err != nil || f <= 0 {
+			return Fault{}, fmt.Errorf("fault %s: argument %q is not a factor above 0", kind, arg)
+		}
+		ft.Factor = f
 	case FaultSessionLimit, FaultError, FaultMalformed:
 		n, err := strconv.Atoi(arg)
 		if err != nil || n < 0 {
@@ -206,8 +218,8 @@ func (b *bmc) faultFor(k FaultKind, reqNo uint64) (Fault, bool) {
 		}
 	}
 	for i, ft := range b.faults {
-		if ft.Kind != k {
-			continue
+		if ft.Kind != k || !b.holds(ft) || ft.Component != "" {
+			continue // one limited to a component is componentFault's
 		}
 		if ft.Count > 0 {
 			b.faults[i].Count--
@@ -241,7 +253,7 @@ func (b *bmc) faultFor(k FaultKind, reqNo uint64) (Fault, bool) {
 // b.mu is held.
 func (b *bmc) hasFault(k FaultKind) bool {
 	for _, ft := range b.faults {
-		if ft.Kind == k {
+		if ft.Kind == k && b.holds(ft) {
 			return true
 		}
 	}
@@ -263,6 +275,9 @@ func (b *bmc) baseHealth() string {
 // health is what the BMC started with, so a cleared fault leaves the
 // server healthy again. b.mu is held.
 func (b *bmc) syncConditions() {
+	if b.hostDownSync() {
+		return
+	}
 	for _, h := range b.hosts {
 		switch {
 		case b.hasFault(FaultReadOnlyFS):

@@ -484,7 +484,8 @@ func (f *Fleet) Identities(name string) []Identity {
 }
 
 // SetFault injects ft into the named BMC, replacing any fault of the same
-// kind. A Fault with Kind FaultNone clears every fault of that BMC.
+// kind (and the same Timed: a scenario's spells and components are kept
+// apart). A Fault with Kind FaultNone clears every fault of that BMC.
 func (f *Fleet) SetFault(name string, ft Fault) error {
 	b, ok := f.byName[name]
 	if !ok {
@@ -501,7 +502,7 @@ func (f *Fleet) SetFault(name string, ft Fault) error {
 	}
 	out := b.faults[:0:0]
 	for _, o := range b.faults {
-		if o.Kind != ft.Kind {
+		if o.Kind != ft.Kind || o.Timed != ft.Timed {
 			out = append(out, o)
 		}
 	}

@@ -56,8 +56,19 @@ func (b *bmc) startTask(now time.Time, image string, targets []string, applyTime
 		t.message = fmt.Sprintf("The image %s does not apply to any updateable component of this server (want <component>-<version>.bin, component one of BMC, BIOS, NIC, CPLD, GPU).", image)
 	}
 	b.stats.Updates++
+	key := ""
+	if t.comp >= 0 {
+		key = b.comps[t.comp].key
+		t.end = now.Add(b.slowed(t.end.Sub(now), "update", key))
+	}
 	fail := t.comp < 0
-	if _, ok := b.faultFor(FaultTaskFail, 0); ok {
+	if b.componentFault(FaultTaskFail, key) {
+		fail = true
+		b.stats.FaultsInjected++
+		if t.message == "" {
+			t.message = "The " + key + " image failed verification (injected fault)."
+		}
+	} else if _, ok := b.faultFor(FaultTaskFail, 0); ok {
 		fail = true
 		b.stats.FaultsInjected++
 		if t.message == "" {

@@ -112,14 +112,14 @@ func (c *applyCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: apply takes one plan file, got %d arguments\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: apply takes one plan file, got %d arguments\n\n%s\n", len(rest), optionsPointer("apply"))
 		return ExitUsage
 	}
 	c.name = "apply"
 	name := rest[0]
 	expect := strings.TrimSpace(c.expectSHA.value)
 	if c.expectSHA.set && expect == "" {
-		fmt.Fprintf(c.Stderr, "Error: -expect-sha256 is empty: give the SHA-256 plan printed for the reviewed plan (is the variable holding it unset?)\n\n%s", helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: -expect-sha256 is empty: give the SHA-256 plan printed for the reviewed plan (is the variable holding it unset?)\n\n%s\n", optionsPointer("apply"))
 		return ExitUsage
 	}
 	keys, err := trustedKeys(c.Getenv)

@@ -50,7 +50,7 @@ func (c *approveCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: approve takes one gate address, got %d arguments\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: approve takes one gate address, got %d arguments\n\n%s\n", len(rest), optionsPointer("approve"))
 		return ExitUsage
 	}
 	gate := rest[0]
@@ -60,7 +60,12 @@ func (c *approveCommand) Run(ctx context.Context, args []string) int {
 			return err
 		}
 		if !c.json {
-			fmt.Fprintf(c.Stdout, "Approved %s.\n", gate)
+			// The gate's address, also when it was named by its own name.
+			addr, err := e.GateAddress(ctx, gate)
+			if err != nil {
+				addr = gate
+			}
+			fmt.Fprintf(c.Stdout, "Approved %s.\n", addr)
 		}
 		return nil
 	})

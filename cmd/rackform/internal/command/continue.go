@@ -87,7 +87,7 @@ func (c *continueCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 0 {
-		fmt.Fprintf(c.Stderr, "Error: continue takes no arguments, got %d\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: continue takes no arguments, got %d\n\n%s\n", len(rest), optionsPointer("continue"))
 		return ExitUsage
 	}
 	c.name, c.recheck = "continue", true
@@ -99,7 +99,7 @@ func (c *continueCommand) Run(ctx context.Context, args []string) int {
 func (o *runOpts) resume(ctx context.Context, m *Meta, r runner, control func(*executor.Executor) error) int {
 	expect := strings.TrimSpace(o.expectSHA.value)
 	if o.expectSHA.set && expect == "" {
-		fmt.Fprintf(m.Stderr, "Error: -expect-sha256 is empty: give the SHA-256 plan printed for the reviewed plan (is the variable holding it unset?)\n\n%s", helpText(r))
+		fmt.Fprintf(m.Stderr, "Error: -expect-sha256 is empty: give the SHA-256 plan printed for the reviewed plan (is the variable holding it unset?)\n\n%s\n", optionsPointer(r.Flags().Name()))
 		return ExitUsage
 	}
 	keys, err := trustedKeys(m.Getenv)

@@ -20,6 +20,16 @@ type controlRun struct {
 	exec    *executor.Executor
 }
 
+// openRun opens the run a control command names: the run of planFile
+// when -plan gave one (openPlanRun), else the one recorded in the state
+// backend (openControlRun).
+func openRun(ctx context.Context, m *Meta, planFile, dir string, dirSet bool, runID string) (*controlRun, error) {
+	if planFile != "" {
+		return openPlanRun(ctx, m, dir, dirSet, planFile)
+	}
+	return openControlRun(ctx, m, dir, runID)
+}
+
 // openControlRun opens the run (runID: -run, may be empty) recorded in
 // dir or in PostgreSQL. The caller closes it.
 func openControlRun(ctx context.Context, m *Meta, dir, runID string) (*controlRun, error) {

@@ -110,17 +110,17 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 0 {
-		fmt.Fprintf(c.Stderr, "Error: demo takes no arguments, got %q\n\n%s", rest, helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: demo takes no arguments, got %q\n\n%s\n", rest, optionsPointer("demo"))
 		return ExitUsage
 	}
 	// Read before helpText, which binds fresh flag storage.
 	speed, port := c.speed, c.port
 	if speed < 1 || speed > demoMaxSpeed {
-		fmt.Fprintf(c.Stderr, "Error: -speed must be between 1 and %d, got %v\n\n%s", demoMaxSpeed, speed, helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: -speed must be between 1 and %d, got %v\n\n%s\n", demoMaxSpeed, speed, optionsPointer("demo"))
 		return ExitUsage
 	}
 	if port < 1 || port > 65535 {
-		fmt.Fprintf(c.Stderr, "Error: -port %d is not a TCP port\n\n%s", port, helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: -port %d is not a TCP port\n\n%s\n", port, optionsPointer("demo"))
 		return ExitUsage
 	}
 	started := time.Now()

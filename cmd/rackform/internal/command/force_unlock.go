@@ -55,7 +55,7 @@ func (c *forceUnlockCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: force-unlock takes one lock ID, got %d arguments\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: force-unlock takes one lock ID, got %d arguments\n\n%s\n", len(rest), optionsPointer("force-unlock"))
 		return ExitUsage
 	}
 	b, err := run.OpenControl(ctx, c.runEnv(), c.stateDir)

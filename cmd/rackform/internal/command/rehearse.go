@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -11,6 +12,7 @@ import (
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/rehearseview"
 	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/executor/history"
 	"github.com/rackform/rackform/internal/version"
 	"github.com/rackform/rackform/rehearsal"
 )
@@ -25,7 +27,10 @@ type rehearseCommand struct {
 	approveAfter time.Duration
 	stopAtGates  bool
 	json         bool
+	format       string
+	detail       string
 	noColor      bool
+	history      stringList
 }
 
 func (c *rehearseCommand) Synopsis() string { return "Rehearse a saved plan on simulated time" }
@@ -43,12 +48,17 @@ plan is rehearsed too.
 Every step takes the plan's estimate of it. The schedule is put on the
 calendar from -start (default: now), which is what maintenance windows are
 evaluated against. It prints when every stage, group, cluster, rack or
-batch, server and wait starts and ends; every window wait, gate and pause;
+batch, server and wait starts and ends (-detail: every server, only
+racks and batches, or only clusters, by default as the plan's size makes
+readable); every window wait, gate and pause;
 where each threshold is met or breached, with the numbers apply prints;
 which clusters do not fit their maintenance window; and the total against
 the plan's estimate and its critical path. -json prints the executor's
 events as apply -json does (with their rehearsed times), then the schedule
-(docs/json.md).
+(docs/json.md). -format=html writes one self-contained page instead: the
+rack grid coloured by how each server ended, and the schedule drawn on the
+calendar (as rackform show -format=html draws a plan's fault-free
+rehearsal), with the scenario's breaches, pauses and their numbers.
 
 An approval gate or a pause is answered as rackform approve or rackform
 continue would, -approve-after (default 0s) of rehearsed time after it is
@@ -73,8 +83,12 @@ func (c *rehearseCommand) Flags() *flag.FlagSet {
 	fs.StringVar(&c.start, "start", "", "Start the run at `TIME` (RFC 3339, e.g. 2026-07-06T20:00:00Z; default: now, to the minute).")
 	fs.DurationVar(&c.approveAfter, "approve-after", 0, "Approve each gate and continue each pause `DURATION` of rehearsed time after it is reached.")
 	fs.BoolVar(&c.stopAtGates, "stop-at-gates", false, "Stop at the first approval gate or pause instead of answering it.")
-	fs.BoolVar(&c.json, "json", false, "Print the machine-readable UI: the executor's events with their rehearsed times, then the schedule (JSON lines, docs/json.md).")
+	fs.BoolVar(&c.json, "json", false, "Print the machine-readable UI: the executor's events with their rehearsed times, then the schedule (JSON lines, docs/json.md); same as -format=json.")
+	fs.StringVar(&c.format, "format", "text", "Output `FORMAT`: text, json, or html (one self-contained page: the rack grid and the rehearsed timeline).")
+	fs.StringVar(&c.detail, "detail", "", "How far down the text goes: `LEVEL` servers (every server), racks (racks and batches; a server only when it did not complete) or clusters (a rack only when it did not complete, breached or held the run); default: servers up to 100 servers to upgrade, racks up to 100 racks and batches, clusters beyond.")
 	fs.BoolVar(&c.noColor, "no-color", false, "Never colour the output (also: the NO_COLOR environment variable).")
+	c.history = nil
+	fs.Var(&c.history, "history", "Estimate each step from what steps like it took in the earlier runs in `DIR` (a state directory, a directory of them, or journal files beside their plans, as plan -history reads), instead of the plan's own estimate. Repeatable.")
 	return fs
 }
 
@@ -84,7 +98,20 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: rehearse takes one plan file, got %d arguments\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: rehearse takes one plan file, got %d arguments\n\n%s\n", len(rest), optionsPointer("rehearse"))
+		return ExitUsage
+	}
+	if c.json {
+		c.format = "json"
+	}
+	switch c.format {
+	case "text", "json", "html":
+	default:
+		fmt.Fprintf(c.Stderr, "Error: -format must be text, json or html, got %q\n", c.format)
+		return ExitUsage
+	}
+	if c.detail != "" && !slices.Contains(rehearseview.Details(), rehearseview.Detail(c.detail)) {
+		fmt.Fprintf(c.Stderr, "Error: -detail must be servers, racks or clusters, got %q\n", c.detail)
 		return ExitUsage
 	}
 	if c.approveAfter < 0 {
@@ -110,6 +137,26 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 		return c.fail("%s", err)
 	}
 	color := c.Color && !c.noColor
+	if len(c.history) > 0 {
+		var sources []history.Source
+		for _, dir := range c.history {
+			srcs, err := history.OpenArchive(dir)
+			if err != nil {
+				return c.fail("-history %s: %s", dir, err)
+			}
+			sources = append(sources, srcs...)
+		}
+		est, err := history.Load(ctx, sources, history.Options{})
+		if err != nil {
+			return c.fail("reading the earlier runs: %s", err)
+		}
+		n := rehearsal.Reestimate(p, est)
+		runs := "runs"
+		if est.Runs() == 1 {
+			runs = "run"
+		}
+		fmt.Fprintf(c.Stderr, "Note: %d steps estimated from %d earlier %s (-history); the others keep the plan's estimate.\n", n, est.Runs(), runs)
+	}
 	var faults *rehearsal.Faults
 	if c.scenario != "" {
 		// Every mistake at once: names are checked against the plan
@@ -129,7 +176,7 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 	}
 	var js *rehearseview.JSON
 	var sink executor.Sink
-	if c.json {
+	if c.format == "json" {
 		js = rehearseview.NewJSON(c.Stdout, start)
 		js.Version(version.String())
 		sink = js
@@ -144,10 +191,13 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 		return ExitInterrupted
 	}
 	res.Schedule.Outcome.ExitCode = runExitCode(res.Outcome)
-	if js != nil {
+	switch {
+	case js != nil:
 		err = js.Schedule(res.Schedule)
-	} else {
-		err = rehearseview.WriteText(c.Stdout, p, res.Schedule, color)
+	case c.format == "html":
+		err = rehearseview.WriteHTML(c.Stdout, p, res.Schedule)
+	default:
+		err = rehearseview.WriteText(c.Stdout, p, res.Schedule, color, rehearseview.Detail(c.detail))
 	}
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "Error: writing the rehearsal: %s\n", err)

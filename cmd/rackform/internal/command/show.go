@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"flag"
 	"fmt"
+	"time"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/cmd/rackform/internal/run"
@@ -14,9 +15,10 @@ import (
 // showCommand renders a saved plan file.
 type showCommand struct {
 	*Meta
-	json    bool
-	format  string
-	noColor bool
+	json     bool
+	format   string
+	noColor  bool
+	timeline timelineFlags
 }
 
 func (c *showCommand) Synopsis() string { return "Show a saved plan" }
@@ -42,6 +44,18 @@ stays under 60 KB: per-server rows are folded into one line per kind of
 change before any rack is left out, and the summary is never cut. A corrupt, truncated or
 unknown-format file is refused.
 
+The HTML page's timeline is rehearsed: the plan's own executor runs it
+without faults on a virtual clock against a simulated copy of the fleet
+(as rackform rehearse does, in about a second for a small fleet and ten
+for 10,000 servers), from -start (default: when the plan was made), so
+that each bar starts when apply would start it: after waiting for its
+cluster's maintenance window, at approval gates and pauses (answered
+-approve-after after they are reached, at once by default), after waits.
+It shades the windows, marks the clusters whose work runs past their
+window's close, and states the total against the plan's estimate. A plan
+of a format apply no longer runs is drawn on its estimate, and the page
+says so.
+
 The text says who signed the plan (the key's fingerprint) or that it is
 unsigned. With ` + EnvTrustedKeys + ` set, the signature is checked: a
 plan signed by another key, or changed after it was signed, is refused.
@@ -55,6 +69,7 @@ func (c *showCommand) Flags() *flag.FlagSet {
 	fs.BoolVar(&c.json, "json", false, "Print the plan as JSON for policy checks (docs/json.md); same as -format=json.")
 	fs.StringVar(&c.format, "format", "text", "Output `FORMAT`: text, markdown, html or json.")
 	fs.BoolVar(&c.noColor, "no-color", false, "Never colour the output (also: the NO_COLOR environment variable).")
+	c.timeline.add(fs)
 	return fs
 }
 
@@ -64,7 +79,7 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: show takes one plan file, got %d arguments\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: show takes one plan file, got %d arguments\n\n%s\n", len(rest), optionsPointer("show"))
 		return ExitUsage
 	}
 	format := c.format
@@ -75,6 +90,17 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 	case "text", "markdown", "html", "json":
 	default:
 		fmt.Fprintf(c.Stderr, "Error: -format must be text, markdown, html or json, got %q\n", format)
+		return ExitUsage
+	}
+	start, err := parseStart(c.timeline.start)
+	if err == nil && c.timeline.approveAfter < 0 {
+		err = fmt.Errorf("-approve-after must not be negative, got %s", c.timeline.approveAfter)
+	}
+	if err == nil && format != "html" && (c.timeline.start != "" || c.timeline.approveAfter != 0) {
+		err = fmt.Errorf("-start and -approve-after set the HTML page's rehearsed timeline: they need -format=html")
+	}
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
 		return ExitUsage
 	}
 	name := rest[0]
@@ -103,7 +129,7 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 		if err := plan.CheckSteps(p); err != nil {
 			return fmt.Errorf("%s is not a usable plan: %w", name, err)
 		}
-		if err := c.render(format, p, f.SHA256, keys); err != nil {
+		if err := c.render(ctx, format, p, f.SHA256, keys, start); err != nil {
 			return fmt.Errorf("writing the plan: %w", err)
 		}
 		return nil
@@ -117,15 +143,21 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 	return ExitOK
 }
 
-// render writes p in format on stdout.
-func (c *showCommand) render(format string, p *plan.Plan, sha string, keys []ed25519.PublicKey) error {
+// render writes p in format on stdout; the HTML page's timeline is
+// rehearsed from start (zero: when the plan was made).
+func (c *showCommand) render(ctx context.Context, format string, p *plan.Plan, sha string, keys []ed25519.PublicKey, start time.Time) error {
 	switch format {
 	case "json":
 		return planview.WriteJSON(c.Stdout, p, sha)
 	case "markdown":
 		return planview.WriteMarkdown(c.Stdout, p, sha, planview.MarkdownLimit)
 	case "html":
-		return planview.WriteHTML(c.Stdout, p, sha)
+		if start.IsZero() {
+			start = p.CreatedAt.UTC()
+		}
+		cells := planview.PlanCells()
+		rehearsedCells(ctx, p, sha, start, c.timeline.approveAfter, &cells)
+		return planview.WriteHTMLCells(c.Stdout, p, sha, cells)
 	}
 	if err := planview.WriteText(c.Stdout, p, c.Color && !c.noColor); err != nil {
 		return err

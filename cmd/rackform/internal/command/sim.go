@@ -94,11 +94,13 @@ Faults: -fault NAME=KIND[:ARG] on one BMC, -fault-rate KIND[:ARG]=P across
 the fleet (deterministic with -seed). Kinds: latency:DUR, timeout[:DUR],
 error[:COUNT], busy[:DUR], malformed[:COUNT], session-limit:N, task-fail,
 task-hang, no-return, ignore-graceful, provisioning, read-only-fs,
-unknown-state, bmc-restart-during-update:took|lost[:COUNT] (the BMC
-restarts halfway through an update's flash: unreachable for its reset
-time, its sessions and the task gone (404), the component at its new
-version with took, at its old one with lost; COUNT updates, default
-every one: lost:1 takes on the second try).
+unknown-state, down (every connection dropped), host-down (the host off,
+health Critical), slow:X (update tasks X times as long),
+bmc-restart-during-update:took|lost[:COUNT] (the BMC restarts halfway
+through an update's flash: unreachable for its reset time, its sessions
+and the task gone (404), the component at its new version with took, at
+its old one with lost; COUNT updates, default every one: lost:1 takes on
+the second try).
 
 Prints a ready line, the credentials it accepts and the BMC URLs on stdout,
 then serves until SIGINT or SIGTERM. -admin serves a JSON control API
@@ -131,7 +133,7 @@ func (c *simCommand) Flags() *flag.FlagSet {
 	fs.DurationVar(&c.latency, "latency", 0, "Add `DURATION` to every response of every BMC.")
 	fs.BoolVar(&c.log, "log", false, "Log every request on stderr.")
 	fs.StringVar(&c.configDir, "config", "", "Serve one BMC per server of the configuration in `DIR`, at the server's bmc address (-n and -base are ignored). -at-target then names servers, which start at their cluster's release versions.")
-	fs.StringVar(&c.scenario, "scenario", "", "With -config: inject the faults of the rehearsal scenario in `FILE` (rackform rehearse -scenario; never_ready and update_fails), armed from the start.")
+	fs.StringVar(&c.scenario, "scenario", "", "With -config: inject the faults of the rehearsal scenario in `FILE` (rackform rehearse -scenario), at and for on the simulator's clock from its start (-speed times faster); what it cannot inject as a rehearsal does is refused.")
 	fs.StringVar(&c.down, "down", "", "With -config: server `NAMES` (comma-separated) whose BMC is not served at all (unreachable).")
 	return fs
 }
@@ -142,7 +144,7 @@ func (c *simCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) > 0 {
-		fmt.Fprintf(c.Stderr, "Error: sim takes no arguments, got %q\n\n%s", rest, helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: sim takes no arguments, got %q\n\n%s\n", rest, optionsPointer("sim"))
 		return ExitUsage
 	}
 	var specs []sim.BMCSpec
@@ -165,7 +167,7 @@ func (c *simCommand) Run(ctx context.Context, args []string) int {
 		err = c.applyQuirks(specs)
 	}
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: %s\n\n%s", err, helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: %s\n\n%s\n", err, optionsPointer("sim"))
 		return ExitUsage
 	}
 	serve, err := c.serveOptions()
@@ -187,7 +189,7 @@ func (c *simCommand) Run(ctx context.Context, args []string) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: %s\n\n%s", err, helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: %s\n\n%s\n", err, optionsPointer("sim"))
 		return ExitUsage
 	}
 	if err := serveFleet(ctx, c.Stdout, c.Stderr, serve, specs); err != nil {

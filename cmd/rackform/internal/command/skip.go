@@ -61,16 +61,10 @@ func (c *skipCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: skip takes one address, got %d arguments\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: skip takes one address, got %d arguments\n\n%s\n", len(rest), optionsPointer("skip"))
 		return ExitUsage
 	}
-	var run *controlRun
-	var err error
-	if c.planFile != "" {
-		run, err = openPlanRun(ctx, c.Meta, c.stateDir, c.stateDirSet, c.planFile)
-	} else {
-		run, err = openControlRun(ctx, c.Meta, c.stateDir, c.runID)
-	}
+	run, err := openRun(ctx, c.Meta, c.planFile, c.stateDir, c.stateDirSet, c.runID)
 	if err != nil {
 		return c.fail("%s", err)
 	}

@@ -24,6 +24,10 @@ type statusCommand struct {
 	runID       string
 	json        bool
 	format      string
+	// approveAfter is -approve-after: how the rehearsed remainder answers
+	// gates and pauses; now is the clock (tests set it).
+	approveAfter time.Duration
+	now          func() time.Time
 }
 
 func (c *statusCommand) Synopsis() string { return "Show the state of the run" }
@@ -42,6 +46,14 @@ With -plan PLANFILE, the run of that plan wherever its state is: the state
 directory the plan records (relative to the plan file), or the one its run
 started in on this machine.
 
+With -format=html, one self-contained page: the rack grid coloured by the
+run's state, and a timeline on the calendar of what happened (from the
+journal) and, after a line at now, the remainder as a rehearsal expects
+it: the plan's own executor takes the run over from its journal on a
+simulated copy of the fleet (as rackform rehearse does), gates and pauses
+answered -approve-after after they are reached (at once by default), a
+stopped run continued. Steps in flight now count again in full.
+
 Exit status: 0, or 1 when there is no run to show.`
 }
 
@@ -52,7 +64,8 @@ func (c *statusCommand) Flags() *flag.FlagSet {
 	fs.StringVar(&c.planFile, "plan", "", "Show the run of plan `FILE`, wherever its state is: the state directory the plan records (found from the plan file's directory), or the one its run started in on this machine.")
 	runFlag(fs, &c.runID)
 	fs.BoolVar(&c.json, "json", false, "Print the state tree as JSON.")
-	fs.StringVar(&c.format, "format", "text", "Output `FORMAT`: text, json, or html (one self-contained page: the rack grid coloured by the run's state).")
+	fs.StringVar(&c.format, "format", "text", "Output `FORMAT`: text, json, or html (one self-contained page: the rack grid coloured by the run's state, and a timeline of what happened and the rehearsed remainder).")
+	fs.DurationVar(&c.approveAfter, "approve-after", 0, "With -format=html: answer each approval gate and pause `DURATION` after it is reached in the rehearsed remainder.")
 	return fs
 }
 
@@ -62,20 +75,22 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 0 {
-		fmt.Fprintf(c.Stderr, "Error: status takes no arguments, got %d\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: status takes no arguments, got %d\n\n%s\n", len(rest), optionsPointer("status"))
 		return ExitUsage
 	}
 	if c.format != "text" && c.format != "json" && c.format != "html" {
 		fmt.Fprintf(c.Stderr, "Error: -format must be text, json or html, got %q\n", c.format)
 		return ExitUsage
 	}
-	var run *controlRun
-	var err error
-	if c.planFile != "" {
-		run, err = openPlanRun(ctx, c.Meta, c.stateDir, c.stateDirSet, c.planFile)
-	} else {
-		run, err = openControlRun(ctx, c.Meta, c.stateDir, c.runID)
+	switch {
+	case c.approveAfter < 0:
+		fmt.Fprintf(c.Stderr, "Error: -approve-after must not be negative, got %s\n", c.approveAfter)
+		return ExitUsage
+	case c.approveAfter != 0 && c.format != "html":
+		fmt.Fprintf(c.Stderr, "Error: -approve-after sets the HTML page's rehearsed remainder: it needs -format=html\n")
+		return ExitUsage
 	}
+	run, err := openRun(ctx, c.Meta, c.planFile, c.stateDir, c.stateDirSet, c.runID)
 	if err != nil {
 		return c.fail("%s", err)
 	}
@@ -86,7 +101,16 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		return c.fail("%s", err)
 	}
 	if c.format == "html" {
-		if err := applyview.WriteStatusHTML(c.Stdout, p, st); err != nil {
+		now := time.Now
+		if c.now != nil {
+			now = c.now
+		}
+		entries, err := b.Read(ctx, run.sha, -1)
+		if err != nil {
+			return c.fail("reading the run's journal: %s", err)
+		}
+		tl := applyview.StatusTimeline(ctx, p, run.sha, st, entries, now().UTC(), c.approveAfter)
+		if err := applyview.WriteStatusHTML(c.Stdout, p, st, &tl); err != nil {
 			return c.fail("writing the status: %s", err)
 		}
 		return ExitOK

@@ -44,7 +44,7 @@ func (c *stopCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 0 {
-		fmt.Fprintf(c.Stderr, "Error: stop takes no arguments, got %d\n\n%s", len(rest), helpText(c))
+		fmt.Fprintf(c.Stderr, "Error: stop takes no arguments, got %d\n\n%s\n", len(rest), optionsPointer("stop"))
 		return ExitUsage
 	}
 	run, err := openControlRun(ctx, c.Meta, c.stateDir, c.runID)

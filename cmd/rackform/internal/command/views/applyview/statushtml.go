@@ -47,7 +47,10 @@ func StatusClass(s executor.StateName) string {
 // live state of its run (`rackform status -format=html`): one
 // self-contained page. Its headline says what happened to the servers, and
 // a cluster waiting for its maintenance window says when the window opens.
-func WriteStatusHTML(w io.Writer, p *plan.Plan, st *executor.Status) error {
+// tl is the timeline to draw: what happened and the rehearsed remainder
+// (planview.Timeline.SplitAt), its bars up to now coloured by the run's
+// state; nil draws the plan's estimate coloured by the run's state.
+func WriteStatusHTML(w io.Writer, p *plan.Plan, st *executor.Status, tl *planview.Timeline) error {
 	nodes := map[string]*executor.Node{}
 	var walk func(n *executor.Node)
 	walk = func(n *executor.Node) {
@@ -104,6 +107,7 @@ func WriteStatusHTML(w io.Writer, p *plan.Plan, st *executor.Status) error {
 			return ""
 		},
 		TimelineTitle: "Timeline (estimated, from plan time; bars coloured by the run's state)",
+		Timeline:      tl,
 	})
 }
 

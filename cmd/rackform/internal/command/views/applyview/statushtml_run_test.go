@@ -54,7 +54,7 @@ func runUntil(t *testing.T, p *plan.Plan, prov *executortest.Provider, stop func
 func openStatus(t *testing.T, p *plan.Plan, st *executor.Status) (context.Context, string) {
 	t.Helper()
 	var page bytes.Buffer
-	if err := applyview.WriteStatusHTML(&page, p, st); err != nil {
+	if err := applyview.WriteStatusHTML(&page, p, st, nil); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "status.html")

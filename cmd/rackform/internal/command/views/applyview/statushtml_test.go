@@ -67,7 +67,7 @@ func TestStatusHTMLInHeadlessChromium(t *testing.T) {
 	}
 
 	var page bytes.Buffer
-	if err := applyview.WriteStatusHTML(&page, p, st); err != nil {
+	if err := applyview.WriteStatusHTML(&page, p, st, nil); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "status.html")

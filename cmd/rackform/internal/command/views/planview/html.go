@@ -44,8 +44,15 @@ type Cells struct {
 	// BarState is the state class of a timeline bar by its ID (a key of
 	// BarColors; "" draws it as planned); nil draws every bar as planned.
 	BarState func(id string) string
+	// KeepBarKeys keeps the work's bars (stages to racks, waits, gates,
+	// pauses) in the timeline's legend though BarState is set: it colours
+	// only a few of them (the rest are drawn as planned).
+	KeepBarKeys bool
 	// TimelineTitle heads the timeline.
 	TimelineTitle string
+	// Timeline is the timeline the page draws (its Title heads it);
+	// nil: the plan's estimate (PlanTimeline) under TimelineTitle.
+	Timeline *Timeline
 }
 
 // CellColor is a grid cell's background and the colour of its text, a
@@ -141,18 +148,14 @@ type htmlData struct {
 	BarColors             map[string]string
 	Legend                []string
 	Clusters              []*htmlCluster
-	TimelineTitle         string
 	Timeline              htmlTimeline
 }
 
 func buildHTML(p *plan.Plan, sha string, cells Cells) htmlData {
 	d := htmlData{Title: cells.Title, Headline: cells.Headline, Notices: cells.Notices, Colors: cells.Colors, BarColors: BarColors,
-		Legend: cells.Legend, TimelineTitle: cells.TimelineTitle}
+		Legend: cells.Legend}
 	if d.Headline == "" {
 		d.Headline = SummaryLine(p.Summary)
-	}
-	if d.TimelineTitle == "" {
-		d.TimelineTitle = "Timeline"
 	}
 	d.Meta = fmt.Sprintf("Rollout %s, scope %s, created %s, valid until %s.", p.Run.Name, p.Run.Scope,
 		p.CreatedAt.UTC().Format(time.RFC3339), p.NotAfter.UTC().Format(time.RFC3339))
@@ -193,7 +196,16 @@ func buildHTML(p *plan.Plan, sha string, cells Cells) htmlData {
 		r.Cells = append(r.Cells, htmlCell{Address: s.Address, Name: s.Name, Class: cells.Class(s), Role: s.Role, Mark: roleMark[s.Role],
 			Title: fmt.Sprintf("%s (%s): %s", s.Address, strings.ReplaceAll(s.Role, "_", " "), cells.Detail(s))})
 	}
-	d.Timeline = drawTimeline(PlanTimeline(p), cells.BarState)
+	tl := cells.Timeline
+	if tl == nil {
+		plan := PlanTimeline(p)
+		plan.Title = cells.TimelineTitle
+		tl = &plan
+	}
+	d.Timeline = drawTimeline(*tl, cells.BarState, cells.BarState == nil || cells.KeepBarKeys)
+	if d.Timeline.Title == "" {
+		d.Timeline.Title = "Timeline"
+	}
 	return d
 }
 
@@ -225,15 +237,26 @@ h1 { font-size: 1.2em; } h2 { font-size: 1.05em; margin-top: 1.5em; }
 .tl-row.stage .tl-label { font-weight: bold; margin-top: 0.4em; }
 .tl-track { position: relative; min-height: 16px; border-left: 1px solid rgb(156, 163, 175); }
 .tl-row.axis .tl-track { border-bottom: 1px solid rgb(156, 163, 175); min-height: 18px; }
-.tick { position: absolute; top: 0; font-size: 11px; white-space: nowrap; transform: translateX(-50%); }
+.tick { position: absolute; top: 0; font-size: 11px; line-height: 13px; white-space: nowrap; transform: translateX(-50%); }
+.tl-row.axis .tl-track:has(br) { min-height: 28px; }
 .tick.first { transform: none; } .tick.last { transform: translateX(-100%); }
 .bar { position: absolute; top: 3px; bottom: 3px; min-width: 2px; border-radius: 2px; }
 .bar-stage.state-planned { background: rgb(156, 163, 175); } .bar-group.state-planned { background: rgb(165, 180, 252); }
 .bar-cluster.state-planned { background: rgb(147, 197, 253); } .bar-scope.state-planned { background: rgb(29, 78, 216); }
 .bar-wait.state-planned { background: rgb(251, 191, 36); } .bar-window { background: rgb(134, 239, 172); top: 1px; bottom: 1px; }
-.bar-gate, .bar-pause { width: 4px; transform: translateX(-50%); } .bar-gate.state-planned, .bar-pause.state-planned { background: rgb(185, 28, 28); }
+.bar-gate, .bar-pause, .bar-breach { min-width: 4px; } .bar-gate.state-planned, .bar-pause.state-planned { background: rgb(185, 28, 28); }
+.bar.instant { width: 4px; transform: translateX(-50%); }
+.bar-window-wait { background: repeating-linear-gradient(135deg, rgb(217, 119, 6) 0 3px, rgb(254, 243, 199) 3px 6px); }
+.bar-overrun { top: auto; bottom: 0; height: 5px; background: rgb(126, 34, 206); }
+.bar-breach { top: 0; bottom: 0; background: rgb(17, 24, 39); }
 {{range $k, $v := .BarColors}}.bar.state-{{$k}} { background: {{css $v}}; }
-{{end}}</style>
+{{end}}.bar.rehearsed { background-image: repeating-linear-gradient(135deg, rgba(255, 255, 255, 0.55) 0 3px, rgba(255, 255, 255, 0) 3px 6px); }
+.now { position: absolute; top: 0; bottom: 0; width: 2px; background: rgb(17, 24, 39); transform: translateX(-50%); }
+.tl-notes p { margin: 0.2em 0; max-width: 70em; }
+.tl-keys { font-size: 0.85em; } .tl-keys span.key { margin-right: 1em; white-space: nowrap; }
+.tl-keys .swatch.bar { display: inline-block; position: relative; top: 0; bottom: 0; width: 18px; height: 10px; margin-right: 4px; vertical-align: middle; transform: none; }
+.tl-keys .swatch.bar-overrun { height: 5px; } .tl-keys .swatch.bar-gate, .tl-keys .swatch.bar-pause, .tl-keys .swatch.bar-breach { width: 4px; }
+</style>
 </head>
 <body>
 <h1>{{.Title}}: {{.Headline}}</h1>
@@ -248,10 +271,13 @@ h1 { font-size: 1.2em; } h2 { font-size: 1.05em; margin-top: 1.5em; }
 {{end}}</div>
 {{end}}</div></div>
 {{end}}</div>
-<h2>{{.TimelineTitle}}</h2>
-<div id="timeline">
-<div class="tl-row axis"><div class="tl-label"></div><div class="tl-track">{{range .Timeline.Ticks}}<span class="tick {{.Align}}" style="{{.Style}}">{{.Label}}</span>{{end}}</div></div>
-{{range .Timeline.Rows}}<div class="tl-row {{.Kind}}" data-row="{{.ID}}" data-kind="{{.Kind}}"><div class="tl-label" style="{{.Indent}}">{{.Label}}</div><div class="tl-track">{{range .Bars}}<span class="bar bar-{{.Kind}} state-{{.State}}" data-kind="{{.Kind}}" data-id="{{.ID}}" data-state="{{.State}}" style="{{.Style}}" title="{{.Title}}"></span>{{end}}</div></div>
+<h2>{{.Timeline.Title}}</h2>
+{{with .Timeline.Notes}}<div class="tl-notes">{{range .}}<p>{{.}}</p>
+{{end}}</div>
+{{end}}{{with .Timeline.Keys}}<p class="tl-keys">{{range .}}<span class="key"><span class="swatch bar {{.Class}}"></span>{{.Text}}</span> {{end}}</p>
+{{end}}<div id="timeline">
+<div class="tl-row axis"><div class="tl-label"></div><div class="tl-track">{{range .Timeline.Ticks}}<span class="tick {{.Align}}" style="{{.Style}}">{{.Label}}{{with .Sub}}<br>{{.}}{{end}}</span>{{end}}</div></div>
+{{range .Timeline.Rows}}<div class="tl-row {{.Kind}}" data-row="{{.ID}}" data-kind="{{.Kind}}"><div class="tl-label" style="{{.Indent}}">{{.Label}}</div><div class="tl-track">{{range .Bars}}<span class="bar bar-{{.Kind}} state-{{.State}}{{if .Rehearsed}} rehearsed{{end}}{{if .Instant}} instant{{end}}" data-kind="{{.Kind}}" data-id="{{.ID}}" data-state="{{.State}}" style="{{.Style}}" title="{{.Title}}"></span>{{end}}{{with $.Timeline.Now}}<span class="now" style="{{.}}"></span>{{end}}</div></div>
 {{end}}</div>
 </body>
 </html>

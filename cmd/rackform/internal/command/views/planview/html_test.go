@@ -33,17 +33,17 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	}
 }
 
-// The plan page in a real headless browser (item 2): the grid has one
-// cell per server, each coloured by what the plan does to it, the
-// timeline has its bars and windows, and a screenshot is not blank.
+// The plan page in a real headless browser (item 2), as show
+// -format=html writes it (its timeline rehearsed): the grid has one cell
+// per server, each coloured by what the plan does to it, the timeline has
+// its bars and windows, and a screenshot is not blank. With
+// RACKFORM_SCREENSHOT_DIR set, the screenshot is written there
+// (docs/images/plan-html.png is one).
 func TestHTMLInHeadlessChromium(t *testing.T) {
 	p, file, _ := makePlan(t, "../../../../../../examples/fleet")
-	var b bytes.Buffer
-	if err := WriteHTML(&b, p, plan.SHA256(file)); err != nil {
-		t.Fatal(err)
-	}
+	b := rehearsedPage(t, p, plan.SHA256(file), rehearse(t, p, plan.SHA256(file)))
 	page := filepath.Join(t.TempDir(), "plan.html")
-	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(page, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx := browsertest.Open(t, page, 1400, 1000)

@@ -155,6 +155,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden(t, name+".html", page.Bytes())
+			golden(t, name+".rehearsed.html", rehearsedPage(t, p, plan.SHA256(file), rehearse(t, p, plan.SHA256(file))))
 
 			if bytes.Contains(text.Bytes(), []byte("\x1b[")) {
 				t.Error("the plain text has escape sequences")

@@ -20,6 +20,18 @@ type Timeline struct {
 	// Length is where the last bar ends, from Start.
 	Length time.Duration
 	Rows   []TimelineRow
+	// Calendar labels the axis with times on the calendar (UTC, at round
+	// times) rather than offsets from Start: a rehearsed schedule is on
+	// the calendar, an estimate is not.
+	Calendar bool
+	// Now, when set, is the moment the run is at (rackform status):
+	// what is left of it happened, what is right of it is rehearsed.
+	Now *time.Duration
+	// Title heads the timeline; Notes are sentences under it (the total
+	// against the plan's estimate, the clusters that miss their window,
+	// what the timeline assumed or could not do).
+	Title string
+	Notes []string
 }
 
 // TimelineRow is one labelled row: a stage, a group, a cluster, a
@@ -43,7 +55,10 @@ type TimelineRow struct {
 // a row.
 type TimelineBar struct {
 	// Kind is "stage", "group", "cluster", "scope", "wait", "window",
-	// "gate" or "pause".
+	// "gate" or "pause"; a rehearsed timeline adds "window-wait" (a
+	// cluster waiting for its maintenance window to open), "overrun" (a
+	// cluster's work past its window's close) and "breach" (a threshold
+	// breached: an instant).
 	Kind string
 	// ID is the run-tree node the bar stands for (a scope's wait is the
 	// scope's ID + ".wait", as the executor names it), so a run's state
@@ -54,6 +69,10 @@ type TimelineBar struct {
 	From, To time.Duration
 	// Title says what the bar is, for hovering.
 	Title string
+	// Rehearsed: the bar is what a rehearsal expects, not what happened
+	// (the remainder of a run on the status page); it is never coloured
+	// by the run's state.
+	Rehearsed bool
 }
 
 // PlanTimeline lays p out on its estimated time axis from plan time:

@@ -21,7 +21,8 @@ import (
 func largePlan() *plan.Plan {
 	at := testNow
 	p := &plan.Plan{FormatVersion: plan.FormatVersion, CreatedAt: at, NotAfter: at.Add(14 * 24 * time.Hour), Run: plan.Run{Name: "fleet", Scope: "full"}}
-	rackEst, wait := 90*time.Minute, 15*time.Minute
+	// A rack of 40 servers, 8 at a time: five rounds of 18 minutes.
+	rackEst, wait, serverEst := 90*time.Minute, 15*time.Minute, 18*time.Minute
 	for si := 0; si < 5; si++ {
 		st := plan.Stage{ID: fmt.Sprintf("stage.wave-%d", si+1), Name: fmt.Sprintf("wave-%d", si+1), OnBreach: "pause"}
 		if si > 0 {
@@ -46,7 +47,7 @@ func largePlan() *plan.Plan {
 						sc.Servers = append(sc.Servers, addr)
 						p.Servers = append(p.Servers, plan.Server{Address: addr, Name: fmt.Sprintf("%s-s%02d", rack, n+1), Cluster: name, Rack: rack, Role: "compute",
 							Action: plan.ActionUpgrade, Changes: []plan.Change{{Component: "bios", Kind: "firmware", From: "2.1", To: "2.2", Reboot: true}},
-							Steps: []plan.Step{{Index: 1, Kind: plan.StepUpdate, Component: "bios", Version: "2.2"}}, Reboots: 1, Estimate: plan.Duration(40 * time.Minute)})
+							Steps: []plan.Step{{Index: 1, Kind: plan.StepUpdate, Component: "bios", Version: "2.2", Estimate: plan.Duration(serverEst)}}, Reboots: 1, Estimate: plan.Duration(serverEst)})
 					}
 					ph.Scopes = append(ph.Scopes, sc)
 					ph.Estimate += sc.Estimate
@@ -115,40 +116,77 @@ func TestPlanTimeline(t *testing.T) {
 	}
 }
 
-// The plan page's timeline takes the page's width and lays its labels out
-// so that none overlaps another and none is clipped, at two page widths,
-// for the fleet example and a generated plan of 10,000 servers over nine
-// days; the page still loads nothing from elsewhere.
-func TestHTMLTimelineLabelsInHeadlessChromium(t *testing.T) {
+// timelinePages are the pages whose timelines the Chromium tests check:
+// the fleet example and a generated plan of 10,000 servers over days,
+// each on its estimate and rehearsed (where its rows carry the window
+// waits, gates, pauses and overruns, and the large plan's rehearsal runs
+// twelve days until clusters no window lets start block it). Each with
+// its number of labelled rows.
+func timelinePages(t *testing.T) map[string]struct {
+	page []byte
+	rows int
+} {
+	t.Helper()
 	fleet, file, _ := makePlan(t, "../../../../../../examples/fleet")
+	large := largePlan()
+	out := map[string]struct {
+		page []byte
+		rows int
+	}{}
+	labelled := func(tl Timeline) int {
+		n := 0
+		for _, r := range tl.Rows {
+			if r.Label != "" {
+				n++
+			}
+		}
+		return n
+	}
 	for name, tc := range map[string]struct {
 		p   *plan.Plan
 		sha string
-	}{"fleet": {fleet, plan.SHA256(file)}, "10000 servers": {largePlan(), ""}} {
+	}{"fleet": {fleet, plan.SHA256(file)}, "10000 servers": {large, "0123456789abcdef"}} {
+		var b bytes.Buffer
+		if err := WriteHTML(&b, tc.p, tc.sha); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = struct {
+			page []byte
+			rows int
+		}{b.Bytes(), labelled(PlanTimeline(tc.p))}
+		if testing.Short() && name != "fleet" {
+			continue // the rehearsal of 10,000 servers takes seconds
+		}
+		s := rehearse(t, tc.p, tc.sha)
+		out[name+" rehearsed"] = struct {
+			page []byte
+			rows int
+		}{rehearsedPage(t, tc.p, tc.sha, s), labelled(RehearsedTimeline(tc.p, s))}
+	}
+	return out
+}
+
+// The plan page's timeline takes the page's width and lays its labels out
+// so that none overlaps another and none is clipped, at two page widths,
+// for the fleet example and a generated plan of 10,000 servers over days,
+// each on its estimate and rehearsed on the calendar; the page still
+// loads nothing from elsewhere.
+func TestHTMLTimelineLabelsInHeadlessChromium(t *testing.T) {
+	for name, tc := range timelinePages(t) {
 		t.Run(name, func(t *testing.T) {
-			var b bytes.Buffer
-			if err := WriteHTML(&b, tc.p, tc.sha); err != nil {
-				t.Fatal(err)
-			}
-			if m := regexp.MustCompile(`(?i)(src|href)\s*=|<link|@import|url\(|<script`).FindString(b.String()); m != "" {
+			if m := regexp.MustCompile(`(?i)(src|href)\s*=|<link|@import|url\(|<script`).FindString(string(tc.page)); m != "" {
 				t.Errorf("the page loads something (%q)", m)
 			}
 			page := filepath.Join(t.TempDir(), "plan.html")
-			if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+			if err := os.WriteFile(page, tc.page, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			ctx := browsertest.Open(t, page, 1400, 1000)
 			for _, width := range []int{1400, 800} {
 				browsertest.Resize(t, ctx, width, 1000)
-				labels := browsertest.Boxes(t, ctx, "#timeline .tl-label, #timeline .tick")
-				rows := 0
-				for _, r := range PlanTimeline(tc.p).Rows {
-					if r.Label != "" {
-						rows++
-					}
-				}
-				if len(labels) < rows {
-					t.Fatalf("at %d px: %d labels for %d rows", width, len(labels), rows)
+				labels := browsertest.Boxes(t, ctx, "#timeline .tl-label, #timeline .tick, .tl-keys .key, .tl-notes p")
+				if rows := len(browsertest.Boxes(t, ctx, "#timeline .tl-label")); rows < tc.rows {
+					t.Fatalf("at %d px: %d labels for %d rows", width, rows, tc.rows)
 				}
 				for i, a := range labels {
 					if a.Clipped {
@@ -171,7 +209,7 @@ func TestHTMLTimelineLabelsInHeadlessChromium(t *testing.T) {
 				}
 			}
 			if dir := os.Getenv("RACKFORM_SCREENSHOT_DIR"); dir != "" {
-				_ = os.WriteFile(filepath.Join(dir, "plan-"+strings.ReplaceAll(name, " ", "-")+".html"), b.Bytes(), 0o644)
+				_ = os.WriteFile(filepath.Join(dir, "plan-"+strings.ReplaceAll(name, " ", "-")+".html"), tc.page, 0o644)
 			}
 		})
 	}
@@ -186,20 +224,24 @@ func TestHTMLTextContrastInHeadlessChromium(t *testing.T) {
 	if err := WriteHTML(&b, p, plan.SHA256(file)); err != nil {
 		t.Fatal(err)
 	}
-	page := filepath.Join(t.TempDir(), "plan.html")
-	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
+	for name, page := range map[string][]byte{"estimate": b.Bytes(), "rehearsed": rehearsedPage(t, p, plan.SHA256(file), rehearse(t, p, plan.SHA256(file)))} {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "plan.html")
+			if err := os.WriteFile(file, page, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ctx := browsertest.Open(t, file, 1400, 1000)
+			texts := browsertest.TextContrasts(t, ctx)
+			lowest := texts[0]
+			for _, c := range texts {
+				if c.Ratio < lowest.Ratio {
+					lowest = c
+				}
+				if c.Ratio < 4.5 {
+					t.Errorf("%s %q: %s on %s is %.2f:1, below 4.5:1", c.Selector, c.Text, c.Color, c.Background, c.Ratio)
+				}
+			}
+			t.Logf("%d texts; lowest contrast %.2f:1 (%s %q)", len(texts), lowest.Ratio, lowest.Selector, lowest.Text)
+		})
 	}
-	ctx := browsertest.Open(t, page, 1400, 1000)
-	texts := browsertest.TextContrasts(t, ctx)
-	lowest := texts[0]
-	for _, c := range texts {
-		if c.Ratio < lowest.Ratio {
-			lowest = c
-		}
-		if c.Ratio < 4.5 {
-			t.Errorf("%s %q: %s on %s is %.2f:1, below 4.5:1", c.Selector, c.Text, c.Color, c.Background, c.Ratio)
-		}
-	}
-	t.Logf("%d texts; lowest contrast %.2f:1 (%s %q)", len(texts), lowest.Ratio, lowest.Selector, lowest.Text)
 }

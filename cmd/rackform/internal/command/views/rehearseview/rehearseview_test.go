@@ -88,15 +88,20 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			var text, color bytes.Buffer
-			if err := WriteText(&text, p, res.Schedule, false); err != nil {
+			if err := WriteText(&text, p, res.Schedule, false, ""); err != nil {
 				t.Fatal(err)
 			}
-			if err := WriteText(&color, p, res.Schedule, true); err != nil {
+			if err := WriteText(&color, p, res.Schedule, true, ""); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, c.name+".txt", text.Bytes())
 			golden(t, c.name+".color.txt", color.Bytes())
 			golden(t, c.name+".jsonl", stream.Bytes())
+			var page bytes.Buffer
+			if err := WriteHTML(&page, p, res.Schedule); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, c.name+".html", page.Bytes())
 			if strings.Contains(text.String(), "\x1b[") {
 				t.Error("colour in the plain text")
 			}

@@ -46,28 +46,37 @@ type text struct {
 	kids  map[string][]schedule.Bar
 	marks map[string][]schedule.Mark
 	col   int
+	// detail is how much of the tree is shown (detail.go); bars by ID.
+	detail Detail
+	bars   map[string]schedule.Bar
 }
 
 // WriteText renders a rehearsal for people: the schedule as a tree on the
 // calendar (UTC), every stage, group, cluster, rack or batch, server and
-// wait with its start, end and duration, and under each what held or
-// decided it (window waits, gates, pauses, thresholds with apply's
-// numbers); then how each cluster fits its maintenance window, the total
-// against the plan's estimate and the critical path, and the outcome.
-func WriteText(w io.Writer, p *plan.Plan, s *schedule.Schedule, color bool) error {
-	t := &text{w: bufio.NewWriter(w), p: p, s: s, st: style(color), kids: map[string][]schedule.Bar{}, marks: map[string][]schedule.Mark{}}
+// wait with its start, end and duration — as far down as detail says
+// (detail.go) — and under each what held or decided it (window waits,
+// gates, pauses, thresholds with apply's numbers); then how each cluster
+// fits its maintenance window, the total against the plan's estimate and
+// the critical path, and the outcome.
+func WriteText(w io.Writer, p *plan.Plan, s *schedule.Schedule, color bool, detail Detail) error {
+	t := &text{w: bufio.NewWriter(w), p: p, s: s, st: style(color), kids: map[string][]schedule.Bar{}, marks: map[string][]schedule.Mark{},
+		detail: detail, bars: map[string]schedule.Bar{}}
+	if t.detail == "" {
+		t.detail = DefaultDetail(p)
+	}
 	t.sec = s.Start.Second() != 0
 	for _, b := range s.Bars {
 		t.kids[b.Parent] = append(t.kids[b.Parent], b)
+		t.bars[b.ID] = b
 		t.sec = t.sec || b.Start.Second() != 0 || b.End.Second() != 0
+	}
+	for _, m := range s.Marks {
+		t.marks[m.ID] = append(t.marks[m.ID], m)
 	}
 	t.walk("run", 0, func(b schedule.Bar, d int) {
 		t.col = max(t.col, 2*d+len(label(b)))
 	})
 	t.col = min(t.col, 60)
-	for _, m := range s.Marks {
-		t.marks[m.ID] = append(t.marks[m.ID], m)
-	}
 	t.header()
 	t.tree()
 	t.windows()
@@ -103,6 +112,9 @@ func (t *text) header() {
 		answer = fmt.Sprintf("gates and pauses answered after %s each", s.ApproveAfter.Human())
 	}
 	t.printf("From %s (times in UTC), %s, %s.\n", t.at(s.Start), scenario, answer)
+	if l := t.detailLine(); l != "" {
+		t.printf("%s\n", l)
+	}
 	if s.Start.After(s.NotAfter) {
 		t.printf("%s the plan expired at %s: apply would refuse it; its maintenance windows end there.\n", t.st.wrap("Note:", ansiYellow, ansiBold), t.at(s.NotAfter))
 	}
@@ -124,6 +136,9 @@ func (t *text) walk(parent string, d int, fn func(b schedule.Bar, d int)) {
 	for _, b := range t.kids[parent] {
 		if b.Kind == schedule.KindPhase {
 			t.walk(b.ID, d, fn)
+			continue
+		}
+		if !t.shown(b) {
 			continue
 		}
 		fn(b, d)
@@ -220,6 +235,7 @@ func (t *text) barMarks(b schedule.Bar, d int) {
 				t.printf("%s%s\n", indent(d), t.windowLine(w))
 			}
 		}
+		t.clusterSummary(b, d)
 	case schedule.KindScope:
 		for _, m := range t.marks[b.ID] {
 			t.mark(m, d)

@@ -1,0 +1,125 @@
+package rehearseview
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
+	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/rehearsal/schedule"
+)
+
+// WriteHTML renders a rehearsal as the plan page does (`rackform rehearse
+// -format=html`): one self-contained page whose rack grid is coloured by
+// how each server ended in the rehearsal (as the status page colours a
+// run), with the rehearsed timeline on the calendar — a scenario's
+// faults included: the breached threshold with apply's numbers, the pause
+// it made, what the faults cost the schedule.
+func WriteHTML(w io.Writer, p *plan.Plan, s *schedule.Schedule) error {
+	servers, bars := map[string]schedule.Bar{}, map[string]schedule.Bar{}
+	for _, b := range s.Bars {
+		if b.Kind == schedule.KindServer {
+			servers[b.ID] = b
+		}
+		bars[b.ID] = b
+	}
+	state := func(sv *plan.Server) executor.State {
+		if b, ok := servers[sv.Address]; ok {
+			return executor.State{Name: executor.StateName(b.State), Reason: b.Reason, Message: b.Message}
+		}
+		if sv.Action != plan.ActionUpgrade {
+			return executor.State{Name: executor.Skipped, Reason: sv.Reason}
+		}
+		return executor.State{Name: executor.NotStarted}
+	}
+	title := "rackform rehearse (ended " + strings.ReplaceAll(s.Outcome.Status, "_", " ")
+	if s.Outcome.Reason != "" {
+		title += ": " + strings.ReplaceAll(s.Outcome.Reason, "_", " ")
+	}
+	title += ")"
+	cells := planview.Cells{
+		Title:    title,
+		Headline: headline(p, state),
+		Class:    func(sv *plan.Server) string { return applyview.StatusClass(state(sv).Name) },
+		Detail: func(sv *plan.Server) string {
+			st := state(sv)
+			out := applyview.HumanState(st)
+			if st.Message != "" {
+				out += "; " + st.Message
+			}
+			return out + " (rehearsed)"
+		},
+		Colors: applyview.StatusColors,
+		Legend: []string{"not-started", "running", "waiting", "done", "failed", "skipped", "stopped"},
+		// What did not complete takes its state's colour (a failed or
+		// paused rack stands out); the rest is drawn as planned.
+		BarState: func(id string) string {
+			if b, ok := bars[id]; ok && b.State != string(executor.Completed) {
+				return applyview.StatusClass(executor.StateName(b.State))
+			}
+			return ""
+		},
+		KeepBarKeys: true,
+	}
+	for _, m := range s.Marks {
+		if m.Kind == schedule.MarkThreshold && m.Result != schedule.ResultMet {
+			cells.Notices = append(cells.Notices, fmt.Sprintf("Rehearsed, %s breaches its threshold at %s: %s.", scopeName(s, m.ID),
+				m.At.UTC().Format("Mon 02 Jan 15:04 UTC"), strings.TrimPrefix(m.Message, "threshold breached: ")))
+		}
+	}
+	cells.Rehearse(p, s)
+	if s.Scenario != "" {
+		cells.Notices = append(cells.Notices, fmt.Sprintf("Faults from %s (seed %d); apply would exit %d here.", s.Scenario, s.Seed, s.Outcome.ExitCode))
+	}
+	return planview.WriteHTMLCells(w, p, s.PlanSHA256, cells)
+}
+
+// headline says how the rehearsal left the plan's servers: "21 servers
+// upgraded, 2 failed; 0 left alone by the plan".
+func headline(p *plan.Plan, state func(*plan.Server) executor.State) string {
+	order := []string{"done", "failed", "running", "waiting", "stopped", "not-started", "skipped"}
+	words := map[string]string{"done": "upgraded", "failed": "failed", "running": "in progress", "waiting": "waiting",
+		"stopped": "stopped", "not-started": "not reached", "skipped": "skipped"}
+	counts := map[string]int{}
+	left := 0
+	for i := range p.Servers {
+		sv := &p.Servers[i]
+		if sv.Action != plan.ActionUpgrade {
+			left++
+			continue
+		}
+		counts[applyview.StatusClass(state(sv).Name)]++
+	}
+	var parts []string
+	for _, c := range order {
+		if n := counts[c]; n > 0 {
+			if len(parts) == 0 {
+				parts = append(parts, fmt.Sprintf("%s %s", plural(n, "server"), words[c]))
+			} else {
+				parts = append(parts, fmt.Sprintf("%d %s", n, words[c]))
+			}
+		}
+	}
+	out := strings.Join(parts, ", ")
+	if out == "" {
+		out = "no server to upgrade"
+	}
+	if left > 0 {
+		out += fmt.Sprintf("; %d left alone by the plan", left)
+	}
+	return "rehearsed: " + out
+}
+
+// scopeName is a scope's name on the schedule ("east/e02"), its ID when
+// the schedule has no bar for it.
+func scopeName(s *schedule.Schedule, id string) string {
+	for _, b := range s.Bars {
+		if b.ID == id {
+			return b.Name
+		}
+	}
+	return id
+}

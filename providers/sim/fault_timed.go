@@ -1,0 +1,127 @@
+package sim
+
+import (
+	"strings"
+	"time"
+)
+
+// The faults of a rehearsal scenario (rackform sim -scenario): a fault can
+// hold from one moment to another (a BMC that answers 503 for a while, a
+// BMC or a host that goes down at some time), be limited to one
+// component's updates, or slow what a BMC does down.
+
+// The scenario's own kinds.
+const (
+	// FaultDown: the BMC does not answer at all, as a BMC that dropped
+	// off the network: every connection is dropped.
+	FaultDown FaultKind = "down"
+	// FaultHostDown: every host of the BMC goes down, off with health
+	// Critical, whatever is asked of it; when the fault ends the hosts
+	// come back on with the health the BMC started with.
+	FaultHostDown FaultKind = "host-down"
+	// FaultSlow: what the BMC does takes Factor times as long: update
+	// tasks by default, and boots and shutdowns as Steps says.
+	FaultSlow FaultKind = "slow"
+)
+
+// Timed is when a fault holds, and what it is limited to.
+type Timed struct {
+	// From and Until bound when the fault holds, on the fleet's clock
+	// (real time): zero From is from now, zero Until for good.
+	From  time.Time `json:"from,omitzero"`
+	Until time.Time `json:"until,omitzero"`
+	// Component limits task-fail and slow to the updates of one
+	// component (BIOS, BMC, NIC, CPLD, GPU, Runtime; any case).
+	Component string `json:"component,omitempty"`
+	// Factor is slow's: how many times as long.
+	Factor float64 `json:"factor,omitempty"`
+	// Steps are what slow slows, comma-separated, in a plan's words:
+	// update (the tasks; the default), shutdown, reset, power_on and
+	// wait_ready (a boot: what they all wait for), reimage (a boot from
+	// virtual media).
+	Steps string `json:"steps,omitempty"`
+}
+
+// holds says whether ft holds now. b.mu is held.
+func (b *bmc) holds(ft Fault) bool {
+	if ft.From.IsZero() && ft.Until.IsZero() {
+		return true
+	}
+	now := b.fleet.opts.Now()
+	return !now.Before(ft.From) && (ft.Until.IsZero() || now.Before(ft.Until))
+}
+
+// componentFault reports whether a fault of kind k limited to component
+// comp holds, using one of its uses. Faults limited to a component are
+// never met by faultFor. b.mu is held.
+func (b *bmc) componentFault(k FaultKind, comp string) bool {
+	for i, ft := range b.faults {
+		if ft.Kind != k || ft.Component == "" || !strings.EqualFold(ft.Component, comp) || !b.holds(ft) {
+			continue
+		}
+		if ft.Count > 0 {
+			b.faults[i].Count--
+			if b.faults[i].Count == 0 {
+				b.faults = append(b.faults[:i:i], b.faults[i+1:]...)
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// slowed is d (simulated) slowed by every slow fault that holds for step
+// (of component comp, for updates). b.mu is held.
+func (b *bmc) slowed(d time.Duration, step, comp string) time.Duration {
+	for _, ft := range b.faults {
+		if ft.Kind != FaultSlow || !b.holds(ft) || ft.Factor <= 0 {
+			continue
+		}
+		steps := ft.Steps
+		if steps == "" {
+			steps = "update"
+		}
+		if !strings.Contains(","+steps+",", ","+step+",") || (ft.Component != "" && !strings.EqualFold(ft.Component, comp)) {
+			continue
+		}
+		d = time.Duration(float64(d) * ft.Factor)
+	}
+	return d
+}
+
+// slowBoot is a boot of d slowed: a reimage's boot as reimage, another as
+// any of the steps that wait for it. b.mu is held.
+func (b *bmc) slowBoot(d time.Duration, reimage bool) time.Duration {
+	if reimage {
+		return b.slowed(d, "reimage", "")
+	}
+	for _, step := range []string{"reset", "power_on", "wait_ready"} {
+		if s := b.slowed(d, step, ""); s != d {
+			return s
+		}
+	}
+	return d
+}
+
+// hostDownSync holds the hosts down while a host-down fault holds, and
+// brings them back when it ends; it reports whether they are down. b.mu
+// is held.
+func (b *bmc) hostDownSync() bool {
+	down := b.hasFault(FaultHostDown)
+	switch {
+	case down:
+		for _, h := range b.hosts {
+			if !b.hostDown {
+				h.powerGen++ // a boot or shutdown under way is cut
+			}
+			h.power, h.health = powerOff, "Critical"
+		}
+	case b.hostDown:
+		for _, h := range b.hosts {
+			h.powerGen++
+			h.power, h.health = powerOn, b.baseHealth()
+		}
+	}
+	b.hostDown = down
+	return down
+}

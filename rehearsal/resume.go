@@ -1,0 +1,169 @@
+package rehearsal
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
+)
+
+// A rehearsal can take over a real run where its journal leaves it
+// (Options.Journal, for `rackform status -format=html`): the journal's
+// records seed the in-memory journal the executor resumes from, as a
+// crashed apply's successor or `rackform continue` would; they are what
+// the schedule shows as having happened; and what their finished steps
+// did to each server (an update flashed or staged, a shutdown, a boot)
+// is done to the simulated fleet, so the servers the executor meets are
+// the ones the journal describes. A step the journal shows in flight is
+// resumed by the executor as after a crash: its task is found gone, so it
+// is verified, then sent again, and takes its whole estimate from the
+// rehearsal's start (the remainder is longer than it will be by up to one
+// step of each server in flight).
+
+// journal is a run's records, decoded.
+type journal struct {
+	recs []*executor.Record
+	// first and last are the first and last records' times.
+	first, last time.Time
+	// run is the run's last state.
+	run executor.StateName
+}
+
+func decodeJournal(entries []executor.Entry) (*journal, error) {
+	j := &journal{run: executor.NotStarted}
+	for _, e := range entries {
+		var r executor.Record
+		if err := json.Unmarshal(e.Data, &r); err != nil {
+			return nil, fmt.Errorf("rehearsal: the run's journal record at %d cannot be read: %w", e.Pos, err)
+		}
+		if r.V < 1 || r.V > executor.JournalVersion {
+			return nil, fmt.Errorf("rehearsal: the run's journal record at %d is of version %d; this rackform reads up to %d", e.Pos, r.V, executor.JournalVersion)
+		}
+		if j.first.IsZero() {
+			j.first = r.Time
+		}
+		if r.Time.After(j.last) {
+			j.last = r.Time
+		}
+		if r.Type == "state" && r.ID == "run" {
+			j.run = r.State
+		}
+		j.recs = append(j.recs, &r)
+	}
+	return j, nil
+}
+
+// replay feeds the journal's state changes to the recorder as the events
+// the executor made of them, so the schedule starts with what happened.
+// Threshold counts are not in the journal: a threshold met before the
+// rehearsal took over has no mark.
+func (r *recorder) replay(j *journal) {
+	kinds := map[string]executor.Kind{"run": executor.KindRun}
+	parents := map[string]string{}
+	for _, t := range r.tree {
+		kinds[t.id], parents[t.id] = executor.Kind(t.kind), t.parent
+	}
+	for _, st := range r.p.Run.Stages {
+		for _, g := range st.Gates {
+			kinds[g.ID] = executor.KindGate
+		}
+		for _, g := range st.Groups {
+			for _, c := range g.Clusters {
+				for _, ph := range c.Phases {
+					for _, sc := range ph.Scopes {
+						kinds[sc.ID+".pause"] = executor.KindPause
+					}
+				}
+			}
+		}
+	}
+	for _, rec := range j.recs {
+		if rec.Type != "state" {
+			continue
+		}
+		k, ok := kinds[rec.ID]
+		if !ok {
+			continue
+		}
+		r.Event(executor.Event{V: executor.EventVersion, Time: rec.Time, Type: string(k) + "_" + string(rec.State), ID: rec.ID, Kind: k,
+			Parent: parents[rec.ID], State: rec.State, Reason: rec.Reason, Message: rec.Message, Until: rec.Until})
+	}
+}
+
+// replay does to the fleet what the journal's finished steps did to each
+// server: an update flashed (or staged, as its apply time says), a
+// shutdown or power off, a boot that applied what was staged.
+func (f *Fleet) replay(j *journal) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, rec := range j.recs {
+		if rec.Type != "step_done" {
+			continue
+		}
+		s := f.servers[rec.Server]
+		if s == nil {
+			continue
+		}
+		kind, step := opStep(s.p, rec.Op)
+		switch kind {
+		case plan.StepShutdown, "power_off":
+			s.power, s.readyAt = providers.PowerOff, time.Time{}
+		case plan.StepUpdate:
+			if step.ApplyTime == "" || step.ApplyTime == "Immediate" {
+				s.set(step.Match, step.Version)
+			} else {
+				s.staged = append(s.staged, staged{step.Match, step.Version})
+			}
+		case plan.StepReset, plan.StepPowerOn, plan.StepReimage:
+			s.power, s.health = providers.PowerOn, s.p.Observed.Health
+			if s.health == "" {
+				s.health = "OK"
+			}
+			for _, x := range s.staged {
+				s.set(x.match, x.version)
+			}
+			s.staged = nil
+			if kind == plan.StepReimage && step.Version != "" {
+				s.set(step.Match, step.Version)
+			}
+			s.boots++
+			if s.firstBoot.IsZero() {
+				s.firstBoot = rec.Time
+			}
+		}
+	}
+}
+
+// opStep is the kind and the provider step of a journal op ("step:3"), a
+// power off ("power_off"), or a remediation's reimage or reboot
+// ("remedy:1:reimage"); "" for what changes nothing on the server.
+func opStep(s *plan.Server, op string) (plan.StepKind, providers.Step) {
+	switch {
+	case op == "power_off":
+		return "power_off", providers.Step{}
+	case strings.HasPrefix(op, "remedy:") && strings.HasSuffix(op, ":reboot"):
+		return plan.StepReset, providers.Step{}
+	case strings.HasPrefix(op, "remedy:") && strings.HasSuffix(op, ":reimage"):
+		for _, st := range s.Steps {
+			if st.Kind == plan.StepReimage {
+				return plan.StepReimage, st.ProviderStep()
+			}
+		}
+		return "", providers.Step{}
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(op, "step:"))
+	if err != nil {
+		return "", providers.Step{}
+	}
+	for _, st := range s.Steps {
+		if st.Index == n {
+			return st.Kind, st.ProviderStep()
+		}
+	}
+	return "", providers.Step{}
+}
