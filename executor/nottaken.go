@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -22,6 +23,9 @@ import (
 //     again, so an update that did apply is never flashed twice. A second
 //     update that does not take fails the server: "update did not take
 //     effect", naming the component, the version expected and the one read.
+//   - sent Immediate but staged by the BMC all the same (a pending member
+//     the rule selects reports the version: Lenovo's UEFI-Pending):
+//     treated as staged below, never sent again.
 //   - staged for the next boot: its version shows only after the plan's
 //     reset, so the step is done with its task recorded gone (step_done
 //     "task_state"), and the plan's wait_ready reads it: a server that is
@@ -61,6 +65,25 @@ type notTaken struct {
 // none and applies the image as it does by default, often at the reset).
 func staged(st *plan.Step) bool { return st.ApplyTime != "Immediate" }
 
+// pendingAtTarget reports whether a member the update's rule selects is
+// staged for the next reset at the update's version: Lenovo's
+// UEFI-Pending, an iDRAC's pending image.
+func pendingAtTarget(st *plan.Step, obs *providers.Observation) bool {
+	if st.Match == nil || st.Version == "" {
+		return false
+	}
+	t := version.Target{Version: st.Version, Scheme: version.Scheme(st.Scheme), Pattern: st.Pattern}
+	for _, c := range st.Match.Members(obs.Components) {
+		if c.State != providers.StatePending {
+			continue
+		}
+		if ok, err := t.Matches(c.Version); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
 // readBack says what obs shows for the component of an update step, read
 // when ("" or " after the reset").
 func readBack(st *plan.Step, obs *providers.Observation, when string) string {
@@ -98,6 +121,11 @@ func (r *runner) taskGone(ctx context.Context, prov providers.Provider, o *opRun
 		return msg{o: o, done: true, message: verified}
 	case staged(o.step):
 		// Only the reset shows it; the plan's wait_ready reads it then.
+		return msg{o: o, done: true, gone: true, message: verified}
+	case pendingAtTarget(o.step, obs):
+		// Sent Immediate, the BMC staged it for the next reset all the
+		// same (a pending member at the version): sending it again would
+		// flash it twice. The plan's wait_ready reads it after the reset.
 		return msg{o: o, done: true, gone: true, message: verified}
 	case verr != nil:
 		return msg{o: o, err: fmt.Errorf("task %s is gone and %s cannot be verified at %s: %w", uri, o.step.Component, o.step.Version, verr)}

@@ -276,3 +276,26 @@ func TestUpdateWithoutTaskNotTakenFailsAtWaitReady(t *testing.T) {
 		})
 	}
 }
+
+// An update sent Immediate whose task vanished, but which the BMC staged
+// for the next reset all the same (a pending member at the version, as
+// Lenovo's UEFI-Pending shows it), is not sent again: the plan's
+// wait_ready reads it after the reset.
+func TestUpdateStagedDespiteImmediateIsNotSentAgain(t *testing.T) {
+	h := newHarness(t)
+	srv := rackServer("r01", 1)
+	h.plan = executortest.Single(h.prov, map[string]Script{srv: {ExpectVersions: true, Staged: true, StagedTaskGone: true, PendingShown: true}},
+		S{Name: "r01", Servers: 1, Threshold: plan.Threshold{Type: "count", Value: 0}})
+	steps := h.plan.Servers[0].Steps
+	if steps[2].ApplyTime != "Immediate" {
+		t.Fatalf("step 3 applies %q, want Immediate", steps[2].ApplyTime)
+	}
+	byName := &providers.Match{NamePattern: "System BIOS"}
+	steps[2].Match = byName
+	steps[4].Expect[0].Match = *byName
+	wantOutcome(t, h.run(), executor.OutcomeCompleted, "")
+	if n := h.prov.Count(srv, providers.StepUpdate); n != 1 {
+		t.Errorf("%d updates, want 1: the image the BMC staged was sent again", n)
+	}
+	noRemediation(t, h, srv)
+}

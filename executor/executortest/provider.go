@@ -51,6 +51,14 @@ type Script struct {
 	// ExpectVersions makes wait_ready fail while a version it expects is
 	// not reported, as the real provider's does.
 	ExpectVersions bool
+	// StagedTaskGone, with Staged, makes the BMC lose the task of an
+	// update it staged (it restarted after staging the image): the task
+	// vanishes though the image waits for the next reset.
+	StagedTaskGone bool
+	// PendingShown, with Staged, makes Observe report each staged image
+	// as a pending member beside the active one (ID + "-Pending"), as
+	// Lenovo's XCC and Dell's iDRAC do.
+	PendingShown bool
 	// TaskRunning makes Task answer Running, at TaskPercent, to that many
 	// polls before it answers TaskState: a task frozen at one percent.
 	TaskRunning int
@@ -218,6 +226,14 @@ func (p *Provider) Observe(ctx context.Context, req *providers.ObserveRequest, f
 			o = &providers.Observation{Server: t.Name, Reachable: true, PowerState: s.power, Health: "OK",
 				Components: append([]providers.Component(nil), s.components...), Fingerprint: Fingerprint(s.components),
 				Identity: s.script.Identity}
+			if s.script.PendingShown {
+				for _, c := range s.components {
+					if v, ok := s.staged[c.ID]; ok {
+						c.ID, c.Version, c.State = c.ID+"-Pending", v, providers.StatePending
+						o.Components = append(o.Components, c)
+					}
+				}
+			}
 		}
 		p.mu.Unlock()
 		if err := fn(o); err != nil {
@@ -282,6 +298,8 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 		switch {
 		case req.Step.Kind == providers.StepUpdate && s.script.NoTask:
 			uri, taskState = "", "" // accepted (204): nothing to follow
+		case taken && s.script.Staged && s.script.StagedTaskGone:
+			taskState = providers.TaskGone // staged, then the BMC restarted
 		case taken:
 			p.tasks[taskKey(name, uri)] = name
 		default:
@@ -350,13 +368,7 @@ func (s *fakeServer) reports(expect []providers.Expectation) bool {
 }
 
 func matchComp(m providers.Match, c providers.Component) bool {
-	switch {
-	case m.SoftwareID != "":
-		return c.SoftwareID == m.SoftwareID
-	case m.ID != "":
-		return c.ID == m.ID
-	}
-	return false
+	return m.Selects(c)
 }
 
 // Task implements providers.Provider.
