@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -109,6 +111,11 @@ func openPostgres(ctx context.Context, env Env) (*Backend, error) {
 func OpenControl(ctx context.Context, env Env, dir string) (*Backend, error) {
 	if env.PGConnStr() != "" {
 		return openPostgres(ctx, env)
+	}
+	// Nothing was applied where there is no state directory: say so
+	// rather than make an empty one.
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("the state directory %s holds no plan (there is no such directory); run rackform apply PLANFILE first, or name the directory the run uses with -state-dir", dir)
 	}
 	return OpenLocal(dir)
 }

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -73,15 +74,32 @@ type Run struct {
 	o Options
 	// release lets go of the run's entry in the registry of started runs.
 	release func()
+	// made is the state directory Open created ("" when it existed):
+	// Close removes it again while it is empty, so an apply refused
+	// before its run started leaves nothing behind.
+	made string
 }
 
 // Close releases the state backend and the run's registry entry.
 func (r *Run) Close() error {
 	err := r.Backend.Close()
+	if r.made != "" {
+		removeEmpty(r.made)
+	}
 	if r.release != nil {
 		r.release()
 	}
 	return err
+}
+
+// removeEmpty removes the state directory dir and its subdirectories
+// while they are empty; os.Remove never removes a directory that holds
+// anything, so a run that recorded something keeps all of it.
+func removeEmpty(dir string) {
+	for _, sub := range []string{"journal", "plans"} {
+		_ = os.Remove(filepath.Join(dir, sub))
+	}
+	_ = os.Remove(dir)
 }
 
 // Open opens the run of the plan file f (decoded: p) for apply, in the
@@ -96,9 +114,20 @@ func Open(ctx context.Context, f *File, p *plan.Plan, o Options) (*Run, error) {
 	if !pg {
 		o.StateDir = StateDir(p, f.Name, o.StateDir, o.StateDirSet)
 	}
-	if expiredAt(p, o.Clock) && !pg {
-		if _, err := os.Stat(o.StateDir); errors.Is(err, fs.ErrNotExist) {
-			return nil, expired(p, f.SHA256) // no state, so no started run: refuse touching nothing
+	if o.Join && !pg {
+		return nil, fmt.Errorf("-join needs the postgres state backend (rackform { backend \"postgres\" } in the configuration, %s set): with the state directory %s only one apply drives a run", config.EnvPGConnStr, o.StateDir)
+	}
+	if _, err := os.Stat(o.StateDir); !pg && errors.Is(err, fs.ErrNotExist) {
+		// No state, so no started run: what may not start is refused
+		// before anything is created.
+		if expiredAt(p, o.Clock) {
+			return nil, expired(p, f.SHA256)
+		}
+		if err := plan.Applicable(p); err != nil {
+			return nil, fmt.Errorf("plan %s: %w", short(f.SHA256), err)
+		}
+		if o.Rerun {
+			return nil, fmt.Errorf("plan %s: -rerun starts a failed run again, and this plan has no run in the state directory %s", short(f.SHA256), o.StateDir)
 		}
 	}
 	release := func() {}
@@ -108,17 +137,24 @@ func Open(ctx context.Context, f *File, p *plan.Plan, o Options) (*Run, error) {
 			return nil, err
 		}
 	}
+	made := ""
+	if _, err := os.Stat(o.StateDir); !pg && errors.Is(err, fs.ErrNotExist) {
+		made = o.StateDir
+	}
 	b, err := OpenForPlan(ctx, o.Env, p, o.StateDir)
 	if err != nil {
 		release()
 		return nil, err
 	}
-	if o.Join && b.PG == nil {
-		b.Close()
-		release()
-		return nil, fmt.Errorf("-join needs the postgres state backend (rackform { backend \"postgres\" } in the configuration, %s set): with %s only one apply drives a run", config.EnvPGConnStr, b.Where)
+	r, err := open(ctx, b, &Stored{Plan: p, SHA256: f.SHA256, Bytes: f.Bytes}, o, release)
+	if err != nil {
+		if made != "" {
+			removeEmpty(made)
+		}
+		return nil, err
 	}
-	return open(ctx, b, &Stored{Plan: p, SHA256: f.SHA256, Bytes: f.Bytes}, o, release)
+	r.made = made
+	return r, nil
 }
 
 // claim records the run of plan sha as living in the state directory dir
