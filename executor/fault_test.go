@@ -265,7 +265,7 @@ func TestStrandedAfterFailure(t *testing.T) {
 	if diff := cmp.Diff(want, h.status().Stranded); diff != "" {
 		t.Errorf("status stranded (-want +got):\n%s", diff)
 	}
-	if out.Message != "1 servers upgraded, 1 failed, 0 skipped; 1 left out of service" {
+	if out.Message != "1 server upgraded, 1 failed, 0 skipped; 1 left out of service" {
 		t.Errorf("message %q", out.Message)
 	}
 }

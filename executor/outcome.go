@@ -112,7 +112,7 @@ func (r *runner) counts() ServerCounts {
 }
 
 func (r *runner) summary(c ServerCounts, stranded int) string {
-	s := fmt.Sprintf("%d servers upgraded, %d failed, %d skipped", c.Upgraded, c.Failed, c.Skipped)
+	s := fmt.Sprintf("%d %s upgraded, %d failed, %d skipped", c.Upgraded, servers(c.Upgraded), c.Failed, c.Skipped)
 	if c.SkippedAfterStart > 0 {
 		s += fmt.Sprintf(" (%d after their steps began)", c.SkippedAfterStart)
 	}
@@ -143,4 +143,12 @@ func (r *runner) finish(ctx context.Context, out Outcome) {
 // error, and the command that resumes it once the cause is fixed.
 func (r *runner) cutShort() Outcome {
 	return Outcome{Next: []string{"rackform apply PLANFILE"}, Stranded: r.m.stranded(true)}
+}
+
+// servers is "server" or "servers" for n of them.
+func servers(n int) string {
+	if n == 1 {
+		return "server"
+	}
+	return "servers"
 }

@@ -67,7 +67,11 @@ func planApplyReplan(t *testing.T, dir string, servers int) string {
 		}
 	}
 	code, aout := e.run(t, "apply", "-allow-unsigned", "-no-color", "-state-dir", "st", "plan.json")
-	if code != 0 || !strings.Contains(aout, fmt.Sprintf("Apply complete: %d servers upgraded, 0 failed", servers)) {
+	noun := "servers"
+	if servers == 1 {
+		noun = "server"
+	}
+	if code != 0 || !strings.Contains(aout, fmt.Sprintf("Apply complete: %d %s upgraded, 0 failed", servers, noun)) {
 		t.Fatalf("apply: exit %d\n%s\nplan:\n%s", code, aout, out)
 	}
 	code, again := e.run(t, "plan", "-detailed-exitcode", "-no-color", dir)
