@@ -33,15 +33,15 @@ func WriteDiagnostics(w io.Writer, diags []*Diagnostic, color bool) error {
 
 // DiagnosticText renders one diagnostic, ending with a newline.
 func DiagnosticText(d *Diagnostic, color bool) string {
-	st := style(color)
+	st := Style(color)
 	var head string
 	switch d.Severity {
 	case SeverityError:
-		head = st.wrap("Error: ", ansiBold, ansiRed)
+		head = st.Wrap("Error: ", ANSIBold, ANSIRed)
 	case SeverityWarning:
-		head = st.wrap("Warning: ", ansiBold, ansiYellow)
+		head = st.Wrap("Warning: ", ANSIBold, ANSIYellow)
 	}
-	parts := []string{head + st.wrap(d.Summary, ansiBold) + "\n"}
+	parts := []string{head + st.Wrap(d.Summary, ANSIBold) + "\n"}
 	if d.Range != nil {
 		parts = append(parts, snippetText(d, st))
 	}
@@ -51,7 +51,7 @@ func DiagnosticText(d *Diagnostic, color bool) string {
 	return strings.Join(parts, "\n")
 }
 
-func snippetText(d *Diagnostic, st style) string {
+func snippetText(d *Diagnostic, st Style) string {
 	var b strings.Builder
 	s := d.Snippet
 	if s == nil {
@@ -75,15 +75,15 @@ func snippetText(d *Diagnostic, st style) string {
 		lineEnd := lineStart + len(line)
 		from := clamp(s.HighlightStartOffset-lineStart, 0, len(line))
 		to := clamp(s.HighlightEndOffset-lineStart, from, len(line))
-		text := line[:from] + st.wrap(line[from:to], ansiUnderline) + line[to:]
+		text := line[:from] + st.Wrap(line[from:to], ANSIUnderline) + line[to:]
 		fmt.Fprintf(&b, "%4d: %s\n", s.StartLine+i, text)
 		lineStart = lineEnd + 1
 	}
 
 	if len(s.Values) > 0 {
-		b.WriteString("    " + st.wrap("├────────────────", ansiGray) + "\n")
+		b.WriteString("    " + st.Wrap("├────────────────", ANSIGray) + "\n")
 		for _, v := range s.Values {
-			fmt.Fprintf(&b, "    %s %s %s\n", st.wrap("│", ansiGray), st.wrap(v.Traversal, ansiBold), v.Statement)
+			fmt.Fprintf(&b, "    %s %s %s\n", st.Wrap("│", ANSIGray), st.Wrap(v.Traversal, ANSIBold), v.Statement)
 		}
 	}
 	return b.String()

@@ -71,7 +71,7 @@ func (v *Validate) WriteTextWith(out, diag io.Writer, color bool, write func(io.
 	if v.WarningCount > 0 {
 		msg = fmt.Sprintf("The configuration is valid, but there %s.", plural(v.WarningCount, "was 1 warning", "were %d warnings"))
 	}
-	_, err := fmt.Fprintf(out, "%s %s\n", style(color).wrap("Success!", ansiBold, ansiGreen), msg)
+	_, err := fmt.Fprintf(out, "%s %s\n", Style(color).Wrap("Success!", ANSIBold, ANSIGreen), msg)
 	return err
 }
 

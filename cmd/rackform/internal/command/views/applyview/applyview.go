@@ -15,6 +15,7 @@ import (
 
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/rehearsal"
 )
 
 // Options choose the rendering.
@@ -120,7 +121,7 @@ func New(w io.Writer, p *plan.Plan, sha string, opts Options) *View {
 			for _, c := range g.Clusters {
 				for _, ph := range c.Phases {
 					for _, sc := range ph.Scopes {
-						r := &row{id: sc.ID, label: scopeLabel(c.Name, ph, sc), est: time.Duration(sc.Estimate), wait: time.Duration(sc.WaitAfter),
+						r := &row{id: sc.ID, label: rehearsal.ScopeLabel(c.Name, ph, sc), est: time.Duration(sc.Estimate), wait: time.Duration(sc.WaitAfter),
 							counts: executor.Counts{Servers: len(sc.Servers), Eligible: sc.Eligible, Required: sc.Required, Budget: sc.Budget, NotStarted: sc.Eligible, Skipped: len(sc.Servers) - sc.Eligible},
 							state:  executor.State{Name: executor.NotStarted}}
 						v.rows = append(v.rows, r)
@@ -277,22 +278,6 @@ func (v *View) track(e executor.Event) (f *flight, changed bool) {
 		delete(v.inflight, e.ID)
 	}
 	return nil, false
-}
-
-// scopeLabel names a scope for people: "lab/r1" for a rack, "lab control
-// plane", "lab management A1" for a batch.
-func scopeLabel(cluster string, ph plan.Phase, sc plan.Scope) string {
-	switch {
-	case sc.Kind == "rack" && sc.Rack != "":
-		return cluster + "/" + sc.Rack
-	case ph.Kind == plan.PhaseControlPlane:
-		return cluster + " control plane"
-	}
-	name := sc.Name
-	if name == "" {
-		name = sc.ID
-	}
-	return cluster + " " + strings.ReplaceAll(name, "_", " ")
 }
 
 // Start draws the initial picture of a resumed run from its status.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/rehearsal"
 )
 
 // WriteStatus renders a run's state tree for `rackform status`: every
@@ -29,7 +30,7 @@ func WriteStatus(w io.Writer, p *plan.Plan, st *executor.Status, command func(st
 			for _, c := range g.Clusters {
 				for _, ph := range c.Phases {
 					for _, sc := range ph.Scopes {
-						labels[sc.ID] = scopeLabel(c.Name, ph, sc)
+						labels[sc.ID] = rehearsal.ScopeLabel(c.Name, ph, sc)
 					}
 				}
 			}

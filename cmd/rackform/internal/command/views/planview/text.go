@@ -7,35 +7,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/planner/plan"
 )
-
-// ANSI sequences for the text view; nothing is written when colour is off.
-const (
-	ansiReset  = "\x1b[0m"
-	ansiBold   = "\x1b[1m"
-	ansiYellow = "\x1b[33m"
-	ansiGreen  = "\x1b[32m"
-	ansiGray   = "\x1b[90m"
-	ansiCyan   = "\x1b[36m"
-)
-
-type style bool
-
-func (s style) wrap(text string, codes ...string) string {
-	if !s || text == "" {
-		return text
-	}
-	return strings.Join(codes, "") + text + ansiReset
-}
 
 // WriteText renders p for people: grouped stage → group → cluster → phase
 // → scope → server, every number resolved, ending with the summary line.
 func WriteText(w io.Writer, p *plan.Plan, color bool) error {
 	p = asApplied(p)
 	bw := bufio.NewWriter(w)
-	st := style(color)
-	fmt.Fprintf(bw, "%s rollout %q, scope %s\n", st.wrap("Plan:", ansiBold), p.Run.Name, p.Run.Scope)
+	st := views.Style(color)
+	fmt.Fprintf(bw, "%s rollout %q, scope %s\n", st.Wrap("Plan:", views.ANSIBold), p.Run.Name, p.Run.Scope)
 	fmt.Fprintf(bw, "  created %s, valid until %s\n", p.CreatedAt.UTC().Format(time.RFC3339), p.NotAfter.UTC().Format(time.RFC3339))
 	fmt.Fprintf(bw, "  configuration %s\n", SnapshotLine(p.Config))
 	fmt.Fprintf(bw, "  %s\n", SignerLine(p))
@@ -49,18 +31,18 @@ func WriteText(w io.Writer, p *plan.Plan, color bool) error {
 		fmt.Fprintf(bw, "  %s\n", line)
 	}
 	for _, line := range QuorumLines(p) {
-		fmt.Fprintf(bw, "  %s\n", st.wrap(line, ansiYellow, ansiBold))
+		fmt.Fprintf(bw, "  %s\n", st.Wrap(line, views.ANSIYellow, views.ANSIBold))
 	}
 	// What was not seen or is held back comes first: it hides the most.
 	if groups := Unobserved(p); len(groups) > 0 {
-		fmt.Fprintf(bw, "\n%s\n", st.wrap(NotObservedLine(p.Summary)+":", ansiYellow, ansiBold))
+		fmt.Fprintf(bw, "\n%s\n", st.Wrap(NotObservedLine(p.Summary)+":", views.ANSIYellow, views.ANSIBold))
 		for _, g := range groups {
 			fmt.Fprintf(bw, "  %s: %s\n", g[0], g[1])
 		}
 	}
 	if held := HeldBack(p); len(held) > 0 {
 		fmt.Fprintf(bw, "\n%s %s held back for their problems (-hold-back-errored); this plan does not upgrade them:\n",
-			st.wrap("Held back:", ansiYellow, ansiBold), plural(len(held), "server", "servers"))
+			st.Wrap("Held back:", views.ANSIYellow, views.ANSIBold), plural(len(held), "server", "servers"))
 		for _, s := range held {
 			fmt.Fprintf(bw, "  %s\n", s.Address)
 			for _, pr := range s.Problems {
@@ -69,11 +51,11 @@ func WriteText(w io.Writer, p *plan.Plan, color bool) error {
 		}
 	}
 	if rels := Releases(p); len(rels) > 0 {
-		fmt.Fprintf(bw, "\n%s\n", st.wrap(ReleasesTitle(rels)+":", ansiBold))
+		fmt.Fprintf(bw, "\n%s\n", st.Wrap(ReleasesTitle(rels)+":", views.ANSIBold))
 		for _, l := range rels {
 			line := l.Text()
 			if l.Choice.Pending != "" {
-				line = st.wrap(line, ansiYellow)
+				line = st.Wrap(line, views.ANSIYellow)
 			}
 			fmt.Fprintf(bw, "  %s\n", line)
 		}
@@ -81,9 +63,9 @@ func WriteText(w io.Writer, p *plan.Plan, color bool) error {
 	var last Entry
 	for _, e := range Entries(p) {
 		writeHeaders(bw, st, last, e)
-		marker := st.wrap("~", ansiYellow, ansiBold)
+		marker := st.Wrap("~", views.ANSIYellow, views.ANSIBold)
 		if e.Server.Action != plan.ActionUpgrade {
-			marker = st.wrap("-", ansiGray)
+			marker = st.Wrap("-", views.ANSIGray)
 		}
 		indent := strings.Repeat("  ", 5)
 		if e.Scope == nil {
@@ -91,16 +73,16 @@ func WriteText(w io.Writer, p *plan.Plan, color bool) error {
 		}
 		detail := ServerDetail(e.Server)
 		if e.Server.Action != plan.ActionUpgrade {
-			detail = st.wrap(detail, ansiGray)
+			detail = st.Wrap(detail, views.ANSIGray)
 		}
 		fmt.Fprintf(bw, "%s%s %s  %s\n", indent, marker, e.Server.Address, detail)
 		for _, l := range ServerLines(e.Server) {
-			fmt.Fprintf(bw, "%s    %s\n", indent, st.wrap(l, ansiGray))
+			fmt.Fprintf(bw, "%s    %s\n", indent, st.Wrap(l, views.ANSIGray))
 		}
 		last = e
 	}
 	if len(p.Warnings) > 0 {
-		fmt.Fprintf(bw, "\n%s\n", st.wrap("Warnings:", ansiYellow, ansiBold))
+		fmt.Fprintf(bw, "\n%s\n", st.Wrap("Warnings:", views.ANSIYellow, views.ANSIBold))
 		for _, m := range p.Warnings {
 			line := m.Summary
 			if m.Detail != "" {
@@ -109,19 +91,19 @@ func WriteText(w io.Writer, p *plan.Plan, color bool) error {
 			fmt.Fprintf(bw, "  - %s\n", line)
 		}
 	}
-	fmt.Fprintf(bw, "\n%s %s\n", st.wrap("Plan:", ansiBold), st.wrap(SummaryLine(p.Summary), summaryColor(p.Summary)))
+	fmt.Fprintf(bw, "\n%s %s\n", st.Wrap("Plan:", views.ANSIBold), st.Wrap(SummaryLine(p.Summary), summaryColor(p.Summary)))
 	return bw.Flush()
 }
 
 func summaryColor(s plan.Summary) string {
 	if s.Upgrade == 0 {
-		return ansiGreen
+		return views.ANSIGreen
 	}
-	return ansiBold
+	return views.ANSIBold
 }
 
 // writeHeaders writes the tree headings that change between prev and e.
-func writeHeaders(w io.Writer, st style, prev, e Entry) {
+func writeHeaders(w io.Writer, st views.Style, prev, e Entry) {
 	if e.Scope == nil {
 		if prev.Scope != nil || prev.Server == nil {
 			fmt.Fprintf(w, "\nServers outside the run tree:\n")
@@ -142,19 +124,19 @@ func writeHeaders(w io.Writer, st style, prev, e Entry) {
 		if e.Stage.FailFast {
 			wait += ", fail fast (a member that fails fails its group, this stage and the run)"
 		}
-		fmt.Fprintf(w, "\n%s  ~%s%s%s\n", st.wrap("Stage "+e.Stage.Name, ansiBold), Duration(e.Stage.Estimate), gates, wait)
+		fmt.Fprintf(w, "\n%s  ~%s%s%s\n", st.Wrap("Stage "+e.Stage.Name, views.ANSIBold), Duration(e.Stage.Estimate), gates, wait)
 	}
 	if changed || prev.Group != e.Group {
 		changed = true
-		fmt.Fprintf(w, "  %s  ~%s (groups of a stage run in parallel)\n", st.wrap("Group "+e.Group.Name, ansiBold), Duration(e.Group.Estimate))
+		fmt.Fprintf(w, "  %s  ~%s (groups of a stage run in parallel)\n", st.Wrap("Group "+e.Group.Name, views.ANSIBold), Duration(e.Group.Estimate))
 	}
 	if changed || prev.Cluster != e.Cluster {
 		changed = true
-		fmt.Fprintf(w, "    %s  ~%s, %s%s%s%s\n", st.wrap("Cluster "+e.Cluster.Name, ansiBold, ansiCyan), Duration(e.Cluster.Estimate), windowText(e.Cluster), nextOpening(e.Cluster), releaseText(e.Cluster), pendingText(e.Cluster))
+		fmt.Fprintf(w, "    %s  ~%s, %s%s%s%s\n", st.Wrap("Cluster "+e.Cluster.Name, views.ANSIBold, views.ANSICyan), Duration(e.Cluster.Estimate), windowText(e.Cluster), nextOpening(e.Cluster), releaseText(e.Cluster), pendingText(e.Cluster))
 	}
 	if changed || prev.Phase != e.Phase {
 		changed = true
-		fmt.Fprintf(w, "      %s  ~%s\n", st.wrap(PhaseTitle(e.Phase), ansiBold), Duration(e.Phase.Estimate))
+		fmt.Fprintf(w, "      %s  ~%s\n", st.Wrap(PhaseTitle(e.Phase), views.ANSIBold), Duration(e.Phase.Estimate))
 	}
 	if changed || prev.Scope != e.Scope {
 		fmt.Fprintf(w, "        %s  ~%s: %s\n", ScopeTitle(e.Scope), Duration(e.Scope.Estimate), ScopeRule(e.Scope))

@@ -12,35 +12,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal/schedule"
 )
-
-// ANSI sequences; nothing is written when colour is off.
-const (
-	ansiReset  = "\x1b[0m"
-	ansiBold   = "\x1b[1m"
-	ansiRed    = "\x1b[31m"
-	ansiYellow = "\x1b[33m"
-	ansiGreen  = "\x1b[32m"
-	ansiGray   = "\x1b[90m"
-)
-
-type style bool
-
-func (s style) wrap(text string, codes ...string) string {
-	if !s || text == "" {
-		return text
-	}
-	return strings.Join(codes, "") + text + ansiReset
-}
 
 // text writes one rehearsal.
 type text struct {
 	w   *bufio.Writer
 	p   *plan.Plan
 	s   *schedule.Schedule
-	st  style
+	st  views.Style
 	sec bool // times carry seconds
 	// children by parent ID, in tree order; marks by ID.
 	kids  map[string][]schedule.Bar
@@ -59,7 +41,7 @@ type text struct {
 // fits its maintenance window, the total against the plan's estimate and
 // the critical path, and the outcome.
 func WriteText(w io.Writer, p *plan.Plan, s *schedule.Schedule, color bool, detail Detail) error {
-	t := &text{w: bufio.NewWriter(w), p: p, s: s, st: style(color), kids: map[string][]schedule.Bar{}, marks: map[string][]schedule.Mark{},
+	t := &text{w: bufio.NewWriter(w), p: p, s: s, st: views.Style(color), kids: map[string][]schedule.Bar{}, marks: map[string][]schedule.Mark{},
 		detail: detail, bars: map[string]schedule.Bar{}}
 	if t.detail == "" {
 		t.detail = DefaultDetail(p)
@@ -98,7 +80,7 @@ func (t *text) header() {
 			skip++
 		}
 	}
-	t.printf("%s plan %s: %s to upgrade in %s, %d skipped; the plan estimates %s\n", t.st.wrap("Rehearsal of", ansiBold), short(s.PlanSHA256),
+	t.printf("%s plan %s: %s to upgrade in %s, %d skipped; the plan estimates %s\n", t.st.Wrap("Rehearsal of", views.ANSIBold), short(s.PlanSHA256),
 		plural(up, "server"), plural(len(racks), "rack"), skip, s.PlanEstimate.Human())
 	scenario := "no faults"
 	if s.Scenario != "" {
@@ -116,7 +98,7 @@ func (t *text) header() {
 		t.printf("%s\n", l)
 	}
 	if s.Start.After(s.NotAfter) {
-		t.printf("%s the plan expired at %s: apply would refuse it; its maintenance windows end there.\n", t.st.wrap("Note:", ansiYellow, ansiBold), t.at(s.NotAfter))
+		t.printf("%s the plan expired at %s: apply would refuse it; its maintenance windows end there.\n", t.st.Wrap("Note:", views.ANSIYellow, views.ANSIBold), t.at(s.NotAfter))
 	}
 	t.printf("\n")
 }
@@ -207,11 +189,11 @@ func (t *text) bar(b schedule.Bar, d int) {
 	}
 	switch {
 	case b.State == "failed" || b.Reason == "threshold":
-		state = t.st.wrap(state, ansiRed)
+		state = t.st.Wrap(state, views.ANSIRed)
 	case b.State == "paused" || b.State == "skipped" || b.State == "pending":
-		state = t.st.wrap(state, ansiYellow)
+		state = t.st.Wrap(state, views.ANSIYellow)
 	case b.State == "completed":
-		state = t.st.wrap(state, ansiGreen)
+		state = t.st.Wrap(state, views.ANSIGreen)
 	}
 	took := schedule.Duration(b.End.Sub(b.Start)).Human()
 	t.printf("%s%s%s  %s → %-*s %7s  %s", indent(d), name, strings.Repeat(" ", pad), t.at(b.Start), len(t.at(b.Start)), end, took, state)
@@ -251,7 +233,7 @@ func (t *text) mark(m schedule.Mark, d int) {
 	switch m.Kind {
 	case schedule.MarkWindow:
 		if m.Open {
-			t.printf("%s%s from %s: %s, until the rehearsal ended\n", indent(d), t.st.wrap("waits for its maintenance window", ansiYellow), t.at(m.At), m.Message)
+			t.printf("%s%s from %s: %s, until the rehearsal ended\n", indent(d), t.st.Wrap("waits for its maintenance window", views.ANSIYellow), t.at(m.At), m.Message)
 			return
 		}
 		t.printf("%swaited %s for its maintenance window: %s → %s\n", indent(d), m.Held.Human(), t.at(m.At), until)
@@ -263,7 +245,7 @@ func (t *text) mark(m schedule.Mark, d int) {
 		}
 		switch {
 		case m.Open:
-			t.printf("%s%s reached %s%s: the rehearsal stops here (rackform approve %s)\n", indent(d), t.st.wrap("gate "+name, ansiYellow, ansiBold), t.at(m.At), holds, m.ID)
+			t.printf("%s%s reached %s%s: the rehearsal stops here (rackform approve %s)\n", indent(d), t.st.Wrap("gate "+name, views.ANSIYellow, views.ANSIBold), t.at(m.At), holds, m.ID)
 		default:
 			t.printf("%sgate %s reached %s%s; approved %s (after %s)\n", indent(d), name, t.at(m.At), holds, until, m.Held.Human())
 		}
@@ -273,7 +255,7 @@ func (t *text) mark(m schedule.Mark, d int) {
 			why = m.Reason
 		}
 		if m.Open {
-			t.printf("%s%s at %s: %s\n", indent(d), t.st.wrap("paused, "+why, ansiYellow, ansiBold), t.at(m.At), m.Message)
+			t.printf("%s%s at %s: %s\n", indent(d), t.st.Wrap("paused, "+why, views.ANSIYellow, views.ANSIBold), t.at(m.At), m.Message)
 			return
 		}
 		t.printf("%spaused, %s, %s → %s (continued after %s)\n", indent(d), why, t.at(m.At), until, m.Held.Human())
@@ -284,7 +266,7 @@ func (t *text) mark(m schedule.Mark, d int) {
 			return
 		}
 		what, msg, _ := strings.Cut(m.Message, ": ")
-		t.printf("%s%s\n", indent(d), t.st.wrap(fmt.Sprintf("%s at %s: %s", what, t.at(m.At), msg), ansiRed, ansiBold))
+		t.printf("%s%s\n", indent(d), t.st.Wrap(fmt.Sprintf("%s at %s: %s", what, t.at(m.At), msg), views.ANSIRed, views.ANSIBold))
 	}
 }
 
@@ -292,7 +274,7 @@ func (t *text) windowLine(w schedule.ClusterWindow) string {
 	if w.Fits && w.Opening != nil {
 		return fmt.Sprintf("fits its maintenance window: started in the opening %s → %s, done %s", t.at(w.Opening.Start), t.clockOrAt(w.Opening.Start, w.Opening.End), t.at(w.End))
 	}
-	return t.st.wrap("does not fit its maintenance window: "+t.miss(w), ansiRed, ansiBold)
+	return t.st.Wrap("does not fit its maintenance window: "+t.miss(w), views.ANSIRed, views.ANSIBold)
 }
 
 // miss says why a cluster does not fit, on the view's calendar.
@@ -311,7 +293,7 @@ func (t *text) windows() {
 	if !has {
 		return
 	}
-	t.printf("\n%s\n", t.st.wrap("Maintenance windows:", ansiBold))
+	t.printf("\n%s\n", t.st.Wrap("Maintenance windows:", views.ANSIBold))
 	for _, w := range t.s.Windows {
 		switch {
 		case len(w.Windows) == 0:
@@ -319,14 +301,14 @@ func (t *text) windows() {
 		case w.Fits:
 			t.printf("  %s: fits (%s → %s, in the opening %s → %s)\n", w.Name, t.at(w.Start), t.clockOrAt(w.Start, w.End), t.at(w.Opening.Start), t.clockOrAt(w.Opening.Start, w.Opening.End))
 		default:
-			t.printf("  %s: %s\n", w.Name, t.st.wrap("does not fit: "+t.miss(w), ansiRed))
+			t.printf("  %s: %s\n", w.Name, t.st.Wrap("does not fit: "+t.miss(w), views.ANSIRed))
 		}
 	}
 }
 
 func (t *text) totals() {
 	s := t.s
-	t.printf("\n%s %s, %s → %s; the plan estimates %s", t.st.wrap("Total:", ansiBold), s.Total.Human(), t.at(s.Start), t.at(s.End), s.PlanEstimate.Human())
+	t.printf("\n%s %s, %s → %s; the plan estimates %s", t.st.Wrap("Total:", views.ANSIBold), s.Total.Human(), t.at(s.Start), t.at(s.End), s.PlanEstimate.Human())
 	t.printf(".\n")
 	if idle := idle(s); idle > 0 {
 		t.printf("No server was at work for %s of it (waiting for maintenance windows, gates, pauses and waits).\n", schedule.Duration(idle).Human())
@@ -377,15 +359,15 @@ func (t *text) outcome() {
 	if o.Reason != "" {
 		head += " (" + o.Reason + ")"
 	}
-	color := []string{ansiGreen, ansiBold}
+	color := []string{views.ANSIGreen, views.ANSIBold}
 	switch o.Status {
 	case "completed":
 	case "failed":
-		color = []string{ansiRed, ansiBold}
+		color = []string{views.ANSIRed, views.ANSIBold}
 	default:
-		color = []string{ansiYellow, ansiBold}
+		color = []string{views.ANSIYellow, views.ANSIBold}
 	}
-	t.printf("%s: %s; apply would exit %d here.\n", t.st.wrap(head, color...), o.Message, o.ExitCode)
+	t.printf("%s: %s; apply would exit %d here.\n", t.st.Wrap(head, color...), o.Message, o.ExitCode)
 	for _, n := range o.Next {
 		t.printf("  next, as apply would say: %s\n", n)
 	}
