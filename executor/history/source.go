@@ -1,7 +1,6 @@
 package history
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -73,13 +71,17 @@ func OpenStateDir(path string) (Source, error) {
 		return nil, err
 	}
 	return FromBackend("the state directory "+path, d, func(ctx context.Context) ([]Run, error) {
-		runs, err := d.Runs(ctx)
-		out := make([]Run, len(runs))
-		for i, r := range runs {
-			out[i] = Run{PlanSHA256: r.PlanSHA256, At: r.LastAppendAt}
-		}
-		return out, err
+		return runsOf(d.Runs(ctx))
 	}), nil
+}
+
+// runsOf is the Runs of a state directory's listing of its journals.
+func runsOf(runs []state.Run, err error) ([]Run, error) {
+	out := make([]Run, len(runs))
+	for i, r := range runs {
+		out[i] = Run{PlanSHA256: r.PlanSHA256, At: r.LastAppendAt}
+	}
+	return out, err
 }
 
 // OpenArchive makes Sources of a directory of archived runs. It takes:
@@ -142,23 +144,7 @@ type files struct {
 func (f *files) String() string { return "the archive " + f.dir }
 
 func (f *files) Runs(context.Context) ([]Run, error) {
-	entries, err := os.ReadDir(f.dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []Run
-	for _, e := range entries {
-		sha, ok := strings.CutSuffix(e.Name(), ".jsonl")
-		if !ok || !e.Type().IsRegular() || executor.CheckPlanSHA(sha) != nil {
-			continue
-		}
-		fi, err := e.Info()
-		if err != nil {
-			continue
-		}
-		out = append(out, Run{PlanSHA256: sha, At: fi.ModTime()})
-	}
-	return out, nil
+	return runsOf(state.Journals(f.dir))
 }
 
 // maxPlanFile bounds the files hashed while looking for plans: a plan of
@@ -212,24 +198,5 @@ func (f *files) Read(_ context.Context, sha string, after int64) ([]executor.Ent
 	if err := executor.CheckPlanSHA(sha); err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(filepath.Join(f.dir, sha+".jsonl"))
-	if err != nil {
-		return nil, err
-	}
-	// Positions are byte offsets past each newline, as in a state
-	// directory; a torn last line is left out.
-	var out []executor.Entry
-	off := 0
-	for {
-		i := bytes.IndexByte(b[off:], '\n')
-		if i < 0 {
-			break
-		}
-		line := b[off : off+i]
-		off += i + 1
-		if int64(off) > after && len(bytes.TrimSpace(line)) > 0 {
-			out = append(out, executor.Entry{Pos: int64(off), Data: slices.Clone(line)})
-		}
-	}
-	return out, nil
+	return state.ReadJournal(filepath.Join(f.dir, sha+".jsonl"), after)
 }

@@ -255,10 +255,19 @@ func (d *Dir) Read(_ context.Context, sha string, after int64) ([]executor.Entry
 	if err := executor.CheckPlanSHA(sha); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(filepath.Join(d.path, "journal", sha+".jsonl"))
+	out, err := ReadJournal(filepath.Join(d.path, "journal", sha+".jsonl"), after)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
+	return out, err
+}
+
+// ReadJournal returns the records of the journal file name after position
+// after (-1: all), as Dir.Read does: positions are byte offsets past each
+// newline, and a torn last line is left out. It reads journals wherever
+// they lie (an archive of them, say).
+func ReadJournal(name string, after int64) ([]executor.Entry, error) {
+	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -532,9 +541,19 @@ type Run struct {
 // Runs lists the plans with a journal in the directory, the most recently
 // written first (then by SHA-256). Files that are no journal are left out.
 func (d *Dir) Runs(context.Context) ([]Run, error) {
-	entries, err := os.ReadDir(filepath.Join(d.path, "journal"))
+	out, err := Journals(filepath.Join(d.path, "journal"))
 	if err != nil {
 		return nil, fmt.Errorf("state directory %s: %w", d.path, err)
+	}
+	return out, nil
+}
+
+// Journals lists the journal files <plan sha256>.jsonl in dir, the most
+// recently written first (then by SHA-256); other files are left out.
+func Journals(dir string) ([]Run, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
 	}
 	var out []Run
 	for _, e := range entries {
