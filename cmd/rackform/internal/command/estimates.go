@@ -61,13 +61,9 @@ func (m *Meta) learnedEstimates(ctx context.Context, cfg *config.Config, h histo
 	warn := func(format string, args ...any) {
 		fmt.Fprintf(m.Stderr, "Warning: estimates: "+format+"\n", args...)
 	}
-	var sources []history.Source
-	for _, dir := range h.archives {
-		srcs, err := history.OpenArchive(dir)
-		if err != nil {
-			return nil, fmt.Errorf("-history %s: %w", dir, err)
-		}
-		sources = append(sources, srcs...)
+	sources, err := openArchives(h.archives)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Backend != nil && cfg.Backend.Type == config.BackendPostgres {
 		if m.runEnv().PGConnStr() == "" {
@@ -113,4 +109,17 @@ func pgRuns(b *postgres.Backend) func(context.Context) ([]history.Run, error) {
 		}
 		return out, err
 	}
+}
+
+// openArchives opens the archives -history names (history.OpenArchive).
+func openArchives(dirs []string) ([]history.Source, error) {
+	var sources []history.Source
+	for _, dir := range dirs {
+		srcs, err := history.OpenArchive(dir)
+		if err != nil {
+			return nil, fmt.Errorf("-history %s: %w", dir, err)
+		}
+		sources = append(sources, srcs...)
+	}
+	return sources, nil
 }

@@ -118,14 +118,13 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: -approve-after must not be negative, got %s\n", c.approveAfter)
 		return ExitUsage
 	}
-	start := time.Now().UTC().Truncate(time.Minute)
-	if c.start != "" {
-		t, err := time.Parse(time.RFC3339, c.start)
-		if err != nil {
-			fmt.Fprintf(c.Stderr, "Error: -start %q is not an RFC 3339 time (e.g. 2026-07-06T20:00:00Z)\n", c.start)
-			return ExitUsage
-		}
-		start = t.UTC()
+	start, err := parseStart(c.start)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
+		return ExitUsage
+	}
+	if start.IsZero() {
+		start = time.Now().UTC().Truncate(time.Minute)
 	}
 	name := rest[0]
 	f, err := run.ReadFile(name)
@@ -138,13 +137,9 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 	}
 	color := c.Color && !c.noColor
 	if len(c.history) > 0 {
-		var sources []history.Source
-		for _, dir := range c.history {
-			srcs, err := history.OpenArchive(dir)
-			if err != nil {
-				return c.fail("-history %s: %s", dir, err)
-			}
-			sources = append(sources, srcs...)
+		sources, err := openArchives(c.history)
+		if err != nil {
+			return c.fail("%s", err)
 		}
 		est, err := history.Load(ctx, sources, history.Options{})
 		if err != nil {

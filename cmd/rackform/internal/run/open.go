@@ -117,7 +117,9 @@ func Open(ctx context.Context, f *File, p *plan.Plan, o Options) (*Run, error) {
 	if o.Join && !pg {
 		return nil, fmt.Errorf("-join needs the postgres state backend (rackform { backend \"postgres\" } in the configuration, %s set): with the state directory %s only one apply drives a run", config.EnvPGConnStr, o.StateDir)
 	}
-	if _, err := os.Stat(o.StateDir); !pg && errors.Is(err, fs.ErrNotExist) {
+	_, statErr := os.Stat(o.StateDir)
+	absent := !pg && errors.Is(statErr, fs.ErrNotExist)
+	if absent {
 		// No state, so no started run: what may not start is refused
 		// before anything is created.
 		if expiredAt(p, o.Clock) {
@@ -138,7 +140,7 @@ func Open(ctx context.Context, f *File, p *plan.Plan, o Options) (*Run, error) {
 		}
 	}
 	made := ""
-	if _, err := os.Stat(o.StateDir); !pg && errors.Is(err, fs.ErrNotExist) {
+	if absent {
 		made = o.StateDir
 	}
 	b, err := OpenForPlan(ctx, o.Env, p, o.StateDir)
