@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -72,7 +71,7 @@ func pendingAtTarget(st *plan.Step, obs *providers.Observation) bool {
 	if st.Match == nil || st.Version == "" {
 		return false
 	}
-	t := version.Target{Version: st.Version, Scheme: version.Scheme(st.Scheme), Pattern: st.Pattern}
+	t := st.Target()
 	for _, c := range st.Match.Members(obs.Components) {
 		if c.State != providers.StatePending {
 			continue

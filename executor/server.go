@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -399,7 +398,7 @@ func versionOf(st *plan.Step, obs *providers.Observation) (bool, string, error) 
 	if st.Match != nil {
 		m = *st.Match
 	}
-	return m.AtTargetOf(version.Target{Version: st.Version, Scheme: version.Scheme(st.Scheme), Pattern: st.Pattern}, obs.Components, st.Members)
+	return m.AtTargetOf(st.Target(), obs.Components, st.Members)
 }
 
 // atTarget reports whether every versioned step is already satisfied

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
@@ -661,13 +660,14 @@ func (f *Fleet) notReady(s *server, t time.Time, expect []providers.Expectation)
 	comps := s.components()
 	var missing []string
 	for _, e := range expect {
-		got, ok := e.Match.Find(comps)
-		if !ok {
-			missing = append(missing, fmt.Sprintf("%s not reported (want %s)", e.Component, e.Version))
-			continue
-		}
-		if same, err := version.EqualStrings(e.Scheme, e.Pattern, e.Version, got.Version); err != nil || !same {
-			missing = append(missing, fmt.Sprintf("%s at %s (want %s)", e.Component, got.Version, e.Version))
+		// The one "at target" rule, as the redfish provider's wait_ready:
+		// every active member the rule selects.
+		at, why, err := e.Match.AtTarget(e.Target(), comps)
+		switch {
+		case err != nil:
+			missing = append(missing, fmt.Sprintf("%s: %v (want %s)", e.Component, err, e.Version))
+		case !at:
+			missing = append(missing, fmt.Sprintf("%s: %s (want %s)", e.Component, why, e.Version))
 		}
 	}
 	return strings.Join(missing, ", ")

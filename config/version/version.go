@@ -440,30 +440,11 @@ func sortMinors(ms [][2]uint64) {
 	}
 }
 
-// EqualStrings reports whether want and got are the same version under the
-// named scheme (pattern is the regular expression of the pattern scheme,
-// "" otherwise). It is the one comparison the executor and providers use
-// for "is this component at its target" at apply, where the plan carries
-// the scheme by name (providers.Expectation.Scheme). An empty scheme means
-// the strings must be equal; opaque means the same; a version that does
-// not parse is an error, never a guess.
+// EqualStrings reports whether got is the version want under the named
+// scheme (pattern is the regular expression of the pattern scheme, ""
+// otherwise): Target.Matches, for callers that hold the scheme by name.
 func EqualStrings(scheme, pattern, want, got string) (bool, error) {
-	if scheme == "" {
-		return want == got, nil
-	}
-	f, err := NewFormat(Scheme(scheme), pattern)
-	if err != nil {
-		return false, err
-	}
-	a, err := f.Parse(want)
-	if err != nil {
-		return false, err
-	}
-	b, err := f.Parse(got)
-	if err != nil {
-		return false, err
-	}
-	return Equal(a, b), nil
+	return Target{Version: want, Scheme: Scheme(scheme), Pattern: pattern}.Matches(got)
 }
 
 // Deciding returns the first built-in scheme, in the order semver, dotted,

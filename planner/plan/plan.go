@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 )
 
@@ -486,6 +487,12 @@ func (s Step) ProviderStep() providers.Step {
 		ps.Match = *s.Match
 	}
 	return ps
+}
+
+// Target is the step's version as the one "at target" rule reads it
+// (providers.Match.AtTarget), as providers.Step.Target.
+func (s Step) Target() version.Target {
+	return version.Target{Version: s.Version, Scheme: version.Scheme(s.Scheme), Pattern: s.Pattern}
 }
 
 // IsHook reports whether the step runs an executor hook, not a provider step.

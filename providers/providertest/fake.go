@@ -13,7 +13,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 )
 
@@ -305,7 +304,7 @@ func (f *Fake) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*
 	case providers.StepWaitReady:
 		o := f.observe(req.Target)
 		for _, e := range step.Expect {
-			at, why, err := e.Match.AtTarget(version.Target{Version: e.Version, Scheme: version.Scheme(e.Scheme), Pattern: e.Pattern}, o.Components)
+			at, why, err := e.Match.AtTarget(e.Target(), o.Components)
 			if err != nil {
 				why = err.Error()
 			}
@@ -336,16 +335,6 @@ func (f *Fake) Stop(context.Context) providers.Diagnostics {
 	f.mu.Lock()
 	f.stopped = true
 	f.mu.Unlock()
-	return nil
-}
-
-// findComponent returns the component m selects, or nil.
-func findComponent(cs []providers.Component, m providers.Match) *providers.Component {
-	for i := range cs {
-		if Matches(m, cs[i]) {
-			return &cs[i]
-		}
-	}
 	return nil
 }
 

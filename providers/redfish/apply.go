@@ -12,7 +12,6 @@ import (
 
 	"github.com/stmcginnis/gofish/schemas"
 
-	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 )
 
@@ -543,16 +542,11 @@ func (s *stepRun) installedVersion(ctx context.Context) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	at, _, err := s.step.Match.AtTarget(s.stepTarget(), st.components())
+	at, _, err := s.step.Match.AtTarget(s.step.Target(), st.components())
 	if err != nil || !at {
 		return "", false
 	}
 	return orName(s.step.Component, s.step.Match) + " " + s.step.Version, true
-}
-
-// stepTarget is the step's version as the one "at target" rule reads it.
-func (s *stepRun) stepTarget() version.Target {
-	return version.Target{Version: s.step.Version, Scheme: version.Scheme(s.step.Scheme), Pattern: s.step.Pattern}
 }
 
 // reimageReset resets the host into the inserted media.
@@ -627,7 +621,7 @@ func (s *stepRun) readyOnce(ctx context.Context) (string, *providers.Observation
 		// Every active member the rule selects, compared in the
 		// component's scheme: the BMC may decorate the version ("U30
 		// v2.54 (03/01/2023)" for "U30 v2.54").
-		at, why, err := e.Match.AtTarget(version.Target{Version: e.Version, Scheme: version.Scheme(e.Scheme), Pattern: e.Pattern}, comps)
+		at, why, err := e.Match.AtTarget(e.Target(), comps)
 		switch {
 		case err != nil:
 			missing = append(missing, fmt.Sprintf("%s: %v", orName(e.Component, e.Match), err))
