@@ -28,15 +28,7 @@ func (p *planning) learn(id providers.Identity, steps []plan.Step) {
 	if p.opts.Estimates == nil {
 		return
 	}
-	for i := range steps {
-		l, ok := p.opts.Estimates.Lookup(plan.KeyOf(id, steps, i))
-		if !ok {
-			continue
-		}
-		st := &steps[i]
-		st.Estimate = capped(time.Duration(l.Median), time.Duration(st.Timeout))
-		st.Learned = &l
-	}
+	plan.Learn(id, steps, p.opts.Estimates.Lookup)
 }
 
 // history is what the plan says of its learned estimates: the runs read

@@ -1,10 +1,6 @@
 package rehearsal
 
-import (
-	"time"
-
-	"github.com/rackform/rackform/planner/plan"
-)
+import "github.com/rackform/rackform/planner/plan"
 
 // Learner is what a rehearsal takes estimates learned from earlier runs
 // from: executor/history's Estimates (the same table plan learns from).
@@ -20,20 +16,7 @@ type Learner interface {
 func Reestimate(p *plan.Plan, l Learner) int {
 	n := 0
 	for i := range p.Servers {
-		s := &p.Servers[i]
-		for j := range s.Steps {
-			learned, ok := l.Lookup(plan.KeyOf(s.Identity, s.Steps, j))
-			if !ok {
-				continue
-			}
-			st := &s.Steps[j]
-			d := time.Duration(learned.Median)
-			if t := time.Duration(st.Timeout); t > 0 && t < d {
-				d = t
-			}
-			st.Estimate, st.Learned = plan.Duration(d), &learned
-			n++
-		}
+		n += plan.Learn(p.Servers[i].Identity, p.Servers[i].Steps, l.Lookup)
 	}
 	return n
 }

@@ -17,7 +17,6 @@ import (
 type recorder struct {
 	p     *plan.Plan
 	tree  []treeNode
-	index map[string]int
 	nodes map[string]*nodeRec
 
 	marks []*schedule.Mark
@@ -28,9 +27,8 @@ type recorder struct {
 	noOpening map[string]bool
 	// steps counts step_started events: whether a run after a continue
 	// made progress.
-	steps   int
-	last    time.Time
-	outcome *executor.Outcome
+	steps int
+	last  time.Time
 }
 
 // treeNode is a node of the plan's run tree that takes time, in tree
@@ -47,9 +45,8 @@ type nodeRec struct {
 }
 
 func newRecorder(p *plan.Plan) *recorder {
-	r := &recorder{p: p, index: map[string]int{}, nodes: map[string]*nodeRec{}, open: map[string]*schedule.Mark{}, met: map[string]bool{}, noOpening: map[string]bool{}}
+	r := &recorder{p: p, nodes: map[string]*nodeRec{}, open: map[string]*schedule.Mark{}, met: map[string]bool{}, noOpening: map[string]bool{}}
 	add := func(kind, id, parent, name, scope string) {
-		r.index[id] = len(r.tree)
 		r.tree = append(r.tree, treeNode{kind, id, parent, name, scope})
 	}
 	for _, st := range p.Run.Stages {
@@ -115,7 +112,6 @@ func (r *recorder) Event(e executor.Event) {
 		r.steps++
 		return
 	case "apply_ended":
-		r.outcome = e.Outcome
 		return
 	case "breach":
 		r.breach(e)

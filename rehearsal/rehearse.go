@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/rackform/rackform/executor"
@@ -175,8 +176,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		case executor.ReasonApproval:
 			answer = func() error {
 				for _, n := range out.Next {
-					gate, ok := cutPrefix(n, "rackform approve ")
-					if !ok {
+					gate, ok := strings.CutPrefix(n, "rackform approve ")
+					if !ok || gate == "" {
 						continue
 					}
 					if err := e.Approve(ctx, gate); err != nil {
@@ -216,8 +217,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// A plan some cluster of which can never start has no critical path;
 	// a run taken over from its journal has none either (its past is
 	// not the plan's rules from one start).
-	if cp, blocked := CriticalPath(o.Plan, o.Start, o.ApproveAfter); !blocked && cp.After(o.Start) && past == nil {
-		s.CriticalPath = schedule.Duration(cp.Sub(o.Start))
+	if past == nil {
+		if cp, blocked := CriticalPath(o.Plan, o.Start, o.ApproveAfter); !blocked && cp.After(o.Start) {
+			s.CriticalPath = schedule.Duration(cp.Sub(o.Start))
+		}
 	}
 	s.ApproveAfter, s.StopAtGates, s.Seed = schedule.Duration(o.ApproveAfter), o.StopAtGates, o.Seed
 	if o.Faults != nil {
@@ -229,13 +232,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res.From = o.Start
 	}
 	return res, nil
-}
-
-func cutPrefix(s, prefix string) (string, bool) {
-	if len(s) > len(prefix) && s[:len(prefix)] == prefix {
-		return s[len(prefix):], true
-	}
-	return "", false
 }
 
 // planEstimate is the plan's own estimate: its summary's, else the sum of

@@ -3,7 +3,6 @@ package rehearsal
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -156,8 +155,8 @@ func opStep(s *plan.Server, op string) (plan.StepKind, providers.Step) {
 		}
 		return "", providers.Step{}
 	}
-	n, err := strconv.Atoi(strings.TrimPrefix(op, "step:"))
-	if err != nil {
+	n, ok := executor.PlanStepIndex(op)
+	if !ok {
 		return "", providers.Step{}
 	}
 	for _, st := range s.Steps {

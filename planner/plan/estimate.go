@@ -2,6 +2,7 @@ package plan
 
 import (
 	"strings"
+	"time"
 
 	"github.com/rackform/rackform/providers"
 )
@@ -126,4 +127,27 @@ type History struct {
 	// Estimates are the learned estimates the plan's steps use, once
 	// each, in the order of the steps that first use them.
 	Estimates []Learned `json:"estimates,omitempty"`
+}
+
+// Learn gives each of a server's steps the estimate lookup learned for
+// its class, where it has one: the median, capped by the step's timeout
+// as the defaults are. id is who the server's BMC says it is. It returns
+// how many steps it gave a learned estimate. plan and rehearse both learn
+// with it.
+func Learn(id providers.Identity, steps []Step, lookup func(EstimateKey) (Learned, bool)) int {
+	n := 0
+	for i := range steps {
+		l, ok := lookup(KeyOf(id, steps, i))
+		if !ok {
+			continue
+		}
+		st := &steps[i]
+		d := time.Duration(l.Median)
+		if t := time.Duration(st.Timeout); t > 0 && t < d {
+			d = t
+		}
+		st.Estimate, st.Learned = Duration(d), &l
+		n++
+	}
+	return n
 }
