@@ -54,13 +54,13 @@ const ApplicableFormat = "1.5"
 // verified). show still reads them, but they are planned again.
 func Applicable(p *Plan) error {
 	maj, min, _ := parseFormat(ApplicableFormat)
-	if formatAtLeast(p.FormatVersion, maj, min) {
+	if FormatAtLeast(p.FormatVersion, maj, min) {
 		return nil
 	}
-	if formatAtLeast(p.FormatVersion, 1, 4) {
+	if FormatAtLeast(p.FormatVersion, 1, 4) {
 		return fmt.Errorf("plan format %s was written by an older rackform: it does not record which inventory member of each component is running, so apply could not tell a server at its target from one whose rollback or staged copy is older (or verify every GPU of eight), nor which apply time each BMC takes and how each takes the credentials; run rackform plan again with this rackform (rackform show still reads the old plan)", p.FormatVersion)
 	}
-	if formatAtLeast(p.FormatVersion, 1, 3) {
+	if FormatAtLeast(p.FormatVersion, 1, 3) {
 		return fmt.Errorf("plan format %s was written by an older rackform: it is not in the compact form of format 1.4 that this rackform applies (what servers share written once; each server's observed inventory reduced to the components the plan decides on, with a count and digest of the rest of what its BMC reported); run rackform plan again with this rackform (rackform show still reads the old plan)", p.FormatVersion)
 	}
 	return fmt.Errorf("plan format %s was written by an older rackform: it does not record how each image is delivered to its BMC nor who each server is, so apply could not do exactly what was reviewed or notice a replaced machine; run rackform plan again with this rackform (rackform show still reads the old plan)", p.FormatVersion)
@@ -125,7 +125,7 @@ func Encode(p *Plan) ([]byte, error) {
 // marshal encodes c with an empty checksum, in the layout of its format.
 func marshal(c *Plan) ([]byte, error) {
 	c.Checksum = ""
-	if formatAtLeast(c.FormatVersion, 1, 4) {
+	if FormatAtLeast(c.FormatVersion, 1, 4) {
 		return marshalCompact(c)
 	}
 	var buf bytes.Buffer
@@ -246,7 +246,7 @@ func decodeFormat(file []byte, format string) (*Plan, error) {
 		return nil, err
 	}
 	var p *Plan
-	if formatAtLeast(format, 1, 4) {
+	if FormatAtLeast(format, 1, 4) {
 		var err error
 		if p, err = decodeCompact(file, format); err != nil {
 			return nil, err
@@ -302,8 +302,8 @@ func parseFormat(v string) (maj, min int, ok bool) {
 	return maj, min, ok && err1 == nil && err2 == nil
 }
 
-// formatAtLeast reports whether format v is maj.min or later.
-func formatAtLeast(v string, maj, min int) bool {
+// FormatAtLeast reports whether format v is maj.min or later.
+func FormatAtLeast(v string, maj, min int) bool {
 	a, b, ok := parseFormat(v)
 	return ok && (a > maj || a == maj && b >= min)
 }

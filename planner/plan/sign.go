@@ -69,7 +69,7 @@ func EncodeSigned(p *Plan, key ed25519.PrivateKey) ([]byte, error) {
 	if c.FormatVersion == "" {
 		c.FormatVersion = FormatVersion
 	}
-	if !formatAtLeast(c.FormatVersion, 1, 2) {
+	if !FormatAtLeast(c.FormatVersion, 1, 2) {
 		return nil, fmt.Errorf("signing plan: format %s has no signature; plans of format 1.2 and later are signed", c.FormatVersion)
 	}
 	c.SignedBy = Fingerprint(key.Public().(ed25519.PublicKey))

@@ -5,7 +5,6 @@ import (
 
 	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
-	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -77,25 +76,6 @@ func openPlanRun(ctx context.Context, m *Meta, dir string, dirSet bool, file str
 		return nil, err
 	}
 	return &controlRun{backend: b, plan: p, sha: f.SHA256, exec: e}, nil
-}
-
-// openState opens the state directory dir (demo reads its run's state).
-func openState(dir string) (*state.Dir, error) { return run.OpenStateDir(dir) }
-
-// currentPlan loads the plan the state directory dir applied last,
-// verified like a plan file.
-func currentPlan(ctx context.Context, b executor.Backend, dir string) (*plan.Plan, string, []byte, error) {
-	s, err := (&run.Backend{Backend: b, Where: "the state directory " + dir, Dir: dir}).Current(ctx)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	return s.Plan, s.SHA256, s.Bytes, nil
-}
-
-// controlExecutor builds an executor without providers, for control
-// operations and status.
-func controlExecutor(b executor.Backend, p *plan.Plan, sha string) (*executor.Executor, error) {
-	return run.Control(b, p, sha)
 }
 
 func shortSHA(s string) string {

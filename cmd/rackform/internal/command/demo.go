@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/examples"
 	"github.com/rackform/rackform/executor"
@@ -331,16 +332,16 @@ func (c *demoCommand) header(out io.Writer, color bool, title string) {
 // demoRunState is the run's state as the state directory records it, and
 // the name of the rack whose pause_after_rack pause holds it ("" for none).
 func demoRunState(ctx context.Context, dir string) (executor.State, string, error) {
-	b, err := openState(dir)
+	b, err := run.OpenLocal(dir)
 	if err != nil {
 		return executor.State{}, "", err
 	}
 	defer b.Close()
-	p, sha, _, err := currentPlan(ctx, b, dir)
+	s, err := b.Current(ctx)
 	if err != nil {
 		return executor.State{}, "", err
 	}
-	ctl, err := controlExecutor(b, p, sha)
+	ctl, err := run.Control(b, s.Plan, s.SHA256)
 	if err != nil {
 		return executor.State{}, "", err
 	}

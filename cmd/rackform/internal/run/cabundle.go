@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/zclconf/go-cty/cty"
@@ -90,7 +89,7 @@ func PinCABundle(decl *config.Provider) (CABundle, error) {
 // plan's snapshot, in memory) then hold the PEM text itself, so the
 // plugins trust exactly what was checked.
 func checkCABundles(p *plan.Plan, cfg *config.Config) error {
-	if !formatAtLeast(p.FormatVersion, 1, 5) {
+	if !plan.FormatAtLeast(p.FormatVersion, 1, 5) {
 		return nil
 	}
 	for _, pp := range p.Providers {
@@ -122,12 +121,4 @@ func caMismatch(pp plan.Provider, ca CABundle) error {
 		return fmt.Errorf("provider %q: the plan was made trusting the CA bundle %s (SHA-256 %s), and the provider has none now: plan again", pp.Name, pp.CABundle, short(pp.CABundleSHA256))
 	}
 	return fmt.Errorf("provider %q: %s (%s) has SHA-256 %s, but the plan was made trusting the bundle with SHA-256 %s: the CAs that verify the BMCs' certificates changed after review; restore the reviewed file, or plan again", pp.Name, what, CABundleAttr, short(ca.SHA256), short(pp.CABundleSHA256))
-}
-
-// formatAtLeast reports whether plan format v is maj.min or later.
-func formatAtLeast(v string, maj, min int) bool {
-	a, b, ok := strings.Cut(v, ".")
-	x, err1 := strconv.Atoi(a)
-	y, err2 := strconv.Atoi(b)
-	return ok && err1 == nil && err2 == nil && (x > maj || x == maj && y >= min)
 }
