@@ -3,6 +3,7 @@ package version
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -292,7 +293,7 @@ func parseVendorTail(t string) (Version, bool) {
 func parsePreAndRest(v Version, t string) (Version, bool) {
 	if m := preRe.FindStringSubmatch(t); m != nil && (len(m[0]) == len(t) || t[len(m[0])] == ' ' || t[len(m[0])] == '-') {
 		w := v
-		w.pre.kind = uint8(indexOf(preKinds, strings.ToLower(m[1])) + 1)
+		w.pre.kind = uint8(slices.Index(preKinds, strings.ToLower(m[1])) + 1)
 		if m[2] != "" {
 			n, err := strconv.ParseUint(m[2], 10, 64)
 			if err == nil {
@@ -306,15 +307,6 @@ func parsePreAndRest(v Version, t string) (Version, bool) {
 		}
 	}
 	return parseVendorRest(v, t)
-}
-
-func indexOf(list []string, s string) int {
-	for i, x := range list {
-		if x == s {
-			return i
-		}
-	}
-	return -1
 }
 
 // parseVendorRest reads a git-describe suffix or a revision, then the

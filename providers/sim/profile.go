@@ -245,9 +245,4 @@ func (p *profile) configure() error {
 	return nil
 }
 
-func inventoryPath(c component) string {
-	if c.software {
-		return "/redfish/v1/UpdateService/SoftwareInventory/" + c.id
-	}
-	return "/redfish/v1/UpdateService/FirmwareInventory/" + c.id
-}
+func inventoryPath(c component) string { return inventoryPrefix(c) + c.id }

@@ -9,7 +9,7 @@ import "strings"
 
 func (p *profile) ilo5() shape {
 	p.vmediaID = "2"
-	p.simpleUpdatePath = "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate"
+	p.simpleUpdatePath = standardSimpleUpdate
 	p.pushPath = "/cgi-bin/uploadFile"
 	p.multipartPath = "/cgi-bin/uploadFile"
 	p.monitorVanishes = true
@@ -29,7 +29,7 @@ func (p *profile) ilo5() shape {
 		{key: "TPM", id: "9", name: "TPM Firmware", version: "73.64", upd: updOmit},
 		{key: ComponentNIC, id: "10", name: "Marvell FastLinQ 41000 Series - 2P 25GbE SFP28 QL41232HLCU-HC MD2 Adapter - NIC", activation: activateNow, version: "08.50.78"},
 		{key: "Video", id: "12", name: "Embedded Video Controller", version: "2.5", upd: updNo},
-		{key: ComponentRuntime, id: "1", name: "Runtime OS image", software: true, activation: activateHost, version: "1.0.0", perSystem: true},
+		runtimeComponent("1"),
 	}
 	p.additions = map[string]map[string]string{
 		"UpdateService": {
@@ -75,7 +75,7 @@ func (p *profile) crayex() shape {
 		{key: ComponentBIOS, id: "BIOS", name: "BIOS", activation: activateHost, version: "ex235a.bios-1.3.6", perSystem: true},
 		{key: ComponentCPLD, id: "FPGA0", name: "nFPGA", version: "4.05", upd: updNo},
 		{key: "Bootloader", id: "Bootloader", name: "Bootloader", version: "1.11-tlnc", upd: updNo},
-		{key: ComponentRuntime, id: "Runtime", name: "Runtime OS image", software: true, activation: activateHost, version: "1.0.0", perSystem: true},
+		runtimeComponent("Runtime"),
 	}
 	p.additions = map[string]map[string]string{
 		"ComputerSystem": {

@@ -9,6 +9,17 @@ package sim
 // obj is a JSON object of a profile's documents.
 type obj = map[string]any
 
+// standardSimpleUpdate is the SimpleUpdate action's URI where a BMC puts
+// it as the schema does.
+const standardSimpleUpdate = "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate"
+
+// runtimeComponent is the runtime OS image every profile carries beside
+// its firmware (the release's runtime, on the host), under the inventory
+// id id.
+func runtimeComponent(id string) component {
+	return component{key: ComponentRuntime, id: id, name: "Runtime OS image", software: true, activation: activateHost, version: "1.0.0", perSystem: true}
+}
+
 // expandOneLevel is what a BMC that expands one level of links says in
 // ProtocolFeaturesSupported; the simulator expands Members one level.
 func expandOneLevel(all, links bool) obj {
@@ -70,7 +81,7 @@ var commonAdditions = map[string]map[string]string{
 
 func (p *profile) dmtf() shape {
 	p.vmediaUnderSystem, p.vmediaID = true, "CD1"
-	p.simpleUpdatePath = "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate"
+	p.simpleUpdatePath = standardSimpleUpdate
 	p.actionInfo, p.targetsAllowable, p.relatedItems = true, true, true
 	p.transferProtocol = actionParam{allowable: []string{"FTP", "SFTP", "HTTP", "HTTPS", "SCP", "TFTP"}}
 	p.pushPath = "/FWUpdate"
@@ -82,7 +93,7 @@ func (p *profile) dmtf() shape {
 		{key: ComponentNIC, id: "NIC", name: "Contoso NIC Firmware", activation: activateNow, version: "1.0.0"},
 		{key: ComponentCPLD, id: "CPLD", name: "Contoso CPLD Firmware", activation: activateNow, version: "1.0"},
 		{key: "RoT", id: "AC-RoT0", name: "AC-RoT0 firmware", version: "1.11", upd: updNo},
-		{key: ComponentRuntime, id: "Runtime", name: "Runtime OS image", software: true, activation: activateHost, version: "1.0.0", perSystem: true},
+		runtimeComponent("Runtime"),
 	}
 	p.additions = map[string]map[string]string{
 		"UpdateService": {
@@ -133,7 +144,7 @@ func (p *profile) ami() shape {
 		{key: ComponentCPLD, id: "MB_CPLD1", name: "MB_CPLD1", activation: activateNow, version: "ff"},
 		{key: "BPB_CPLD", id: "BPB_CPLD1", name: "BPB_CPLD1", version: "0a", upd: updNo},
 		{key: ComponentNIC, id: "NIC", name: "NIC", activation: activateNow, version: "1.0.0"},
-		{key: ComponentRuntime, id: "Runtime", name: "Runtime OS image", software: true, activation: activateHost, version: "1.0.0", perSystem: true},
+		runtimeComponent("Runtime"),
 	}
 	p.additions = map[string]map[string]string{
 		"FirmwareInventory": {
@@ -181,7 +192,7 @@ func (p *profile) openbmc() shape {
 		{key: ComponentCPLD, id: "cpld_active", name: "Software Inventory", activation: activateNow, version: "1.0"},
 		{key: ComponentNIC, id: "nic_active", name: "Software Inventory", activation: activateNow, version: "1.0.0"},
 		{key: "BMCBackup", id: "a3f1d5b2", name: "Software Inventory", version: "2.14.0-dev-312-g2f4e6c1d07", upd: updNo},
-		{key: ComponentRuntime, id: "runtime_active", name: "Runtime OS image", software: true, activation: activateHost, version: "1.0.0", perSystem: true},
+		runtimeComponent("runtime_active"),
 	}
 	p.additions = map[string]map[string]string{
 		"ComputerSystem": {
@@ -221,7 +232,7 @@ func (p *profile) openbmc() shape {
 
 func (p *profile) basic() shape {
 	p.vmediaID = "CD1"
-	p.simpleUpdatePath = "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate"
+	p.simpleUpdatePath = standardSimpleUpdate
 	p.actionInfo, p.targetsAllowable, p.targetsRequired, p.targetsSystemManager = true, true, true, true
 	p.noInventory, p.noSessions, p.acceptNoContent, p.forgetTasks = true, true, true, true
 	p.serialPrefix = "S"
@@ -229,7 +240,7 @@ func (p *profile) basic() shape {
 	p.components = []component{
 		{key: ComponentBMC, id: "BMC", name: "BMC", activation: activateBMC, version: "1.71.11"},
 		{key: ComponentBIOS, id: "BIOS", name: "BIOS", activation: activateHost, version: "3.4", perSystem: true},
-		{key: ComponentRuntime, id: "Runtime", name: "Runtime OS image", software: true, activation: activateHost, version: "1.0.0", perSystem: true},
+		runtimeComponent("Runtime"),
 	}
 	return shape{
 		system: "1", manager: "1", chassis: "1",

@@ -23,7 +23,7 @@ package sim
 // profile, the image's name says the version it installs.
 func (p *profile) sushy() shape {
 	p.vmediaID = "Cd"
-	p.simpleUpdatePath = "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate"
+	p.simpleUpdatePath = standardSimpleUpdate
 	// The Protocol Validator reports the refused login (401): it is what
 	// this profile is for.
 	p.basicOnLogin = true
@@ -36,7 +36,7 @@ func (p *profile) sushy() shape {
 	p.components = []component{
 		{key: ComponentBMC, id: "BMC", name: "BMC", activation: activateBMC, version: "1.00"},
 		{key: ComponentBIOS, id: "BIOS", name: "BIOS", activation: activateHost, version: "1.0.0", perSystem: true},
-		{key: ComponentRuntime, id: "Runtime", name: "Runtime OS image", software: true, activation: activateHost, version: "1.0.0", perSystem: true},
+		runtimeComponent("Runtime"),
 	}
 	return shape{
 		system: "3d1c5f1e-8e0f-4f3c-9a4c-2f6a1f2b7c10", manager: "58893887-8974-2487-2389-841168418919", chassis: "15693887-7984-9484-3272-842188918912",

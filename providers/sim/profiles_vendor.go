@@ -65,7 +65,7 @@ func dellComponent(key, componentID, fqdd, name, version string, act activation,
 
 func (p *profile) idrac() shape {
 	p.vmediaUnderSystem, p.vmediaID = true, "1"
-	p.simpleUpdatePath = "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate"
+	p.simpleUpdatePath = standardSimpleUpdate
 	p.transferProtocol = actionParam{allowable: []string{"HTTP", "NFS", "CIFS", "TFTP", "HTTPS"}}
 	// iDRAC's HttpPushUri is the FirmwareInventory collection: a pushed
 	// image is staged there as Available-..., and a SimpleUpdate whose
@@ -88,7 +88,7 @@ func (p *profile) idrac() shape {
 		dellComponent(ComponentCPLD, "27763", "CPLD.Embedded.1", "System CPLD", "1.0.5", activateNow),
 		dellComponent("LC", "28897", "USC.Embedded.1:LC.Embedded.1", "Lifecycle Controller", "6.00.30.00", activateNow),
 		dellComponent("Backplane", "107649", "RAID.Backplane.Firmware.1", "BP15G+ 0:1", "3.48", activateNow, twinCurrent),
-		{key: ComponentRuntime, id: "Runtime", name: "Runtime OS image", software: true, activation: activateHost, version: "1.0.0", perSystem: true},
+		runtimeComponent("Runtime"),
 	}
 	return shape{
 		system: "System.Embedded.1", manager: "iDRAC.Embedded.1", chassis: "System.Embedded.1",
@@ -123,7 +123,7 @@ func lenovoSplit(v string) (build, version string) {
 
 func (p *profile) xcc() shape {
 	p.vmediaID = "EXT1"
-	p.simpleUpdatePath = "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate"
+	p.simpleUpdatePath = standardSimpleUpdate
 	p.actionInfo, p.targetsAllowable = true, true
 	// The capture's ActionInfo allows only the backup bank as a Target:
 	// every other member is updated by an image without Targets.
@@ -152,7 +152,7 @@ func (p *profile) xcc() shape {
 		{key: "LXPM", id: "LXPM", name: "Firmware:LXPM", softwareID: "LXPM-XWL1-4", version: "18E-3.21", activation: activateNow},
 		{key: ComponentNIC, id: "Slot_15.Bundle", name: "Firmware:DEVICE-NetworkAdapter", softwareID: "DEVICE-15B30128-10", version: "24.41.1000", activation: activateNow},
 		{key: "PSU", id: "PSU1", name: "POWER-PSU1", softwareID: "POWER-DETA7200-10", version: "7.52", activation: activateNow},
-		{key: ComponentRuntime, id: "Runtime", name: "Runtime OS image", software: true, activation: activateHost, version: "1.0.0", perSystem: true},
+		runtimeComponent("Runtime"),
 	}
 	return shape{
 		system: "1", manager: "1", chassis: "1",
@@ -179,7 +179,7 @@ func (p *profile) xcc() shape {
 
 func (p *profile) hgx() shape {
 	p.vmediaID = "CD1"
-	p.simpleUpdatePath = "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate"
+	p.simpleUpdatePath = standardSimpleUpdate
 	p.actionInfo, p.targetsAllowable, p.systemManagerTargets, p.multiTarget = true, true, true, true
 	p.transferProtocol = actionParam{allowable: []string{"HTTP", "HTTPS", "FTP"}}
 	p.multipartPath = "/redfish/v1/UpdateService/upload"
@@ -216,7 +216,7 @@ func (p *profile) hgx() shape {
 	for i := 0; i < 4; i++ {
 		p.components = append(p.components, component{key: "NVSwitch", id: fmt.Sprintf("HGX_FW_NVSwitch_%d", i), name: "Software Inventory", softwareID: "0x0070", version: "96.10.35.00.01", activation: activateHost})
 	}
-	p.components = append(p.components, component{key: ComponentRuntime, id: "Runtime", name: "Runtime OS image", software: true, activation: activateHost, version: "1.0.0", perSystem: true})
+	p.components = append(p.components, runtimeComponent("Runtime"))
 	// The capture's ActionInfo lists the System, the Manager and these
 	// members (BMC, BIOS, the CPLDs and every HGX_FW_ member) as Targets;
 	// not the copies (Golden, Staging, Backup), the NICs or the host-side
