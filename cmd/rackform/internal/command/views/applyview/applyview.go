@@ -189,7 +189,7 @@ func (v *View) Tick(now time.Time) {
 			}
 			parts = append(parts, f.server+" "+f.text())
 		}
-		what = fmt.Sprintf("%s in flight: %s", plural(len(fl), "server"), strings.Join(parts, ", "))
+		what = fmt.Sprintf("%s in flight: %s", Plural(len(fl), "server"), strings.Join(parts, ", "))
 	} else if v.waiting != "" {
 		what = v.waiting
 	} else {
@@ -448,14 +448,14 @@ func (v *View) lines(e executor.Event) []string {
 		if e.Type == "apply_resumed" {
 			verb = "Resuming"
 		}
-		up, skip, racks := summary(v.p)
+		up, skip, racks := Summary(v.p)
 		est := time.Duration(v.p.Summary.Estimate)
 		if est == 0 {
 			for _, st := range v.p.Run.Stages {
 				est += time.Duration(st.Estimate)
 			}
 		}
-		out := []string{fmt.Sprintf("%s plan %s: %s to upgrade in %s, %d skipped, estimated %s", verb, shortSHA(v.sha), plural(up, "server"), plural(racks, "rack"), skip, human(est))}
+		out := []string{fmt.Sprintf("%s plan %s: %s to upgrade in %s, %d skipped, estimated %s", verb, ShortSHA(v.sha), Plural(up, "server"), Plural(racks, "rack"), skip, human(est))}
 		// Servers the plan could not see or held back are named, never
 		// silently left out of the run.
 		var unseen, held []string
@@ -469,10 +469,10 @@ func (v *View) lines(e executor.Event) []string {
 			}
 		}
 		if len(unseen) > 0 {
-			out = append(out, fmt.Sprintf("Not in this run: %s not observed when planned: %s", plural(len(unseen), "server"), strings.Join(unseen, ", ")))
+			out = append(out, fmt.Sprintf("Not in this run: %s not observed when planned: %s", Plural(len(unseen), "server"), strings.Join(unseen, ", ")))
 		}
 		if len(held) > 0 {
-			out = append(out, fmt.Sprintf("Not in this run: %s held back when planned: %s", plural(len(held), "server"), strings.Join(held, ", ")))
+			out = append(out, fmt.Sprintf("Not in this run: %s held back when planned: %s", Plural(len(held), "server"), strings.Join(held, ", ")))
 		}
 		if e.Message != "" {
 			out = append(out, "Note: "+e.Message) // a stale lock taken over
@@ -568,7 +568,7 @@ func (v *View) lines(e executor.Event) []string {
 		}
 		switch verb {
 		case "started":
-			return []string{fmt.Sprintf("%s: started: %s, %d must succeed, %d may fail", r.label, plural(r.counts.Eligible, "server"), r.counts.Required, r.counts.Budget)}
+			return []string{fmt.Sprintf("%s: started: %s, %d must succeed, %d may fail", r.label, Plural(r.counts.Eligible, "server"), r.counts.Required, r.counts.Budget)}
 		case "completed", "failed", "paused", "skipped", "stopped":
 			l := fmt.Sprintf("%s: %s: %s", r.label, stateText(r.state), countsText(r.counts))
 			if eta, ok := v.eta(e.Time); ok && verb == "completed" {
@@ -719,9 +719,9 @@ func (v *View) eta(t time.Time) (time.Duration, bool) {
 	return time.Duration(float64(left) * float64(elapsed) / float64(done)), true
 }
 
-// summary counts the plan's servers to upgrade and skip, and the racks of
+// Summary counts the plan's servers to upgrade and skip, and the racks of
 // the former.
-func summary(p *plan.Plan) (up, skip, racks int) {
+func Summary(p *plan.Plan) (up, skip, racks int) {
 	seen := map[string]bool{}
 	for _, s := range p.Servers {
 		if s.Action != plan.ActionUpgrade {

@@ -132,7 +132,7 @@ func EventMessage(e executor.Event) string {
 			b.WriteString("; next: " + strings.Join(e.Outcome.Next, ", "))
 		}
 	case e.Type == "apply_started" || e.Type == "apply_resumed":
-		b.WriteString(strings.ReplaceAll(e.Type, "_", " ") + " plan " + shortSHA(e.PlanSHA256))
+		b.WriteString(strings.ReplaceAll(e.Type, "_", " ") + " plan " + ShortSHA(e.PlanSHA256))
 		if e.By != "" {
 			b.WriteString(" by " + e.By)
 		}

@@ -62,7 +62,7 @@ func (v *View) draw(now time.Time) {
 		elapsed = v.etaTime(now).Sub(v.origin())
 	}
 	eta, _ := v.eta(v.etaTime(now))
-	fmt.Fprintf(&b, "plan %s  elapsed %s  ETA %s\n", shortSHA(v.sha), clock(elapsed), human(eta))
+	fmt.Fprintf(&b, "plan %s  elapsed %s  ETA %s\n", ShortSHA(v.sha), clock(elapsed), human(eta))
 	var shown []*row
 	done, waiting := 0, 0
 	for _, r := range v.rows {

@@ -91,7 +91,7 @@ func WriteStatusHTML(w io.Writer, p *plan.Plan, st *executor.Status, tl *planvie
 	}
 	return planview.WriteHTMLCells(w, p, st.PlanSHA256, planview.Cells{
 		Title:    "rackform status (run " + HumanState(run) + ")",
-		Headline: statusHeadline(p, state),
+		Headline: Headline(p, state, "not started"),
 		Class:    func(s *plan.Server) string { return StatusClass(state(s).Name) },
 		Detail:   func(s *plan.Server) string { x := state(s); return HumanState(x) + messageOf(x) },
 		Colors:   StatusColors,
@@ -111,12 +111,14 @@ func WriteStatusHTML(w io.Writer, p *plan.Plan, st *executor.Status, tl *planvie
 	})
 }
 
-// statusHeadline says what happened to the plan's servers: "6 servers
+// Headline says what happened to the plan's servers: "6 servers
 // upgraded, 1 failed, 3 not started; 2 left alone by the plan".
-func statusHeadline(p *plan.Plan, state func(*plan.Server) executor.State) string {
-	order := []string{"upgraded", "failed", "in progress", "waiting", "stopped", "not started", "skipped"}
+// notStarted is the word for servers not reached yet ("not started" on
+// the status page, "not reached" in a rehearsal).
+func Headline(p *plan.Plan, state func(*plan.Server) executor.State, notStarted string) string {
+	order := []string{"done", "failed", "running", "waiting", "stopped", "not-started", "skipped"}
 	words := map[string]string{"done": "upgraded", "failed": "failed", "running": "in progress", "waiting": "waiting",
-		"stopped": "stopped", "not-started": "not started", "skipped": "skipped"}
+		"stopped": "stopped", "not-started": notStarted, "skipped": "skipped"}
 	counts := map[string]int{}
 	planned, left := 0, 0
 	for i := range p.Servers {
@@ -126,15 +128,15 @@ func statusHeadline(p *plan.Plan, state func(*plan.Server) executor.State) strin
 			continue
 		}
 		planned++
-		counts[words[StatusClass(state(s).Name)]]++
+		counts[StatusClass(state(s).Name)]++
 	}
 	var parts []string
-	for _, w := range order {
-		if n := counts[w]; n > 0 {
+	for _, c := range order {
+		if n := counts[c]; n > 0 {
 			if len(parts) == 0 {
-				parts = append(parts, fmt.Sprintf("%s %s", plural(n, "server"), w))
+				parts = append(parts, fmt.Sprintf("%s %s", Plural(n, "server"), words[c]))
 			} else {
-				parts = append(parts, fmt.Sprintf("%d %s", n, w))
+				parts = append(parts, fmt.Sprintf("%d %s", n, words[c]))
 			}
 		}
 	}

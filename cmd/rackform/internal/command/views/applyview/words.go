@@ -52,7 +52,7 @@ func clock(d time.Duration) string {
 	return fmt.Sprintf("%02d:%02d", s/60, s%60)
 }
 
-func shortSHA(s string) string {
+func ShortSHA(s string) string {
 	if len(s) > 12 {
 		return s[:12]
 	}
@@ -111,7 +111,8 @@ func HumanState(s executor.State) string {
 	return t
 }
 
-func plural(n int, what string) string {
+// Plural is "1 server", "2 servers".
+func Plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
 	}

@@ -42,7 +42,7 @@ func WriteHTML(w io.Writer, p *plan.Plan, s *schedule.Schedule) error {
 	title += ")"
 	cells := planview.Cells{
 		Title:    title,
-		Headline: headline(p, state),
+		Headline: "rehearsed: " + applyview.Headline(p, state, "not reached"),
 		Class:    func(sv *plan.Server) string { return applyview.StatusClass(state(sv).Name) },
 		Detail: func(sv *plan.Server) string {
 			st := state(sv)
@@ -75,42 +75,6 @@ func WriteHTML(w io.Writer, p *plan.Plan, s *schedule.Schedule) error {
 		cells.Notices = append(cells.Notices, fmt.Sprintf("Faults from %s (seed %d); apply would exit %d here.", s.Scenario, s.Seed, s.Outcome.ExitCode))
 	}
 	return planview.WriteHTMLCells(w, p, s.PlanSHA256, cells)
-}
-
-// headline says how the rehearsal left the plan's servers: "21 servers
-// upgraded, 2 failed; 0 left alone by the plan".
-func headline(p *plan.Plan, state func(*plan.Server) executor.State) string {
-	order := []string{"done", "failed", "running", "waiting", "stopped", "not-started", "skipped"}
-	words := map[string]string{"done": "upgraded", "failed": "failed", "running": "in progress", "waiting": "waiting",
-		"stopped": "stopped", "not-started": "not reached", "skipped": "skipped"}
-	counts := map[string]int{}
-	left := 0
-	for i := range p.Servers {
-		sv := &p.Servers[i]
-		if sv.Action != plan.ActionUpgrade {
-			left++
-			continue
-		}
-		counts[applyview.StatusClass(state(sv).Name)]++
-	}
-	var parts []string
-	for _, c := range order {
-		if n := counts[c]; n > 0 {
-			if len(parts) == 0 {
-				parts = append(parts, fmt.Sprintf("%s %s", plural(n, "server"), words[c]))
-			} else {
-				parts = append(parts, fmt.Sprintf("%d %s", n, words[c]))
-			}
-		}
-	}
-	out := strings.Join(parts, ", ")
-	if out == "" {
-		out = "no server to upgrade"
-	}
-	if left > 0 {
-		out += fmt.Sprintf("; %d left alone by the plan", left)
-	}
-	return "rehearsed: " + out
 }
 
 // scopeName is a scope's name on the schedule ("east/e02"), its ID when

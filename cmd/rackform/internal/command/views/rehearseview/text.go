@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal/schedule"
 )
@@ -71,17 +72,9 @@ func (t *text) printf(format string, args ...any) { fmt.Fprintf(t.w, format, arg
 
 func (t *text) header() {
 	s := t.s
-	up, skip, racks := 0, 0, map[string]bool{}
-	for _, sv := range t.p.Servers {
-		if sv.Action == plan.ActionUpgrade {
-			up++
-			racks[sv.Cluster+"/"+sv.Rack] = true
-		} else {
-			skip++
-		}
-	}
-	t.printf("%s plan %s: %s to upgrade in %s, %d skipped; the plan estimates %s\n", t.st.Wrap("Rehearsal of", views.ANSIBold), short(s.PlanSHA256),
-		plural(up, "server"), plural(len(racks), "rack"), skip, s.PlanEstimate.Human())
+	up, skip, racks := applyview.Summary(t.p)
+	t.printf("%s plan %s: %s to upgrade in %s, %d skipped; the plan estimates %s\n", t.st.Wrap("Rehearsal of", views.ANSIBold), applyview.ShortSHA(s.PlanSHA256),
+		applyview.Plural(up, "server"), applyview.Plural(racks, "rack"), skip, s.PlanEstimate.Human())
 	scenario := "no faults"
 	if s.Scenario != "" {
 		scenario = fmt.Sprintf("faults from %s (seed %d)", s.Scenario, s.Seed)
@@ -399,18 +392,4 @@ func (t *text) clockOrAt(from, x time.Time) string {
 func sameDay(a, b time.Time) bool {
 	a, b = a.UTC(), b.UTC()
 	return a.Year() == b.Year() && a.YearDay() == b.YearDay()
-}
-
-func short(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
