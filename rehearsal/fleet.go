@@ -492,14 +492,40 @@ func (f *Fleet) update(ctx context.Context, s *server, st providers.Step, fn fun
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	s.flash(st)
+	s.readyAt = time.Time{}
+	res.Message = "task completed"
+	return res, nil
+}
+
+// flash does what a finished update does: applies the image now, or
+// stages it for the next boot, as its apply time says. f.mu is held.
+func (s *server) flash(st providers.Step) {
 	if st.ApplyTime == "" || st.ApplyTime == "Immediate" {
 		s.set(st.Match, st.Version)
 	} else {
 		s.staged = append(s.staged, staged{st.Match, st.Version})
 	}
-	s.readyAt = time.Time{}
-	res.Message = "task completed"
-	return res, nil
+}
+
+// bootBack is a boot that came back at now: on, healthy as observed,
+// with what was staged (and a reimage's version) applied. f.mu is held.
+func (s *server) bootBack(st providers.Step, now time.Time) {
+	s.power = providers.PowerOn
+	s.health = s.p.Observed.Health
+	if s.health == "" {
+		s.health = "OK"
+	}
+	for _, x := range s.staged {
+		s.set(x.match, x.version)
+	}
+	s.staged = nil
+	if st.Kind == providers.StepReimage && st.Version != "" {
+		s.set(st.Match, st.Version)
+	}
+	if s.firstBoot.IsZero() {
+		s.firstBoot = now
+	}
 }
 
 // set sets the version of every component m selects (a shared one on the
@@ -557,21 +583,7 @@ func (f *Fleet) boot(ctx context.Context, s *server, st providers.Step, resetTyp
 	now := f.clock.Now()
 	s.readyAt = time.Time{}
 	if back {
-		s.power = providers.PowerOn
-		s.health = s.p.Observed.Health
-		if s.health == "" {
-			s.health = "OK"
-		}
-		for _, x := range s.staged {
-			s.set(x.match, x.version)
-		}
-		s.staged = nil
-		if st.Kind == providers.StepReimage && st.Version != "" {
-			s.set(st.Match, st.Version)
-		}
-		if s.firstBoot.IsZero() {
-			s.firstBoot = now
-		}
+		s.bootBack(st, now)
 	} else {
 		s.power, s.health = providers.PowerOff, "Critical"
 	}

@@ -113,27 +113,10 @@ func (f *Fleet) replay(j *journal) {
 		case plan.StepShutdown, "power_off":
 			s.power, s.readyAt = providers.PowerOff, time.Time{}
 		case plan.StepUpdate:
-			if step.ApplyTime == "" || step.ApplyTime == "Immediate" {
-				s.set(step.Match, step.Version)
-			} else {
-				s.staged = append(s.staged, staged{step.Match, step.Version})
-			}
+			s.flash(step)
 		case plan.StepReset, plan.StepPowerOn, plan.StepReimage:
-			s.power, s.health = providers.PowerOn, s.p.Observed.Health
-			if s.health == "" {
-				s.health = "OK"
-			}
-			for _, x := range s.staged {
-				s.set(x.match, x.version)
-			}
-			s.staged = nil
-			if kind == plan.StepReimage && step.Version != "" {
-				s.set(step.Match, step.Version)
-			}
 			s.boots++
-			if s.firstBoot.IsZero() {
-				s.firstBoot = rec.Time
-			}
+			s.bootBack(step, rec.Time)
 		}
 	}
 }
