@@ -33,12 +33,11 @@ type runOpts struct {
 	json        bool
 	jsonInto    string
 	lockTimeout time.Duration
-	// stateDir is -state-dir, stateDirSet whether it was given.
-	stateDir    string
-	stateDirSet bool
-	vars        stringList
-	varFiles    stringList
-	noColor     bool
+	// stateDir is -state-dir, and whether it was given.
+	stateDir optionalString
+	vars     stringList
+	varFiles stringList
+	noColor  bool
 
 	// expectSHA is -expect-sha256: the hash that was reviewed.
 	expectSHA optionalString
@@ -73,8 +72,8 @@ type runOpts struct {
 // stateDirUsage says where each finds the state without -state-dir.
 func (o *runOpts) flags(fs *flag.FlagSet, stateDirUsage string) {
 	o.vars, o.varFiles = nil, nil
-	o.stateDir, o.stateDirSet = "", false
-	fs.Var(givenString{&o.stateDir, &o.stateDirSet}, "state-dir", stateDirUsage)
+	o.stateDir = optionalString{}
+	fs.Var(&o.stateDir, "state-dir", stateDirUsage)
 	fs.BoolVar(&o.json, "json", false, "Print the machine-readable event stream (JSON lines, docs/json.md) on stdout instead of the progress view.")
 	fs.StringVar(&o.jsonInto, "json-into", "", "Also write the JSON-lines event stream to `FILE` (beside the progress view).")
 	fs.DurationVar(&o.lockTimeout, "lock-timeout", 0, "Wait up to `DURATION` for a state lock held by another apply (default: refuse at once).")
@@ -83,31 +82,12 @@ func (o *runOpts) flags(fs *flag.FlagSet, stateDirUsage string) {
 	fs.BoolVar(&o.noColor, "no-color", false, "Never colour or redraw the output (also: the NO_COLOR environment variable).")
 }
 
-// givenString is a string flag that records whether it was given, with no
-// default shown in the help (the commands say what it is).
-type givenString struct {
-	v   *string
-	set *bool
-}
-
-func (g givenString) String() string {
-	if g.v == nil {
-		return ""
-	}
-	return *g.v
-}
-
-func (g givenString) Set(s string) error {
-	*g.v, *g.set = s, true
-	return nil
-}
-
 // options are the run options of these flags.
 func (o *runOpts) options(m *Meta) run.Options {
 	return run.Options{
 		Env:         m.runEnv(),
-		StateDir:    o.stateDir,
-		StateDirSet: o.stateDirSet,
+		StateDir:    o.stateDir.value,
+		StateDirSet: o.stateDir.set,
 		Vars:        o.vars,
 		VarFiles:    o.varFiles,
 		Clock:       o.clock,

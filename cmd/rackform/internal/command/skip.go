@@ -14,10 +14,9 @@ import (
 // skipCommand skips a server, scope, wait or gate of the run.
 type skipCommand struct {
 	*Meta
-	stateDir    string
-	stateDirSet bool
-	planFile    string
-	runID       string
+	stateDir optionalString
+	planFile string
+	runID    string
 }
 
 func (c *skipCommand) Synopsis() string {
@@ -48,8 +47,8 @@ Exit status: 0 when the skip is recorded, 1 when it is refused.`
 
 func (c *skipCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("skip", flag.ContinueOnError)
-	c.stateDir, c.stateDirSet = state.DefaultDir, false
-	fs.Var(givenString{&c.stateDir, &c.stateDirSet}, "state-dir", "The state `DIR` of the run (with -plan: default the state directory the plan records).")
+	c.stateDir = optionalString{value: state.DefaultDir}
+	fs.Var(&c.stateDir, "state-dir", "The state `DIR` of the run (with -plan: default the state directory the plan records).")
 	fs.StringVar(&c.planFile, "plan", "", "Skip in the run of plan `FILE`, even before it is applied (a member, group or stage left out from the start), wherever its state is.")
 	runFlag(fs, &c.runID)
 	return fs
@@ -64,7 +63,7 @@ func (c *skipCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: skip takes one address, got %d arguments\n\n%s\n", len(rest), optionsPointer("skip"))
 		return ExitUsage
 	}
-	run, err := openRun(ctx, c.Meta, c.planFile, c.stateDir, c.stateDirSet, c.runID)
+	run, err := openRun(ctx, c.Meta, c.planFile, c.stateDir.value, c.stateDir.set, c.runID)
 	if err != nil {
 		return c.fail("%s", err)
 	}

@@ -18,12 +18,11 @@ import (
 // statusCommand shows the state of the run.
 type statusCommand struct {
 	*Meta
-	stateDir    string
-	stateDirSet bool
-	planFile    string
-	runID       string
-	json        bool
-	format      string
+	stateDir optionalString
+	planFile string
+	runID    string
+	json     bool
+	format   string
 	// approveAfter is -approve-after: how the rehearsed remainder answers
 	// gates and pauses; now is the clock (tests set it).
 	approveAfter time.Duration
@@ -59,8 +58,8 @@ Exit status: 0, or 1 when there is no run to show.`
 
 func (c *statusCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	c.stateDir, c.stateDirSet = state.DefaultDir, false
-	fs.Var(givenString{&c.stateDir, &c.stateDirSet}, "state-dir", "The state `DIR` of the run (with -plan: default the state directory the plan records).")
+	c.stateDir = optionalString{value: state.DefaultDir}
+	fs.Var(&c.stateDir, "state-dir", "The state `DIR` of the run (with -plan: default the state directory the plan records).")
 	fs.StringVar(&c.planFile, "plan", "", "Show the run of plan `FILE`, wherever its state is: the state directory the plan records (found from the plan file's directory), or the one its run started in on this machine.")
 	runFlag(fs, &c.runID)
 	fs.BoolVar(&c.json, "json", false, "Print the state tree as JSON.")
@@ -90,7 +89,7 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "Error: -approve-after sets the HTML page's rehearsed remainder: it needs -format=html\n")
 		return ExitUsage
 	}
-	run, err := openRun(ctx, c.Meta, c.planFile, c.stateDir, c.stateDirSet, c.runID)
+	run, err := openRun(ctx, c.Meta, c.planFile, c.stateDir.value, c.stateDir.set, c.runID)
 	if err != nil {
 		return c.fail("%s", err)
 	}
