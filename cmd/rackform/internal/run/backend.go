@@ -143,17 +143,9 @@ func planBackend(p *plan.Plan) (*config.Backend, error) {
 // rackform settings block, read again from the snapshot); dir is the
 // state directory of the local one.
 func OpenForPlan(ctx context.Context, env Env, p *plan.Plan, dir string) (*Backend, error) {
-	pg, lease, where := false, time.Duration(0), ""
-	if p.State != nil {
-		pg, lease, where = p.State.Backend == plan.BackendPostgres, time.Duration(p.State.LeaseDuration), "its configuration's backend \"postgres\""
-	} else {
-		be, err := planBackend(p)
-		if err != nil {
-			return nil, err
-		}
-		if be != nil && be.Type == config.BackendPostgres {
-			pg, lease, where = true, be.LeaseDuration, "backend \"postgres\" at "+be.Range.String()
-		}
+	pg, lease, where, err := planStore(p)
+	if err != nil {
+		return nil, err
 	}
 	if pg {
 		if env.PGConnStr() == "" {
@@ -172,11 +164,19 @@ func OpenForPlan(ctx context.Context, env Env, p *plan.Plan, dir string) (*Backe
 	return OpenLocal(dir)
 }
 
-// postgresSelected reports whether the plan's configuration keeps its
-// state in PostgreSQL.
-func postgresSelected(p *plan.Plan) bool {
+// planStore says whether p's run keeps its state in PostgreSQL, with
+// the lease and, for messages, what selected it: as the plan records it
+// (format 1.5), or in older plans as the configuration in its snapshot
+// selects (its rackform settings block).
+func planStore(p *plan.Plan) (pg bool, lease time.Duration, where string, err error) {
+	if p.State != nil {
+		return p.State.Backend == plan.BackendPostgres, time.Duration(p.State.LeaseDuration), "its configuration's backend \"postgres\"", nil
+	}
 	be, err := planBackend(p)
-	return err == nil && be != nil && be.Type == config.BackendPostgres
+	if err != nil || be == nil || be.Type != config.BackendPostgres {
+		return false, 0, "", err
+	}
+	return true, be.LeaseDuration, "backend \"postgres\" at " + be.Range.String(), nil
 }
 
 // setPlanLease gives a postgres backend opened without a configuration
@@ -185,14 +185,8 @@ func (b *Backend) setPlanLease(p *plan.Plan) {
 	if b.PG == nil {
 		return
 	}
-	if p.State != nil {
-		if p.State.Backend == plan.BackendPostgres {
-			b.PG.SetLease(time.Duration(p.State.LeaseDuration))
-		}
-		return
-	}
-	if be, err := planBackend(p); err == nil && be != nil && be.Type == config.BackendPostgres {
-		b.PG.SetLease(be.LeaseDuration)
+	if pg, lease, _, err := planStore(p); err == nil && pg {
+		b.PG.SetLease(lease)
 	}
 }
 

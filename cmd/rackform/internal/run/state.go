@@ -77,10 +77,8 @@ func StateDir(p *plan.Plan, planFile, flagDir string, flagSet bool) string {
 // PostgreSQL: the plan says so (format 1.5), or, in older plans, the
 // configuration in its snapshot does.
 func selectsPostgres(p *plan.Plan) bool {
-	if p.State != nil {
-		return p.State.Backend == plan.BackendPostgres
-	}
-	return postgresSelected(p)
+	pg, _, _, err := planStore(p)
+	return err == nil && pg
 }
 
 // displayDir is dir as the operator would type it from the working
