@@ -305,10 +305,7 @@ func (b *bmc) component(key string) (int, bool) {
 // per-system one, else the shared one.
 func (b *bmc) hostComponent(h *host, key string) (int, bool) {
 	for i, c := range b.comps {
-		base := c.key
-		if c.sys >= 0 && len(b.hosts) > 1 {
-			base = strings.TrimPrefix(c.key, b.hosts[c.sys].id+".")
-		}
+		base := b.baseKey(c)
 		if strings.EqualFold(base, key) && (c.sys == h.idx || c.sys < 0) {
 			return i, true
 		}

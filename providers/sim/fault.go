@@ -217,16 +217,8 @@ func (b *bmc) faultFor(k FaultKind, reqNo uint64) (Fault, bool) {
 			return Fault{Kind: FaultProvisioning}, true
 		}
 	}
-	for i, ft := range b.faults {
-		if ft.Kind != k || !b.holds(ft) || ft.Component != "" {
-			continue // one limited to a component is componentFault's
-		}
-		if ft.Count > 0 {
-			b.faults[i].Count--
-			if b.faults[i].Count == 0 {
-				b.faults = append(b.faults[:i:i], b.faults[i+1:]...)
-			}
-		}
+	// One limited to a component is componentFault's.
+	if ft, ok := b.useFault(k, func(ft Fault) bool { return ft.Component == "" }); ok {
 		return ft, true
 	}
 	r := b.fleet.faultRate()

@@ -55,8 +55,15 @@ func (b *bmc) holds(ft Fault) bool {
 // comp holds, using one of its uses. Faults limited to a component are
 // never met by faultFor. b.mu is held.
 func (b *bmc) componentFault(k FaultKind, comp string) bool {
+	_, ok := b.useFault(k, func(ft Fault) bool { return ft.Component != "" && strings.EqualFold(ft.Component, comp) })
+	return ok
+}
+
+// useFault returns the first fault of kind k set on the BMC that holds now
+// and that want accepts, using one use of a counted fault. b.mu is held.
+func (b *bmc) useFault(k FaultKind, want func(Fault) bool) (Fault, bool) {
 	for i, ft := range b.faults {
-		if ft.Kind != k || ft.Component == "" || !strings.EqualFold(ft.Component, comp) || !b.holds(ft) {
+		if ft.Kind != k || !want(ft) || !b.holds(ft) {
 			continue
 		}
 		if ft.Count > 0 {
@@ -65,9 +72,9 @@ func (b *bmc) componentFault(k FaultKind, comp string) bool {
 				b.faults = append(b.faults[:i:i], b.faults[i+1:]...)
 			}
 		}
-		return true
+		return ft, true
 	}
-	return false
+	return Fault{}, false
 }
 
 // slowed is d (simulated) slowed by every slow fault that holds for step

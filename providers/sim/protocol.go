@@ -92,52 +92,53 @@ var (
 )
 
 // allowed lists the methods the resource or action at p answers, nil when
-// there is nothing at p. b.mu is held.
-func (b *bmc) allowed(p string, now time.Time) []string {
+// there is nothing at p, and the document at p where it had to render it
+// to know (get serves that one rather than render it again). b.mu is held.
+func (b *bmc) allowed(p string, now time.Time) ([]string, map[string]any) {
 	pr := b.prof
 	switch p {
 	case "/redfish", "/redfish/v1/odata", "/redfish/v1/$metadata":
-		return readOnly
+		return readOnly, nil
 	case "/redfish/v1/SessionService/Sessions":
 		if pr.noSessions {
-			return readOnly // a disabled session service: Basic auth only
+			return readOnly, nil // a disabled session service: Basic auth only
 		}
-		return creatable
+		return creatable, nil
 	case sessionsMe:
 		if pr.noSessions {
-			return nil
+			return nil, nil
 		}
-		return postOnly
+		return postOnly, nil
 	case pr.managerPath + "/Actions/Manager.Reset":
-		return postOnly
+		return postOnly, nil
 	}
 	if pr.simpleUpdatePath != "" && p == pr.simpleUpdatePath {
-		return postOnly
+		return postOnly, nil
 	}
 	for _, h := range b.hosts {
 		switch p {
 		case h.path:
-			return patchable
+			return patchable, nil
 		case h.path + "/Actions/ComputerSystem.Reset":
-			return postOnly
+			return postOnly, nil
 		}
 		if h.vmediaPath == "" {
 			continue
 		}
 		switch p {
 		case h.vmediaPath:
-			return patchable
+			return patchable, nil
 		case h.vmediaPath + "/Actions/VirtualMedia.InsertMedia", h.vmediaPath + "/Actions/VirtualMedia.EjectMedia":
-			return postOnly
+			return postOnly, nil
 		}
 	}
 	if strings.HasPrefix(p, "/redfish/v1/SessionService/Sessions/") && !pr.noSessions {
-		if _, ok := b.render(p, now); ok {
-			return deletable
+		if doc, ok := b.render(p, now); ok {
+			return deletable, doc
 		}
-		return nil
+		return nil, nil
 	}
-	_, exists := b.render(p, now)
+	doc, exists := b.render(p, now)
 	if !exists {
 		if st, _, _, ok := b.taskMonitor(p, now); ok && st != http.StatusNotFound {
 			exists = true
@@ -146,13 +147,13 @@ func (b *bmc) allowed(p string, now time.Time) []string {
 	push := (pr.pushPath != "" && p == pr.pushPath) || (pr.multipartPath != "" && p == pr.multipartPath)
 	switch {
 	case push && exists:
-		return creatable
+		return creatable, doc
 	case push:
-		return postOnly
+		return postOnly, nil
 	case exists:
-		return readOnly
+		return readOnly, doc
 	}
-	return nil
+	return nil, nil
 }
 
 // allowHeader is the Allow header's value for methods.

@@ -430,14 +430,12 @@ func (b *bmc) renderInventory(i int) map[string]any {
 	doc = with(doc, c.id, "Id")
 	doc = with(doc, c.name, "Name")
 	doc = with(doc, b.versions[i], "Version")
-	sw := c.key
-	if c.sys >= 0 && len(b.hosts) > 1 {
-		sw = strings.TrimPrefix(c.key, b.hosts[c.sys].id+".")
-	}
+	base := b.baseKey(c)
+	sw := base
 	if c.softwareID != "" {
 		sw = c.softwareID
 	}
-	if o := b.spec.SoftwareIDs[strings.TrimPrefix(c.key, b.hostPrefix(c))]; o != "" {
+	if o := b.spec.SoftwareIDs[base]; o != "" {
 		sw = o
 	}
 	doc = with(doc, sw, "SoftwareId")
@@ -590,13 +588,13 @@ func (b *bmc) odataService() map[string]any {
 	return map[string]any{"@odata.context": "/redfish/v1/$metadata", "value": value}
 }
 
-// hostPrefix is "Node1." for a per-system component on a BMC with several
-// systems, else "".
-func (b *bmc) hostPrefix(c component) string {
+// baseKey is a component's key without the "Node1." of a per-system
+// component on a BMC with several systems: the key the release names.
+func (b *bmc) baseKey(c component) string {
 	if c.sys >= 0 && len(b.hosts) > 1 {
-		return b.hosts[c.sys].id + "."
+		return strings.TrimPrefix(c.key, b.hosts[c.sys].id+".")
 	}
-	return ""
+	return c.key
 }
 
 // softwareImages lists the members that are images of component key: its

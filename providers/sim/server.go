@@ -273,7 +273,7 @@ func (b *bmc) route(w http.ResponseWriter, r *http.Request) {
 	}
 	b.mu.Lock()
 	b.advance(now)
-	methods := b.allowed(p, now)
+	methods, doc := b.allowed(p, now)
 	b.mu.Unlock()
 	if methods == nil {
 		writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+p+" was not found.")
@@ -293,7 +293,7 @@ func (b *bmc) route(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
-		b.get(w, r, p)
+		b.get(w, r, p, now, doc)
 	case http.MethodPost:
 		b.post(w, r, p)
 	case http.MethodPatch:
@@ -303,7 +303,9 @@ func (b *bmc) route(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (b *bmc) get(w http.ResponseWriter, r *http.Request, p string) {
+// get answers a GET or HEAD of p at now; rendered is the document at p
+// when route already rendered it (allowed), else nil.
+func (b *bmc) get(w http.ResponseWriter, r *http.Request, p string, now time.Time, rendered map[string]any) {
 	switch p {
 	case "/redfish":
 		writeJSON(w, http.StatusOK, map[string]string{"v1": "/redfish/v1/"})
@@ -314,7 +316,6 @@ func (b *bmc) get(w http.ResponseWriter, r *http.Request, p string) {
 		_, _ = w.Write(b.prof.metadata)
 		return
 	}
-	now := b.fleet.opts.Now()
 	b.mu.Lock()
 	b.advance(now)
 	if status, doc, hdr, ok := b.taskMonitor(p, now); ok {
@@ -329,7 +330,10 @@ func (b *bmc) get(w http.ResponseWriter, r *http.Request, p string) {
 		writeJSON(w, status, doc)
 		return
 	}
-	doc, ok := b.render(p, now)
+	doc, ok := rendered, rendered != nil
+	if !ok {
+		doc, ok = b.render(p, now)
+	}
 	status := http.StatusOK
 	if ok && b.prof.name == ProfileDMTF && strings.HasPrefix(p, "/redfish/v1/TaskService/Tasks/") {
 		// The DMTF profile's task is its own monitor (as on iDRAC): 202 while

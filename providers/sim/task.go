@@ -30,10 +30,7 @@ func (b *bmc) startTask(now time.Time, image string, targets []string, applyTime
 	if len(targets) == 0 && comp != "" {
 		var matches []int
 		for i, c := range b.comps {
-			base := c.key
-			if c.sys >= 0 && len(b.hosts) > 1 {
-				base = strings.TrimPrefix(c.key, b.hosts[c.sys].id+".")
-			}
+			base := b.baseKey(c)
 			if (strings.EqualFold(base, comp) || strings.EqualFold(c.key, comp)) && !b.absent[i] {
 				matches = append(matches, i) // an absent member takes no image
 			}
