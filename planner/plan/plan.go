@@ -446,7 +446,7 @@ type Step struct {
 	// (its shutdown step completed), or has ended. (Format 1.3.)
 	After []string `json:"after,omitempty"`
 	// Scheme and Pattern say how a reported version is compared with
-	// Version (config/version.EqualStrings) when apply checks whether an
+	// Version (Step.Target, read by providers.Match.AtTarget) when apply checks whether an
 	// update or reimage already took effect; "" compares strings exactly.
 	Scheme    string `json:"scheme,omitempty"`
 	Pattern   string `json:"pattern,omitempty"`
