@@ -3,6 +3,7 @@ package rackform
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -49,5 +50,32 @@ func TestNothingCitesOutsideTheRepository(t *testing.T) {
 	}
 	if len(out) > 0 {
 		t.Errorf("cites documents outside the repository (use docs/architecture.md or docs/rollout-rules.md):\n%s", out)
+	}
+}
+
+// TestDocLinksResolve: every relative link of the README and docs/ names a
+// file of the repository, so moving a section cannot leave a reader at a
+// page that is not there.
+func TestDocLinksResolve(t *testing.T) {
+	pages, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, "README.md", "examples/README.md")
+	link := regexp.MustCompile(`\]\(([^)#\s]+)(#[^)]*)?\)`)
+	for _, page := range pages {
+		src, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(src), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(page), target)); err != nil {
+				t.Errorf("%s links to %s, which is not in the repository", page, target)
+			}
+		}
 	}
 }

@@ -176,7 +176,7 @@ func (discardSink) Event(Event) {}
 // one place (cmd/rackform/internal/command/exitcode.go).
 type OutcomeStatus string
 
-// Outcomes (README: Exit codes).
+// Outcomes (docs/operating.md: Exit codes).
 const (
 	// OutcomeCompleted: every planned server reached its target or was
 	// skipped before its steps began.

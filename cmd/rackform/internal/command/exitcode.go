@@ -8,7 +8,7 @@ import (
 	"github.com/rackform/rackform/executor"
 )
 
-// Exit codes, documented in the README's table and in each command's help.
+// Exit codes, documented in docs/operating.md's table and in each command's help.
 // This file is the one place outcomes become exit codes.
 const (
 	// ExitOK: success; for apply, continue and approve: every planned
