@@ -1,4 +1,6 @@
 # rackform — build, test, lint. `make help` lists the targets.
+SHELL   := bash
+.SHELLFLAGS := -o pipefail -c
 GO      ?= go
 BIN     ?= bin/rackform
 VERSION ?= 0.1.0-dev
@@ -15,9 +17,10 @@ build: ## build bin/rackform
 # RACKFORM_TEST_REPORT collects one line per test skipped for a missing
 # component (internal/testenv), printed at the end; RACKFORM_TEST_REQUIRE
 # (CI sets it) names components that must be there and must be used.
-test: lint ## gofmt, vet and every test (the command CI runs); lists what skipped for a missing component
+test: lint ## gofmt, vet and every test (the command CI runs); ends with the slowest tests and what skipped for a missing component
 	@report=$$(mktemp -d); \
-	RACKFORM_TEST_REPORT=$$report $(GO) test -count=1 -timeout 30m ./...; rc=$$?; \
+	$(GO) build -o $$report/testreport ./internal/testreport || exit 1; \
+	RACKFORM_TEST_REPORT=$$report $(GO) test -count=1 -timeout 30m -json ./... | $$report/testreport; rc=$$?; \
 	if [ -s $$report/skipped ]; then \
 		echo; echo "Skipped for a missing component (install it to run these; README's Quick start):"; \
 		sort -u $$report/skipped | sed 's/^/  /'; \
