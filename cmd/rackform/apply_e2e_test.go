@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -126,11 +127,19 @@ func startE2EFleetWith(t *testing.T, octet, racks, perRack int, speed float64, f
 }
 
 // freeOctet returns the first octet from o on whose 127.77.OCTET.1..n port
-// 18443 nothing listens now: another test run on this machine (the addresses
-// are fixed) may hold the first choice.
+// 18443 nothing listens now (another test run on this machine may hold the
+// first choice, the addresses being fixed) and that no test of this process
+// holds: the end-to-end tests run in parallel, each on octets of its own
+// until it ends. The octets tests write out as constants are never handed
+// out.
 func freeOctet(t *testing.T, o, n int) int {
 	t.Helper()
+	octets.Lock()
+	defer octets.Unlock()
 	for ; o < 255; o++ {
+		if octets.held[o] {
+			continue
+		}
 		free := true
 		for i := 1; i <= n && free; i++ {
 			ln, err := net.Listen("tcp", fmt.Sprintf("127.77.%d.%d:18443", o, i))
@@ -141,12 +150,26 @@ func freeOctet(t *testing.T, o, n int) int {
 			ln.Close()
 		}
 		if free {
+			octets.held[o] = true
+			t.Cleanup(func() {
+				octets.Lock()
+				defer octets.Unlock()
+				delete(octets.held, o)
+			})
 			return o
 		}
 	}
 	t.Fatal("no free 127.77.x.0/24 for the simulated fleet")
 	return 0
 }
+
+// octets are the 127.77.OCTET.0/24 networks tests of this process hold:
+// those freeOctet handed out, and the fixed ones of
+// TestApplyCrashAfterUpdateAccepted (29) and TestRehearsalIsFaithful (138).
+var octets = struct {
+	sync.Mutex
+	held map[int]bool
+}{held: map[int]bool{29: true, 138: true}}
 
 // e2eProvider is the redfish provider block of the end-to-end
 // configurations: the simulator's credentials from the environment, short
@@ -312,6 +335,7 @@ var lockIDRe = regexp.MustCompile(`rackform force-unlock ([0-9a-f]+)`)
 // flashed twice and none was left behind. A killed apply leaves its lock;
 // the next apply takes it over (its pid is gone on this host) with a note.
 func TestApplyCrash(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	if testing.Short() {
 		t.Skip("crash test: 50 kills of the real binary")
 	}

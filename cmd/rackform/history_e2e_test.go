@@ -11,6 +11,7 @@ import (
 // connection string it says it cannot read them and plans with the
 // defaults.
 func TestPostgresPlanLearnsFromEarlierRuns(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	f1, conn := pgFleet(t, freeOctet(t, 120, 9), 3, 3, 3000, "30s", false)
 	f2 := pgFleetIn(t, freeOctet(t, f1Octet(t, f1)+1, 9), 3, 3, 3000, "30s", false)
 	bin := rackformBin(t)

@@ -214,6 +214,7 @@ func TestApplyPluginCrash(t *testing.T) {
 // as "provider unavailable" (exit 3) with the server in flight resumable,
 // not failed. Applying again finishes the run, nothing flashed twice.
 func TestApplyPluginCannotRestart(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	if testing.Short() {
 		t.Skip("kills the real plugin process in real applies")
 	}
@@ -305,6 +306,7 @@ func TestApplyPluginCannotRestart(t *testing.T) {
 // reaches it before that check (the spare lab/r3/s6 goes first, then
 // lab/r1/s1, whose check reads it).
 func TestApplyPluginCrashDuringQuorumCheck(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	if testing.Short() {
 		t.Skip("kills the real plugin process in a real apply")
 	}

@@ -80,11 +80,18 @@ func (r *pgRunner) start(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer
 func pgFleet(t *testing.T, octet, racks, perRack int, speed float64, lease string, pause bool) (*e2eFleet, string) {
 	t.Helper()
 	pgtest.Need(t, pgServer)
-	db, err := pgServer.NewDatabase(context.Background(), t.Name())
+	return pgFleetOn(t, pgServer, octet, racks, perRack, speed, lease, pause)
+}
+
+// pgFleetOn is pgFleet with a database on srv: a test that stops its
+// server has one of its own (pgtest.Own), as the others run beside it.
+func pgFleetOn(t *testing.T, srv *pgtest.Server, octet, racks, perRack int, speed float64, lease string, pause bool) (*e2eFleet, string) {
+	t.Helper()
+	db, err := srv.NewDatabase(context.Background(), t.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pgFleetIn(t, octet, racks, perRack, speed, lease, pause), pgServer.TCPConn(db)
+	return pgFleetIn(t, octet, racks, perRack, speed, lease, pause), srv.TCPConn(db)
 }
 
 // pgFleetIn is pgFleet without a database of its own.
@@ -174,6 +181,7 @@ func checkStepsOnce(t *testing.T, conn string) {
 // alone. No state directory is written anywhere, the plan holds neither the
 // connection string nor its password, and no output shows the password.
 func TestPostgresContinueFromAnotherRunner(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	f, conn := pgFleet(t, freeOctet(t, 61, 9), 3, 3, 3000, "30s", true)
 	bin := rackformBin(t)
 	a := newPGRunner(t, bin, conn)
@@ -236,6 +244,7 @@ func TestPostgresContinueFromAnotherRunner(t *testing.T) {
 // clear error naming the database, exit 1, no BMC touched, no state
 // written, and never the password of the connection string.
 func TestPostgresConnectionErrors(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	f, conn := pgFleet(t, freeOctet(t, 67, 4), 2, 2, 3000, "30s", false)
 	bin := rackformBin(t)
 	a := newPGRunner(t, bin, conn)
@@ -314,6 +323,7 @@ func waitRecords(t *testing.T, conn, typ string, n int, cmd *exec.Cmd, exited <-
 // expired, resumes from the journal, and completes without starting a
 // finished step again and without flashing a server twice.
 func TestPostgresKilledApplyResumes(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	f, conn := pgFleet(t, freeOctet(t, 71, 6), 3, 2, 300, "3s", false)
 	bin := rackformBin(t)
 	a := newPGRunner(t, bin, conn)
@@ -358,6 +368,7 @@ var lockIDInStatus = regexp.MustCompile(`lock ID ([0-9a-f]+)`)
 // saying the lease was lost, acting no further; B's continue then drives
 // the run to the end from the journal, with no server flashed twice.
 func TestPostgresForceUnlockStealsTheLease(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	f, conn := pgFleet(t, freeOctet(t, 77, 6), 3, 2, 300, "30s", false)
 	bin := rackformBin(t)
 	a := newPGRunner(t, bin, conn)
@@ -413,7 +424,11 @@ func lastLines(s string, n int) string {
 // retries (journal writes, reads, the lease's heartbeat) and completes the
 // run; every server is upgraded once and no step is repeated.
 func TestPostgresDatabaseRestartDuringApply(t *testing.T) {
-	f, conn := pgFleet(t, freeOctet(t, 83, 6), 3, 2, 300, "60s", false)
+	t.Parallel() // its own fleet (freeOctet), PostgreSQL server and work directory
+	// Its own server: stopped and started below, which would cut off the
+	// tests sharing the package's.
+	srv := pgtest.Own(t)
+	f, conn := pgFleetOn(t, srv, freeOctet(t, 83, 6), 3, 2, 300, "60s", false)
 	bin := rackformBin(t)
 	a := newPGRunner(t, bin, conn)
 	if code, out := a.run(t, "plan", "-no-color", "-out", "plan.json", f.dir); code != 0 {
@@ -423,11 +438,11 @@ func TestPostgresDatabaseRestartDuringApply(t *testing.T) {
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	waitRecords(t, conn, "step_started", 1, cmd, exited)
-	if err := pgServer.StopServer(); err != nil {
+	if err := srv.StopServer(); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(1500 * time.Millisecond)
-	if err := pgServer.StartServer(); err != nil {
+	if err := srv.StartServer(); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -451,6 +466,7 @@ var planSHARe = regexp.MustCompile(`Plan SHA-256: ([0-9a-f]{64})`)
 // commands without a plan file do not guess: they list both unfinished
 // runs and ask for -run ID; with -run they act on that run only.
 func TestPostgresSeveralRuns(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	f1, conn := pgFleet(t, freeOctet(t, 89, 9), 3, 3, 3000, "30s", true)
 	f2 := pgFleetIn(t, freeOctet(t, f1Octet(t, f1)+1, 9), 3, 3, 3000, "30s", true)
 	bin := rackformBin(t)
@@ -521,6 +537,7 @@ func f1Octet(t *testing.T, f *e2eFleet) int {
 // (Active/standby, the default; apply -join makes the second apply a
 // co-worker instead: postgres_workers_e2e_test.go.)
 func TestPostgresStandbyWorkerTakesOver(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	f, conn := pgFleet(t, freeOctet(t, 95, 6), 3, 2, 300, "3s", false)
 	bin := rackformBin(t)
 	a := newPGRunner(t, bin, conn)
@@ -572,6 +589,7 @@ func TestPostgresStandbyWorkerTakesOver(t *testing.T) {
 // and exits 3 (stopped); B's continue then finishes the run, the skipped
 // server untouched.
 func TestPostgresStopAndSkipFromAnotherRunner(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	f, conn := pgFleet(t, freeOctet(t, 101, 6), 3, 2, 300, "30s", false)
 	bin := rackformBin(t)
 	a := newPGRunner(t, bin, conn)

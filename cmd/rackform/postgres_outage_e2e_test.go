@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rackform/rackform/internal/pgtest"
 )
 
 // TestPostgresOutageSaysWhatIsLeftAndHowToResume: the database stops for
@@ -19,7 +21,11 @@ import (
 // resumes; once the database is back, continue completes the run with no
 // server flashed twice.
 func TestPostgresOutageSaysWhatIsLeftAndHowToResume(t *testing.T) {
-	f, conn := pgFleet(t, freeOctet(t, 107, 4), 2, 2, 300, "3s", false)
+	t.Parallel() // its own fleet (freeOctet), PostgreSQL server and work directory
+	// Its own server: stopped and started below, which would cut off the
+	// tests sharing the package's.
+	srv := pgtest.Own(t)
+	f, conn := pgFleetOn(t, srv, freeOctet(t, 107, 4), 2, 2, 300, "3s", false)
 	bin := rackformBin(t)
 	a := newPGRunner(t, bin, conn)
 	if code, out := a.run(t, "plan", "-no-color", "-out", "plan.json", f.dir); code != 0 {
@@ -40,13 +46,13 @@ func TestPostgresOutageSaysWhatIsLeftAndHowToResume(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if err := pgServer.StopServer(); err != nil {
+	if err := srv.StopServer(); err != nil {
 		t.Fatal(err)
 	}
 	restarted := false
 	defer func() {
 		if !restarted {
-			_ = pgServer.StartServer()
+			_ = srv.StartServer()
 		}
 	}()
 	select {
@@ -66,7 +72,7 @@ func TestPostgresOutageSaysWhatIsLeftAndHowToResume(t *testing.T) {
 	if !strings.Contains(out, "To resume, run: rackform apply -allow-unsigned plan.json (or: rackform continue)\n") {
 		t.Errorf("the output does not say how to resume:\n%s", out)
 	}
-	if err := pgServer.StartServer(); err != nil {
+	if err := srv.StartServer(); err != nil {
 		t.Fatal(err)
 	}
 	restarted = true

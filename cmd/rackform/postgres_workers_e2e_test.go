@@ -236,6 +236,7 @@ func checkOrder(t *testing.T, conn string, oneWorkerPerGroup bool) {
 // (stages, control plane one at a time, racks one after another); every
 // server is at target, none flashed or reimaged twice.
 func TestPostgresTwoWorkersShareTheRun(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	f, conn, a, b := twoRunners(t, 111)
 	start := time.Now()
 	wa, wb := startPair(t, conn, a, b)
@@ -315,6 +316,7 @@ func TestPostgresTwoWorkersShareTheRun(t *testing.T) {
 // again (one step_started for it in the journal, the BIOS flashed once),
 // and A completes the run.
 func TestPostgresKilledWorkerIsAdopted(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	f, conn, a, b := twoRunners(t, 171)
 	wa, wb := startPair(t, conn, a, b)
 	// B only drives a production group (A leads and has the canary):
@@ -394,6 +396,7 @@ func waitTaskOfAnotherWorker(t *testing.T, conn string, w *worker) (server, op s
 // every step started once in the journal, every server at target, the
 // rollout order kept.
 func TestPostgresKilledLeaderIsReplaced(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	f, conn, a, b := twoRunners(t, 211)
 	wa, wb := startPair(t, conn, a, b)
 	waitTaskOfAnotherWorker(t, conn, wb) // B is under way in a production group

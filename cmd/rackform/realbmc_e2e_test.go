@@ -164,6 +164,7 @@ func startMixedFleet(t *testing.T, octet int, images string) *mixedFleet {
 // the plugin process, flashes every component exactly once (the crayex
 // BMC's shared firmware once for both systems), and re-plans clean.
 func TestMixedProfileFleetPlansAppliesAndReplansClean(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	images := imageServer(t)
 	mf := startMixedFleet(t, freeOctet(t, 40, len(mixedProfiles)), images)
 	e := newE2EEnv(t)
@@ -376,6 +377,7 @@ func startSpecs(t *testing.T, specs []sim.BMCSpec) *sim.Fleet {
 // refuses that server before touching it, naming the serials, and the
 // others proceed to their target.
 func TestApplyRefusesServerWhoseIdentityChanged(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	octet := freeOctet(t, 60, 3)
 	specs := func(second string) []sim.BMCSpec {
 		var out []sim.BMCSpec
@@ -440,6 +442,7 @@ func TestApplyRefusesServerWhoseIdentityChanged(t *testing.T) {
 // member, never an apply failure; with -hold-back-errored the rest of the
 // fleet is planned and applied, and the held-back BMC is never touched.
 func TestNonUpdateableMemberIsHeldBackNotFlashed(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	images := imageServer(t)
 	octet := freeOctet(t, 70, 2)
 	f := startSpecs(t, []sim.BMCSpec{
@@ -551,6 +554,7 @@ func firstLineWith(out, s string) string {
 // flashed, the ones that do not are refused and their BMCs never receive
 // an update.
 func TestImageDigestCheckedEndToEnd(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	images := imageServer(t)
 	body := strings.Repeat("firmware image\n", 256) // what imageServer serves
 	good := fmt.Sprintf("%x", sha256.Sum256([]byte(body)))

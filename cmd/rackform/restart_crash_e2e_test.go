@@ -23,6 +23,7 @@ import (
 // gone (404), the version is read, and the update that did not take is
 // sent again and takes.
 func TestBMCRestartDuringUpdateResumed(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	if testing.Short() {
 		t.Skip("kills the real plugin process in a real apply")
 	}

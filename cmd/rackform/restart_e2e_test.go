@@ -70,6 +70,7 @@ func (f *e2eFleet) injectFault(t *testing.T, name, fault string) {
 // for its reset time, sessions lost, the task monitor 404 when it is
 // back). The simulator's counters say how often the update was sent.
 func TestBMCRestartDuringUpdate(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	if testing.Short() {
 		t.Skip("applies with the real binary")
 	}

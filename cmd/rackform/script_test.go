@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,12 +34,22 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// e2eParallel is how many tests of this package run at once by default.
+const e2eParallel = 4
+
 // pgServer is the package's PostgreSQL server; nil without binaries.
 var pgServer *pgtest.Server
 
 type withPostgres struct{ m *testing.M }
 
 func (w withPostgres) Run() int {
+	// The end-to-end tests wait on simulated BMCs, leases and PostgreSQL
+	// far more than they compute: run e2eParallel of them at once (each
+	// on its own addresses, database and directories), unless -parallel
+	// says otherwise.
+	if !slices.ContainsFunc(os.Args[1:], func(a string) bool { return strings.HasPrefix(a, "-test.parallel") }) {
+		_ = flag.Set("test.parallel", strconv.Itoa(e2eParallel))
+	}
 	// The registry of started runs of every rackform the tests start is a
 	// directory of the test's, never the user's (scripts get their own).
 	if dir, err := os.MkdirTemp("", "rackform-runs-"); err == nil {

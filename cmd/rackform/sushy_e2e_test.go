@@ -26,6 +26,7 @@ const sushyBIOS = `  component "bios" {
 // fails it as an update that did not take effect, sent once, and leaves
 // it on: it is not powered off, reimaged or called unhealthy.
 func TestSushyUpdateNotTakenIsNotRemediated(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	// Against the real emulator (a BIOS target it does not bump to),
 	// apply called such a server "provisioning not done", powered it off
 	// and said it "needs a replace".
@@ -68,6 +69,7 @@ func TestSushyUpdateNotTakenIsNotRemediated(t *testing.T) {
 // with the Manager in Targets) is refused, and apply says so in the BMC's
 // words.
 func TestSushyRefusesManagerTarget(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	images := imageServer(t)
 	vs := vendorServer{profile: sim.ProfileSushy, comps: `  component "bmc" {
     version = "1.01"

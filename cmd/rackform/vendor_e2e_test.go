@@ -163,6 +163,7 @@ var vendorServers = []vendorServer{
 // apply (each active member flashed exactly once, no rollback, backup or
 // copy touched) and re-plan clean.
 func TestVendorProfilesPlanApplyReplan(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	// Without the inventory member model the provider compared Dell's
 	// Previous- rollback and Lenovo's StandbySpare BMC-Backup with the
 	// target, so the re-plan after apply still showed "bios 1.13.2, 1.8.2 →
@@ -181,6 +182,7 @@ func TestVendorProfilesPlanApplyReplan(t *testing.T) {
 // per-member counters), none of the host-side GPU members (not
 // updateable), and a re-plan is clean.
 func TestGPUFleetFlashesEachGPUOnce(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	// A rule that meant its first member planned one target
 	// (HGX_FW_GPU_SXM_1) for the 8 members of SoftwareId 0x0020: 7 GPUs
 	// stayed behind and the re-plan had changes.
@@ -210,6 +212,7 @@ func TestGPUFleetFlashesEachGPUOnce(t *testing.T) {
 // without Basic credentials (as sushy-tools' emulator does) is planned and
 // applied with Basic auth, not called a credentials failure.
 func TestBasicAuthBMCPlannedAndApplied(t *testing.T) {
+	t.Parallel() // its own fleet (freeOctet), database and work directory
 	// A provider that takes a 401 on the session login as refused
 	// credentials, without trying Basic once, cannot plan this BMC.
 	images := imageServer(t)

@@ -311,6 +311,24 @@ func Main(m interface{ Run() int }, srv **Server) int {
 	return code
 }
 
+// Own starts a server of t's own, stopped when t ends: for a test that
+// stops and starts its server (a crash, an outage), which would cut off
+// the other tests sharing the package's. Without PostgreSQL binaries it
+// skips t as Need does.
+func Own(t testing.TB) *Server {
+	t.Helper()
+	s, err := Start()
+	if errors.Is(err, ErrNoPostgres) {
+		Need(t, nil)
+	}
+	if err != nil {
+		t.Fatalf("starting PostgreSQL: %v", err)
+	}
+	testenv.Used(testenv.PostgreSQL)
+	t.Cleanup(s.Stop)
+	return s
+}
+
 // Need skips t when there is no server (no PostgreSQL binaries here).
 func Need(t testing.TB, s *Server) {
 	t.Helper()
