@@ -11,7 +11,6 @@ package run
 
 import (
 	"context"
-	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -51,9 +50,11 @@ type Options struct {
 	// Rerun is apply -rerun (a failed run applied again); Join is apply
 	// -join (a worker beside the apply holding the lock, postgres only).
 	Rerun, Join bool
-	// Keys are the trusted public keys: a plan stored in the backend is
-	// checked against them like a plan file.
-	Keys []ed25519.PublicKey
+	// Trust is what vouches for the plan the state backend stores
+	// (continue, approve; OpenStored): checked by the rule apply checks a
+	// plan file with (Trust.Check), its ExpectSHA256 the hash that was
+	// reviewed.
+	Trust Trust
 }
 
 // Run is a plan's run, opened: the plan, its backend and the state the
@@ -179,13 +180,18 @@ func (o Options) claim(sha, dir string) (func(), error) {
 // OpenStored opens the run a command without a plan file acts on
 // (continue, approve): in PostgreSQL when RACKFORM_PG_CONN_STR is set,
 // else in the state directory; runID is -run (see Backend.Choose). With
-// expect (-expect-sha256, the hash that was reviewed) the run must be of
-// that plan, and the plan stored for it must hash to it: a state
-// directory whose plan was replaced by an edited one stored under its own
-// hash is refused. The stored plan is checked against the trusted keys
-// like a plan file.
-func OpenStored(ctx context.Context, runID, expect string, o Options) (*Run, error) {
+// an expected SHA-256 (o.Trust, -expect-sha256: the hash that was
+// reviewed) the run must be of that plan, and the plan stored for it must
+// hash to it: a state directory whose plan was replaced by an edited one
+// stored under its own hash is refused. The stored plan is vouched for
+// like a plan file given to apply (Trust.Check): outside a terminal, a
+// trusted signature, the reviewed hash or -allow-unsigned.
+func OpenStored(ctx context.Context, runID string, o Options) (*Run, error) {
 	o = o.withDefaults()
+	expect := ""
+	if o.Trust.Expect {
+		expect = o.Trust.ExpectSHA256
+	}
 	want := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(expect), "sha256:"))
 	if want != "" {
 		if id := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(runID), "sha256:")); id != "" && !strings.HasPrefix(want, id) {
@@ -220,6 +226,21 @@ func OpenStored(ctx context.Context, runID, expect string, o Options) (*Run, err
 	if want != "" && s.SHA256 != want {
 		return nil, notReviewed(s.SHA256)
 	}
+	// The state directory is as writable as a plan file: the stored plan
+	// is vouched for like the one apply was given, before anything is
+	// recorded.
+	where := o.StateDir
+	if b.PG != nil {
+		where = b.Where
+	}
+	warning, err := o.Trust.Check(&File{Name: "the plan " + short(s.SHA256) + " in " + where, Bytes: s.Bytes, SHA256: s.SHA256}, s.Plan)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	if warning != "" {
+		o.warn(warning)
+	}
 	release := func() {}
 	if b.PG == nil {
 		if release, err = o.claim(s.SHA256, o.StateDir); err != nil {
@@ -228,19 +249,6 @@ func OpenStored(ctx context.Context, runID, expect string, o Options) (*Run, err
 		}
 	}
 	b.setPlanLease(s.Plan)
-	// The state directory is as writable as a plan file: with trusted
-	// keys, the stored plan is checked like the one apply was given.
-	if len(o.Keys) > 0 {
-		where := o.StateDir
-		if b.PG != nil {
-			where = b.Where
-		}
-		if err := Verify("the plan "+short(s.SHA256)+" in "+where, s.Bytes, s.Plan, o.Keys); err != nil {
-			b.Close()
-			release()
-			return nil, err
-		}
-	}
 	return open(ctx, b, s, o, release)
 }
 
