@@ -108,7 +108,8 @@ func removeEmpty(dir string) {
 // selects): for the local one, the state directory the plan records
 // relative to the plan file, or -state-dir. A plan whose run was started
 // on this machine in another state directory is refused before anything
-// is created (registry.go).
+// is created (registry.go; without its entry, when that is the state
+// directory the plan records: startedElsewhere).
 func Open(ctx context.Context, f *File, p *plan.Plan, o Options) (*Run, error) {
 	o = o.withDefaults()
 	pg := selectsPostgres(p)
@@ -139,6 +140,11 @@ func Open(ctx context.Context, f *File, p *plan.Plan, o Options) (*Run, error) {
 		if release, err = o.claim(f.SHA256, o.StateDir); err != nil {
 			return nil, err
 		}
+		// After the registry, which says more (a run being applied now).
+		if err := startedElsewhere(p, f.Name, f.SHA256, o.StateDir); err != nil {
+			release()
+			return nil, err
+		}
 	}
 	made := ""
 	if absent {
@@ -162,19 +168,38 @@ func Open(ctx context.Context, f *File, p *plan.Plan, o Options) (*Run, error) {
 
 // claim records the run of plan sha as living in the state directory dir
 // in the registry of started runs, or refuses it when it lives in
-// another one. A registry that cannot be used is warned about, not fatal.
+// another one. It fails closed: a registry that cannot be used refuses a
+// run that has not started in dir (an *UnusableError); one that has goes
+// on with a warning, being no second run.
 func (o Options) claim(sha, dir string) (func(), error) {
-	g, err := openRegistry(o.Env)
-	if err == nil {
+	g, where, err := openRegistry(o.Env)
+	if err != nil {
+		err = &UnusableError{SHA256: sha, Dir: where, Err: err}
+	} else {
 		var release func()
-		release, err = g.claim(sha, dir)
-		var started *AlreadyStartedError
-		if err == nil || errors.As(err, &started) {
-			return release, err
+		if release, err = g.claim(sha, dir); err == nil {
+			return release, nil
 		}
 	}
-	o.warn(fmt.Sprintf("the registry of started runs cannot be used (%v): a second apply of this plan with another state directory on this machine would not be refused (set %s to a writable directory)", err, EnvRunRegistry))
+	var unusable *UnusableError
+	if !errors.As(err, &unusable) || !state.Started(dir, sha) {
+		return nil, err
+	}
+	o.warn(fmt.Sprintf("the registry of started runs cannot be used (%v): the run of this plan in %s goes on, but a second apply of it with another state directory on this machine would not be refused until it can (make %s writable, or set %s to a writable directory)", unusable.Err, dir, unusable.Dir, EnvRunRegistry))
 	return func() {}, nil
+}
+
+// startedElsewhere refuses the state directory dir for plan p (SHA-256
+// sha, from planFile) when the state directory the plan records is
+// another one that holds a started run of it: a second run. The registry
+// of started runs refuses it too; this is seen without it (its entry
+// removed, another HOME or RACKFORM_RUN_REGISTRY).
+func startedElsewhere(p *plan.Plan, planFile, sha, dir string) error {
+	recorded := StateDir(p, planFile, "", false)
+	if canonical(recorded) == canonical(dir) || !state.Started(recorded, sha) {
+		return nil
+	}
+	return &AlreadyStartedError{SHA256: sha, StateDir: recorded}
 }
 
 // OpenStored opens the run a command without a plan file acts on
@@ -263,7 +288,7 @@ func registeredDir(env Env, sha, dir string) string {
 	if state.Started(dir, sha) {
 		return dir
 	}
-	g, err := openRegistry(env)
+	g, _, err := openRegistry(env)
 	if err != nil {
 		return dir
 	}
