@@ -34,8 +34,9 @@ const EnvRunRegistry = "RACKFORM_RUN_REGISTRY"
 // this registry directory (a run started by another user, with another
 // HOME or RACKFORM_RUN_REGISTRY, or on another machine sharing nothing,
 // is not seen; the PostgreSQL backend keys runs by plan hash in the
-// database and needs none), and removing an entry by hand forgets the
-// run, except in the state directory the plan records (Open checks it).
+// database and needs none), and removing an entry by hand (or editing it
+// to name another directory) forgets the run, except in the state
+// directory the plan records (Open checks it).
 type registry struct{ dir string }
 
 // entry is one started run.
