@@ -85,7 +85,7 @@ func TestChannelsExampleAppliesWithOneSitePending(t *testing.T) {
 
 	// 4.6.2 reaches site north.
 	publishAt(t, filepath.Join(dir, "catalog.json"), "4.6.2", "north")
-	code, out = e.run(t, "continue", "-no-color")
+	code, out = e.run(t, "continue", "-no-color", "-allow-unsigned")
 	if code != 0 || !strings.Contains(out, "Apply complete: 9 servers upgraded, 0 failed, 0 skipped") {
 		t.Fatalf("continue: exit %d, want 0\n%s", code, out)
 	}

@@ -199,7 +199,7 @@ func TestPostgresContinueFromAnotherRunner(t *testing.T) {
 		t.Error("the plan does not record the postgres backend of its configuration")
 	}
 	code, out := a.run(t, "apply", "-allow-unsigned", "plan.json")
-	if code != 3 || !strings.Contains(out, "To continue, run: rackform continue\n") {
+	if code != 3 || !strings.Contains(out, "To continue, run: rackform continue -allow-unsigned\n") {
 		t.Fatalf("apply on runner A: exit %d, want 3 (paused after the first rack) naming rackform continue\n%s", code, out)
 	}
 	if _, err := os.Stat(filepath.Join(a.work, ".rackform")); err == nil {
@@ -212,7 +212,7 @@ func TestPostgresContinueFromAnotherRunner(t *testing.T) {
 		t.Fatalf("status on runner B: exit %d\n%s", code, out)
 	}
 	for i := 0; ; i++ {
-		code, out = b.run(t, "continue")
+		code, out = b.run(t, "continue", "-allow-unsigned")
 		t.Logf("continue %d on runner B: exit %d", i+1, code)
 		if code == 0 {
 			break
@@ -234,7 +234,7 @@ func TestPostgresContinueFromAnotherRunner(t *testing.T) {
 			t.Errorf("%s has a local state directory", dir)
 		}
 	}
-	if code, out := b.run(t, "continue"); code != 1 || !strings.Contains(out, "already been applied completely") {
+	if code, out := b.run(t, "continue", "-allow-unsigned"); code != 1 || !strings.Contains(out, "already been applied completely") {
 		t.Errorf("continue of a completed run: exit %d\n%s", code, out)
 	}
 }
@@ -399,7 +399,7 @@ func TestPostgresForceUnlockStealsTheLease(t *testing.T) {
 	}
 	t.Logf("runner A: %s", lastLines(aout.String(), 2))
 	for i := 0; ; i++ {
-		code, out = b.run(t, "continue")
+		code, out = b.run(t, "continue", "-allow-unsigned")
 		if code == 0 {
 			break
 		}
@@ -500,7 +500,7 @@ func TestPostgresSeveralRuns(t *testing.T) {
 		t.Errorf("status -run of no run: exit %d\n%s", code, out)
 	}
 	for i := 0; ; i++ {
-		code, out = b.run(t, "continue", "-run", shas[0][:12])
+		code, out = b.run(t, "continue", "-allow-unsigned", "-run", shas[0][:12])
 		if code == 0 {
 			break
 		}
@@ -618,7 +618,7 @@ func TestPostgresStopAndSkipFromAnotherRunner(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 3 || !strings.Contains(aout.String(), "Apply stopped") {
 		t.Fatalf("apply on runner A: exit %d, want 3 (stopped)\n%s", code, aout.String())
 	}
-	code, out := b.run(t, "continue")
+	code, out := b.run(t, "continue", "-allow-unsigned")
 	if code != 0 || !strings.Contains(out, "1 skipped") {
 		t.Fatalf("continue on runner B: exit %d, want 0 with the skipped server\n%s", code, out)
 	}

@@ -69,7 +69,7 @@ func TestPostgresOutageSaysWhatIsLeftAndHowToResume(t *testing.T) {
 		!regexp.MustCompile(`(?m)^  lab/r\d/s\d \([^)]*\): [^;]*powered off[^;]*; to bring it back: `).MatchString(out) {
 		t.Errorf("the output does not list the server left powered off:\n%s", out)
 	}
-	if !strings.Contains(out, "To resume, run: rackform apply -allow-unsigned plan.json (or: rackform continue)\n") {
+	if !strings.Contains(out, "To resume, run: rackform apply -allow-unsigned plan.json (or: rackform continue -allow-unsigned)\n") {
 		t.Errorf("the output does not say how to resume:\n%s", out)
 	}
 	if err := srv.StartServer(); err != nil {
@@ -78,7 +78,7 @@ func TestPostgresOutageSaysWhatIsLeftAndHowToResume(t *testing.T) {
 	restarted = true
 	b := newPGRunner(t, bin, conn)
 	for i := 0; ; i++ {
-		code, out := b.run(t, "continue", "-lock-timeout", "30s")
+		code, out := b.run(t, "continue", "-allow-unsigned", "-lock-timeout", "30s")
 		if code == 0 {
 			break
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"strings"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
@@ -15,7 +14,6 @@ import (
 type applyCommand struct {
 	*Meta
 	runOpts
-	allowUnsigned bool
 }
 
 // optionalString is a string flag that knows whether it was given, so an
@@ -117,21 +115,10 @@ func (c *applyCommand) Run(ctx context.Context, args []string) int {
 	}
 	c.name = "apply"
 	name := rest[0]
-	expect := strings.TrimSpace(c.expectSHA.value)
-	if c.expectSHA.set && expect == "" {
-		fmt.Fprintf(c.Stderr, "Error: -expect-sha256 is empty: give the SHA-256 plan printed for the reviewed plan (is the variable holding it unset?)\n\n%s\n", optionsPointer("apply"))
-		return ExitUsage
+	trust, code, ok := c.trust(c.Meta)
+	if !ok {
+		return code
 	}
-	keys, err := trustedKeys(c.Getenv)
-	if err != nil {
-		return c.fail("%s", err)
-	}
-	if c.allowUnsigned && len(keys) > 0 {
-		fmt.Fprintf(c.Stderr, "Error: -allow-unsigned cannot be used while %s is set: with trusted keys, only signed plans are applied\n", EnvTrustedKeys)
-		return ExitUsage
-	}
-	trust := run.Trust{Keys: keys, Expect: c.expectSHA.set, ExpectSHA256: expect, AllowUnsigned: c.allowUnsigned,
-		Interactive: c.input && isTerminal(c.Stderr) && isTerminalReader(c.Stdin)}
 	type read struct {
 		f       *run.File
 		p       *plan.Plan
@@ -153,14 +140,12 @@ func (c *applyCommand) Run(ctx context.Context, args []string) int {
 		// was not checked.
 		fmt.Fprintf(c.Stderr, "Warning: %s\n", rd.warning)
 	}
-	// The command printed to resume is the one that works again: with the
-	// same trust option (trusted keys come from the environment).
+	// The commands printed to resume are the ones that work again: with
+	// the same trust option (trusted keys come from the environment).
+	c.vouched(trust, rd.f.SHA256)
 	c.planPath = name
-	switch {
-	case c.expectSHA.set:
-		c.planPath = "-expect-sha256 " + rd.f.SHA256 + " " + name
-	case c.allowUnsigned:
-		c.planPath = "-allow-unsigned " + name
+	if c.resumeFlag != "" {
+		c.planPath = c.resumeFlag + " " + name
 	}
 	r, err := run.Open(ctx, rd.f, rd.p, c.options(c.Meta))
 	if err != nil {

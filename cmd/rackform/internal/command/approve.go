@@ -25,14 +25,17 @@ reached yet, or one already approved or skipped, is refused. Approvals do
 not expire.
 
 With -expect-sha256 HASH, the run must be of the reviewed plan and its
-stored plan must hash to it, as for continue.
+stored plan must hash to it, as for continue; outside a terminal, as for
+continue, the stored plan needs a trusted signature, -expect-sha256 or
+-allow-unsigned.
 
 When another apply of the same plan is running, approve only records the
 approval for it and exits 0.
 
 Exit status: as apply: 0 every planned server at target (or skipped before
 it began), 4 completed with failed, skipped-after-start or stranded
-servers, 1 error, refused or failed run, 3 paused or stopped, 130
+servers, 1 error, refused or failed run, 2 bad arguments or, outside a
+terminal, a stored plan nothing vouches for, 3 paused or stopped, 130
 interrupted.`
 }
 
@@ -40,6 +43,7 @@ func (c *approveCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("approve", flag.ContinueOnError)
 	c.runOpts.flags(fs, stateDirResumeUsage)
 	c.resumeFlags(fs)
+	c.habitFlags(fs)
 	runFlag(fs, &c.runID)
 	return fs
 }
@@ -55,7 +59,7 @@ func (c *approveCommand) Run(ctx context.Context, args []string) int {
 	}
 	gate := rest[0]
 	c.name = "approve"
-	return c.resume(ctx, c.Meta, c, func(e *executor.Executor) error {
+	return c.resume(ctx, c.Meta, func(e *executor.Executor) error {
 		if err := e.Approve(ctx, gate); err != nil {
 			return err
 		}

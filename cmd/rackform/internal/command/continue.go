@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"strings"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
@@ -32,7 +31,9 @@ With -expect-sha256 HASH (the hash that was reviewed, as for apply), the
 run must be of that plan and the plan the state backend stores must hash
 to it: without signing keys, this is what stops a state directory whose
 plan was replaced by an edited one (stored under its own hash) from being
-resumed.
+resumed. The stored plan is vouched for as apply's plan file is: outside a
+terminal, continue needs a plan signed by a key of ` + EnvTrustedKeys + `,
+-expect-sha256, or an explicit -allow-unsigned (exit 2 without one).
 
 When another apply of the same plan is running, continue only records the
 request for it and exits 0.
@@ -53,7 +54,8 @@ recorded.
 
 Exit status: as apply: 0 every planned server at target (or skipped before
 it began), 4 completed with failed, skipped-after-start or stranded
-servers, 1 error, refused or failed run, 3 paused or stopped, 130
+servers, 1 error, refused or failed run, 2 bad arguments or, outside a
+terminal, a stored plan nothing vouches for, 3 paused or stopped, 130
 interrupted.`
 }
 
@@ -71,8 +73,9 @@ const stateDirResumeUsage = "The state `DIR` of the run (default: .rackform; wit
 
 // resumeFlags are the options continue and approve add to apply's.
 func (o *runOpts) resumeFlags(fs *flag.FlagSet) {
-	o.expectSHA = optionalString{}
+	o.expectSHA, o.allowUnsigned = optionalString{}, false
 	fs.Var(&o.expectSHA, "expect-sha256", "Refuse to go on unless the run is of the plan whose SHA-256 is `HASH` (the hash that was reviewed) and the plan the state backend stores hashes to it.")
+	fs.BoolVar(&o.allowUnsigned, "allow-unsigned", false, "Go on with a stored plan that is neither signed by a trusted key nor checked with -expect-sha256 (needed outside a terminal, as for apply). Its checksum only detects corruption.")
 }
 
 // runFlag is -run of the commands without a plan file.
@@ -91,26 +94,22 @@ func (c *continueCommand) Run(ctx context.Context, args []string) int {
 		return ExitUsage
 	}
 	c.name, c.recheck = "continue", true
-	return c.resume(ctx, c.Meta, c, func(e *executor.Executor) error { return e.Continue(ctx) })
+	return c.resume(ctx, c.Meta, func(e *executor.Executor) error { return e.Continue(ctx) })
 }
 
 // resume opens the run the state backend holds (the plan it applied last,
 // or -run) and drives it after recording control.
-func (o *runOpts) resume(ctx context.Context, m *Meta, r runner, control func(*executor.Executor) error) int {
-	expect := strings.TrimSpace(o.expectSHA.value)
-	if o.expectSHA.set && expect == "" {
-		fmt.Fprintf(m.Stderr, "Error: -expect-sha256 is empty: give the SHA-256 plan printed for the reviewed plan (is the variable holding it unset?)\n\n%s\n", optionsPointer(r.Flags().Name()))
-		return ExitUsage
-	}
-	keys, err := trustedKeys(m.Getenv)
-	if err != nil {
-		return m.fail("%s", err)
+func (o *runOpts) resume(ctx context.Context, m *Meta, control func(*executor.Executor) error) int {
+	trust, code, ok := o.trust(m)
+	if !ok {
+		return code
 	}
 	opts := o.options(m)
-	opts.Keys = keys
-	rn, err := run.OpenStored(ctx, o.runID, expect, opts)
+	opts.Trust = trust
+	rn, err := run.OpenStored(ctx, o.runID, opts)
 	if err != nil {
 		return m.failErr(err)
 	}
+	o.vouched(trust, rn.SHA256)
 	return o.drive(ctx, m, rn, control)
 }

@@ -275,7 +275,9 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 			rack = "compute rack " + rack
 		}
 		pauses++
-		contArgs := append([]string{}, common...)
+		// continue vouches for the plan the state directory stores as
+		// apply did for the plan file: with the reviewed SHA-256.
+		contArgs := append(append([]string{}, common...), "-expect-sha256", sha)
 		fmt.Fprintln(out)
 		if pauses == 1 {
 			fmt.Fprintf(out, "The run paused after %s, as pause_after_rack = true asks: apply exited %d.\n", rack, ExitPaused)

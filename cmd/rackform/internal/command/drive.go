@@ -39,8 +39,10 @@ type runOpts struct {
 	varFiles stringList
 	noColor  bool
 
-	// expectSHA is -expect-sha256: the hash that was reviewed.
-	expectSHA optionalString
+	// expectSHA is -expect-sha256: the hash that was reviewed;
+	// allowUnsigned is -allow-unsigned (trust).
+	expectSHA     optionalString
+	allowUnsigned bool
 	// runID is -run of continue and approve.
 	runID string
 	// name is the command driving the run, for messages.
@@ -50,6 +52,11 @@ type runOpts struct {
 	// was given with ("-allow-unsigned plan.json"; "" for continue and
 	// approve), for the command printed to resume.
 	planPath string
+	// resumeFlag is the option that vouched for the plan here
+	// ("-expect-sha256 HASH", "-allow-unsigned", or "" for a trusted
+	// signature or a person at a terminal), added to the continue and
+	// approve commands printed to go on.
+	resumeFlag string
 	// rerun: apply -rerun starts a failed run again (executor.Rerun).
 	rerun bool
 	// recheck: continue reads the catalog again for the clusters planned
@@ -80,6 +87,43 @@ func (o *runOpts) flags(fs *flag.FlagSet, stateDirUsage string) {
 	fs.Var(&o.vars, "var", "Set input variable `NAME=VALUE` (sensitive variables must be given again). Repeatable.")
 	fs.Var(&o.varFiles, "var-file", "Read input variables from `FILE`. Repeatable.")
 	fs.BoolVar(&o.noColor, "no-color", false, "Never colour or redraw the output (also: the NO_COLOR environment variable).")
+}
+
+// trust is what vouches for the plan the command drives (run.Trust):
+// -expect-sha256, -allow-unsigned, the trusted keys in the environment and
+// whether a person is at a terminal. ok is false when the command must
+// exit with code: an empty -expect-sha256 (an unset CI variable), keys
+// that cannot be read, -allow-unsigned beside trusted keys.
+func (o *runOpts) trust(m *Meta) (t run.Trust, code int, ok bool) {
+	expect := strings.TrimSpace(o.expectSHA.value)
+	if o.expectSHA.set && expect == "" {
+		fmt.Fprintf(m.Stderr, "Error: -expect-sha256 is empty: give the SHA-256 plan printed for the reviewed plan (is the variable holding it unset?)\n\n%s\n", optionsPointer(o.name))
+		return t, ExitUsage, false
+	}
+	keys, err := trustedKeys(m.Getenv)
+	if err != nil {
+		return t, m.fail("%s", err), false
+	}
+	if o.allowUnsigned && len(keys) > 0 {
+		fmt.Fprintf(m.Stderr, "Error: -allow-unsigned cannot be used while %s is set: with trusted keys, only signed plans are applied\n", EnvTrustedKeys)
+		return t, ExitUsage, false
+	}
+	return run.Trust{Keys: keys, Expect: o.expectSHA.set, ExpectSHA256: expect, AllowUnsigned: o.allowUnsigned,
+		Interactive: m.input && isTerminal(m.Stderr) && isTerminalReader(m.Stdin), Command: o.name}, 0, true
+}
+
+// vouched records, for the commands printed to go on, the option that
+// vouched for the plan of SHA-256 sha (trust): the same command then works
+// again outside a terminal.
+func (o *runOpts) vouched(t run.Trust, sha string) {
+	switch {
+	case len(t.Keys) > 0:
+		o.resumeFlag = "" // the keys come from the environment
+	case t.Expect:
+		o.resumeFlag = "-expect-sha256 " + sha
+	case t.AllowUnsigned:
+		o.resumeFlag = "-allow-unsigned"
+	}
 }
 
 // options are the run options of these flags.
@@ -247,7 +291,7 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 		sinks = append(sinks, js)
 	} else {
 		live := isTerminal(m.Stdout) && !o.noColor && m.Getenv("TERM") != "dumb"
-		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: live, Color: color, Now: clock.Now, Command: nextCommand(b.Dir, o.planPath), Width: termWidth(m.Stdout, m.Getenv)})
+		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: live, Color: color, Now: clock.Now, Command: resumeCommand(b.Dir, o.planPath, o.resumeFlag), Width: termWidth(m.Stdout, m.Getenv)})
 		if live {
 			viewNote := view.Note
 			note.Store(&viewNote)
@@ -319,7 +363,7 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 		} else {
 			code = m.fail("%s", err)
 		}
-		leftBehind(m.Stderr, out, nextCommand(b.Dir, o.planPath))
+		leftBehind(m.Stderr, out, resumeCommand(b.Dir, o.planPath, o.resumeFlag))
 		return code
 	}
 	if hard.Err() != nil && out.Status == executor.OutcomeInterrupted {
@@ -417,35 +461,54 @@ func staleLockHint(m *Meta, h *executor.LockInfo) {
 // directory is added to every rackform apply, continue and approve in it
 // when it is not the default.
 func nextCommand(stateDir, planPath string) func(string) string {
+	return resumeCommand(stateDir, planPath, "")
+}
+
+// resumeCommand is nextCommand that also adds resumeFlag, the option that
+// vouched for the plan (runOpts.resumeFlag), to every rackform continue
+// and approve: apply's has it in planPath.
+func resumeCommand(stateDir, planPath, resumeFlag string) func(string) string {
 	return func(cmd string) string {
 		if planPath != "" {
 			cmd = strings.ReplaceAll(cmd, "PLANFILE", planPath)
 		} else {
 			cmd = strings.ReplaceAll(cmd, "rackform apply PLANFILE", "rackform continue")
 		}
-		if stateDir == "" || filepath.Clean(stateDir) == state.DefaultDir {
-			return cmd
+		dirFlag := ""
+		if stateDir != "" && filepath.Clean(stateDir) != state.DefaultDir {
+			dirFlag = " -state-dir " + stateDir
 		}
-		for _, sub := range []string{"apply", "continue", "approve"} {
-			prefix := "rackform " + sub
-			var b strings.Builder
-			for rest := cmd; ; {
-				i := strings.Index(rest, prefix)
-				if i < 0 {
-					b.WriteString(rest)
-					break
-				}
-				end := i + len(prefix)
-				b.WriteString(rest[:end])
-				if end == len(rest) || rest[end] == ' ' {
-					b.WriteString(" -state-dir " + stateDir)
-				}
-				rest = rest[end:]
-			}
-			cmd = b.String()
+		resume := dirFlag
+		if resumeFlag != "" {
+			resume += " " + resumeFlag
 		}
+		cmd = withFlags(cmd, "apply", dirFlag)
+		cmd = withFlags(cmd, "continue", resume)
+		return withFlags(cmd, "approve", resume)
+	}
+}
+
+// withFlags adds flags (" -a b") after every "rackform sub" in cmd.
+func withFlags(cmd, sub, flags string) string {
+	if flags == "" {
 		return cmd
 	}
+	prefix := "rackform " + sub
+	var b strings.Builder
+	for rest := cmd; ; {
+		i := strings.Index(rest, prefix)
+		if i < 0 {
+			b.WriteString(rest)
+			break
+		}
+		end := i + len(prefix)
+		b.WriteString(rest[:end])
+		if end == len(rest) || rest[end] == ' ' {
+			b.WriteString(flags)
+		}
+		rest = rest[end:]
+	}
+	return b.String()
 }
 
 // termWidth is the width of the terminal w writes to: COLUMNS when set,

@@ -11,7 +11,6 @@ package run
 
 import (
 	"context"
-	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -51,9 +50,11 @@ type Options struct {
 	// Rerun is apply -rerun (a failed run applied again); Join is apply
 	// -join (a worker beside the apply holding the lock, postgres only).
 	Rerun, Join bool
-	// Keys are the trusted public keys: a plan stored in the backend is
-	// checked against them like a plan file.
-	Keys []ed25519.PublicKey
+	// Trust is what vouches for the plan the state backend stores
+	// (continue, approve; OpenStored): checked by the rule apply checks a
+	// plan file with (Trust.Check), its ExpectSHA256 the hash that was
+	// reviewed.
+	Trust Trust
 }
 
 // Run is a plan's run, opened: the plan, its backend and the state the
@@ -107,7 +108,8 @@ func removeEmpty(dir string) {
 // selects): for the local one, the state directory the plan records
 // relative to the plan file, or -state-dir. A plan whose run was started
 // on this machine in another state directory is refused before anything
-// is created (registry.go).
+// is created (registry.go; without its entry, when that is the state
+// directory the plan records: startedElsewhere).
 func Open(ctx context.Context, f *File, p *plan.Plan, o Options) (*Run, error) {
 	o = o.withDefaults()
 	pg := selectsPostgres(p)
@@ -138,6 +140,11 @@ func Open(ctx context.Context, f *File, p *plan.Plan, o Options) (*Run, error) {
 		if release, err = o.claim(f.SHA256, o.StateDir); err != nil {
 			return nil, err
 		}
+		// After the registry, which says more (a run being applied now).
+		if err := startedElsewhere(p, f.Name, f.SHA256, o.StateDir); err != nil {
+			release()
+			return nil, err
+		}
 	}
 	made := ""
 	if absent {
@@ -161,31 +168,55 @@ func Open(ctx context.Context, f *File, p *plan.Plan, o Options) (*Run, error) {
 
 // claim records the run of plan sha as living in the state directory dir
 // in the registry of started runs, or refuses it when it lives in
-// another one. A registry that cannot be used is warned about, not fatal.
+// another one. It fails closed: a registry that cannot be used refuses a
+// run that has not started in dir (an *UnusableError); one that has goes
+// on with a warning, being no second run.
 func (o Options) claim(sha, dir string) (func(), error) {
-	g, err := openRegistry(o.Env)
-	if err == nil {
+	g, where, err := openRegistry(o.Env)
+	if err != nil {
+		err = &UnusableError{SHA256: sha, Dir: where, Err: err}
+	} else {
 		var release func()
-		release, err = g.claim(sha, dir)
-		var started *AlreadyStartedError
-		if err == nil || errors.As(err, &started) {
-			return release, err
+		if release, err = g.claim(sha, dir); err == nil {
+			return release, nil
 		}
 	}
-	o.warn(fmt.Sprintf("the registry of started runs cannot be used (%v): a second apply of this plan with another state directory on this machine would not be refused (set %s to a writable directory)", err, EnvRunRegistry))
+	var unusable *UnusableError
+	if !errors.As(err, &unusable) || !state.Started(dir, sha) {
+		return nil, err
+	}
+	o.warn(fmt.Sprintf("the registry of started runs cannot be used (%v): the run of this plan in %s goes on, but a second apply of it with another state directory on this machine would not be refused until it can (make %s writable, or set %s to a writable directory)", unusable.Err, dir, unusable.Dir, EnvRunRegistry))
 	return func() {}, nil
+}
+
+// startedElsewhere refuses the state directory dir for plan p (SHA-256
+// sha, from planFile) when the state directory the plan records is
+// another one that holds a started run of it: a second run. The registry
+// of started runs refuses it too; this is seen without it (its entry
+// removed, another HOME or RACKFORM_RUN_REGISTRY).
+func startedElsewhere(p *plan.Plan, planFile, sha, dir string) error {
+	recorded := StateDir(p, planFile, "", false)
+	if canonical(recorded) == canonical(dir) || !state.Started(recorded, sha) {
+		return nil
+	}
+	return &AlreadyStartedError{SHA256: sha, StateDir: recorded}
 }
 
 // OpenStored opens the run a command without a plan file acts on
 // (continue, approve): in PostgreSQL when RACKFORM_PG_CONN_STR is set,
 // else in the state directory; runID is -run (see Backend.Choose). With
-// expect (-expect-sha256, the hash that was reviewed) the run must be of
-// that plan, and the plan stored for it must hash to it: a state
-// directory whose plan was replaced by an edited one stored under its own
-// hash is refused. The stored plan is checked against the trusted keys
-// like a plan file.
-func OpenStored(ctx context.Context, runID, expect string, o Options) (*Run, error) {
+// an expected SHA-256 (o.Trust, -expect-sha256: the hash that was
+// reviewed) the run must be of that plan, and the plan stored for it must
+// hash to it: a state directory whose plan was replaced by an edited one
+// stored under its own hash is refused. The stored plan is vouched for
+// like a plan file given to apply (Trust.Check): outside a terminal, a
+// trusted signature, the reviewed hash or -allow-unsigned.
+func OpenStored(ctx context.Context, runID string, o Options) (*Run, error) {
 	o = o.withDefaults()
+	expect := ""
+	if o.Trust.Expect {
+		expect = o.Trust.ExpectSHA256
+	}
 	want := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(expect), "sha256:"))
 	if want != "" {
 		if id := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(runID), "sha256:")); id != "" && !strings.HasPrefix(want, id) {
@@ -220,6 +251,21 @@ func OpenStored(ctx context.Context, runID, expect string, o Options) (*Run, err
 	if want != "" && s.SHA256 != want {
 		return nil, notReviewed(s.SHA256)
 	}
+	// The state directory is as writable as a plan file: the stored plan
+	// is vouched for like the one apply was given, before anything is
+	// recorded.
+	where := o.StateDir
+	if b.PG != nil {
+		where = b.Where
+	}
+	warning, err := o.Trust.Check(&File{Name: "the plan " + short(s.SHA256) + " in " + where, Bytes: s.Bytes, SHA256: s.SHA256}, s.Plan)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	if warning != "" {
+		o.warn(warning)
+	}
 	release := func() {}
 	if b.PG == nil {
 		if release, err = o.claim(s.SHA256, o.StateDir); err != nil {
@@ -228,19 +274,6 @@ func OpenStored(ctx context.Context, runID, expect string, o Options) (*Run, err
 		}
 	}
 	b.setPlanLease(s.Plan)
-	// The state directory is as writable as a plan file: with trusted
-	// keys, the stored plan is checked like the one apply was given.
-	if len(o.Keys) > 0 {
-		where := o.StateDir
-		if b.PG != nil {
-			where = b.Where
-		}
-		if err := Verify("the plan "+short(s.SHA256)+" in "+where, s.Bytes, s.Plan, o.Keys); err != nil {
-			b.Close()
-			release()
-			return nil, err
-		}
-	}
 	return open(ctx, b, s, o, release)
 }
 
@@ -255,7 +288,7 @@ func registeredDir(env Env, sha, dir string) string {
 	if state.Started(dir, sha) {
 		return dir
 	}
-	g, err := openRegistry(env)
+	g, _, err := openRegistry(env)
 	if err != nil {
 		return dir
 	}

@@ -23,7 +23,9 @@ const (
 	EnvTrustedKeys = "RACKFORM_PLAN_TRUSTED_KEYS"
 )
 
-// Trust is what may vouch for a plan file given to apply.
+// Trust is what may vouch for a plan: the plan file given to apply, or
+// the plan the state backend stores for continue and approve (a state
+// directory is as writable as a plan file, so the same rule decides).
 type Trust struct {
 	// Keys are the trusted public keys (EnvTrustedKeys); with any, only a
 	// plan signed by one of them is accepted.
@@ -36,15 +38,22 @@ type Trust struct {
 	AllowUnsigned bool
 	// Interactive: a person at a terminal applies the file they have.
 	Interactive bool
+	// Command is the command that asks ("apply" when empty), for the
+	// message of an *UnverifiedError.
+	Command string
 }
 
 // UnverifiedError is a plan nothing vouches for outside a terminal: no
 // trusted keys, no -expect-sha256, no -allow-unsigned. It is a usage
 // error (exit 2): the command line lacks what the job must say.
-type UnverifiedError struct{ Note string }
+type UnverifiedError struct{ Note, Command string }
 
 func (e *UnverifiedError) Error() string {
-	return fmt.Sprintf("%s\nOutside a terminal, apply needs one of: %s with the public key of the plan job's signing key; -expect-sha256 HASH with the SHA-256 that was reviewed; or -allow-unsigned to accept any plan file that is not corrupt.", e.Note, EnvTrustedKeys)
+	cmd := e.Command
+	if cmd == "" {
+		cmd = "apply"
+	}
+	return fmt.Sprintf("%s\nOutside a terminal, %s needs one of: %s with the public key of the plan job's signing key; -expect-sha256 HASH with the SHA-256 that was reviewed; or -allow-unsigned to accept any plan file that is not corrupt.", e.Note, cmd, EnvTrustedKeys)
 }
 
 // Check decides whether the decoded plan of f may be applied. It returns
@@ -60,7 +69,7 @@ func (t Trust) Check(f *File, p *plan.Plan) (warning string, err error) {
 	case t.Interactive:
 		return unverifiedNote(f.Name, p), nil
 	}
-	return "", &UnverifiedError{Note: unverifiedNote(f.Name, p)}
+	return "", &UnverifiedError{Note: unverifiedNote(f.Name, p), Command: t.Command}
 }
 
 // unverifiedNote says why nothing vouches for the plan.
