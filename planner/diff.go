@@ -555,7 +555,7 @@ func readAdvice(c *config.Component, reported string) string {
 // orderAdvice says what to do when a reported version reads but cannot be
 // ordered against the target.
 func orderAdvice(c *config.Component, reported string) string {
-	if r, err := c.Version.Format().Parse(reported); err == nil && r.Family() != c.Version.Family() {
+	if r, err := c.Version.Format().Parse(reported); err == nil && r.Lineage() != c.Version.Lineage() {
 		return fmt.Sprintf("The server reports firmware of another family than component %q targets: check that the match rule selects the right inventory member, and give servers of another platform a release of their own.", c.Name)
 	}
 	return fmt.Sprintf("Write the target as the exact build the server should report, or declare a version_pattern on component %q that decides it.", c.Name)
