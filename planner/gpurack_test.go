@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
 )
 
 // TestGPURackVersionsPlanAsUpgrades: the firmware strings of a GB200/GB300
@@ -67,5 +68,61 @@ func TestGPURackVersionsPlanAsUpgrades(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// gb300NICs is a GB300 tray's network firmware as issue 32 describes it:
+// two ConnectX-8 NICs and a BlueField-3 under one SoftwareId.
+var gb300NICs = []providers.Component{
+	{ID: "NIC_0", Name: "ConnectX-8 Firmware", SoftwareID: "0x0001", Version: "40.45.3048", Updateable: true, State: providers.StateActive},
+	{ID: "NIC_1", Name: "ConnectX-8 Firmware", SoftwareID: "0x0001", Version: "40.45.3048", Updateable: true, State: providers.StateActive},
+	{ID: "DPU_0", Name: "BlueField-3 Firmware", SoftwareID: "0x0001", Version: "32.44.1036", Updateable: true, State: providers.StateActive},
+}
+
+// TestRuleMatchingDifferentDevicesIsRefused: a rule over a SoftwareId that
+// a tray's ConnectX-8 NICs and its BlueField-3 share would send the NIC
+// image to the BlueField: plan refuses it, naming the members of each
+// device and how to narrow the rule; narrowed by name (with count), it
+// plans the NICs' upgrade. Rule 39.
+func TestRuleMatchingDifferentDevicesIsRefused(t *testing.T) {
+	s, diags := planMembers(t, component("nic", `software_id = "0x0001"`, "40.46.1000"), gb300NICs, nil, "")
+	if diff := cmp.Diff([]string{"Rule matches different devices"}, errorSummaries(diags)); diff != "" {
+		t.Fatalf("errors (-want +got):\n%s\n%s", diff, diags.Error())
+	}
+	for _, want := range []string{
+		`Server c/r1/s1: the match rule software_id "0x0001" of component "nic" selects members that are different devices (their names are of different families): "BlueField-3 Firmware" (DPU_0 32.44.1036) and "ConnectX-8 Firmware" (NIC_0 40.45.3048, NIC_1 40.45.3048).`,
+		"One image would be sent to all of them.", "match it by name", "count = N",
+	} {
+		if !strings.Contains(diags[0].Detail, want) {
+			t.Errorf("detail %q\nlacks %q", diags[0].Detail, want)
+		}
+	}
+	if diags[0].Subject == nil || diags[0].Subject.Start.Line == 0 {
+		t.Error("no subject: the error must point at the component block")
+	}
+	if s != nil && s.Action == plan.ActionUpgrade {
+		t.Error("a server in error is upgraded")
+	}
+
+	// The same with a generic Name: the versions tell the devices apart.
+	generic := append([]providers.Component(nil), gb300NICs...)
+	for i := range generic {
+		generic[i].Name = "Software Inventory"
+	}
+	_, diags = planMembers(t, component("nic", `software_id = "0x0001"`, "40.46.1000"), generic, nil, "")
+	if diff := cmp.Diff([]string{"Rule matches different devices"}, errorSummaries(diags)); diff != "" {
+		t.Fatalf("generic names: errors (-want +got):\n%s\n%s", diff, diags.Error())
+	}
+	if !strings.Contains(diags[0].Detail, "different NVIDIA network devices") {
+		t.Errorf("detail %q does not say why", diags[0].Detail)
+	}
+
+	s, diags = planMembers(t, component("nic", "name  = \"ConnectX-8*\"\n      count = 2", "40.46.1000"), gb300NICs, nil, "")
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	want := []plan.Change{{Component: "nic", Kind: "firmware", From: "40.45.3048", To: "40.46.1000", Reboot: true, Members: 2, Moving: 2}}
+	if diff := cmp.Diff(want, s.Changes); diff != "" {
+		t.Errorf("narrowed rule's changes (-want +got):\n%s", diff)
 	}
 }
