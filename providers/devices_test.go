@@ -1,13 +1,18 @@
 package providers
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rackform/rackform/config/version"
+	"github.com/rackform/rackform/internal/testenv"
 )
 
 func TestNameFamily(t *testing.T) {
@@ -137,5 +142,67 @@ func TestDevicesText(t *testing.T) {
 	three := append(kinds, []Component{{ID: "X", Version: "1"}})
 	if got := DevicesText(three); !strings.Contains(got, `(DPU_0 32.44.1036) and "no name" (X 1)`) || !strings.Contains(got, `40.45.3048), "BlueField`) {
 		t.Errorf("DevicesText of three = %s", got)
+	}
+}
+
+// TestDevicesOfEveryCapture groups the updateable, enabled members of
+// every capture in ../shared/redfish-mockups by SoftwareId, as a rule
+// software_id = "…" selects them: the only group of different devices is
+// Dell R750's SoftwareId 0 (a ConnectX-6, a Mellanox adapter, three
+// SSDs); eight HGX GPUs, Dell's LOM ports named by their MAC and
+// Lenovo's GPU slots are each one device.
+func TestDevicesOfEveryCapture(t *testing.T) {
+	root := testenv.MockupsDir(t)
+	files, err := filepath.Glob(filepath.Join(root, "*", "*", "UpdateService", "FirmwareInventory", "*", "index.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no FirmwareInventory members under %s: %v", root, err)
+	}
+	groups := map[string][]Component{}
+	var keys []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			ID         string `json:"Id"`
+			Name       string
+			SoftwareID string `json:"SoftwareId"`
+			Version    string
+			Updateable *bool
+			Status     struct{ State string }
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if m.SoftwareID == "" || m.Updateable != nil && !*m.Updateable || m.Status.State != "" && m.Status.State != "Enabled" {
+			continue
+		}
+		rel, _ := filepath.Rel(root, f)
+		capture := filepath.ToSlash(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(rel)))))
+		key := capture + " software_id " + m.SoftwareID
+		if _, ok := groups[key]; !ok {
+			keys = append(keys, key)
+		}
+		groups[key] = append(groups[key], Component{ID: m.ID, Name: m.Name, SoftwareID: m.SoftwareID, Version: m.Version, Updateable: true, State: StateActive})
+	}
+	sort.Strings(keys)
+	dotted, _ := version.NewFormat(version.Dotted, "")
+	var got []string
+	several := 0
+	for _, k := range keys {
+		if len(groups[k]) > 1 {
+			several++
+		}
+		if kinds, why := Devices(groups[k], dotted); kinds != nil {
+			got = append(got, fmt.Sprintf("%s: %d kinds, %s", k, len(kinds), why))
+		}
+	}
+	want := []string{"dell/R750 software_id 0: 3 kinds, their names are of different families"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rules over different devices (-want +got):\n%s", diff)
+	}
+	if several < 10 {
+		t.Errorf("only %d SoftwareIds with several members: the captures were not read", several)
 	}
 }
