@@ -113,7 +113,7 @@ func TestRuleMatchingDifferentDevicesIsRefused(t *testing.T) {
 	if diff := cmp.Diff([]string{"Rule matches different devices"}, errorSummaries(diags)); diff != "" {
 		t.Fatalf("generic names: errors (-want +got):\n%s\n%s", diff, diags.Error())
 	}
-	if !strings.Contains(diags[0].Detail, "different NVIDIA network devices") {
+	if !strings.Contains(diags[0].Detail, "different NVIDIA network devices (the first field of DEVICE.RELEASE.BUILD)): (DPU_0 32.44.1036) and (NIC_0 40.45.3048, NIC_1 40.45.3048).") {
 		t.Errorf("detail %q does not say why", diags[0].Detail)
 	}
 

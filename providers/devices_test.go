@@ -139,6 +139,10 @@ func TestDevicesText(t *testing.T) {
 	if got := DevicesText(kinds); got != want {
 		t.Errorf("DevicesText = %s\nwant           %s", got, want)
 	}
+	same := [][]Component{{{ID: "NIC_0", Name: "Software Inventory", Version: "40.45.3048"}}, {{ID: "DPU_0", Name: "Software Inventory", Version: "32.44.1036"}}}
+	if got, want := DevicesText(same), "(NIC_0 40.45.3048) and (DPU_0 32.44.1036)"; got != want {
+		t.Errorf("DevicesText of one Name = %s, want %s", got, want)
+	}
 	three := append(kinds, []Component{{ID: "X", Version: "1"}})
 	if got := DevicesText(three); !strings.Contains(got, `(DPU_0 32.44.1036) and "no name" (X 1)`) || !strings.Contains(got, `40.45.3048), "BlueField`) {
 		t.Errorf("DevicesText of three = %s", got)

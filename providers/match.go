@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -224,18 +225,26 @@ func Devices(members []Component, f version.Format) (kinds [][]Component, why st
 	return nil, ""
 }
 
-// DevicesText names the kinds Devices returned for people: each kind by
-// its first member's Name (or its version), then its members.
-// ("ConnectX-8 NIC (NIC_0 40.45.3048, NIC_1 40.45.3048) and BlueField-3
-// DPU (DPU_0 32.44.1036)").
+// DevicesText names the kinds Devices returned for people: each kind's
+// members, after its first member's Name when the kinds' Names differ
+// (`"ConnectX-8 Firmware" (NIC_0 40.45.3048, NIC_1 40.45.3048) and
+// "BlueField-3 Firmware" (DPU_0 32.44.1036)`; `(NIC_0 40.45.3048) and
+// (DPU_0 32.44.1036)` when both are "Software Inventory").
 func DevicesText(kinds [][]Component) string {
+	labelled := false
+	for _, k := range kinds[1:] {
+		labelled = labelled || k[0].Name != kinds[0][0].Name
+	}
 	parts := make([]string, len(kinds))
 	for i, k := range kinds {
-		label := k[0].Name
-		if label == "" {
-			label = "no name"
+		parts[i] = "(" + MembersText(k) + ")"
+		if labelled {
+			label := k[0].Name
+			if label == "" {
+				label = "no name"
+			}
+			parts[i] = strconv.Quote(label) + " " + parts[i]
 		}
-		parts[i] = fmt.Sprintf("%q (%s)", label, MembersText(k))
 	}
 	if len(parts) <= 2 {
 		return strings.Join(parts, " and ")
