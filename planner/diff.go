@@ -302,6 +302,14 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 				ps.Address)
 			continue
 		}
+		if kinds, why := providers.Devices(active, c.Version.Format()); kinds != nil {
+			ok = false
+			f.add("devices\x00"+s.Cluster.Name+"\x00"+c.Name+"\x00"+providers.DevicesText(kinds), hcl.DiagError, rangePtr(c.DeclRange), "Rule matches different devices",
+				fmt.Sprintf("the match rule %s of component %q selects members that are different devices (%s): %s. One image would be sent to all of them. Narrow the rule to one kind of device: match it by name (a glob only that device's names match) or by id, with count = N for how many it must find, and give the other devices a component of their own.",
+					describeMatch(c.Match), c.Name, why, providers.DevicesText(kinds)),
+				ps.Address)
+			continue
+		}
 		if c.Match.Count > 0 && len(active) != c.Match.Count {
 			ok = false
 			f.add(fmt.Sprintf("count\x00%s\x00%s\x00%d", s.Cluster.Name, c.Name, len(active)), hcl.DiagError, rangePtr(c.DeclRange), "Wrong number of members",
@@ -555,7 +563,7 @@ func readAdvice(c *config.Component, reported string) string {
 // orderAdvice says what to do when a reported version reads but cannot be
 // ordered against the target.
 func orderAdvice(c *config.Component, reported string) string {
-	if r, err := c.Version.Format().Parse(reported); err == nil && r.Family() != c.Version.Family() {
+	if r, err := c.Version.Format().Parse(reported); err == nil && r.Lineage() != c.Version.Lineage() {
 		return fmt.Sprintf("The server reports firmware of another family than component %q targets: check that the match rule selects the right inventory member, and give servers of another platform a release of their own.", c.Name)
 	}
 	return fmt.Sprintf("Write the target as the exact build the server should report, or declare a version_pattern on component %q that decides it.", c.Name)

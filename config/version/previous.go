@@ -3,6 +3,7 @@ package version
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -25,8 +26,7 @@ func Previous(v Version, lowerDates bool) string {
 		if v.Scheme() == Dotted {
 			fields = nil
 			for _, f := range strings.Split(raw, ".") {
-				var n uint64
-				fmt.Sscan(f, &n)
+				n, _ := strconv.ParseUint(f, 10, 64)
 				fields = append(fields, n)
 			}
 		}
@@ -66,9 +66,10 @@ func Previous(v Version, lowerDates bool) string {
 				end = start + 1
 				continue
 			}
-			var n uint64
-			fmt.Sscan(raw[start:end], &n)
-			if n > 0 {
+			// base 10: "08" is eight, where fmt.Sscan reads a leading 0
+			// as octal
+			n, err := strconv.ParseUint(raw[start:end], 10, 64)
+			if err == nil && n > 0 {
 				cand := raw[:start] + fmt.Sprintf("%0*d", end-start, n-1) + raw[end:]
 				if o, err := v.Format().Parse(cand); err == nil {
 					if c, err := Compare(o, v); err == nil && c < 0 {
@@ -86,11 +87,13 @@ func Previous(v Version, lowerDates bool) string {
 var monthRe = regexp.MustCompile(`(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) $`)
 
 // inDate reports whether raw[start:end] looks like part of a release date
-// ("10/29/2021", "May 11 2021", "2021-10-29"): a four-digit year, a
-// number beside '/', or a day after a month's name.
+// ("10/29/2021", "May 11 2021", "2021-10-29"): a four-digit year (1970 to
+// 2099: "4770" of "35_2014_4770" and "0031" are build numbers), a number
+// beside '/', or a day after a month's name.
 func inDate(raw string, start, end int) bool {
 	if end-start == 4 {
-		return true
+		y, _ := strconv.Atoi(raw[start:end])
+		return y >= 1970 && y <= 2099
 	}
 	if (start > 0 && raw[start-1] == '/') || (end < len(raw) && raw[end] == '/') {
 		return true

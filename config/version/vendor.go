@@ -35,6 +35,11 @@ import (
 //	          build number ("Build 27"), either in parentheses or not, or a
 //	          hexadecimal build identity ("0x800016DC", Intel's NVM EETRACK)
 //
+// GPU-rack firmware adds a second reading (trains.go), tried only when this
+// one reads nothing: fields separated by underscores ("35_2014_4652"), a
+// constant suffix ("01.04.0026.0000_n04") and a release build letter
+// ("GB200Nvl-25.08-B").
+//
 // The first reading that accounts for the whole string wins, trying the
 // shortest family first, then the longest core, then a release number and a
 // pre-release before a git-describe suffix, so each string has one reading
@@ -132,6 +137,19 @@ func parseVendor(s string) (Version, error) {
 	if v, ok := parseDated(s); ok {
 		return v, nil
 	}
+	// The second reading (trains.go) is tried only when the first reads
+	// nothing, so it never changes how a string the first reads is read.
+	for _, second := range []bool{false, true} {
+		if v, ok := parseVendorReading(s, second); ok {
+			return v, nil
+		}
+	}
+	return bad("expected an optional family token (\"P79\", \"nc.\") or Lenovo build code (\"42S-\"), an optional \"v\", a dotted number, and only the suffixes the vendor scheme knows (a revision letter, a hex build id, a release number -N, a pre-release -rcN, -betaN or -alphaN, -N-gHASH, -revN, a date, \"Build N\", a 0x build id)")
+}
+
+// parseVendorReading tries each place a version core can start, the
+// shortest family first; second allows the second reading's forms.
+func parseVendorReading(s string, second bool) (Version, bool) {
 	for i := 0; i < len(s); i++ {
 		family, ok := familyBefore(s, i)
 		code := ""
@@ -147,15 +165,15 @@ func parseVendor(s string) (Version, error) {
 		} else if !isDigit(s[i]) {
 			continue
 		}
-		if v, ok := parseVendorFrom(s, start); ok {
+		if v, ok := parseVendorFrom(s, start, second); ok {
 			v.family = family
 			if code != "" {
 				v.ident = joinIdent(code, v.ident)
 			}
-			return v, nil
+			return v, true
 		}
 	}
-	return bad("expected an optional family token (\"P79\", \"nc.\") or Lenovo build code (\"42S-\"), an optional \"v\", a dotted number, and only the suffixes the vendor scheme knows (a revision letter, a hex build id, a release number -N, a pre-release -rcN, -betaN or -alphaN, -N-gHASH, -revN, a date, \"Build N\", a 0x build id)")
+	return Version{}, false
 }
 
 // parseDated reads Supermicro's "BIOS Date: 08/04/2023 Ver 1.4": the
@@ -173,7 +191,7 @@ func parseDated(s string) (Version, bool) {
 	if err != nil {
 		return Version{}, false
 	}
-	v, ok := parseVendorFrom(m[3], 0)
+	v, ok := parseVendorFrom(m[3], 0, false)
 	if !ok || !v.date.IsZero() {
 		return Version{}, false
 	}
@@ -217,8 +235,24 @@ func validFamily(f string) bool {
 }
 
 // parseVendorFrom reads CORE and what follows from s[start:], trying the
-// longest core first.
-func parseVendorFrom(s string, start int) (Version, bool) {
+// longest core first; second also tries a core of underscore-separated
+// fields and the second reading's tails (trains.go).
+func parseVendorFrom(s string, start int, second bool) (Version, bool) {
+	if v, ok := parseCoreFrom(s, start, '.', second); ok {
+		return v, true
+	}
+	if second {
+		if v, ok := parseCoreFrom(s, start, '_', true); ok {
+			v.under = true
+			return v, true
+		}
+	}
+	return Version{}, false
+}
+
+// parseCoreFrom reads a core of integers separated by sep, then what
+// follows. A core of underscore-separated fields has at least two.
+func parseCoreFrom(s string, start int, sep byte, second bool) (Version, bool) {
 	var ends []int
 	for j := start; ; {
 		k := j
@@ -229,25 +263,29 @@ func parseVendorFrom(s string, start int) (Version, bool) {
 			break
 		}
 		ends = append(ends, k)
-		if k+1 < len(s) && s[k] == '.' && isDigit(s[k+1]) {
+		if k+1 < len(s) && s[k] == sep && isDigit(s[k+1]) {
 			j = k + 1
 			continue
 		}
 		break
 	}
-	for n := len(ends); n >= 1; n-- {
+	least := 1
+	if sep != '.' {
+		least = 2
+	}
+	for n := len(ends); n >= least; n-- {
 		end := ends[n-1]
-		parts, err := parseDotted(s[start:end])
+		parts, err := parseDotted(strings.ReplaceAll(s[start:end], string(sep), "."))
 		if err != nil {
 			return Version{}, false // a field overflows
 		}
 		if end < len(s) && isLetter(s[end]) && (end+1 == len(s) || !isLetter(s[end+1]) && !isDigit(s[end+1])) {
-			if v, ok := parseVendorTail(s[end+1:]); ok {
+			if v, ok := parseVendorTail(s[end+1:], second); ok {
 				v.raw, v.parts, v.letter = s, parts, upper(s[end])
 				return v, true
 			}
 		}
-		if v, ok := parseVendorTail(s[end:]); ok {
+		if v, ok := parseVendorTail(s[end:], second); ok {
 			v.raw, v.parts = s, parts
 			return v, true
 		}
@@ -262,9 +300,16 @@ func upper(c byte) byte {
 	return c
 }
 
-// parseVendorTail reads what may follow the core (and letter).
-func parseVendorTail(t string) (Version, bool) {
+// parseVendorTail reads what may follow the core (and letter); second
+// also reads a constant suffix and a release build letter (trains.go).
+func parseVendorTail(t string, second bool) (Version, bool) {
 	v := Version{scheme: Vendor}
+	if second {
+		if suffix, ok := constantSuffix(t); ok {
+			v.suffix = suffix
+			return v, true
+		}
+	}
 	if strings.HasPrefix(t, ".") {
 		k, letters := 1, false
 		for k < len(t) && isHex(t[k]) {
@@ -283,6 +328,13 @@ func parseVendorTail(t string) (Version, bool) {
 			w := v
 			w.release, w.hasRelease = n, true
 			if w, ok := parsePreAndRest(w, t[len(m[0]):]); ok {
+				return w, true
+			}
+		}
+	}
+	if second {
+		if w, rest, ok := releaseLetter(v, t); ok {
+			if w, ok := parsePreAndRest(w, rest); ok {
 				return w, true
 			}
 		}
@@ -406,6 +458,9 @@ func compareVendor(a, b Version) (int, error) {
 			return undecidable("their families differ (%q, %q): versions of different families are different products' firmware (another platform's ROM), not older or newer", a.family, b.family)
 		}
 	}
+	if why := secondReadingUndecidable(a, b); why != "" {
+		return undecidable("%s", why)
+	}
 	if c := compareFields(a, b); c != 0 {
 		return c, nil
 	}
@@ -413,6 +468,9 @@ func compareVendor(a, b Version) (int, error) {
 		return c, nil
 	}
 	if a.hasRelease && b.hasRelease {
+		if why := releaseUndecidable(a, b); why != "" {
+			return undecidable("%s", why)
+		}
 		if c := cmpUint(a.release, b.release); c != 0 {
 			return c, nil
 		}

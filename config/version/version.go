@@ -88,6 +88,13 @@ type Version struct {
 	// pre is a vendor pre-release ("-rc34"), which orders before the
 	// release it precedes.
 	pre preRelease
+	// under, suffix and letterRelease are the vendor scheme's second
+	// reading (trains.go): fields separated by underscores
+	// ("35_2014_4652"), a constant suffix ("_n04") and a release build
+	// written as a letter ("GB200Nvl-25.08-B").
+	under         bool
+	suffix        string
+	letterRelease bool
 	// pat is the compiled pattern of a pattern version.
 	pat *pattern
 }
@@ -233,6 +240,26 @@ func (v Version) HasMinors() bool { return v.Format().HasMinors() }
 
 // Family returns the family token that must match (vendor, pattern), or "".
 func (v Version) Family() string { return strings.ReplaceAll(v.family, "\x00", " ") }
+
+// Lineage is what two versions of v's scheme must share to be ordered at
+// all, in words: the family (vendor, pattern), how the vendor scheme's
+// second reading wrote the fields and the constant suffix ("GB200Nvl",
+// "fields separated by underscores", "suffix _n04"); "" when v has none.
+// Versions of different lineages are different firmware, never older or
+// newer.
+func (v Version) Lineage() string {
+	var out []string
+	if f := v.Family(); f != "" {
+		out = append(out, f)
+	}
+	if v.under {
+		out = append(out, "fields separated by underscores")
+	}
+	if v.suffix != "" {
+		out = append(out, "suffix "+v.suffix)
+	}
+	return strings.Join(out, ", ")
+}
 
 // IsZero reports whether v is the zero (unparsed) Version.
 func (v Version) IsZero() bool { return v.scheme == "" }
