@@ -13,6 +13,9 @@ import (
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/state"
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/rehearsal"
+	"github.com/rackform/rackform/rehearsal/schedule"
 )
 
 // statusCommand shows the state of the run.
@@ -108,7 +111,8 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		if err != nil {
 			return c.fail("reading the run's journal: %s", err)
 		}
-		tl := applyview.StatusTimeline(ctx, p, run.sha, st, entries, now().UTC(), c.approveAfter)
+		rehearsed, from, why := rehearseRemainder(ctx, p, run.sha, entries, now().UTC(), c.approveAfter)
+		tl := applyview.StatusTimeline(p, st, rehearsed, from, why)
 		if err := applyview.WriteStatusHTML(c.Stdout, p, st, &tl); err != nil {
 			return c.fail("writing the status: %s", err)
 		}
@@ -178,4 +182,21 @@ func writeWorkers(w io.Writer, ws []executor.WorkerStatus) {
 		fmt.Fprintf(w, "  %s (pid %d, worker ID %s, since %s, lease until %s): %s\n", x.Who, x.PID, x.ID,
 			x.Since.UTC().Format(time.RFC3339), x.LeaseExpires.UTC().Format(time.RFC3339), groups)
 	}
+}
+
+// rehearseRemainder rehearses what is left of a run: the plan's own
+// executor takes the run over from its journal (rehearsal.Options.Journal)
+// on a simulated copy of the fleet whose servers are what the journal's
+// finished steps made them, gates and pauses answered approveAfter after
+// they are reached. It returns the schedule, where the rehearsal took the
+// run over, or why it could not.
+func rehearseRemainder(ctx context.Context, p *plan.Plan, sha string, journal []executor.Entry, now time.Time, approveAfter time.Duration) (*schedule.Schedule, time.Time, error) {
+	if len(journal) == 0 {
+		return nil, time.Time{}, errors.New("its journal has no record yet")
+	}
+	res, err := rehearsal.Run(ctx, rehearsal.Options{Plan: p, PlanSHA256: sha, Start: now, ApproveAfter: approveAfter, Journal: journal})
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return res.Schedule, res.From, nil
 }

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -27,5 +28,14 @@ func TestStatusListsWorkers(t *testing.T) {
 		"  ci@b (pid 22, worker ID w2, since 2026-11-26T04:01:00Z, lease until 2026-11-26T04:01:30Z): no group held now\n"
 	if b.String() != want {
 		t.Errorf("status workers:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// A run whose journal has no record has nothing a rehearsal can take over:
+// status draws the plan's estimate, and says why.
+func TestStatusRemainderNeedsAJournal(t *testing.T) {
+	_, _, err := rehearseRemainder(context.Background(), nil, "", nil, time.Now(), 0)
+	if err == nil || err.Error() != "its journal has no record yet" {
+		t.Errorf("rehearseRemainder without a journal: %v", err)
 	}
 }

@@ -1,7 +1,6 @@
 package applyview
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"time"
@@ -9,43 +8,38 @@ import (
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/planner/plan"
-	"github.com/rackform/rackform/rehearsal"
+	"github.com/rackform/rackform/rehearsal/schedule"
 )
 
 // StatusTimeline is a run's timeline for its status page, on the
 // calendar: what its journal records, then, after a line at now, the
-// remainder a rehearsal expects, taking the run over from its journal
-// (rehearsal.Options.Journal: the plan's own executor resumes it on a
-// simulated copy of the fleet whose servers are what the journal's
-// finished steps made them), gates and pauses answered approveAfter after
-// they are reached. A run that is over has no remainder. Where the
-// rehearsal cannot take the run over, the timeline is the plan's estimate
-// coloured by the run's state, and its notes say why.
-func StatusTimeline(ctx context.Context, p *plan.Plan, sha string, st *executor.Status, journal []executor.Entry, now time.Time, approveAfter time.Duration) planview.Timeline {
-	var err error
-	var res *rehearsal.Result
-	if len(journal) == 0 {
-		err = errors.New("its journal has no record yet")
-	} else {
-		res, err = rehearsal.Run(ctx, rehearsal.Options{Plan: p, PlanSHA256: sha, Start: now, ApproveAfter: approveAfter, Journal: journal})
-	}
-	if err != nil {
+// remainder a rehearsal expects (rehearsed: the schedule of a rehearsal
+// that took the run over from its journal at from; the status command
+// runs it and hands it here, as no view runs the engine). A run that is
+// over has no remainder. Where the rehearsal could not take the run over
+// (why), the timeline is the plan's estimate coloured by the run's state,
+// and its notes say why.
+func StatusTimeline(p *plan.Plan, st *executor.Status, rehearsed *schedule.Schedule, from time.Time, why error) planview.Timeline {
+	if why != nil || rehearsed == nil {
+		if why == nil {
+			why = errors.New("no rehearsal of the remainder was made")
+		}
 		tl := planview.PlanTimeline(p)
 		tl.Title = "Timeline (estimated, from plan time; bars coloured by the run's state)"
-		why := err.Error()
+		w := why.Error()
 		tl.Notes = []string{"This timeline is the plan's estimate coloured by the run's state, not what happened and its rehearsed remainder, because " +
-			strings.ToLower(why[:1]) + strings.TrimSuffix(why[1:], ".") + "."}
+			strings.ToLower(w[:1]) + strings.TrimSuffix(w[1:], ".") + "."}
 		return tl
 	}
 	over := st.Run.State.Name.Terminal()
 	if over {
-		tl := planview.RehearsedTimeline(p, res.Schedule)
-		tl.Notes = planview.RemainderNotes(res.Schedule, res.From, over)
+		tl := planview.RehearsedTimeline(p, rehearsed)
+		tl.Notes = planview.RemainderNotes(rehearsed, from, over)
 		tl.Title = "Timeline (what happened, on the calendar)"
 		return tl
 	}
-	tl := planview.RemainderTimeline(p, res.Schedule, res.From)
-	tl.Notes = planview.RemainderNotes(res.Schedule, res.From, over)
+	tl := planview.RemainderTimeline(p, rehearsed, from)
+	tl.Notes = planview.RemainderNotes(rehearsed, from, over)
 	tl.Title = "Timeline (what happened, then the rehearsed remainder, on the calendar)"
 	return tl
 }

@@ -2,6 +2,7 @@ package applyview_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -71,7 +72,7 @@ func pausedRun(t *testing.T) (*plan.Plan, *executor.Status, []executor.Entry, ti
 func TestStatusHTMLRemainderInHeadlessChromium(t *testing.T) {
 	p, st, journal, paused := pausedRun(t)
 	now := paused.Add(30 * time.Minute)
-	tl := applyview.StatusTimeline(context.Background(), p, sha, st, journal, now, 0)
+	tl := remainderTimeline(t, p, st, journal, now)
 	if tl.Now == nil || tl.Start.Add(*tl.Now) != now {
 		t.Fatalf("the line of now is at %v, want %s", tl.Now, now)
 	}
@@ -149,7 +150,7 @@ func TestStatusTimelineOfAFinishedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	journal, _ := mem.Read(context.Background(), sha, -1)
-	tl := applyview.StatusTimeline(context.Background(), p, sha, st, journal, res.Schedule.End.Add(24*time.Hour), 0)
+	tl := remainderTimeline(t, p, st, journal, res.Schedule.End.Add(24*time.Hour))
 	if tl.Now != nil || tl.Length != time.Duration(res.Schedule.Total) || !strings.HasPrefix(tl.Notes[0], "The run is over: the timeline is what happened") {
 		t.Errorf("finished run: now %v, length %s (want %s), notes %q", tl.Now, tl.Length, time.Duration(res.Schedule.Total), tl.Notes)
 	}
@@ -160,12 +161,24 @@ func TestStatusTimelineOfAFinishedRun(t *testing.T) {
 			}
 		}
 	}
-	// Without a journal there is nothing to take over: the estimate, and
-	// the page says why.
-	tl = applyview.StatusTimeline(context.Background(), p, sha, st, nil, time.Now(), 0)
+	// Where there was nothing to take over: the estimate, and the page
+	// says why.
+	tl = applyview.StatusTimeline(p, st, nil, time.Time{}, errors.New("Its journal has no record yet."))
 	if tl.Calendar || !strings.Contains(tl.Notes[0], "because its journal has no record yet") {
 		t.Errorf("no journal: calendar %v, notes %q", tl.Calendar, tl.Notes)
 	}
+}
+
+// remainderTimeline is the status page's timeline as rackform status
+// makes it: a rehearsal takes the run over from its journal at now, and
+// the view draws its schedule.
+func remainderTimeline(t *testing.T, p *plan.Plan, st *executor.Status, journal []executor.Entry, now time.Time) planview.Timeline {
+	t.Helper()
+	res, err := rehearsal.Run(context.Background(), rehearsal.Options{Plan: p, PlanSHA256: sha, Start: now, Journal: journal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return applyview.StatusTimeline(p, st, res.Schedule, res.From, nil)
 }
 
 func openStatusTimeline(t *testing.T, p *plan.Plan, st *executor.Status, tl *planview.Timeline) (context.Context, string) {
