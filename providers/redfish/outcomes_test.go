@@ -159,7 +159,7 @@ func TestObserveScrubsEchoedPassword(t *testing.T) {
 	p := configure(t, Options{}, map[string]any{"ca_bundle": caPEM(m)})
 	o := observeAll(t, p, providers.Target{Name: "s", Endpoint: m.URL})[0]
 	msg := singleLine(t, o, testPassword)
-	if o.Outcome != providers.OutcomeUnreachable || !strings.Contains(msg, "cannot parse") || !strings.Contains(msg, "***") {
+	if o.Outcome != providers.OutcomeUnusableAnswer || !strings.Contains(msg, "cannot parse") || !strings.Contains(msg, "***") {
 		t.Errorf("outcome %q, diagnostic %q: want the BMC's words with the password scrubbed", o.Outcome, msg)
 	}
 }
@@ -322,5 +322,91 @@ func TestObserveFallbackBesideSoftwareInventory(t *testing.T) {
 	}
 	if len(o.Components) < 30 {
 		t.Errorf("%d components: the SoftwareInventory members were lost", len(o.Components))
+	}
+}
+
+// TestObserveBMCWithoutSystem: the Slingshot switch blade's controller,
+// served unmodified, answers every request and lists a Manager, a Chassis
+// and a FirmwareInventory, but no Systems collection. It answered, so it
+// is not unreachable: the outcome says it has no ComputerSystem, with the
+// request and the status (rule 49).
+func TestObserveBMCWithoutSystem(t *testing.T) {
+	m := newMockupServer(t, "csm/Slingshot_Switch_Blade")
+	p := configure(t, Options{}, map[string]any{"ca_bundle": caPEM(m)})
+	o := observeAll(t, p, providers.Target{Name: "s", Endpoint: m.URL})[0]
+	if o.Outcome != providers.OutcomeUnusableAnswer || o.Reachable {
+		t.Fatalf("outcome %q (reachable %v), want %q: %v", o.Outcome, o.Reachable, providers.OutcomeUnusableAnswer, o.Diagnostics.Err())
+	}
+	msg := singleLine(t, o)
+	for _, want := range []string{"BMC answered without what the plan needs", "the BMC answered, but has no ComputerSystem: GET /redfish/v1/Systems returned 404 Not Found"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("diagnostic %q does not say %q", msg, want)
+		}
+	}
+	if strings.Contains(strings.ToLower(msg), "unreachable") {
+		t.Errorf("diagnostic %q calls a BMC that answered unreachable", msg)
+	}
+}
+
+// TestObserveAnsweredIsNotUnreachable: every HTTP answer other than
+// 401/403 that is not what the plan needs (an error status after retries,
+// a body that is not JSON, an empty Systems collection) is
+// unusable_answer naming the request and its status; only what no HTTP
+// answer came back for is unreachable (TestObserveOutcomes holds those).
+func TestObserveAnsweredIsNotUnreachable(t *testing.T) {
+	fail := func(path string, status int) mockupOpt {
+		return intercept(func(w http.ResponseWriter, r *http.Request) bool {
+			if strings.TrimSuffix(r.URL.Path, "/") != path {
+				return false
+			}
+			if status == http.StatusNotFound {
+				mockup.WriteError(w, status, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+r.URL.Path+" was not found.")
+			} else {
+				mockup.WriteError(w, status, "Base.1.8.InternalError", "The request failed due to an internal service error.")
+			}
+			return true
+		})
+	}
+	garbled := intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		if strings.TrimSuffix(r.URL.Path, "/") != "/redfish/v1/Systems" {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"Members": [`))
+		return true
+	})
+	empty := serveJSON(map[string]func() any{"/redfish/v1/Systems": func() any {
+		return map[string]any{"@odata.id": "/redfish/v1/Systems", "Members": []any{}, "Members@odata.count": 0}
+	}})
+	cases := []struct {
+		name string
+		opt  mockupOpt
+		says string
+	}{
+		{"server error on the Systems collection", fail("/redfish/v1/Systems", http.StatusInternalServerError),
+			"the BMC answered, but did not give its ComputerSystem: GET /redfish/v1/Systems returned 500 Internal Server Error (Base.1.8.InternalError: The request failed"},
+		{"server error on the inventory", fail("/redfish/v1/UpdateService/FirmwareInventory", http.StatusBadGateway),
+			"the BMC answered, but did not give its firmware inventory: GET /redfish/v1/UpdateService/FirmwareInventory returned 502 Bad Gateway"},
+		{"no service root", fail("/redfish/v1", http.StatusNotFound),
+			"the BMC answered, but has no Redfish service root: GET /redfish/v1/ returned 404 Not Found"},
+		{"session refused with 400", echoLogin,
+			"the BMC answered, but did not create a session: POST /redfish/v1/SessionService/Sessions returned 400 Bad Request"},
+		{"garbled Systems collection", garbled,
+			"the BMC answered, but did not give its ComputerSystem: GET /redfish/v1/Systems returned a body that is not JSON"},
+		{"empty Systems collection", empty,
+			"the BMC answered, but has no ComputerSystem: GET /redfish/v1/Systems lists no members"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := newMockupServer(t, "dmtf/public-rackmount1", c.opt)
+			p := configure(t, Options{}, map[string]any{"ca_bundle": caPEM(m), "retry_max_attempts": 2, "retry_base_delay": "1ms", "retry_max_delay": "2ms"})
+			o := observeAll(t, p, providers.Target{Name: "s", Endpoint: m.URL})[0]
+			if o.Outcome != providers.OutcomeUnusableAnswer || o.Reachable {
+				t.Fatalf("outcome %q (reachable %v), want %q: %v", o.Outcome, o.Reachable, providers.OutcomeUnusableAnswer, o.Diagnostics.Err())
+			}
+			if msg := singleLine(t, o, testPassword); !strings.Contains(msg, c.says) {
+				t.Errorf("diagnostic %q does not say %q", msg, c.says)
+			}
+		})
 	}
 }

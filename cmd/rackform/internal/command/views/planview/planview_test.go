@@ -169,7 +169,7 @@ func TestGolden(t *testing.T) {
 					t.Errorf("stream line is not in the machine-readable UI's envelope: %s", line)
 				}
 			}
-			if !strings.Contains(text.String(), "Plan: "+SummaryLine(p.Summary)) {
+			if !strings.Contains(text.String(), "Plan: "+SummaryLine(p)) {
 				t.Error("the text does not end with the summary line")
 			}
 		})
@@ -186,7 +186,7 @@ func TestSummaryLine(t *testing.T) {
 		{plan.Summary{Skip: 4}, "0 servers to upgrade in 0 racks, 4 skipped, ~0m"},
 	}
 	for _, c := range cases {
-		if got := SummaryLine(c.s); got != c.want {
+		if got := SummaryLine(&plan.Plan{Summary: c.s}); got != c.want {
 			t.Errorf("SummaryLine(%+v) = %q, want %q", c.s, got, c.want)
 		}
 	}
