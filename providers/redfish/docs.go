@@ -259,5 +259,9 @@ type updateServiceDoc struct {
 	entityDoc
 	MultipartHTTPPushURI string `json:"MultipartHttpPushUri"`
 	HTTPPushURI          string `json:"HttpPushUri"`
+	// ServiceEnabled and Status.State say whether the service takes
+	// updates now (nil and "": it does not say, taken as enabled).
+	ServiceEnabled *bool
+	Status         struct{ State string }
 	rawUpdateService
 }

@@ -410,3 +410,50 @@ func TestObserveAnsweredIsNotUnreachable(t *testing.T) {
 		})
 	}
 }
+
+// TestObserveUpdateServiceOffline: an UpdateService that says it takes no
+// update (Status.State UnavailableOffline, as a GPU tray's does, or
+// ServiceEnabled false) gets no update plan: every intent's Problem names
+// the service and its state (rule 50). The capture's own, Enabled, is
+// planned.
+func TestObserveUpdateServiceOffline(t *testing.T) {
+	const dir = "dmtf/public-rackmount1"
+	intent := []providers.UpdateIntent{{Component: "bios", Match: providers.Match{ID: "BIOS"}, ImageURI: "https://images.example/bios.bin"}}
+	cases := []struct {
+		name string
+		edit func(d map[string]any)
+		says string
+	}{
+		{"enabled, as captured", func(map[string]any) {}, ""},
+		{"UnavailableOffline", func(d map[string]any) { d["Status"].(map[string]any)["State"] = "UnavailableOffline" },
+			"the BMC's UpdateService (/redfish/v1/UpdateService) is not enabled (Status.State UnavailableOffline), so it takes no image in this run"},
+		{"StandbyOffline", func(d map[string]any) { d["Status"].(map[string]any)["State"] = "StandbyOffline" },
+			"is not enabled (Status.State StandbyOffline)"},
+		{"ServiceEnabled false", func(d map[string]any) {
+			d["ServiceEnabled"] = false
+			d["Status"].(map[string]any)["State"] = "Disabled"
+		}, "the BMC's UpdateService (/redfish/v1/UpdateService) is disabled (ServiceEnabled is false, Status.State Disabled), so it takes no image in this run"},
+		{"Degraded still serves", func(d map[string]any) { d["Status"].(map[string]any)["State"] = "Degraded" }, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := newMockupServer(t, dir, serveJSON(map[string]func() any{"/redfish/v1/UpdateService": func() any {
+				d := captureJSON(t, dir, "/redfish/v1/UpdateService")
+				c.edit(d)
+				return d
+			}}))
+			p := configure(t, Options{}, map[string]any{"ca_bundle": caPEM(m)})
+			o := observeAll(t, p, providers.Target{Name: "s", Endpoint: m.URL, Updates: intent})[0]
+			if o.Outcome != providers.OutcomeObserved || len(o.Updates) != 1 {
+				t.Fatalf("outcome %q, %d update plans: %v", o.Outcome, len(o.Updates), o.Diagnostics.Err())
+			}
+			up := o.Updates[0]
+			switch {
+			case c.says == "" && (up.Problem != "" || up.Method == ""):
+				t.Errorf("plan %+v, want a method and no problem", up)
+			case c.says != "" && (!strings.Contains(up.Problem, c.says) || up.Method != ""):
+				t.Errorf("plan %+v, want no method and a problem saying %q", up, c.says)
+			}
+		})
+	}
+}

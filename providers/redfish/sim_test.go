@@ -366,6 +366,10 @@ func TestFaultMatrix(t *testing.T) {
 					t.Errorf("stats %+v: want refused sessions and none open", st)
 				}
 			}},
+		// Offline since plan: the image is not sent (rule 50).
+		{name: "update service offline at apply", fault: sim.Fault{Kind: sim.FaultUpdateOffline},
+			run:  applyRun(providers.Step{Kind: providers.StepUpdate, Component: "BIOS", ImageURI: imageURL}),
+			want: "the BMC's UpdateService (/redfish/v1/UpdateService) is not enabled (Status.State UnavailableOffline): the image was not sent", within: 3 * time.Second},
 		{name: "task fails", fault: sim.Fault{Kind: sim.FaultTaskFail},
 			run: applyRun(providers.Step{Kind: providers.StepUpdate, Component: "BIOS", ImageURI: imageURL}), want: "task ended Exception", within: 3 * time.Second},
 		{name: "task hangs: bounded by the step timeout", fault: sim.Fault{Kind: sim.FaultTaskHang},
