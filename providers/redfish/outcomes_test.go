@@ -102,6 +102,15 @@ func TestObserveOutcomes(t *testing.T) {
 		})}, attrs: func(m *mockupServer) map[string]any {
 			return map[string]any{"ca_bundle": caPEM(m), "timeout": "200ms", "retry_max_attempts": 1}
 		}, outcome: providers.OutcomeUnreachable, says: []string{"Server unreachable", "timed out", "no answer within 200ms"}},
+		// The connection dropped before any HTTP answer: nothing answered.
+		{name: "reset before an answer", opts: []mockupOpt{intercept(func(w http.ResponseWriter, r *http.Request) bool {
+			if strings.HasPrefix(r.URL.Path, "/redfish/v1/Systems") {
+				panic(http.ErrAbortHandler) // the server drops the connection (or the stream) unanswered
+			}
+			return false
+		})}, attrs: func(m *mockupServer) map[string]any {
+			return map[string]any{"ca_bundle": caPEM(m), "retry_max_attempts": 1}
+		}, outcome: providers.OutcomeUnreachable, says: []string{"Server unreachable", "/redfish/v1/Systems"}},
 		{name: "wrong password at session login", target: func(m *mockupServer) providers.Target {
 			return providers.Target{Name: "s", Endpoint: m.URL, Credentials: wrong}
 		}, outcome: providers.OutcomeCredentialsRefused, says: []string{"BMC refused the credentials", `user "operator"`, "HTTP 401", "The user name or password is not valid."}},
