@@ -265,9 +265,11 @@ const (
 	ReasonInventoryUnavailable = "inventory_unavailable"
 	ReasonSystemUnresolved     = "system_unresolved"
 	// ReasonUnusableAnswer: the BMC answered, but without what the plan
-	// needs (providers.OutcomeUnusableAnswer; plans before it called such
-	// a server unreachable). A new value in format 1.5, in no field of
-	// its own: Summary counts it in NotObserved only.
+	// needs (providers.OutcomeUnusableAnswer; earlier plans called such a
+	// server unreachable). A value of the free-text reason and outcome,
+	// added without a format change: Summary has no field for it and
+	// counts it in NotObserved only; an older rackform shows it in its
+	// own words ("unusable answer").
 	ReasonUnusableAnswer = "unusable_answer"
 	// ReasonHeldBack: plan found problems on this server (Problems) and
 	// was asked to plan the rest of the fleet without it

@@ -230,7 +230,7 @@ func lacks(re *requestError, status int) string {
 		}
 		return "did not create a session"
 	}
-	what := "the resource the plan reads"
+	var what string
 	switch u := strings.TrimSuffix(re.uri, "/"); {
 	case u == "/redfish/v1" || u == "/redfish":
 		what = "Redfish service root"
@@ -243,7 +243,12 @@ func lacks(re *requestError, status int) string {
 	case strings.Contains(u, "/UpdateService"):
 		what = "UpdateService"
 	}
-	if missing {
+	switch {
+	case what == "" && missing:
+		return "does not serve a resource the plan reads"
+	case what == "":
+		return "did not give a resource the plan reads"
+	case missing:
 		return "has no " + what
 	}
 	return "did not give its " + what

@@ -2,6 +2,7 @@ package redfish
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -402,6 +403,8 @@ func TestObserveAnsweredIsNotUnreachable(t *testing.T) {
 			"the BMC answered, but did not create a session: POST /redfish/v1/SessionService/Sessions returned 400 Bad Request"},
 		{"garbled Systems collection", garbled,
 			"the BMC answered, but did not give its ComputerSystem: GET /redfish/v1/Systems returned a body that is not JSON"},
+		{"a system member gone", fail("/redfish/v1/Systems/437XR1138R2", http.StatusGone),
+			"the BMC answered, but has no ComputerSystem: GET /redfish/v1/Systems/437XR1138R2 returned 410 Gone"},
 		{"empty Systems collection", empty,
 			"the BMC answered, but has no ComputerSystem: GET /redfish/v1/Systems lists no members"},
 	}
@@ -464,5 +467,26 @@ func TestObserveUpdateServiceOffline(t *testing.T) {
 				t.Errorf("plan %+v, want no method and a problem saying %q", up, c.says)
 			}
 		})
+	}
+}
+
+// TestLacksNamesWhatTheBMCDoesNotGive: the words for what a BMC that
+// answered does not give, by request and status.
+func TestLacksNamesWhatTheBMCDoesNotGive(t *testing.T) {
+	for _, c := range []struct {
+		method, uri string
+		status      int
+		want        string
+	}{
+		{http.MethodGet, "/redfish/v1/Systems", http.StatusNotFound, "has no ComputerSystem"},
+		{http.MethodGet, "/redfish/v1/Managers/1", http.StatusServiceUnavailable, "did not give its Manager"},
+		{http.MethodGet, "/redfish/v1/UpdateService", http.StatusMethodNotAllowed, "has no UpdateService"},
+		{http.MethodGet, "/redfish/v1/TaskService", http.StatusNotImplemented, "does not serve a resource the plan reads"},
+		{http.MethodGet, "/redfish/v1/TaskService", http.StatusInternalServerError, "did not give a resource the plan reads"},
+		{http.MethodPost, "/redfish/v1/SessionService/Sessions", http.StatusBadRequest, "did not create a session"},
+	} {
+		if got := lacks(&requestError{method: c.method, uri: c.uri, err: errors.New("x")}, c.status); got != c.want {
+			t.Errorf("%s %s %d: %q, want %q", c.method, c.uri, c.status, got, c.want)
+		}
 	}
 }
