@@ -163,8 +163,13 @@ func outcomeText(outcome string) string {
 		return "the BMC gives no usable firmware inventory"
 	case providers.OutcomeSystemUnresolved:
 		return "the BMC does not serve the server's system"
+	case providers.OutcomeUnusableAnswer:
+		return "the BMC answered without what the plan needs"
+	case providers.OutcomeUnreachable:
+		return "the BMC is unreachable"
 	}
-	return "the BMC is unreachable"
+	// A newer plugin's outcome: named, never taken for unreachable.
+	return "the BMC could not be observed (" + strings.ReplaceAll(outcome, "_", " ") + ")"
 }
 
 // identityChanged says how the server's identity differs from the one the

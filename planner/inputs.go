@@ -17,7 +17,6 @@ import (
 
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/planner/plan"
-	"github.com/rackform/rackform/providers"
 )
 
 // snapshot records every configuration file's text, named relative to the
@@ -83,12 +82,9 @@ func summarize(p *plan.Plan) plan.Summary {
 		default:
 			s.Skip++
 		}
+		cause, unseen := srv.NotObservedCause()
 		switch {
-		case plan.NotObserved(srv.Reason) || srv.Outcome != "" && srv.Outcome != providers.OutcomeObserved:
-			cause := srv.Outcome
-			if cause == "" || cause == providers.OutcomeObserved {
-				cause = srv.Reason
-			}
+		case unseen:
 			s.Count(cause)
 		case srv.Reason == plan.ReasonHeldBack:
 			s.HeldBack++

@@ -20,6 +20,7 @@ import (
 // most), then what was observed unhealthy.
 var causeOrder = []string{
 	providers.OutcomeUnreachable,
+	providers.OutcomeUnusableAnswer,
 	providers.OutcomeCredentialsRefused,
 	providers.OutcomeInventoryUnavailable,
 	providers.OutcomeSystemUnresolved,
@@ -30,6 +31,7 @@ var causeOrder = []string{
 // refused").
 var causeText = map[string]string{
 	providers.OutcomeUnreachable:          "unreachable",
+	providers.OutcomeUnusableAnswer:       "answered without what the plan needs",
 	providers.OutcomeCredentialsRefused:   "credentials refused",
 	providers.OutcomeInventoryUnavailable: "inventory unavailable",
 	providers.OutcomeSystemUnresolved:     "system unresolved",
@@ -65,7 +67,8 @@ type unavailableServer struct {
 }
 
 // unavailable records a server that cannot be upgraded now. Unreachable
-// and unhealthy servers follow on_unreachable (skip: planned as skipped;
+// servers, servers whose BMC answered without what the plan needs, and
+// unhealthy servers follow on_unreachable (skip: planned as skipped;
 // block: a plan error); configuration problems fail the plan unless
 // -hold-back-errored holds them back. Reported grouped by cause in
 // reportUnavailable.
@@ -141,6 +144,8 @@ func causeSummary(cause string) string {
 	switch cause {
 	case providers.OutcomeUnreachable:
 		return "unreachable"
+	case providers.OutcomeUnusableAnswer:
+		return "whose BMC answered without what the plan needs"
 	case providers.OutcomeCredentialsRefused:
 		return "refused the credentials"
 	case providers.OutcomeInventoryUnavailable:
@@ -256,6 +261,8 @@ func causeAdvice(cause string, block, holdBack bool) string {
 		return what + ": this is a configuration problem, so the plan fails. -exclude the servers, or plan with -hold-back-errored to plan the rest of the fleet without them."
 	case misconfiguration(cause):
 		return "Held back (-hold-back-errored): planned as skipped, counted for no threshold, and the plan is not \"no changes\"."
+	case block && cause == providers.OutcomeUnusableAnswer:
+		return "Their BMCs answer, so the network is not the problem: check that each is a server's BMC (a switch or chassis controller serves no ComputerSystem) and that it serves what the message names, or reset a BMC that fails its requests. -exclude them, or plan with -on-unreachable=skip to plan them as skipped."
 	case block:
 		return "Fix them, -exclude them, or plan with -on-unreachable=skip to plan them as skipped."
 	}
@@ -318,8 +325,13 @@ func (p *planning) checkClustersObserved() {
 		if prov := p.provider(c); t.seen > 0 || prov == nil || p.failedProviders[prov.Name] {
 			continue
 		}
+		fix := "Restore access to its BMCs"
+		if len(t.causes) != 1 || t.causes[providers.OutcomeUnreachable] == 0 {
+			// Some BMCs answered: access is not (all) the problem.
+			fix = "Fix what the warnings above say of its servers"
+		}
 		p.errorf(rangePtr(c.DeclRange), "No server of cluster "+c.Name+" observed",
-			"None of the %d in-scope servers of cluster %q could be observed (%s), so nothing this plan would say about it is known. Restore access to its BMCs, or -exclude %s.",
-			t.n, c.Name, causeCounts(t.causes), c.Name)
+			"None of the %d in-scope servers of cluster %q could be observed (%s), so nothing this plan would say about it is known. %s, or -exclude %s.",
+			t.n, c.Name, causeCounts(t.causes), fix, c.Name)
 	}
 }

@@ -340,3 +340,56 @@ func TestWhyGroupsShowRealAddresses(t *testing.T) {
 		t.Errorf("whyGroups:\n got %s\nwant %s", got, want)
 	}
 }
+
+// A BMC that answered without what the plan needs (rule 49) is counted
+// and reported as that, never as unreachable: in the warning, in the
+// cluster's error when none of its servers was observed, and in the
+// plan's counts (in NotObserved, not in Unreachable).
+func TestUnusableAnswerIsNotUnreachable(t *testing.T) {
+	const why = "the BMC answered, but has no ComputerSystem: GET /redfish/v1/Systems returned 404 Not Found"
+	cfg := loadText(t, fixture{racks: withCP([]string{"r1", "a:c"})}.String())
+	p, diags := planFakes(t, cfg, func(addr string, o *providers.Observation) {
+		if addr == "c/r1/a" {
+			refuse(providers.OutcomeUnusableAnswer, why)(o)
+		}
+	}, nil)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	var got []string
+	for _, d := range diags {
+		got = append(got, d.Summary+": "+d.Detail)
+	}
+	want := "1 of 5 servers whose BMC answered without what the plan needs: c/r1/a (BMC said: " + why + ")."
+	if !slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, want) }) {
+		t.Errorf("no diagnostic %q in %q", want, got)
+	}
+	a := serverByAddr(p, "c/r1/a")
+	if a.Action != plan.ActionSkip || a.Reason != plan.ReasonUnusableAnswer || a.Outcome != providers.OutcomeUnusableAnswer || a.Settled() {
+		t.Errorf("a: action %s reason %s outcome %s", a.Action, a.Reason, a.Outcome)
+	}
+	if s := p.Summary; s.NotObserved != 1 || s.Unreachable != 0 {
+		t.Errorf("summary %+v: want 1 not observed, 0 unreachable", s)
+	}
+	if diff := cmp.Diff(map[string]int{providers.OutcomeUnusableAnswer: 1}, p.NotObservedBy()); diff != "" {
+		t.Errorf("not observed by cause (-want +got):\n%s", diff)
+	}
+
+	// The whole cluster: the error counts them by what they answered.
+	_, diags = planFakes(t, cfg, func(addr string, o *providers.Observation) {
+		if addr == "c/r1/a" {
+			refuse(providers.OutcomeUnreachable, "dial tcp: connection refused")(o)
+		} else {
+			refuse(providers.OutcomeUnusableAnswer, why)(o)
+		}
+	}, nil)
+	var errs []string
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			errs = append(errs, d.Detail)
+		}
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0], "None of the 5 in-scope servers of cluster \"c\" could be observed (1 unreachable, 4 answered without what the plan needs)") {
+		t.Errorf("errors %q", errs)
+	}
+}

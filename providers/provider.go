@@ -7,6 +7,7 @@ package providers
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -199,9 +200,17 @@ const (
 const (
 	// OutcomeObserved: the server was read; Components are its versions.
 	OutcomeObserved = "observed"
-	// OutcomeUnreachable: no usable answer (connection refused or reset,
-	// DNS, TLS, timeout, 5xx or malformed replies after retries).
+	// OutcomeUnreachable: nothing answered (connection refused or reset
+	// before a response, DNS, TLS, timeout). A BMC that sent any HTTP
+	// answer is never unreachable.
 	OutcomeUnreachable = "unreachable"
+	// OutcomeUnusableAnswer: the BMC answered, but without what the plan
+	// needs: a resource it must read answered an HTTP error other than
+	// 401/403 (404 on the Systems collection of a BMC that manages no
+	// ComputerSystem, 5xx after retries), a body that is not JSON, or a
+	// Systems collection without members. The diagnostic names the
+	// request and the status.
+	OutcomeUnusableAnswer = "unusable_answer"
 	// OutcomeCredentialsRefused: the BMC answered 401/403 to the
 	// credentials (session login or Basic auth).
 	OutcomeCredentialsRefused = "credentials_refused"
@@ -265,11 +274,14 @@ func (o *Observation) EffectiveOutcome() string {
 
 // NotHealthy says why a server does not count as a healthy member (of a
 // control plane's quorum), or "" when it does: reachable, not Critical,
-// and on. A nil observation is unreachable.
+// and on. A nil observation (none reported) is "not observed".
 func (o *Observation) NotHealthy() string {
 	switch {
-	case o == nil || !o.Reachable:
-		return "unreachable"
+	case o == nil:
+		return "not observed"
+	case !o.Reachable:
+		// Named for what it is: a BMC that answered is not unreachable.
+		return strings.ReplaceAll(o.EffectiveOutcome(), "_", " ")
 	case o.Health == "Critical":
 		return "health Critical"
 	case o.PowerState != "" && o.PowerState != PowerOn:

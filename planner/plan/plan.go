@@ -264,6 +264,13 @@ const (
 	ReasonCredentialsRefused   = "credentials_refused"
 	ReasonInventoryUnavailable = "inventory_unavailable"
 	ReasonSystemUnresolved     = "system_unresolved"
+	// ReasonUnusableAnswer: the BMC answered, but without what the plan
+	// needs (providers.OutcomeUnusableAnswer; earlier plans called such a
+	// server unreachable). A value of the free-text reason and outcome,
+	// added without a format change: Summary has no field for it and
+	// counts it in NotObserved only; an older rackform shows it in its
+	// own words ("unusable answer").
+	ReasonUnusableAnswer = "unusable_answer"
 	// ReasonHeldBack: plan found problems on this server (Problems) and
 	// was asked to plan the rest of the fleet without it
 	// (-hold-back-errored). (Format 1.3.)
@@ -278,10 +285,24 @@ const (
 // observed: its state is unknown, so the plan is never "no changes".
 func NotObserved(reason string) bool {
 	switch reason {
-	case ReasonUnreachable, ReasonCredentialsRefused, ReasonInventoryUnavailable, ReasonSystemUnresolved:
+	case ReasonUnreachable, ReasonCredentialsRefused, ReasonInventoryUnavailable, ReasonSystemUnresolved, ReasonUnusableAnswer:
 		return true
 	}
 	return false
+}
+
+// NotObservedCause is why s was not observed (a providers.Outcome*
+// value; in plans before format 1.3, which record no outcome, its skip
+// reason), and false when it was observed.
+func (s *Server) NotObservedCause() (string, bool) {
+	observed := s.Outcome == "" || s.Outcome == providers.OutcomeObserved
+	switch {
+	case !observed:
+		return s.Outcome, true
+	case NotObserved(s.Reason):
+		return s.Reason, true
+	}
+	return "", false
 }
 
 // Settled reports whether a server needs nothing and is known to need
@@ -525,34 +546,33 @@ type Summary struct {
 	SharedUpdates int `json:"shared_updates,omitempty"`
 }
 
-// NotObservedBy counts the servers not observed by cause (a
-// providers.Outcome* value), leaving out causes with none.
-func (s Summary) NotObservedBy() map[string]int {
+// NotObservedBy counts the plan's servers not observed by cause (a
+// providers.Outcome* value), leaving out causes with none. It counts the
+// servers rather than reading Summary's fields, which name only some
+// causes: one without a field (unusable_answer, or what a newer plugin
+// names) is counted under its own name, never as another.
+func (p *Plan) NotObservedBy() map[string]int {
 	out := map[string]int{}
-	for k, v := range map[string]int{
-		providers.OutcomeUnreachable:          s.Unreachable,
-		providers.OutcomeCredentialsRefused:   s.CredentialsRefused,
-		providers.OutcomeInventoryUnavailable: s.InventoryUnavailable,
-		providers.OutcomeSystemUnresolved:     s.SystemUnresolved,
-	} {
-		if v > 0 {
-			out[k] = v
+	for i := range p.Servers {
+		if cause, ok := p.Servers[i].NotObservedCause(); ok {
+			out[cause]++
 		}
 	}
 	return out
 }
 
-// Count adds one server not observed for cause.
+// Count adds one server not observed for cause. A cause without a field
+// of its own is in NotObserved only (Plan.NotObservedBy names it).
 func (s *Summary) Count(cause string) {
 	s.NotObserved++
 	switch cause {
+	case providers.OutcomeUnreachable:
+		s.Unreachable++
 	case providers.OutcomeCredentialsRefused:
 		s.CredentialsRefused++
 	case providers.OutcomeInventoryUnavailable:
 		s.InventoryUnavailable++
 	case providers.OutcomeSystemUnresolved:
 		s.SystemUnresolved++
-	default:
-		s.Unreachable++
 	}
 }

@@ -166,6 +166,10 @@ func (s *stepRun) update(ctx context.Context) (*providers.ApplyResult, error) {
 	if t := s.resumeUpdate(ctx); t != nil {
 		return s.attach(ctx, t, deadline)
 	}
+	if us.Offline != "" {
+		// Enabled at plan, offline now: the image is not sent (rule 50).
+		return nil, errors.New(us.Offline + ": the image was not sent; plan again once the BMC's UpdateService is enabled")
+	}
 	var acc *accepted
 	switch method {
 	case MethodSimpleUpdate:

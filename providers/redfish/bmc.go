@@ -138,6 +138,10 @@ type updateInfo struct {
 	Params         []actionParam
 	// The apply times each method takes, as the BMC lists them.
 	SimpleUpdateApplyTimes, MultipartApplyTimes, HTTPPushApplyTimes applyTimes
+	// Offline says why the service takes no update now (ServiceEnabled
+	// false, or a Status.State such as UnavailableOffline), in words; ""
+	// when it is enabled or does not say.
+	Offline string
 }
 
 // applyTimes are the apply times an update method takes, as the BMC lists

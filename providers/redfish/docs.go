@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"reflect"
 	"sync"
 
@@ -43,11 +44,11 @@ func getJSON(ctx context.Context, c *gofish.APIClient, uri string, v any) error 
 	}
 	malformed, err := decodeGet(first, uri, v)
 	if !malformed || ctx.Err() != nil {
-		return err
+		return answered(http.MethodGet, uri, err)
 	}
 	reflect.ValueOf(v).Elem().SetZero()
 	_, err = decodeGet(c.WithContext(context.WithValue(ctx, selfCheckedKey, false)), uri, v)
-	return err
+	return answered(http.MethodGet, uri, err)
 }
 
 // selfChecked marks ctx's GETs as decoded and checked by getJSON. The
@@ -258,5 +259,9 @@ type updateServiceDoc struct {
 	entityDoc
 	MultipartHTTPPushURI string `json:"MultipartHttpPushUri"`
 	HTTPPushURI          string `json:"HttpPushUri"`
+	// ServiceEnabled and Status.State say whether the service takes
+	// updates now (nil and "": it does not say, taken as enabled).
+	ServiceEnabled *bool
+	Status         struct{ State string }
 	rawUpdateService
 }

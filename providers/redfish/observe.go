@@ -136,6 +136,9 @@ func (p *Provider) observeOne(ctx context.Context, b bmc, t providers.Target) *p
 		if errors.As(err, &se) {
 			obs.Systems = se.systems
 		}
+		if outcome == providers.OutcomeUnusableAnswer {
+			err = &unusableError{err}
+		}
 		obs.Diagnostics = p.fail(t, outcomeSummary(outcome), err)
 		return obs
 	}

@@ -1,12 +1,14 @@
 package redfish
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"sort"
 	"strings"
 
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/stmcginnis/gofish/schemas"
 
 	"github.com/rackform/rackform/providers"
@@ -112,11 +114,49 @@ func collErr(err error) error {
 	return &itemsError{link: links[0], more: len(links) - 1, err: ce.Failures[links[0]]}
 }
 
-// outcomeOf names what a failed read means for the observation.
+// requestError is a request the BMC answered, but not with what was asked:
+// an HTTP error status, or a body that is not JSON. It reads as the error
+// it wraps (whose messages already name the resource); it is kept in the
+// chain so that the outcome can say which request the BMC answered so.
+type requestError struct {
+	method, uri string
+	err         error
+}
+
+func (e *requestError) Error() string { return e.err.Error() }
+func (e *requestError) Unwrap() error { return e.err }
+
+// answered wraps err, the failure of method on uri, as a requestError when
+// the BMC answered it (an HTTP status, or a body that is not JSON); any
+// other error (nothing answered) is returned as is.
+func answered(method, uri string, err error) error {
+	if err == nil || statusOf(err) == 0 && !notJSON(err) {
+		return err
+	}
+	return &requestError{method: method, uri: uri, err: err}
+}
+
+// notJSON reports whether err is a body that did not decode as JSON.
+func notJSON(err error) bool {
+	var (
+		serr  *json.SyntaxError
+		terr  *json.UnmarshalTypeError
+		serr1 *jsonv1.SyntaxError // decodeGet's decoder
+		terr1 *jsonv1.UnmarshalTypeError
+	)
+	return errors.As(err, &serr) || errors.As(err, &terr) || errors.As(err, &serr1) || errors.As(err, &terr1)
+}
+
+// outcomeOf names what a failed read means for the observation. A BMC
+// that sent any HTTP answer is not unreachable: refused credentials
+// (401/403) are credentials_refused, every other answer that is not what
+// the plan needs is unusable_answer; only a request nothing answered
+// (refused or reset connection, DNS, TLS, timeout) is unreachable.
 func outcomeOf(err error) string {
 	var (
 		ce *credentialsError
 		se *systemUnresolvedError
+		re *requestError
 	)
 	switch {
 	case errors.As(err, &ce):
@@ -124,15 +164,94 @@ func outcomeOf(err error) string {
 	case errors.As(err, &se):
 		return providers.OutcomeSystemUnresolved
 	case errors.Is(err, errNoSystem):
-		return providers.OutcomeInventoryUnavailable
+		return providers.OutcomeUnusableAnswer
 	}
 	switch statusOf(err) {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		// The session or Basic credentials were refused on a read (after
 		// one fresh login).
 		return providers.OutcomeCredentialsRefused
+	case 0:
+	default:
+		return providers.OutcomeUnusableAnswer
+	}
+	if errors.As(err, &re) || notJSON(err) {
+		return providers.OutcomeUnusableAnswer
 	}
 	return providers.OutcomeUnreachable
+}
+
+// unusableError says what a BMC that answered lacks: which request, what
+// it answered, and the BMC's own words.
+type unusableError struct{ err error }
+
+func (e *unusableError) Unwrap() error { return e.err }
+
+func (e *unusableError) Error() string {
+	var re *requestError
+	if !errors.As(e.err, &re) {
+		return "the BMC answered, but not with what the plan needs: " + describe(e.err)
+	}
+	status := statusOf(re.err)
+	msg := "the BMC answered, but " + lacks(re, status) + ": " + re.method + " " + re.uri
+	switch {
+	case errors.Is(re.err, errNoSystem):
+		msg += " lists no members"
+	case status != 0:
+		msg += fmt.Sprintf(" returned %d %s", status, http.StatusText(status))
+	default:
+		msg += " returned a body that is not JSON (" + describe(re.err) + ")"
+	}
+	var se *schemas.Error
+	if errors.As(re.err, &se) {
+		words := redfishMessage(se)
+		for _, x := range se.ExtendedInfos {
+			if x.MessageID != "" {
+				words = strings.TrimSuffix(x.MessageID+": "+words, ": ")
+				break
+			}
+		}
+		if words != "" {
+			msg += " (" + words + ")"
+		}
+	}
+	return msg
+}
+
+// lacks says what the BMC does not give, from the request it answered:
+// "has no ComputerSystem" for a 404 on the Systems collection, "did not
+// give its firmware inventory" for a 500 on it.
+func lacks(re *requestError, status int) string {
+	missing := status == http.StatusNotFound || status == http.StatusGone || status == http.StatusMethodNotAllowed ||
+		status == http.StatusNotImplemented || errors.Is(re.err, errNoSystem)
+	if re.method == http.MethodPost {
+		if missing {
+			return "has no session service"
+		}
+		return "did not create a session"
+	}
+	var what string
+	switch u := strings.TrimSuffix(re.uri, "/"); {
+	case u == "/redfish/v1" || u == "/redfish":
+		what = "Redfish service root"
+	case strings.Contains(u, "/Systems"):
+		what = "ComputerSystem"
+	case strings.Contains(u, "/FirmwareInventory"), strings.Contains(u, "/SoftwareInventory"):
+		what = "firmware inventory"
+	case strings.Contains(u, "/Managers"):
+		what = "Manager"
+	case strings.Contains(u, "/UpdateService"):
+		what = "UpdateService"
+	}
+	switch {
+	case what == "" && missing:
+		return "does not serve a resource the plan reads"
+	case what == "":
+		return "did not give a resource the plan reads"
+	case missing:
+		return "has no " + what
+	}
+	return "did not give its " + what
 }
 
 // outcomeSummary is the diagnostic summary of an outcome.
@@ -144,6 +263,8 @@ func outcomeSummary(outcome string) string {
 		return "No firmware inventory"
 	case providers.OutcomeSystemUnresolved:
 		return "System not resolved"
+	case providers.OutcomeUnusableAnswer:
+		return "BMC answered without what the plan needs"
 	}
 	return "Server unreachable"
 }

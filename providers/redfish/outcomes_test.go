@@ -2,6 +2,7 @@ package redfish
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -102,6 +103,15 @@ func TestObserveOutcomes(t *testing.T) {
 		})}, attrs: func(m *mockupServer) map[string]any {
 			return map[string]any{"ca_bundle": caPEM(m), "timeout": "200ms", "retry_max_attempts": 1}
 		}, outcome: providers.OutcomeUnreachable, says: []string{"Server unreachable", "timed out", "no answer within 200ms"}},
+		// The connection dropped before any HTTP answer: nothing answered.
+		{name: "reset before an answer", opts: []mockupOpt{intercept(func(w http.ResponseWriter, r *http.Request) bool {
+			if strings.HasPrefix(r.URL.Path, "/redfish/v1/Systems") {
+				panic(http.ErrAbortHandler) // the server drops the connection (or the stream) unanswered
+			}
+			return false
+		})}, attrs: func(m *mockupServer) map[string]any {
+			return map[string]any{"ca_bundle": caPEM(m), "retry_max_attempts": 1}
+		}, outcome: providers.OutcomeUnreachable, says: []string{"Server unreachable", "/redfish/v1/Systems"}},
 		{name: "wrong password at session login", target: func(m *mockupServer) providers.Target {
 			return providers.Target{Name: "s", Endpoint: m.URL, Credentials: wrong}
 		}, outcome: providers.OutcomeCredentialsRefused, says: []string{"BMC refused the credentials", `user "operator"`, "HTTP 401", "The user name or password is not valid."}},
@@ -159,7 +169,7 @@ func TestObserveScrubsEchoedPassword(t *testing.T) {
 	p := configure(t, Options{}, map[string]any{"ca_bundle": caPEM(m)})
 	o := observeAll(t, p, providers.Target{Name: "s", Endpoint: m.URL})[0]
 	msg := singleLine(t, o, testPassword)
-	if o.Outcome != providers.OutcomeUnreachable || !strings.Contains(msg, "cannot parse") || !strings.Contains(msg, "***") {
+	if o.Outcome != providers.OutcomeUnusableAnswer || !strings.Contains(msg, "cannot parse") || !strings.Contains(msg, "***") {
 		t.Errorf("outcome %q, diagnostic %q: want the BMC's words with the password scrubbed", o.Outcome, msg)
 	}
 }
@@ -322,5 +332,161 @@ func TestObserveFallbackBesideSoftwareInventory(t *testing.T) {
 	}
 	if len(o.Components) < 30 {
 		t.Errorf("%d components: the SoftwareInventory members were lost", len(o.Components))
+	}
+}
+
+// TestObserveBMCWithoutSystem: the Slingshot switch blade's controller,
+// served unmodified, answers every request and lists a Manager, a Chassis
+// and a FirmwareInventory, but no Systems collection. It answered, so it
+// is not unreachable: the outcome says it has no ComputerSystem, with the
+// request and the status (rule 49).
+func TestObserveBMCWithoutSystem(t *testing.T) {
+	m := newMockupServer(t, "csm/Slingshot_Switch_Blade")
+	p := configure(t, Options{}, map[string]any{"ca_bundle": caPEM(m)})
+	o := observeAll(t, p, providers.Target{Name: "s", Endpoint: m.URL})[0]
+	if o.Outcome != providers.OutcomeUnusableAnswer || o.Reachable {
+		t.Fatalf("outcome %q (reachable %v), want %q: %v", o.Outcome, o.Reachable, providers.OutcomeUnusableAnswer, o.Diagnostics.Err())
+	}
+	msg := singleLine(t, o)
+	for _, want := range []string{"BMC answered without what the plan needs", "the BMC answered, but has no ComputerSystem: GET /redfish/v1/Systems returned 404 Not Found"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("diagnostic %q does not say %q", msg, want)
+		}
+	}
+	if strings.Contains(strings.ToLower(msg), "unreachable") {
+		t.Errorf("diagnostic %q calls a BMC that answered unreachable", msg)
+	}
+}
+
+// TestObserveAnsweredIsNotUnreachable: every HTTP answer other than
+// 401/403 that is not what the plan needs (an error status after retries,
+// a body that is not JSON, an empty Systems collection) is
+// unusable_answer naming the request and its status; only what no HTTP
+// answer came back for is unreachable (TestObserveOutcomes holds those).
+func TestObserveAnsweredIsNotUnreachable(t *testing.T) {
+	fail := func(path string, status int) mockupOpt {
+		return intercept(func(w http.ResponseWriter, r *http.Request) bool {
+			if strings.TrimSuffix(r.URL.Path, "/") != path {
+				return false
+			}
+			if status == http.StatusNotFound {
+				mockup.WriteError(w, status, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+r.URL.Path+" was not found.")
+			} else {
+				mockup.WriteError(w, status, "Base.1.8.InternalError", "The request failed due to an internal service error.")
+			}
+			return true
+		})
+	}
+	garbled := intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		if strings.TrimSuffix(r.URL.Path, "/") != "/redfish/v1/Systems" {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"Members": [`))
+		return true
+	})
+	empty := serveJSON(map[string]func() any{"/redfish/v1/Systems": func() any {
+		return map[string]any{"@odata.id": "/redfish/v1/Systems", "Members": []any{}, "Members@odata.count": 0}
+	}})
+	cases := []struct {
+		name string
+		opt  mockupOpt
+		says string
+	}{
+		{"server error on the Systems collection", fail("/redfish/v1/Systems", http.StatusInternalServerError),
+			"the BMC answered, but did not give its ComputerSystem: GET /redfish/v1/Systems returned 500 Internal Server Error (Base.1.8.InternalError: The request failed"},
+		{"server error on the inventory", fail("/redfish/v1/UpdateService/FirmwareInventory", http.StatusBadGateway),
+			"the BMC answered, but did not give its firmware inventory: GET /redfish/v1/UpdateService/FirmwareInventory returned 502 Bad Gateway"},
+		{"no service root", fail("/redfish/v1", http.StatusNotFound),
+			"the BMC answered, but has no Redfish service root: GET /redfish/v1/ returned 404 Not Found"},
+		{"session refused with 400", echoLogin,
+			"the BMC answered, but did not create a session: POST /redfish/v1/SessionService/Sessions returned 400 Bad Request"},
+		{"garbled Systems collection", garbled,
+			"the BMC answered, but did not give its ComputerSystem: GET /redfish/v1/Systems returned a body that is not JSON"},
+		{"a system member gone", fail("/redfish/v1/Systems/437XR1138R2", http.StatusGone),
+			"the BMC answered, but has no ComputerSystem: GET /redfish/v1/Systems/437XR1138R2 returned 410 Gone"},
+		{"empty Systems collection", empty,
+			"the BMC answered, but has no ComputerSystem: GET /redfish/v1/Systems lists no members"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := newMockupServer(t, "dmtf/public-rackmount1", c.opt)
+			p := configure(t, Options{}, map[string]any{"ca_bundle": caPEM(m), "retry_max_attempts": 2, "retry_base_delay": "1ms", "retry_max_delay": "2ms"})
+			o := observeAll(t, p, providers.Target{Name: "s", Endpoint: m.URL})[0]
+			if o.Outcome != providers.OutcomeUnusableAnswer || o.Reachable {
+				t.Fatalf("outcome %q (reachable %v), want %q: %v", o.Outcome, o.Reachable, providers.OutcomeUnusableAnswer, o.Diagnostics.Err())
+			}
+			if msg := singleLine(t, o, testPassword); !strings.Contains(msg, c.says) {
+				t.Errorf("diagnostic %q does not say %q", msg, c.says)
+			}
+		})
+	}
+}
+
+// TestObserveUpdateServiceOffline: an UpdateService that says it takes no
+// update (Status.State UnavailableOffline, as a GPU tray's does, or
+// ServiceEnabled false) gets no update plan: every intent's Problem names
+// the service and its state (rule 50). The capture's own, Enabled, is
+// planned.
+func TestObserveUpdateServiceOffline(t *testing.T) {
+	const dir = "dmtf/public-rackmount1"
+	intent := []providers.UpdateIntent{{Component: "bios", Match: providers.Match{ID: "BIOS"}, ImageURI: "https://images.example/bios.bin"}}
+	cases := []struct {
+		name string
+		edit func(d map[string]any)
+		says string
+	}{
+		{"enabled, as captured", func(map[string]any) {}, ""},
+		{"UnavailableOffline", func(d map[string]any) { d["Status"].(map[string]any)["State"] = "UnavailableOffline" },
+			"the BMC's UpdateService (/redfish/v1/UpdateService) is not enabled (Status.State UnavailableOffline), so it takes no image in this run"},
+		{"StandbyOffline", func(d map[string]any) { d["Status"].(map[string]any)["State"] = "StandbyOffline" },
+			"is not enabled (Status.State StandbyOffline)"},
+		{"ServiceEnabled false", func(d map[string]any) {
+			d["ServiceEnabled"] = false
+			d["Status"].(map[string]any)["State"] = "Disabled"
+		}, "the BMC's UpdateService (/redfish/v1/UpdateService) is disabled (ServiceEnabled is false, Status.State Disabled), so it takes no image in this run"},
+		{"Degraded still serves", func(d map[string]any) { d["Status"].(map[string]any)["State"] = "Degraded" }, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := newMockupServer(t, dir, serveJSON(map[string]func() any{"/redfish/v1/UpdateService": func() any {
+				d := captureJSON(t, dir, "/redfish/v1/UpdateService")
+				c.edit(d)
+				return d
+			}}))
+			p := configure(t, Options{}, map[string]any{"ca_bundle": caPEM(m)})
+			o := observeAll(t, p, providers.Target{Name: "s", Endpoint: m.URL, Updates: intent})[0]
+			if o.Outcome != providers.OutcomeObserved || len(o.Updates) != 1 {
+				t.Fatalf("outcome %q, %d update plans: %v", o.Outcome, len(o.Updates), o.Diagnostics.Err())
+			}
+			up := o.Updates[0]
+			switch {
+			case c.says == "" && (up.Problem != "" || up.Method == ""):
+				t.Errorf("plan %+v, want a method and no problem", up)
+			case c.says != "" && (!strings.Contains(up.Problem, c.says) || up.Method != ""):
+				t.Errorf("plan %+v, want no method and a problem saying %q", up, c.says)
+			}
+		})
+	}
+}
+
+// TestLacksNamesWhatTheBMCDoesNotGive: the words for what a BMC that
+// answered does not give, by request and status.
+func TestLacksNamesWhatTheBMCDoesNotGive(t *testing.T) {
+	for _, c := range []struct {
+		method, uri string
+		status      int
+		want        string
+	}{
+		{http.MethodGet, "/redfish/v1/Systems", http.StatusNotFound, "has no ComputerSystem"},
+		{http.MethodGet, "/redfish/v1/Managers/1", http.StatusServiceUnavailable, "did not give its Manager"},
+		{http.MethodGet, "/redfish/v1/UpdateService", http.StatusMethodNotAllowed, "has no UpdateService"},
+		{http.MethodGet, "/redfish/v1/TaskService", http.StatusNotImplemented, "does not serve a resource the plan reads"},
+		{http.MethodGet, "/redfish/v1/TaskService", http.StatusInternalServerError, "did not give a resource the plan reads"},
+		{http.MethodPost, "/redfish/v1/SessionService/Sessions", http.StatusBadRequest, "did not create a session"},
+	} {
+		if got := lacks(&requestError{method: c.method, uri: c.uri, err: errors.New("x")}, c.status); got != c.want {
+			t.Errorf("%s %s %d: %q, want %q", c.method, c.uri, c.status, got, c.want)
+		}
 	}
 }

@@ -75,6 +75,11 @@ func planUpdate(in providers.UpdateIntent, st *state, us *updateInfo, usErr erro
 		plan.Problem = why
 		return plan
 	}
+	if us.Offline != "" {
+		// Rule 50: no image is sent to a service that says it takes none.
+		plan.Problem = us.Offline + ", so it takes no image in this run"
+		return plan
+	}
 	// A version read from the System or Manager is updated by naming that
 	// resource, whether or not the BMC describes Targets.
 	fallback := len(members) == 1 && (members[0].Source == providers.SourceSystem || members[0].Source == providers.SourceManager)

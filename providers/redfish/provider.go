@@ -4,8 +4,11 @@
 // a per-BMC request limit, retries honouring Retry-After, tolerant task
 // monitors, TLS verification on by default).
 //
-// Observe names what it found (providers.Outcome*): unreachable (connect,
-// TLS, timeout, 5xx after retries), credentials_refused (401/403 to the
+// Observe names what it found (providers.Outcome*): unreachable (nothing
+// answered: connect, TLS, timeout), unusable_answer (the BMC answered, but
+// without what the plan needs: 404 or another error status after retries,
+// a body that is not JSON, no ComputerSystem; outcome.go names the request
+// and the status), credentials_refused (401/403 to the
 // session request and to one read with Basic auth, or on a read after one
 // fresh login), inventory_unavailable (no inventory and
 // no fallback version), system_unresolved (several Systems and none or a

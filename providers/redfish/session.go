@@ -126,7 +126,7 @@ func (b *gofishBMC) conn(ctx context.Context) (*gofish.APIClient, int, error) {
 		MaxConcurrentRequests: int64(b.limit),
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("reading the service root: %w", err)
+		return nil, 0, fmt.Errorf("reading the service root: %w", answered(http.MethodGet, "/redfish/v1/", err))
 	}
 	if err := b.login(api); err != nil {
 		return nil, 0, err
@@ -182,7 +182,7 @@ func (b *gofishBMC) login(api *gofish.APIClient) error {
 		}
 		return nil
 	default:
-		return fmt.Errorf("creating a session: %w", err)
+		return answered(http.MethodPost, serviceLink(api, "sessions", standardSessionsURI), fmt.Errorf("creating a session: %w", err))
 	}
 }
 

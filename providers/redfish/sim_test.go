@@ -348,7 +348,9 @@ func TestFaultMatrix(t *testing.T) {
 		{name: "timeout, persistent: unreachable", fault: sim.Fault{Kind: sim.FaultTimeout, Latency: time.Minute},
 			attrs: map[string]any{"timeout": "100ms", "retry_max_attempts": 2}, run: observeRun, want: "timed out", within: 3 * time.Second},
 		{name: "5xx, transient: retried", fault: sim.Fault{Kind: sim.FaultError, Count: 2}, run: observeRun, wantOK: true, within: 3 * time.Second},
-		{name: "5xx, persistent: unreachable", fault: sim.Fault{Kind: sim.FaultError}, run: observeRun, want: "HTTP 500", within: 3 * time.Second},
+		// A BMC failing every request answered: not unreachable (rule 49).
+		{name: "5xx, persistent: answered", fault: sim.Fault{Kind: sim.FaultError}, run: observeRun,
+			want: "BMC answered without what the plan needs: BMC https://127.0.0.1", within: 3 * time.Second},
 		{name: "503 busy honours Retry-After", fault: sim.Fault{Kind: sim.FaultBusy, Latency: 2 * time.Second, Count: 2},
 			attrs: map[string]any{"retry_max_delay": "10s"}, popts: func() Options { return Options{Clock: busyClock} },
 			run: observeRun, wantOK: true, within: 3 * time.Second,
@@ -358,12 +360,16 @@ func TestFaultMatrix(t *testing.T) {
 					t.Errorf("waits %v, want the BMC's Retry-After of 2s twice", s)
 				}
 			}},
-		{name: "session limit", fault: sim.Fault{Kind: sim.FaultSessionLimit, Limit: 0}, run: observeRun, want: "creating a session", within: 3 * time.Second,
+		{name: "session limit", fault: sim.Fault{Kind: sim.FaultSessionLimit, Limit: 0}, run: observeRun, want: "the BMC answered, but did not create a session: POST /redfish/v1/SessionService/Sessions returned 503 Service Unavailable", within: 3 * time.Second,
 			check: func(t *testing.T, env *simEnv) {
 				if st := env.fleet.Stats("c01"); st.SessionsRefused == 0 || st.SessionsOpen != 0 {
 					t.Errorf("stats %+v: want refused sessions and none open", st)
 				}
 			}},
+		// Offline since plan: the image is not sent (rule 50).
+		{name: "update service offline at apply", fault: sim.Fault{Kind: sim.FaultUpdateOffline},
+			run:  applyRun(providers.Step{Kind: providers.StepUpdate, Component: "BIOS", ImageURI: imageURL}),
+			want: "the BMC's UpdateService (/redfish/v1/UpdateService) is not enabled (Status.State UnavailableOffline): the image was not sent", within: 3 * time.Second},
 		{name: "task fails", fault: sim.Fault{Kind: sim.FaultTaskFail},
 			run: applyRun(providers.Step{Kind: providers.StepUpdate, Component: "BIOS", ImageURI: imageURL}), want: "task ended Exception", within: 3 * time.Second},
 		{name: "task hangs: bounded by the step timeout", fault: sim.Fault{Kind: sim.FaultTaskHang},

@@ -53,12 +53,13 @@ func (b *gofishBMC) System(ctx context.Context, sel string) (*systemInfo, error)
 				return err
 			}
 		}
-		systems, err := readMembers[systemDoc](ctx, c, serviceLink(c, "systems", "/redfish/v1/Systems"))
+		coll := serviceLink(c, "systems", "/redfish/v1/Systems")
+		systems, err := readMembers[systemDoc](ctx, c, coll)
 		if err != nil {
 			return collErr(err)
 		}
 		if len(systems) == 0 {
-			return errNoSystem
+			return &requestError{method: http.MethodGet, uri: coll, err: errNoSystem}
 		}
 		// The collection just read lists every system: SystemIDs need not
 		// read it again.

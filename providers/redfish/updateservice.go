@@ -110,6 +110,7 @@ func (b *gofishBMC) UpdateService(ctx context.Context) (*updateInfo, error) {
 				From: "MultipartHttpPushUri's @Redfish.OperationApplyTimeSupport"},
 			HTTPPushApplyTimes: applyTimes{Values: hp.Allowables, Current: hp.ApplyTime,
 				From: "HttpPushUriApplyTime's allowable values"},
+			Offline: offline(us),
 		}
 		var allowTargets []string
 		if json.Unmarshal(su.Targets, &allowTargets) == nil && len(allowTargets) > 0 {
@@ -142,4 +143,31 @@ func (b *gofishBMC) UpdateService(ctx context.Context) (*updateInfo, error) {
 		return nil
 	})
 	return info, err
+}
+
+// offlineStates are the Status.State values of an UpdateService that
+// takes no update now: switched off, offline, not there, held for a test
+// or restricted. Any other state (Enabled, Degraded, Starting, Updating,
+// Deferring…) or none is taken as serving: a plan is refused only for
+// what the BMC says.
+var offlineStates = map[string]bool{
+	"Disabled": true, "StandbyOffline": true, "StandbySpare": true, "UnavailableOffline": true,
+	"Absent": true, "InTest": true, "Quiesced": true,
+}
+
+// offline says why the UpdateService takes no update now, or "" when it
+// does (rule 50): ServiceEnabled false, or an offline Status.State.
+func offline(us *updateServiceDoc) string {
+	uri := relPath(us.ODataID)
+	switch st := us.Status.State; {
+	case us.ServiceEnabled != nil && !*us.ServiceEnabled:
+		msg := "the BMC's UpdateService (" + uri + ") is disabled (ServiceEnabled is false"
+		if st != "" {
+			msg += ", Status.State " + st
+		}
+		return msg + ")"
+	case offlineStates[st]:
+		return "the BMC's UpdateService (" + uri + ") is not enabled (Status.State " + st + ")"
+	}
+	return ""
 }

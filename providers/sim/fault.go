@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -56,12 +57,18 @@ const (
 	// FaultUnknownState: the node's state is Unknown: the host stays On
 	// and reports no Health at all.
 	FaultUnknownState FaultKind = "unknown-state"
+
+	// FaultUpdateOffline: the UpdateService takes no update. It reports
+	// Status.State Fault.State (default UnavailableOffline, as a GPU
+	// tray's does; Disabled also reports ServiceEnabled false), and
+	// refuses SimpleUpdate and pushes with 503 ServiceDisabled.
+	FaultUpdateOffline FaultKind = "update-offline"
 )
 
 // FaultKinds lists every kind, for flag help and validation.
 func FaultKinds() []FaultKind {
 	return []FaultKind{FaultLatency, FaultTimeout, FaultError, FaultBusy, FaultMalformed, FaultSessionLimit, FaultTaskFail, FaultTaskHang, FaultNoReturn, FaultIgnoreGraceful,
-		FaultProvisioning, FaultReadOnlyFS, FaultUnknownState, FaultDown, FaultHostDown, FaultSlow, FaultBMCRestartDuringUpdate}
+		FaultProvisioning, FaultReadOnlyFS, FaultUnknownState, FaultDown, FaultHostDown, FaultSlow, FaultBMCRestartDuringUpdate, FaultUpdateOffline}
 }
 
 func (k FaultKind) request() bool {
@@ -91,6 +98,9 @@ type Fault struct {
 	// before the BMC restarted (the component shows its new version);
 	// false: it was not (the old version stays).
 	Took bool `json:"took,omitempty"`
+	// State is the UpdateService's Status.State for update-offline (""
+	// is UnavailableOffline).
+	State string `json:"state,omitempty"`
 	// The rest is for faults of a scenario (fault_timed.go): when the
 	// fault holds, what it is limited to, how slow.
 	Timed
@@ -124,6 +134,13 @@ func ParseFault(s string) (Fault, error) {
 	}
 	if ft.Kind == FaultBMCRestartDuringUpdate {
 		return parseRestartArg(ft, arg, hasArg) // restart.go
+	}
+	if ft.Kind == FaultUpdateOffline {
+		if hasArg && !slices.Contains(offlineStates, arg) {
+			return Fault{}, fmt.Errorf("fault %s: state %q is not one of %s", kind, arg, strings.Join(offlineStates, ", "))
+		}
+		ft.State = arg
+		return ft, nil
 	}
 	if !hasArg {
 		if ft.Kind == FaultSlow {
@@ -282,4 +299,22 @@ func (b *bmc) syncConditions() {
 			h.health = b.baseHealth()
 		}
 	}
+}
+
+// offlineStates are the states update-offline can report: Redfish's for
+// a resource that is off or not there.
+var offlineStates = []string{"UnavailableOffline", "StandbyOffline", "Disabled", "Absent"}
+
+// updateOffline is the Status.State the UpdateService reports under
+// update-offline (set on the BMC or drawn from the fleet's rate), or ""
+// when it takes updates. b.mu is held.
+func (b *bmc) updateOffline() string {
+	ft, ok := b.faultFor(FaultUpdateOffline, 0)
+	switch {
+	case !ok:
+		return ""
+	case ft.State == "":
+		return "UnavailableOffline"
+	}
+	return ft.State
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -221,6 +222,9 @@ func TestParseFault(t *testing.T) {
 		{"latency:soon", Fault{}, true},
 		{"explode", Fault{}, true},
 		{"task-fail:1", Fault{}, true},
+		{"update-offline", Fault{Kind: FaultUpdateOffline}, false},
+		{"update-offline:Disabled", Fault{Kind: FaultUpdateOffline, State: "Disabled"}, false},
+		{"update-offline:Enabled", Fault{}, true},
 	} {
 		got, err := ParseFault(tc.in)
 		if (err != nil) != tc.err {
@@ -354,5 +358,40 @@ func TestRemediationTriggerFaultsInjectAndClear(t *testing.T) {
 				t.Errorf("after the clear the boot did not come up: PowerState %v Health %v", sys["PowerState"], health(sys))
 			}
 		})
+	}
+}
+
+// TestUpdateOfflineFault: the UpdateService reports the state the fault
+// gives (UnavailableOffline by default, as a GPU tray's does; Disabled
+// with ServiceEnabled false) and refuses updates while it holds; cleared,
+// it takes them again.
+func TestUpdateOfflineFault(t *testing.T) {
+	f, u := one(t, Options{}, ProfileDMTF)
+	us := u + "/redfish/v1/UpdateService"
+	update := map[string]any{"ImageURI": "http://127.0.0.1:9/bios-2.80.bin", "TransferProtocol": "HTTP", "Targets": []string{"/redfish/v1/UpdateService/FirmwareInventory/BIOS"}}
+	simple := us + "/Actions/UpdateService.SimpleUpdate"
+	for _, tc := range []struct {
+		state, want string
+		enabled     bool
+	}{{"", "UnavailableOffline", true}, {"StandbyOffline", "StandbyOffline", true}, {"Disabled", "Disabled", false}} {
+		if err := f.SetFault("s1", Fault{Kind: FaultUpdateOffline, State: tc.state}); err != nil {
+			t.Fatal(err)
+		}
+		doc := get(t, us)
+		if at(doc, "Status", "State") != tc.want || doc["ServiceEnabled"] != tc.enabled {
+			t.Errorf("fault state %q: Status.State %v ServiceEnabled %v, want %s %v", tc.state, at(doc, "Status", "State"), doc["ServiceEnabled"], tc.want, tc.enabled)
+		}
+		if r := call(t, "POST", simple, update, true); r.status != http.StatusServiceUnavailable || !strings.Contains(string(r.body), "ServiceDisabled") {
+			t.Errorf("fault state %q: SimpleUpdate answered %d %s, want 503 ServiceDisabled", tc.state, r.status, r.body)
+		}
+	}
+	if err := f.SetFault("s1", Fault{}); err != nil {
+		t.Fatal(err)
+	}
+	if doc := get(t, us); at(doc, "Status", "State") == "UnavailableOffline" || doc["ServiceEnabled"] != true {
+		t.Errorf("after the clear: %v", doc)
+	}
+	if r := call(t, "POST", simple, update, true); r.status >= 300 {
+		t.Errorf("after the clear: SimpleUpdate answered %d %s", r.status, r.body)
 	}
 }

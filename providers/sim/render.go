@@ -398,6 +398,12 @@ func (b *bmc) renderSimpleUpdateInfo(doc map[string]any) map[string]any {
 
 func (b *bmc) renderUpdateService(doc map[string]any) map[string]any {
 	pr := b.prof
+	if st := b.updateOffline(); st != "" {
+		doc = with(doc, st, "Status", "State")
+		if st == "Disabled" {
+			doc = with(doc, false, "ServiceEnabled")
+		}
+	}
 	if !pr.noInventory || pr.inventoryLinks {
 		doc = with(doc, ref("/redfish/v1/UpdateService/FirmwareInventory"), "FirmwareInventory")
 		doc = with(doc, ref("/redfish/v1/UpdateService/SoftwareInventory"), "SoftwareInventory")

@@ -428,6 +428,18 @@ func (b *bmc) refused(method string) bool {
 	return false
 }
 
+// offlineUpdate reports whether p is an update the UpdateService takes
+// (SimpleUpdate, a push) while update-offline holds.
+func (b *bmc) offlineUpdate(p string) bool {
+	pr := b.prof
+	if p == "" || (p != pr.simpleUpdatePath && p != pr.pushPath && p != pr.multipartPath) {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.updateOffline() != ""
+}
+
 func (b *bmc) post(w http.ResponseWriter, r *http.Request, p string) {
 	pr := b.prof
 	if h := b.hostAt(p, "/Actions/ComputerSystem.Reset"); h != nil {
@@ -494,6 +506,8 @@ func (b *bmc) post(w http.ResponseWriter, r *http.Request, p string) {
 		b.bmcReset(now.Add(10 * time.Millisecond))
 		b.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
+	case b.offlineUpdate(p):
+		writeError(w, http.StatusServiceUnavailable, "Base.1.8.ServiceDisabled", "The operation failed because the service at /redfish/v1/UpdateService is disabled and cannot accept requests.")
 	case pr.simpleUpdatePath != "" && p == pr.simpleUpdatePath:
 		if b.refused(MethodSimpleUpdate) {
 			writeError(w, http.StatusBadRequest, "Base.1.8.ActionNotSupported", "The action SimpleUpdate is not supported by this service (it is disabled on this BMC); push the image instead.")

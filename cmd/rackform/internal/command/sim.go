@@ -100,7 +100,9 @@ bmc-restart-during-update:took|lost[:COUNT] (the BMC restarts halfway
 through an update's flash: unreachable for its reset time, its sessions
 and the task gone (404), the component at its new version with took, at
 its old one with lost; COUNT updates, default every one: lost:1 takes on
-the second try).
+the second try), update-offline[:STATE] (the UpdateService reports
+Status.State STATE, default UnavailableOffline; Disabled also turns
+ServiceEnabled off; updates are refused).
 
 Prints a ready line, the credentials it accepts and the BMC URLs on stdout,
 then serves until SIGINT or SIGTERM. -admin serves a JSON control API

@@ -155,7 +155,7 @@ func buildHTML(p *plan.Plan, sha string, cells Cells) htmlData {
 	d := htmlData{Title: cells.Title, Headline: cells.Headline, Notices: cells.Notices, Colors: cells.Colors, BarColors: BarColors,
 		Legend: cells.Legend}
 	if d.Headline == "" {
-		d.Headline = SummaryLine(p.Summary)
+		d.Headline = SummaryLine(p)
 	}
 	d.Meta = fmt.Sprintf("Rollout %s, scope %s, created %s, valid until %s.", p.Run.Name, p.Run.Scope,
 		p.CreatedAt.UTC().Format(time.RFC3339), p.NotAfter.UTC().Format(time.RFC3339))

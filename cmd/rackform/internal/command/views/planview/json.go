@@ -360,6 +360,7 @@ type JSONSummary struct {
 	Estimate             string `json:"estimate"`
 	NotObserved          int    `json:"not_observed"`
 	Unreachable          int    `json:"unreachable"`
+	UnusableAnswer       int    `json:"unusable_answer"`
 	CredentialsRefused   int    `json:"credentials_refused"`
 	InventoryUnavailable int    `json:"inventory_unavailable"`
 	SystemUnresolved     int    `json:"system_unresolved"`
@@ -376,7 +377,7 @@ func summaryJSON(p *plan.Plan) JSONSummary {
 	}
 	return JSONSummary{
 		Upgrade: s.Upgrade, Skip: s.Skip, Racks: s.Racks, Reboots: reboots, Estimate: s.Estimate.String(),
-		NotObserved: s.NotObserved, Unreachable: s.Unreachable, CredentialsRefused: s.CredentialsRefused,
+		NotObserved: s.NotObserved, Unreachable: s.Unreachable, UnusableAnswer: p.NotObservedBy()[providers.OutcomeUnusableAnswer], CredentialsRefused: s.CredentialsRefused,
 		InventoryUnavailable: s.InventoryUnavailable, SystemUnresolved: s.SystemUnresolved,
 		HeldBack: s.HeldBack, SharedUpdates: s.SharedUpdates,
 	}

@@ -29,7 +29,7 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 	}
 	p = asApplied(p)
 	var head bytes.Buffer
-	fmt.Fprintf(&head, "### rackform plan: %s\n\n", mdEscape(SummaryLine(p.Summary)))
+	fmt.Fprintf(&head, "### rackform plan: %s\n\n", mdEscape(SummaryLine(p)))
 	fmt.Fprintf(&head, "Rollout `%s`, scope `%s`, created %s, valid until %s.", p.Run.Name, p.Run.Scope,
 		p.CreatedAt.UTC().Format(time.RFC3339), p.NotAfter.UTC().Format(time.RFC3339))
 	if sha != "" {
@@ -58,7 +58,7 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 	}
 	// What was not seen or is held back comes before everything else.
 	if groups := Unobserved(p); len(groups) > 0 {
-		fmt.Fprintf(&head, "\n> [!WARNING]\n> **%s**\n", mdEscape(NotObservedLine(p.Summary)))
+		fmt.Fprintf(&head, "\n> [!WARNING]\n> **%s**\n", mdEscape(NotObservedLine(p)))
 		for _, g := range groups {
 			item := fmt.Sprintf("> - %s: %s\n", g[0], mdEscape(g[1]))
 			if head.Len()+len(item) > limit/4 {

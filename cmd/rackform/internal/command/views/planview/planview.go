@@ -6,6 +6,7 @@ package planview
 import (
 	"fmt"
 	"path"
+	"sort"
 	"strings"
 	"time"
 
@@ -92,9 +93,10 @@ func Duration(d plan.Duration) string {
 // M skipped, ~T", after what was not seen or is held back, which comes
 // first because it hides the most: "7 of 40 servers not observed: 5
 // unreachable, 2 credentials refused; 1 held back; ...".
-func SummaryLine(s plan.Summary) string {
+func SummaryLine(p *plan.Plan) string {
+	s := p.Summary
 	var head []string
-	if l := NotObservedLine(s); l != "" {
+	if l := NotObservedLine(p); l != "" {
 		head = append(head, l)
 	}
 	if s.HeldBack > 0 {
@@ -112,27 +114,39 @@ func SummaryLine(s plan.Summary) string {
 }
 
 // causeOrder and causeText name the causes a server is not observed for.
-var causeOrder = []string{providers.OutcomeUnreachable, providers.OutcomeCredentialsRefused, providers.OutcomeInventoryUnavailable, providers.OutcomeSystemUnresolved}
+var causeOrder = []string{providers.OutcomeUnreachable, providers.OutcomeUnusableAnswer, providers.OutcomeCredentialsRefused, providers.OutcomeInventoryUnavailable, providers.OutcomeSystemUnresolved}
 
 var causeText = map[string]string{
 	providers.OutcomeUnreachable:          "unreachable",
+	providers.OutcomeUnusableAnswer:       "answered without what the plan needs",
 	providers.OutcomeCredentialsRefused:   "credentials refused",
 	providers.OutcomeInventoryUnavailable: "inventory unavailable",
 	providers.OutcomeSystemUnresolved:     "system unresolved",
 }
 
 // NotObservedLine is "7 of 40 servers not observed: 5 unreachable, 2
-// credentials refused", or "" when every server was observed.
-func NotObservedLine(s plan.Summary) string {
+// credentials refused", or "" when every server was observed. A cause
+// this rackform has no words for (a newer plugin's) is still counted.
+func NotObservedLine(p *plan.Plan) string {
+	s := p.Summary
 	if s.NotObserved == 0 {
 		return ""
 	}
-	by := s.NotObservedBy()
+	by := p.NotObservedBy()
 	var parts []string
 	for _, c := range causeOrder {
 		if n := by[c]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, causeText[c]))
+			delete(by, c)
 		}
+	}
+	rest := make([]string, 0, len(by))
+	for c := range by {
+		rest = append(rest, c)
+	}
+	sort.Strings(rest)
+	for _, c := range rest {
+		parts = append(parts, fmt.Sprintf("%d %s", by[c], strings.ReplaceAll(c, "_", " ")))
 	}
 	return fmt.Sprintf("%d of %d servers not observed: %s", s.NotObserved, s.Upgrade+s.Skip, strings.Join(parts, ", "))
 }
@@ -213,6 +227,7 @@ var reasons = map[string]string{
 	plan.ReasonCredentialsRefused:   "not observed: credentials refused",
 	plan.ReasonInventoryUnavailable: "not observed: inventory unavailable",
 	plan.ReasonSystemUnresolved:     "not observed: system unresolved",
+	plan.ReasonUnusableAnswer:       "not observed: answered without what the plan needs",
 	plan.ReasonHeldBack:             "held back",
 	plan.ReasonSharedElsewhere:      "only shared components, flashed by another server on its BMC",
 }

@@ -169,7 +169,7 @@ func TestGolden(t *testing.T) {
 					t.Errorf("stream line is not in the machine-readable UI's envelope: %s", line)
 				}
 			}
-			if !strings.Contains(text.String(), "Plan: "+SummaryLine(p.Summary)) {
+			if !strings.Contains(text.String(), "Plan: "+SummaryLine(p)) {
 				t.Error("the text does not end with the summary line")
 			}
 		})
@@ -186,7 +186,7 @@ func TestSummaryLine(t *testing.T) {
 		{plan.Summary{Skip: 4}, "0 servers to upgrade in 0 racks, 4 skipped, ~0m"},
 	}
 	for _, c := range cases {
-		if got := SummaryLine(c.s); got != c.want {
+		if got := SummaryLine(&plan.Plan{Summary: c.s}); got != c.want {
 			t.Errorf("SummaryLine(%+v) = %q, want %q", c.s, got, c.want)
 		}
 	}
@@ -500,5 +500,28 @@ func TestGoldenFormat15(t *testing.T) {
 	if s.Auth != "basic" || s.Inventory[1].State != "previous" || s.Inventory[1].StateSign != "Id prefix Previous-" ||
 		s.Changes[2].Members != 8 || s.Steps[3].Count != 8 || len(s.Steps[3].Members) != 8 || s.Steps[1].ApplyTimeFrom == "" {
 		t.Errorf("show -json server %+v lacks the member model", s)
+	}
+}
+
+// The headline counts servers not observed by what their BMC answered,
+// from the servers: a BMC that answered without what the plan needs is
+// never counted as unreachable, and an outcome of a newer plugin is
+// counted under its own name (rule 49).
+func TestNotObservedLineNamesEveryCause(t *testing.T) {
+	p := &plan.Plan{Servers: []plan.Server{
+		{Address: "a", Action: plan.ActionSkip, Reason: plan.ReasonUnreachable, Outcome: providers.OutcomeUnreachable},
+		{Address: "b", Action: plan.ActionSkip, Reason: plan.ReasonUnusableAnswer, Outcome: providers.OutcomeUnusableAnswer},
+		{Address: "c", Action: plan.ActionSkip, Reason: "firmware_locked", Outcome: "firmware_locked"},
+		{Address: "d", Action: plan.ActionSkip, Reason: plan.ReasonUnreachable}, // format 1.2: no outcome
+		{Address: "e", Action: plan.ActionUpgrade, Outcome: providers.OutcomeObserved},
+	}}
+	p.Summary = plan.Summary{Upgrade: 1, Skip: 4, NotObserved: 4, Unreachable: 2}
+	want := "4 of 5 servers not observed: 2 unreachable, 1 answered without what the plan needs, 1 firmware locked"
+	if got := NotObservedLine(p); got != want {
+		t.Errorf("NotObservedLine = %q, want %q", got, want)
+	}
+	groups := Unobserved(p)
+	if len(groups) != 2 || groups[1] != [2]string{"1 answered without what the plan needs", "b"} {
+		t.Errorf("Unobserved = %q", groups)
 	}
 }

@@ -120,7 +120,7 @@ func (s *Stream) Plan(p *plan.Plan) error {
 	if p.Summary.NotObserved > 0 || p.Summary.HeldBack > 0 {
 		lvl = uijson.LevelWarn
 	}
-	return s.w.Write(TypeChangeSummary, lvl, "Plan: "+SummaryLine(p.Summary), time.Time{}, struct {
+	return s.w.Write(TypeChangeSummary, lvl, "Plan: "+SummaryLine(p), time.Time{}, struct {
 		Changes planSummary `json:"changes"`
 	}{planSummary{Operation: "plan", JSONSummary: summaryJSON(p)}})
 }

@@ -35,7 +35,7 @@ func WriteText(w io.Writer, p *plan.Plan, color bool) error {
 	}
 	// What was not seen or is held back comes first: it hides the most.
 	if groups := Unobserved(p); len(groups) > 0 {
-		fmt.Fprintf(bw, "\n%s\n", st.Wrap(NotObservedLine(p.Summary)+":", views.ANSIYellow, views.ANSIBold))
+		fmt.Fprintf(bw, "\n%s\n", st.Wrap(NotObservedLine(p)+":", views.ANSIYellow, views.ANSIBold))
 		for _, g := range groups {
 			fmt.Fprintf(bw, "  %s: %s\n", g[0], g[1])
 		}
@@ -91,7 +91,7 @@ func WriteText(w io.Writer, p *plan.Plan, color bool) error {
 			fmt.Fprintf(bw, "  - %s\n", line)
 		}
 	}
-	fmt.Fprintf(bw, "\n%s %s\n", st.Wrap("Plan:", views.ANSIBold), st.Wrap(SummaryLine(p.Summary), summaryColor(p.Summary)))
+	fmt.Fprintf(bw, "\n%s %s\n", st.Wrap("Plan:", views.ANSIBold), st.Wrap(SummaryLine(p), summaryColor(p.Summary)))
 	return bw.Flush()
 }
 
