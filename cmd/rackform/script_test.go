@@ -73,7 +73,16 @@ func TestScripts(t *testing.T) {
 	})
 }
 
+// scriptSlots bounds how many scripts run at once to what they ran with
+// before the package's other end-to-end tests ran in parallel (the
+// machine's two cores): several scripts, such as demo at -speed 3000, time
+// real processes (a hook, a shell) against a clock that runs thousands of
+// times faster, and more of them at once slow those past their deadlines.
+var scriptSlots = make(chan struct{}, 2)
+
 func setupScript(env *testscript.Env) error {
+	scriptSlots <- struct{}{}
+	env.Defer(func() { <-scriptSlots })
 	// NO_COLOR is part of the contract; scripts test colour choices
 	// explicitly, so start from a known state.
 	env.Setenv("NO_COLOR", "")
