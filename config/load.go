@@ -68,8 +68,8 @@ type loadState struct {
 	l *Loader
 	// varsObj is the variables as one object, made once they are all known.
 	varsObj cty.Value
-	// filterIndexes are the per-rack filters' indexes (filter.go).
-	filterIndexes map[filterKey]map[string][]cty.Value
+	// filterIndexes are the indexes answering inventory filters (filter.go).
+	filterIndexes map[filterKey]filterIndex
 	cfg           *Config
 	baseDir       string
 	getenv        func(string) string
@@ -577,7 +577,7 @@ func (s *loadState) evaluate(d *decl) hcl.Diagnostics {
 	ctx := s.evalContextFor(d)
 	switch d.kind {
 	case kindLocal:
-		v, diags := d.expr.Value(ctx)
+		v, diags := s.value(d.expr, ctx)
 		if diags.HasErrors() {
 			v = cty.DynamicVal
 		}
