@@ -106,6 +106,7 @@ func (s *loadState) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl
 		v, d := cnt.Expr.Value(ctx)
 		*diags = append(*diags, d...)
 		if d.HasErrors() {
+			s.unexpanded++ // as for for_each below
 			return nil
 		}
 		v, _ = v.Unmark()
@@ -137,6 +138,9 @@ func (s *loadState) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl
 		v, d := s.value(fe.Expr, ctx)
 		*diags = append(*diags, d...)
 		if d.HasErrors() {
+			// Reported here; the rules on the whole cluster (an empty
+			// one, its placement) would only echo it.
+			s.unexpanded++
 			return nil
 		}
 		isPlain := plain(v)

@@ -110,8 +110,8 @@ type loadState struct {
 	instances int
 	tooMany   bool
 	// unexpanded counts the blocks whose for_each or count could not be
-	// evaluated because what it reads already failed (or has no value in
-	// validate); partial are the clusters some of whose racks or servers
+	// evaluated: it failed (reported there), or what it reads already
+	// failed (or has no value in validate); partial are the clusters some of whose racks or servers
 	// are missing so: rules about their whole would only echo the error.
 	unexpanded int
 	partial    map[*Cluster]bool

@@ -191,3 +191,35 @@ func TestNexusFleet(t *testing.T) {
 		}
 	}
 }
+
+// TestNexusFleetMistakes: an inventory's mistakes read the same through
+// the indexed filters: a renamed column is one error naming the file's
+// columns (HCL's own evaluation, which the index leaves it to), and a bad
+// cell names the row's line.
+func TestNexusFleetMistakes(t *testing.T) {
+	const n = 240 // one cluster of 8 racks
+	for _, tt := range []struct {
+		name     string
+		edit     func(csv string) string
+		want     string // summary
+		contains string // in the detail
+	}{
+		{"the cluster column renamed", func(csv string) string {
+			return strings.Replace(csv, "name,cluster,", "name,clustr,", 1)
+		}, "Missing CSV column", `There is no column "cluster" in inventory.csv: its columns are name, clustr, rack, bmc, role and node_name.`},
+		{"a bad role", func(csv string) string {
+			return strings.Replace(csv, ",compute,node-c001-r05-s07", ",computer,node-c001-r05-s07", 1)
+		}, "Unknown role", `Server "c001-r05-s07" (from inventory.csv line 128) has role "computer"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			files := nexusFleetFiles(t, n)
+			files["inventory.csv"] = tt.edit(files["inventory.csv"])
+			dir := t.TempDir()
+			writeFiles(t, dir, files)
+			_, diags := NewLoader(LoadOptions{Getenv: func(string) string { return "" }}).Load(dir)
+			if len(diags) != 1 || diags[0].Summary != tt.want || !strings.Contains(diags[0].Detail, tt.contains) {
+				t.Fatalf("want one %q containing %q, got %d:\n%v", tt.want, tt.contains, len(diags), flatten(diags))
+			}
+		})
+	}
+}
