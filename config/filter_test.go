@@ -1,6 +1,8 @@
 package config
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
@@ -193,5 +195,76 @@ func TestPlain(t *testing.T) {
 		if got := plain(v); got != want {
 			t.Errorf("plain(%#v) = %v, want %v", v, got, want)
 		}
+	}
+}
+
+// TestIndexedFilterRandom: over random inventories (repeated, missing,
+// null, number, sensitive and unknown cells) and keys, what load evaluates
+// (the index where it answers, HCL where not) is what HCL evaluates,
+// value and diagnostics, with one loadState reused as in a load.
+func TestIndexedFilterRandom(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(30, 1))
+	cell := func() (cty.Value, bool) {
+		switch r := rnd.IntN(40); {
+		case r == 0:
+			return cty.NilVal, false // missing
+		case r == 1:
+			return cty.NullVal(cty.String), true
+		case r == 2:
+			return cty.NumberIntVal(1), true
+		case r == 3:
+			return cty.StringVal("k1").Mark(sensitiveMark), true
+		case r == 4:
+			return cty.UnknownVal(cty.String), true
+		default:
+			return cty.StringVal(fmt.Sprintf("k%d", rnd.IntN(4))), true
+		}
+	}
+	exprs := []string{
+		`[for s in local.inventory : s if s.cluster == each.key]`,
+		`[for s in local.inventory : s.rack if s.cluster == each.key]`,
+		`toset(distinct([for s in local.inventory : s.rack if s.cluster == each.key]))`,
+		`[for s in local.inventory : s.name if each.key == s.rack]`,
+	}
+	indexed := 0
+	for i := range 400 {
+		var rows []cty.Value
+		for j := range 1 + rnd.IntN(8) {
+			attrs := map[string]cty.Value{"name": cty.StringVal(fmt.Sprint("s", j))}
+			for _, a := range []string{"cluster", "rack"} {
+				if v, ok := cell(); ok {
+					attrs[a] = v
+				}
+			}
+			rows = append(rows, cty.ObjectVal(attrs))
+		}
+		coll := cty.TupleVal(rows)
+		s := &loadState{}
+		root := &hcl.EvalContext{
+			Variables: map[string]cty.Value{"local": cty.ObjectVal(map[string]cty.Value{"inventory": coll})},
+			Functions: s.functions(),
+		}
+		for _, src := range exprs {
+			expr, diags := hclsyntax.ParseExpression([]byte(src), "x.hcl", hcl.InitialPos)
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			for k := range 5 {
+				ctx := root.NewChild()
+				ctx.Variables = map[string]cty.Value{"each": cty.ObjectVal(map[string]cty.Value{"key": cty.StringVal(fmt.Sprint("k", k))})}
+				if _, ok := s.indexedValue(expr, ctx); ok {
+					indexed++
+				}
+				got, gotDiags := s.value(expr, ctx)
+				want, wantDiags := expr.Value(ctx)
+				if !got.RawEquals(want) || gotDiags.Error() != wantDiags.Error() {
+					t.Fatalf("case %d, %s, key k%d over %#v:\n got %#v, %v\nwant %#v, %v", i, src, k, coll, got, gotDiags, want, wantDiags)
+				}
+			}
+		}
+	}
+	// Both paths must be taken often for the comparison to mean much.
+	if total := 400 * len(exprs) * 5; indexed < total/4 || indexed > total*3/4 {
+		t.Errorf("%d of %d evaluations indexed", indexed, total)
 	}
 }
