@@ -22,9 +22,9 @@ import (
 // built once per load and shared by every block that filters that
 // collection (a local or a variable has one value for the whole load, so
 // its path is the key, whichever expression names it). The answer is
-// exactly HCL's: the matching elements, or that attribute of each, in
-// order, as a tuple; a one-argument function around the filter (toset,
-// distinct) is called as HCL calls it. Any other shape, and any collection
+// exactly HCL's: the matching elements, that attribute of each, or
+// whatever the for expression makes of them; a one-argument function
+// around the filter (toset, distinct) is called as HCL calls it. Any other shape, and any collection
 // or key the index cannot decide the same way (unknown, sensitive, an
 // element without the attribute or with a non-string one), takes HCL's
 // own evaluation, which also produces its diagnostics.
@@ -89,20 +89,17 @@ func (s *loadState) indexedCall(e *hclsyntax.FunctionCallExpr, ctx *hcl.EvalCont
 	return cty.NilVal, false
 }
 
-// indexedFilter answers [for V in COLL : V if V.A == KEY] and
-// [for V in COLL : V.B if V.A == KEY] (or KEY == V.A), where COLL is a
-// local or a variable and KEY does not depend on V.
+// indexedFilter answers a for expression over a local or a variable
+// whose condition is V.A == KEY (or KEY == V.A), KEY not depending on V:
+// [for V in COLL : V if …] and [for V in COLL : V.B if …] straight from
+// the index; any other result ({for V in COLL : V.B => V... if …},
+// [for V in COLL : upper(V.B) if …]) by HCL over only the elements the
+// index matched, which is the same, since an element HCL leaves out
+// contributes nothing when the collection is plain. An error there is
+// left to HCL over the whole collection to report.
 func (s *loadState) indexedFilter(fe *hclsyntax.ForExpr, ctx *hcl.EvalContext) (cty.Value, bool) {
-	if fe.KeyExpr != nil || fe.KeyVar != "" || fe.Group || fe.CondExpr == nil {
-		return cty.NilVal, false
-	}
-	project := ""
-	if ve, ok := fe.ValExpr.(*hclsyntax.ScopeTraversalExpr); !ok || ve.Traversal.RootName() != fe.ValVar {
-		return cty.NilVal, false
-	} else if len(ve.Traversal) != 1 {
-		if project = elementAttr(ve, fe.ValVar); project == "" {
-			return cty.NilVal, false
-		}
+	if fe.KeyVar != "" || fe.CondExpr == nil {
+		return cty.NilVal, false // an element's index would change
 	}
 	coll, ok := fe.CollExpr.(*hclsyntax.ScopeTraversalExpr)
 	if !ok {
@@ -140,20 +137,35 @@ func (s *loadState) indexedFilter(fe *hclsyntax.ForExpr, ctx *hcl.EvalContext) (
 		return cty.NilVal, false
 	}
 	matched := index[key.AsString()]
-	if len(matched) == 0 {
-		return cty.EmptyTupleVal, true
-	}
-	if project == "" {
-		return cty.TupleVal(matched), true
-	}
-	vals := make([]cty.Value, len(matched))
-	for i, e := range matched {
-		if !e.Type().HasAttribute(project) {
-			return cty.NilVal, false // HCL's error, from HCL
+
+	if ve, ok := fe.ValExpr.(*hclsyntax.ScopeTraversalExpr); ok && fe.KeyExpr == nil && !fe.Group && ve.Traversal.RootName() == fe.ValVar {
+		if len(matched) == 0 {
+			return cty.EmptyTupleVal, true
 		}
-		vals[i] = e.GetAttr(project)
+		if len(ve.Traversal) == 1 {
+			return cty.TupleVal(matched), true
+		}
+		if project := elementAttr(ve, fe.ValVar); project != "" {
+			vals := make([]cty.Value, len(matched))
+			for i, e := range matched {
+				if !e.Type().HasAttribute(project) {
+					return cty.NilVal, false // HCL's error, from HCL
+				}
+				vals[i] = e.GetAttr(project)
+			}
+			return cty.TupleVal(vals), true
+		}
 	}
-	return cty.TupleVal(vals), true
+	sub := *fe
+	sub.CollExpr = &hclsyntax.LiteralValueExpr{Val: cty.EmptyTupleVal, SrcRange: fe.CollExpr.Range()}
+	if len(matched) > 0 {
+		sub.CollExpr = &hclsyntax.LiteralValueExpr{Val: cty.TupleVal(matched), SrcRange: fe.CollExpr.Range()}
+	}
+	v, diags := sub.Value(ctx)
+	if diags.HasErrors() {
+		return cty.NilVal, false
+	}
+	return v, true
 }
 
 // loadWidePath is the path of a traversal of a local or a variable
