@@ -111,8 +111,9 @@ type loadState struct {
 	tooMany   bool
 	// unexpanded counts the blocks whose for_each or count could not be
 	// evaluated: it failed (reported there), or what it reads already
-	// failed (or has no value in validate); partial are the clusters some of whose racks or servers
-	// are missing so: rules about their whole would only echo the error.
+	// failed (or has no value in validate); partial are the clusters some
+	// of whose racks or servers are missing so: rules about their whole
+	// would only echo the error.
 	unexpanded int
 	partial    map[*Cluster]bool
 
