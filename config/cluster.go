@@ -106,6 +106,7 @@ func (s *loadState) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl
 		v, d := cnt.Expr.Value(ctx)
 		*diags = append(*diags, d...)
 		if d.HasErrors() {
+			s.unexpanded++ // as for for_each below
 			return nil
 		}
 		v, _ = v.Unmark()
@@ -134,16 +135,20 @@ func (s *loadState) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl
 		}
 		return out
 	case fe != nil:
-		v, d := s.forEachValue(fe.Expr, ctx)
+		v, d := s.value(fe.Expr, ctx)
 		*diags = append(*diags, d...)
 		if d.HasErrors() {
+			// Reported here; the rules on the whole cluster (an empty
+			// one, its placement) would only echo it.
+			s.unexpanded++
 			return nil
 		}
-		if v.ContainsMarked() {
+		isPlain := plain(v)
+		if !isPlain && v.ContainsMarked() {
 			*diags = append(*diags, invalidMeta(fe, "The for_each value is derived from a sensitive value, and its keys would become names shown in plans."))
 			return nil
 		}
-		if !v.IsNull() && !v.IsWhollyKnown() {
+		if !isPlain && !v.IsNull() && !v.IsWhollyKnown() {
 			// Only what already failed (a local, a variable, a file
 			// or function it reads) or a variable validate has no value
 			// for is unknown: reported there, or not an error yet.
@@ -376,7 +381,9 @@ func (s *loadState) decodeServer(b *hcl.Block, c *hcl.BodyContent, in instance, 
 		RoleRange: a.rng("role", b.DefRange),
 	}
 	if in.value != cty.NilVal {
-		s.generated[sv] = in
+		// Not its context: a diagnostic needs only the key and the
+		// value, and 100,000 contexts would stay alive for nothing.
+		s.generated[sv] = instance{key: in.key, value: in.value}
 	}
 	if bmc, ok := a.str("bmc"); ok {
 		if err := checkBMC(bmc); err != nil {

@@ -68,8 +68,8 @@ type loadState struct {
 	l *Loader
 	// varsObj is the variables as one object, made once they are all known.
 	varsObj cty.Value
-	// filterIndexes are the per-rack filters' indexes (filter.go).
-	filterIndexes map[filterKey]map[string][]cty.Value
+	// filterIndexes are the indexes answering inventory filters (filter.go).
+	filterIndexes map[filterKey]filterIndex
 	cfg           *Config
 	baseDir       string
 	getenv        func(string) string
@@ -110,9 +110,10 @@ type loadState struct {
 	instances int
 	tooMany   bool
 	// unexpanded counts the blocks whose for_each or count could not be
-	// evaluated because what it reads already failed (or has no value in
-	// validate); partial are the clusters some of whose racks or servers
-	// are missing so: rules about their whole would only echo the error.
+	// evaluated: it failed (reported there), or what it reads already
+	// failed (or has no value in validate); partial are the clusters some
+	// of whose racks or servers are missing so: rules about their whole
+	// would only echo the error.
 	unexpanded int
 	partial    map[*Cluster]bool
 
@@ -577,7 +578,7 @@ func (s *loadState) evaluate(d *decl) hcl.Diagnostics {
 	ctx := s.evalContextFor(d)
 	switch d.kind {
 	case kindLocal:
-		v, diags := d.expr.Value(ctx)
+		v, diags := s.value(d.expr, ctx)
 		if diags.HasErrors() {
 			v = cty.DynamicVal
 		}

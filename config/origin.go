@@ -48,7 +48,7 @@ func (s *loadState) csvDecodeFunc() function.Function {
 				// Name the file: "CSV parse error on line 2" alone does
 				// not say which.
 				return v, fmt.Errorf("%s: %w", path, err)
-			case err == nil && ok && v.IsWhollyKnown():
+			case err == nil && ok && (plain(v) || v.IsWhollyKnown()):
 				s.csvSources = append(s.csvSources, &csvSource{path: path, text: text, rows: v})
 			}
 			return v, err

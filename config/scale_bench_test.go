@@ -11,7 +11,8 @@ import (
 // Configuration load must be linear in its size: these benchmarks load
 // the shapes the fleet-scale targets name (20,000 locals and 100,000
 // inventory rows each under 5 s, 10,000 servers filtered per rack with
-// `for` under 1 s).
+// `for` under 1 s, a 100,000-server fleet written the nexus-lab way under
+// 10 s and 500 MB: docs/large-fleets.md).
 
 func benchLoadDir(b *testing.B, files map[string]string) {
 	dir := b.TempDir()
@@ -93,4 +94,30 @@ func BenchmarkLoadRackFilters(b *testing.B) {
 // BenchmarkLoadRackFiltersSmall: 1,000 servers in 100 racks (profiling).
 func BenchmarkLoadRackFiltersSmall(b *testing.B) {
 	benchLoadDir(b, map[string]string{"main.rf.hcl": rackFilterSrc, "inventory.csv": inventoryCSV(100, 10)})
+}
+
+// BenchmarkLoadNexusFleet: 10,000 and 100,000 servers written the way
+// examples/nexus-lab writes a fleet (nexusfleet_test.go), loaded as plan
+// loads them: clusters of 8 racks, each cluster's racks and each rack's
+// servers filtered from one inventory CSV.
+func BenchmarkLoadNexusFleet(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			dir := b.TempDir()
+			writeFiles(b, dir, nexusFleetFiles(b, n))
+			getenv := func(name string) string {
+				if name == "RACKFORM_BMC_PASSWORD" {
+					return "secret"
+				}
+				return ""
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				cfg, diags := NewLoader(LoadOptions{Getenv: getenv}).Load(dir)
+				if len(diags) > 0 || len(cfg.Servers()) != n {
+					b.Fatalf("%d servers, diagnostics: %v", len(cfg.Servers()), diags)
+				}
+			}
+		})
+	}
 }
