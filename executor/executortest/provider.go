@@ -44,6 +44,14 @@ type Script struct {
 	// reports a task, which then vanishes (Apply returns TaskState Gone,
 	// Task answers Gone), and the version does not change.
 	UpdateNotTaken int
+	// NotTakenOf, when set, limits UpdateNotTaken to the updates of this
+	// component ID (the BMC restarts while its own firmware is flashed).
+	NotTakenOf string
+	// RestartLosesStaged, with Staged and UpdateNotTaken, makes the BMC
+	// restart that loses an update also discard the images it had staged
+	// for the next reset, as a BMC that keeps them only in memory: they
+	// never show, though their tasks completed.
+	RestartLosesStaged bool
 	// NoTask makes updates accepted with no task to follow (a BMC that
 	// answers 204): no task URI, no task state; with UpdateNotTaken the
 	// first n of them do not change the version.
@@ -266,9 +274,13 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 	switch req.Step.Kind {
 	case providers.StepUpdate, providers.StepReimage:
 		taken := true
-		if req.Step.Kind == providers.StepUpdate && s.notTaken < s.script.UpdateNotTaken {
+		if req.Step.Kind == providers.StepUpdate && s.notTaken < s.script.UpdateNotTaken &&
+			(s.script.NotTakenOf == "" || req.Step.Match.Selects(providers.Component{ID: s.script.NotTakenOf})) {
 			s.notTaken++
 			taken = false
+			if s.script.RestartLosesStaged {
+				s.staged = nil
+			}
 		}
 		for i := range s.components {
 			if !taken {
