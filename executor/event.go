@@ -23,7 +23,8 @@ type Event struct {
 	State  StateName  `json:"state,omitempty"`
 	Reason string     `json:"reason,omitempty"`
 	Until  *time.Time `json:"until,omitempty"`
-	// Since: on step_stalled, when the task's percent last moved.
+	// Since: on step_stalled, when the task's percent last moved; on
+	// quorum_wait, since when the peer has not answered.
 	Since *time.Time `json:"since,omitempty"`
 
 	Server    string `json:"server,omitempty"`

@@ -88,7 +88,7 @@ func Classify(e executor.Event) (typ, level string) {
 		return uijson.TypeRolloutState, uijson.LevelError
 	case "step_failed":
 		return uijson.TypeApplyProgress, uijson.LevelError
-	case "step_interrupted", "step_stalled":
+	case "step_interrupted", "step_stalled", "quorum_wait":
 		return uijson.TypeApplyProgress, uijson.LevelWarn
 	}
 	if strings.HasPrefix(e.Type, "step_") || e.Type == "server_observed" {
