@@ -91,6 +91,9 @@ type Fault struct {
 	// before the BMC restarted (the component shows its new version);
 	// false: it was not (the old version stays).
 	Took bool `json:"took,omitempty"`
+	// DropsStaged says, for bmc-restart-during-update, that the restart
+	// also discards the images staged for the next host reset.
+	DropsStaged bool `json:"drops_staged,omitempty"`
 	// The rest is for faults of a scenario (fault_timed.go): when the
 	// fault holds, what it is limited to, how slow.
 	Timed
