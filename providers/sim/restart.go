@@ -21,7 +21,7 @@ import (
 // Fault.DropsStaged (a last :drops-staged) makes the restart also discard
 // the images the BMC had staged for the next host reset, as a BMC that
 // keeps them only in memory does: their tasks completed, and the reset
-// applies nothing.
+// applies nothing. Fault.Component limits it to that component's updates.
 const FaultBMCRestartDuringUpdate FaultKind = "bmc-restart-during-update"
 
 // dropsStaged is the last part of bmc-restart-during-update's ARG that
@@ -60,6 +60,11 @@ func parseRestartArg(ft Fault, arg string, hasArg bool) (Fault, error) {
 // never ends by itself). b.mu is held.
 func (b *bmc) restartDuringUpdate(t *task, now time.Time, applyTime string) bool {
 	ft, ok := b.faultFor(FaultBMCRestartDuringUpdate, 0)
+	if !ok && t.comp >= 0 {
+		// One limited to a component hits only that component's updates.
+		key := b.comps[t.comp].key
+		ft, ok = b.useFault(FaultBMCRestartDuringUpdate, func(ft Fault) bool { return ft.Component != "" && strings.EqualFold(ft.Component, key) })
+	}
 	if !ok {
 		return false
 	}
