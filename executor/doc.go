@@ -221,7 +221,8 @@
 //	apply_started apply_resumed apply_interrupting apply_ended(outcome)
 //	<kind>_<verb>  kind: run stage gate wait group cluster phase scope server;
 //	               verb: started resumed pending paused stopping stopped
-//	               skipped failed completed
+//	               skipped failed completed; running (still running, with a
+//	               new message: a server whose quorum check waits, and no longer)
 //	rack_pause rack_pause_released   pause_after_rack
 //	breach                           a scope breached (before its paused/failed event)
 //	server_observed

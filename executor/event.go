@@ -71,8 +71,13 @@ func (s *JSONSink) Event(e Event) {
 func verb(old, new State) string {
 	switch new.Name {
 	case Running:
-		if old.Name == Paused || old.Name == Stopped || old.Name == Stopping {
+		switch old.Name {
+		case Paused, Stopped, Stopping:
 			return "resumed"
+		case Running:
+			// Still running, saying something new (a server whose
+			// quorum check waits for a peer, and no longer).
+			return "running"
 		}
 		return "started"
 	case NotStarted:

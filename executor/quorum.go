@@ -120,13 +120,17 @@ type peerWait struct {
 	since time.Time
 }
 
+// quorumWait starts the state message of a server whose quorum check
+// waits for a peer; the check's end clears it (preflight).
+const quorumWait = "waiting for quorum: "
+
 // sayQuorumWaits says, once per peer, each quorum check that has waited
-// quorumSayAfter for a peer to answer: a quorum_wait event naming the
-// member, the peer and since when (the progress view's heartbeat counts
-// how long it has not answered), so that a peer whose BMC hangs holds the
-// run visibly until the provider gives up on it and the check decides
-// (scheduler side).
-func (r *runner) sayQuorumWaits(now time.Time) {
+// quorumSayAfter for a peer to answer: in the member's state (status) and
+// a quorum_wait event naming the member, the peer and since when (the
+// progress view's heartbeat counts how long it has not answered), so that
+// a peer whose BMC hangs holds the run visibly until the provider gives up
+// on it and the check decides (scheduler side).
+func (r *runner) sayQuorumWaits(ctx context.Context, now time.Time) {
 	for o := range r.ops.all() {
 		w := o.waiting.Load()
 		if w == nil || w == o.said || now.Sub(w.since) < quorumSayAfter {
@@ -134,9 +138,12 @@ func (r *runner) sayQuorumWaits(now time.Time) {
 		}
 		o.said = w
 		since := w.since
-		r.event(Event{Type: "quorum_wait", Server: o.sv.id, Target: w.peer, Since: &since, Message: fmt.Sprintf(
-			"waiting for quorum: the control-plane member %s has not answered since %s; it is observed before %s goes down, and if its BMC does not answer the run pauses for quorum",
-			w.peer, since.UTC().Format("15:04:05 UTC"), o.sv.id)})
+		what := fmt.Sprintf(quorumWait+"the control-plane member %s has not answered since %s; it is observed before %s goes down, and if its BMC does not answer the run pauses for quorum",
+			w.peer, since.UTC().Format("15:04:05 UTC"), o.sv.id)
+		if o.sv.st.Name == Running {
+			r.set(ctx, o.sv, State{Name: Running, Message: what}) // status says it too
+		}
+		r.event(Event{Type: "quorum_wait", Server: o.sv.id, Target: w.peer, Since: &since, Message: what})
 	}
 }
 

@@ -255,8 +255,12 @@ func stepWords(e executor.Event) string {
 
 // track keeps what each server is doing from the step events.
 func (v *View) track(e executor.Event) (f *flight, changed bool) {
-	if f := v.inflight[e.Server]; f != nil && !f.since.IsZero() && e.Type != "quorum_wait" {
-		delete(v.inflight, e.Server) // the quorum check's observation ended
+	server := e.Server
+	if server == "" && e.Kind == executor.KindServer {
+		server = e.ID
+	}
+	if f := v.inflight[server]; f != nil && !f.since.IsZero() && e.Type != "quorum_wait" {
+		delete(v.inflight, server) // the quorum check's observation ended
 	}
 	switch e.Type {
 	case "quorum_wait":

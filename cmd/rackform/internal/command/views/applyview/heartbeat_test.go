@@ -223,8 +223,8 @@ func TestHumanStateWords(t *testing.T) {
 // A quorum check waiting for a control-plane peer whose BMC hangs (issue
 // 33, item 7): a line says it when the executor does, then the heartbeat
 // says what the run waits for, on whom, and for how long, never "between
-// steps"; once the check ends (the member is held for quorum) the
-// heartbeat no longer claims the wait.
+// steps"; once the check no longer waits (the member's state says so)
+// the heartbeat no longer claims the wait.
 func TestHeartbeatSaysTheQuorumWait(t *testing.T) {
 	p := heartbeatPlan()
 	clock := executortest.NewClock(executortest.Epoch)
@@ -239,6 +239,10 @@ func TestHeartbeatSaysTheQuorumWait(t *testing.T) {
 	v.Event(wait)
 	var js bytes.Buffer
 	applyview.NewJSON(&js).Event(wait)
+	applyview.NewJSON(&js).Event(executor.Event{Type: "server_running", ID: member, Kind: executor.KindServer, State: executor.Running, Time: clock.Now(), Message: what})
+	if n := strings.Count(js.String(), `"type":"apply_progress"`); n != 2 {
+		t.Errorf("%d of 2 JSON lines are apply_progress (server_running is no new start): %s", n, js.String())
+	}
 	for _, w := range []string{`"@level":"warn"`, `"type":"apply_progress"`, `"type":"quorum_wait"`, `"since":"2026-11-21T12:00:00Z"`, `"target":"` + peer + `"`} {
 		if !strings.Contains(js.String(), w) {
 			t.Errorf("JSON line lacks %s: %s", w, js.String())
@@ -255,7 +259,8 @@ func TestHeartbeatSaysTheQuorumWait(t *testing.T) {
 		t.Errorf("heartbeat does not say %q:\n%s", want, got)
 	}
 	out.Reset()
-	v.Event(executor.Event{Type: "quorum_hold", ID: "scope", Server: member, Kind: executor.KindScope, Time: clock.Now(), Message: "quorum"})
+	// The check no longer waits: the member's state says so.
+	v.Event(executor.Event{Type: "server_running", ID: member, Kind: executor.KindServer, State: executor.Running, Time: clock.Now()})
 	clock.Advance(time.Minute)
 	v.Tick(clock.Now())
 	if got := out.String(); strings.Contains(got, "waiting for quorum") {

@@ -91,7 +91,7 @@ func Classify(e executor.Event) (typ, level string) {
 	case "step_interrupted", "step_stalled", "quorum_wait":
 		return uijson.TypeApplyProgress, uijson.LevelWarn
 	}
-	if strings.HasPrefix(e.Type, "step_") || e.Type == "server_observed" {
+	if strings.HasPrefix(e.Type, "step_") || e.Type == "server_observed" || e.Type == "server_running" {
 		return uijson.TypeApplyProgress, level
 	}
 	if e.Kind == executor.KindServer {
