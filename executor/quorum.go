@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -131,11 +132,19 @@ const quorumWait = "waiting for quorum: "
 // a peer whose BMC hangs holds the run visibly until the provider gives up
 // on it and the check decides (scheduler side).
 func (r *runner) sayQuorumWaits(ctx context.Context, now time.Time) {
+	type wait struct {
+		o *opRun
+		w *peerWait
+	}
+	var due []wait
 	for o := range r.ops.all() {
-		w := o.waiting.Load()
-		if w == nil || w == o.said || now.Sub(w.since) < quorumSayAfter {
-			continue
+		if w := o.waiting.Load(); w != nil && w != o.said && now.Sub(w.since) >= quorumSayAfter {
+			due = append(due, wait{o, w})
 		}
+	}
+	slices.SortFunc(due, func(a, b wait) int { return strings.Compare(a.o.sv.id, b.o.sv.id) }) // the same events in the same order
+	for _, d := range due {
+		o, w := d.o, d.w
 		o.said = w
 		since := w.since
 		what := fmt.Sprintf(quorumWait+"the control-plane member %s has not answered since %s; it is observed before %s goes down, and if its BMC does not answer the run pauses for quorum",
