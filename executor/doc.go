@@ -221,10 +221,14 @@
 //	apply_started apply_resumed apply_interrupting apply_ended(outcome)
 //	<kind>_<verb>  kind: run stage gate wait group cluster phase scope server;
 //	               verb: started resumed pending paused stopping stopped
-//	               skipped failed completed
+//	               skipped failed completed; running (still running, with a
+//	               new message: a server whose quorum check waits, and no longer)
 //	rack_pause rack_pause_released   pause_after_rack
 //	breach                           a scope breached (before its paused/failed event)
 //	server_observed
+//	quorum_wait                      a control-plane member's pre-flight quorum
+//	                                 check has waited 30 s for a peer to answer
+//	                                 (server, target: the peer, since)
 //	step_started step_task step_progress step_completed step_failed step_resumed
 //	step_interrupted                 given up at an interrupt, or its provider died;
 //	                                 resumed from the journal, not failed

@@ -23,7 +23,8 @@ type Event struct {
 	State  StateName  `json:"state,omitempty"`
 	Reason string     `json:"reason,omitempty"`
 	Until  *time.Time `json:"until,omitempty"`
-	// Since: on step_stalled, when the task's percent last moved.
+	// Since: on step_stalled, when the task's percent last moved; on
+	// quorum_wait, since when the peer has not answered.
 	Since *time.Time `json:"since,omitempty"`
 
 	Server    string `json:"server,omitempty"`
@@ -70,8 +71,13 @@ func (s *JSONSink) Event(e Event) {
 func verb(old, new State) string {
 	switch new.Name {
 	case Running:
-		if old.Name == Paused || old.Name == Stopped || old.Name == Stopping {
+		switch old.Name {
+		case Paused, Stopped, Stopping:
 			return "resumed"
+		case Running:
+			// Still running, saying something new (a server whose
+			// quorum check waits for a peer, and no longer).
+			return "running"
 		}
 		return "started"
 	case NotStarted:

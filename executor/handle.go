@@ -150,6 +150,9 @@ func (r *runner) preflight(ctx context.Context, sv *node, m msg) {
 		if !r.quorumHolds(ctx, sv, m.o) {
 			return
 		}
+		if sv.st.Name == Running && strings.HasPrefix(sv.st.Message, quorumWait) {
+			r.set(ctx, sv, State{Name: Running}) // the quorum check no longer waits (sayQuorumWaits)
+		}
 		r.emit(ctx, &Record{Type: recObserved, Server: sv.id, Fingerprint: m.obs.Fingerprint})
 	}
 }

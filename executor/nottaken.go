@@ -31,6 +31,12 @@ import (
 //     on and healthy with such a component not at target fails the same
 //     way, with no remediation: neither a reboot nor a reimage brings back
 //     firmware that was never flashed, and the server is not unhealthy.
+//   - staged for the next boot, its task completed: the same, as a BMC
+//     that restarts before the reset (watchdog, its own firmware's
+//     activation) can discard the image it staged; the message names the
+//     restart when a later update's task vanished. A server then on and
+//     healthy with the old version did not take it: it fails in those
+//     words, never as provisioning, and is not reimaged or powered off.
 //   - accepted with no task to follow at all (a BMC that answers 204):
 //     nothing says whether the flash was done, and nothing can be polled;
 //     like a staged one whose task vanished, the plan's wait_ready reads
@@ -168,12 +174,16 @@ func (r *runner) checkTaken(ctx context.Context, prov providers.Provider, o *opR
 	return msg{o: o, nt: nt}, true
 }
 
-// unconfirmed lists the updates of sv no task confirmed (staged ones
-// whose task vanished, and any accepted with no task), for the plan's
-// wait_ready op to check (scheduler side).
+// unconfirmed lists the updates of sv no task confirmed, for the plan's
+// wait_ready op to check (scheduler side): staged ones whose task
+// vanished, any accepted with no task, and every update staged for the
+// next reset before this wait_ready, though its task completed: only the
+// reset shows it, and a BMC that restarts before the reset can discard
+// the image it staged.
 func unconfirmed(sv *node, op string) []unconfirmedUpdate {
 	s := sv.sv
-	if st := s.stepFor(op); st == nil || st.Kind != plan.StepWaitReady || !strings.HasPrefix(op, "step:") {
+	st := s.stepFor(op)
+	if st == nil || st.Kind != plan.StepWaitReady || !strings.HasPrefix(op, "step:") {
 		return nil
 	}
 	var out []unconfirmedUpdate
@@ -186,7 +196,36 @@ func unconfirmed(sv *node, op string) []unconfirmedUpdate {
 			out = append(out, unconfirmedUpdate{step: &s.p.Steps[i], why: why})
 		}
 	}
+	wait := s.pos[st.Index]
+	for i := range s.p.Steps[:wait] {
+		u := &s.p.Steps[i]
+		if u.Kind != plan.StepUpdate || !staged(u) || slices.Contains(s.vanished, u.Index) || !s.completed(stepOp(u.Index)) {
+			continue
+		}
+		why := stagedWhy
+		if s.restartedAfter(i, wait) {
+			why = stagedLostWhy
+		}
+		out = append(out, unconfirmedUpdate{step: u, why: why})
+	}
 	return out
+}
+
+// completed reports whether op completed.
+func (s *serverRun) completed(op string) bool {
+	st := s.steps[op]
+	return st != nil && st.State == Completed
+}
+
+// restartedAfter reports whether the BMC restarted between the steps at
+// positions from and to: an update there whose task vanished.
+func (s *serverRun) restartedAfter(from, to int) bool {
+	for _, u := range s.p.Steps[from+1 : to] {
+		if u.Kind == plan.StepUpdate && (s.retries[stepOp(u.Index)] > 0 || (slices.Contains(s.vanished, u.Index) && !s.noTask[u.Index])) {
+			return true
+		}
+	}
+	return false
 }
 
 // vanishedWhy and noTaskWhy are the causes the messages of a not-taken
@@ -194,6 +233,10 @@ func unconfirmed(sv *node, op string) []unconfirmedUpdate {
 const (
 	vanishedWhy = "its BMC task vanished before it finished (as when the BMC restarts during the flash)"
 	noTaskWhy   = "the BMC accepted it with no task to follow, so nothing confirmed the flash"
+	// stagedWhy and stagedLostWhy: an update staged for the next reset
+	// whose task completed.
+	stagedWhy     = "it was staged for the next reset, and the reset did not apply it"
+	stagedLostWhy = "it was staged for the next reset, and the BMC restarted before the reset (a later update's task vanished), which can discard a staged image"
 )
 
 // handleNotTaken journals an update that did not take effect: sent once

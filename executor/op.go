@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rackform/rackform/planner/plan"
@@ -44,6 +45,11 @@ type opRun struct {
 	// peers: the other control-plane members' health, observed with a
 	// member's pre-flight for the quorum guard (quorum.go).
 	peers []peerHealth
+	// waiting: the peer the quorum check waits for to answer now, set by
+	// the worker and read by the scheduler; said: the wait the scheduler
+	// said last (quorum.go).
+	waiting atomic.Pointer[peerWait]
+	said    *peerWait
 	// unconfirmed: for the plan's wait_ready, the updates no task
 	// confirmed (it vanished, or there was none), read back if the wait
 	// fails (nottaken.go).

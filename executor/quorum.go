@@ -3,7 +3,9 @@ package executor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
@@ -98,6 +100,7 @@ func (r *runner) observePeers(ctx context.Context, o *opRun) (string, error) {
 			p.why = "no provider to observe it"
 			continue
 		}
+		o.waiting.Store(&peerWait{peer: p.server, since: r.o.Clock.Now()})
 		obs, err := observe(ctx, prov, providers.Target{Name: p.srv.Address, Endpoint: p.srv.BMC, System: p.srv.System, Auth: p.srv.Auth})
 		if err != nil {
 			return p.srv.Provider, fmt.Errorf("observing the control-plane member %s for the quorum check: %w", p.server, err)
@@ -106,6 +109,51 @@ func (r *runner) observePeers(ctx context.Context, o *opRun) (string, error) {
 		p.why = obs.NotHealthy()
 	}
 	return "", nil
+}
+
+// quorumSayAfter is how long a quorum check waits for a peer to answer
+// before the run says so.
+const quorumSayAfter = 30 * time.Second
+
+// peerWait is a quorum check waiting for a peer to answer, since when.
+type peerWait struct {
+	peer  string
+	since time.Time
+}
+
+// quorumWait starts the state message of a server whose quorum check
+// waits for a peer; the check's end clears it (preflight).
+const quorumWait = "waiting for quorum: "
+
+// sayQuorumWaits says, once per peer, each quorum check that has waited
+// quorumSayAfter for a peer to answer: in the member's state (status) and
+// a quorum_wait event naming the member, the peer and since when (the
+// progress view's heartbeat counts how long it has not answered), so that
+// a peer whose BMC hangs holds the run visibly until the provider gives up
+// on it and the check decides (scheduler side).
+func (r *runner) sayQuorumWaits(ctx context.Context, now time.Time) {
+	type wait struct {
+		o *opRun
+		w *peerWait
+	}
+	var due []wait
+	for o := range r.ops.all() {
+		if w := o.waiting.Load(); w != nil && w != o.said && now.Sub(w.since) >= quorumSayAfter {
+			due = append(due, wait{o, w})
+		}
+	}
+	slices.SortFunc(due, func(a, b wait) int { return strings.Compare(a.o.sv.id, b.o.sv.id) }) // the same events in the same order
+	for _, d := range due {
+		o, w := d.o, d.w
+		o.said = w
+		since := w.since
+		what := fmt.Sprintf(quorumWait+"the control-plane member %s has not answered since %s; it is observed before %s goes down, and if its BMC does not answer the run pauses for quorum",
+			w.peer, since.UTC().Format("15:04:05 UTC"), o.sv.id)
+		if o.sv.st.Name == Running {
+			r.set(ctx, o.sv, State{Name: Running, Message: what}) // status says it too
+		}
+		r.event(Event{Type: "quorum_wait", Server: o.sv.id, Target: w.peer, Since: &since, Message: what})
+	}
 }
 
 // quorumHolds checks, before sv's first step, that taking it down keeps

@@ -246,6 +246,7 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 		// as possible before this worker's next write.
 		r.workerPass(hard)
 		r.poll(hard)
+		r.sayQuorumWaits(hard, r.o.Clock.Now()) // quorum.go
 		r.reconcile(hard)
 		for i := 0; i < 8 && r.workerPass(hard); i++ {
 			r.poll(hard)

@@ -416,3 +416,80 @@ func TestSpareTakeoverWhenAMemberGoesDown(t *testing.T) {
 		t.Error("cp-s01 was not upgraded after the takeover")
 	}
 }
+
+// A control-plane peer whose BMC takes connections and never answers
+// holds the quorum check before cp-s01 goes down. Once it has not answered
+// for 30 s, the run says what it waits for and on whom: a quorum_wait
+// event and the member's state in status name the peer and since when (a
+// peer that answers is not said). When the provider gives up on the peer
+// (unreachable), the run pauses for quorum as before, with nothing taken
+// down; when the peer answers at last, the member's state no longer says
+// the wait and the run goes on (issue 33, item 7).
+func TestQuorumWaitForAHungPeerIsSaid(t *testing.T) {
+	for _, answers := range []bool{false, true} {
+		t.Run(map[bool]string{false: "never answers", true: "answers late"}[answers], func(t *testing.T) {
+			h := newHarness(t)
+			h.async = true
+			member, peer := addrOf("cp", 1), addrOf("cp", 3)
+			h.plan = executortest.Single(h.prov, map[string]Script{peer: {HangObserve: 1}}, S{Phase: plan.PhaseControlPlane, Kind: "serial", Name: "cp", Servers: 3})
+			hanging := h.prov.Hanging(peer)
+			done := make(chan executor.Outcome, 1)
+			go func() { done <- h.run() }()
+			select {
+			case <-hanging:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the quorum check never observed the peer")
+			}
+			said := func(typ string) []executor.Event {
+				h.mu.Lock()
+				defer h.mu.Unlock()
+				var out []executor.Event
+				for _, e := range h.events {
+					if e.Type == typ && (e.Server == member || e.ID == member) {
+						out = append(out, e)
+					}
+				}
+				return out
+			}
+			h.clock.Advance(29 * time.Second)
+			time.Sleep(20 * time.Millisecond) // a scheduler pass that must not say it yet
+			if s := said("quorum_wait"); len(s) != 0 {
+				t.Errorf("a wait of 29 s is said: %+v", s)
+			}
+			h.clock.Advance(time.Minute + 41*time.Second)
+			waitFor(t, func() bool { return len(said("quorum_wait")) > 0 })
+			want := "waiting for quorum: the control-plane member " + peer + " has not answered since 12:00:00 UTC; it is observed before " + member + " goes down, and if its BMC does not answer the run pauses for quorum"
+			if s := said("quorum_wait"); len(s) != 1 || s[0].Target != peer || s[0].Message != want || s[0].Since == nil || !s[0].Since.Equal(executortest.Epoch) {
+				t.Errorf("quorum_wait events %+v, want one on %s: %s", s, peer, want)
+			}
+			// Status (the journal, as another process reads it) says it too.
+			waitFor(t, func() bool { return h.node(member).Message == want })
+			if got := h.node(member).State.Name; got != executor.Running {
+				t.Errorf("%s is %s while its quorum check waits, want running", member, got)
+			}
+			h.prov.SetUnreachable(peer, !answers) // the provider gives up, or the BMC answers at last
+			h.prov.Release(peer)
+			var out executor.Outcome
+			select {
+			case out = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the run did not end once the peer's observation did")
+			}
+			if s := said("quorum_wait"); len(s) != 1 {
+				t.Errorf("%d quorum_wait events, want the one", len(s))
+			}
+			if !answers {
+				wantOutcome(t, out, executor.OutcomePaused, executor.ReasonQuorum)
+				wantStates(t, h, map[string]string{member: "pending(quorum)", "cluster.c1.control_plane.serial.cp": "paused(quorum)"})
+				if n := h.prov.Count(member, ""); n != 0 {
+					t.Errorf("%s got %d provider steps while quorum did not hold", member, n)
+				}
+				return
+			}
+			wantOutcome(t, out, executor.OutcomeCompleted, "")
+			if r := said("server_running"); len(r) != 2 || r[0].Message != want || r[1].Message != "" {
+				t.Errorf("server_running events %+v, want the wait said, then no longer", r)
+			}
+		})
+	}
+}

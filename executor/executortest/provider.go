@@ -21,6 +21,10 @@ type Script struct {
 	FailKind providers.StepKind
 	// HangApply blocks the n-th Apply call until Release or ctx is done.
 	HangApply int
+	// HangObserve blocks the n-th Observe of this server (1-based) until
+	// Release or ctx is done, as a BMC that takes connections and never
+	// answers; it then observes the server as it is by then.
+	HangObserve int
 	// Drift makes the server report a changed BMC version at observe time.
 	Drift bool
 	// AtTarget makes the server already report every target version.
@@ -44,6 +48,14 @@ type Script struct {
 	// reports a task, which then vanishes (Apply returns TaskState Gone,
 	// Task answers Gone), and the version does not change.
 	UpdateNotTaken int
+	// NotTakenOf, when set, limits UpdateNotTaken to the updates of this
+	// component ID (the BMC restarts while its own firmware is flashed).
+	NotTakenOf string
+	// RestartLosesStaged, with Staged and UpdateNotTaken, makes the BMC
+	// restart that loses an update also discard the images it had staged
+	// for the next reset, as a BMC that keeps them only in memory: they
+	// never show, though their tasks completed.
+	RestartLosesStaged bool
 	// NoTask makes updates accepted with no task to follow (a BMC that
 	// answers 204): no task URI, no task state; with UpdateNotTaken the
 	// first n of them do not change the version.
@@ -110,6 +122,7 @@ type fakeServer struct {
 	components []providers.Component
 	power      string
 	applies    int
+	observes   int
 	waitFails  int
 	notTaken   int               // updates that did not take (UpdateNotTaken)
 	taskPolls  int               // Task calls answered Running (TaskRunning)
@@ -148,7 +161,7 @@ func (p *Provider) Add(addr string, comps []providers.Component, targets map[str
 	p.started[addr] = make(chan struct{}, 16)
 }
 
-// Release lets a hanging Apply on addr return.
+// Release lets a hanging Apply or Observe on addr return.
 func (p *Provider) Release(addr string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -156,7 +169,7 @@ func (p *Provider) Release(addr string) {
 	p.hangs[addr] = make(chan struct{})
 }
 
-// Hanging receives each time an Apply on addr starts hanging.
+// Hanging receives each time an Apply or Observe on addr starts hanging.
 func (p *Provider) Hanging(addr string) <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -216,6 +229,9 @@ func (p *Provider) Stop(context.Context) providers.Diagnostics { return nil }
 // Observe implements providers.Provider.
 func (p *Provider) Observe(ctx context.Context, req *providers.ObserveRequest, fn func(*providers.Observation) error) providers.Diagnostics {
 	for _, t := range req.Targets {
+		if err := p.hangObserve(ctx, t.Name); err != nil {
+			return providers.Errorf(t.Name, "cancelled", err.Error())
+		}
 		p.mu.Lock()
 		s := p.servers[t.Name]
 		var o *providers.Observation
@@ -243,6 +259,30 @@ func (p *Provider) Observe(ctx context.Context, req *providers.ObserveRequest, f
 	return nil
 }
 
+// hangObserve blocks an Observe of name as its script says (HangObserve).
+func (p *Provider) hangObserve(ctx context.Context, name string) error {
+	p.mu.Lock()
+	s := p.servers[name]
+	if s == nil {
+		p.mu.Unlock()
+		return nil
+	}
+	s.observes++
+	if s.script.HangObserve != s.observes {
+		p.mu.Unlock()
+		return nil
+	}
+	hangCh, startedCh := p.hangs[name], p.started[name]
+	p.mu.Unlock()
+	startedCh <- struct{}{}
+	select {
+	case <-hangCh:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // Apply implements providers.Provider.
 func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*providers.Progress) error) (*providers.ApplyResult, providers.Diagnostics) {
 	name := req.Target.Name
@@ -266,9 +306,13 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 	switch req.Step.Kind {
 	case providers.StepUpdate, providers.StepReimage:
 		taken := true
-		if req.Step.Kind == providers.StepUpdate && s.notTaken < s.script.UpdateNotTaken {
+		if req.Step.Kind == providers.StepUpdate && s.notTaken < s.script.UpdateNotTaken &&
+			(s.script.NotTakenOf == "" || req.Step.Match.Selects(providers.Component{ID: s.script.NotTakenOf})) {
 			s.notTaken++
 			taken = false
+			if s.script.RestartLosesStaged {
+				s.staged = nil
+			}
 		}
 		for i := range s.components {
 			if !taken {

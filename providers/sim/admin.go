@@ -29,8 +29,10 @@ type FaultRequest struct {
 //	POST /faults        FaultRequest → 204; e.g. {"name": "s1", "fault":
 //	                    "bmc-restart-during-update:lost:1"}: the BMC restarts
 //	                    halfway through its next update (task 404, version
-//	                    unchanged; took: changed); Stats.updates_lost counts
-//	                    such updates, Stats.updates every one sent
+//	                    unchanged; took: changed; a last :drops-staged also
+//	                    discards the images staged for the next host reset);
+//	                    Stats.updates_lost counts such updates, Stats.updates
+//	                    every one sent
 //
 // It has no authentication: serve it on loopback only.
 func (f *Fleet) AdminHandler() http.Handler {

@@ -101,6 +101,9 @@ type Fault struct {
 	// State is the UpdateService's Status.State for update-offline (""
 	// is UnavailableOffline).
 	State string `json:"state,omitempty"`
+	// DropsStaged says, for bmc-restart-during-update, that the restart
+	// also discards the images staged for the next host reset.
+	DropsStaged bool `json:"drops_staged,omitempty"`
 	// The rest is for faults of a scenario (fault_timed.go): when the
 	// fault holds, what it is limited to, how slow.
 	Timed

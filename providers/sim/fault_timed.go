@@ -30,8 +30,9 @@ type Timed struct {
 	// (real time): zero From is from now, zero Until for good.
 	From  time.Time `json:"from,omitzero"`
 	Until time.Time `json:"until,omitzero"`
-	// Component limits task-fail and slow to the updates of one
-	// component (BIOS, BMC, NIC, CPLD, GPU, Runtime; any case).
+	// Component limits task-fail, slow and bmc-restart-during-update to
+	// the updates of one component (BIOS, BMC, NIC, CPLD, GPU, Runtime;
+	// any case).
 	Component string `json:"component,omitempty"`
 	// Factor is slow's: how many times as long.
 	Factor float64 `json:"factor,omitempty"`

@@ -18,20 +18,32 @@ import (
 // firmware) or not (the old version stays). Fault.Count is how many
 // updates it hits (0: every one); an update it does not hit runs as
 // usual, so lost:1 is a flash that takes on its second try.
+// Fault.DropsStaged (a last :drops-staged) makes the restart also discard
+// the images the BMC had staged for the next host reset, as a BMC that
+// keeps them only in memory does: their tasks completed, and the reset
+// applies nothing. Fault.Component limits it to that component's updates.
 const FaultBMCRestartDuringUpdate FaultKind = "bmc-restart-during-update"
 
+// dropsStaged is the last part of bmc-restart-during-update's ARG that
+// sets Fault.DropsStaged.
+const dropsStaged = "drops-staged"
+
 // parseRestartArg reads bmc-restart-during-update's ARG: took or lost,
-// then optionally :COUNT (lost:1, the next update only).
+// then optionally :COUNT (lost:1, the next update only), then optionally
+// :drops-staged.
 func parseRestartArg(ft Fault, arg string, hasArg bool) (Fault, error) {
+	if rest, ok := strings.CutSuffix(arg, ":"+dropsStaged); ok {
+		arg, ft.DropsStaged = rest, true
+	}
 	took, count, hasCount := strings.Cut(arg, ":")
 	switch {
 	case !hasArg:
-		return Fault{}, fmt.Errorf("fault %s: say whether the flash took: %s:took or %s:lost (then optionally :COUNT)", ft.Kind, ft.Kind, ft.Kind)
+		return Fault{}, fmt.Errorf("fault %s: say whether the flash took: %s:took or %s:lost (then optionally :COUNT and :%s)", ft.Kind, ft.Kind, ft.Kind, dropsStaged)
 	case took == "took":
 		ft.Took = true
 	case took == "lost":
 	default:
-		return Fault{}, fmt.Errorf("fault %s: argument %q: want took or lost, then optionally :COUNT", ft.Kind, arg)
+		return Fault{}, fmt.Errorf("fault %s: argument %q: want took or lost, then optionally :COUNT and :%s", ft.Kind, arg, dropsStaged)
 	}
 	if hasCount {
 		n, err := strconv.Atoi(count)
@@ -48,6 +60,11 @@ func parseRestartArg(ft Fault, arg string, hasArg bool) (Fault, error) {
 // never ends by itself). b.mu is held.
 func (b *bmc) restartDuringUpdate(t *task, now time.Time, applyTime string) bool {
 	ft, ok := b.faultFor(FaultBMCRestartDuringUpdate, 0)
+	if !ok && t.comp >= 0 {
+		// One limited to a component hits only that component's updates.
+		key := b.comps[t.comp].key
+		ft, ok = b.useFault(FaultBMCRestartDuringUpdate, func(ft Fault) bool { return ft.Component != "" && strings.EqualFold(ft.Component, key) })
+	}
 	if !ok {
 		return false
 	}
@@ -60,6 +77,9 @@ func (b *bmc) restartDuringUpdate(t *task, now time.Time, applyTime string) bool
 	b.at(at, func(at time.Time) {
 		b.forgetTask(t)
 		b.stats.UpdatesLost++
+		if ft.DropsStaged {
+			b.dropStaged()
+		}
 		if ft.Took {
 			b.flash(t, applyTime)
 		}
@@ -76,4 +96,16 @@ func (b *bmc) forgetTask(t *task) {
 			return
 		}
 	}
+}
+
+// dropStaged discards the images staged for the next host reset; a BMC's
+// own firmware, which its restart activates, stays. b.mu is held.
+func (b *bmc) dropStaged() {
+	keep := b.pending[:0]
+	for _, p := range b.pending {
+		if b.comps[p.comp].activation == activateBMC {
+			keep = append(keep, p)
+		}
+	}
+	b.pending = keep
 }

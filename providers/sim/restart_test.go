@@ -107,6 +107,9 @@ func TestParseRestartFault(t *testing.T) {
 		{"bmc-restart-during-update:lost", Fault{Kind: FaultBMCRestartDuringUpdate}, false},
 		{"bmc-restart-during-update:lost:1", Fault{Kind: FaultBMCRestartDuringUpdate, Count: 1}, false},
 		{"bmc-restart-during-update:took:2", Fault{Kind: FaultBMCRestartDuringUpdate, Took: true, Count: 2}, false},
+		{"bmc-restart-during-update:lost:1:drops-staged", Fault{Kind: FaultBMCRestartDuringUpdate, Count: 1, DropsStaged: true}, false},
+		{"bmc-restart-during-update:took:drops-staged", Fault{Kind: FaultBMCRestartDuringUpdate, Took: true, DropsStaged: true}, false},
+		{"bmc-restart-during-update:drops-staged", Fault{}, true},
 		{"bmc-restart-during-update", Fault{}, true},
 		{"bmc-restart-during-update:maybe", Fault{}, true},
 		{"bmc-restart-during-update:lost:0", Fault{}, true},
@@ -120,5 +123,47 @@ func TestParseRestartFault(t *testing.T) {
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("ParseFault(%q) (-want +got):\n%s", tc.in, diff)
 		}
+	}
+}
+
+// TestBMCRestartDropsStagedImages: a BIOS image staged for the next host
+// reset (its task completed) survives a BMC restart during a later update,
+// unless the fault says the restart drops staged images (issue 33, item
+// 1): then the reset applies nothing and the BIOS keeps its old version,
+// while the update the restart hit took as the fault says. A fault
+// limited to the NIC leaves the BIOS's own update alone.
+func TestBMCRestartDropsStagedImages(t *testing.T) {
+	const su = "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate"
+	const reset = "/redfish/v1/Systems/437XR1138R2/Actions/ComputerSystem.Reset"
+	for _, tc := range []struct {
+		name string
+		ft   Fault
+		bios string
+	}{
+		{"staged image kept", Fault{Kind: FaultBMCRestartDuringUpdate, Took: true, Count: 1, Timed: Timed{Component: "nic"}}, "2.80"},
+		{"staged image dropped", Fault{Kind: FaultBMCRestartDuringUpdate, Took: true, Count: 1, DropsStaged: true, Timed: Timed{Component: "nic"}}, "1.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newClock()
+			f := start(t, Options{Now: clk.Now}, BMCSpec{Name: "s1", PowerOn: true, Firmware: map[string]string{"BIOS": "1.0", "NIC": "1.0"}})
+			u := f.BMCs()[0].URL
+			if err := f.SetFault("s1", tc.ft); err != nil {
+				t.Fatal(err)
+			}
+			flash(t, clk, u, su, "http://h/images/bios-2.80.bin", "OnReset")
+			if r := simpleUpdate(t, u, su, map[string]any{"ImageURI": "http://h/images/NIC-3.1.fwpkg"}); r.status != 202 {
+				t.Fatalf("SimpleUpdate: %d %s", r.status, r.body)
+			}
+			clk.Advance(16 * time.Minute) // the flash, the restart halfway and the BMC's reset time
+			call(t, "POST", u+reset, map[string]string{"ResetType": "ForceRestart"}, true)
+			clk.Advance(2 * time.Minute)
+			v := f.Versions("s1")
+			if v["BIOS"] != tc.bios || v["NIC"] != "3.1" {
+				t.Errorf("after the reset BIOS %q and NIC %q, want %q and 3.1", v["BIOS"], v["NIC"], tc.bios)
+			}
+			if st := f.Stats("s1"); st.UpdatesLost != 1 || st.BMCResets != 1 || st.Updates != 2 {
+				t.Errorf("updates %d, lost %d, BMC resets %d, want 2, 1 and 1 (only the NIC's update hit)", st.Updates, st.UpdatesLost, st.BMCResets)
+			}
+		})
 	}
 }

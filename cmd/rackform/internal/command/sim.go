@@ -96,11 +96,12 @@ error[:COUNT], busy[:DUR], malformed[:COUNT], session-limit:N, task-fail,
 task-hang, no-return, ignore-graceful, provisioning, read-only-fs,
 unknown-state, down (every connection dropped), host-down (the host off,
 health Critical), slow:X (update tasks X times as long),
-bmc-restart-during-update:took|lost[:COUNT] (the BMC restarts halfway
-through an update's flash: unreachable for its reset time, its sessions
-and the task gone (404), the component at its new version with took, at
-its old one with lost; COUNT updates, default every one: lost:1 takes on
-the second try), update-offline[:STATE] (the UpdateService reports
+bmc-restart-during-update:took|lost[:COUNT][:drops-staged] (the BMC
+restarts halfway through an update's flash: unreachable for its reset
+time, its sessions and the task gone (404), the component at its new
+version with took, at its old one with lost; COUNT updates, default every
+one: lost:1 takes on the second try; drops-staged: the restart also
+discards the images staged for the next host reset), update-offline[:STATE] (the UpdateService reports
 Status.State STATE, default UnavailableOffline; Disabled also turns
 ServiceEnabled off; updates are refused).
 

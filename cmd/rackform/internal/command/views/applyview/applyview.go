@@ -99,6 +99,8 @@ type flight struct {
 	what    string // "updating bios", "rebooting"
 	percent int    // -1 when unknown
 	printed int    // the last percent printed, -1 none
+	// since: a quorum check has waited since then for a peer to answer.
+	since time.Time
 }
 
 // New returns a view writing to w for plan p with identity sha.
@@ -187,7 +189,7 @@ func (v *View) Tick(now time.Time) {
 				parts = append(parts, fmt.Sprintf("and %d more", len(fl)-show))
 				break
 			}
-			parts = append(parts, f.server+" "+f.text())
+			parts = append(parts, f.server+" "+f.text(at))
 		}
 		what = fmt.Sprintf("%s in flight: %s", Plural(len(fl), "server"), strings.Join(parts, ", "))
 	} else if v.waiting != "" {
@@ -210,7 +212,10 @@ func (v *View) flights() []*flight {
 	return out
 }
 
-func (f *flight) text() string {
+func (f *flight) text(now time.Time) string {
+	if !f.since.IsZero() {
+		return fmt.Sprintf("%s for %s", f.what, max(now.Sub(f.since), 0).Round(time.Second))
+	}
 	if f.percent >= 0 {
 		return fmt.Sprintf("%s %d%%", f.what, f.percent)
 	}
@@ -250,7 +255,23 @@ func stepWords(e executor.Event) string {
 
 // track keeps what each server is doing from the step events.
 func (v *View) track(e executor.Event) (f *flight, changed bool) {
+	server := e.Server
+	if server == "" && e.Kind == executor.KindServer {
+		server = e.ID
+	}
+	if f := v.inflight[server]; f != nil && !f.since.IsZero() && e.Type != "quorum_wait" {
+		delete(v.inflight, server) // the quorum check's observation ended
+	}
 	switch e.Type {
+	case "quorum_wait":
+		// The pre-flight waits for a control-plane peer to answer.
+		since := e.Time
+		if e.Since != nil {
+			since = *e.Since
+		}
+		v.inflight[e.Server] = &flight{server: e.Server, what: "waiting for quorum: the control-plane member " + e.Target + " has not answered", percent: -1, printed: -1, since: since}
+		v.waiting = ""
+		return nil, false
 	case "step_started", "step_resumed":
 		f = &flight{server: e.Server, what: stepWords(e), percent: -1, printed: -1}
 		if e.Type == "step_resumed" {
@@ -507,6 +528,8 @@ func (v *View) lines(e executor.Event) []string {
 		return []string{fmt.Sprintf("  %s: %s", e.Server, e.Message)}
 	case "server_observed":
 		return nil
+	case "quorum_wait":
+		return []string{fmt.Sprintf("  %s: %s", e.Server, e.Message)}
 	case "quorum_hold":
 		return []string{fmt.Sprintf("  %s: held for control-plane quorum", e.Server)}
 	case "spare_takeover_started":

@@ -219,3 +219,51 @@ func TestHumanStateWords(t *testing.T) {
 		}
 	}
 }
+
+// A quorum check waiting for a control-plane peer whose BMC hangs (issue
+// 33, item 7): a line says it when the executor does, then the heartbeat
+// says what the run waits for, on whom, and for how long, never "between
+// steps"; once the check no longer waits (the member's state says so)
+// the heartbeat no longer claims the wait.
+func TestHeartbeatSaysTheQuorumWait(t *testing.T) {
+	p := heartbeatPlan()
+	clock := executortest.NewClock(executortest.Epoch)
+	var out bytes.Buffer
+	v := applyview.New(&out, p, sha, applyview.Options{Now: clock.Now, Refresh: -1})
+	member, peer := p.Servers[0].Address, p.Servers[1].Address
+	v.Event(executor.Event{Type: "apply_started", Time: clock.Now()})
+	since := clock.Now()
+	what := "waiting for quorum: the control-plane member " + peer + " has not answered since 12:00:00 UTC; it is observed before " + member + " goes down, and if its BMC does not answer the run pauses for quorum"
+	clock.Advance(30 * time.Second) // the executor says a wait of 30 s
+	wait := executor.Event{Type: "quorum_wait", Server: member, Target: peer, Since: &since, Time: clock.Now(), Message: what}
+	v.Event(wait)
+	var js bytes.Buffer
+	applyview.NewJSON(&js).Event(wait)
+	applyview.NewJSON(&js).Event(executor.Event{Type: "server_running", ID: member, Kind: executor.KindServer, State: executor.Running, Time: clock.Now(), Message: what})
+	if n := strings.Count(js.String(), `"type":"apply_progress"`); n != 2 {
+		t.Errorf("%d of 2 JSON lines are apply_progress (server_running is no new start): %s", n, js.String())
+	}
+	for _, w := range []string{`"@level":"warn"`, `"type":"apply_progress"`, `"type":"quorum_wait"`, `"since":"2026-11-21T12:00:00Z"`, `"target":"` + peer + `"`} {
+		if !strings.Contains(js.String(), w) {
+			t.Errorf("JSON line lacks %s: %s", w, js.String())
+		}
+	}
+	clock.Advance(time.Minute + 40*time.Second)
+	v.Tick(clock.Now())
+	t.Log(out.String())
+	if line := "  " + member + ": " + what; !strings.Contains(out.String(), line) {
+		t.Errorf("no line says the wait %q:\n%s", line, out.String())
+	}
+	want := "1 server in flight: " + member + " waiting for quorum: the control-plane member " + peer + " has not answered for 2m10s; "
+	if got := out.String(); !strings.Contains(got, want) || strings.Contains(got, "between steps") {
+		t.Errorf("heartbeat does not say %q:\n%s", want, got)
+	}
+	out.Reset()
+	// The check no longer waits: the member's state says so.
+	v.Event(executor.Event{Type: "server_running", ID: member, Kind: executor.KindServer, State: executor.Running, Time: clock.Now()})
+	clock.Advance(time.Minute)
+	v.Tick(clock.Now())
+	if got := out.String(); strings.Contains(got, "waiting for quorum") {
+		t.Errorf("heartbeat still claims the quorum wait after the check ended:\n%s", got)
+	}
+}

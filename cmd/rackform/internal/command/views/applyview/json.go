@@ -88,10 +88,10 @@ func Classify(e executor.Event) (typ, level string) {
 		return uijson.TypeRolloutState, uijson.LevelError
 	case "step_failed":
 		return uijson.TypeApplyProgress, uijson.LevelError
-	case "step_interrupted", "step_stalled":
+	case "step_interrupted", "step_stalled", "quorum_wait":
 		return uijson.TypeApplyProgress, uijson.LevelWarn
 	}
-	if strings.HasPrefix(e.Type, "step_") || e.Type == "server_observed" {
+	if strings.HasPrefix(e.Type, "step_") || e.Type == "server_observed" || e.Type == "server_running" {
 		return uijson.TypeApplyProgress, level
 	}
 	if e.Kind == executor.KindServer {

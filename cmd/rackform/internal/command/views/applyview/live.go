@@ -107,7 +107,7 @@ func (v *View) draw(now time.Time) {
 			fmt.Fprintf(&b, "    … and %d more servers in flight\n", len(fl)-i)
 			break
 		}
-		fmt.Fprintf(&b, "    %-*s  %s\n", sw, f.server, f.text())
+		fmt.Fprintf(&b, "    %-*s  %s\n", sw, f.server, f.text(v.etaTime(now)))
 	}
 	v.clear()
 	out := b.String()
