@@ -20,8 +20,11 @@ const maxDisagreements = 5
 // server flashes a change of that server to the version the change names,
 // every change is flashed by a step (the server's own, or for a component
 // its BMC shares, the step of the server named in FlashedBy), and nothing
-// else is flashed. The error names each server that disagrees and both
-// values. show and apply refuse such a plan.
+// else is flashed. A change is flashed by one step, or by several updates
+// only when each is for other members of those the change moves (a BMC
+// that takes a few Targets per request): a second step of a component is
+// otherwise one a reviewer never sees. The error names each server that
+// disagrees and both values. show and apply refuse such a plan.
 func CheckSteps(p *Plan) error {
 	byAddr := make(map[string]*Server, len(p.Servers))
 	for i := range p.Servers {
@@ -46,12 +49,16 @@ func CheckSteps(p *Plan) error {
 	return fmt.Errorf("the plan's steps do not make the changes it lists, so what a reviewer read is not what apply would run: %s%s. The file was edited after plan wrote it; run rackform plan again instead of editing a plan", strings.Join(found, "; "), more)
 }
 
-// flashSteps are s's update and reimage steps by component.
-func flashSteps(s *Server) map[string]Step {
-	out := map[string]Step{}
+// IsFlash reports whether the step writes a component's version: an update
+// or a reimage.
+func (s Step) IsFlash() bool { return s.Kind == StepUpdate || s.Kind == StepReimage }
+
+// flashSteps are s's update and reimage steps by component, in run order.
+func flashSteps(s *Server) map[string][]Step {
+	out := map[string][]Step{}
 	for _, st := range s.Steps {
-		if st.Kind == StepUpdate || st.Kind == StepReimage {
-			out[st.Component] = st
+		if st.IsFlash() {
+			out[st.Component] = append(out[st.Component], st)
 		}
 	}
 	return out
@@ -72,20 +79,67 @@ func disagreements(s *Server, byAddr map[string]*Server) []string {
 			}
 			steps, whose, by = flashSteps(owner), c.FlashedBy+"'s", " (flashed by "+c.FlashedBy+")"
 		}
-		st, ok := steps[c.Component]
-		switch {
-		case !ok:
+		sts := steps[c.Component]
+		if len(sts) == 0 {
 			out = append(out, fmt.Sprintf("server %s lists %s%s, but none of %s steps flashes %s", s.Address, changeText(c), by, whose, c.Component))
-		case st.Version != c.To:
-			out = append(out, fmt.Sprintf("server %s lists %s%s, but %s %s step flashes %s %s", s.Address, changeText(c), by, whose, st.Kind, c.Component, st.Version))
+			continue
+		}
+		wrong := false
+		for _, st := range sts {
+			if st.Version == c.To {
+				continue
+			}
+			wrong = true
+			step := string(st.Kind) + " step"
+			if len(sts) > 1 {
+				step += fmt.Sprintf(" %d", st.Index)
+			}
+			out = append(out, fmt.Sprintf("server %s lists %s%s, but %s %s flashes %s %s", s.Address, changeText(c), by, whose, step, c.Component, st.Version))
+		}
+		if !wrong && c.FlashedBy == "" && !memberBatches(c, sts) {
+			out = append(out, fmt.Sprintf("server %s lists %s once, but steps %s flash %s; several steps flash one component only when each updates other members of those the change moves", s.Address, changeText(c), indexes(sts), c.Component))
 		}
 	}
 	for _, st := range s.Steps {
-		if (st.Kind == StepUpdate || st.Kind == StepReimage) && !listed[st.Component] {
+		if st.IsFlash() && !listed[st.Component] {
 			out = append(out, fmt.Sprintf("server %s has a %s step flashing %s %s that none of its changes lists", s.Address, st.Kind, st.Component, st.Version))
 		}
 	}
 	return out
+}
+
+// memberBatches reports whether sts, the steps flashing c's component,
+// are one step, or updates of which each names members, no member twice,
+// and (when the plan records how many move) no more than move.
+func memberBatches(c Change, sts []Step) bool {
+	if len(sts) == 1 {
+		return true
+	}
+	named := map[string]bool{}
+	for _, st := range sts {
+		if st.Kind != StepUpdate || len(st.Members) == 0 {
+			return false
+		}
+		for _, m := range st.Members {
+			if named[m] {
+				return false
+			}
+			named[m] = true
+		}
+	}
+	return c.Moving == 0 || len(named) <= c.Moving
+}
+
+// indexes names the steps' numbers: "3 and 4", "3, 4 and 5".
+func indexes(sts []Step) string {
+	n := make([]string, len(sts))
+	for i, st := range sts {
+		n[i] = fmt.Sprint(st.Index)
+	}
+	if len(n) == 1 {
+		return n[0]
+	}
+	return strings.Join(n[:len(n)-1], ", ") + " and " + n[len(n)-1]
 }
 
 func changeText(c Change) string { return fmt.Sprintf("%s %s → %s", c.Component, c.From, c.To) }

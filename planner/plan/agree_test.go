@@ -3,6 +3,7 @@ package plan
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -45,6 +46,32 @@ func TestCheckSteps(t *testing.T) {
 			"server a/r01/s1 lists bmc 7.10 → 7.20, but its update step flashes bmc 7.99",
 			"server a/r01/s5 lists bmc 7.10 → 7.20 (flashed by a/r01/s1), but a/r01/s1's update step flashes bmc 7.99",
 		}},
+		// Issue 33 item 3: a second step of a listed component, inserted
+		// before the real one (steps renumbered), flashed a version no
+		// change lists while the check read only the component's last step.
+		{"a second step of a listed component inserted before it", func(p *Plan) {
+			insertStep(p, 0, 2, "7.99")
+		}, []string{"server a/r01/s1 lists bmc 7.10 → 7.20, but its update step 3 flashes bmc 7.99"}},
+		{"a listed component's step repeated", func(p *Plan) { insertStep(p, 0, 2, "7.20") },
+			[]string{"server a/r01/s1 lists bmc 7.10 → 7.20 once, but steps 3 and 4 flash bmc; several steps flash one component only when each updates other members"}},
+		{"member batches naming a member twice", func(p *Plan) {
+			insertStep(p, 0, 2, "7.20")
+			p.Servers[0].Steps[2].Members = []string{"BMC"}
+			p.Servers[0].Steps[3].Members = []string{"BMC"}
+		}, []string{"server a/r01/s1 lists bmc 7.10 → 7.20 once, but steps 3 and 4 flash bmc"}},
+		{"member batches naming more members than move", func(p *Plan) {
+			insertStep(p, 0, 2, "7.20")
+			p.Servers[0].Changes[1].Members, p.Servers[0].Changes[1].Moving = 2, 1
+			p.Servers[0].Steps[2].Members = []string{"BMC"}
+			p.Servers[0].Steps[3].Members = []string{"BMC2"}
+		}, []string{"server a/r01/s1 lists bmc 7.10 → 7.20 once, but steps 3 and 4 flash bmc"}},
+		{"the flashing server's step doubled", func(p *Plan) {
+			*p = *sharedPair()
+			insertStep(p, 0, 2, "7.99")
+		}, []string{
+			"server a/r01/s1 lists bmc 7.10 → 7.20, but its update step 3 flashes bmc 7.99",
+			"server a/r01/s5 lists bmc 7.10 → 7.20 (flashed by a/r01/s1), but a/r01/s1's update step 3 flashes bmc 7.99",
+		}},
 		{"flashed by a server not in the plan", func(p *Plan) {
 			*p = *sharedPair()
 			p.Servers[len(p.Servers)-1].Changes[1].FlashedBy = "a/r09/gone"
@@ -69,6 +96,32 @@ func TestCheckSteps(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A plan of updates split by members (a BMC that takes a few Targets per
+// request) flashes one component in several steps, each for other members
+// of those the change moves: that is as planned.
+func TestCheckStepsAcceptsMemberBatches(t *testing.T) {
+	p := samplePlan13()
+	insertStep(p, 0, 2, "7.20")
+	s := &p.Servers[0]
+	s.Changes[1].Members, s.Changes[1].Moving = 3, 3
+	s.Steps[2].Members, s.Steps[3].Members = []string{"BMC1", "BMC2"}, []string{"BMC3"}
+	if err := CheckSteps(p); err != nil {
+		t.Fatalf("updates split by members refused: %v", err)
+	}
+}
+
+// insertStep inserts a copy of step i of server si flashing version before
+// it and numbers the steps again, as an edit of a plan file would.
+func insertStep(p *Plan, si, i int, version string) {
+	s := &p.Servers[si]
+	st := s.Steps[i]
+	st.Version = version
+	s.Steps = slices.Insert(slices.Clone(s.Steps), i, st)
+	for j := range s.Steps {
+		s.Steps[j].Index = j + 1
 	}
 }
 
