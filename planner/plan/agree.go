@@ -100,9 +100,45 @@ func disagreements(s *Server, byAddr map[string]*Server) []string {
 			out = append(out, fmt.Sprintf("server %s lists %s once, but steps %s flash %s; several steps flash one component only when each updates other members of those the change moves", s.Address, changeText(c), indexes(sts), c.Component))
 		}
 	}
+	out = append(out, misplaced(s)...)
 	for _, st := range s.Steps {
 		if st.IsFlash() && !listed[st.Component] {
 			out = append(out, fmt.Sprintf("server %s has a %s step flashing %s %s that none of its changes lists", s.Address, st.Kind, st.Component, st.Version))
+		}
+	}
+	return out
+}
+
+// stepRank is each step kind's place in a server's steps, as plan lays
+// them out: a server goes down, is flashed, comes back, is verified and
+// put back to work. Reviewers read the steps that flash nothing as the
+// server's reboots, so one more of them, or one out of place, would be a
+// step no view shows (a shutdown after the wait for readiness leaves the
+// server off).
+var stepRank = map[StepKind]int{
+	StepDrain: 1, StepShutdown: 2, StepUpdate: 3, StepReimage: 4, StepReset: 4, StepWaitReady: 5, StepUncordon: 6,
+}
+
+// misplaced names what is out of place in s's steps: a step numbered other
+// than its place, of a kind plan never writes, before a step of an
+// earlier kind, or a second of its kind (but updates).
+func misplaced(s *Server) []string {
+	var out []string
+	for i, st := range s.Steps {
+		if st.Index != i+1 {
+			out = append(out, fmt.Sprintf("server %s's step %d is numbered %d", s.Address, i+1, st.Index))
+		}
+		rank, ok := stepRank[st.Kind]
+		if !ok {
+			out = append(out, fmt.Sprintf("server %s has a step %d of kind %q, which plan never writes", s.Address, st.Index, st.Kind))
+			continue
+		}
+		if i == 0 {
+			continue
+		}
+		prev := s.Steps[i-1]
+		if pr, ok := stepRank[prev.Kind]; ok && (pr > rank || pr == rank && st.Kind != StepUpdate) {
+			out = append(out, fmt.Sprintf("server %s has a %s step %d after its %s step %d: plan lays out drain, shutdown, updates, reimage or reset, wait_ready, uncordon, each but the updates at most once", s.Address, st.Kind, st.Index, prev.Kind, prev.Index))
 		}
 	}
 	return out

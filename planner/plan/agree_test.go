@@ -72,6 +72,27 @@ func TestCheckSteps(t *testing.T) {
 			"server a/r01/s1 lists bmc 7.10 → 7.20, but its update step 3 flashes bmc 7.99",
 			"server a/r01/s5 lists bmc 7.10 → 7.20 (flashed by a/r01/s1), but a/r01/s1's update step 3 flashes bmc 7.99",
 		}},
+		// The steps that flash nothing are shown as the server's reboots;
+		// one more of them, or one out of place, is a step no view shows.
+		{"a second shutdown after the update", func(p *Plan) {
+			s := &p.Servers[0]
+			s.Steps = append(s.Steps, Step{Index: 4, Kind: StepShutdown})
+		}, []string{"server a/r01/s1 has a shutdown step 4 after its update step 3: plan lays out drain, shutdown, updates, reimage or reset, wait_ready, uncordon, each but the updates at most once"}},
+		{"a step of a kind rackform does not plan", func(p *Plan) {
+			s := &p.Servers[0]
+			s.Steps = append(s.Steps, Step{Index: 4, Kind: "erase"})
+		}, []string{"server a/r01/s1 has a step 4 of kind \"erase\", which plan never writes"}},
+		{"a second reset", func(p *Plan) {
+			s := &p.Servers[0]
+			s.Steps = append(s.Steps, Step{Index: 4, Kind: StepReset, ResetType: "On"}, Step{Index: 5, Kind: StepReset, ResetType: "ForceRestart"})
+		}, []string{"server a/r01/s1 has a reset step 5 after its reset step 4"}},
+		{"a reset and a reimage", func(p *Plan) {
+			s := &p.Servers[0]
+			s.Changes = append(s.Changes, Change{Component: "runtime", Kind: "runtime", From: "4.5", To: "4.6"})
+			s.Steps = append(s.Steps, Step{Index: 4, Kind: StepReimage, Component: "runtime", Version: "4.6"}, Step{Index: 5, Kind: StepReset, ResetType: "On"})
+		}, []string{"server a/r01/s1 has a reset step 5 after its reimage step 4"}},
+		{"steps numbered out of order", func(p *Plan) { p.Servers[0].Steps[1].Index = 7 },
+			[]string{"server a/r01/s1's step 2 is numbered 7"}},
 		{"flashed by a server not in the plan", func(p *Plan) {
 			*p = *sharedPair()
 			p.Servers[len(p.Servers)-1].Changes[1].FlashedBy = "a/r09/gone"
@@ -144,7 +165,7 @@ func TestCheckStepsCountsTheRest(t *testing.T) {
 // made by the planner) passes: the check refuses edits, not plans.
 func TestCheckStepsAcceptsStoredPlans(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.plan.json")
-	views, _ := filepath.Glob("../../cmd/rackform/internal/command/views/planview/testdata/*.plan.json")
+	views, _ := filepath.Glob("../../cmd/rackform/internal/command/views/*/testdata/*.plan.json")
 	files = append(files, views...)
 	if len(files) < 5 {
 		t.Fatalf("only %d stored plans found", len(files))
