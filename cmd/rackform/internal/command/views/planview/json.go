@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/rackform/rackform/planner/plan"
@@ -483,37 +482,27 @@ func BuildJSON(p *plan.Plan, sha string) PlanJSON {
 		out.Stages = append(out.Stages, js)
 	}
 
-	// Servers keyed by address, placed in the run.
-	for i, e := range Entries(p) {
+	// Servers keyed by address, placed in the run; each cluster's in run
+	// order.
+	entries := Entries(p)
+	inCluster := map[string][]string{}
+	for i, e := range entries {
 		js := serverJSON(e.Server)
 		js.Order = -1
 		if e.Scope != nil {
 			js.Stage, js.Group, js.Phase, js.PhaseKind, js.Scope = e.Stage.ID, e.Group.ID, e.Phase.ID, string(e.Phase.Kind), e.Scope.ID
 			js.Order = i
 			out.RunOrder = append(out.RunOrder, e.Server.Address)
+			inCluster[js.Cluster] = append(inCluster[js.Cluster], js.Address)
 		}
 		out.Servers[js.Address] = js
 	}
-	for _, name := range sortedKeys(out.Clusters) {
-		c := out.Clusters[name]
-		for _, a := range out.RunOrder {
-			if out.Servers[a].Cluster == name {
-				c.Servers = append(c.Servers, a)
-			}
-		}
+	for name, c := range out.Clusters {
+		c.Servers = append(c.Servers, inCluster[name]...)
 		out.Clusters[name] = c
 	}
-	out.Images = imagesJSON(p)
+	out.Images = imagesJSON(entries)
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func clusterJSON(st *plan.Stage, g *plan.Group, c *plan.Cluster, out *PlanJSON) JSONCluster {
@@ -617,11 +606,17 @@ func serverJSON(s *plan.Server) JSONServer {
 }
 
 // imagesJSON lists every image the plan delivers (update and reimage
-// steps), in run order of first use.
-func imagesJSON(p *plan.Plan) []JSONImage {
+// steps), in run order of first use, with the servers each goes to: a
+// set remembers who has one already, so a fleet of any size is read once.
+func imagesJSON(entries []Entry) []JSONImage {
 	out := []JSONImage{}
 	index := map[[4]string]int{}
-	for _, e := range Entries(p) {
+	type use struct {
+		image  int
+		server string
+	}
+	used := map[use]bool{}
+	for _, e := range entries {
 		for _, st := range e.Server.Steps {
 			if st.Image == "" {
 				continue
@@ -637,7 +632,8 @@ func imagesJSON(p *plan.Plan) []JSONImage {
 			if m := st.Method; m != "" && !slices.Contains(im.Methods, m) {
 				im.Methods = append(im.Methods, m)
 			}
-			if !slices.Contains(im.Servers, e.Server.Address) {
+			if u := (use{i, e.Server.Address}); !used[u] {
+				used[u] = true
 				im.Servers = append(im.Servers, e.Server.Address)
 			}
 		}
