@@ -16,15 +16,17 @@ import (
 const maxDisagreements = 5
 
 // CheckSteps reports whether p's steps make exactly the version changes p
-// lists, server by server: every update or reimage step of an upgraded
-// server flashes a change of that server to the version the change names,
-// every change is flashed by a step (the server's own, or for a component
-// its BMC shares, the step of the server named in FlashedBy), and nothing
-// else is flashed. A change is flashed by one step, or by several updates
-// only when each is for other members of those the change moves (a BMC
-// that takes a few Targets per request): a second step of a component is
-// otherwise one a reviewer never sees. The error names each server that
-// disagrees and both values. show and apply refuse such a plan.
+// lists, server by server: every update or reimage step of a server the
+// plan does not skip flashes a change of that server to the version the
+// change names, every change is flashed by a step (the server's own, or
+// for a component its BMC shares, the step of the server named in
+// FlashedBy), and nothing else is flashed. A change is flashed by one
+// step, or by several updates only when each is for other members of
+// those the change moves (a BMC that takes a few Targets per request): a
+// second step of a component is otherwise one a reviewer never sees. The
+// other steps keep plan's layout (misplaced), and a server is upgraded or
+// skipped. The error names each server that disagrees and both values.
+// show and apply refuse such a plan.
 func CheckSteps(p *Plan) error {
 	byAddr := make(map[string]*Server, len(p.Servers))
 	for i := range p.Servers {
@@ -33,8 +35,14 @@ func CheckSteps(p *Plan) error {
 	var found []string
 	for i := range p.Servers {
 		s := &p.Servers[i]
-		if s.Action != ActionUpgrade {
+		// Apply runs the steps of every server the plan does not skip
+		// (executor.Run), so each is checked, whatever its action says.
+		switch s.Action {
+		case ActionSkip:
 			continue
+		case ActionUpgrade:
+		default:
+			found = append(found, fmt.Sprintf("server %s has the action %q, which plan never writes: apply would run its steps", s.Address, s.Action))
 		}
 		found = append(found, disagreements(s, byAddr)...)
 	}

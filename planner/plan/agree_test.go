@@ -93,6 +93,13 @@ func TestCheckSteps(t *testing.T) {
 		}, []string{"server a/r01/s1 has a reset step 5 after its reimage step 4"}},
 		{"steps numbered out of order", func(p *Plan) { p.Servers[0].Steps[1].Index = 7 },
 			[]string{"server a/r01/s1's step 2 is numbered 7"}},
+		// Apply runs the steps of every server the plan does not skip.
+		{"an action plan never writes", func(p *Plan) { p.Servers[0].Action = "Upgrade" },
+			[]string{`server a/r01/s1 has the action "Upgrade", which plan never writes: apply would run its steps`}},
+		{"an action plan never writes, with an edited step", func(p *Plan) {
+			p.Servers[0].Action = ""
+			p.Servers[0].Steps[1].Version = "9.9"
+		}, []string{"server a/r01/s1 lists bios 1.0 → 1.1, but its update step flashes bios 9.9"}},
 		{"flashed by a server not in the plan", func(p *Plan) {
 			*p = *sharedPair()
 			p.Servers[len(p.Servers)-1].Changes[1].FlashedBy = "a/r09/gone"
