@@ -1,12 +1,16 @@
 package planview
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/rackform/rackform/planner/plan"
 )
@@ -99,6 +103,45 @@ func BenchmarkShow(b *testing.B) {
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(p.Servers)), "ns/server")
 			})
+		}
+	}
+}
+
+// WriteJSON, which encodes the servers one at a time, writes the bytes
+// of encoding the document at once: for the fixtures, and for a plan whose
+// strings look like the servers' key or need escaping.
+func TestWriteJSONEncodesServersInPlace(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.plan.json"))
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := plan.Decode(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases := map[string]*plan.Plan{f: p, f + " without servers": {}}
+		odd := *p
+		odd.Servers = slices.Clone(p.Servers)
+		odd.Servers[0].Address = "lab/<r&1>/\"servers\": {}"
+		odd.Servers[0].Notes = []string{"\n  \"servers\": {}", "<b>é</b>"}
+		odd.Warnings = append(slices.Clone(p.Warnings), plan.Message{Summary: "\n  \"servers\": {}\n"})
+		cases[f+" with odd strings"] = &odd
+		for name, p := range cases {
+			var got, want bytes.Buffer
+			if err := WriteJSON(&got, p, "ab"); err != nil {
+				t.Fatal(err)
+			}
+			enc := json.NewEncoder(&want)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(BuildJSON(p, "ab")); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want.String(), got.String()); diff != "" {
+				t.Errorf("%s: WriteJSON differs from one encoding (-want +got):\n%s", name, diff)
+			}
 		}
 	}
 }

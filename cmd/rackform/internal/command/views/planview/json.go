@@ -1,8 +1,11 @@
 package planview
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"slices"
 	"time"
 
@@ -382,12 +385,64 @@ func summaryJSON(p *plan.Plan) JSONSummary {
 }
 
 // WriteJSON writes p's machine-readable representation (indented, one
-// document). sha is the plan file's SHA-256.
+// document). sha is the plan file's SHA-256. The servers are encoded one
+// at a time into the document around them, with the same bytes as
+// encoding the whole at once: the document of 100,000 servers is most
+// of a gigabyte, and encoding/json indents a value only once all of it
+// is encoded.
 func WriteJSON(w io.Writer, p *plan.Plan, sha string) error {
-	enc := json.NewEncoder(w)
+	doc := BuildJSON(p, sha)
+	servers := doc.Servers
+	doc.Servers = map[string]JSONServer{}
+	around, err := indented(doc, "")
+	if err != nil {
+		return err
+	}
+	// At an indent of two spaces, only a key of the document itself.
+	hole := []byte("\n  \"servers\": {}")
+	at := bytes.Index(around, hole)
+	if at < 0 || len(servers) == 0 {
+		_, err := w.Write(append(around, '\n'))
+		return err
+	}
+	at += len(hole) - 1 // at the "}"
+	bw := bufio.NewWriter(w)
+	bw.Write(around[:at])
+	keys := slices.Sorted(maps.Keys(servers))
+	for i, k := range keys {
+		key, err := indented(k, "")
+		if err != nil {
+			return err
+		}
+		server, err := indented(servers[k], "    ")
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n    ")
+		bw.Write(key)
+		bw.WriteString(": ")
+		bw.Write(server)
+	}
+	bw.WriteString("\n  ")
+	bw.Write(around[at:])
+	bw.WriteByte('\n')
+	return bw.Flush()
+}
+
+// indented is v as WriteJSON writes it, each line after the first
+// starting with prefix, without a final newline.
+func indented(v any, prefix string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(BuildJSON(p, sha))
+	enc.SetIndent(prefix, "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // orEmpty returns s, or an empty non-nil slice.
