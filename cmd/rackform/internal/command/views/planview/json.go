@@ -408,23 +408,33 @@ func WriteJSON(w io.Writer, p *plan.Plan, sha string) error {
 	at += len(hole) - 1 // at the "}"
 	bw := bufio.NewWriter(w)
 	bw.Write(around[:at])
-	keys := slices.Sorted(maps.Keys(servers))
-	for i, k := range keys {
-		key, err := indented(k, "")
-		if err != nil {
+	// One encoder for every server, so that encoding one leaves no
+	// garbage behind (its buffers are reused): a collection then would
+	// scan the whole document's model again.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("    ", "  ")
+	write := func(v any) error {
+		buf.Reset()
+		if err := enc.Encode(v); err != nil {
 			return err
 		}
-		server, err := indented(servers[k], "    ")
-		if err != nil {
-			return err
-		}
+		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		return nil
+	}
+	for i, k := range slices.Sorted(maps.Keys(servers)) {
 		if i > 0 {
 			bw.WriteByte(',')
 		}
 		bw.WriteString("\n    ")
-		bw.Write(key)
+		if err := write(k); err != nil {
+			return err
+		}
 		bw.WriteString(": ")
-		bw.Write(server)
+		if err := write(servers[k]); err != nil {
+			return err
+		}
 	}
 	bw.WriteString("\n  ")
 	bw.Write(around[at:])
