@@ -57,10 +57,6 @@ func CheckSteps(p *Plan) error {
 	return fmt.Errorf("the plan's steps do not make the changes it lists, so what a reviewer read is not what apply would run: %s%s. The file was edited after plan wrote it; run rackform plan again instead of editing a plan", strings.Join(found, "; "), more)
 }
 
-// IsFlash reports whether the step writes a component's version: an update
-// or a reimage.
-func (s Step) IsFlash() bool { return s.Kind == StepUpdate || s.Kind == StepReimage }
-
 // flashSteps are s's update and reimage steps by component, in run order.
 func flashSteps(s *Server) map[string][]Step {
 	out := map[string][]Step{}
