@@ -75,7 +75,15 @@ func planWith(t testing.TB, cfg *config.Config, state func(int, *config.Server) 
 	if mod != nil {
 		mod(&opts)
 	}
-	return Plan(context.Background(), cfg, opts)
+	p, diags := Plan(context.Background(), cfg, opts)
+	// What plan writes, show and apply accept: its steps make the changes
+	// it lists (rule 51).
+	if p != nil && !diags.HasErrors() {
+		if err := plan.CheckSteps(p); err != nil {
+			t.Errorf("show and apply would refuse the plan: %v", err)
+		}
+	}
+	return p, diags
 }
 
 // mustPlan is planWith that fails on error diagnostics.

@@ -182,6 +182,10 @@ func TestRuleUpdatesEveryMember(t *testing.T) {
 			if len(named) != c.moving {
 				t.Errorf("%d members named by the updates, want %d", len(named), c.moving)
 			}
+			// Updates split by members are what show and apply accept.
+			if err := plan.CheckSteps(&plan.Plan{Servers: []plan.Server{*s}}); err != nil {
+				t.Errorf("the planned updates are refused: %v", err)
+			}
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -300,6 +301,7 @@ func simStats(ts *testscript.TestScript, admin string) map[string]sim.Stats {
 //	planedit FILE provider-sha256 NAME HEX
 //	planedit FILE format-version V
 //	planedit FILE step-version SERVER INDEX VERSION
+//	planedit FILE insert-step SERVER INDEX VERSION  (a copy of step INDEX flashing VERSION, before it; steps numbered again)
 //	planedit FILE drain-hook ARGV...        (every cluster)
 //	planedit FILE not-after RFC3339
 //	planedit FILE bmc SERVER URL
@@ -359,6 +361,21 @@ func cmdPlanEdit(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		if !found {
 			ts.Fatalf("planedit: server %s has no step %d", args[2], idx)
+		}
+	case "insert-step":
+		want(5)
+		s := server(args[2])
+		idx, err := strconv.Atoi(args[3])
+		ts.Check(err)
+		i := slices.IndexFunc(s.Steps, func(st plan.Step) bool { return st.Index == idx })
+		if i < 0 {
+			ts.Fatalf("planedit: server %s has no step %d", args[2], idx)
+		}
+		st := s.Steps[i]
+		st.Version = args[4]
+		s.Steps = slices.Insert(s.Steps, i, st)
+		for j := range s.Steps {
+			s.Steps[j].Index = j + 1
 		}
 	case "drain-hook":
 		if len(args) < 3 {

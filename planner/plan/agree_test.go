@@ -3,6 +3,7 @@ package plan
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -45,6 +46,60 @@ func TestCheckSteps(t *testing.T) {
 			"server a/r01/s1 lists bmc 7.10 → 7.20, but its update step flashes bmc 7.99",
 			"server a/r01/s5 lists bmc 7.10 → 7.20 (flashed by a/r01/s1), but a/r01/s1's update step flashes bmc 7.99",
 		}},
+		// Issue 33 item 3: a second step of a listed component, inserted
+		// before the real one (steps renumbered), flashed a version no
+		// change lists while the check read only the component's last step.
+		{"a second step of a listed component inserted before it", func(p *Plan) {
+			insertStep(p, 0, 2, "7.99")
+		}, []string{"server a/r01/s1 lists bmc 7.10 → 7.20, but its update step 3 flashes bmc 7.99"}},
+		{"a listed component's step repeated", func(p *Plan) { insertStep(p, 0, 2, "7.20") },
+			[]string{"server a/r01/s1 lists bmc 7.10 → 7.20 once, but steps 3 and 4 flash bmc; several steps flash one component only when each updates other members"}},
+		{"member batches naming a member twice", func(p *Plan) {
+			insertStep(p, 0, 2, "7.20")
+			p.Servers[0].Steps[2].Members = []string{"BMC"}
+			p.Servers[0].Steps[3].Members = []string{"BMC"}
+		}, []string{"server a/r01/s1 lists bmc 7.10 → 7.20 once, but steps 3 and 4 flash bmc"}},
+		{"member batches naming more members than move", func(p *Plan) {
+			insertStep(p, 0, 2, "7.20")
+			p.Servers[0].Changes[1].Members, p.Servers[0].Changes[1].Moving = 2, 1
+			p.Servers[0].Steps[2].Members = []string{"BMC"}
+			p.Servers[0].Steps[3].Members = []string{"BMC2"}
+		}, []string{"server a/r01/s1 lists bmc 7.10 → 7.20 once, but steps 3 and 4 flash bmc"}},
+		{"the flashing server's step doubled", func(p *Plan) {
+			*p = *sharedPair()
+			insertStep(p, 0, 2, "7.99")
+		}, []string{
+			"server a/r01/s1 lists bmc 7.10 → 7.20, but its update step 3 flashes bmc 7.99",
+			"server a/r01/s5 lists bmc 7.10 → 7.20 (flashed by a/r01/s1), but a/r01/s1's update step 3 flashes bmc 7.99",
+		}},
+		// The steps that flash nothing are shown as the server's reboots;
+		// one more of them, or one out of place, is a step no view shows.
+		{"a second shutdown after the update", func(p *Plan) {
+			s := &p.Servers[0]
+			s.Steps = append(s.Steps, Step{Index: 4, Kind: StepShutdown})
+		}, []string{"server a/r01/s1 has a shutdown step 4 after its update step 3: plan lays out drain, shutdown, updates, reimage or reset, wait_ready, uncordon, each but the updates at most once"}},
+		{"a step of a kind rackform does not plan", func(p *Plan) {
+			s := &p.Servers[0]
+			s.Steps = append(s.Steps, Step{Index: 4, Kind: "erase"})
+		}, []string{"server a/r01/s1 has a step 4 of kind \"erase\", which plan never writes"}},
+		{"a second reset", func(p *Plan) {
+			s := &p.Servers[0]
+			s.Steps = append(s.Steps, Step{Index: 4, Kind: StepReset, ResetType: "On"}, Step{Index: 5, Kind: StepReset, ResetType: "ForceRestart"})
+		}, []string{"server a/r01/s1 has a reset step 5 after its reset step 4"}},
+		{"a reset and a reimage", func(p *Plan) {
+			s := &p.Servers[0]
+			s.Changes = append(s.Changes, Change{Component: "runtime", Kind: "runtime", From: "4.5", To: "4.6"})
+			s.Steps = append(s.Steps, Step{Index: 4, Kind: StepReimage, Component: "runtime", Version: "4.6"}, Step{Index: 5, Kind: StepReset, ResetType: "On"})
+		}, []string{"server a/r01/s1 has a reset step 5 after its reimage step 4"}},
+		{"steps numbered out of order", func(p *Plan) { p.Servers[0].Steps[1].Index = 7 },
+			[]string{"server a/r01/s1's step 2 is numbered 7"}},
+		// Apply runs the steps of every server the plan does not skip.
+		{"an action plan never writes", func(p *Plan) { p.Servers[0].Action = "Upgrade" },
+			[]string{`server a/r01/s1 has the action "Upgrade", which plan never writes: apply would run its steps`}},
+		{"an action plan never writes, with an edited step", func(p *Plan) {
+			p.Servers[0].Action = ""
+			p.Servers[0].Steps[1].Version = "9.9"
+		}, []string{"server a/r01/s1 lists bios 1.0 → 1.1, but its update step flashes bios 9.9"}},
 		{"flashed by a server not in the plan", func(p *Plan) {
 			*p = *sharedPair()
 			p.Servers[len(p.Servers)-1].Changes[1].FlashedBy = "a/r09/gone"
@@ -72,6 +127,32 @@ func TestCheckSteps(t *testing.T) {
 	}
 }
 
+// A plan of updates split by members (a BMC that takes a few Targets per
+// request) flashes one component in several steps, each for other members
+// of those the change moves: that is as planned.
+func TestCheckStepsAcceptsMemberBatches(t *testing.T) {
+	p := samplePlan13()
+	insertStep(p, 0, 2, "7.20")
+	s := &p.Servers[0]
+	s.Changes[1].Members, s.Changes[1].Moving = 3, 3
+	s.Steps[2].Members, s.Steps[3].Members = []string{"BMC1", "BMC2"}, []string{"BMC3"}
+	if err := CheckSteps(p); err != nil {
+		t.Fatalf("updates split by members refused: %v", err)
+	}
+}
+
+// insertStep inserts a copy of step i of server si flashing version before
+// it and numbers the steps again, as an edit of a plan file would.
+func insertStep(p *Plan, si, i int, version string) {
+	s := &p.Servers[si]
+	st := s.Steps[i]
+	st.Version = version
+	s.Steps = slices.Insert(slices.Clone(s.Steps), i, st)
+	for j := range s.Steps {
+		s.Steps[j].Index = j + 1
+	}
+}
+
 // Many disagreements are named up to a few, the rest counted.
 func TestCheckStepsCountsTheRest(t *testing.T) {
 	p := samplePlan()
@@ -91,7 +172,7 @@ func TestCheckStepsCountsTheRest(t *testing.T) {
 // made by the planner) passes: the check refuses edits, not plans.
 func TestCheckStepsAcceptsStoredPlans(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.plan.json")
-	views, _ := filepath.Glob("../../cmd/rackform/internal/command/views/planview/testdata/*.plan.json")
+	views, _ := filepath.Glob("../../cmd/rackform/internal/command/views/*/testdata/*.plan.json")
 	files = append(files, views...)
 	if len(files) < 5 {
 		t.Fatalf("only %d stored plans found", len(files))

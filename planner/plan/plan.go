@@ -519,6 +519,10 @@ func (s Step) Target() version.Target {
 // IsHook reports whether the step runs an executor hook, not a provider step.
 func (s Step) IsHook() bool { return s.Kind == StepDrain || s.Kind == StepUncordon }
 
+// IsFlash reports whether the step writes a component's version: an update
+// or a reimage.
+func (s Step) IsFlash() bool { return s.Kind == StepUpdate || s.Kind == StepReimage }
+
 // Message is a warning or note attached to the plan.
 type Message struct {
 	Summary string `json:"summary"`

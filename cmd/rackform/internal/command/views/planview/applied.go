@@ -15,20 +15,22 @@ import (
 // asApplied returns p with each server's changes going to the versions its
 // steps flash: a change to the version of the update or reimage step for
 // its component (the server's own, or for a component its BMC shares, the
-// step of the server that flashes it), and a step no change lists as a
-// change of its own. p is not modified; what is unchanged is shared.
+// step of the server that flashes it), followed by a change from there for
+// each other version a later step of the component flashes, and a step no
+// change lists as a change of its own. p is not modified; what is
+// unchanged is shared.
 func asApplied(p *plan.Plan) *plan.Plan {
-	flash := map[string]map[string]plan.Step{}
+	flash := map[string]map[string][]plan.Step{}
 	for i := range p.Servers {
 		s := &p.Servers[i]
 		for _, st := range s.Steps {
-			if st.Kind != plan.StepUpdate && st.Kind != plan.StepReimage {
+			if !st.IsFlash() {
 				continue
 			}
 			if flash[s.Address] == nil {
-				flash[s.Address] = map[string]plan.Step{}
+				flash[s.Address] = map[string][]plan.Step{}
 			}
-			flash[s.Address][st.Component] = st
+			flash[s.Address][st.Component] = append(flash[s.Address][st.Component], st)
 		}
 	}
 	q := *p
@@ -42,7 +44,7 @@ func asApplied(p *plan.Plan) *plan.Plan {
 	return &q
 }
 
-func appliedChanges(s *plan.Server, flash map[string]map[string]plan.Step) []plan.Change {
+func appliedChanges(s *plan.Server, flash map[string]map[string][]plan.Step) []plan.Change {
 	out := make([]plan.Change, 0, len(s.Changes))
 	listed := map[string]bool{}
 	for _, c := range s.Changes {
@@ -51,16 +53,27 @@ func appliedChanges(s *plan.Server, flash map[string]map[string]plan.Step) []pla
 		if c.FlashedBy != "" {
 			by = c.FlashedBy
 		}
-		if st, ok := flash[by][c.Component]; ok {
-			c.To = st.Version
+		sts := flash[by][c.Component]
+		if len(sts) == 0 {
+			out = append(out, c)
+			continue
 		}
+		c.To = sts[0].Version
 		out = append(out, c)
+		for _, st := range sts[1:] {
+			// Updates split by members flash one version; any other is a
+			// change of its own, from what the step before left.
+			if last := out[len(out)-1]; st.Version != last.To {
+				c.From, c.To = last.To, st.Version
+				out = append(out, c)
+			}
+		}
 	}
 	if s.Action != plan.ActionUpgrade {
 		return out
 	}
 	for _, st := range s.Steps {
-		if (st.Kind != plan.StepUpdate && st.Kind != plan.StepReimage) || listed[st.Component] {
+		if !st.IsFlash() || listed[st.Component] {
 			continue
 		}
 		c := plan.Change{Component: st.Component, Kind: "firmware", From: "?", To: st.Version}

@@ -1,10 +1,12 @@
 package planview
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/rackform/rackform/planner/plan"
@@ -384,12 +386,74 @@ func summaryJSON(p *plan.Plan) JSONSummary {
 }
 
 // WriteJSON writes p's machine-readable representation (indented, one
-// document). sha is the plan file's SHA-256.
+// document). sha is the plan file's SHA-256. The servers are encoded one
+// at a time into the document around them, with the same bytes as
+// encoding the whole at once: the document of 100,000 servers is most
+// of a gigabyte, and encoding/json indents a value only once all of it
+// is encoded.
 func WriteJSON(w io.Writer, p *plan.Plan, sha string) error {
-	enc := json.NewEncoder(w)
+	doc := BuildJSON(p, sha)
+	servers := doc.Servers
+	doc.Servers = map[string]JSONServer{}
+	around, err := indented(doc, "")
+	if err != nil {
+		return err
+	}
+	// At an indent of two spaces, only a key of the document itself.
+	hole := []byte("\n  \"servers\": {}")
+	at := bytes.Index(around, hole)
+	if at < 0 || len(servers) == 0 {
+		_, err := w.Write(append(around, '\n'))
+		return err
+	}
+	at += len(hole) - 1 // at the "}"
+	bw := bufio.NewWriter(w)
+	bw.Write(around[:at])
+	// One encoder for every server, so that encoding one leaves no
+	// garbage behind (its buffers are reused): a collection then would
+	// scan the whole document's model again.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(BuildJSON(p, sha))
+	enc.SetIndent("    ", "  ")
+	write := func(v any) error {
+		buf.Reset()
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		return nil
+	}
+	for i, k := range slices.Sorted(maps.Keys(servers)) {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n    ")
+		if err := write(k); err != nil {
+			return err
+		}
+		bw.WriteString(": ")
+		if err := write(servers[k]); err != nil {
+			return err
+		}
+	}
+	bw.WriteString("\n  ")
+	bw.Write(around[at:])
+	bw.WriteByte('\n')
+	return bw.Flush()
+}
+
+// indented is v as WriteJSON writes it, each line after the first
+// starting with prefix, without a final newline.
+func indented(v any, prefix string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent(prefix, "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // orEmpty returns s, or an empty non-nil slice.
@@ -484,37 +548,27 @@ func BuildJSON(p *plan.Plan, sha string) PlanJSON {
 		out.Stages = append(out.Stages, js)
 	}
 
-	// Servers keyed by address, placed in the run.
-	for i, e := range Entries(p) {
+	// Servers keyed by address, placed in the run; each cluster's in run
+	// order.
+	entries := Entries(p)
+	inCluster := map[string][]string{}
+	for i, e := range entries {
 		js := serverJSON(e.Server)
 		js.Order = -1
 		if e.Scope != nil {
 			js.Stage, js.Group, js.Phase, js.PhaseKind, js.Scope = e.Stage.ID, e.Group.ID, e.Phase.ID, string(e.Phase.Kind), e.Scope.ID
 			js.Order = i
 			out.RunOrder = append(out.RunOrder, e.Server.Address)
+			inCluster[js.Cluster] = append(inCluster[js.Cluster], js.Address)
 		}
 		out.Servers[js.Address] = js
 	}
-	for _, name := range sortedKeys(out.Clusters) {
-		c := out.Clusters[name]
-		for _, a := range out.RunOrder {
-			if out.Servers[a].Cluster == name {
-				c.Servers = append(c.Servers, a)
-			}
-		}
+	for name, c := range out.Clusters {
+		c.Servers = append(c.Servers, inCluster[name]...)
 		out.Clusters[name] = c
 	}
-	out.Images = imagesJSON(p)
+	out.Images = imagesJSON(entries)
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func clusterJSON(st *plan.Stage, g *plan.Group, c *plan.Cluster, out *PlanJSON) JSONCluster {
@@ -618,11 +672,17 @@ func serverJSON(s *plan.Server) JSONServer {
 }
 
 // imagesJSON lists every image the plan delivers (update and reimage
-// steps), in run order of first use.
-func imagesJSON(p *plan.Plan) []JSONImage {
+// steps), in run order of first use, with the servers each goes to: a
+// set remembers who has one already, so a fleet of any size is read once.
+func imagesJSON(entries []Entry) []JSONImage {
 	out := []JSONImage{}
 	index := map[[4]string]int{}
-	for _, e := range Entries(p) {
+	type use struct {
+		image  int
+		server string
+	}
+	used := map[use]bool{}
+	for _, e := range entries {
 		for _, st := range e.Server.Steps {
 			if st.Image == "" {
 				continue
@@ -638,7 +698,8 @@ func imagesJSON(p *plan.Plan) []JSONImage {
 			if m := st.Method; m != "" && !slices.Contains(im.Methods, m) {
 				im.Methods = append(im.Methods, m)
 			}
-			if !slices.Contains(im.Servers, e.Server.Address) {
+			if u := (use{i, e.Server.Address}); !used[u] {
+				used[u] = true
 				im.Servers = append(im.Servers, e.Server.Address)
 			}
 		}

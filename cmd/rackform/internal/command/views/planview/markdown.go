@@ -185,7 +185,7 @@ func images(p *plan.Plan) []*image {
 	seen := map[key]*image{}
 	for _, s := range p.Servers {
 		for _, st := range s.Steps {
-			if st.Image == "" || (st.Kind != plan.StepUpdate && st.Kind != plan.StepReimage) {
+			if st.Image == "" || !st.IsFlash() {
 				continue
 			}
 			k := key{st.Component, st.Version, st.Image, st.SHA256}

@@ -473,7 +473,7 @@ func ServerLines(s *plan.Server) []string {
 	}
 	read := map[string]bool{}
 	for _, st := range s.Steps {
-		if (st.Kind != plan.StepUpdate && st.Kind != plan.StepReimage) || read[st.Component] {
+		if !st.IsFlash() || read[st.Component] {
 			continue
 		}
 		read[st.Component] = true
@@ -482,7 +482,7 @@ func ServerLines(s *plan.Server) []string {
 		}
 	}
 	for _, st := range s.Steps {
-		if st.Kind != plan.StepUpdate && st.Kind != plan.StepReimage {
+		if !st.IsFlash() {
 			continue
 		}
 		d := Delivery(st)
