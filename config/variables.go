@@ -330,7 +330,7 @@ func wholeFile(name string, src []byte) hcl.Range {
 }
 
 func (s *loadState) readVarFile(path string) ([]*hcl.Attribute, []byte, hcl.Diagnostics) {
-	src, err := readRegular(path)
+	src, err := ReadSource(path)
 	if err != nil {
 		return nil, nil, hcl.Diagnostics{{
 			Severity: hcl.DiagError,

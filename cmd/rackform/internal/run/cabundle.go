@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/zclconf/go-cty/cty"
@@ -19,9 +18,9 @@ import (
 // of a PEM file, which the plugin used to read for itself.
 const CABundleAttr = "ca_bundle"
 
-// maxCABundle bounds a CA bundle file: a system's whole bundle is a few
+// caBundleLimit bounds a CA bundle file: a system's whole bundle is a few
 // hundred KB.
-const maxCABundle = 16 << 20
+var caBundleLimit = regularfile.Limit{Bytes: 16 << 20, What: "a CA bundle"}
 
 // CABundle is a provider's CA bundle, read once.
 type CABundle struct {
@@ -60,16 +59,9 @@ func PinCABundle(decl *config.Provider) (CABundle, error) {
 			}
 			return out, fmt.Errorf("cannot read the CA bundle (%s): %w", CABundleAttr, err)
 		}
-		f, err := regularfile.Open(s)
-		if err != nil {
+		var err error
+		if pem, err = regularfile.Read(s, caBundleLimit); err != nil {
 			return fail(err)
-		}
-		defer f.Close()
-		if pem, err = io.ReadAll(io.LimitReader(f, maxCABundle+1)); err != nil {
-			return fail(err)
-		}
-		if len(pem) > maxCABundle {
-			return fail(fmt.Errorf("%s is larger than %d MiB, too large for PEM certificates", s, maxCABundle>>20))
 		}
 		if !sensitive {
 			out.Path = s

@@ -57,14 +57,7 @@ func ReadFile(path string) (*File, error) {
 }
 
 func tooLarge(name string, size int64) error {
-	return fmt.Errorf("%s is %s, larger than the %s rackform reads (a plan takes at most about 1.5 KB per server: 100,000 servers plan to about 150 MB); it is not a plan rackform wrote for a real fleet: check the file, or split the fleet with plan -target", name, megabytes(size), megabytes(MaxPlanSize))
-}
-
-func megabytes(n int64) string {
-	if n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%.0f MB", float64(n)/1e6)
+	return fmt.Errorf("%s is %s, larger than the %s rackform reads (a plan takes at most about 1.5 KB per server: 100,000 servers plan to about 150 MB); it is not a plan rackform wrote for a real fleet: check the file, or split the fleet with plan -target", name, regularfile.Size(size), regularfile.Size(MaxPlanSize))
 }
 
 // CheckSHA256 compares the file's SHA-256 with expect (hex, optionally
