@@ -50,6 +50,10 @@ type Limit struct {
 	What string
 }
 
+// CABundle bounds a file of CA certificates (PEM): a system's whole bundle
+// is a few hundred KB.
+var CABundle = Limit{Bytes: 16 << 20, What: "a CA bundle"}
+
 // TooLargeError is a file over its Limit.
 type TooLargeError struct {
 	Path string

@@ -18,10 +18,6 @@ import (
 // of a PEM file, which the plugin used to read for itself.
 const CABundleAttr = "ca_bundle"
 
-// caBundleLimit bounds a CA bundle file: a system's whole bundle is a few
-// hundred KB.
-var caBundleLimit = regularfile.Limit{Bytes: 16 << 20, What: "a CA bundle"}
-
 // CABundle is a provider's CA bundle, read once.
 type CABundle struct {
 	// Attrs are the provider's attributes with the bundle's PEM text in
@@ -60,7 +56,7 @@ func PinCABundle(decl *config.Provider) (CABundle, error) {
 			return out, fmt.Errorf("cannot read the CA bundle (%s): %w", CABundleAttr, err)
 		}
 		var err error
-		if pem, err = regularfile.Read(s, caBundleLimit); err != nil {
+		if pem, err = regularfile.Read(s, regularfile.CABundle); err != nil {
 			return fail(err)
 		}
 		if !sensitive {
