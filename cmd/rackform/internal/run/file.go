@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/internal/regularfile"
 	"github.com/rackform/rackform/planner/plan"
 )
@@ -83,6 +84,18 @@ func (f *File) Decode() (*plan.Plan, error) {
 	p, err := plan.Decode(f.Bytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a usable plan: %w", f.Name, err)
+	}
+	// The snapshot's configuration is parsed later (apply, the backend
+	// settings): one nested deeper than the parser can take is refused
+	// now, naming the plan, rather than crash the run then.
+	for _, sf := range p.Config.Files {
+		b, err := sf.Bytes()
+		if err != nil {
+			continue // LoadSnapshot says which file is damaged
+		}
+		if err := config.CheckSource(sf.Name, b); err != nil {
+			return nil, fmt.Errorf("%s is not a usable plan: in its configuration snapshot, %w", f.Name, err)
+		}
 	}
 	return p, nil
 }
