@@ -1,9 +1,11 @@
 package rehearsal
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -136,5 +138,47 @@ random {
 	}
 	if sc.Description != "two faults" || f.Random.Fail["update"] != 0.01 {
 		t.Errorf("description %q, random %+v", sc.Description, f.Random)
+	}
+}
+
+// A scenario reports its first 50 mistakes and how many more there are
+// (half a million, each rendered with a scan of a 1 MB file, never ended),
+// and refuses to resolve to more than MaxFaults faults (a megabyte of
+// fault blocks, each hitting every server, cost gigabytes).
+func TestScenarioBounds(t *testing.T) {
+	src := "fault \"never_ready\" {\n  servers = [" + strings.Repeat("1, ", 500) + "]\n}\n"
+	sc, diags := ParseScenario([]byte(src), "many.hcl")
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	targets := []Target{{Address: "c/r/s", Name: "s", Cluster: "c", Rack: "r", Role: "compute"}}
+	_, diags = sc.Resolve(targets, time.Now())
+	if len(diags) != 51 || diags[50].Detail != "450 more mistakes are not shown; fix the ones above and run again." {
+		t.Errorf("%d diagnostics, the last %q", len(diags), diags[len(diags)-1].Detail)
+	}
+
+	for i := range 1000 {
+		n := strconv.Itoa(i)
+		targets = append(targets, Target{Address: "c/r/s" + n, Name: "s" + n, Cluster: "c", Rack: "r", Role: "compute"})
+	}
+	block := "fault \"slow\" {\n  clusters = [\"c\"]\n  factor   = 2\n}\n"
+	for _, tc := range []struct {
+		blocks int
+		want   string
+	}{
+		{999, ""},
+		{1000, "3997: Too many faults: With this fault the scenario gives the plan's servers more than 1000000 faults"},
+	} {
+		sc, diags := ParseScenario([]byte(strings.Repeat(block, tc.blocks)), "blocks.hcl")
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		faults, diags := sc.Resolve(targets, time.Now())
+		switch {
+		case tc.want == "" && (diags.HasErrors() || len(faults.List) != 999*1001):
+			t.Errorf("%d blocks: %d faults, %v", tc.blocks, len(faults.List), diags)
+		case tc.want != "" && (len(diags) != 1 || !strings.HasPrefix(fmt.Sprintf("%d: %s: %s", diags[0].Subject.Start.Line, diags[0].Summary, diags[0].Detail), tc.want) || len(faults.List) != 0):
+			t.Errorf("%d blocks: %d faults, %v; want %q", tc.blocks, len(faults.List), diags, tc.want)
+		}
 	}
 }
