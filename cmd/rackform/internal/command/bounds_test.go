@@ -140,3 +140,19 @@ func TestScenarioFileBounds(t *testing.T) {
 		}
 	}
 }
+
+// show and rehearse of a plan file nested 100,000 levels deep end at once
+// in an error naming the file and the bound.
+func TestPlanNestingBound(t *testing.T) {
+	deep := filepath.Join(t.TempDir(), "deep.plan")
+	if err := os.WriteFile(deep, []byte(deepHCL(`{"format_version":"1.5","x":`, 100_000, "}")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := deep + " is not a usable plan: " + deep + " nests brackets, braces, parentheses or strings more than 256 levels deep (at line 1, column 284)"
+	for _, cmd := range []string{"show", "rehearse"} {
+		code, stderr := runWithin(t, 20*time.Second, cmd, "-no-color", deep)
+		if code != ExitError || !strings.Contains(stderr, want) {
+			t.Errorf("rackform %s: exit %d, stderr %q; want exit %d and %q", cmd, code, stderr, ExitError, want)
+		}
+	}
+}

@@ -81,6 +81,11 @@ func SameSHA256(sha, expect string) bool {
 
 // Decode decodes and checks the plan (format, checksum, signature fields).
 func (f *File) Decode() (*plan.Plan, error) {
+	// A plan nests 13 levels deep; the JSON decoder gives up at 10,000 in
+	// words that do not say why.
+	if err := regularfile.CheckDepth(f.Name, f.Bytes, regularfile.JSON, regularfile.MaxDepth); err != nil {
+		return nil, fmt.Errorf("%s is not a usable plan: %w", f.Name, err)
+	}
 	p, err := plan.Decode(f.Bytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a usable plan: %w", f.Name, err)

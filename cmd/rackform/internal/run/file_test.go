@@ -73,3 +73,14 @@ func TestDecodeRefusesDeepSnapshot(t *testing.T) {
 		}
 	}
 }
+
+// A plan file nested deeper than any plan is refused before it is
+// decoded, saying so in words, not in the JSON decoder's.
+func TestDecodeRefusesDeepPlan(t *testing.T) {
+	b := []byte(`{"format_version":"1.5","x":` + strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000) + "}")
+	_, err := (&File{Name: "deep.plan", Bytes: b}).Decode()
+	want := "deep.plan is not a usable plan: deep.plan nests brackets, braces, parentheses or strings more than 256 levels deep (at line 1, column 284)"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Decode: %v, want %q", err, want)
+	}
+}
