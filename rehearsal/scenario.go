@@ -128,7 +128,7 @@ func ParseScenario(src []byte, filename string) (*Scenario, hcl.Diagnostics) {
 	f, diags := p.ParseHCL(src, filename)
 	s := &Scenario{Name: filename, files: p.Files()}
 	if diags.HasErrors() {
-		return s, bounded(diags)
+		return s, diags
 	}
 	var raw scenarioFile
 	diags = append(diags, gohcl.DecodeBody(f.Body, nil, &raw)...)
@@ -156,7 +156,7 @@ func ParseScenario(src []byte, filename string) (*Scenario, hcl.Diagnostics) {
 	for _, fb := range s.faults {
 		diags = append(diags, fb.check()...)
 	}
-	return s, bounded(diags)
+	return s, diags
 }
 
 // Files are the parsed files, for rendering diagnostics with snippets.
@@ -435,7 +435,7 @@ func (s *Scenario) Resolve(targets []Target, start time.Time) (*Faults, hcl.Diag
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Too many faults",
 				Detail:  fmt.Sprintf("With this fault the scenario gives the plan's servers more than %d faults, the most a rehearsal takes (each costs memory and time at every step of its server); say each fault once, for the servers, racks or clusters it hits.", MaxFaults),
 				Subject: &fb.DefRange})
-			return &Faults{Name: s.Name}, bounded(diags)
+			return &Faults{Name: s.Name}, diags
 		}
 		f := Fault{Kind: fb.Kind, Range: fb.DefRange, Factor: 1}
 		if fb.Component != nil {
@@ -493,29 +493,13 @@ func (s *Scenario) Resolve(targets []Target, start time.Time) (*Faults, hcl.Diag
 			out.Random.Factor = *s.random.Factor
 		}
 	}
-	return out, bounded(diags)
+	return out, diags
 }
 
 // MaxFaults bounds the faults a scenario resolves to (a fault block
 // counts once per server it hits): a million is far beyond any scenario
 // worth rehearsing, and what a rehearsal holds in about 200 MB.
 const MaxFaults = 1_000_000
-
-// maxDiagnostics bounds the mistakes a scenario reports: the first ones
-// are enough to fix it, and rendering each with its snippet reads its
-// file again (half a million mistakes in a 1 MB scenario never ended).
-const maxDiagnostics = 50
-
-// bounded keeps the first maxDiagnostics of diags and says how many more
-// there are.
-func bounded(diags hcl.Diagnostics) hcl.Diagnostics {
-	if len(diags) <= maxDiagnostics {
-		return diags
-	}
-	more := len(diags) - maxDiagnostics
-	return append(diags[:maxDiagnostics:maxDiagnostics], &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "More mistakes in the scenario",
-		Detail: fmt.Sprintf("%d more mistakes are not shown; fix the ones above and run again.", more)})
-}
 
 func notFound(what, name string) string {
 	switch what {

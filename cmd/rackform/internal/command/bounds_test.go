@@ -156,3 +156,35 @@ func TestPlanNestingBound(t *testing.T) {
 		}
 	}
 }
+
+// validate reports the first 100 of a configuration's 300 mistakes and
+// counts the rest (300,000 of them, each rendered with a scan of the
+// file, ran for minutes in gigabytes), and so does rehearse -scenario.
+func TestDiagnosticsBounded(t *testing.T) {
+	dir := t.TempDir()
+	src := "locals {\n  a = [" + strings.Repeat("x, ", 300) + "]\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "main.rf.hcl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ := runCommand(t, false, "validate", "-json", dir)
+	if code != ExitError || strings.Count(stdout, `"severity": "error"`) != 101 || !strings.Contains(stdout, "200 more problems are not shown; fix the ones above and run again.") {
+		t.Errorf("validate -json: exit %d, %d errors in %s", code, strings.Count(stdout, `"severity": "error"`), stdout[max(0, len(stdout)-600):])
+	}
+
+	file, err := plan.Encode(examplePlan(t, "fleet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	planFile := filepath.Join(dir, "plan.json")
+	scenario := filepath.Join(dir, "many.hcl")
+	if err := os.WriteFile(planFile, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(scenario, []byte("fault \"never_ready\" {\n  servers = ["+strings.Repeat("1, ", 500)+"]\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCommand(t, false, "rehearse", "-no-color", "-scenario", scenario, planFile)
+	if code != ExitError || strings.Count(stderr, "Error: ") != 101 || !strings.Contains(stderr, "400 more problems are not shown; fix the ones above and run again.") {
+		t.Errorf("rehearse -scenario: exit %d, %d errors, ending %q", code, strings.Count(stderr, "Error: "), stderr[max(0, len(stderr)-300):])
+	}
+}
