@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/rackform/rackform/internal/regularfile"
 )
 
@@ -66,4 +68,16 @@ func CheckSource(name string, src []byte) error {
 // HCL's template parser can take.
 func checkTemplate(name, text string) error {
 	return regularfile.CheckDepth(name, []byte(text), regularfile.Template, regularfile.MaxDepth)
+}
+
+// checkInput refuses a -var or environment value, to be parsed as an HCL
+// expression, nested deeper than the parser can take (a 120 KB argument
+// overflowed its stack). The message never shows the value.
+func checkInput(name string, in inputValue) hcl.Diagnostics {
+	err := regularfile.CheckDepth(inputFilename(name), []byte(in.raw), regularfile.HCL, regularfile.MaxDepth)
+	if err == nil {
+		return nil
+	}
+	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid value for input variable",
+		Detail: fmt.Sprintf("The value for variable %q (from %s) nests brackets, braces, parentheses or strings more than %d levels deep; rackform refuses it rather than parse it.", name, in.source, regularfile.MaxDepth)}}
 }

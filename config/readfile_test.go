@@ -149,3 +149,23 @@ func TestBoundsBeforeParsing(t *testing.T) {
 		})
 	}
 }
+
+// A -var or environment value nested 60,000 levels deep (a 120 KB
+// argument) is refused before it is parsed, without showing it: it
+// overflowed the parser's stack.
+func TestDeepInputRefused(t *testing.T) {
+	deep := strings.Repeat("[", 60_000) + strings.Repeat("]", 60_000)
+	for name, opts := range map[string]LoadOptions{
+		"-var": {Vars: []string{"v=" + deep}},
+		"env":  {Getenv: func(k string) string { return map[string]string{EnvVarPrefix + "v": deep}[k] }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			writeConfig(t, map[string]string{"main.rf.hcl": `variable "v" { type = list(any) }`})
+			_, diags := NewLoader(opts).Load(".")
+			want := "nests brackets, braces, parentheses or strings more than 256 levels deep; rackform refuses it rather than parse it."
+			if !strings.Contains(diags.Error(), want) || strings.Contains(diags.Error(), "[[[") {
+				t.Errorf("diagnostics %q, want %q", diags.Error(), want)
+			}
+		})
+	}
+}

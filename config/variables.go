@@ -363,6 +363,9 @@ func parseInput(v *Variable, in inputValue) (cty.Value, hcl.Diagnostics) {
 	if v.Type.IsPrimitiveType() || v.Type == cty.DynamicPseudoType {
 		return cty.StringVal(in.raw), nil
 	}
+	if diags := checkInput(v.Name, in); diags.HasErrors() {
+		return cty.NilVal, diags
+	}
 	expr, diags := hclsyntax.ParseExpression([]byte(in.raw), inputFilename(v.Name), hcl.InitialPos)
 	if diags.HasErrors() {
 		if v.Sensitive {
