@@ -81,3 +81,12 @@ func checkInput(name string, in inputValue) hcl.Diagnostics {
 	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid value for input variable",
 		Detail: fmt.Sprintf("The value for variable %q (from %s) nests brackets, braces, parentheses or strings more than %d levels deep; rackform refuses it rather than parse it.", name, in.source, regularfile.MaxDepth)}}
 }
+
+// checkJSON refuses JSON read from anywhere (a catalog, fetched or read)
+// nested deeper than HCL's JSON parser can take, before it is parsed.
+func checkJSON(name string, body []byte) hcl.Diagnostics {
+	if err := regularfile.CheckDepth(name, body, regularfile.JSON, regularfile.MaxDepth); err != nil {
+		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Unusable catalog", Detail: err.Error() + "."}}
+	}
+	return nil
+}

@@ -169,3 +169,15 @@ func TestDeepInputRefused(t *testing.T) {
 		})
 	}
 }
+
+// A catalog nested 2,000,000 levels deep (4 MB) is refused before it is
+// parsed, naming it: it overflowed HCL's JSON parser's stack.
+func TestDeepCatalogRefused(t *testing.T) {
+	deep := `{"release": {"4.4.2": {"minor": ` + strings.Repeat("[", 2_000_000) + strings.Repeat("]", 2_000_000) + "}}}"
+	writeConfig(t, map[string]string{"main.rf.hcl": "catalog {\n  source = \"catalog.json\"\n}\n", "catalog.json": deep})
+	_, diags := NewLoader(LoadOptions{}).Load(".")
+	want := "catalog.json nests brackets, braces, parentheses or strings more than 256 levels deep (at line 1, column 286)"
+	if !strings.Contains(diags.Error(), want) {
+		t.Errorf("diagnostics %q, want %q", diags.Error(), want)
+	}
+}
