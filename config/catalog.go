@@ -259,6 +259,9 @@ func (s *loadState) checkChannels() hcl.Diagnostics {
 
 // catalogFile decodes a catalog file's releases.
 func (s *loadState) catalogFile(name string, body []byte, ctx *hcl.EvalContext) ([]*Release, hcl.Diagnostics) {
+	if diags := checkJSON(name, body); diags.HasErrors() {
+		return nil, diags
+	}
 	file, diags := s.l.parser.ParseJSON(body, name)
 	if file == nil || diags.HasErrors() {
 		return nil, diags

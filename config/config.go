@@ -282,7 +282,7 @@ func (l *Loader) readConfigFile(name string) ([]byte, error) {
 	if l.opts.FS != nil {
 		return fs.ReadFile(l.opts.FS, name)
 	}
-	return readRegular(name)
+	return ReadSource(name)
 }
 
 // configFiles lists the files of path in name order and the configuration

@@ -377,6 +377,9 @@ func (s *loadState) templateFileFunc(fns map[string]function.Function) function.
 			if err != nil {
 				return cty.UnknownVal(cty.String).WithMarks(pathMarks), function.NewArgError(0, err)
 			}
+			if err := checkTemplate(s.templateName(name), text); err != nil {
+				return cty.UnknownVal(cty.String), function.NewArgError(0, err)
+			}
 			expr, diags := hclsyntax.ParseTemplate([]byte(text), s.templateName(name), hcl.InitialPos)
 			if diags.HasErrors() {
 				return cty.UnknownVal(cty.String), function.NewArgErrorf(0, "template %s: %s", name, diags.Error())

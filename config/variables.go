@@ -330,7 +330,7 @@ func wholeFile(name string, src []byte) hcl.Range {
 }
 
 func (s *loadState) readVarFile(path string) ([]*hcl.Attribute, []byte, hcl.Diagnostics) {
-	src, err := readRegular(path)
+	src, err := ReadSource(path)
 	if err != nil {
 		return nil, nil, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -362,6 +362,9 @@ func parseInput(v *Variable, in inputValue) (cty.Value, hcl.Diagnostics) {
 	}
 	if v.Type.IsPrimitiveType() || v.Type == cty.DynamicPseudoType {
 		return cty.StringVal(in.raw), nil
+	}
+	if diags := checkInput(v.Name, in); diags.HasErrors() {
+		return cty.NilVal, diags
 	}
 	expr, diags := hclsyntax.ParseExpression([]byte(in.raw), inputFilename(v.Name), hcl.InitialPos)
 	if diags.HasErrors() {

@@ -135,9 +135,11 @@
 // task hand-offs). The scheduler settles the clock, takes the parked
 // messages sorted by the server's position in the plan and the op, and
 // when none waits moves the clock to the next wake-up, its own included
-// (a wait's end, a window, a hook's deadline, the poll interval while
-// work is in flight). The journal and the events are then the same on
-// every run, and hours pass in milliseconds (virtual_test.go).
+// (a wait's end, a window, a hook's deadline; the poll interval only while
+// another worker may write the journal), so a rehearsal costs a pass per
+// event, not one per simulated poll interval. The journal and the events
+// are then the same on every run, and hours pass in milliseconds
+// (virtual_test.go, virtual_wake_test.go).
 //
 // Outcomes: completed (every planned server at target or skipped before
 // its steps began), completed_with_failures (some failed, were skipped

@@ -290,7 +290,7 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 				// clock skips it).
 				wake = r.deadline
 			}
-			r.virtualPass(hard, wake)
+			r.virtualPass(hard, r.virtualWake(now, wake))
 			continue
 		}
 		select {

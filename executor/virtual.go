@@ -83,6 +83,35 @@ func (r *runner) virtualPass(ctx context.Context, wake time.Time) {
 	v.AdvanceTo(wake)
 }
 
+// virtualWake is when the scheduler on a virtual clock must look again,
+// given wake (now plus the poll interval, or an earlier deadline). The
+// poll interval is how often a live run reads what others write (control
+// records, other workers' claims); on a virtual clock with no other worker
+// nothing outside the run writes while it runs, and everything it waits
+// for is a worker's sleep, a deadline or an operation's (vclock.Next,
+// r.deadline, the op table), so it moves straight to the earliest of
+// those: a rehearsal costs a pass per event, not one per simulated poll
+// interval (a week of slow steps was 600,000 idle passes). With nothing
+// timed at all it keeps the poll interval.
+func (r *runner) virtualWake(now, wake time.Time) time.Time {
+	if r.w != nil || !wake.Equal(now.Add(r.o.PollInterval)) {
+		return wake // another worker may write, or something is due sooner
+	}
+	none := now.Add(100 * 365 * 24 * time.Hour)
+	next := none
+	if t, ok := r.v.Next(); ok {
+		next = t
+	}
+	if !r.deadline.IsZero() && r.deadline.Before(next) {
+		next = r.deadline
+	}
+	next = r.ops.wake(next)
+	if next.Equal(none) || next.Before(wake) {
+		return wake
+	}
+	return next
+}
+
 // canonical orders worker messages by the server's position in the plan,
 // then by op. A worker has one message at a time, and a server one worker.
 func canonical(a, b msg) int {

@@ -2,7 +2,6 @@ package rehearsal
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/rackform/rackform/internal/regularfile"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -99,9 +99,16 @@ type randomBlock struct {
 	Body     hcl.Body            `hcl:",body"`
 }
 
-// LoadScenario reads and parses a scenario file.
+// ScenarioLimit bounds a scenario file: real ones are a few KB, and
+// parsing HCL takes a hundred times a file's size in memory or more.
+var ScenarioLimit = regularfile.Limit{Bytes: 1 << 20, What: "a scenario"}
+
+// LoadScenario reads and parses a scenario file: a regular file (not a
+// FIFO, which would block, nor a device such as /dev/zero, which would be
+// read forever) of at most ScenarioLimit, nested no deeper than
+// regularfile.MaxDepth, all checked before it is parsed.
 func LoadScenario(path string) (*Scenario, hcl.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := regularfile.Read(path, ScenarioLimit)
 	if err != nil {
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read the scenario", Detail: fmt.Sprintf("The scenario file %s cannot be read: %v.", path, err)}}
 	}
@@ -111,8 +118,12 @@ func LoadScenario(path string) (*Scenario, hcl.Diagnostics) {
 // ParseScenario parses a scenario's HCL: its syntax, the fault kinds and
 // which attributes each takes, durations and probabilities. Names of
 // servers, racks, clusters and components are checked by Resolve, against
-// a plan.
+// a plan. A scenario nested deeper than regularfile.MaxDepth is refused
+// before it is parsed: HCL's parser would overflow the stack.
 func ParseScenario(src []byte, filename string) (*Scenario, hcl.Diagnostics) {
+	if err := regularfile.CheckDepth(filename, src, regularfile.HCL, regularfile.MaxDepth); err != nil {
+		return &Scenario{Name: filename}, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Scenario nested too deeply", Detail: err.Error() + "."}}
+	}
 	p := hclparse.NewParser()
 	f, diags := p.ParseHCL(src, filename)
 	s := &Scenario{Name: filename, files: p.Files()}
@@ -382,6 +393,7 @@ func (s *Scenario) Resolve(targets []Target, start time.Time) (*Faults, hcl.Diag
 		}
 	}
 	per := make([][]Fault, len(targets))
+	total := 0
 	for _, fb := range s.faults {
 		if _, ok := kindAttrs[fb.Kind]; !ok {
 			continue // reported by ParseScenario
@@ -418,6 +430,12 @@ func (s *Scenario) Resolve(targets []Target, start time.Time) (*Faults, hcl.Diag
 					delete(hit, i)
 				}
 			}
+		}
+		if total += len(hit); total > MaxFaults {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Too many faults",
+				Detail:  fmt.Sprintf("With this fault the scenario gives the plan's servers more than %d faults, the most a rehearsal takes (each costs memory and time at every step of its server); say each fault once, for the servers, racks or clusters it hits.", MaxFaults),
+				Subject: &fb.DefRange})
+			return &Faults{Name: s.Name}, diags
 		}
 		f := Fault{Kind: fb.Kind, Range: fb.DefRange, Factor: 1}
 		if fb.Component != nil {
@@ -477,6 +495,11 @@ func (s *Scenario) Resolve(targets []Target, start time.Time) (*Faults, hcl.Diag
 	}
 	return out, diags
 }
+
+// MaxFaults bounds the faults a scenario resolves to (a fault block
+// counts once per server it hits): a million is far beyond any scenario
+// worth rehearsing, and what a rehearsal holds in about 200 MB.
+const MaxFaults = 1_000_000
 
 func notFound(what, name string) string {
 	switch what {

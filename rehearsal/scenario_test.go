@@ -1,9 +1,11 @@
 package rehearsal
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -136,5 +138,35 @@ random {
 	}
 	if sc.Description != "two faults" || f.Random.Fail["update"] != 0.01 {
 		t.Errorf("description %q, random %+v", sc.Description, f.Random)
+	}
+}
+
+// A scenario refuses to resolve to more than MaxFaults faults (a
+// megabyte of fault blocks, each hitting every server, cost gigabytes).
+func TestScenarioBounds(t *testing.T) {
+	targets := []Target{{Address: "c/r/s", Name: "s", Cluster: "c", Rack: "r", Role: "compute"}}
+	for i := range 1000 {
+		n := strconv.Itoa(i)
+		targets = append(targets, Target{Address: "c/r/s" + n, Name: "s" + n, Cluster: "c", Rack: "r", Role: "compute"})
+	}
+	block := "fault \"slow\" {\n  clusters = [\"c\"]\n  factor   = 2\n}\n"
+	for _, tc := range []struct {
+		blocks int
+		want   string
+	}{
+		{999, ""},
+		{1000, "3997: Too many faults: With this fault the scenario gives the plan's servers more than 1000000 faults"},
+	} {
+		sc, diags := ParseScenario([]byte(strings.Repeat(block, tc.blocks)), "blocks.hcl")
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		faults, diags := sc.Resolve(targets, time.Now())
+		switch {
+		case tc.want == "" && (diags.HasErrors() || len(faults.List) != 999*1001):
+			t.Errorf("%d blocks: %d faults, %v", tc.blocks, len(faults.List), diags)
+		case tc.want != "" && (len(diags) != 1 || !strings.HasPrefix(fmt.Sprintf("%d: %s: %s", diags[0].Subject.Start.Line, diags[0].Summary, diags[0].Detail), tc.want) || len(faults.List) != 0):
+			t.Errorf("%d blocks: %d faults, %v; want %q", tc.blocks, len(faults.List), diags, tc.want)
+		}
 	}
 }

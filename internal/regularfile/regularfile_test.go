@@ -31,7 +31,7 @@ func TestOnlyRegularFiles(t *testing.T) {
 	} {
 		done := make(chan error, 1)
 		go func() {
-			_, err := Read(tc.path)
+			_, err := Read(tc.path, Limit{Bytes: 1 << 20, What: "a test file"})
 			done <- err
 		}()
 		select {
@@ -44,7 +44,7 @@ func TestOnlyRegularFiles(t *testing.T) {
 			t.Fatalf("Read(%s) blocked", tc.path)
 		}
 	}
-	b, err := Read(plain)
+	b, err := Read(plain, Limit{Bytes: 1 << 20, What: "a test file"})
 	if err != nil || string(b) != "text" {
 		t.Errorf("Read of a regular file: %q, %v", b, err)
 	}

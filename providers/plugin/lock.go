@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/rackform/rackform/internal/regularfile"
 )
 
 // LockFile is the lock file's name at the root of a fleet config. It pins
@@ -75,11 +77,15 @@ func (e *HashMismatchError) Error() string {
 		e.Provider, e.Path, e.Got, e.Want, pinned)
 }
 
-// LoadLock reads a lock file. A missing file is an empty lock: nothing is
+// lockLimit bounds a lock file: a pin is about 150 bytes.
+var lockLimit = regularfile.Limit{Bytes: 1 << 20, What: "a plugin lock file"}
+
+// LoadLock reads a lock file (a regular file: a FIFO would block, a
+// device never end). A missing file is an empty lock: nothing is
 // pinned yet.
 func LoadLock(path string) (*Lock, error) {
 	l := &Lock{Providers: map[string]Pin{}, path: path}
-	data, err := os.ReadFile(path)
+	data, err := regularfile.Read(path, lockLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return l, nil
 	}

@@ -6,10 +6,10 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/internal/regularfile"
 	"github.com/rackform/rackform/providers"
 )
 
@@ -237,7 +237,7 @@ func parseDuration(v json.RawMessage) (time.Duration, bool) {
 func loadCABundle(s string) ([]byte, error) {
 	pem := []byte(s)
 	if !strings.Contains(s, "-----BEGIN") {
-		b, err := os.ReadFile(s)
+		b, err := regularfile.Read(s, regularfile.CABundle)
 		if err != nil {
 			return nil, fmt.Errorf("reading the CA bundle file: %w", err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclwrite"
 
 	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/internal/regularfile"
 )
 
 // stdinName is the filename diagnostics use for source read from stdin.
@@ -88,7 +89,13 @@ func (c *fmtCommand) Run(_ context.Context, args []string) int {
 	if stdin {
 		// Like terraform fmt -: the result goes to stdout, nothing is listed.
 		c.list, c.write = false, false
-		src, err := io.ReadAll(c.Stdin)
+		src, err := io.ReadAll(io.LimitReader(c.Stdin, config.SourceLimit.Bytes+1))
+		if err == nil && int64(len(src)) > config.SourceLimit.Bytes {
+			err = &regularfile.TooLargeError{Path: stdinName, Size: int64(len(src)), Limit: config.SourceLimit}
+		}
+		if err == nil {
+			err = config.CheckSource(stdinName, src)
+		}
 		if err != nil {
 			fmt.Fprintf(c.Stderr, "Error: reading stdin: %s\n", err)
 			return ExitError
@@ -172,7 +179,8 @@ func (c *fmtCommand) formatFile(path string, perm fs.FileMode, files map[string]
 			Detail:   fmt.Sprintf("%s is in JSON syntax; rackform fmt formats only native HCL syntax.", path),
 		}}
 	}
-	src, err := os.ReadFile(path)
+	// A regular file only, bounded and shallow enough for the parser.
+	src, err := config.ReadSource(path)
 	if err != nil {
 		return false, hcl.Diagnostics{ioDiagnostic("Cannot read file", path, err)}
 	}

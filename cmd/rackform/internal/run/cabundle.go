@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/zclconf/go-cty/cty"
@@ -18,10 +17,6 @@ import (
 // certificates (the redfish provider's ca_bundle): PEM text, or the path
 // of a PEM file, which the plugin used to read for itself.
 const CABundleAttr = "ca_bundle"
-
-// maxCABundle bounds a CA bundle file: a system's whole bundle is a few
-// hundred KB.
-const maxCABundle = 16 << 20
 
 // CABundle is a provider's CA bundle, read once.
 type CABundle struct {
@@ -60,16 +55,9 @@ func PinCABundle(decl *config.Provider) (CABundle, error) {
 			}
 			return out, fmt.Errorf("cannot read the CA bundle (%s): %w", CABundleAttr, err)
 		}
-		f, err := regularfile.Open(s)
-		if err != nil {
+		var err error
+		if pem, err = regularfile.Read(s, regularfile.CABundle); err != nil {
 			return fail(err)
-		}
-		defer f.Close()
-		if pem, err = io.ReadAll(io.LimitReader(f, maxCABundle+1)); err != nil {
-			return fail(err)
-		}
-		if len(pem) > maxCABundle {
-			return fail(fmt.Errorf("%s is larger than %d MiB, too large for PEM certificates", s, maxCABundle>>20))
 		}
 		if !sensitive {
 			out.Path = s

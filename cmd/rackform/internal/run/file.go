@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/internal/regularfile"
 	"github.com/rackform/rackform/planner/plan"
 )
@@ -57,14 +58,7 @@ func ReadFile(path string) (*File, error) {
 }
 
 func tooLarge(name string, size int64) error {
-	return fmt.Errorf("%s is %s, larger than the %s rackform reads (a plan takes at most about 1.5 KB per server: 100,000 servers plan to about 150 MB); it is not a plan rackform wrote for a real fleet: check the file, or split the fleet with plan -target", name, megabytes(size), megabytes(MaxPlanSize))
-}
-
-func megabytes(n int64) string {
-	if n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%.0f MB", float64(n)/1e6)
+	return fmt.Errorf("%s is %s, larger than the %s rackform reads (a plan takes at most about 1.5 KB per server: 100,000 servers plan to about 150 MB); it is not a plan rackform wrote for a real fleet: check the file, or split the fleet with plan -target", name, regularfile.Size(size), regularfile.Size(MaxPlanSize))
 }
 
 // CheckSHA256 compares the file's SHA-256 with expect (hex, optionally
@@ -87,9 +81,26 @@ func SameSHA256(sha, expect string) bool {
 
 // Decode decodes and checks the plan (format, checksum, signature fields).
 func (f *File) Decode() (*plan.Plan, error) {
+	// A plan nests 13 levels deep; the JSON decoder gives up at 10,000 in
+	// words that do not say why.
+	if err := regularfile.CheckDepth(f.Name, f.Bytes, regularfile.JSON, regularfile.MaxDepth); err != nil {
+		return nil, fmt.Errorf("%s is not a usable plan: %w", f.Name, err)
+	}
 	p, err := plan.Decode(f.Bytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a usable plan: %w", f.Name, err)
+	}
+	// The snapshot's configuration is parsed later (apply, the backend
+	// settings): one nested deeper than the parser can take is refused
+	// now, naming the plan, rather than crash the run then.
+	for _, sf := range p.Config.Files {
+		b, err := sf.Bytes()
+		if err != nil {
+			continue // LoadSnapshot says which file is damaged
+		}
+		if err := config.CheckSource(sf.Name, b); err != nil {
+			return nil, fmt.Errorf("%s is not a usable plan: in its configuration snapshot, %w", f.Name, err)
+		}
 	}
 	return p, nil
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/hashicorp/hcl/v2/hclparse"
 
 	"github.com/rackform/rackform/config"
-	"github.com/rackform/rackform/internal/regularfile"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers/plugin"
 )
@@ -53,7 +52,7 @@ func CheckInputs(p *plan.Plan, vars, varFiles []string, getenv func(string) stri
 	}
 	parser := hclparse.NewParser()
 	for _, path := range varFiles {
-		src, err := regularfile.Read(path)
+		src, err := config.ReadSource(path)
 		if err != nil {
 			return fmt.Errorf("cannot read the -var-file %s: %v", path, err)
 		}
