@@ -49,7 +49,9 @@ import (
 // same plan (divided by the speed), PostgreSQL's statements
 // (pg_stat_statements) and transactions (pg_stat_database) per step, and
 // the most files each process held open. It runs only with
-// RACKFORM_BENCH_WORKERS=1 (make bench-workers).
+// RACKFORM_BENCH_WORKERS=1 (make bench-workers). RACKFORM_BENCH_KILL=D kills
+// the last worker (SIGKILL) D after the window opened and reports how long
+// its groups took to be adopted against the lease (15s).
 func TestWorkersBench(t *testing.T) {
 	if os.Getenv("RACKFORM_BENCH_WORKERS") == "" {
 		t.Skip("workers benchmark: set RACKFORM_BENCH_WORKERS=1 (make bench-workers)")
@@ -61,6 +63,7 @@ func TestWorkersBench(t *testing.T) {
 	speed := envFloat(t, "RACKFORM_BENCH_SPEED", 3000)
 	window := envDuration(t, "RACKFORM_BENCH_WINDOW", 4*time.Minute)
 	late := envDuration(t, "RACKFORM_BENCH_LATE", 10*time.Second)
+	kill := envDuration(t, "RACKFORM_BENCH_KILL", 0)
 	const perCluster = 250
 	if n%perCluster != 0 || n/perCluster < 2*applies || perSim%perCluster != 0 {
 		t.Fatalf("RACKFORM_BENCH_N=%d, _PER_SIM=%d: want multiples of %d, N at least %d (two clusters per worker)", n, perSim, perCluster, 2*applies*perCluster)
@@ -133,11 +136,18 @@ func TestWorkersBench(t *testing.T) {
 		smp.add(fmt.Sprintf("apply %d", i+1), ws[i].cmd.Process.Pid)
 	}
 	joined := time.Since(start)
+	killed := ""
+	if kill > 0 {
+		killed = killWorker(t, conn, ws[applies-1], opens, kill, smp)
+	}
 	for i, w := range ws {
 		select {
 		case <-w.exited:
 		case <-time.After(60 * time.Minute):
 			t.Fatalf("apply %d did not finish:\n%s", i+1, tail(w.out.String(), 3000))
+		}
+		if kill > 0 && i == applies-1 {
+			continue // killed
 		}
 		if code := w.cmd.ProcessState.ExitCode(); code != 0 {
 			t.Fatalf("apply %d: exit %d\n%s", i+1, code, tail(w.out.String(), 3000))
@@ -200,7 +210,7 @@ func TestWorkersBench(t *testing.T) {
 		perWorker = append(perWorker, k)
 	}
 	slices.Sort(perWorker)
-	if len(byWorker) != applies {
+	if len(byWorker) != applies && kill == 0 {
 		t.Errorf("journal: steps by %d workers, want %d", len(byWorker), applies)
 	}
 
@@ -218,11 +228,11 @@ func TestWorkersBench(t *testing.T) {
 	line := fmt.Sprintf("workers bench: N=%d servers, %d clusters, %d sims (≤%d BMCs each), %d applies, speed %.0f; plan %v; "+
 		"apply wall %v from the first start (late workers joined after %v), %v from the canary window's opening; rehearsed %v / speed = %v (wall ÷ rehearsed %.2f); "+
 		"steps %d (started twice: %d), steps by worker %v, canary groups driven by %d workers (max held by the first before the others joined: %d); "+
-		"BIOS flashes per server %v; PostgreSQL: %d transactions committed (%.2f per step), %s; peak open files %v; load %s",
+		"%sBIOS flashes per server %v; PostgreSQL: %d transactions committed (%.2f per step), %s; peak open files %v; load %s",
 		n, clusters, len(sims), perSim, applies, speed, planned.Round(100*time.Millisecond),
 		wall.Round(100*time.Millisecond), joined.Round(100*time.Millisecond), fromOpen.Round(100*time.Millisecond), rehearsed, time.Duration(float64(rehearsed)/speed).Round(10*time.Millisecond), fromOpen.Seconds()/(rehearsed.Seconds()/speed),
 		total, twice, perWorker, len(canaryBy), smp.firstMax,
-		flashed, xacts, float64(xacts)/float64(total), statementsLine(before, after, total), smp.peaks(), loadavg())
+		killed, flashed, xacts, float64(xacts)/float64(total), statementsLine(before, after, total), smp.peaks(), loadavg())
 	t.Log(line)
 	fmt.Println(line)
 }
@@ -614,4 +624,39 @@ func openFiles(pid int) int {
 		}
 	}
 	return most
+}
+
+// killWorker kills w's process group with SIGKILL `after` the window
+// opens, then waits until no group is claimed by its worker any more (the
+// others adopted them once its lease expired), and says how long that
+// took, of how many groups.
+func killWorker(t *testing.T, conn string, w *worker, opens time.Time, after time.Duration, smp *benchSampler) string {
+	t.Helper()
+	time.Sleep(time.Until(opens.Add(after)))
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	count := func() int {
+		var n int
+		smp.queries.add()
+		if err := c.QueryRow(ctx, `/* bench-sampler */ SELECT count(*) FROM rackform.claims c JOIN rackform.workers w ON w.id = c.worker WHERE w.pid = $1`, w.cmd.Process.Pid).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	held := count()
+	_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+	killedAt := time.Now()
+	<-w.exited
+	for count() > 0 {
+		if time.Since(killedAt) > 10*time.Minute {
+			t.Fatalf("the killed worker's %d groups were not adopted in 10 minutes", held)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Sprintf("the last worker killed (SIGKILL) %v after the window opened holding %d groups, all adopted %v later (lease 15s); ",
+		after, held, time.Since(killedAt).Round(100*time.Millisecond))
 }
