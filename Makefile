@@ -6,7 +6,7 @@ BIN     ?= bin/rackform
 VERSION ?= 0.1.0-dev
 LDFLAGS := -X github.com/rackform/rackform/internal/version.Version=$(VERSION)
 
-.PHONY: help build test cross lint demo fuzz bench bench-fleet bench-rehearse bench-estimate generate clean
+.PHONY: help build test cross lint demo fuzz bench bench-fleet bench-rehearse bench-estimate bench-workers generate clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -68,6 +68,18 @@ bench-fleet: ## fleet benchmark: rackform plan vs the floor against N sim BMCs (
 
 bench-rehearse: ## rehearsal benchmark: rackform rehearse of examples/fleet, examples/nexus-lab and a generated REHEARSE_N-server plan (REHEARSE_N=10000), wall time and the executor's overhead
 	RACKFORM_BENCH_REHEARSE=1 RACKFORM_BENCH_N=$(REHEARSE_N) $(GO) test -count=1 -timeout 30m -run '^TestRehearseBench$$' -v ./cmd/rackform
+
+# N=… on the command line sizes bench-workers too (its default is 20000).
+WORKERS_N ?= $(if $(filter command line environment,$(origin N)),$(N),20000)
+APPLIES ?= 4
+PER_SIM ?= 5000
+WORKERS_SPEED ?= 3000
+WINDOW ?= 4m
+LATE ?= 10s
+KILL ?=
+bench-workers: ## several workers on one run: N servers (N=20000) on `rackform sim -config` processes of PER_SIM BMCs (5000), applied by APPLIES `rackform apply` processes (4; the others -join LATE=10s after the first) on PostgreSQL at WORKERS_SPEED (3000); KILL=80s kills the last worker 80s after the canary window opens (WINDOW=4m after the start); flashes, steps twice, wall vs rehearsed, statements and transactions per step
+	RACKFORM_BENCH_WORKERS=1 RACKFORM_BENCH_N=$(WORKERS_N) RACKFORM_BENCH_APPLIES=$(APPLIES) RACKFORM_BENCH_PER_SIM=$(PER_SIM) RACKFORM_BENCH_SPEED=$(WORKERS_SPEED) RACKFORM_BENCH_WINDOW=$(WINDOW) RACKFORM_BENCH_LATE=$(LATE) RACKFORM_BENCH_KILL=$(KILL) \
+		$(GO) test -count=1 -timeout 120m -run '^TestWorkersBench$$' -v ./cmd/rackform
 
 RACKS ?= 4
 PER_RACK ?= 10

@@ -29,7 +29,10 @@ type Claimer interface {
 	// the units of the list this worker holds now, and which of them it
 	// adopted from a worker whose lease expired.
 	Claim(ctx context.Context, sha string, units []string, max int) (held, adopted []string, err error)
-	// Release gives up units this worker holds.
+	// Release gives up units this worker holds: ended ones, and, when more
+	// workers are live than it claimed for, ones beyond its fair share that
+	// nothing has started in (the runner's rebalance); another worker may
+	// claim them at once, so the caller writes nothing of them afterwards.
 	Release(ctx context.Context, sha string, units []string) error
 	// Claims returns the units of the plan held by live workers (unit →
 	// worker ID) and how many workers of the plan are live.

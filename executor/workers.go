@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -97,7 +98,9 @@ func (r *runner) candidates() []*node {
 }
 
 // workerPass takes the leader's role when it is free or its holder's lease
-// expired, releases ended groups, and claims groups up to a fair share.
+// expired, releases ended groups, gives up groups not started beyond its
+// fair share when more workers are live (rebalance), and claims groups up
+// to a fair share.
 // It reports whether this worker now holds a group it did not hold, or
 // read records: either way, the runner decides again.
 func (r *runner) workerPass(ctx context.Context) bool {
@@ -141,10 +144,22 @@ func (r *runner) claimPass(ctx context.Context) bool {
 			want = true
 		}
 	}
-	if !want {
+	if slices.Equal(ids, w.seen) && now.Sub(w.claimedAt) < r.o.PollInterval {
 		return false
 	}
-	if slices.Equal(ids, w.seen) && now.Sub(w.claimedAt) < r.o.PollInterval {
+	// Groups this worker could give up to a worker that joined: held, and
+	// nothing of them started yet.
+	var spare []string
+	mine := 0
+	for _, g := range cands {
+		if w.held[g.id] {
+			mine++
+			if r.untouched(g) {
+				spare = append(spare, g.id)
+			}
+		}
+	}
+	if !want && (mine < 2 || len(spare) == 0) {
 		return false
 	}
 	w.seen, w.claimedAt = ids, now
@@ -155,6 +170,9 @@ func (r *runner) claimPass(ctx context.Context) bool {
 	}
 	live = max(live, 1)
 	share := (len(ids) + live - 1) / live
+	if !r.rebalance(ctx, mine-share, spare, live) || !want {
+		return false
+	}
 	held, adopted, err := w.c.Claim(ctx, r.sha, ids, share)
 	if err != nil {
 		r.err = fmt.Errorf("claiming groups of plan %s: %w", short(r.sha), err)
@@ -215,6 +233,58 @@ func (r *runner) claimPass(ctx context.Context) bool {
 		}
 	}
 	return grew
+}
+
+// rebalance gives up surplus groups (at most n, the last of spare): more
+// workers are live than when this worker claimed, and a group nothing of
+// which has started can run on one of them instead. Only above the fair
+// share (rounded up), which the others claim up to, so no group goes back
+// and forth; never a group with anything started, which stays with the
+// worker that started it (or is adopted once its lease expired). The
+// group leaves this worker's held set before its claim is released: from
+// then on this worker writes nothing of it. It reports whether the pass
+// may go on (false after an error).
+func (r *runner) rebalance(ctx context.Context, n int, spare []string, live int) bool {
+	if n <= 0 || len(spare) == 0 {
+		return true
+	}
+	give := spare[max(0, len(spare)-n):]
+	for _, id := range give {
+		delete(r.w.held, id)
+	}
+	if err := r.w.c.Release(ctx, r.sha, give); err != nil {
+		r.err = fmt.Errorf("releasing groups of plan %s: %w", short(r.sha), err)
+		return false
+	}
+	r.o.Logger.Info(fmt.Sprintf("%d workers on the run: released %d groups not started for the others to claim: %s", live, len(give), strings.Join(give, ", ")))
+	return true
+}
+
+// untouched: nothing of group g has started. The group and its clusters
+// are not started or pending (waiting for a maintenance window or for
+// their release), everything below them not started (or skipped), no
+// server's steps begun and none in flight in this process: whoever claims
+// it next decides all of it afresh from the plan and the journal.
+func (r *runner) untouched(g *node) bool {
+	var walk func(n *node) bool
+	walk = func(n *node) bool {
+		switch st := n.st.Name; {
+		case st == NotStarted, st == Skipped:
+		case st == Pending && (n.kind == KindGroup || n.kind == KindCluster):
+		default:
+			return false
+		}
+		if n.sv != nil && n.sv.begun {
+			return false
+		}
+		for _, k := range n.kids {
+			if !walk(k) {
+				return false
+			}
+		}
+		return true
+	}
+	return walk(g) && !r.unitActive(g)
 }
 
 // unitActive: a server of group g is in flight in this process.
