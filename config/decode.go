@@ -113,7 +113,7 @@ func (a *attrs) value(name string, ty cty.Type, allowSensitive bool) (cty.Value,
 		return cty.NilVal, false
 	}
 	if len(marks) > 0 {
-		a.s.addSecrets(conv)
+		a.s.secrets.addSecrets(conv)
 		conv = conv.Mark(sensitiveMark)
 	}
 	return conv, true
