@@ -73,6 +73,9 @@ type loadState struct {
 	cfg     *Config
 	getenv  func(string) string
 	fns     map[string]function.Function
+	// fn is what the functions see and record (functions.go), secrets
+	// the sensitive values to scrub (secrets.go), origins where servers
+	// came from (origin.go): each shared with the parts that need it.
 	fn      *functionEnv
 	secrets *secretSet
 	origins *origins
@@ -89,6 +92,7 @@ type loadState struct {
 	decls map[string]*decl
 	order []*decl
 
+	// expander expands racks and servers (cluster.go).
 	expander *expander
 	// partial are the clusters some of whose racks or servers are missing
 	// for a for_each or count that could not be evaluated
