@@ -158,22 +158,22 @@ func (s *loadState) decodeCatalogRelease(b *hcl.Block, ctx *hcl.EvalContext) (*R
 func (s *loadState) readCatalogSource(src, caFile string) (string, []byte, error) {
 	switch {
 	case strings.HasPrefix(src, "https://"):
-		if b, ok := s.dataFiles[src]; ok {
+		if b, ok := s.fn.dataFiles[src]; ok {
 			return src, b, nil
 		}
-		if s.l.opts.FS != nil {
-			b, err := fs.ReadFile(s.l.opts.FS, src)
+		if s.fn.fsys != nil {
+			b, err := fs.ReadFile(s.fn.fsys, src)
 			if err != nil {
-				return "", nil, fmt.Errorf("%s is not in %s", src, s.fsName())
+				return "", nil, fmt.Errorf("%s is not in %s", src, s.fn.fsName())
 			}
-			s.dataFiles[src] = b
+			s.fn.dataFiles[src] = b
 			return src, b, nil
 		}
 		b, err := s.fetchCatalog(src, caFile)
 		if err != nil {
 			return "", nil, err
 		}
-		s.dataFiles[src] = b
+		s.fn.dataFiles[src] = b
 		return src, b, nil
 	case strings.HasPrefix(src, "file://"):
 		u, err := url.Parse(src)
@@ -187,7 +187,7 @@ func (s *loadState) readCatalogSource(src, caFile string) (string, []byte, error
 	case strings.Contains(src, "://"):
 		return "", nil, fmt.Errorf("only a path, a file:// URL or an https:// URL can be read")
 	}
-	text, err := s.readFile(src, false)
+	text, err := s.fn.readFile(src, false)
 	if err != nil {
 		return "", nil, err
 	}
@@ -202,7 +202,7 @@ func (s *loadState) fetchCatalog(src, caFile string) ([]byte, error) {
 	if caFile != "" {
 		full := caFile
 		if !filepath.IsAbs(full) {
-			full = filepath.Join(s.baseDir, caFile)
+			full = filepath.Join(s.fn.baseDir, caFile)
 		}
 		pem, err := readRegular(full)
 		if err != nil {
@@ -229,14 +229,14 @@ func (s *loadState) fetchCatalog(src, caFile string) ([]byte, error) {
 // checkChannels: a cluster without a release attribute must be in a
 // channel rollout (which selects its release), and a channel rollout needs
 // a catalog with release entries to select from.
-func (s *loadState) checkChannels() hcl.Diagnostics {
+func (v *validator) checkChannels() hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	inChannel := map[*Cluster]bool{}
-	for _, ro := range s.cfg.Rollouts {
-		if ro.Channel == "" && !slices.Contains(s.badChannel, ro) {
+	for _, ro := range v.cfg.Rollouts {
+		if ro.Channel == "" && !slices.Contains(v.badChannel, ro) {
 			continue
 		}
-		if ro.Channel != "" && (s.cfg.Catalog == nil || len(s.cfg.Catalog.Entries) == 0 && s.cfg.Catalog.Source == "") {
+		if ro.Channel != "" && (v.cfg.Catalog == nil || len(v.cfg.Catalog.Entries) == 0 && v.cfg.Catalog.Source == "") {
 			diags = append(diags, errorAt(ro.ChannelRange, "Channel without a catalog",
 				"Rollout %q follows the %s channel, which selects releases from the catalog, but no catalog publishes any: declare a catalog block with release blocks or a source file.", ro.Name, ro.Channel))
 		}
@@ -248,7 +248,7 @@ func (s *loadState) checkChannels() hcl.Diagnostics {
 			}
 		}
 	}
-	for _, c := range s.noRelease {
+	for _, c := range v.noRelease {
 		if !inChannel[c] {
 			diags = append(diags, errorAt(c.DeclRange, "Missing release",
 				"Cluster %q needs a target: set release = release.NAME, or put it in a rollout that follows a channel (channel = %q, %q or %q).", c.Name, ChannelStable, ChannelRapid, ChannelFirmware))

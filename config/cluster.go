@@ -56,23 +56,40 @@ type instance struct {
 	value cty.Value
 }
 
+// expander expands the for_each and count of racks and servers, counting
+// the instances against one load's cap.
+type expander struct {
+	// maxInstances overrides the maxInstances cap when positive (tests).
+	maxInstances int
+	filters      *filterIndexes
+	origins      *origins
+	// instances counts expanded racks and servers; tooMany is set once
+	// the cap was reported.
+	instances int
+	tooMany   bool
+	// unexpanded counts the blocks whose for_each or count could not be
+	// evaluated: it failed (reported there), or what it reads already
+	// failed (or has no value in validate).
+	unexpanded int
+}
+
 // expand evaluates the for_each or count meta-argument of a block and
 // returns one evaluation context per instance, in a stable order (for_each
 // over a map or object: key order; over a set: element order; count:
 // index order). Without either, the block is one instance in ctx.
-func (s *loadState) expand(b *hcl.Block, attrs hcl.Attributes, ctx *hcl.EvalContext, diags *hcl.Diagnostics) []instance {
-	if s.tooMany {
+func (ex *expander) expand(b *hcl.Block, attrs hcl.Attributes, ctx *hcl.EvalContext, diags *hcl.Diagnostics) []instance {
+	if ex.tooMany {
 		return nil
 	}
-	out := s.expandInstances(b, attrs, ctx, diags)
-	s.instances += len(out)
+	out := ex.expandInstances(b, attrs, ctx, diags)
+	ex.instances += len(out)
 	limit := maxInstances
-	if s.l.maxInstances > 0 {
-		limit = s.l.maxInstances
+	if ex.maxInstances > 0 {
+		limit = ex.maxInstances
 	}
-	if s.instances > limit {
-		if !s.tooMany {
-			s.tooMany = true
+	if ex.instances > limit {
+		if !ex.tooMany {
+			ex.tooMany = true
 			*diags = append(*diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Too many instances",
@@ -85,7 +102,7 @@ func (s *loadState) expand(b *hcl.Block, attrs hcl.Attributes, ctx *hcl.EvalCont
 	return out
 }
 
-func (s *loadState) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl.EvalContext, diags *hcl.Diagnostics) []instance {
+func (ex *expander) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl.EvalContext, diags *hcl.Diagnostics) []instance {
 	fe, cnt := attrs["for_each"], attrs["count"]
 	if fe != nil && cnt != nil {
 		*diags = append(*diags, &hcl.Diagnostic{
@@ -106,12 +123,12 @@ func (s *loadState) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl
 		v, d := cnt.Expr.Value(ctx)
 		*diags = append(*diags, d...)
 		if d.HasErrors() {
-			s.unexpanded++ // as for for_each below
+			ex.unexpanded++ // as for for_each below
 			return nil
 		}
 		v, _ = v.Unmark()
 		if !v.IsKnown() {
-			s.unexpanded++ // what it reads failed: reported there
+			ex.unexpanded++ // what it reads failed: reported there
 			return nil
 		}
 		if v.IsNull() || v.Type() != cty.Number {
@@ -135,12 +152,12 @@ func (s *loadState) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl
 		}
 		return out
 	case fe != nil:
-		v, d := s.value(fe.Expr, ctx)
+		v, d := ex.filters.value(fe.Expr, ctx)
 		*diags = append(*diags, d...)
 		if d.HasErrors() {
 			// Reported here; the rules on the whole cluster (an empty
 			// one, its placement) would only echo it.
-			s.unexpanded++
+			ex.unexpanded++
 			return nil
 		}
 		isPlain := plain(v)
@@ -152,7 +169,7 @@ func (s *loadState) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl
 			// Only what already failed (a local, a variable, a file
 			// or function it reads) or a variable validate has no value
 			// for is unknown: reported there, or not an error yet.
-			s.unexpanded++
+			ex.unexpanded++
 			return nil
 		}
 		if v.IsNull() {
@@ -190,7 +207,7 @@ func (s *loadState) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl
 				_, e := it.Element()
 				et := e.Type()
 				if !(et.IsObjectType() && et.HasAttribute("name")) && !(et.IsMapType()) {
-					if src := s.csvSourceOf(et); src != nil {
+					if src := ex.origins.csvSourceOf(et); src != nil {
 						*diags = append(*diags, invalidMeta(fe, fmt.Sprintf("The for_each list holds rows of %s, which has no \"name\" column: its columns are %s. Each row needs a name column, which names the instance it makes.", src.path, joinAnd(src.header()))))
 						return nil
 					}
@@ -231,8 +248,8 @@ func invalidMeta(a *hcl.Attribute, detail string) *hcl.Diagnostic {
 // each.key, else "LABEL-INDEX" under count, else the label. Names are
 // addresses on the command line (skip, -target) and in plans, so they are
 // checked like labels.
-func (s *loadState) instanceName(b *hcl.Block, a *attrs, in instance) string {
-	n := s.rawInstanceName(b, a, in)
+func instanceName(b *hcl.Block, a *attrs, in instance) string {
+	n := rawInstanceName(b, a, in)
 	if !validObjectName(n) {
 		rng := a.rng("name", b.LabelRanges[0])
 		a.errorf(rng, "Invalid name", "%q is not a valid %s name: a name starts with a letter or digit and contains only letters, digits, '-', '_', '.' and ':'.", n, b.Type)
@@ -255,7 +272,7 @@ func validObjectName(n string) bool {
 	return true
 }
 
-func (s *loadState) rawInstanceName(b *hcl.Block, a *attrs, in instance) string {
+func rawInstanceName(b *hcl.Block, a *attrs, in instance) string {
 	if n, ok := a.str("name"); ok {
 		return n
 	}
@@ -316,18 +333,18 @@ func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 		s.defaultProvider = append(s.defaultProvider, c)
 	}
 
-	unexpanded := s.unexpanded
+	unexpanded := s.expander.unexpanded
 	defer func() {
-		if s.unexpanded > unexpanded {
+		if s.expander.unexpanded > unexpanded {
 			s.partial[c] = true
 		}
 	}()
 	for _, rb := range content.Blocks {
 		rc, d := rb.Body.Content(rackSchema)
 		diags = append(diags, d...)
-		for _, in := range s.expand(rb, rc.Attributes, ctx, &diags) {
+		for _, in := range s.expander.expand(rb, rc.Attributes, ctx, &diags) {
 			ra := s.attrs(rc.Attributes, in.ctx, &diags)
-			r := &Rack{Name: s.instanceName(rb, ra, in), Cluster: c, DeclRange: rb.DefRange, Labels: ra.strMap("labels")}
+			r := &Rack{Name: instanceName(rb, ra, in), Cluster: c, DeclRange: rb.DefRange, Labels: ra.strMap("labels")}
 			r.MaintenanceWindow = c.MaintenanceWindow
 			if n, rng, ok := ra.ref("maintenance_window", kindMaintenanceWindow); ok {
 				r.MaintenanceWindow = s.windows[n]
@@ -336,7 +353,7 @@ func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 			for _, sb := range rc.Blocks {
 				sc, d := sb.Body.Content(serverSchema)
 				diags = append(diags, d...)
-				for _, sin := range s.expand(sb, sc.Attributes, in.ctx, &diags) {
+				for _, sin := range s.expander.expand(sb, sc.Attributes, in.ctx, &diags) {
 					r.Servers = append(r.Servers, s.decodeServer(sb, sc, sin, r, &diags))
 				}
 			}
@@ -373,7 +390,7 @@ func (s *loadState) requireDecoded(missing bool, rng hcl.Range, kind, name strin
 func (s *loadState) decodeServer(b *hcl.Block, c *hcl.BodyContent, in instance, r *Rack, diags *hcl.Diagnostics) *Server {
 	a := s.attrs(c.Attributes, in.ctx, diags)
 	sv := &Server{
-		Name:      s.instanceName(b, a, in),
+		Name:      instanceName(b, a, in),
 		Cluster:   r.Cluster,
 		Rack:      r,
 		DeclRange: b.DefRange,
@@ -383,17 +400,17 @@ func (s *loadState) decodeServer(b *hcl.Block, c *hcl.BodyContent, in instance, 
 	if in.value != cty.NilVal {
 		// Not its context: a diagnostic needs only the key and the
 		// value, and 100,000 contexts would stay alive for nothing.
-		s.generated[sv] = instance{key: in.key, value: in.value}
+		s.origins.generated[sv] = instance{key: in.key, value: in.value}
 	}
 	if bmc, ok := a.str("bmc"); ok {
 		if err := checkBMC(bmc); err != nil {
-			a.errorf(sv.BMCRange, "Invalid BMC URL", "Server %s: %s", s.serverRef(sv), err.Error())
+			a.errorf(sv.BMCRange, "Invalid BMC URL", "Server %s: %s", s.origins.serverRef(sv), err.Error())
 		}
 		sv.BMC = bmc
 	}
 	if role, ok := a.str("role"); ok {
 		if !validRole(role) {
-			a.errorf(sv.RoleRange, "Unknown role", "Server %s has role %q; a role must be %s.", s.serverRef(sv), role, orList(Roles))
+			a.errorf(sv.RoleRange, "Unknown role", "Server %s has role %q; a role must be %s.", s.origins.serverRef(sv), role, orList(Roles))
 		}
 		sv.Role = role
 	}
@@ -405,9 +422,9 @@ func (s *loadState) decodeServer(b *hcl.Block, c *hcl.BodyContent, in instance, 
 	if sys, ok := a.str("system"); ok {
 		switch {
 		case strings.TrimSpace(sys) == "":
-			a.errorf(a.rng("system", b.DefRange), "Invalid system", "Server %s has an empty system: name the ComputerSystem behind its BMC by Id (\"Node0\") or UUID, or leave system out when the BMC serves one system.", s.serverRef(sv))
+			a.errorf(a.rng("system", b.DefRange), "Invalid system", "Server %s has an empty system: name the ComputerSystem behind its BMC by Id (\"Node0\") or UUID, or leave system out when the BMC serves one system.", s.origins.serverRef(sv))
 		case strings.Contains(sys, "/"):
-			a.errorf(a.rng("system", b.DefRange), "Invalid system", "Server %s names system %q: give the ComputerSystem's Id (the last part of /redfish/v1/Systems/ID) or its UUID, not a path.", s.serverRef(sv), sys)
+			a.errorf(a.rng("system", b.DefRange), "Invalid system", "Server %s names system %q: give the ComputerSystem's Id (the last part of /redfish/v1/Systems/ID) or its UUID, not a path.", s.origins.serverRef(sv), sys)
 			sv.System = sys // named, if badly: no "names no system" echo
 		default:
 			sv.System = sys

@@ -274,8 +274,8 @@ func (l *Loader) Load(path string) (*Config, hcl.Diagnostics) {
 	}
 	diags = append(diags, s.load(files)...)
 	s.collectDataFiles()
-	cfg.SensitiveSources = append([]hcl.Range(nil), s.sensitiveSrc...)
-	return cfg, s.scrub(oncePerPlace(s.missingColumns(diags)))
+	cfg.SensitiveSources = append([]hcl.Range(nil), s.secrets.sensitiveSrc...)
+	return cfg, s.secrets.scrub(oncePerPlace(s.origins.missingColumns(diags)))
 }
 
 func (l *Loader) readConfigFile(name string) ([]byte, error) {

@@ -18,14 +18,16 @@ import (
 // was set to a usable value, so decoding continues past errors and the
 // user sees every problem at once.
 type attrs struct {
-	s     *loadState
-	m     hcl.Attributes
-	ctx   *hcl.EvalContext
-	diags *hcl.Diagnostics
+	// secrets records the sensitive values read, to scrub them from
+	// diagnostics.
+	secrets *secretSet
+	m       hcl.Attributes
+	ctx     *hcl.EvalContext
+	diags   *hcl.Diagnostics
 }
 
 func (s *loadState) attrs(m hcl.Attributes, ctx *hcl.EvalContext, diags *hcl.Diagnostics) *attrs {
-	return &attrs{s: s, m: m, ctx: ctx, diags: diags}
+	return &attrs{secrets: s.secrets, m: m, ctx: ctx, diags: diags}
 }
 
 // errorf reports an error at r. When r is an attribute's value (or an
@@ -113,7 +115,7 @@ func (a *attrs) value(name string, ty cty.Type, allowSensitive bool) (cty.Value,
 		return cty.NilVal, false
 	}
 	if len(marks) > 0 {
-		a.s.addSecrets(conv)
+		a.secrets.addSecrets(conv)
 		conv = conv.Mark(sensitiveMark)
 	}
 	return conv, true

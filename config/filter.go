@@ -39,9 +39,15 @@ type filterKey struct {
 // value; nil when the collection cannot be indexed by it.
 type filterIndex map[string][]cty.Value
 
+// filterIndexes are one load's indexes, built as filters first ask for
+// them. The zero value is ready to use.
+type filterIndexes struct {
+	built map[filterKey]filterIndex
+}
+
 // value evaluates expr, from an index when it is a filter of that shape.
-func (s *loadState) value(expr hcl.Expression, ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
-	if v, ok := s.indexedValue(expr, ctx); ok {
+func (ix *filterIndexes) value(expr hcl.Expression, ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+	if v, ok := ix.indexedValue(expr, ctx); ok {
 		return v, nil
 	}
 	return expr.Value(ctx)
@@ -49,12 +55,12 @@ func (s *loadState) value(expr hcl.Expression, ctx *hcl.EvalContext) (cty.Value,
 
 // indexedValue is expr's value when the index answers it: a filter, or a
 // call of a one-parameter function on one.
-func (s *loadState) indexedValue(expr hcl.Expression, ctx *hcl.EvalContext) (cty.Value, bool) {
+func (ix *filterIndexes) indexedValue(expr hcl.Expression, ctx *hcl.EvalContext) (cty.Value, bool) {
 	switch e := expr.(type) {
 	case *hclsyntax.ForExpr:
-		return s.indexedFilter(e, ctx)
+		return ix.indexedFilter(e, ctx)
 	case *hclsyntax.FunctionCallExpr:
-		return s.indexedCall(e, ctx)
+		return ix.indexedCall(e, ctx)
 	}
 	return cty.NilVal, false
 }
@@ -62,11 +68,11 @@ func (s *loadState) indexedValue(expr hcl.Expression, ctx *hcl.EvalContext) (cty
 // indexedCall is f(FILTER) evaluated the way HCL evaluates a call (find
 // f in the context, convert the argument to the parameter's type, call),
 // with the argument from the index. An error is left to HCL to report.
-func (s *loadState) indexedCall(e *hclsyntax.FunctionCallExpr, ctx *hcl.EvalContext) (cty.Value, bool) {
+func (ix *filterIndexes) indexedCall(e *hclsyntax.FunctionCallExpr, ctx *hcl.EvalContext) (cty.Value, bool) {
 	if len(e.Args) != 1 || e.ExpandFinal {
 		return cty.NilVal, false
 	}
-	arg, ok := s.indexedValue(e.Args[0], ctx)
+	arg, ok := ix.indexedValue(e.Args[0], ctx)
 	if !ok {
 		return cty.NilVal, false
 	}
@@ -97,7 +103,7 @@ func (s *loadState) indexedCall(e *hclsyntax.FunctionCallExpr, ctx *hcl.EvalCont
 // index matched, which is the same, since an element HCL leaves out
 // contributes nothing when the collection is plain. An error there is
 // left to HCL over the whole collection to report.
-func (s *loadState) indexedFilter(fe *hclsyntax.ForExpr, ctx *hcl.EvalContext) (cty.Value, bool) {
+func (ix *filterIndexes) indexedFilter(fe *hclsyntax.ForExpr, ctx *hcl.EvalContext) (cty.Value, bool) {
 	if fe.KeyVar != "" || fe.CondExpr == nil {
 		return cty.NilVal, false // an element's index would change
 	}
@@ -105,7 +111,7 @@ func (s *loadState) indexedFilter(fe *hclsyntax.ForExpr, ctx *hcl.EvalContext) (
 	if !ok {
 		return cty.NilVal, false
 	}
-	path, ok := s.loadWidePath(coll.Traversal, ctx)
+	path, ok := loadWidePath(coll.Traversal, ctx)
 	if !ok {
 		return cty.NilVal, false
 	}
@@ -125,13 +131,13 @@ func (s *loadState) indexedFilter(fe *hclsyntax.ForExpr, ctx *hcl.EvalContext) (
 		return cty.NilVal, false
 	}
 	fk := filterKey{coll: path, attr: attr}
-	index, built := s.filterIndexes[fk]
+	index, built := ix.built[fk]
 	if !built {
 		index = buildFilterIndex(coll, attr, ctx)
-		if s.filterIndexes == nil {
-			s.filterIndexes = map[filterKey]filterIndex{}
+		if ix.built == nil {
+			ix.built = map[filterKey]filterIndex{}
 		}
-		s.filterIndexes[fk] = index
+		ix.built[fk] = index
 	}
 	if index == nil {
 		return cty.NilVal, false
@@ -172,7 +178,7 @@ func (s *loadState) indexedFilter(fe *hclsyntax.ForExpr, ctx *hcl.EvalContext) (
 // ("local.inventory"), whose value is the same wherever in the load it is
 // evaluated; ok is false for anything else, including a local or var
 // shadowed by a nested context (a dynamic block's iterator so named).
-func (s *loadState) loadWidePath(tr hcl.Traversal, ctx *hcl.EvalContext) (string, bool) {
+func loadWidePath(tr hcl.Traversal, ctx *hcl.EvalContext) (string, bool) {
 	root := tr.RootName()
 	if root != kindLocal && root != kindVar {
 		return "", false

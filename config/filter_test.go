@@ -86,10 +86,10 @@ func TestIndexedFilterSameAsGeneric(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			s := &loadState{}
+			s := &filterIndexes{}
 			root := &hcl.EvalContext{
 				Variables: map[string]cty.Value{"local": cty.ObjectVal(map[string]cty.Value{"inventory": c.coll})},
-				Functions: s.functions(),
+				Functions: (&functionEnv{}).functions(),
 			}
 			ctx := root.NewChild()
 			ctx.Variables = map[string]cty.Value{"each": cty.ObjectVal(map[string]cty.Value{"key": c.key})}
@@ -126,7 +126,7 @@ func TestFilterIndexShared(t *testing.T) {
 	}
 	inv := cty.ListVal([]cty.Value{row("c1", "r1"), row("c2", "r2")})
 	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"local": cty.ObjectVal(map[string]cty.Value{"inventory": inv})}}
-	s := &loadState{}
+	s := &filterIndexes{}
 	for _, src := range []string{
 		`[for s in local.inventory : s.rack if s.cluster == "c1"]`,
 		`[for s in local.inventory : s.rack if s.cluster == "c2"]`,
@@ -141,8 +141,8 @@ func TestFilterIndexShared(t *testing.T) {
 			t.Fatalf("%s: not indexed", src)
 		}
 	}
-	if len(s.filterIndexes) != 2 {
-		t.Errorf("%d indexes, want one by cluster and one by rack: %v", len(s.filterIndexes), s.filterIndexes)
+	if len(s.built) != 2 {
+		t.Errorf("%d indexes, want one by cluster and one by rack: %v", len(s.built), s.built)
 	}
 
 	shadow := ctx.NewChild()
@@ -208,7 +208,7 @@ func TestPlain(t *testing.T) {
 // TestIndexedFilterRandom: over random inventories (repeated, missing,
 // null, number, sensitive and unknown cells) and keys, what load evaluates
 // (the index where it answers, HCL where not) is what HCL evaluates,
-// value and diagnostics, with one loadState reused as in a load.
+// value and diagnostics, with one filterIndexes reused as in a load.
 func TestIndexedFilterRandom(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(30, 1))
 	cell := func() (cty.Value, bool) {
@@ -248,10 +248,10 @@ func TestIndexedFilterRandom(t *testing.T) {
 			rows = append(rows, cty.ObjectVal(attrs))
 		}
 		coll := cty.TupleVal(rows)
-		s := &loadState{}
+		s := &filterIndexes{}
 		root := &hcl.EvalContext{
 			Variables: map[string]cty.Value{"local": cty.ObjectVal(map[string]cty.Value{"inventory": coll})},
-			Functions: s.functions(),
+			Functions: (&functionEnv{}).functions(),
 		}
 		for _, src := range exprs {
 			expr, diags := hclsyntax.ParseExpression([]byte(src), "x.hcl", hcl.InitialPos)

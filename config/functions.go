@@ -25,10 +25,34 @@ type markKind string
 
 const sensitiveMark = markKind("sensitive")
 
+// functionEnv is what the configuration's functions read from and record
+// in one load: file, templatefile and env see its directory, file system
+// and environment; what they read is kept for the Config (DataFiles,
+// EnvReferences, SensitiveDataReads), for scrubbing (secrets) and for
+// naming inventory lines (origins).
+type functionEnv struct {
+	fsys    fs.FS  // LoadOptions.FS
+	fsLabel string // LoadOptions.FSName
+	baseDir string
+	getenv  func(string) string
+	secrets *secretSet
+	origins *origins
+	// sensitiveReads is Config.SensitiveDataReads.
+	sensitiveReads *int
+	// envRefs are the names passed to env(), and whether each was set.
+	envRefs map[string]bool
+	// fileTexts maps what file() returned to the path it was given, and
+	// origins.csvSources are csvdecode results over such texts.
+	fileTexts map[string]string
+	// dataFiles are the files file() and templatefile() read, by
+	// dataName, byte for byte: Config.DataFiles.
+	dataFiles map[string][]byte
+}
+
 // functions returns the function table of a configuration rooted at
 // baseDir. It is built per load (no package-level table) because file,
 // templatefile and env close over the load's directory and environment.
-func (s *loadState) functions() map[string]function.Function {
+func (e *functionEnv) functions() map[string]function.Function {
 	fns := map[string]function.Function{
 		"abs":             stdlib.AbsoluteFunc,
 		"can":             tryfunc.CanFunc,
@@ -40,7 +64,7 @@ func (s *loadState) functions() map[string]function.Function {
 		"compact":         stdlib.CompactFunc,
 		"concat":          stdlib.ConcatFunc,
 		"contains":        stdlib.ContainsFunc,
-		"csvdecode":       s.csvDecodeFunc(),
+		"csvdecode":       e.csvDecodeFunc(),
 		"distinct":        distinctFunc,
 		"element":         stdlib.ElementFunc,
 		"endswith":        endsWithFunc,
@@ -99,8 +123,8 @@ func (s *loadState) functions() map[string]function.Function {
 		"yamldecode":      ctyyaml.YAMLDecodeFunc,
 		"yamlencode":      ctyyaml.YAMLEncodeFunc,
 		"zipmap":          stdlib.ZipmapFunc,
-		"env":             s.envFunc(),
-		"file":            s.fileFunc(),
+		"env":             e.envFunc(),
+		"file":            e.fileFunc(),
 	}
 	for name, fn := range fns {
 		if name != "try" && name != "can" { // they take expressions, not values
@@ -109,7 +133,7 @@ func (s *loadState) functions() map[string]function.Function {
 	}
 	// templatefile sees every function but itself, so a template cannot
 	// recurse into templatefile.
-	fns["templatefile"] = guardSecrets(s.templateFileFunc(fns))
+	fns["templatefile"] = guardSecrets(e.templateFileFunc(fns))
 	return fns
 }
 
@@ -241,7 +265,7 @@ var endsWithFunc = function.New(&function.Spec{
 // variable yields "" and is recorded in Config.MissingEnv rather than
 // failing, so validate and fmt work without credentials; plan and apply,
 // which need them, refuse a configuration with missing ones.
-func (s *loadState) envFunc() function.Function {
+func (e *functionEnv) envFunc() function.Function {
 	return function.New(&function.Spec{
 		Description: "Reads an environment variable; the result is sensitive.",
 		Params:      []function.Parameter{{Name: "name", Type: cty.String}},
@@ -252,11 +276,11 @@ func (s *loadState) envFunc() function.Function {
 				return cty.UnknownVal(cty.String), function.NewArgErrorf(0, "the environment variable name is empty")
 			}
 			v := ""
-			if s.getenv != nil {
-				v = s.getenv(name)
+			if e.getenv != nil {
+				v = e.getenv(name)
 			}
-			s.envRefs[name] = v != ""
-			s.addSecret(v)
+			e.envRefs[name] = v != ""
+			e.secrets.addSecret(v)
 			return cty.StringVal(v).Mark(sensitiveMark), nil
 		},
 	})
@@ -284,61 +308,61 @@ func dataName(p string) string {
 // a file is read but never recorded (its name is a secret, and so is
 // what it holds), and Config.SensitiveDataReads counts it; a snapshot
 // cannot hold it, so with LoadOptions.FS it is an error.
-func (s *loadState) readFile(p string, sensitive bool) (string, error) {
+func (e *functionEnv) readFile(p string, sensitive bool) (string, error) {
 	name := dataName(p)
 	if !sensitive {
-		if b, ok := s.dataFiles[name]; ok {
+		if b, ok := e.dataFiles[name]; ok {
 			return string(b), nil
 		}
 	}
 	var b []byte
-	if fsys := s.l.opts.FS; fsys != nil {
+	if fsys := e.fsys; fsys != nil {
 		if sensitive {
-			return "", errors.New("the path is derived from a sensitive value, so the file is not in " + s.fsName())
+			return "", errors.New("the path is derived from a sensitive value, so the file is not in " + e.fsName())
 		}
 		full := name
 		if !filepath.IsAbs(p) {
-			full = path.Join(s.baseDir, name)
+			full = path.Join(e.baseDir, name)
 		}
 		var err error
 		b, err = fs.ReadFile(fsys, full)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) {
-				return "", fmt.Errorf("%s is not in %s", name, s.fsName())
+				return "", fmt.Errorf("%s is not in %s", name, e.fsName())
 			}
-			return "", fmt.Errorf("reading %s from %s: %w", name, s.fsName(), err)
+			return "", fmt.Errorf("reading %s from %s: %w", name, e.fsName(), err)
 		}
 	} else {
 		full := p
 		if !filepath.IsAbs(p) {
-			full = filepath.Join(s.baseDir, p)
+			full = filepath.Join(e.baseDir, p)
 		}
 		var err error
 		b, err = readRegular(full)
 		if err != nil {
 			if os.IsNotExist(err) {
-				return "", fmt.Errorf("no file exists at %q (paths are relative to the configuration directory %q)", full, s.baseDir)
+				return "", fmt.Errorf("no file exists at %q (paths are relative to the configuration directory %q)", full, e.baseDir)
 			}
-			return "", fmt.Errorf("reading %q (paths are relative to the configuration directory %q): %w", full, s.baseDir, err)
+			return "", fmt.Errorf("reading %q (paths are relative to the configuration directory %q): %w", full, e.baseDir, err)
 		}
 	}
 	if sensitive {
-		s.cfg.SensitiveDataReads++
+		*e.sensitiveReads++
 		return string(b), nil
 	}
-	s.dataFiles[name] = b
+	e.dataFiles[name] = b
 	return string(b), nil
 }
 
 // fsName says what LoadOptions.FS is, in errors.
-func (s *loadState) fsName() string {
-	if n := s.l.opts.FSName; n != "" {
+func (e *functionEnv) fsName() string {
+	if n := e.fsLabel; n != "" {
 		return n
 	}
 	return "the configuration snapshot"
 }
 
-func (s *loadState) fileFunc() function.Function {
+func (e *functionEnv) fileFunc() function.Function {
 	return function.New(&function.Spec{
 		Description: "Reads a file relative to the configuration directory.",
 		// AllowMarked: a sensitive path is read but not recorded (readFile).
@@ -346,22 +370,22 @@ func (s *loadState) fileFunc() function.Function {
 		Type:   function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			pathVal, marks := args[0].Unmark()
-			text, err := s.readFile(pathVal.AsString(), len(marks) > 0)
+			text, err := e.readFile(pathVal.AsString(), len(marks) > 0)
 			if err != nil {
 				return cty.UnknownVal(cty.String).WithMarks(marks), function.NewArgError(0, err)
 			}
 			if len(marks) > 0 {
 				return cty.StringVal(text).WithMarks(marks), nil
 			}
-			if _, seen := s.fileTexts[text]; !seen {
-				s.fileTexts[text] = pathVal.AsString()
+			if _, seen := e.fileTexts[text]; !seen {
+				e.fileTexts[text] = pathVal.AsString()
 			}
 			return cty.StringVal(text), nil
 		},
 	})
 }
 
-func (s *loadState) templateFileFunc(fns map[string]function.Function) function.Function {
+func (e *functionEnv) templateFileFunc(fns map[string]function.Function) function.Function {
 	return function.New(&function.Spec{
 		Description: "Renders a template file relative to the configuration directory.",
 		Params: []function.Parameter{
@@ -373,14 +397,14 @@ func (s *loadState) templateFileFunc(fns map[string]function.Function) function.
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			pathVal, pathMarks := args[0].Unmark()
 			name := pathVal.AsString()
-			text, err := s.readFile(name, len(pathMarks) > 0)
+			text, err := e.readFile(name, len(pathMarks) > 0)
 			if err != nil {
 				return cty.UnknownVal(cty.String).WithMarks(pathMarks), function.NewArgError(0, err)
 			}
-			if err := checkTemplate(s.templateName(name), text); err != nil {
+			if err := checkTemplate(e.templateName(name), text); err != nil {
 				return cty.UnknownVal(cty.String), function.NewArgError(0, err)
 			}
-			expr, diags := hclsyntax.ParseTemplate([]byte(text), s.templateName(name), hcl.InitialPos)
+			expr, diags := hclsyntax.ParseTemplate([]byte(text), e.templateName(name), hcl.InitialPos)
 			if diags.HasErrors() {
 				return cty.UnknownVal(cty.String), function.NewArgErrorf(0, "template %s: %s", name, diags.Error())
 			}
@@ -411,14 +435,14 @@ func (s *loadState) templateFileFunc(fns map[string]function.Function) function.
 }
 
 // templateName is the file name template diagnostics use.
-func (s *loadState) templateName(p string) string {
+func (e *functionEnv) templateName(p string) string {
 	if filepath.IsAbs(p) {
 		return p
 	}
-	if s.l.opts.FS != nil {
-		return path.Join(s.baseDir, dataName(p))
+	if e.fsys != nil {
+		return path.Join(e.baseDir, dataName(p))
 	}
-	return filepath.Join(s.baseDir, p)
+	return filepath.Join(e.baseDir, p)
 }
 
 func convertString(v cty.Value) (cty.Value, error) {

@@ -68,34 +68,21 @@ type loadState struct {
 	l *Loader
 	// varsObj is the variables as one object, made once they are all known.
 	varsObj cty.Value
-	// filterIndexes are the indexes answering inventory filters (filter.go).
-	filterIndexes map[filterKey]filterIndex
-	cfg           *Config
-	baseDir       string
-	getenv        func(string) string
-	fns           map[string]function.Function
-	// secrets are the sensitive string values seen while loading; every
-	// diagnostic is scrubbed of them before it leaves Load.
-	secrets map[string]bool
-	// envRefs are the names passed to env(), and whether each was set.
-	envRefs map[string]bool
-	// fileTexts maps what file() returned to the path it was given, and
-	// csvSources are csvdecode results over such texts (origin.go).
-	fileTexts  map[string]string
-	csvSources []*csvSource
-	// dataFiles are the files file() and templatefile() read, by
-	// dataName, byte for byte: Config.DataFiles.
-	dataFiles map[string][]byte
-	// generated are the for_each instances servers came from, and
-	// stageRacks the ranges of each strategy stage's racks elements, for
-	// diagnostics. (Side tables keep the model's structs comparable.)
-	generated  map[*Server]instance
+	// filters are the indexes answering inventory filters (filter.go).
+	filters filterIndexes
+	cfg     *Config
+	getenv  func(string) string
+	fns     map[string]function.Function
+	// fn is what the functions see and record (functions.go), secrets
+	// the sensitive values to scrub (secrets.go), origins where servers
+	// came from (origin.go): each shared with the parts that need it.
+	fn      *functionEnv
+	secrets *secretSet
+	origins *origins
+	// stageRacks are the ranges of each strategy stage's racks elements,
+	// for diagnostics. (A side table keeps the model's structs
+	// comparable.)
 	stageRacks map[*StrategyStage][]hcl.Range
-	// sensitiveSrc are source ranges that hold a sensitive value as text:
-	// var-file entries of sensitive variables, literal passwords, the
-	// defaults of sensitive variables. A diagnostic whose snippet would
-	// show one of their lines gets a sensitiveSource Extra.
-	sensitiveSrc []hcl.Range
 
 	vars   map[string]cty.Value // marked when sensitive
 	locals map[string]cty.Value
@@ -105,17 +92,13 @@ type loadState struct {
 	decls map[string]*decl
 	order []*decl
 
-	// instances counts expanded racks and servers; tooMany is set once the
-	// cap was reported.
-	instances int
-	tooMany   bool
-	// unexpanded counts the blocks whose for_each or count could not be
-	// evaluated: it failed (reported there), or what it reads already
-	// failed (or has no value in validate); partial are the clusters some
-	// of whose racks or servers are missing so: rules about their whole
-	// would only echo the error.
-	unexpanded int
-	partial    map[*Cluster]bool
+	// expander expands racks and servers (cluster.go).
+	expander *expander
+	// partial are the clusters some of whose racks or servers are missing
+	// for a for_each or count that could not be evaluated
+	// (expander.unexpanded): rules about their whole would only echo the
+	// error.
+	partial map[*Cluster]bool
 
 	providers map[string]*Provider
 	// defaultProvider are clusters without a provider attribute; they get
@@ -135,12 +118,9 @@ type loadState struct {
 
 func newLoadState(l *Loader, cfg *Config) *loadState {
 	s := &loadState{
-		l: l, cfg: cfg, baseDir: cfg.Dir, getenv: l.opts.Getenv,
-		secrets:    map[string]bool{},
-		envRefs:    map[string]bool{},
-		fileTexts:  map[string]string{},
-		dataFiles:  map[string][]byte{},
-		generated:  map[*Server]instance{},
+		l: l, cfg: cfg, getenv: l.opts.Getenv,
+		secrets:    &secretSet{values: map[string]bool{}},
+		origins:    &origins{generated: map[*Server]instance{}},
 		partial:    map[*Cluster]bool{},
 		stageRacks: map[*StrategyStage][]hcl.Range{},
 		vars:       map[string]cty.Value{},
@@ -153,7 +133,15 @@ func newLoadState(l *Loader, cfg *Config) *loadState {
 		windows:    map[string]*MaintenanceWindow{},
 		clusters:   map[string]*Cluster{},
 	}
-	s.fns = s.functions()
+	s.fn = &functionEnv{
+		fsys: l.opts.FS, fsLabel: l.opts.FSName, baseDir: cfg.Dir, getenv: l.opts.Getenv,
+		secrets: s.secrets, origins: s.origins, sensitiveReads: &cfg.SensitiveDataReads,
+		envRefs:   map[string]bool{},
+		fileTexts: map[string]string{},
+		dataFiles: map[string][]byte{},
+	}
+	s.fns = s.fn.functions()
+	s.expander = &expander{maxInstances: l.maxInstances, filters: &s.filters, origins: s.origins}
 	cfg.DefaultStrategy = NewDefaultStrategy()
 	return s
 }
@@ -281,7 +269,7 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 	}
 	s.assignDefaultProviders()
 	s.collect()
-	for name, set := range s.envRefs {
+	for name, set := range s.fn.envRefs {
 		s.cfg.EnvReferences = append(s.cfg.EnvReferences, name)
 		if !set {
 			s.cfg.MissingEnv = append(s.cfg.MissingEnv, name)
@@ -289,12 +277,16 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 	}
 	sort.Strings(s.cfg.EnvReferences)
 	sort.Strings(s.cfg.MissingEnv)
-	if s.tooMany {
+	if s.expander.tooMany {
 		// The model is truncated; checking it would bury the one error
 		// that matters under consequences of the truncation.
 		return diags
 	}
-	diags = append(diags, s.validate()...)
+	v := &validator{
+		cfg: s.cfg, origins: s.origins, partial: s.partial, stageRacks: s.stageRacks,
+		noRelease: s.noRelease, badChannel: s.badChannel,
+	}
+	diags = append(diags, v.validate()...)
 	return diags
 }
 
@@ -578,7 +570,7 @@ func (s *loadState) evaluate(d *decl) hcl.Diagnostics {
 	ctx := s.evalContextFor(d)
 	switch d.kind {
 	case kindLocal:
-		v, diags := s.value(d.expr, ctx)
+		v, diags := s.filters.value(d.expr, ctx)
 		if diags.HasErrors() {
 			v = cty.DynamicVal
 		}
@@ -619,7 +611,7 @@ func (s *loadState) assignDefaultProviders() {
 // collectDataFiles fills Config.DataFiles, sorted by name.
 func (s *loadState) collectDataFiles() {
 	s.cfg.DataFiles = s.cfg.DataFiles[:0]
-	for name, b := range s.dataFiles {
+	for name, b := range s.fn.dataFiles {
 		s.cfg.DataFiles = append(s.cfg.DataFiles, SourceFile{Name: name, Bytes: b})
 	}
 	sort.Slice(s.cfg.DataFiles, func(i, j int) bool { return s.cfg.DataFiles[i].Name < s.cfg.DataFiles[j].Name })

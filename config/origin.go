@@ -26,9 +26,18 @@ type csvSource struct {
 	lines map[string]int
 }
 
+// origins say where servers came from, for diagnostics: the for_each
+// instance each generated server was made from, and what csvdecode made of
+// whole files ("inventory.csv line 17"). (Side tables keep the model's
+// structs comparable.)
+type origins struct {
+	generated  map[*Server]instance
+	csvSources []*csvSource
+}
+
 // csvDecodeFunc is csvdecode, remembering results whose input is exactly
 // what file() read (csvdecode(file("inventory.csv"))).
-func (s *loadState) csvDecodeFunc() function.Function {
+func (e *functionEnv) csvDecodeFunc() function.Function {
 	inner := stdlib.CSVDecodeFunc
 	return function.New(&function.Spec{
 		Description: inner.Description(),
@@ -42,14 +51,14 @@ func (s *loadState) csvDecodeFunc() function.Function {
 				return v, err
 			}
 			text := args[0].AsString()
-			path, ok := s.fileTexts[text]
+			path, ok := e.fileTexts[text]
 			switch {
 			case err != nil && ok:
 				// Name the file: "CSV parse error on line 2" alone does
 				// not say which.
 				return v, fmt.Errorf("%s: %w", path, err)
 			case err == nil && ok && (plain(v) || v.IsWhollyKnown()):
-				s.csvSources = append(s.csvSources, &csvSource{path: path, text: text, rows: v})
+				e.origins.csvSources = append(e.origins.csvSources, &csvSource{path: path, text: text, rows: v})
 			}
 			return v, err
 		},
@@ -108,9 +117,9 @@ func (src *csvSource) index() {
 // origin describes where a for_each instance came from: "inventory.csv
 // line 17" when its each.value is a row of csvdecode(file(...)), else
 // `for_each key "k"` when the key is not already its name; "" otherwise.
-func (s *loadState) origin(value cty.Value, key, name string) string {
+func (o *origins) origin(value cty.Value, key, name string) string {
 	if k, ok := rowKey(value); ok {
-		for _, src := range s.csvSources {
+		for _, src := range o.csvSources {
 			if !src.rows.Type().ElementType().Equals(value.Type()) {
 				continue
 			}
@@ -129,19 +138,19 @@ func (s *loadState) origin(value cty.Value, key, name string) string {
 }
 
 // serverOrigin is origin for a server ("" unless for_each made it).
-func (s *loadState) serverOrigin(sv *Server) string {
-	in, ok := s.generated[sv]
+func (o *origins) serverOrigin(sv *Server) string {
+	in, ok := o.generated[sv]
 	if !ok {
 		return ""
 	}
-	return s.origin(in.value, in.key, sv.Name)
+	return o.origin(in.value, in.key, sv.Name)
 }
 
 // serverRef names a server in messages: "r01-s03", followed by where a
 // generated server came from: "r01-s03" (from inventory.csv line 4).
-func (s *loadState) serverRef(sv *Server) string {
-	if o := s.serverOrigin(sv); o != "" {
-		return fmt.Sprintf("%q (from %s)", sv.Name, o)
+func (o *origins) serverRef(sv *Server) string {
+	if from := o.serverOrigin(sv); from != "" {
+		return fmt.Sprintf("%q (from %s)", sv.Name, from)
 	}
 	return fmt.Sprintf("%q", sv.Name)
 }
@@ -188,8 +197,8 @@ func oncePerPlace(diags hcl.Diagnostics) hcl.Diagnostics {
 // (each.value.bmc, where each.value is a row of csvdecode(file(...))) into
 // one error that names the column, the file and the columns it has, once
 // per reference instead of once per row: a renamed column is one mistake.
-func (s *loadState) missingColumns(diags hcl.Diagnostics) hcl.Diagnostics {
-	if len(s.csvSources) == 0 {
+func (o *origins) missingColumns(diags hcl.Diagnostics) hcl.Diagnostics {
+	if len(o.csvSources) == 0 {
 		return diags
 	}
 	type key struct {
@@ -199,7 +208,7 @@ func (s *loadState) missingColumns(diags hcl.Diagnostics) hcl.Diagnostics {
 	seen := map[key]bool{}
 	out := make(hcl.Diagnostics, 0, len(diags))
 	for _, d := range diags {
-		src, column, ok := s.missingColumn(d)
+		src, column, ok := o.missingColumn(d)
 		if !ok {
 			out = append(out, d)
 			continue
@@ -222,7 +231,7 @@ func (s *loadState) missingColumns(diags hcl.Diagnostics) hcl.Diagnostics {
 
 // missingColumn reports whether d is a reference to an attribute a CSV row
 // does not have, and which file and column.
-func (s *loadState) missingColumn(d *hcl.Diagnostic) (*csvSource, string, bool) {
+func (o *origins) missingColumn(d *hcl.Diagnostic) (*csvSource, string, bool) {
 	if d.Summary != "Unsupported attribute" || d.Subject == nil || d.EvalContext == nil {
 		return nil, "", false
 	}
@@ -240,7 +249,7 @@ func (s *loadState) missingColumn(d *hcl.Diagnostic) (*csvSource, string, bool) 
 		if diags.HasErrors() || !row.Type().IsObjectType() {
 			return nil, "", false
 		}
-		if src := s.csvSourceOf(row.Type()); src != nil {
+		if src := o.csvSourceOf(row.Type()); src != nil {
 			return src, step.Name, true
 		}
 		return nil, "", false
@@ -249,8 +258,8 @@ func (s *loadState) missingColumn(d *hcl.Diagnostic) (*csvSource, string, bool) 
 }
 
 // csvSourceOf is the CSV file whose rows have type ty, or nil.
-func (s *loadState) csvSourceOf(ty cty.Type) *csvSource {
-	for _, src := range s.csvSources {
+func (o *origins) csvSourceOf(ty cty.Type) *csvSource {
+	for _, src := range o.csvSources {
 		if ty.Equals(src.rows.Type().ElementType()) {
 			return src
 		}

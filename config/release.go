@@ -321,11 +321,11 @@ func (s *loadState) decodeProvider(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagn
 			p.passwordExpr, p.PasswordFrom = at.Expr, s.valueFrom(at.Expr)
 		}
 		if len(marks) > 0 {
-			s.addSecrets(unmarked)
+			s.secrets.addSecrets(unmarked)
 			p.SensitiveAttrs = append(p.SensitiveAttrs, at.Name)
 		} else if at.Name == "password" && !plainReference(at.Expr) {
 			// A literal password (an error of its own): its line is a secret.
-			s.addSensitiveSource(at.Range)
+			s.secrets.addSensitiveSource(at.Range)
 		}
 		vals[at.Name] = unmarked
 	}

@@ -14,14 +14,27 @@ import (
 // diagnostic leaving Load is scrubbed of them, and the source ranges that
 // hold one as text keep their snippets from being shown.
 
-func (s *loadState) addSecret(v string) {
+// secretSet is what one load has seen of secrets: the sensitive values,
+// and the source ranges that hold one as text.
+type secretSet struct {
+	// values are the sensitive string values seen while loading; every
+	// diagnostic is scrubbed of them before it leaves Load.
+	values map[string]bool
+	// sensitiveSrc are source ranges that hold a sensitive value as text:
+	// var-file entries of sensitive variables, literal passwords, the
+	// defaults of sensitive variables. A diagnostic whose snippet would
+	// show one of their lines gets a sensitiveSource Extra.
+	sensitiveSrc []hcl.Range
+}
+
+func (s *secretSet) addSecret(v string) {
 	if v != "" {
-		s.secrets[v] = true
+		s.values[v] = true
 	}
 }
 
 // addSecrets records every string inside a sensitive value.
-func (s *loadState) addSecrets(v cty.Value) {
+func (s *secretSet) addSecrets(v cty.Value) {
 	v, _ = v.UnmarkDeep()
 	if v.IsNull() || !v.IsKnown() {
 		return
@@ -45,7 +58,7 @@ func (s *loadState) addSecrets(v cty.Value) {
 // "not shown"), and whatever still embeds one whole has it replaced here.
 // Only whole tokens are replaced, so a short secret ("x") cannot maul the
 // words around it ("extra.vars").
-func (s *loadState) scrub(diags hcl.Diagnostics) hcl.Diagnostics {
+func (s *secretSet) scrub(diags hcl.Diagnostics) hcl.Diagnostics {
 	// Renderers (HCL's, Terraform-style views) print the values of the
 	// variables an expression uses from its EvalContext. Each context is
 	// replaced by one holding only what the expression refers to, with
@@ -63,11 +76,11 @@ func (s *loadState) scrub(diags hcl.Diagnostics) hcl.Diagnostics {
 			d.Extra = sensitiveSource{wrapped: d.Extra}
 		}
 	}
-	if len(s.secrets) == 0 {
+	if len(s.values) == 0 {
 		return diags
 	}
-	secrets := make([]string, 0, len(s.secrets))
-	for v := range s.secrets {
+	secrets := make([]string, 0, len(s.values))
+	for v := range s.values {
 		secrets = append(secrets, v)
 	}
 	// Longest first, so a secret containing another is replaced whole.
@@ -104,13 +117,13 @@ func SourceIsSensitive(d *hcl.Diagnostic) bool {
 }
 
 // addSensitiveSource records a range whose text holds a secret.
-func (s *loadState) addSensitiveSource(r hcl.Range) {
+func (s *secretSet) addSensitiveSource(r hcl.Range) {
 	s.sensitiveSrc = append(s.sensitiveSrc, r)
 }
 
 // showsSensitiveSource reports whether a snippet of d, which shows whole
 // lines of its subject and context, would show a line of a sensitive range.
-func (s *loadState) showsSensitiveSource(d *hcl.Diagnostic) bool {
+func (s *secretSet) showsSensitiveSource(d *hcl.Diagnostic) bool {
 	if d.Subject == nil {
 		return false
 	}

@@ -69,17 +69,33 @@ func where(s *Server) string {
 }
 
 // whereFrom is where, with the inventory line a generated server came from.
-func (s *loadState) whereFrom(sv *Server) string {
-	if o := s.serverOrigin(sv); o != "" {
-		return fmt.Sprintf("%s (cluster %q, rack %q, from %s)", posString(sv.DeclRange), sv.Cluster.Name, sv.Rack.Name, o)
+func (o *origins) whereFrom(sv *Server) string {
+	if from := o.serverOrigin(sv); from != "" {
+		return fmt.Sprintf("%s (cluster %q, rack %q, from %s)", posString(sv.DeclRange), sv.Cluster.Name, sv.Rack.Name, from)
 	}
 	return where(sv)
 }
 
+// validator runs the rules that need the whole model, once every block is
+// decoded; it holds what decoding left for them.
+type validator struct {
+	cfg     *Config
+	origins *origins
+	// partial are the clusters some of whose racks or servers are missing
+	// for an error reported where their for_each failed.
+	partial map[*Cluster]bool
+	// stageRacks are the ranges of each strategy stage's racks elements.
+	stageRacks map[*StrategyStage][]hcl.Range
+	// noRelease are the clusters without a release attribute, badChannel
+	// the rollouts whose channel was invalid (reported).
+	noRelease  []*Cluster
+	badChannel []*Rollout
+}
+
 // validate runs the checks that need the whole model.
-func (s *loadState) validate() hcl.Diagnostics {
+func (v *validator) validate() hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	cfg := s.cfg
+	cfg := v.cfg
 
 	// rule 8: a server belongs to one rack of one cluster.
 	byName := map[string]*Server{}
@@ -96,7 +112,7 @@ func (s *loadState) validate() hcl.Diagnostics {
 			for _, sv := range r.Servers {
 				if first := byName[sv.Name]; first != nil {
 					diags = append(diags, errorAt(sv.DeclRange, "Duplicate server",
-						"A server named %s is already declared at %s. A server belongs to exactly one rack of one cluster.", s.serverRef(sv), s.whereFrom(first)))
+						"A server named %s is already declared at %s. A server belongs to exactly one rack of one cluster.", v.origins.serverRef(sv), v.origins.whereFrom(first)))
 				} else {
 					byName[sv.Name] = sv
 				}
@@ -104,26 +120,26 @@ func (s *loadState) validate() hcl.Diagnostics {
 					continue
 				}
 				key := bmcKey(sv.BMC)
-				if d := s.checkSharedBMC(sv, byBMC[key]); d != nil {
+				if d := v.checkSharedBMC(sv, byBMC[key]); d != nil {
 					diags = append(diags, d)
 				}
 				byBMC[key] = append(byBMC[key], sv)
 			}
 		}
-		if s.partial[c] {
+		if v.partial[c] {
 			// Racks or servers are missing for an error reported
 			// where their for_each failed; the rules on the whole
 			// cluster (empty, placement, strategy) would only echo it.
 			continue
 		}
 		diags = append(diags, checkPlacement(c)...)
-		diags = append(diags, s.checkStrategyFits(c)...)
+		diags = append(diags, v.checkStrategyFits(c)...)
 	}
 
-	diags = append(diags, s.checkPlainHTTP()...)
-	diags = append(diags, s.checkReleases()...)
+	diags = append(diags, v.checkPlainHTTP()...)
+	diags = append(diags, v.checkReleases()...)
 	diags = append(diags, checkRollouts(cfg)...)
-	diags = append(diags, s.checkChannels()...)
+	diags = append(diags, v.checkChannels()...)
 	for _, p := range cfg.Providers {
 		if !p.Attrs.Type().HasAttribute("password") || p.IsSensitive("password") || p.passwordExpr == nil {
 			continue
@@ -138,7 +154,7 @@ func (s *loadState) validate() hcl.Diagnostics {
 // holds the password itself.
 func (s *loadState) passwordNotSensitive(owner string, at *hcl.Attribute) *hcl.Diagnostic {
 	if !plainReference(at.Expr) {
-		s.addSensitiveSource(at.Range)
+		s.secrets.addSensitiveSource(at.Range)
 	}
 	return passwordDiagnostic(owner, at.Expr, at.Expr.Range())
 }
@@ -200,7 +216,7 @@ func prefixed(prefix string, names []string) []string {
 // checkSharedBMC checks server sv against the servers declared before it
 // with the same BMC address. Servers share a BMC only when it serves
 // several systems and each names its own, distinct one (system = "Node1").
-func (s *loadState) checkSharedBMC(sv *Server, before []*Server) *hcl.Diagnostic {
+func (v *validator) checkSharedBMC(sv *Server, before []*Server) *hcl.Diagnostic {
 	if len(before) == 0 {
 		return nil
 	}
@@ -214,13 +230,13 @@ func (s *loadState) checkSharedBMC(sv *Server, before []*Server) *hcl.Diagnostic
 		first := before[0]
 		return errorAt(sv.BMCRange, "Duplicate BMC address",
 			"Server %s has the BMC address %s, which server %q at %s already has. Servers share a BMC address only when the BMC serves several systems (a multi-node chassis) and each server names its own with system = \"ID\" (the ComputerSystem's Id or UUID); %s %s no system.",
-			s.serverRef(sv), sv.BMC, first.Name, s.whereFrom(first), joinAnd(unnamed), ternary(len(unnamed) == 1, "names", "name"))
+			v.origins.serverRef(sv), sv.BMC, first.Name, v.origins.whereFrom(first), joinAnd(unnamed), ternary(len(unnamed) == 1, "names", "name"))
 	}
 	for _, o := range before {
 		if strings.EqualFold(o.System, sv.System) {
 			return errorAt(sv.BMCRange, "Duplicate system",
 				"Server %s names system %q behind the BMC %s, which server %q at %s names too. Servers sharing a BMC each name a different system.",
-				s.serverRef(sv), sv.System, sv.BMC, o.Name, s.whereFrom(o))
+				v.origins.serverRef(sv), sv.System, sv.BMC, o.Name, v.origins.whereFrom(o))
 		}
 	}
 	return nil
@@ -230,14 +246,14 @@ func (s *loadState) checkSharedBMC(sv *Server, before []*Server) *hcl.Diagnostic
 // provider sets allow_http = true: over plain HTTP the BMC password
 // crosses the network in clear text. Servers generated from one block
 // share one diagnostic.
-func (s *loadState) checkPlainHTTP() hcl.Diagnostics {
+func (v *validator) checkPlainHTTP() hcl.Diagnostics {
 	type group struct {
 		rng     hcl.Range
 		servers []*Server
 	}
 	var order []*group
 	byRange := map[hcl.Range]*group{}
-	for _, c := range s.cfg.Clusters {
+	for _, c := range v.cfg.Clusters {
 		if AllowsHTTP(c.Provider) {
 			continue
 		}
@@ -261,7 +277,7 @@ func (s *loadState) checkPlainHTTP() hcl.Diagnostics {
 		if p := first.Cluster.Provider; p != nil {
 			prov = fmt.Sprintf("provider %q", p.Name)
 		}
-		who := fmt.Sprintf("Server %s has the BMC address %s, which is", s.serverRef(first), first.BMC)
+		who := fmt.Sprintf("Server %s has the BMC address %s, which is", v.origins.serverRef(first), first.BMC)
 		if n := len(g.servers); n > 1 {
 			names := make([]string, 0, maxNamedServers)
 			for _, sv := range g.servers[:min(n, maxNamedServers)] {
@@ -422,7 +438,7 @@ func list(ss []*Server) string {
 // checkStrategyFits checks the cluster's strategy against its racks: a
 // count threshold or max_unavailable larger than a rack's compute servers
 // can never be met (rules 7, 9); a canary rack must exist.
-func (s *loadState) checkStrategyFits(c *Cluster) hcl.Diagnostics {
+func (v *validator) checkStrategyFits(c *Cluster) hcl.Diagnostics {
 	st := c.Strategy
 	if st == nil {
 		return nil
@@ -461,7 +477,7 @@ func (s *loadState) checkStrategyFits(c *Cluster) hcl.Diagnostics {
 	if len(st.Stages) > 0 {
 		// Generic stages replace the default phases (the planner runs
 		// either), so the management checks apply only without them.
-		diags = append(diags, s.checkStagesFit(c, rng)...)
+		diags = append(diags, v.checkStagesFit(c, rng)...)
 	} else {
 		diags = append(diags, checkManagementFits(c, rng)...)
 	}
@@ -526,7 +542,7 @@ func checkManagementFits(c *Cluster, rng func(hcl.Range) hcl.Range) hcl.Diagnost
 // takes the servers its selectors match that no earlier stage took; its
 // control-plane servers go one at a time, the others in batches of
 // batch_size, the last batch holding the rest.
-func (s *loadState) checkStagesFit(c *Cluster, rng func(hcl.Range) hcl.Range) hcl.Diagnostics {
+func (v *validator) checkStagesFit(c *Cluster, rng func(hcl.Range) hcl.Range) hcl.Diagnostics {
 	st := c.Strategy
 	var diags hcl.Diagnostics
 	taken := map[*Server]bool{}
@@ -534,7 +550,7 @@ func (s *loadState) checkStagesFit(c *Cluster, rng func(hcl.Range) hcl.Range) hc
 		for i, name := range stg.Racks {
 			if c.Rack(name) == nil {
 				r := stg.DeclRange
-				if rs := s.stageRacks[stg]; i < len(rs) {
+				if rs := v.stageRacks[stg]; i < len(rs) {
 					r = rs[i]
 				}
 				diags = append(diags, errorAt(rng(r), "Unknown rack",
@@ -659,13 +675,13 @@ func plural(n int, noun string) string {
 // (rules 27–29): component versions parse (done while decoding),
 // upgrade_from versions neither skip a minor nor downgrade without
 // allow_downgrade, and catalog membership.
-func (s *loadState) checkReleases() hcl.Diagnostics {
+func (v *validator) checkReleases() hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	var known []version.Version
-	if s.cfg.Catalog != nil {
-		known = s.cfg.Catalog.Releases
+	if v.cfg.Catalog != nil {
+		known = v.cfg.Catalog.Releases
 	}
-	for _, r := range s.cfg.Releases {
+	for _, r := range v.cfg.Releases {
 		if r.Version.IsZero() {
 			continue
 		}

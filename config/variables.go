@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
+	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
@@ -74,7 +75,7 @@ func (s *loadState) loadVariables(blocks []*hcl.Block) hcl.Diagnostics {
 		vd, d := decodeVariable(b)
 		diags = append(diags, d...)
 		if vd.v.Sensitive && vd.defaultRange != nil {
-			s.addSensitiveSource(*vd.defaultRange)
+			s.secrets.addSensitiveSource(*vd.defaultRange)
 		}
 		decls[name] = vd
 		order = append(order, vd)
@@ -91,7 +92,7 @@ func (s *loadState) loadVariables(blocks []*hcl.Block) hcl.Diagnostics {
 		}
 	}
 	for _, path := range s.l.opts.VarFiles {
-		attrs, src, d := s.readVarFile(path)
+		attrs, src, d := readVarFile(s.l.parser, path)
 		diags = append(diags, d...)
 		if d.HasErrors() {
 			// The file is malformed (a syntax error, a duplicate), so which
@@ -99,14 +100,14 @@ func (s *loadState) loadVariables(blocks []*hcl.Block) hcl.Diagnostics {
 			// variable, show none of it.
 			for _, vd := range order {
 				if vd.v.Sensitive && bytes.Contains(src, []byte(vd.v.Name)) {
-					s.addSensitiveSource(wholeFile(path, src))
+					s.secrets.addSensitiveSource(wholeFile(path, src))
 					break
 				}
 			}
 		}
 		for _, a := range attrs {
 			if vd := decls[a.Name]; vd != nil && vd.v.Sensitive {
-				s.addSensitiveSource(a.Range)
+				s.secrets.addSensitiveSource(a.Range)
 			}
 		}
 		for _, a := range attrs {
@@ -155,7 +156,7 @@ func (s *loadState) loadVariables(blocks []*hcl.Block) hcl.Diagnostics {
 		if in := inputs[v.Name]; len(in) > 0 {
 			last := in[len(in)-1]
 			if v.Sensitive && last.expr == nil {
-				s.addSensitiveSource(wholeFile(inputFilename(v.Name), []byte(last.raw)))
+				s.secrets.addSensitiveSource(wholeFile(inputFilename(v.Name), []byte(last.raw)))
 			}
 			got, d := parseInput(v, last)
 			diags = append(diags, d...)
@@ -209,7 +210,7 @@ func (s *loadState) loadVariables(blocks []*hcl.Block) hcl.Diagnostics {
 		}
 		v.Value = conv
 		if v.Sensitive {
-			s.addSecrets(conv)
+			s.secrets.addSecrets(conv)
 			conv = conv.Mark(sensitiveMark)
 		}
 		s.vars[v.Name] = conv
@@ -222,7 +223,7 @@ func (s *loadState) loadVariables(blocks []*hcl.Block) hcl.Diagnostics {
 			continue
 		}
 		for _, vb := range vd.validations {
-			diags = append(diags, s.checkValidation(vd, vb, ctx)...)
+			diags = append(diags, checkValidation(vd, vb, ctx, s.l.opts.UnsetVariablesUnknown)...)
 		}
 	}
 	return diags
@@ -329,7 +330,7 @@ func wholeFile(name string, src []byte) hcl.Range {
 	}
 }
 
-func (s *loadState) readVarFile(path string) ([]*hcl.Attribute, []byte, hcl.Diagnostics) {
+func readVarFile(parser *hclparse.Parser, path string) ([]*hcl.Attribute, []byte, hcl.Diagnostics) {
 	src, err := ReadSource(path)
 	if err != nil {
 		return nil, nil, hcl.Diagnostics{{
@@ -341,9 +342,9 @@ func (s *loadState) readVarFile(path string) ([]*hcl.Attribute, []byte, hcl.Diag
 	var f *hcl.File
 	var diags hcl.Diagnostics
 	if strings.HasSuffix(path, ".json") {
-		f, diags = s.l.parser.ParseJSON(src, path)
+		f, diags = parser.ParseJSON(src, path)
 	} else {
-		f, diags = s.l.parser.ParseHCL(src, path)
+		f, diags = parser.ParseHCL(src, path)
 	}
 	if diags.HasErrors() || f == nil {
 		return nil, src, diags
@@ -384,7 +385,7 @@ func parseInput(v *Variable, in inputValue) (cty.Value, hcl.Diagnostics) {
 // ranges of diagnostics about it.
 func inputFilename(name string) string { return fmt.Sprintf("<value for var.%s>", name) }
 
-func (s *loadState) checkValidation(vd *variableDecl, b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagnostics {
+func checkValidation(vd *variableDecl, b *hcl.Block, ctx *hcl.EvalContext, unsetUnknown bool) hcl.Diagnostics {
 	content, _ := b.Body.Content(validationSchema)
 	cond := content.Attributes["condition"]
 	msgAttr := content.Attributes["error_message"]
@@ -394,7 +395,7 @@ func (s *loadState) checkValidation(vd *variableDecl, b *hcl.Block, ctx *hcl.Eva
 	}
 	ok, _ = ok.Unmark()
 	ok, err := convert.Convert(ok, cty.Bool)
-	if err == nil && !ok.IsKnown() && s.l.opts.UnsetVariablesUnknown {
+	if err == nil && !ok.IsKnown() && unsetUnknown {
 		// A variable without a value (validate): its rule is checked
 		// when it has one, as terraform validate does.
 		return diags

@@ -53,7 +53,7 @@ func (p *planning) selectServers() {
 	for _, list := range [][]string{p.opts.Targets, p.opts.Excludes} {
 		for _, a := range list {
 			if !validAddress(a) {
-				p.errorf(nil, "Invalid address", "%q is not an address: use CLUSTER, CLUSTER/RACK or CLUSTER/RACK/SERVER.", a)
+				p.report.errorf(nil, "Invalid address", "%q is not an address: use CLUSTER, CLUSTER/RACK or CLUSTER/RACK/SERVER.", a)
 			}
 		}
 	}
@@ -100,16 +100,16 @@ func (p *planning) selectServers() {
 	}
 	for i, hit := range targetHit {
 		if !hit && validAddress(p.opts.Targets[i]) {
-			p.errorf(nil, "Target matches nothing", "-target %q matches no server of rollout %q%s.", p.opts.Targets[i], p.rollout.Name, scopeNote(p.rollout.Scope))
+			p.report.errorf(nil, "Target matches nothing", "-target %q matches no server of rollout %q%s.", p.opts.Targets[i], p.rollout.Name, scopeNote(p.rollout.Scope))
 		}
 	}
 	for i, hit := range excludeHit {
 		if !hit && validAddress(p.opts.Excludes[i]) {
-			p.errorf(nil, "Exclude matches nothing", "-exclude %q matches no server of rollout %q%s.", p.opts.Excludes[i], p.rollout.Name, scopeNote(p.rollout.Scope))
+			p.report.errorf(nil, "Exclude matches nothing", "-exclude %q matches no server of rollout %q%s.", p.opts.Excludes[i], p.rollout.Name, scopeNote(p.rollout.Scope))
 		}
 	}
-	if len(p.inScope) == 0 && !p.diags.HasErrors() {
-		p.warnf(nil, "Nothing to plan", "Rollout %q selects no server.", p.rollout.Name)
+	if len(p.inScope) == 0 && !p.report.diags.HasErrors() {
+		p.report.warnf(nil, "Nothing to plan", "Rollout %q selects no server.", p.rollout.Name)
 	}
 }
 

@@ -41,19 +41,31 @@ type choice struct {
 	blocked bool
 }
 
+// channelResolver chooses each cluster's release: by the rollout's
+// channel from the catalog, or the cluster's own release checked against
+// the catalog's sites.
+type channelResolver struct {
+	cfg     *config.Config
+	rollout *config.Rollout
+	report  *reporter
+	// choices are the clusters' releases chosen by a channel, or checked
+	// against the catalog's sites.
+	choices map[*config.Cluster]*choice
+}
+
 // releaseOf is the release cluster c is planned to: the channel's choice,
 // else its release attribute.
-func (p *planning) releaseOf(c *config.Cluster) *config.Release {
-	if ch := p.choices[c]; ch != nil {
+func (cr *channelResolver) releaseOf(c *config.Cluster) *config.Release {
+	if ch := cr.choices[c]; ch != nil {
 		return ch.release
 	}
 	return c.Release
 }
 
 // rolloutClusters are the rollout's clusters in declared order.
-func (p *planning) rolloutClusters() []*config.Cluster {
+func (cr *channelResolver) rolloutClusters() []*config.Cluster {
 	var out []*config.Cluster
-	for _, st := range p.rollout.Stages {
+	for _, st := range cr.rollout.Stages {
 		for _, g := range st.Groups {
 			out = append(out, g.Clusters...)
 		}
@@ -119,11 +131,11 @@ func lineOf(lines []minorLine, minor string) *minorLine {
 
 // resolveReleases chooses every rollout cluster's release. current holds
 // each cluster's runtime version when known (after observing).
-func (p *planning) resolveReleases(current map[*config.Cluster]version.Version) {
-	p.choices = map[*config.Cluster]*choice{}
-	cat := p.cfg.Catalog
-	if p.rollout.Channel == "" {
-		p.checkAvailability()
+func (cr *channelResolver) resolveReleases(current map[*config.Cluster]version.Version) {
+	cr.choices = map[*config.Cluster]*choice{}
+	cat := cr.cfg.Catalog
+	if cr.rollout.Channel == "" {
+		cr.checkAvailability()
 		return
 	}
 	if cat == nil || len(cat.Entries) == 0 {
@@ -131,7 +143,7 @@ func (p *planning) resolveReleases(current map[*config.Cluster]version.Version) 
 	}
 	lines := catalogLines(cat)
 	if len(lines) == 0 {
-		p.errorf(rangePtr(p.rollout.ChannelRange), "No release for the channel",
+		cr.report.errorf(rangePtr(cr.rollout.ChannelRange), "No release for the channel",
 			"The catalog publishes no generally available release (pre-releases are never picked by a channel).")
 		return
 	}
@@ -143,16 +155,16 @@ func (p *planning) resolveReleases(current map[*config.Cluster]version.Version) 
 		hop  bool
 	}
 	var wants []want
-	for _, c := range p.rolloutClusters() {
+	for _, c := range cr.rolloutClusters() {
 		var line *minorLine
 		var why string
-		switch p.rollout.Channel {
+		switch cr.rollout.Channel {
 		case config.ChannelRapid:
 			line = &newest
 			why = fmt.Sprintf("rapid: newest minor %s, latest patch %s", newest.minor, newest.releases[0].Version)
 		case config.ChannelStable:
 			if len(lines) < 2 {
-				p.errorf(rangePtr(p.rollout.ChannelRange), "No stable minor",
+				cr.report.errorf(rangePtr(cr.rollout.ChannelRange), "No stable minor",
 					"The stable channel is the latest patch of the minor before the newest, but the catalog publishes one minor line (%s) only.", newest.minor)
 				return
 			}
@@ -168,37 +180,37 @@ func (p *planning) resolveReleases(current map[*config.Cluster]version.Version) 
 				line = &newest
 				why = fmt.Sprintf("firmware: runtime version not known yet, minor %s, latest patch %s, firmware only", newest.minor, newest.releases[0].Version)
 			case line == nil:
-				p.errorf(rangePtr(c.DeclRange), "Minor not in the catalog",
+				cr.report.errorf(rangePtr(c.DeclRange), "Minor not in the catalog",
 					"Cluster %q runs %s, but the catalog publishes no release of minor %s, so the firmware channel has nothing for it.", c.Name, cur, cur.MinorString())
-				p.choices[c] = &choice{release: newest.releases[0], blocked: true}
+				cr.choices[c] = &choice{release: newest.releases[0], blocked: true}
 				continue
 			default:
 				why = fmt.Sprintf("firmware: cluster runs %s, minor %s, latest patch %s, firmware only", cur, line.minor, line.releases[0].Version)
 			}
 		}
 		hop := false
-		if cur, ok := current[c]; ok && p.rollout.Channel != config.ChannelFirmware {
+		if cur, ok := current[c]; ok && cr.rollout.Channel != config.ChannelFirmware {
 			top := line.releases[0].Version
 			order, err := version.Compare(cur, top)
 			switch {
 			case err != nil:
 			case order > 0:
-				p.errorf(rangePtr(p.rollout.ChannelRange), "Cluster ahead of its channel",
-					"Cluster %q runs %s, newer than %s, which the %s channel offers; a channel never downgrades. Put the cluster in a rollout that follows a newer channel.", c.Name, cur, top, p.rollout.Channel)
-				p.choices[c] = &choice{release: line.releases[0], blocked: true}
+				cr.report.errorf(rangePtr(cr.rollout.ChannelRange), "Cluster ahead of its channel",
+					"Cluster %q runs %s, newer than %s, which the %s channel offers; a channel never downgrades. Put the cluster in a rollout that follows a newer channel.", c.Name, cur, top, cr.rollout.Channel)
+				cr.choices[c] = &choice{release: line.releases[0], blocked: true}
 				continue
 			default:
 				if skipped := version.SkippedMinors(cur, top, cat.Releases); len(skipped) > 0 {
 					mid := lineOf(lines, skipped[0])
-					if !p.rollout.AllowMultiHop || mid == nil {
+					if !cr.rollout.AllowMultiHop || mid == nil {
 						name := skipped[0]
 						if mid != nil {
 							name = mid.releases[0].Version.String()
 						}
-						p.errorf(rangePtr(p.rollout.ChannelRange), "Minor version skipped",
+						cr.report.errorf(rangePtr(cr.rollout.ChannelRange), "Minor version skipped",
 							"Cluster %q runs %s, more than one minor behind the %s channel (%s): a run moves the runtime at most one minor version, and a channel never skips one. Upgrade it to release %s first, or set allow_multi_hop = true on rollout %q to plan that hop now.",
-							c.Name, cur, p.rollout.Channel, top, name, p.rollout.Name)
-						p.choices[c] = &choice{release: line.releases[0], blocked: true}
+							c.Name, cur, cr.rollout.Channel, top, name, cr.rollout.Name)
+						cr.choices[c] = &choice{release: line.releases[0], blocked: true}
 						continue
 					}
 					why += fmt.Sprintf("; cluster runs %s, %d minors behind: this run hops to minor %s (allow_multi_hop), latest patch %s; the next plan moves it on",
@@ -214,7 +226,7 @@ func (p *planning) resolveReleases(current map[*config.Cluster]version.Version) 
 	for _, w := range wants {
 		ch := &choice{hop: w.hop}
 		site := w.c.Site
-		switch p.rollout.ImageSelection {
+		switch cr.rollout.ImageSelection {
 		case config.SelectConsistent:
 			// Every site of the run's clusters on this line that has any of
 			// its releases; a site with none waits (pending) for the pick.
@@ -254,25 +266,25 @@ func (p *planning) resolveReleases(current map[*config.Cluster]version.Version) 
 			ch.pending = fmt.Sprintf("release %s is not yet available at %s (published at %s)", ch.release.Version, siteName(site), strings.Join(ch.release.Sites, ", "))
 			ch.why += "; pending: " + ch.pending
 		}
-		p.choices[w.c] = ch
+		cr.choices[w.c] = ch
 	}
 }
 
 // checkAvailability: without a channel, a cluster's release is still
 // checked against the catalog's sites when the catalog publishes it.
-func (p *planning) checkAvailability() {
-	for _, c := range p.rolloutClusters() {
+func (cr *channelResolver) checkAvailability() {
+	for _, c := range cr.rolloutClusters() {
 		if c.Release == nil {
 			continue
 		}
-		e := p.cfg.Catalog.Entry(c.Release.Version)
+		e := cr.cfg.Catalog.Entry(c.Release.Version)
 		if e == nil || e.AvailableAt(c.Site) {
 			continue
 		}
 		ch := &choice{release: c.Release}
 		ch.pending = fmt.Sprintf("release %s is not yet available at %s (published at %s)", e.Version, siteName(c.Site), strings.Join(e.Sites, ", "))
 		ch.why = fmt.Sprintf("release %s (named by the cluster); pending: %s", c.Release.Version, ch.pending)
-		p.choices[c] = ch
+		cr.choices[c] = ch
 	}
 }
 
@@ -355,7 +367,7 @@ func siteList(sites []string) string {
 func (p *planning) currentRuntime() map[*config.Cluster]version.Version {
 	out := map[*config.Cluster]version.Version{}
 	for _, s := range p.inScope {
-		rel := p.releaseOf(s.Cluster)
+		rel := p.channel.releaseOf(s.Cluster)
 		if rel == nil {
 			continue
 		}
@@ -390,13 +402,13 @@ func (p *planning) resolveAfterObserve(ctx context.Context) {
 		return
 	}
 	before := map[*config.Cluster]*config.Release{}
-	for c, ch := range p.choices {
+	for c, ch := range p.channel.choices {
 		before[c] = ch.release
 	}
-	p.resolveReleases(p.currentRuntime())
+	p.channel.resolveReleases(p.currentRuntime())
 	var again []*config.Server
 	for _, s := range p.inScope {
-		if ch := p.choices[s.Cluster]; ch != nil && before[s.Cluster] != ch.release {
+		if ch := p.channel.choices[s.Cluster]; ch != nil && before[s.Cluster] != ch.release {
 			again = append(again, s)
 		}
 	}
@@ -408,7 +420,7 @@ func (p *planning) resolveAfterObserve(ctx context.Context) {
 // planChoice is the plan's record of a cluster's choice, nil when neither
 // a channel nor the catalog decided anything.
 func (p *planning) planChoice(c *config.Cluster) *plan.ReleaseChoice {
-	ch := p.choices[c]
+	ch := p.channel.choices[c]
 	if ch == nil || ch.release == nil {
 		return nil
 	}
@@ -438,15 +450,15 @@ func (p *planning) upgrades(c *config.Cluster) bool {
 
 // planCatalog records the catalog entries the plan uses (the chosen
 // releases), by value: apply never reads the catalog for what to do.
-func (p *planning) planCatalog() *plan.Catalog {
-	cat := p.cfg.Catalog
-	if cat == nil || len(p.choices) == 0 {
+func (cr *channelResolver) planCatalog() *plan.Catalog {
+	cat := cr.cfg.Catalog
+	if cat == nil || len(cr.choices) == 0 {
 		return nil
 	}
 	out := &plan.Catalog{Source: cat.Source, SourceName: cat.SourceName, CAFile: cat.CAFile}
 	seen := map[*config.Release]bool{}
-	for _, c := range p.rolloutClusters() {
-		ch := p.choices[c]
+	for _, c := range cr.rolloutClusters() {
+		ch := cr.choices[c]
 		if ch == nil || ch.release == nil || seen[ch.release] {
 			continue
 		}

@@ -162,10 +162,10 @@ func (p *planning) diff() {
 			p.unavailable(s, ps, plan.ReasonUnhealthy, "its BMC reports health Critical")
 			continue
 		}
-		if p.releaseOf(s.Cluster) == nil {
+		if p.channel.releaseOf(s.Cluster) == nil {
 			continue // config reported the missing release
 		}
-		if ch := p.choices[s.Cluster]; ch != nil && ch.blocked {
+		if ch := p.channel.choices[s.Cluster]; ch != nil && ch.blocked {
 			continue // the channel's choice broke a version rule (reported)
 		}
 		p.diffServer(s, ps, o, &f)
@@ -175,7 +175,7 @@ func (p *planning) diff() {
 	if p.opts.HoldBackErrored {
 		p.holdBack(f.problems)
 	}
-	p.diags = append(p.diags, f.diagnostics(p.opts.HoldBackErrored)...)
+	p.report.diags = append(p.report.diags, f.diagnostics(p.opts.HoldBackErrored)...)
 }
 
 // holdBack plans each server with problems as skipped (held back), with
@@ -280,7 +280,7 @@ func sortedComponents(in []providers.Component) []providers.Component {
 // compared with the target by the one "at target" rule (version.Target),
 // and the members not at it are the ones its update is for.
 func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Observation, f *findings) {
-	rel := p.releaseOf(s.Cluster)
+	rel := p.channel.releaseOf(s.Cluster)
 	ok := true
 	var targets []target
 	counts := map[string]int{}

@@ -24,20 +24,20 @@ type Estimator interface {
 // learn gives each of a server's steps the learned estimate of its class,
 // where there is one: the median, capped by the step's timeout like the
 // defaults. id is who the server's BMC says it is.
-func (p *planning) learn(id providers.Identity, steps []plan.Step) {
-	if p.opts.Estimates == nil {
+func learn(est Estimator, id providers.Identity, steps []plan.Step) {
+	if est == nil {
 		return
 	}
-	plan.Learn(id, steps, p.opts.Estimates.Lookup)
+	plan.Learn(id, steps, est.Lookup)
 }
 
 // history is what the plan says of its learned estimates: the runs read
 // and each learned estimate its steps use, in the order first used.
-func (p *planning) history(servers []plan.Server) *plan.History {
-	if p.opts.Estimates == nil {
+func history(est Estimator, servers []plan.Server) *plan.History {
+	if est == nil {
 		return nil
 	}
-	h := &plan.History{Runs: p.opts.Estimates.Runs()}
+	h := &plan.History{Runs: est.Runs()}
 	seen := map[plan.EstimateKey]bool{}
 	for i := range servers {
 		for _, st := range servers[i].Steps {

@@ -176,7 +176,7 @@ func (p *planning) checkSnapshot(snap plan.Snapshot) {
 	}
 	sort.Slice(values, func(i, j int) bool { return sec[values[i]] < sec[values[j]] })
 	report := func(value, name string, line int) {
-		p.errorf(nil, "Secret in the configuration text",
+		p.report.errorf(nil, "Secret in the configuration text",
 			"The value of %s appears in %s line %d. The plan records every configuration file's text, so it would contain the secret: set the value with -var, a -var-file outside the configuration, or RACKFORM_VAR_ (and env() for credentials) instead of writing it in the configuration.",
 			sec[value], name, line)
 	}

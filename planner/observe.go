@@ -46,7 +46,7 @@ func (p *planning) observeServers(ctx context.Context, servers []*config.Server)
 	for _, s := range servers {
 		if p.provider(s.Cluster) == nil && !reported[s.Cluster] {
 			reported[s.Cluster] = true
-			p.errorf(rangePtr(s.Cluster.DeclRange), "No provider for cluster",
+			p.report.errorf(rangePtr(s.Cluster.DeclRange), "No provider for cluster",
 				"Cluster %q has no provider: declare a provider block and set provider = provider.NAME.", s.Cluster.Name)
 		}
 	}
@@ -65,7 +65,7 @@ func (p *planning) observeServers(ctx context.Context, servers []*config.Server)
 		if prov == nil {
 			p.failedProviders[name] = true
 			decl := p.provider(servers[0].Cluster)
-			p.errorf(rangePtr(decl.DeclRange), "Provider not started",
+			p.report.errorf(rangePtr(decl.DeclRange), "Provider not started",
 				"Provider %q is used by %d servers but was not started.", name, len(servers))
 			continue
 		}
@@ -107,7 +107,7 @@ func (p *planning) observeServers(ctx context.Context, servers []*config.Server)
 			}
 		}
 		subject := rangePtrOf(decl)
-		p.errorf(subject, "Provider failed to observe", "Provider %q could not observe the servers: %s.", f.name, strings.Join(msgs, "; "))
+		p.report.errorf(subject, "Provider failed to observe", "Provider %q could not observe the servers: %s.", f.name, strings.Join(msgs, "; "))
 	}
 }
 
@@ -132,7 +132,7 @@ func Target(s *config.Server) providers.Target {
 // how each would reach its BMC (Observation.Updates). A reimaged runtime
 // goes through virtual media, not the UpdateService, and is not asked.
 func (p *planning) intents(s *config.Server) []providers.UpdateIntent {
-	rel := p.releaseOf(s.Cluster)
+	rel := p.channel.releaseOf(s.Cluster)
 	if rel == nil {
 		return nil
 	}

@@ -1,13 +1,8 @@
 package planner
 
 import (
-	"container/heap"
-	"fmt"
 	"sort"
-	"strings"
 	"time"
-
-	"github.com/hashicorp/hcl/v2"
 
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/planner/plan"
@@ -33,7 +28,7 @@ func (p *planning) order() plan.Run {
 		}
 		for _, g := range st.Groups {
 			group := plan.Group{ID: stage.ID + ".group." + g.Name, Name: g.Name}
-			for _, c := range p.clusterOrder(g.Clusters) {
+			for _, c := range clusterOrder(g.Clusters, p.now) {
 				if done[c] || len(byCluster[c]) == 0 {
 					continue
 				}
@@ -59,10 +54,10 @@ func (p *planning) order() plan.Run {
 // clusterOrder sorts a group's clusters by maintenance-window priority at
 // plan time: open now, opening within 4 h, no window, closed; ties keep
 // the declared order (rule 20).
-func (p *planning) clusterOrder(in []*config.Cluster) []*config.Cluster {
+func clusterOrder(in []*config.Cluster, now time.Time) []*config.Cluster {
 	out := append([]*config.Cluster(nil), in...)
 	sort.SliceStable(out, func(i, j int) bool {
-		return out[i].MaintenanceWindow.Priority(p.now) < out[j].MaintenanceWindow.Priority(p.now)
+		return out[i].MaintenanceWindow.Priority(now) < out[j].MaintenanceWindow.Priority(now)
 	})
 	return out
 }
@@ -152,18 +147,19 @@ func (p *planning) cluster(c *config.Cluster, servers []*config.Server) plan.Clu
 			// Apply may start a cluster only inside its window, and a plan
 			// without intervals reads as "no window": refuse rather than
 			// hand apply a plan it could misread.
-			p.errorf(rangePtr(c.DeclRange), "Window does not open before the plan expires",
+			p.report.errorf(rangePtr(c.DeclRange), "Window does not open before the plan expires",
 				"Cluster %q has maintenance window %s, which does not open between %s and %s, when this plan expires, so apply could never start it. Plan closer to the window, with a longer -valid-for, or -exclude the cluster.",
 				c.Name, c.MaintenanceWindow.Name, p.now.Format(time.RFC3339), p.now.Add(p.opts.NotAfter).Format(time.RFC3339))
 		}
 	}
-	cl.Quorum = p.quorum(c)
+	cl.Quorum = (&quorumCheck{observed: p.observed, servers: p.servers, report: p.report}).quorum(c)
 	cl.Release = p.planChoice(c)
 	var phases []plan.Phase
+	pb := &phaseBuilder{servers: p.servers, report: p.report}
 	if len(st.Stages) > 0 {
-		phases = p.strategyStages(c, servers)
+		phases = pb.strategyStages(c, servers)
 	} else {
-		phases = p.defaultPhases(c, servers)
+		phases = pb.defaultPhases(c, servers)
 	}
 	for _, ph := range phases {
 		if len(ph.Scopes) == 0 {
@@ -173,361 +169,4 @@ func (p *planning) cluster(c *config.Cluster, servers []*config.Server) plan.Clu
 		cl.Estimate += ph.Estimate
 	}
 	return cl
-}
-
-// defaultPhases is the Nexus order: control plane, management, compute
-// (rules 3–7).
-func (p *planning) defaultPhases(c *config.Cluster, servers []*config.Server) []plan.Phase {
-	st := c.Strategy
-	var cp, mgmt, compute []*config.Server
-	for _, s := range servers {
-		switch s.Role {
-		case config.RoleControlPlane, config.RoleControlPlaneSpare:
-			cp = append(cp, s)
-		case config.RoleManagement:
-			mgmt = append(mgmt, s)
-		case config.RoleCompute:
-			compute = append(compute, s)
-		}
-	}
-	id := "cluster." + c.Name
-	return []plan.Phase{
-		p.phase(plan.Phase{ID: id + ".control_plane", Kind: plan.PhaseControlPlane}, p.controlPlaneScopes(id+".control_plane", cp, st.ControlPlane.OnBreach)),
-		p.phase(plan.Phase{ID: id + ".management", Kind: plan.PhaseManagement}, p.managementScopes(id+".management", c, mgmt)),
-		p.phase(plan.Phase{ID: id + ".compute", Kind: plan.PhaseCompute}, p.computeScopes(id+".compute", c, compute)),
-	}
-}
-
-func (p *planning) phase(ph plan.Phase, scopes []plan.Scope) plan.Phase {
-	ph.Scopes = scopes
-	for _, s := range scopes {
-		ph.Estimate += s.Estimate
-	}
-	return ph
-}
-
-// controlPlaneScopes is one serial scope: spares first, then the others,
-// each group in name order, strictly one at a time and each required to
-// succeed (rule 4). No setting can change that.
-func (p *planning) controlPlaneScopes(id string, cp []*config.Server, onBreach string) []plan.Scope {
-	if len(cp) == 0 {
-		return nil
-	}
-	ordered := append([]*config.Server(nil), cp...)
-	sort.SliceStable(ordered, func(i, j int) bool {
-		si, sj := ordered[i].Role == config.RoleControlPlaneSpare, ordered[j].Role == config.RoleControlPlaneSpare
-		if si != sj {
-			return si
-		}
-		return ordered[i].Name < ordered[j].Name
-	})
-	sc := p.newScope(id+".serial", "serial", "control plane", "", ordered)
-	sc.Threshold = plan.Threshold{Type: "percent", Value: 100}
-	sc.Required, sc.Budget, sc.MaxUnavailable = sc.Eligible, 0, 1
-	sc.OnBreach = onBreach
-	if sc.OnBreach == "" {
-		sc.OnBreach = config.OnBreachPause
-	}
-	p.estimate(&sc)
-	return []plan.Scope{sc}
-}
-
-// managementScopes splits the management servers into rack-alternating
-// groups (1st, 3rd, … rack → A; 2nd, 4th, … → B), each in batches of
-// ⌈n/b⌉ then the rest, each with its threshold (rule 5).
-func (p *planning) managementScopes(id string, c *config.Cluster, mgmt []*config.Server) []plan.Scope {
-	if len(mgmt) == 0 {
-		return nil
-	}
-	ms := c.Strategy.Management
-	groups, batches := max(ms.Groups, 1), max(ms.Batches, 1)
-	racks := p.rackOrder(c, mgmt, c.Strategy.Compute.Order, "")
-	members := make([][]*config.Server, groups)
-	for i, r := range racks {
-		members[i%groups] = append(members[i%groups], r.servers...)
-	}
-	var out []plan.Scope
-	for g, list := range members {
-		for b, batch := range split(list, batches) {
-			name := fmt.Sprintf("group %s batch %d", groupLetter(g), b+1)
-			sc := p.newScope(fmt.Sprintf("%s.group.%s.batch.%d", id, strings.ToLower(groupLetter(g)), b+1), "batch", name, "", batch)
-			p.thresholds(&sc, ms.ScopeSettings, config.Quantity{Value: 100, Percent: true}, "management "+name)
-			out = append(out, sc)
-		}
-	}
-	return out
-}
-
-func groupLetter(i int) string {
-	if i < 26 {
-		return string(rune('A' + i))
-	}
-	return fmt.Sprint(i + 1)
-}
-
-// split cuts list into at most n consecutive batches, the first ones
-// ⌈len/n⌉ long; empty batches are dropped.
-func split(list []*config.Server, n int) [][]*config.Server {
-	var out [][]*config.Server
-	for i := 0; i < n && len(list) > 0; i++ {
-		size := (len(list) + (n - i) - 1) / (n - i)
-		out = append(out, list[:size])
-		list = list[size:]
-	}
-	return out
-}
-
-// computeScopes is one scope per rack, in the strategy's order with the
-// canary first; every rack but the last with work gets the wait and the
-// pause (rules 6, 7, 9, 10, 16, 17).
-func (p *planning) computeScopes(id string, c *config.Cluster, compute []*config.Server) []plan.Scope {
-	if len(compute) == 0 {
-		return nil
-	}
-	cs := c.Strategy.Compute
-	if cs.CanaryRack != "" && c.Rack(cs.CanaryRack) == nil {
-		p.errorf(rangePtr(c.Strategy.DeclRange), "Unknown canary rack",
-			"Strategy %q names canary_rack %q, but cluster %q has no rack of that name.", c.Strategy.Name, cs.CanaryRack, c.Name)
-	}
-	var out []plan.Scope
-	for _, r := range p.rackOrder(c, compute, cs.Order, cs.CanaryRack) {
-		sc := p.newScope(id+".rack."+r.name, "rack", r.name, r.name, r.servers)
-		p.thresholds(&sc, cs.ScopeSettings, cs.MaxUnavailable, "rack "+r.name+" of cluster "+c.Name)
-		out = append(out, sc)
-	}
-	p.waitsAndPauses(out, cs.WaitAfterRack, cs.PauseAfterRack)
-	return out
-}
-
-// waitsAndPauses sets WaitAfter and PauseAfter on every scope that is
-// followed by another scope with work: a rack where nothing happens is
-// skipped(empty) and must not cost a wait or a pause.
-func (p *planning) waitsAndPauses(scopes []plan.Scope, wait time.Duration, pause bool) {
-	last := -1
-	for i := range scopes {
-		if scopes[i].Eligible > 0 {
-			last = i
-		}
-	}
-	for i := range scopes {
-		if i < last && scopes[i].Eligible > 0 {
-			scopes[i].WaitAfter = plan.Duration(wait)
-			scopes[i].PauseAfter = pause
-			scopes[i].Estimate += plan.Duration(wait)
-		}
-	}
-}
-
-type rackServers struct {
-	name    string
-	servers []*config.Server
-}
-
-// rackOrder groups servers by rack and orders the racks: alphanumeric
-// (byte-wise: "rack10" < "rack2") or natural ("rack2" < "rack10"), the
-// canary first (rule 6). Servers keep declared order in a rack.
-func (p *planning) rackOrder(c *config.Cluster, servers []*config.Server, order, canary string) []rackServers {
-	idx := map[string]int{}
-	var racks []rackServers
-	for _, s := range servers {
-		i, ok := idx[s.Rack.Name]
-		if !ok {
-			i = len(racks)
-			idx[s.Rack.Name] = i
-			racks = append(racks, rackServers{name: s.Rack.Name})
-		}
-		racks[i].servers = append(racks[i].servers, s)
-	}
-	less := config.RackLess(order)
-	sort.SliceStable(racks, func(i, j int) bool {
-		a, b := racks[i].name, racks[j].name
-		if (a == canary) != (b == canary) {
-			return a == canary
-		}
-		return less(a, b)
-	})
-	return racks
-}
-
-// newScope makes a scope over servers with N counted (rule 9:
-// servers skipped at plan time leave N).
-func (p *planning) newScope(id, kind, name, rack string, servers []*config.Server) plan.Scope {
-	sc := plan.Scope{ID: id, Kind: kind, Name: name, Rack: rack}
-	for _, s := range servers {
-		addr := address(s)
-		sc.Servers = append(sc.Servers, addr)
-		if ps := p.servers[addr]; ps != nil && ps.Action == plan.ActionUpgrade {
-			sc.Eligible++
-		}
-	}
-	return sc
-}
-
-// thresholds resolves a rack's or batch's threshold, failure budget,
-// concurrency and breach action, and reports the impossible ones
-// (rules 7, 9, 10, 12).
-func (p *planning) thresholds(sc *plan.Scope, ss config.ScopeSettings, maxUnavailable config.Quantity, what string) {
-	n := sc.Eligible
-	sc.Threshold = plan.Threshold{Type: ss.Threshold.Type, Value: ss.Threshold.Value}
-	if sc.Threshold.Type == "" {
-		sc.Threshold = plan.Threshold{Type: "percent", Value: 100}
-	}
-	th := config.Threshold{Type: sc.Threshold.Type, Value: sc.Threshold.Value}
-	// N = 0 makes the scope skipped(empty): it requires nothing, whatever
-	// a count threshold says (rule 9).
-	if n > 0 {
-		sc.Required = th.Required(n)
-	}
-	if n > 0 && sc.Required > n {
-		p.errorf(rangePtr(ss.Threshold.Range), "Threshold cannot be met",
-			"The %s has %d servers to upgrade, but its threshold requires %d successes (%s %d). Lower the threshold or use a percentage.",
-			what, n, sc.Required, sc.Threshold.Type, sc.Threshold.Value)
-	}
-	if ss.FailureBudget.Unset {
-		sc.Budget = max(n-sc.Required, 0)
-	} else {
-		sc.Budget = ss.FailureBudget.Resolve(n, 0)
-	}
-	if maxUnavailable.Percent {
-		sc.MaxUnavailable = maxUnavailable.Resolve(n, 1)
-	} else {
-		sc.MaxUnavailable = max(maxUnavailable.Value, 1)
-		if n > 0 && maxUnavailable.Value > n {
-			p.errorf(rangePtr(maxUnavailable.Range), "max_unavailable larger than the rack",
-				"max_unavailable is %d, but the %s has only %d servers to upgrade, and a rack can never have more servers down at once than it has. Use a percentage or a smaller count.",
-				maxUnavailable.Value, what, n)
-		}
-	}
-	sc.OnBreach = ss.OnBreach
-	if sc.OnBreach == "" {
-		sc.OnBreach = config.OnBreachPause
-	}
-	p.estimate(sc)
-}
-
-// estimate is the scope's makespan: its eligible servers started in
-// order on MaxUnavailable slots, each taking its own estimate. Servers
-// with learned estimates that run side by side each take their median plus
-// their spread scaled to the slowest of those at once (slowestOf): a rack
-// ends with its slowest server.
-func (p *planning) estimate(sc *plan.Scope) {
-	slots := &durationHeap{}
-	width := max(sc.MaxUnavailable, 1)
-	together := min(width, sc.Eligible)
-	var end plan.Duration
-	for _, addr := range sc.Servers {
-		ps := p.servers[addr]
-		if ps == nil || ps.Action != plan.ActionUpgrade {
-			continue
-		}
-		start := plan.Duration(0)
-		if slots.Len() == width {
-			start = heap.Pop(slots).(plan.Duration)
-		}
-		finish := start + ps.Estimate
-		if s := spread(ps); s > 0 {
-			finish += plan.Duration(slowestOf(together) * float64(s))
-		}
-		heap.Push(slots, finish)
-		end = max(end, finish)
-	}
-	sc.Estimate = end
-}
-
-type durationHeap []plan.Duration
-
-func (h durationHeap) Len() int           { return len(h) }
-func (h durationHeap) Less(i, j int) bool { return h[i] < h[j] }
-func (h durationHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *durationHeap) Push(x any)        { *h = append(*h, x.(plan.Duration)) }
-func (h *durationHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// strategyStages replaces the default phases with the strategy's own
-// stages. A server goes to the first stage whose selectors match it; a
-// server no stage selects is an error, never dropped. Control-plane
-// servers of a stage still go one at a time, spare first, before its
-// other servers (rule 4 holds whatever the config says).
-func (p *planning) strategyStages(c *config.Cluster, servers []*config.Server) []plan.Phase {
-	st := c.Strategy
-	taken := map[*config.Server]bool{}
-	var phases []plan.Phase
-	for _, stg := range st.Stages {
-		var cp, rest []*config.Server
-		for _, s := range servers {
-			if taken[s] || !selects(stg, s) {
-				continue
-			}
-			taken[s] = true
-			if isControlPlane(s) {
-				cp = append(cp, s)
-			} else {
-				rest = append(rest, s)
-			}
-		}
-		id := "cluster." + c.Name + ".stage." + stg.Name
-		scopes := p.controlPlaneScopes(id+".control_plane", cp, st.ControlPlane.OnBreach)
-		size := stg.BatchSize.Resolve(len(rest), 1)
-		var batches []plan.Scope
-		for b := 0; len(rest) > 0; b++ {
-			k := min(size, len(rest))
-			sc := p.newScope(fmt.Sprintf("%s.batch.%d", id, b+1), "batch", fmt.Sprintf("batch %d", b+1), "", rest[:k])
-			p.thresholds(&sc, stg.ScopeSettings, config.Quantity{Value: 100, Percent: true}, fmt.Sprintf("batch %d of stage %q", b+1, stg.Name))
-			batches = append(batches, sc)
-			rest = rest[k:]
-		}
-		p.waitsAndPauses(batches, 0, false)
-		scopes = append(scopes, batches...)
-		ph := p.phase(plan.Phase{ID: id, Kind: plan.PhaseStage, Name: stg.Name}, scopes)
-		if len(ph.Scopes) > 0 {
-			last := &ph.Scopes[len(ph.Scopes)-1]
-			last.WaitAfter = plan.Duration(stg.WaitAfter)
-			last.PauseAfter = stg.PauseAfter
-			last.Estimate += plan.Duration(stg.WaitAfter)
-			ph.Estimate += plan.Duration(stg.WaitAfter)
-		}
-		phases = append(phases, ph)
-	}
-	var missed []string
-	var first *config.Server
-	for _, s := range servers {
-		if !taken[s] {
-			if first == nil {
-				first = s
-			}
-			missed = append(missed, address(s))
-		}
-	}
-	if len(missed) > 0 {
-		more := "" // every server is named: all problems at once
-		p.diags = append(p.diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Server in no strategy stage",
-			Detail: fmt.Sprintf("Strategy %q declares stages, and no stage selects %s%s. Add a stage that selects them (a stage with no roles, racks or labels selects every remaining server).",
-				st.Name, strings.Join(missed, ", "), more),
-			Subject: rangePtr(first.DeclRange),
-		})
-	}
-	return phases
-}
-
-// selects reports whether a strategy stage's selectors match s; an empty
-// selector matches everything.
-func selects(stg *config.StrategyStage, s *config.Server) bool {
-	if len(stg.Roles) > 0 && !contains(stg.Roles, s.Role) {
-		return false
-	}
-	if len(stg.Racks) > 0 && !contains(stg.Racks, s.Rack.Name) {
-		return false
-	}
-	for k, v := range stg.Labels {
-		if s.Labels[k] != v {
-			return false
-		}
-	}
-	return true
 }

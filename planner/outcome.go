@@ -137,7 +137,7 @@ func (p *planning) reportUnavailable() {
 			out = append(out, d)
 		}
 	}
-	p.diags = append(p.diags, out...)
+	p.report.diags = append(p.report.diags, out...)
 }
 
 func causeSummary(cause string) string {
@@ -330,7 +330,7 @@ func (p *planning) checkClustersObserved() {
 			// Some BMCs answered: access is not (all) the problem.
 			fix = "Fix what the warnings above say of its servers"
 		}
-		p.errorf(rangePtr(c.DeclRange), "No server of cluster "+c.Name+" observed",
+		p.report.errorf(rangePtr(c.DeclRange), "No server of cluster "+c.Name+" observed",
 			"None of the %d in-scope servers of cluster %q could be observed (%s), so nothing this plan would say about it is known. %s, or -exclude %s.",
 			t.n, c.Name, causeCounts(t.causes), fix, c.Name)
 	}

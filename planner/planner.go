@@ -83,7 +83,7 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (*plan.Plan, hc
 		opts.Parallelism = 0
 	}
 	now := opts.Now.UTC()
-	p := &planning{cfg: cfg, opts: opts, now: now, targets: map[string][]target{}, members: map[string]map[string]int{}, failedProviders: map[string]bool{}}
+	p := &planning{cfg: cfg, opts: opts, now: now, report: &reporter{}, targets: map[string][]target{}, members: map[string]map[string]int{}, failedProviders: map[string]bool{}}
 	return p.run(ctx)
 }
 
@@ -93,7 +93,7 @@ type planning struct {
 	opts Options
 	now  time.Time
 
-	diags   hcl.Diagnostics
+	report  *reporter
 	rollout *config.Rollout
 	// inScope are the servers the plan covers, in rollout order.
 	inScope []*config.Server
@@ -113,19 +113,24 @@ type planning struct {
 	// members are, by server address, how many active members each
 	// in-scope component's rule selects: what apply must find again.
 	members map[string]map[string]int
-	// choices are the clusters' releases chosen by a channel, or checked
-	// against the catalog's sites (channel.go).
-	choices map[*config.Cluster]*choice
+	// channel chooses the clusters' releases (channel.go).
+	channel *channelResolver
 }
 
-func (p *planning) errorf(subject *hcl.Range, summary, format string, args ...any) {
-	p.diags = append(p.diags, &hcl.Diagnostic{
+// reporter collects one Plan call's diagnostics: the planning and each
+// part it hands work to report into the same one, in order.
+type reporter struct {
+	diags hcl.Diagnostics
+}
+
+func (r *reporter) errorf(subject *hcl.Range, summary, format string, args ...any) {
+	r.diags = append(r.diags, &hcl.Diagnostic{
 		Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: subject,
 	})
 }
 
-func (p *planning) warnf(subject *hcl.Range, summary, format string, args ...any) {
-	p.diags = append(p.diags, &hcl.Diagnostic{
+func (r *reporter) warnf(subject *hcl.Range, summary, format string, args ...any) {
+	r.diags = append(r.diags, &hcl.Diagnostic{
 		Severity: hcl.DiagWarning, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: subject,
 	})
 }
@@ -133,46 +138,47 @@ func (p *planning) warnf(subject *hcl.Range, summary, format string, args ...any
 func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
 	ro, err := p.cfg.EffectiveRollout(p.opts.Rollout)
 	if err != nil {
-		p.errorf(nil, "No rollout to plan", "%s.", capitalize(err.Error()))
-		return nil, p.diags
+		p.report.errorf(nil, "No rollout to plan", "%s.", capitalize(err.Error()))
+		return nil, p.report.diags
 	}
 	p.rollout = ro
+	p.channel = &channelResolver{cfg: p.cfg, rollout: ro, report: p.report}
 	if len(p.cfg.MissingEnv) > 0 {
 		// Without them providers would log in with empty credentials.
-		p.errorf(nil, "Missing environment variables",
+		p.report.errorf(nil, "Missing environment variables",
 			"The configuration reads %s with env(), but %s not set or empty. Set %s before planning; apply needs %s too.",
 			strings.Join(p.cfg.MissingEnv, ", "), isAre(len(p.cfg.MissingEnv)), itThem(len(p.cfg.MissingEnv)), itThem(len(p.cfg.MissingEnv)))
-		return nil, p.diags
+		return nil, p.report.diags
 	}
 	if n := p.cfg.SensitiveDataReads; n > 0 {
 		// The plan could not record such a file without the secret path
 		// (and what it holds), and apply loads only what the plan holds.
-		p.errorf(nil, "File read through a sensitive path",
+		p.report.errorf(nil, "File read through a sensitive path",
 			"The configuration reads %d file(s) with file() or templatefile() through a path derived from a sensitive value (env() or a sensitive variable). The plan records every file the configuration reads and apply reads nothing else, so such a file cannot be used: read credentials with env() or a sensitive variable instead.", n)
-		return nil, p.diags
+		return nil, p.report.diags
 	}
 	p.checkRolloutMembership()
 	p.selectServers()
-	if p.diags.HasErrors() {
-		return nil, p.diags
+	if p.report.diags.HasErrors() {
+		return nil, p.report.diags
 	}
-	p.resolveReleases(nil)
-	if p.diags.HasErrors() {
-		return nil, p.diags
+	p.channel.resolveReleases(nil)
+	if p.report.diags.HasErrors() {
+		return nil, p.report.diags
 	}
 	p.observe(ctx)
 	p.resolveAfterObserve(ctx)
 	if err := ctx.Err(); err != nil {
-		p.errorf(nil, "Plan interrupted", "Observing the servers was interrupted: %v.", err)
-		return nil, p.diags
+		p.report.errorf(nil, "Plan interrupted", "Observing the servers was interrupted: %v.", err)
+		return nil, p.report.diags
 	}
 	p.diff()
-	p.warnSeedLimits()
+	warnSeedLimits(p.report, p.inScope)
 	run := p.orderShared()
 	snap := snapshot(p.cfg)
 	p.checkSnapshot(snap)
-	if p.diags.HasErrors() {
-		return nil, p.diags
+	if p.report.diags.HasErrors() {
+		return nil, p.report.diags
 	}
 	out := &plan.Plan{
 		FormatVersion:   plan.FormatVersion,
@@ -185,21 +191,21 @@ func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
 		Targets:         p.opts.Targets,
 		Excludes:        p.opts.Excludes,
 		Run:             run,
-		Catalog:         p.planCatalog(),
+		Catalog:         p.channel.planCatalog(),
 	}
 	for _, s := range p.inScope {
 		out.Servers = append(out.Servers, *p.servers[address(s)])
 	}
-	out.History = p.history(out.Servers)
+	out.History = history(p.opts.Estimates, out.Servers)
 	// Warnings as the diagnostics group them: one per cause or finding,
 	// naming every server (each server also lists its own problems).
-	for _, d := range p.diags {
+	for _, d := range p.report.diags {
 		if d.Severity == hcl.DiagWarning {
 			out.Warnings = append(out.Warnings, plan.Message{Summary: d.Summary, Detail: d.Detail})
 		}
 	}
 	out.Summary = summarize(out)
-	return out, p.diags
+	return out, p.report.diags
 }
 
 // checkRolloutMembership enforces rule 8 across the rollout: a
@@ -215,7 +221,7 @@ func (p *planning) checkRolloutMembership() {
 			for _, c := range g.Clusters {
 				if first, ok := where[c]; ok {
 					rng := g.DeclRange
-					p.errorf(rangePtr(rng), "Cluster in two rollout groups",
+					p.report.errorf(rangePtr(rng), "Cluster in two rollout groups",
 						"Cluster %q is in group %q of stage %q and again in group %q of stage %q (first at %s); its servers would be upgraded twice. Put each cluster in one group.",
 						c.Name, first.group, first.stage, g.Name, st.Name, first.rng)
 					continue
@@ -226,7 +232,7 @@ func (p *planning) checkRolloutMembership() {
 	}
 	for _, c := range p.cfg.Clusters {
 		if _, ok := where[c]; !ok {
-			p.warnf(rangePtr(c.DeclRange), "Cluster not in the rollout",
+			p.report.warnf(rangePtr(c.DeclRange), "Cluster not in the rollout",
 				"Cluster %q is in no group of rollout %q, so this plan does not upgrade it.", c.Name, p.rollout.Name)
 		}
 	}

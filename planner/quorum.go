@@ -8,7 +8,16 @@ import (
 
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
 )
+
+// quorumCheck decides a cluster's quorum from what was observed and
+// planned.
+type quorumCheck struct {
+	observed map[string]*providers.Observation
+	servers  map[string]*plan.Server
+	report   *reporter
+}
 
 // quorum checks that the plan never takes a control plane's healthy
 // members below quorum (rack resiliency: losing etcd/KCP quorum stops the
@@ -21,7 +30,7 @@ import (
 // upgraded spare take its place (spare_takeover), or an explicit
 // override (allow_quorum_loss), which the plan shows prominently. It
 // returns what the plan records, or nil when nothing needs a reviewer.
-func (p *planning) quorum(c *config.Cluster) *plan.Quorum {
+func (qc *quorumCheck) quorum(c *config.Cluster) *plan.Quorum {
 	var members, spares []*config.Server
 	for _, s := range c.Servers() {
 		switch s.Role {
@@ -39,12 +48,12 @@ func (p *planning) quorum(c *config.Cluster) *plan.Quorum {
 	for _, s := range members {
 		addr := address(s)
 		q.Members = append(q.Members, addr)
-		if why := p.unhealthy(s); why != "" {
+		if why := qc.unhealthy(s); why != "" {
 			q.Down = append(q.Down, plan.QuorumMember{Server: addr, Why: why})
 			continue
 		}
 		q.Healthy++
-		if ps := p.servers[addr]; ps != nil && ps.Action == plan.ActionUpgrade {
+		if ps := qc.servers[addr]; ps != nil && ps.Action == plan.ActionUpgrade {
 			planned = append(planned, addr)
 		}
 	}
@@ -52,7 +61,7 @@ func (p *planning) quorum(c *config.Cluster) *plan.Quorum {
 	healthy := q.Healthy
 	var spare *config.Server
 	for _, s := range spares {
-		if p.unhealthy(s) == "" {
+		if qc.unhealthy(s) == "" {
 			spare = s
 			break
 		}
@@ -70,7 +79,7 @@ func (p *planning) quorum(c *config.Cluster) *plan.Quorum {
 	lost := len(planned) > 0 && healthy-1 < q.Required
 	if lost && cp.AllowQuorumLoss {
 		q.Override = true
-		p.warnf(rangePtr(c.Strategy.DeclRange), "Control-plane quorum override",
+		qc.report.warnf(rangePtr(c.Strategy.DeclRange), "Control-plane quorum override",
 			"Cluster %q may lose control-plane quorum during this run: %d of %d members are healthy (%s down), %d must stay healthy, and upgrading %s takes each down in turn. Strategy %q allows it with allow_quorum_loss = true; apply will not pause for quorum.",
 			c.Name, healthy, len(members), downList(q.Down), q.Required, strings.Join(planned, ", "), c.Strategy.Name)
 		return q
@@ -78,7 +87,7 @@ func (p *planning) quorum(c *config.Cluster) *plan.Quorum {
 	if lost {
 		subject := rangePtr(c.DeclRange)
 		if len(q.Down) > 0 {
-			if s := p.byAddress(c, q.Down[0].Server); s != nil {
+			if s := byAddress(c, q.Down[0].Server); s != nil {
 				subject = rangePtr(s.DeclRange)
 			}
 		}
@@ -96,7 +105,7 @@ func (p *planning) quorum(c *config.Cluster) *plan.Quorum {
 			ways = append(ways, fmt.Sprintf("let the spare %s take the place of %s (spare_takeover = true in the control_plane block of strategy %q)", address(spare), q.Down[0].Server, c.Strategy.Name))
 		}
 		ways = append(ways, fmt.Sprintf("or override with allow_quorum_loss = true in the control_plane block of strategy %q, which the plan then shows prominently", c.Strategy.Name))
-		p.diags = append(p.diags, &hcl.Diagnostic{
+		qc.report.diags = append(qc.report.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Control-plane quorum would be lost",
 			Detail: fmt.Sprintf("Cluster %q has %d control-plane members and keeps quorum only while %d are healthy. %s, so %d %s healthy, and upgrading %s %s, leaving %d: the cluster would lose quorum. Ways out: %s.",
@@ -117,10 +126,10 @@ func (p *planning) quorum(c *config.Cluster) *plan.Quorum {
 // or "" when it can: its BMC did not answer, it reports health Critical,
 // or its host is not on. A server outside the plan's targets was not
 // observed and counts as healthy.
-func (p *planning) unhealthy(s *config.Server) string {
-	o, ok := p.observed[address(s)]
+func (qc *quorumCheck) unhealthy(s *config.Server) string {
+	o, ok := qc.observed[address(s)]
 	if !ok {
-		if p.servers[address(s)] == nil {
+		if qc.servers[address(s)] == nil {
 			return ""
 		}
 		return "not observed"
@@ -128,7 +137,7 @@ func (p *planning) unhealthy(s *config.Server) string {
 	return o.NotHealthy()
 }
 
-func (p *planning) byAddress(c *config.Cluster, addr string) *config.Server {
+func byAddress(c *config.Cluster, addr string) *config.Server {
 	for _, s := range c.Servers() {
 		if address(s) == addr {
 			return s
@@ -150,16 +159,16 @@ func downList(down []plan.QuorumMember) string {
 
 // warnSeedLimits warns once per strategy that opts out of the seed's
 // drain and shutdown bounds (config refuses them otherwise).
-func (p *planning) warnSeedLimits() {
+func warnSeedLimits(report *reporter, inScope []*config.Server) {
 	seen := map[*config.Strategy]bool{}
-	for _, s := range p.inScope {
+	for _, s := range inScope {
 		st := s.Cluster.Strategy
 		if st == nil || seen[st] || !st.ExceedSeedLimits {
 			continue
 		}
 		seen[st] = true
 		for _, x := range st.SeedLimitExcesses() {
-			p.warnf(rangePtr(x.Range), "Above the seed limit for "+x.What,
+			report.warnf(rangePtr(x.Range), "Above the seed limit for "+x.What,
 				"Strategy %q sets %s to %s, above the %s the upgrade allows for %s, and opts out with exceed_seed_limits = true: a rack may spend longer than 30 minutes on cordon, drain and shutdown.",
 				st.Name, x.Attribute, config.HumanDuration(x.Value), config.HumanDuration(x.Limit), x.What)
 		}

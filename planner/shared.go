@@ -27,14 +27,14 @@ import (
 // when that changed any server, orders again so thresholds and estimates
 // count the final steps.
 func (p *planning) orderShared() plan.Run {
-	n := len(p.diags)
+	n := len(p.report.diags)
 	run := p.order()
 	// The first ordering's findings are kept aside: ordering again would
 	// report them twice.
-	first := append(hcl.Diagnostics(nil), p.diags[n:]...)
-	p.diags = p.diags[:n]
+	first := append(hcl.Diagnostics(nil), p.report.diags[n:]...)
+	p.report.diags = p.report.diags[:n]
 	if !p.assignShared(run) {
-		p.diags = append(p.diags, first...)
+		p.report.diags = append(p.report.diags, first...)
 		return run
 	}
 	return p.order()
@@ -158,7 +158,7 @@ func (p *planning) assignShared(run plan.Run) bool {
 			}
 		}
 		if len(outside) > 0 {
-			p.warnf(rangePtr(s.DeclRange), "Shared component affects servers outside the plan",
+			p.report.warnf(rangePtr(s.DeclRange), "Shared component affects servers outside the plan",
 				"Server %s flashes %s, shared by every system behind its BMC %s, which also serves %s: not in this plan (-target, -exclude or another rollout), so they are neither drained nor shut down for it.",
 				addr, strings.Join(comps, ", "), s.BMC, strings.Join(outside, ", "))
 		}

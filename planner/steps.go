@@ -146,7 +146,7 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 	}
 	// Expect every in-scope component at target, not only the changed
 	// ones: a reset must not have rolled anything back.
-	for _, c := range p.inScopeComponents(p.releaseOf(s.Cluster)) {
+	for _, c := range p.inScopeComponents(p.channel.releaseOf(s.Cluster)) {
 		if elsewhere[c.Name] {
 			continue // verified by the server whose step flashes it
 		}
@@ -160,7 +160,7 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 		add(plan.Step{Kind: plan.StepUncordon, Timeout: plan.Duration(st.Uncordon.Timeout), Estimate: capped(estimateUncordon, st.Uncordon.Timeout)})
 	}
 	if ps := p.servers[address(s)]; ps != nil {
-		p.learn(ps.Identity, out)
+		learn(p.opts.Estimates, ps.Identity, out)
 	}
 	return out, reboots
 }
