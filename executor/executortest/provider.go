@@ -56,6 +56,10 @@ type Script struct {
 	// for the next reset, as a BMC that keeps them only in memory: they
 	// never show, though their tasks completed.
 	RestartLosesStaged bool
+	// DropStaged makes the BMC discard the first n images staged for the
+	// next reset of each component ID it names, though their tasks
+	// complete (as a restart before the reset does): they never show.
+	DropStaged map[string]int
 	// NoTask makes updates accepted with no task to follow (a BMC that
 	// answers 204): no task URI, no task state; with UpdateNotTaken the
 	// first n of them do not change the version.
@@ -130,6 +134,7 @@ type fakeServer struct {
 	tasks      int               // tasks created on this BMC (PerBMCTasks)
 	targets    map[string]string // component ID → target version
 	staged     map[string]string // component ID → version after the next wait_ready
+	dropped    map[string]int    // component ID → staged images discarded (DropStaged)
 }
 
 var _ providers.Provider = (*Provider)(nil)
@@ -324,6 +329,13 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 						s.staged = map[string]string{}
 					}
 					s.staged[s.components[i].ID] = req.Step.Version
+					if id := s.components[i].ID; req.Step.Kind == providers.StepUpdate && s.dropped[id] < s.script.DropStaged[id] {
+						if s.dropped == nil {
+							s.dropped = map[string]int{}
+						}
+						s.dropped[id]++
+						delete(s.staged, id)
+					}
 					continue
 				}
 				s.components[i].Version = req.Step.Version
