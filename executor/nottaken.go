@@ -190,7 +190,7 @@ func (r *runner) checkTaken(ctx context.Context, prov providers.Provider, o *opR
 // next reset before this wait_ready, though its task completed: only the
 // reset shows it, and a BMC that restarts before the reset can discard
 // the image it staged. Each says whether it may be sent again if it did
-// not show (restage.go).
+// not show (restage.go). They are listed in the plan's order.
 func unconfirmed(sv *node, op string) []unconfirmedUpdate {
 	s := sv.sv
 	st := s.stepFor(op)
@@ -219,6 +219,7 @@ func unconfirmed(sv *node, op string) []unconfirmedUpdate {
 		}
 		out = append(out, x)
 	}
+	slices.SortStableFunc(out, func(a, b unconfirmedUpdate) int { return s.pos[a.step.Index] - s.pos[b.step.Index] })
 	return out
 }
 

@@ -67,6 +67,9 @@ func (s *serverRun) retryStaged(r *Record) error {
 	st.State, st.Message = Pending, "runs again once the updates that did not take effect are sent again: "+r.Message
 	s.inflight, s.taskURI, s.inflightSince = "", "", time.Time{}
 	s.restage, s.resent, s.restageWhy, s.restaged = slices.Clone(r.Steps), map[int]bool{}, r.Message, true
+	// Sent again in the plan's order, each once.
+	slices.SortFunc(s.restage, func(a, b int) int { return s.pos[a] - s.pos[b] })
+	s.restage = slices.Compact(s.restage)
 	return nil
 }
 

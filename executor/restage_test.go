@@ -274,3 +274,58 @@ func TestStagedUpdateRetrySurvivesACrash(t *testing.T) {
 		})
 	}
 }
+
+// A later staged update whose task vanished is a sign that the BMC
+// restarted and lost the staged images only if it did not show after the
+// reset either: one that showed says the staged images survived, and a
+// BIOS that did not show beside it was refused, not lost (not sent
+// again). When neither showed, both are sent again, in the plan's order,
+// and the server completes.
+func TestStagedUpdateLossSignIsReadBack(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		drop        map[string]int
+		want        string
+		bios, bmc   int
+		retryStaged int
+	}{
+		{"the later update showed", map[string]int{"BIOS": 1}, "failed(step)", 1, 1, 0},
+		{"neither showed", map[string]int{"BIOS": 1, "BMC": 1}, "completed", 2, 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			srv := stagedLostPlan(h, false)
+			script := Script{ExpectVersions: true, Staged: true, StagedTaskGone: true, StagedTaskGoneOf: "BMC", DropStaged: tc.drop}
+			h.prov.Add(srv, h.plan.Servers[0].Observed.Components, executortest.Targets(), script)
+			h.plan.Servers[0].Steps[3].ApplyTime = "OnReset"
+			h.run()
+			wantStates(t, h, map[string]string{srv: tc.want})
+			if bios, _ := sent(h, srv, "bios"); bios != tc.bios {
+				t.Errorf("%d BIOS updates, want %d", bios, tc.bios)
+			}
+			if bmc, _ := sent(h, srv, "bmc"); bmc != tc.bmc {
+				t.Errorf("%d BMC updates, want %d", bmc, tc.bmc)
+			}
+			if n := journalCount(t, h, `"type":"retry_staged"`); n != tc.retryStaged {
+				t.Errorf("%d retries, want %d", n, tc.retryStaged)
+			}
+			if tc.retryStaged > 0 {
+				if n := journalCount(t, h, `"type":"retry_staged"`, `"steps":[3,7]`); n != 1 {
+					t.Errorf("the retry does not name the BIOS and the BMC updates in the plan's order:\n%s", h.journalText(t))
+				}
+				var order []string
+				for _, c := range h.prov.Calls() {
+					if c.Kind == providers.StepUpdate {
+						order = append(order, c.Component)
+					}
+				}
+				if want := []string{"bios", "bmc", "bios", "bmc"}; !slices.Equal(order, want) {
+					t.Errorf("updates sent %v, want %v", order, want)
+				}
+			} else if msg := h.node(srv).Message; !strings.Contains(msg, "update did not take effect: bios reads 1.0 after the reset") {
+				t.Errorf("message %q", msg)
+			}
+			noRemediation(t, h, srv)
+		})
+	}
+}

@@ -71,6 +71,9 @@ type Script struct {
 	// update it staged (it restarted after staging the image): the task
 	// vanishes though the image waits for the next reset.
 	StagedTaskGone bool
+	// StagedTaskGoneOf, when set, limits StagedTaskGone to the updates of
+	// this component ID.
+	StagedTaskGoneOf string
 	// PendingShown, with Staged, makes Observe report each staged image
 	// as a pending member beside the active one (ID + "-Pending"), as
 	// Lenovo's XCC and Dell's iDRAC do.
@@ -354,7 +357,8 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 		switch {
 		case req.Step.Kind == providers.StepUpdate && s.script.NoTask:
 			uri, taskState = "", "" // accepted (204): nothing to follow
-		case taken && s.script.Staged && s.script.StagedTaskGone:
+		case taken && s.script.Staged && s.script.StagedTaskGone &&
+			(s.script.StagedTaskGoneOf == "" || req.Step.Match.Selects(providers.Component{ID: s.script.StagedTaskGoneOf})):
 			taskState = providers.TaskGone // staged, then the BMC restarted
 		case taken:
 			p.tasks[taskKey(name, uri)] = name
