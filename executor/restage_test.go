@@ -153,6 +153,14 @@ func TestStagedUpdateLostWithBMCRestartIsSentAgain(t *testing.T) {
 				t.Errorf("%d BMC updates, want 2 (the one lost in flight, and its retry)", bmc)
 			}
 			wantOneRetry(t, h, srv, false)
+			h.prov.Observe(context.Background(), &providers.ObserveRequest{Targets: []providers.Target{{Name: srv}}}, func(o *providers.Observation) error {
+				for _, c := range o.Components {
+					if (c.ID == "BIOS" || c.ID == "BMC") && c.Version != "2.0" {
+						t.Errorf("%s at %s, want 2.0", c.ID, c.Version)
+					}
+				}
+				return nil
+			})
 			for _, st := range h.node(srv).Steps {
 				if st.Op == "step:3" && (st.State != executor.Completed || st.Attempts != 2) {
 					t.Errorf("the BIOS update is %s after %d attempts, want completed after 2", st.State, st.Attempts)
@@ -250,6 +258,7 @@ func TestStagedUpdateRetrySurvivesACrash(t *testing.T) {
 	if from < 0 || to < from {
 		t.Fatalf("no retry, then the wait_ready done, in the journal:\n%s", strings.Join(lines, "\n"))
 	}
+	attached := 0
 	for k := from; k <= to; k++ {
 		t.Run(fmt.Sprintf("before record %d", k+1), func(t *testing.T) {
 			h := newHarness(t)
@@ -264,14 +273,19 @@ func TestStagedUpdateRetrySurvivesACrash(t *testing.T) {
 			if got := h.state(srv); got != "completed" {
 				t.Fatalf("%s is %s: %s", srv, got, h.node(srv).Message)
 			}
-			if bios, resumed := sent(h, srv, "bios"); bios != 2 || resumed > 1 {
+			bios, resumed := sent(h, srv, "bios")
+			if bios != 2 || resumed > 1 {
 				t.Errorf("%d BIOS updates sent, %d run again after the crash; want 2 and at most 1", bios, resumed)
 			}
+			attached += resumed
 			if bmc, _ := sent(h, srv, "bmc"); bmc != 2 {
 				t.Errorf("%d BMC updates, want 2", bmc)
 			}
 			wantOneRetry(t, h, srv, true)
 		})
+	}
+	if attached == 0 {
+		t.Error("no crash came while the BIOS was sent again: the resumed send (ResumeSince) is not tested")
 	}
 }
 
