@@ -24,23 +24,27 @@ import (
 //     effect", naming the component, the version expected and the one read.
 //   - sent Immediate but staged by the BMC all the same (a pending member
 //     the rule selects reports the version: Lenovo's UEFI-Pending):
-//     treated as staged below, never sent again.
+//     treated as staged below, never sent at once again.
 //   - staged for the next boot: its version shows only after the plan's
 //     reset, so the step is done with its task recorded gone (step_done
 //     "task_state"), and the plan's wait_ready reads it: a server that is
-//     on and healthy with such a component not at target fails the same
-//     way, with no remediation: neither a reboot nor a reimage brings back
-//     firmware that was never flashed, and the server is not unhealthy.
+//     on and healthy with such a component not at target did not take
+//     it, and is never remediated: neither a reboot nor a reimage brings
+//     back firmware that was never flashed, and the server is not
+//     unhealthy. The vanished task says the BMC lost it: it is sent once
+//     more with the host reset again (restage.go); not at target after
+//     that, the server fails the same way.
 //   - staged for the next boot, its task completed: the same, as a BMC
 //     that restarts before the reset (watchdog, its own firmware's
-//     activation) can discard the image it staged; the message names the
-//     restart when a later update's task vanished. A server then on and
-//     healthy with the old version did not take it: it fails in those
-//     words, never as provisioning, and is not reimaged or powered off.
+//     activation) can discard the image it staged: sent once more with
+//     the host reset again when a later update's loss says the BMC
+//     restarted (restage.go), else (refused at the reset) failed at once,
+//     in those words, never as provisioning, not reimaged or powered off.
 //   - accepted with no task to follow at all (a BMC that answers 204):
 //     nothing says whether the flash was done, and nothing can be polled;
-//     like a staged one whose task vanished, the plan's wait_ready reads
-//     it (step_done task_state "None"), and the server fails the same way.
+//     the plan's wait_ready reads it (step_done task_state "None"), and
+//     the server fails the same way; nothing says it was lost, and it is
+//     not sent again.
 
 // maxUpdateRetries is how often an update that did not take is sent again.
 const maxUpdateRetries = 1
