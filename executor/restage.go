@@ -25,9 +25,9 @@ import (
 // Every op is journaled before it starts, and a crash resumes it as any
 // other (a resent update is verified, or its task polled, before it is
 // sent again). An update that still does not show fails the server as
-// one that did not take effect; a server is retried so at most once, and
-// the retry never remediates: a server that does not come back from its
-// reset goes to remediation as from the plan's own wait_ready.
+// one that did not take effect, never a remediation trigger; a server is
+// retried so at most once. A server that does not come back on and
+// healthy from the retry's reset is remediated as after the plan's own.
 //
 // What says the image was lost (unconfirmedUpdate.lost), the signs of a
 // BMC restart between the staging and the reset:
