@@ -343,3 +343,45 @@ func TestStagedUpdateLossSignIsReadBack(t *testing.T) {
 		})
 	}
 }
+
+// A server skipped in the middle of the retry (the host powered off
+// again, the update not yet sent again) is never left off: nothing more
+// of the retry runs, it is powered on, waited for and uncordoned, then
+// skipped.
+func TestStagedUpdateRetrySkippedIsBroughtBack(t *testing.T) {
+	probe := newHarness(t)
+	stagedLostPlan(probe, false)
+	probe.run()
+	lines := strings.Split(strings.TrimSpace(probe.journalText(t)), "\n")
+	k := slices.IndexFunc(lines, func(l string) bool {
+		return strings.Contains(l, `"type":"step_done"`) && strings.Contains(l, `"op":"restage:shutdown"`)
+	})
+	if k < 0 {
+		t.Fatal("no retry's power off in the journal")
+	}
+	h := newHarness(t)
+	srv := stagedLostPlan(h, false)
+	mem := h.backend
+	h.backend = &executortest.Crash{Backend: mem, After: k + 1}
+	if _, err := h.exec().Run(context.Background(), context.Background()); !errors.Is(err, executortest.ErrCrashed) {
+		t.Fatalf("Run: %v, want the simulated crash", err)
+	}
+	h.backend = mem
+	if err := h.exec().Skip(context.Background(), srv); err != nil {
+		t.Fatal(err)
+	}
+	h.run()
+	if got := h.state(srv); got != "skipped(user)" {
+		t.Fatalf("%s is %s: %s", srv, got, h.node(srv).Message)
+	}
+	if msg := h.node(srv).Message; !strings.Contains(msg, "brought back: powered on, healthy, uncordoned") {
+		t.Errorf("message %q", msg)
+	}
+	if bios, _ := sent(h, srv, "bios"); bios != 1 {
+		t.Errorf("%d BIOS updates, want 1: the retry went on after the skip", bios)
+	}
+	if n := journalCount(t, h, `"op":"restage:reset"`); n != 0 {
+		t.Errorf("the retry's reset ran after the skip")
+	}
+	noRemediation(t, h, srv)
+}
