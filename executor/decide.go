@@ -39,6 +39,10 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 		r.set(ctx, sv, State{Name: Failed, Reason: ReasonStep, Message: s.failMsg})
 		return
 	}
+	if op := s.nextRestage(); op != "" {
+		r.restage(ctx, sv, op) // staged updates a BMC restart lost (restage.go)
+		return
+	}
 	if s.remActive {
 		if s.rem == 0 && !s.remWait && len(s.skippedActions) > 0 && !r.remNoted[sv] {
 			// A remediation the role calls for but this plan cannot do

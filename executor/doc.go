@@ -184,6 +184,10 @@
 //	                                             "None": accepted with no task to follow
 //	                                             (wait_ready reads it back)
 //	step_failed   server, op, error
+//	retry_staged  server, op, steps, message     the plan's wait_ready (op) found updates
+//	                                             staged for the reset that a BMC restart
+//	                                             lost (steps): op ends, they are sent again
+//	                                             with the host reset again (restage.go)
 //	continue      by
 //	approve       target (gate id), by
 //	stop          by
@@ -192,7 +196,8 @@
 //	                                             pending release at its site
 //
 // op is "step:<plan step index>", "remedy:<k>:<reboot|reimage|wait_ready>",
-// "safety:<power_on|wait_ready|uncordon>" or "power_off". Node ids are the plan's ids (stage, gate, group, cluster,
+// "safety:<power_on|wait_ready|uncordon>", "restage:<shutdown|reset>" (a
+// retry of lost staged updates) or "power_off". Node ids are the plan's ids (stage, gate, group, cluster,
 // phase, scope), server addresses, "<scope>.wait", "<scope>.pause",
 // "<stage>.wait" and "run". A continue or approval counts against pauses
 // recorded before it (by journal position).
@@ -232,6 +237,9 @@
 //	                                 check has waited 30 s for a peer to answer
 //	                                 (server, target: the peer, since)
 //	step_started step_task step_progress step_completed step_failed step_resumed
+//	step_retry                       the plan's wait_ready found staged updates a
+//	                                 BMC restart lost: they are sent again and the
+//	                                 host reset again (op, message: why)
 //	step_interrupted                 given up at an interrupt, or its provider died;
 //	                                 resumed from the journal, not failed
 //	step_stalled                     a BMC task's percent has not moved for 10

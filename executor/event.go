@@ -130,12 +130,16 @@ func (r *runner) recordEvent(rec *Record, old State) {
 		}
 	case recObserved:
 		e.Type, e.Server, e.Message = "server_observed", rec.Server, "no drift"
-	case recStepStarted, recStepDone, recStepFailed, recTaskURI:
-		e.Type = map[string]string{recStepStarted: "step_started", recStepDone: "step_completed", recStepFailed: "step_failed", recTaskURI: "step_task"}[rec.Type]
+	case recStepStarted, recStepDone, recStepFailed, recTaskURI, recRetryStaged:
+		e.Type = map[string]string{recStepStarted: "step_started", recStepDone: "step_completed", recStepFailed: "step_failed", recTaskURI: "step_task",
+			recRetryStaged: "step_retry"}[rec.Type]
 		e.Server, e.Op, e.TaskURI = rec.Server, rec.Op, rec.TaskURI
 		e.Message = rec.Message
 		if rec.Error != "" {
 			e.Message = rec.Error
+		}
+		if rec.Type == recRetryStaged {
+			e.Message = "sending the staged updates again, then resetting the host again: " + rec.Message
 		}
 		if sv := r.m.servers[rec.Server]; sv != nil {
 			st := sv.sv.status(rec.Op)

@@ -386,7 +386,7 @@ func (m *model) apply(r *Record, pos int64) error {
 			return fmt.Errorf("journal: state of %q, which is not in the plan", r.ID)
 		}
 		m.setState(n, State{Name: r.State, Reason: r.Reason, Message: r.Message, Until: r.Until}, pos)
-	case recObserved, recStepStarted, recTaskURI, recStepDone, recStepFailed:
+	case recObserved, recStepStarted, recTaskURI, recStepDone, recStepFailed, recRetryStaged:
 		n := m.servers[r.Server]
 		if n == nil {
 			return fmt.Errorf("journal: record for server %q, which is not in the plan", r.Server)

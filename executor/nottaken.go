@@ -24,23 +24,27 @@ import (
 //     effect", naming the component, the version expected and the one read.
 //   - sent Immediate but staged by the BMC all the same (a pending member
 //     the rule selects reports the version: Lenovo's UEFI-Pending):
-//     treated as staged below, never sent again.
+//     treated as staged below, never sent at once again.
 //   - staged for the next boot: its version shows only after the plan's
 //     reset, so the step is done with its task recorded gone (step_done
 //     "task_state"), and the plan's wait_ready reads it: a server that is
-//     on and healthy with such a component not at target fails the same
-//     way, with no remediation: neither a reboot nor a reimage brings back
-//     firmware that was never flashed, and the server is not unhealthy.
+//     on and healthy with such a component not at target did not take
+//     it, and is never remediated: neither a reboot nor a reimage brings
+//     back firmware that was never flashed, and the server is not
+//     unhealthy. The vanished task says the BMC lost it: it is sent once
+//     more with the host reset again (restage.go); not at target after
+//     that, the server fails the same way.
 //   - staged for the next boot, its task completed: the same, as a BMC
 //     that restarts before the reset (watchdog, its own firmware's
-//     activation) can discard the image it staged; the message names the
-//     restart when a later update's task vanished. A server then on and
-//     healthy with the old version did not take it: it fails in those
-//     words, never as provisioning, and is not reimaged or powered off.
+//     activation) can discard the image it staged: sent once more with
+//     the host reset again when a later update's loss says the BMC
+//     restarted (restage.go), else (refused at the reset) failed at once,
+//     in those words, never as provisioning, not reimaged or powered off.
 //   - accepted with no task to follow at all (a BMC that answers 204):
 //     nothing says whether the flash was done, and nothing can be polled;
-//     like a staged one whose task vanished, the plan's wait_ready reads
-//     it (step_done task_state "None"), and the server fails the same way.
+//     the plan's wait_ready reads it (step_done task_state "None"), and
+//     the server fails the same way; nothing says it was lost, and it is
+//     not sent again.
 
 // maxUpdateRetries is how often an update that did not take is sent again.
 const maxUpdateRetries = 1
@@ -53,6 +57,12 @@ const taskNone = "None"
 type unconfirmedUpdate struct {
 	step *plan.Step
 	why  string
+	// again: if it did not show, it may be sent again with the host reset
+	// again (restage.go), when the BMC lost it: lost and lostIf are the
+	// signs of that (lossSigns).
+	again  bool
+	lost   bool
+	lostIf []*plan.Step
 }
 
 // notTaken is a worker's finding that updates did not take effect.
@@ -63,6 +73,9 @@ type notTaken struct {
 	read string
 	// why says why nothing confirmed them (vanishedWhy, noTaskWhy).
 	why string
+	// retry: every one of them is a staged update the BMC lost, to be
+	// sent again with the host reset again (restage.go).
+	retry bool
 }
 
 // staged reports whether a step's version may show only after the next
@@ -156,10 +169,11 @@ func (r *runner) checkTaken(ctx context.Context, prov providers.Provider, o *opR
 	if err != nil || obs.PowerState != providers.PowerOn || obs.NotHealthy() != "" {
 		return msg{}, false
 	}
-	nt := &notTaken{}
+	nt := &notTaken{retry: true}
 	var read, why []string
 	for _, u := range o.unconfirmed {
 		if at, _ := hasVersion(u.step, obs); !at {
+			nt.retry = nt.retry && u.again && u.lostIn(obs)
 			nt.steps = append(nt.steps, u.step.Index)
 			read = append(read, readBack(u.step, obs, " after the reset"))
 			if !slices.Contains(why, u.why) {
@@ -179,35 +193,37 @@ func (r *runner) checkTaken(ctx context.Context, prov providers.Provider, o *opR
 // vanished, any accepted with no task, and every update staged for the
 // next reset before this wait_ready, though its task completed: only the
 // reset shows it, and a BMC that restarts before the reset can discard
-// the image it staged.
+// the image it staged. Each says whether it may be sent again if it did
+// not show (restage.go). They are listed in the plan's order.
 func unconfirmed(sv *node, op string) []unconfirmedUpdate {
 	s := sv.sv
 	st := s.stepFor(op)
 	if st == nil || st.Kind != plan.StepWaitReady || !strings.HasPrefix(op, "step:") {
 		return nil
 	}
+	wait := s.pos[st.Index]
 	var out []unconfirmedUpdate
 	for _, n := range s.vanished {
 		if i, ok := s.pos[n]; ok {
-			why := vanishedWhy
+			u := unconfirmedUpdate{step: &s.p.Steps[i], why: vanishedWhy, again: s.canRestage(i, wait), lost: true}
 			if s.noTask[n] {
-				why = noTaskWhy
+				u.why, u.lost = noTaskWhy, false
 			}
-			out = append(out, unconfirmedUpdate{step: &s.p.Steps[i], why: why})
+			out = append(out, u)
 		}
 	}
-	wait := s.pos[st.Index]
 	for i := range s.p.Steps[:wait] {
 		u := &s.p.Steps[i]
 		if u.Kind != plan.StepUpdate || !staged(u) || slices.Contains(s.vanished, u.Index) || !s.completed(stepOp(u.Index)) {
 			continue
 		}
-		why := stagedWhy
-		if s.restartedAfter(i, wait) {
-			why = stagedLostWhy
+		x := unconfirmedUpdate{step: u, why: stagedWhy, again: s.canRestage(i, wait)}
+		if x.lost, x.lostIf = s.lossSigns(i, wait); x.lost || len(x.lostIf) > 0 {
+			x.why = stagedLostWhy
 		}
-		out = append(out, unconfirmedUpdate{step: u, why: why})
+		out = append(out, x)
 	}
+	slices.SortStableFunc(out, func(a, b unconfirmedUpdate) int { return s.pos[a.step.Index] - s.pos[b.step.Index] })
 	return out
 }
 
@@ -215,17 +231,6 @@ func unconfirmed(sv *node, op string) []unconfirmedUpdate {
 func (s *serverRun) completed(op string) bool {
 	st := s.steps[op]
 	return st != nil && st.State == Completed
-}
-
-// restartedAfter reports whether the BMC restarted between the steps at
-// positions from and to: an update there whose task vanished.
-func (s *serverRun) restartedAfter(from, to int) bool {
-	for _, u := range s.p.Steps[from+1 : to] {
-		if u.Kind == plan.StepUpdate && (s.retries[stepOp(u.Index)] > 0 || (slices.Contains(s.vanished, u.Index) && !s.noTask[u.Index])) {
-			return true
-		}
-	}
-	return false
 }
 
 // vanishedWhy and noTaskWhy are the causes the messages of a not-taken
@@ -244,10 +249,26 @@ const (
 func (r *runner) handleNotTaken(ctx context.Context, sv *node, o *opRun, nt *notTaken) {
 	s := sv.sv
 	if o.step.Kind == plan.StepWaitReady {
-		// Staged updates that did not show after the reset. The updates
-		// fail first: a crash between the two records then leaves the
-		// server failed, never in remediation.
-		why := "update did not take effect: " + nt.read + "; " + nt.why + "; check the BMC, then plan again"
+		// Staged updates that did not show after the reset: lost with a
+		// BMC restart, sent again with the host reset again, once
+		// (restage.go); else failed.
+		if nt.retry && !sv.skip {
+			if r.graceful {
+				// In flight in the journal: the next apply waits again,
+				// finds them lost again, and sends them again.
+				r.interrupted(sv, o, msg{o: o})
+				return
+			}
+			r.emit(ctx, &Record{Type: recRetryStaged, Server: sv.id, Op: o.op, Steps: nt.steps, Message: "it did not take effect: " + nt.read + "; " + nt.why})
+			return
+		}
+		// The updates fail first: a crash between the two records then
+		// leaves the server failed, never in remediation.
+		why := "update did not take effect: " + nt.read + "; " + nt.why
+		if s.restaged {
+			why += "; sent again, with the host reset again, and it did not take either"
+		}
+		why += "; check the BMC, then plan again"
 		for _, n := range nt.steps {
 			r.emit(ctx, &Record{Type: recStepFailed, Server: sv.id, Op: stepOp(n), Error: why})
 		}

@@ -3,7 +3,6 @@ package executor_test
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -135,33 +134,55 @@ func TestUpdateNotTakenRetrySurvivesACrash(t *testing.T) {
 }
 
 // A staged update (OnReset) whose task vanished shows whether it took only
-// after the reset: a server then on and healthy with the old version fails
-// as an update that did not take effect, after one wait, with no
-// remediation, with or without the remediation triggers' watch.
-func TestStagedUpdateNotTakenFailsAtWaitReady(t *testing.T) {
-	for _, watched := range []bool{false, true} {
-		t.Run(map[bool]string{false: "plain wait", true: "watched wait"}[watched], func(t *testing.T) {
+// after the reset: a server then on and healthy with the old version did
+// not take it, and the vanished task says the BMC lost it (it restarted):
+// it is sent once more with the host reset again (restage.go), and the
+// server completes. Lost again, the server fails as an update that did
+// not take effect, sent twice, with no remediation, with or without the
+// remediation triggers' watch.
+func TestStagedUpdateWhoseTaskVanishedIsSentAgainOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		notTaken int
+		watched  bool
+		want     string
+	}{
+		{"lost once", 1, false, "completed"},
+		{"lost once, watched wait", 1, true, "completed"},
+		{"lost twice", 2, false, "failed(step)"},
+		{"lost twice, watched wait", 2, true, "failed(step)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			srv := notTakenPlan(h, 1, true)
-			if watched {
+			srv := notTakenPlan(h, tc.notTaken, true)
+			if tc.watched {
 				h.plan.Run.Stages[0].Groups[0].Clusters[0].Settings.Triggers = &plan.RemediationTriggers{Provisioning: plan.Duration(30 * time.Minute),
 					ReadOnlyFilesystem: plan.Duration(10 * time.Minute), UnknownState: plan.Duration(10 * time.Minute)}
 			}
-			wantOutcome(t, h.run(), executor.OutcomeCompletedWithFailures, "")
-			wantStates(t, h, map[string]string{srv: "failed(step)"})
-			msg := h.node(srv).Message
-			if !strings.Contains(msg, "step 3 (update bios) failed: update did not take effect: bios reads 1.0 after the reset, expected 2.0") {
-				t.Errorf("message %q", msg)
-			}
-			if strings.Contains(msg, "provisioning") || strings.Contains(msg, "replace") {
-				t.Errorf("message %q blames the server", msg)
+			h.run()
+			wantStates(t, h, map[string]string{srv: tc.want})
+			if n := h.prov.Count(srv, providers.StepUpdate); n != 2 {
+				t.Errorf("%d updates, want 2 (the one lost, and its retry)", n)
 			}
 			if n := h.prov.Count(srv, providers.StepReimage); n != 1 {
 				t.Errorf("%d reimages, want the plan's one", n)
 			}
 			noRemediation(t, h, srv)
-			if j := h.journalText(t); !strings.Contains(j, `"task_state":"Gone"`) {
-				t.Errorf("the vanished task is not journaled:\n%s", j)
+			if j := h.journalText(t); !strings.Contains(j, `"task_state":"Gone"`) || strings.Count(j, `"type":"retry_staged"`) != 1 {
+				t.Errorf("the vanished task and one retry are not journaled:\n%s", j)
+			}
+			if tc.notTaken == 1 {
+				return
+			}
+			msg := h.node(srv).Message
+			for _, want := range []string{"step 3 (update bios) failed: update did not take effect: bios reads 1.0 after the reset, expected 2.0",
+				"its BMC task vanished", "sent again, with the host reset again, and it did not take either"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("message %q lacks %q", msg, want)
+				}
+			}
+			if strings.Contains(msg, "provisioning") || strings.Contains(msg, "replace") {
+				t.Errorf("message %q blames the server", msg)
 			}
 		})
 	}
@@ -299,76 +320,4 @@ func TestUpdateStagedDespiteImmediateIsNotSentAgain(t *testing.T) {
 		t.Errorf("%d updates, want 1: the image the BMC staged was sent again", n)
 	}
 	noRemediation(t, h, srv)
-}
-
-// stagedLostPlan is one compute server whose BIOS update is staged for the
-// next reset (its task completes), then whose BMC restarts while its own
-// firmware is flashed: the BMC update's task vanishes, and the restart
-// discards the staged BIOS image. The BMC update is sent again and takes;
-// after the reset the BIOS still reads its old version.
-func stagedLostPlan(h *harness) string {
-	srv := rackServer("r01", 1)
-	script := Script{ExpectVersions: true, Staged: true, UpdateNotTaken: 1, NotTakenOf: "BMC", RestartLosesStaged: true}
-	h.plan = executortest.Single(h.prov, map[string]Script{srv: script},
-		S{Name: "r01", Servers: 1, Threshold: plan.Threshold{Type: "count", Value: 0}})
-	ps := &h.plan.Servers[0]
-	comps := append(executortest.Components(), providers.Component{ID: "BMC", Name: "BMC firmware", Version: "1.0", Updateable: true})
-	ps.Observed.Components, ps.Fingerprint = comps, executortest.Fingerprint(comps)
-	h.prov.Add(srv, comps, executortest.Targets(), script)
-	ps.Steps[2].ApplyTime = "OnReset"
-	bmc := plan.Step{Index: 7, Kind: plan.StepUpdate, Component: "bmc", Match: &providers.Match{ID: "BMC"}, Version: "2.0",
-		Image: "http://127.0.0.1:9/bmc.bin", ApplyTime: "Immediate"}
-	ps.Steps = slices.Insert(ps.Steps, 3, bmc)
-	return srv
-}
-
-// A staged update lost with a BMC restart (its own task completed, a
-// later update's task vanished) does not show after the reset: the server,
-// on and healthy, fails as an update that did not take effect, naming the
-// component, the versions and the restart; it is not called provisioning,
-// not reimaged or powered off, and nothing is sent twice but the update
-// whose task vanished, with or without the remediation triggers' watch
-// (issue 33, item 1).
-func TestStagedUpdateLostWithBMCRestartIsNotTaken(t *testing.T) {
-	for _, watched := range []bool{false, true} {
-		t.Run(map[bool]string{false: "plain wait", true: "watched wait"}[watched], func(t *testing.T) {
-			h := newHarness(t)
-			srv := stagedLostPlan(h)
-			if watched {
-				h.plan.Run.Stages[0].Groups[0].Clusters[0].Settings.Triggers = &plan.RemediationTriggers{Provisioning: plan.Duration(30 * time.Second),
-					ReadOnlyFilesystem: plan.Duration(10 * time.Minute), UnknownState: plan.Duration(10 * time.Minute)}
-			}
-			wantOutcome(t, h.run(), executor.OutcomeCompletedWithFailures, "")
-			wantStates(t, h, map[string]string{srv: "failed(step)"})
-			msg := h.node(srv).Message
-			t.Log(msg)
-			for _, want := range []string{"step 3 (update bios) failed: update did not take effect: bios reads 1.0 after the reset, expected 2.0",
-				"staged for the next reset", "the BMC restarted", "check the BMC, then plan again"} {
-				if !strings.Contains(msg, want) {
-					t.Errorf("message %q lacks %q", msg, want)
-				}
-			}
-			for _, bad := range []string{"provisioning", "replace", "unhealthy", "powered off"} {
-				if strings.Contains(msg, bad) {
-					t.Errorf("message %q says %q", msg, bad)
-				}
-			}
-			var bios, bmc int
-			for _, c := range h.prov.Calls() {
-				if c.Kind == providers.StepUpdate && c.Component == "bios" {
-					bios++
-				}
-				if c.Kind == providers.StepUpdate && c.Component == "bmc" {
-					bmc++
-				}
-			}
-			if bios != 1 || bmc != 2 {
-				t.Errorf("%d BIOS and %d BMC updates, want 1 and 2 (only the update whose task vanished is sent again)", bios, bmc)
-			}
-			if n := h.prov.Count(srv, providers.StepReimage); n != 1 {
-				t.Errorf("%d reimages, want the plan's one", n)
-			}
-			noRemediation(t, h, srv)
-		})
-	}
 }

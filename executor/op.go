@@ -134,6 +134,10 @@ func (r *runner) opFor(sv *node, op string) *opRun {
 		// On and healthy; no version is expected of a skipped server.
 		o.pstep = providers.Step{Kind: providers.StepWaitReady, Timeout: firstDuration(set.VerifyTimeout)}
 		return o
+	case strings.HasPrefix(op, "restage:"): // restage.go
+		_, _, action := parseOp(op)
+		o.pstep = r.restageStep(sv, action)
+		return o
 	case strings.HasPrefix(op, opTakeover): // spare.go
 		o.kind, o.hook = opHook, r.takeoverHook(sv, op)
 		return o

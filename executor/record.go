@@ -30,6 +30,10 @@ const (
 	// recAvailable: a continue found a pending cluster's release available
 	// at its site (ID, Message: what was checked). (availability.go)
 	recAvailable = "available"
+	// recRetryStaged: the plan's wait_ready (Op) found updates staged for
+	// the reset (Steps) that a BMC restart lost; they are sent again, the
+	// host reset again, and Op run again (restage.go).
+	recRetryStaged = "retry_staged"
 )
 
 // Record is one journal line. Fields are set per Type; unset ones are
@@ -64,6 +68,9 @@ type Record struct {
 	// BMC task vanished before it said how it ended.
 	Retry     int    `json:"retry,omitempty"`
 	TaskState string `json:"task_state,omitempty"`
+	// Steps (retry_staged): the plan step indexes of the updates sent
+	// again.
+	Steps []int `json:"steps,omitempty"`
 
 	// continue, approve, stop, skip
 	Target string `json:"target,omitempty"`

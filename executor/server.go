@@ -70,6 +70,15 @@ type serverRun struct {
 	// noTask marks the steps of vanished that were accepted with no task
 	// to follow at all (the BMC answered 204).
 	noTask map[int]bool
+	// restage lists the staged updates a retry_staged record sends again
+	// (restage.go): the host is powered off, they are sent, the host is
+	// reset, and the plan's wait_ready runs again; resent marks those
+	// sent, restageWhy is the record's reason. restaged: a server is
+	// retried so at most once.
+	restage    []int
+	resent     map[int]bool
+	restageWhy string
+	restaged   bool
 
 	// What the server's steps so far left it as: skipping a server whose
 	// steps began first brings it back (safety steps), and a run reports
@@ -178,9 +187,9 @@ func parseOp(op string) (kind string, n int, action string) {
 			n, _ = strconv.Atoi(parts[1])
 			return "remedy", n, parts[2]
 		}
-	case "safety":
+	case "safety", "restage":
 		if len(parts) == 2 {
-			return "safety", 0, parts[1]
+			return parts[0], 0, parts[1]
 		}
 	}
 	return parts[0], 0, ""
@@ -192,7 +201,7 @@ func (s *serverRun) status(op string) *StepStatus {
 		st = &StepStatus{Op: op, State: NotStarted}
 		kind, _, action := parseOp(op)
 		switch {
-		case kind == "remedy", kind == "safety":
+		case kind == "remedy", kind == "safety", kind == "restage":
 			st.Kind = action
 		case strings.HasPrefix(op, opTakeover):
 			st.Kind = "takeover"
@@ -236,6 +245,8 @@ func (s *serverRun) apply(r *Record) error {
 			s.taskURI = r.TaskURI
 		}
 		return nil
+	case recRetryStaged:
+		return s.retryStaged(r) // restage.go
 	}
 	st := s.status(r.Op)
 	s.inflight, s.taskURI, s.inflightSince = "", "", time.Time{}
@@ -245,15 +256,17 @@ func (s *serverRun) apply(r *Record) error {
 		s.exposure(r.Op, st.Kind)
 		switch {
 		case kind == "step":
-			if i, ok := s.pos[n]; ok {
+			if s.resending(n) {
+				s.resent[n] = true // the plan's steps go on after the retry
+			} else if i, ok := s.pos[n]; ok {
 				s.pc = i + 1
 			}
 			switch r.TaskState {
-			case providers.TaskGone:
-				s.vanished = append(s.vanished, n)
-			case taskNone:
-				s.vanished = append(s.vanished, n)
-				s.noTask[n] = true
+			case providers.TaskGone, taskNone:
+				if !slices.Contains(s.vanished, n) {
+					s.vanished = append(s.vanished, n)
+				}
+				s.noTask[n] = r.TaskState == taskNone
 			}
 		case kind == "remedy" && action == "wait_ready":
 			// Said when the server completes: the BMC confirmed it healthy
@@ -291,6 +304,8 @@ func (s *serverRun) apply(r *Record) error {
 	case kind == "remedy":
 		s.remWait = false
 		s.remErr = r.Error
+	case kind == "restage":
+		s.failMsg = fmt.Sprintf("%s to send the staged updates again failed: %s", action, r.Error)
 	case r.Op == opPowerOff:
 		s.poweredOff = true
 		s.warnings = append(s.warnings, "power off failed: "+r.Error)

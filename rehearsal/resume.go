@@ -122,12 +122,18 @@ func (f *Fleet) replay(j *journal) {
 }
 
 // opStep is the kind and the provider step of a journal op ("step:3"), a
-// power off ("power_off"), or a remediation's reimage or reboot
-// ("remedy:1:reimage"); "" for what changes nothing on the server.
+// power off ("power_off"), a remediation's reimage or reboot
+// ("remedy:1:reimage"), or the power off and reset of a retry of staged
+// updates ("restage:shutdown", "restage:reset": the host off, then booted
+// On); "" for what changes nothing on the server.
 func opStep(s *plan.Server, op string) (plan.StepKind, providers.Step) {
 	switch {
 	case op == "power_off":
 		return "power_off", providers.Step{}
+	case op == "restage:shutdown":
+		return plan.StepShutdown, providers.Step{Kind: providers.StepShutdown}
+	case op == "restage:reset":
+		return plan.StepReset, providers.Step{Kind: providers.StepReset, ResetType: "On"}
 	case strings.HasPrefix(op, "remedy:") && strings.HasSuffix(op, ":reboot"):
 		return plan.StepReset, providers.Step{}
 	case strings.HasPrefix(op, "remedy:") && strings.HasSuffix(op, ":reimage"):

@@ -8,6 +8,8 @@ import (
 
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/state"
+	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
 	"github.com/rackform/rackform/rehearsal/schedule"
 )
 
@@ -130,5 +132,38 @@ func TestResumeOfAFinishedRun(t *testing.T) {
 	}
 	if len(res.Schedule.Bars) != len(whole.Schedule.Bars) {
 		t.Errorf("%d bars, want %d", len(res.Schedule.Bars), len(whole.Schedule.Bars))
+	}
+}
+
+// A journal's retry of staged updates a BMC restart lost (the executor's
+// restage ops) is done to the simulated fleet as it was to the server:
+// the host powered off, the update staged again, the host booted, which
+// applies it.
+func TestReplayOfARetryOfStagedUpdates(t *testing.T) {
+	p := fleetPlan()
+	srv := &p.Servers[0]
+	f := NewFleet(p, nil, nil, 1)
+	s := f.servers[srv.Address]
+	rec := func(op string) *executor.Record {
+		return &executor.Record{Type: "step_done", Server: srv.Address, Op: op}
+	}
+	f.replay(&journal{recs: []*executor.Record{rec("restage:shutdown")}})
+	if s.power != providers.PowerOff {
+		t.Fatalf("after the retry's power off, power %s", s.power)
+	}
+	bios := srv.Steps[2]
+	if bios.Kind != plan.StepUpdate {
+		t.Fatalf("step 3 is %s", bios.Kind)
+	}
+	bios.ApplyTime = "OnReset"
+	srv.Steps[2] = bios
+	f.replay(&journal{recs: []*executor.Record{rec("step:3"), rec("restage:reset")}})
+	if s.power != providers.PowerOn {
+		t.Errorf("after the retry's reset, power %s", s.power)
+	}
+	for _, c := range s.comps {
+		if c.ID == "BIOS" && c.Version != bios.Version {
+			t.Errorf("BIOS at %s after the retry's reset, want the staged %s", c.Version, bios.Version)
+		}
 	}
 }

@@ -56,6 +56,10 @@ type Script struct {
 	// for the next reset, as a BMC that keeps them only in memory: they
 	// never show, though their tasks completed.
 	RestartLosesStaged bool
+	// DropStaged makes the BMC discard the first n images staged for the
+	// next reset of each component ID it names, though their tasks
+	// complete (as a restart before the reset does): they never show.
+	DropStaged map[string]int
 	// NoTask makes updates accepted with no task to follow (a BMC that
 	// answers 204): no task URI, no task state; with UpdateNotTaken the
 	// first n of them do not change the version.
@@ -67,6 +71,9 @@ type Script struct {
 	// update it staged (it restarted after staging the image): the task
 	// vanishes though the image waits for the next reset.
 	StagedTaskGone bool
+	// StagedTaskGoneOf, when set, limits StagedTaskGone to the updates of
+	// this component ID.
+	StagedTaskGoneOf string
 	// PendingShown, with Staged, makes Observe report each staged image
 	// as a pending member beside the active one (ID + "-Pending"), as
 	// Lenovo's XCC and Dell's iDRAC do.
@@ -130,6 +137,7 @@ type fakeServer struct {
 	tasks      int               // tasks created on this BMC (PerBMCTasks)
 	targets    map[string]string // component ID → target version
 	staged     map[string]string // component ID → version after the next wait_ready
+	dropped    map[string]int    // component ID → staged images discarded (DropStaged)
 }
 
 var _ providers.Provider = (*Provider)(nil)
@@ -324,6 +332,13 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 						s.staged = map[string]string{}
 					}
 					s.staged[s.components[i].ID] = req.Step.Version
+					if id := s.components[i].ID; req.Step.Kind == providers.StepUpdate && s.dropped[id] < s.script.DropStaged[id] {
+						if s.dropped == nil {
+							s.dropped = map[string]int{}
+						}
+						s.dropped[id]++
+						delete(s.staged, id)
+					}
 					continue
 				}
 				s.components[i].Version = req.Step.Version
@@ -342,7 +357,8 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 		switch {
 		case req.Step.Kind == providers.StepUpdate && s.script.NoTask:
 			uri, taskState = "", "" // accepted (204): nothing to follow
-		case taken && s.script.Staged && s.script.StagedTaskGone:
+		case taken && s.script.Staged && s.script.StagedTaskGone &&
+			(s.script.StagedTaskGoneOf == "" || req.Step.Match.Selects(providers.Component{ID: s.script.StagedTaskGoneOf})):
 			taskState = providers.TaskGone // staged, then the BMC restarted
 		case taken:
 			p.tasks[taskKey(name, uri)] = name
