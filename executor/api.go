@@ -256,6 +256,10 @@ type RefusedError struct {
 	Op     string
 	Target string
 	Reason string
+	// Already is the final state the target, or the run, has reached
+	// that refused the request (a skip of a server in a failed run has
+	// Failed); empty when the request was refused for another reason.
+	Already StateName
 }
 
 func (e *RefusedError) Error() string {
