@@ -53,37 +53,3 @@ func TestCredentialed(t *testing.T) {
 		t.Errorf("a server without its own credentials got some")
 	}
 }
-
-func TestNextCommand(t *testing.T) {
-	for _, tc := range []struct{ dir, plan, in, want string }{
-		{".rackform", "plan.json", "rackform continue", "rackform continue"},
-		{"st", "plan.json", "rackform continue", "rackform continue -state-dir st"},
-		{"st", "", "rackform approve stage.a.gate.b", "rackform approve -state-dir st stage.a.gate.b"},
-		{"st", "p.json", "rackform apply PLANFILE", "rackform apply -state-dir st p.json"},
-		{".rackform", "-allow-unsigned p.json", "rackform apply PLANFILE", "rackform apply -allow-unsigned p.json"},
-		{".rackform", "", "rackform apply PLANFILE", "rackform continue"},
-		{"st", "", "rackform skip x", "rackform skip x"},
-		{"st", "p.json", "resume the run: rackform apply PLANFILE", "resume the run: rackform apply -state-dir st p.json"},
-		{".rackform", "", "resume the run: rackform apply PLANFILE", "resume the run: rackform continue"},
-		{"st", "", "again: rackform plan -target a -out r.plan && rackform apply r.plan", "again: rackform plan -target a -out r.plan && rackform apply -state-dir st r.plan"},
-	} {
-		if got := nextCommand(tc.dir, tc.plan)(tc.in); got != tc.want {
-			t.Errorf("nextCommand(%q, %q)(%q) = %q, want %q", tc.dir, tc.plan, tc.in, got, tc.want)
-		}
-	}
-	// The option that vouched for the plan is given again to continue and
-	// approve (apply's is in its plan path): the command printed works
-	// outside a terminal.
-	for _, tc := range []struct{ dir, plan, flag, in, want string }{
-		{".rackform", "-expect-sha256 abc p.json", "-expect-sha256 abc", "rackform continue", "rackform continue -expect-sha256 abc"},
-		{"st", "-expect-sha256 abc p.json", "-expect-sha256 abc", "rackform approve stage.a.gate.b", "rackform approve -state-dir st -expect-sha256 abc stage.a.gate.b"},
-		{"st", "-expect-sha256 abc p.json", "-expect-sha256 abc", "rackform apply PLANFILE", "rackform apply -state-dir st -expect-sha256 abc p.json"},
-		{"st", "", "-expect-sha256 abc", "rackform apply PLANFILE", "rackform continue -state-dir st -expect-sha256 abc"},
-		{".rackform", "", "-allow-unsigned", "resume the run: rackform apply PLANFILE", "resume the run: rackform continue -allow-unsigned"},
-		{"st", "", "-allow-unsigned", "rackform skip x", "rackform skip x"},
-	} {
-		if got := resumeCommand(tc.dir, tc.plan, tc.flag)(tc.in); got != tc.want {
-			t.Errorf("resumeCommand(%q, %q, %q)(%q) = %q, want %q", tc.dir, tc.plan, tc.flag, tc.in, got, tc.want)
-		}
-	}
-}

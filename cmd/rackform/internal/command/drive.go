@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -20,7 +19,6 @@ import (
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
 	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
-	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/internal/version"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
@@ -291,7 +289,7 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 		sinks = append(sinks, js)
 	} else {
 		live := isTerminal(m.Stdout) && !o.noColor && m.Getenv("TERM") != "dumb"
-		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: live, Color: color, Now: clock.Now, Command: resumeCommand(b.Dir, o.planPath, o.resumeFlag), Width: termWidth(m.Stdout, m.Getenv)})
+		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: live, Color: color, Now: clock.Now, Resume: o.resumeWith(b), Width: termWidth(m.Stdout, m.Getenv)})
 		if live {
 			viewNote := view.Note
 			note.Store(&viewNote)
@@ -363,7 +361,7 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 		} else {
 			code = m.fail("%s", err)
 		}
-		leftBehind(m.Stderr, out, resumeCommand(b.Dir, o.planPath, o.resumeFlag))
+		leftBehind(m.Stderr, out, o.resumeWith(b))
 		return code
 	}
 	if hard.Err() != nil && out.Status == executor.OutcomeInterrupted {
@@ -455,60 +453,11 @@ func staleLockHint(m *Meta, h *executor.LockInfo) {
 	}
 }
 
-// nextCommand rewrites a command printed to go on: PLANFILE becomes the
-// plan file apply was given (for continue and approve, which have none,
-// "rackform apply PLANFILE" becomes "rackform continue"), and the state
-// directory is added to every rackform apply, continue and approve in it
-// when it is not the default.
-func nextCommand(stateDir, planPath string) func(string) string {
-	return resumeCommand(stateDir, planPath, "")
-}
-
-// resumeCommand is nextCommand that also adds resumeFlag, the option that
-// vouched for the plan (runOpts.resumeFlag), to every rackform continue
-// and approve: apply's has it in planPath.
-func resumeCommand(stateDir, planPath, resumeFlag string) func(string) string {
-	return func(cmd string) string {
-		if planPath != "" {
-			cmd = strings.ReplaceAll(cmd, "PLANFILE", planPath)
-		} else {
-			cmd = strings.ReplaceAll(cmd, "rackform apply PLANFILE", "rackform continue")
-		}
-		dirFlag := ""
-		if stateDir != "" && filepath.Clean(stateDir) != state.DefaultDir {
-			dirFlag = " -state-dir " + stateDir
-		}
-		resume := dirFlag
-		if resumeFlag != "" {
-			resume += " " + resumeFlag
-		}
-		cmd = withFlags(cmd, "apply", dirFlag)
-		cmd = withFlags(cmd, "continue", resume)
-		return withFlags(cmd, "approve", resume)
-	}
-}
-
-// withFlags adds flags (" -a b") after every "rackform sub" in cmd.
-func withFlags(cmd, sub, flags string) string {
-	if flags == "" {
-		return cmd
-	}
-	prefix := "rackform " + sub
-	var b strings.Builder
-	for rest := cmd; ; {
-		i := strings.Index(rest, prefix)
-		if i < 0 {
-			b.WriteString(rest)
-			break
-		}
-		end := i + len(prefix)
-		b.WriteString(rest[:end])
-		if end == len(rest) || rest[end] == ' ' {
-			b.WriteString(flags)
-		}
-		rest = rest[end:]
-	}
-	return b.String()
+// resumeWith is how this run was driven, for the commands printed to go on:
+// its state directory, the plan file apply was given, and the option that
+// vouched for the plan (runOpts.resumeFlag) for continue and approve.
+func (o *runOpts) resumeWith(b *run.Backend) *applyview.Resume {
+	return &applyview.Resume{StateDir: b.Dir, PlanFile: o.planPath, Vouch: o.resumeFlag}
 }
 
 // termWidth is the width of the terminal w writes to: COLUMNS when set,
@@ -542,13 +491,13 @@ func stateName(b *run.Backend) string {
 // second interrupt, what a pause's ending says: every server it leaves
 // out of service with what brings it back, and the command that resumes
 // once the cause is fixed (a plan file's apply, or continue).
-func leftBehind(w io.Writer, out executor.Outcome, command func(string) string) {
-	for _, l := range applyview.StrandedLines(out.Stranded, command) {
+func leftBehind(w io.Writer, out executor.Outcome, r *applyview.Resume) {
+	for _, l := range applyview.StrandedLines(out.Stranded, r) {
 		fmt.Fprintln(w, l)
 	}
 	for _, n := range out.Next {
-		next := command(n)
-		if cont := command("rackform continue"); strings.Contains(n, "rackform apply PLANFILE") && next != cont {
+		next := r.Command(n)
+		if cont := r.Command(executor.NextAction{Kind: executor.NextContinue}); n.Kind == executor.NextApply && next != cont {
 			next += " (or: " + cont + ")"
 		}
 		fmt.Fprintf(w, "To resume, run: %s\n", next)
