@@ -58,7 +58,7 @@ type runOpts struct {
 	// rerun: apply -rerun starts a failed run again (executor.Rerun).
 	rerun bool
 	// recheck: continue reads the catalog again for the clusters planned
-	// pending (availability.go).
+	// pending (run.AvailableNow).
 	recheck bool
 	// join: apply -join runs beside an apply of the same plan that holds
 	// the lock, as another worker of the run (postgres backend only).
@@ -313,7 +313,7 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 	var available map[string]string
 	if o.recheck {
 		var notes []string
-		available, notes = availableNow(p)
+		available, notes = run.AvailableNow(p)
 		for _, n := range notes {
 			fmt.Fprintln(m.Stderr, "Note: "+n)
 		}
