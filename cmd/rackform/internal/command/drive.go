@@ -21,7 +21,6 @@ import (
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/internal/version"
 	"github.com/rackform/rackform/planner/plan"
-	"github.com/rackform/rackform/providers"
 )
 
 // runOpts are the options of the commands that drive a run: apply,
@@ -266,18 +265,14 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 		return ExitError
 	}
 	for _, info := range running.info {
-		if want := r.PinnedSHA256(info.Name); want != "" && info.SHA256 != "" && info.SHA256 != want {
-			return m.fail("provider %q: the started plugin hashes to %s, but the plan was made with %s", info.Name, shortSHA(info.SHA256), shortSHA(want))
+		if err := r.CheckPinned(info); err != nil {
+			return m.fail("%s", err)
 		}
 	}
 	// A plugin that dies is restarted from the binary the plan pinned, and
-	// configured as above; see supervised.
+	// configured as above; see run.Supervise.
 	running.supervise(start, r.PinnedSHA256, func(s string) { (*note.Load())(s) })
-	provs := map[string]providers.Provider{}
-	targets := providerTargets(cfg)
-	for name, prov := range running.byName {
-		provs[name] = &credentialed{Provider: prov, targets: targets}
-	}
+	provs := run.WithCredentials(running.byName, cfg)
 
 	// Output: the human view unless -json; the JSON stream on stdout
 	// (-json) or into a file (-json-into).
@@ -401,42 +396,6 @@ func (s multiSink) Event(e executor.Event) {
 	for _, x := range s {
 		x.Event(e)
 	}
-}
-
-// credentialed adds each server's credentials from the configuration to
-// the targets the executor passes (it knows only names and BMC URLs from
-// the plan, which holds no secret).
-type credentialed struct {
-	providers.Provider
-	targets map[string]providers.Target
-}
-
-func (c *credentialed) fill(t providers.Target) providers.Target {
-	if ct, ok := c.targets[t.Name]; ok && ct.Credentials != nil && t.Credentials == nil {
-		t.Credentials = ct.Credentials
-	}
-	return t
-}
-
-func (c *credentialed) Observe(ctx context.Context, req *providers.ObserveRequest, fn func(*providers.Observation) error) providers.Diagnostics {
-	r := *req
-	r.Targets = make([]providers.Target, len(req.Targets))
-	for i, t := range req.Targets {
-		r.Targets[i] = c.fill(t)
-	}
-	return c.Provider.Observe(ctx, &r, fn)
-}
-
-func (c *credentialed) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*providers.Progress) error) (*providers.ApplyResult, providers.Diagnostics) {
-	r := *req
-	r.Target = c.fill(r.Target)
-	return c.Provider.Apply(ctx, &r, fn)
-}
-
-func (c *credentialed) Task(ctx context.Context, req *providers.TaskRequest) (*providers.TaskStatus, providers.Diagnostics) {
-	r := *req
-	r.Target = c.fill(r.Target)
-	return c.Provider.Task(ctx, &r)
 }
 
 // staleLockHint says so when the lock holder is a process of this host that

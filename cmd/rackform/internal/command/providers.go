@@ -134,29 +134,25 @@ func startProvider(ctx context.Context, decl *config.Provider, start providerSta
 }
 
 // supervise wraps every running provider in a supervisor that restarts its
-// plugin when it dies (see supervised). pinned returns the SHA-256 the
+// plugin when it dies (run.Supervise). pinned returns the SHA-256 the
 // plan expects of a provider's binary: a plugin that restarts from another
-// binary is refused.
+// binary is refused (run.PinnedRestart).
 func (r *runningProviders) supervise(start providerStarter, pinned func(name string) string, note func(string)) {
 	for _, name := range sortedKeys(r.byName) {
 		decl := r.decls[name]
-		restart := func(ctx context.Context) (providers.Provider, func(), error) {
+		restart := run.PinnedRestart(func(ctx context.Context) (providers.Provider, plan.Provider, func(), error) {
 			p, info, stop, d := startProvider(ctx, decl, start)
 			if d.HasErrors() {
 				if stop != nil {
 					stop()
 				}
-				return nil, nil, errors.New(strings.TrimSuffix(d[0].Detail, "."))
+				return nil, info, nil, errors.New(strings.TrimSuffix(d[0].Detail, "."))
 			}
-			if want := pinned(name); want != "" && info.SHA256 != "" && info.SHA256 != want {
-				stop()
-				return nil, nil, fmt.Errorf("the plugin binary (%s) now hashes to %s, not %s as when the plan was made", info.Source, shortSHA(info.SHA256), shortSHA(want))
-			}
-			return p, stop, nil
-		}
+			return p, info, stop, nil
+		}, pinned(name))
 		// The supervisor ends the plugin it runs now, which after a
 		// restart is no longer the one started first.
-		s := newSupervised(name, r.byName[name], r.stopOf[name], restart, note)
+		s := run.Supervise(name, r.byName[name], r.stopOf[name], restart, note)
 		r.byName[name] = s
 		r.stopOf[name] = s.Close
 	}
@@ -243,18 +239,6 @@ func pluginStarter(cfgDir string, getenv func(string) string, stderr io.Writer) 
 		}
 		return c, info, c.Close, nil
 	}
-}
-
-// providerTargets maps every server of cfg, by plan address, to how its
-// provider reaches it, credentials included (in memory only). Apply uses it
-// to turn a plan's server addresses back into targets.
-func providerTargets(cfg *config.Config) map[string]providers.Target {
-	out := map[string]providers.Target{}
-	for _, s := range cfg.Servers() {
-		t := planner.Target(s)
-		out[t.Name] = t
-	}
-	return out
 }
 
 func hasAttribute(schema []providers.Attribute, name string) bool {
