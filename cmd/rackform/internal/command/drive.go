@@ -57,7 +57,7 @@ type runOpts struct {
 	// rerun: apply -rerun starts a failed run again (executor.Rerun).
 	rerun bool
 	// recheck: continue reads the catalog again for the clusters planned
-	// pending (run.AvailableNow).
+	// pending (run.Options.Recheck).
 	recheck bool
 	// join: apply -join runs beside an apply of the same plan that holds
 	// the lock, as another worker of the run (postgres backend only).
@@ -136,6 +136,7 @@ func (o *runOpts) options(m *Meta) run.Options {
 		LockTimeout: o.lockTimeout,
 		Rerun:       o.rerun,
 		Join:        o.join,
+		Recheck:     o.recheck,
 	}
 }
 
@@ -198,7 +199,7 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 		}
 		return m.fail("%s", pr.err)
 	}
-	p, sha, file, b, cfg := r.Plan, r.SHA256, r.File, r.Backend, pr.Config
+	p, sha, b, cfg := r.Plan, r.SHA256, r.Backend, pr.Config
 	// Where the run's state is, from any working directory: the plan
 	// records it (beside the plan file), -state-dir overrides it.
 	if o.json {
@@ -206,10 +207,7 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 	} else {
 		fmt.Fprintf(m.Stdout, "state: %s\n", stateName(b))
 	}
-	clock := o.clock
-	if clock == nil {
-		clock = executor.RealClock()
-	}
+	clock := r.Clock()
 
 	// Signals: the first one is graceful (ctx, also cancelled by main), the
 	// second one hard.
@@ -305,26 +303,7 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 		js.Version(version.String())
 		sinks = append(sinks, js)
 	}
-	var available map[string]string
-	if o.recheck {
-		var notes []string
-		available, notes = run.AvailableNow(p)
-		for _, n := range notes {
-			fmt.Fprintln(m.Stderr, "Note: "+n)
-		}
-	}
-	e, err := executor.New(executor.Options{
-		Plan: p, PlanSHA256: sha, PlanFile: file,
-		Providers: provs, Backend: b.Backend, Clock: clock,
-		Events:      multiSink(sinks),
-		Holder:      o.holder,
-		LockTimeout: o.lockTimeout,
-		Join:        o.join && b.PG != nil,
-		// Control records from other processes (stop, skip, approve) are
-		// noticed within a second.
-		PollInterval: pollOr(o.poll, time.Second),
-		Available:    available,
-	})
+	e, err := r.Executor(run.Drive{Providers: provs, Events: multiSink(sinks), Holder: o.holder, Poll: o.poll})
 	if err != nil {
 		return m.fail("%s", err)
 	}
@@ -363,13 +342,6 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 		return ExitInterrupted
 	}
 	return runExitCode(out)
-}
-
-func pollOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }
 
 func (m *Meta) controlFailed(err error) int {

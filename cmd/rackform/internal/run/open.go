@@ -50,6 +50,9 @@ type Options struct {
 	// Rerun is apply -rerun (a failed run applied again); Join is apply
 	// -join (a worker beside the apply holding the lock, postgres only).
 	Rerun, Join bool
+	// Recheck: continue reads the catalog again for the clusters planned
+	// pending (AvailableNow, in Executor).
+	Recheck bool
 	// Trust is what vouches for the plan the state backend stores
 	// (continue, approve; OpenStored): checked by the rule apply checks a
 	// plan file with (Trust.Check), its ExpectSHA256 the hash that was
