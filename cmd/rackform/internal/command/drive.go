@@ -64,7 +64,7 @@ type runOpts struct {
 	join bool
 
 	// Tests replace these; nil means the real ones.
-	start   providerStarter
+	start   run.ProviderStarter
 	hashOf  func(plan.Provider, func(string) string) (string, error)
 	clock   executor.Clock
 	holder  string
@@ -256,21 +256,17 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 		}
 		start = pluginStarter(pins, m.Getenv, m.Stderr)
 	}
-	running, pd := startProviders(hard, cfg, start)
+	// A plugin that dies is restarted from the binary the plan pinned, and
+	// configured as at the start (run.Supervise).
+	running, provs, pd, err := r.StartPinned(hard, cfg, start, func(s string) { (*note.Load())(s) })
 	defer running.Close()
 	if pd.HasErrors() {
 		m.showDiagnostics(pd, pr.Loader.Files(), color)
 		return ExitError
 	}
-	for _, info := range running.info {
-		if err := r.CheckPinned(info); err != nil {
-			return m.fail("%s", err)
-		}
+	if err != nil {
+		return m.fail("%s", err)
 	}
-	// A plugin that dies is restarted from the binary the plan pinned, and
-	// configured as above; see run.Supervise.
-	running.supervise(start, r.PinnedSHA256, func(s string) { (*note.Load())(s) })
-	provs := run.WithCredentials(running.byName, cfg)
 
 	// Output: the human view unless -json; the JSON stream on stdout
 	// (-json) or into a file (-json-into).

@@ -1,11 +1,36 @@
 package run
 
 import (
+	"context"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/providers"
 )
+
+// StartPinned starts the providers the run's configuration cfg uses
+// (StartProviders with start), refuses a plugin whose binary is not the
+// one the plan pinned (CheckPinned), puts each under a supervisor that
+// restarts it from that binary when it dies (Providers.Supervise; note
+// tells the operator) and gives the targets the executor passes their
+// credentials (WithCredentials): provs are the providers for Drive. The
+// caller closes running, also when diags has errors or err is set.
+func (r *Run) StartPinned(ctx context.Context, cfg *config.Config, start ProviderStarter, note func(string)) (running *Providers, provs map[string]providers.Provider, diags hcl.Diagnostics, err error) {
+	running, diags = StartProviders(ctx, cfg, start)
+	if diags.HasErrors() {
+		return running, nil, diags, nil
+	}
+	for _, info := range running.Info {
+		if err := r.CheckPinned(info); err != nil {
+			return running, nil, diags, err
+		}
+	}
+	running.Supervise(start, r.PinnedSHA256, note)
+	return running, WithCredentials(running.ByName, cfg), diags, nil
+}
 
 // Drive is what a command wired for the run's executor: the providers
 // (started, supervised, credentialed: Supervise, WithCredentials), where
