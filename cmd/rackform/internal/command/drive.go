@@ -331,7 +331,7 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 		} else {
 			code = m.fail("%s", err)
 		}
-		leftBehind(m.Stderr, out, o.resumeWith(b))
+		applyview.LeftBehind(m.Stderr, out, o.resumeWith(b))
 		return code
 	}
 	if hard.Err() != nil && out.Status == executor.OutcomeInterrupted {
@@ -411,22 +411,4 @@ func stateName(b *run.Backend) string {
 		return b.Where
 	}
 	return b.Dir
-}
-
-// leftBehind says, after a started run ended on an error (a state backend
-// unreachable past its lease, a journal that cannot be written) or a
-// second interrupt, what a pause's ending says: every server it leaves
-// out of service with what brings it back, and the command that resumes
-// once the cause is fixed (a plan file's apply, or continue).
-func leftBehind(w io.Writer, out executor.Outcome, r *applyview.Resume) {
-	for _, l := range applyview.StrandedLines(out.Stranded, r) {
-		fmt.Fprintln(w, l)
-	}
-	for _, n := range out.Next {
-		next := r.Command(n)
-		if cont := r.Command(executor.NextAction{Kind: executor.NextContinue}); n.Kind == executor.NextApply && next != cont {
-			next += " (or: " + cont + ")"
-		}
-		fmt.Fprintf(w, "To resume, run: %s\n", next)
-	}
 }

@@ -1,6 +1,8 @@
 package applyview
 
 import (
+	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -109,4 +111,22 @@ func withFlags(cmd, sub, flags string) string {
 		rest = rest[end:]
 	}
 	return b.String()
+}
+
+// LeftBehind writes to w, after a started run ended on an error (a state
+// backend unreachable past its lease, a journal that cannot be written)
+// or a second interrupt, what a pause's ending says: every server it leaves
+// out of service with what brings it back, and the command that resumes
+// once the cause is fixed (a plan file's apply, or continue).
+func LeftBehind(w io.Writer, out executor.Outcome, r *Resume) {
+	for _, l := range StrandedLines(out.Stranded, r) {
+		fmt.Fprintln(w, l)
+	}
+	for _, n := range out.Next {
+		next := r.Command(n)
+		if cont := r.Command(executor.NextAction{Kind: executor.NextContinue}); n.Kind == executor.NextApply && next != cont {
+			next += " (or: " + cont + ")"
+		}
+		fmt.Fprintf(w, "To resume, run: %s\n", next)
+	}
 }

@@ -1,6 +1,7 @@
 package applyview_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
@@ -71,5 +72,22 @@ func TestResumeCommand(t *testing.T) {
 	var r *applyview.Resume
 	if got := r.Command(executor.NextAction{Kind: executor.NextApply}); got != "rackform apply PLANFILE" {
 		t.Errorf("nil Resume: apply rendered %q", got)
+	}
+}
+
+// After a run cut short by an error, the command that resumes it is the
+// plan file's apply with continue as the other way; without a plan file,
+// continue alone.
+func TestLeftBehind(t *testing.T) {
+	out := executor.Outcome{Next: []executor.NextAction{{Kind: executor.NextApply}}}
+	var b strings.Builder
+	applyview.LeftBehind(&b, out, &applyview.Resume{StateDir: "st", PlanFile: "p.json"})
+	if want := "To resume, run: rackform apply -state-dir st p.json (or: rackform continue -state-dir st)\n"; b.String() != want {
+		t.Errorf("with a plan file:\n got %q\nwant %q", b.String(), want)
+	}
+	b.Reset()
+	applyview.LeftBehind(&b, out, &applyview.Resume{StateDir: "st"})
+	if want := "To resume, run: rackform continue -state-dir st\n"; b.String() != want {
+		t.Errorf("without a plan file:\n got %q\nwant %q", b.String(), want)
 	}
 }
