@@ -54,7 +54,7 @@ func TestPendingMemberMovesOnAndHoldsTheNextStage(t *testing.T) {
 
 	out := h.run()
 	wantOutcome(t, out, executor.OutcomePaused, executor.ReasonAvailability)
-	if !strings.Contains(out.Message, "cluster.north: release 4.6.2 is not yet available at site north") || !cmp.Equal(out.Next, []string{"rackform continue"}) {
+	if !strings.Contains(out.Message, "cluster.north: release 4.6.2 is not yet available at site north") || !cmp.Equal(out.Next, []executor.NextAction{{Kind: executor.NextContinue}}) {
 		t.Errorf("outcome = %+v", out)
 	}
 	wantStates(t, h, map[string]string{

@@ -45,7 +45,7 @@ func (e *Executor) started(ctx context.Context, op string) (*model, error) {
 	}
 	switch m.run.st.Name {
 	case Completed, Skipped:
-		return nil, &RefusedError{Op: op, Reason: "the run is already " + m.run.st.String()}
+		return nil, &RefusedError{Op: op, Reason: "the run is already " + m.run.st.String(), Already: m.run.st.Name}
 	case Failed:
 		return nil, &RefusedError{Op: op, Reason: "the run failed (" + m.run.st.Message + "); plan again to pick up the servers not at target"}
 	}
@@ -82,7 +82,7 @@ func (e *Executor) Approve(ctx context.Context, gateID string) error {
 	case NotStarted:
 		return &RefusedError{Op: "approve", Target: gateID, Reason: "the gate has not been reached yet (approvals are given when the run waits at the gate)"}
 	default:
-		return &RefusedError{Op: "approve", Target: gateID, Reason: "the gate is already " + n.st.String()}
+		return &RefusedError{Op: "approve", Target: gateID, Reason: "the gate is already " + n.st.String(), Already: n.st.Name}
 	}
 	return e.control(ctx, &Record{Type: recApprove, Target: gateID})
 }
@@ -159,11 +159,11 @@ func (e *Executor) Skip(ctx context.Context, addr string) error {
 		return &RefusedError{Op: "skip", Target: addr, Reason: "the run itself cannot be skipped; use rackform stop"}
 	}
 	if n.st.Name.Terminal() && !(n.kind == KindServer && n.st.Name == Failed) { // a failed server may be skipped (runstate.go)
-		return &RefusedError{Op: "skip", Target: addr, Reason: "it is already " + n.st.String()}
+		return &RefusedError{Op: "skip", Target: addr, Reason: "it is already " + n.st.String(), Already: n.st.Name}
 	}
 	switch m.run.st.Name {
 	case Completed, Failed, Skipped:
-		return &RefusedError{Op: "skip", Target: addr, Reason: "the run is already " + m.run.st.String()}
+		return &RefusedError{Op: "skip", Target: addr, Reason: "the run is already " + m.run.st.String(), Already: m.run.st.Name}
 	}
 	return e.control(ctx, &Record{Type: recSkip, Target: addr})
 }

@@ -47,3 +47,31 @@ func TestApproveByGateName(t *testing.T) {
 		t.Errorf("approving it again: %v", err)
 	}
 }
+
+// A refusal says, as data, which final state refused it: skipping in a
+// failed run is refused with Already failed, skipping a completed server
+// with Already completed.
+func TestRefusalNamesTheStateThatRefusedIt(t *testing.T) {
+	h := newHarness(t)
+	b := executortest.NewBuilder(h.prov)
+	b.Scripts = map[string]Script{"c2/r02/r02-s01": {FailApply: 2}}
+	g := b.Stage("canary").Group(b, "g")
+	g.Cluster("c1").Scope(S{Name: "r01", Servers: 1})
+	g.Cluster("c2").Scope(S{Name: "r02", Servers: 1})
+	h.plan = b.Plan()
+	h.plan.Run.Stages[0].FailFast = true
+	wantOutcome(t, h.run(), executor.OutcomeFailed, executor.ReasonThreshold)
+	ctx := context.Background()
+	var re *executor.RefusedError
+	if err := h.exec().Skip(ctx, "c2/r02/r02-s01"); !errors.As(err, &re) || re.Already != executor.Failed {
+		t.Errorf("skip in a failed run: %v (%+v), want a refusal with Already failed", err, re)
+	}
+	re = nil
+	if err := h.exec().Skip(ctx, "c1/r01/r01-s01"); !errors.As(err, &re) || re.Already != executor.Completed {
+		t.Errorf("skip of a completed server: %v (%+v), want a refusal with Already completed", err, re)
+	}
+	re = nil
+	if err := h.exec().Skip(ctx, "nowhere"); !errors.As(err, &re) || re.Already != "" {
+		t.Errorf("skip of an unknown address: %v (%+v), want a refusal with no state", err, re)
+	}
+}

@@ -47,8 +47,11 @@
 // Control operations validate against the replayed state and append one
 // record; they take no lock. A running apply reads the journal between
 // scheduling decisions and every PollInterval while it waits. Outcome.Next
-// holds the exact commands to print ("rackform continue", "rackform
-// approve stage.prod.gate.qa").
+// (and Status.Next) says what moves the run on as data (NextAction: a
+// continue, the approval of gate stage.prod.gate.qa, an apply of the plan
+// file); the CLI renders the command lines with the options the run was
+// driven with, and JSON carries each one's canonical command
+// ("rackform approve stage.prod.gate.qa").
 //
 // # Scheduling
 //

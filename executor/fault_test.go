@@ -150,7 +150,7 @@ func TestProviderUnavailableStopsResumable(t *testing.T) {
 	if !strings.Contains(out.Message, `provider "fake" is unavailable: `) || !strings.Contains(out.Message, "could not be restarted") {
 		t.Errorf("message %q", out.Message)
 	}
-	if diff := cmp.Diff([]string{"rackform apply PLANFILE"}, out.Next); diff != "" {
+	if diff := cmp.Diff([]executor.NextAction{{Kind: executor.NextApply}}, out.Next); diff != "" {
 		t.Error(diff)
 	}
 	first := rackServer("r01", 1)

@@ -14,7 +14,7 @@ import (
 // when the run only has to wait for time to pass.
 func (r *runner) outcome() (Outcome, bool) {
 	run := r.m.run
-	cont := []string{"rackform continue"}
+	cont := []NextAction{{Kind: NextContinue}}
 	stranded := r.m.stranded(true)
 	switch {
 	case run.st.Name == Completed || run.st.Name == Skipped:
@@ -28,7 +28,7 @@ func (r *runner) outcome() (Outcome, bool) {
 		return Outcome{Status: OutcomeFailed, Reason: run.st.Reason, Message: r.why(Failed), Stranded: stranded}, true
 	case r.graceful:
 		return Outcome{Status: OutcomeInterrupted, Reason: ReasonInterrupted, Message: "interrupted; requests that change a BMC finished, polls and waits were given up, and everything is journaled",
-			Next: []string{"rackform apply PLANFILE"}, Stranded: stranded}, true
+			Next: []NextAction{{Kind: NextApply}}, Stranded: stranded}, true
 	case len(r.down) > 0:
 		var why []string
 		for _, name := range slices.Sorted(maps.Keys(r.down)) {
@@ -36,7 +36,7 @@ func (r *runner) outcome() (Outcome, bool) {
 		}
 		return Outcome{Status: OutcomeStopped, Reason: ReasonProviderUnavailable,
 			Message:  "provider unavailable: " + strings.Join(why, "; ") + "; the servers in flight are not failed: their steps resume from the journal",
-			Next:     []string{"rackform apply PLANFILE"},
+			Next:     []NextAction{{Kind: NextApply}},
 			Stranded: stranded}, true
 	case r.m.stopRequested():
 		return Outcome{Status: OutcomeStopped, Message: "stopped by the operator", Next: cont, Stranded: stranded}, true
@@ -45,10 +45,10 @@ func (r *runner) outcome() (Outcome, bool) {
 	case r.m.pauses > 0:
 		return Outcome{Status: OutcomePaused, Reason: ReasonAfterRack, Message: r.why(Paused), Next: cont, Stranded: stranded}, true
 	}
-	var gates []string
+	var gates []NextAction
 	for _, n := range r.m.order {
 		if n.kind == KindGate && n.st.Name == Pending {
-			gates = append(gates, "rackform approve "+n.id)
+			gates = append(gates, NextAction{Kind: NextApprove, Gate: n.id})
 		}
 	}
 	if len(gates) > 0 {
@@ -59,10 +59,10 @@ func (r *runner) outcome() (Outcome, bool) {
 	}
 	if why := r.awaiting(); why != "" {
 		return Outcome{Status: OutcomePaused, Reason: ReasonAvailability, Message: why,
-			Next: []string{"rackform continue"}, Stranded: stranded}, true
+			Next: cont, Stranded: stranded}, true
 	}
 	return Outcome{Status: OutcomePaused, Reason: ReasonBlocked, Message: r.why(Pending),
-		Next: []string{"rackform status", "rackform skip ADDR"}, Stranded: stranded}, true
+		Next: []NextAction{{Kind: NextStatus}, {Kind: NextSkip}}, Stranded: stranded}, true
 }
 
 // why lists the deepest nodes in state s, for outcome messages.
@@ -142,7 +142,7 @@ func (r *runner) finish(ctx context.Context, out Outcome) {
 // included, as this process knows them, for the caller to list with the
 // error, and the command that resumes it once the cause is fixed.
 func (r *runner) cutShort() Outcome {
-	return Outcome{Next: []string{"rackform apply PLANFILE"}, Stranded: r.m.stranded(true)}
+	return Outcome{Next: []NextAction{{Kind: NextApply}}, Stranded: r.m.stranded(true)}
 }
 
 // servers is "server" or "servers" for n of them.

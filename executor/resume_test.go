@@ -567,7 +567,7 @@ func TestControlFromAnotherProcessReachesRunningApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Run.State.Name != executor.Stopped || len(st.Next) != 1 || st.Next[0] != "rackform continue" {
+	if st.Run.State.Name != executor.Stopped || len(st.Next) != 1 || st.Next[0] != (executor.NextAction{Kind: executor.NextContinue}) {
 		t.Errorf("status: run %s, next %v", st.Run.State, st.Next)
 	}
 	wantStates(t, h, map[string]string{rackServer("r01", 1): "completed", rackServer("r01", 2): "skipped(user)", rackServer("r01", 3): "not_started"})

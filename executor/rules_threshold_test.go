@@ -128,7 +128,7 @@ func TestRule12BreachPausesEverythingInFlightFinishes(t *testing.T) {
 	h.plan = executortest.Single(h.prov, scripts, S{Name: "r01", Servers: 4, MaxUnavailable: 2}, S{Name: "r02", Servers: 2})
 	out := h.run()
 	wantOutcome(t, out, executor.OutcomePaused, executor.ReasonThreshold)
-	if diff := cmp.Diff([]string{"rackform continue"}, out.Next); diff != "" {
+	if diff := cmp.Diff([]executor.NextAction{{Kind: executor.NextContinue}}, out.Next); diff != "" {
 		t.Error(diff)
 	}
 	wantStates(t, h, map[string]string{

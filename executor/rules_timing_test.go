@@ -57,7 +57,7 @@ func TestRule17PauseAfterEveryRackButTheLast(t *testing.T) {
 	for _, next := range []string{"r02", "r03"} {
 		out := h.run()
 		wantOutcome(t, out, executor.OutcomePaused, executor.ReasonAfterRack)
-		if diff := cmp.Diff([]string{"rackform continue"}, out.Next); diff != "" {
+		if diff := cmp.Diff([]executor.NextAction{{Kind: executor.NextContinue}}, out.Next); diff != "" {
 			t.Error(diff)
 		}
 		if got := h.state("run"); got != "paused(after_rack)" {
@@ -90,7 +90,7 @@ func TestRule18ApprovalGates(t *testing.T) {
 	// Reach stage 1 only: pause it with a stop so the gate is not reached.
 	out := h.run()
 	wantOutcome(t, out, executor.OutcomePaused, executor.ReasonApproval)
-	if diff := cmp.Diff([]string{"rackform approve " + gate}, out.Next); diff != "" {
+	if diff := cmp.Diff([]executor.NextAction{{Kind: executor.NextApprove, Gate: gate}}, out.Next); diff != "" {
 		t.Error(diff)
 	}
 	wantStates(t, h, map[string]string{gate: "pending(approval)", "stage.prod": "pending(approval)", "c2/r01/r01-s01": "not_started"})

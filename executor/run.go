@@ -229,7 +229,7 @@ func randomID() string {
 func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 	graceful := ctx.Done()
 	interrupted := Outcome{Status: OutcomeInterrupted, Reason: ReasonInterrupted,
-		Message: "stopped at once; the journal is consistent", Next: []string{"rackform apply PLANFILE"}}
+		Message: "stopped at once; the journal is consistent", Next: []NextAction{{Kind: NextApply}}}
 	for {
 		if hard.Err() != nil {
 			return interrupted, nil

@@ -11,8 +11,9 @@ type Status struct {
 	PlanSHA256 string `json:"plan_sha256"`
 	// Stopping is true while a stop is requested and not yet effective.
 	StopRequested bool `json:"stop_requested,omitempty"`
-	// Next are the commands that move a paused, stopped or gated run on.
-	Next []string `json:"next,omitempty"`
+	// Next are what moves a paused, stopped or gated run on (in JSON,
+	// each is its canonical command: NextAction.String).
+	Next []NextAction `json:"next,omitempty"`
 	// Stranded lists the servers left powered off, drained or with a
 	// staged image, with what brings each back (servers in flight only
 	// when no apply is driving the run).
@@ -62,7 +63,7 @@ func (e *Executor) Status(ctx context.Context) (*Status, error) {
 	for _, n := range m.order {
 		switch {
 		case n.kind == KindGate && n.st.Name == Pending:
-			st.Next = append(st.Next, "rackform approve "+n.id)
+			st.Next = append(st.Next, NextAction{Kind: NextApprove, Gate: n.id})
 		case (n.kind == KindScope || n.kind == KindPause || n.kind == KindStage) && n.st.Name == Paused:
 			cont = true
 		case n.kind == KindCluster && n.st.Name == Pending && n.st.Reason == ReasonAvailability:
@@ -70,7 +71,7 @@ func (e *Executor) Status(ctx context.Context) (*Status, error) {
 		}
 	}
 	if cont && !m.run.st.Name.Terminal() {
-		st.Next = append(st.Next, "rackform continue")
+		st.Next = append(st.Next, NextAction{Kind: NextContinue})
 	}
 	return st, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/rackform/rackform/executor"
@@ -176,11 +175,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		case executor.ReasonApproval:
 			answer = func() error {
 				for _, n := range out.Next {
-					gate, ok := strings.CutPrefix(n, "rackform approve ")
-					if !ok || gate == "" {
+					if n.Kind != executor.NextApprove {
 						continue
 					}
-					if err := e.Approve(ctx, gate); err != nil {
+					if err := e.Approve(ctx, n.Gate); err != nil {
 						return err
 					}
 				}
@@ -248,10 +246,7 @@ func planEstimate(p *plan.Plan) time.Duration {
 }
 
 func outcomeOf(o executor.Outcome) schedule.Outcome {
-	s := schedule.Outcome{Status: string(o.Status), Reason: o.Reason, Message: o.Message, Next: o.Next}
-	if s.Next == nil {
-		s.Next = []string{}
-	}
+	s := schedule.Outcome{Status: string(o.Status), Reason: o.Reason, Message: o.Message, Next: executor.NextCommands(o.Next)}
 	if o.Servers != nil {
 		s.Upgraded, s.Failed, s.Skipped = o.Servers.Upgraded, o.Servers.Failed, o.Servers.Skipped
 	}

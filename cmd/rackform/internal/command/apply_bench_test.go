@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/planner"
@@ -164,13 +165,13 @@ cluster "bench" {
 		b.Skipf("cannot serve %d simulated BMCs here: %v", n, err)
 	}
 	env := &applyBench{n: n, fleet: fleet, cancel: cancel, work: work}
-	running, pd := startProviders(ctx, cfg, inProcessRedfish)
+	running, pd := run.StartProviders(ctx, cfg, inProcessRedfish)
 	defer running.Close()
 	if pd.HasErrors() {
 		env.close()
 		b.Fatal(pd.Error())
 	}
-	p, diags := planner.Plan(ctx, cfg, planner.Options{Providers: running.byName, ProviderInfo: running.info, Now: time.Now(), Parallelism: 200})
+	p, diags := planner.Plan(ctx, cfg, planner.Options{Providers: running.ByName, ProviderInfo: running.Info, Now: time.Now(), Parallelism: 200})
 	if diags.HasErrors() {
 		env.close()
 		b.Fatal(diags.Error())

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -20,10 +19,8 @@ import (
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
 	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
-	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/internal/version"
 	"github.com/rackform/rackform/planner/plan"
-	"github.com/rackform/rackform/providers"
 )
 
 // runOpts are the options of the commands that drive a run: apply,
@@ -60,14 +57,14 @@ type runOpts struct {
 	// rerun: apply -rerun starts a failed run again (executor.Rerun).
 	rerun bool
 	// recheck: continue reads the catalog again for the clusters planned
-	// pending (availability.go).
+	// pending (run.Options.Recheck).
 	recheck bool
 	// join: apply -join runs beside an apply of the same plan that holds
 	// the lock, as another worker of the run (postgres backend only).
 	join bool
 
 	// Tests replace these; nil means the real ones.
-	start   providerStarter
+	start   run.ProviderStarter
 	hashOf  func(plan.Provider, func(string) string) (string, error)
 	clock   executor.Clock
 	holder  string
@@ -139,6 +136,7 @@ func (o *runOpts) options(m *Meta) run.Options {
 		LockTimeout: o.lockTimeout,
 		Rerun:       o.rerun,
 		Join:        o.join,
+		Recheck:     o.recheck,
 	}
 }
 
@@ -201,7 +199,7 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 		}
 		return m.fail("%s", pr.err)
 	}
-	p, sha, file, b, cfg := r.Plan, r.SHA256, r.File, r.Backend, pr.Config
+	p, sha, b, cfg := r.Plan, r.SHA256, r.Backend, pr.Config
 	// Where the run's state is, from any working directory: the plan
 	// records it (beside the plan file), -state-dir overrides it.
 	if o.json {
@@ -209,10 +207,7 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 	} else {
 		fmt.Fprintf(m.Stdout, "state: %s\n", stateName(b))
 	}
-	clock := o.clock
-	if clock == nil {
-		clock = executor.RealClock()
-	}
+	clock := r.Clock()
 
 	// Signals: the first one is graceful (ctx, also cancelled by main), the
 	// second one hard.
@@ -261,24 +256,16 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 		}
 		start = pluginStarter(pins, m.Getenv, m.Stderr)
 	}
-	running, pd := startProviders(hard, cfg, start)
+	// A plugin that dies is restarted from the binary the plan pinned, and
+	// configured as at the start (run.Supervise).
+	running, provs, pd, err := r.StartPinned(hard, cfg, start, func(s string) { (*note.Load())(s) })
 	defer running.Close()
 	if pd.HasErrors() {
 		m.showDiagnostics(pd, pr.Loader.Files(), color)
 		return ExitError
 	}
-	for _, info := range running.info {
-		if want := r.PinnedSHA256(info.Name); want != "" && info.SHA256 != "" && info.SHA256 != want {
-			return m.fail("provider %q: the started plugin hashes to %s, but the plan was made with %s", info.Name, shortSHA(info.SHA256), shortSHA(want))
-		}
-	}
-	// A plugin that dies is restarted from the binary the plan pinned, and
-	// configured as above; see supervised.
-	running.supervise(start, r.PinnedSHA256, func(s string) { (*note.Load())(s) })
-	provs := map[string]providers.Provider{}
-	targets := providerTargets(cfg)
-	for name, prov := range running.byName {
-		provs[name] = &credentialed{Provider: prov, targets: targets}
+	if err != nil {
+		return m.fail("%s", err)
 	}
 
 	// Output: the human view unless -json; the JSON stream on stdout
@@ -291,7 +278,7 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 		sinks = append(sinks, js)
 	} else {
 		live := isTerminal(m.Stdout) && !o.noColor && m.Getenv("TERM") != "dumb"
-		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: live, Color: color, Now: clock.Now, Command: resumeCommand(b.Dir, o.planPath, o.resumeFlag), Width: termWidth(m.Stdout, m.Getenv)})
+		view = applyview.New(m.Stdout, p, sha, applyview.Options{Live: live, Color: color, Now: clock.Now, Resume: o.resumeWith(b), Width: termWidth(m.Stdout, m.Getenv)})
 		if live {
 			viewNote := view.Note
 			note.Store(&viewNote)
@@ -312,26 +299,7 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 		js.Version(version.String())
 		sinks = append(sinks, js)
 	}
-	var available map[string]string
-	if o.recheck {
-		var notes []string
-		available, notes = availableNow(p)
-		for _, n := range notes {
-			fmt.Fprintln(m.Stderr, "Note: "+n)
-		}
-	}
-	e, err := executor.New(executor.Options{
-		Plan: p, PlanSHA256: sha, PlanFile: file,
-		Providers: provs, Backend: b.Backend, Clock: clock,
-		Events:      multiSink(sinks),
-		Holder:      o.holder,
-		LockTimeout: o.lockTimeout,
-		Join:        o.join && b.PG != nil,
-		// Control records from other processes (stop, skip, approve) are
-		// noticed within a second.
-		PollInterval: pollOr(o.poll, time.Second),
-		Available:    available,
-	})
+	e, err := r.Executor(run.Drive{Providers: provs, Events: multiSink(sinks), Holder: o.holder, Poll: o.poll})
 	if err != nil {
 		return m.fail("%s", err)
 	}
@@ -363,20 +331,13 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 		} else {
 			code = m.fail("%s", err)
 		}
-		leftBehind(m.Stderr, out, resumeCommand(b.Dir, o.planPath, o.resumeFlag))
+		applyview.LeftBehind(m.Stderr, out, o.resumeWith(b))
 		return code
 	}
 	if hard.Err() != nil && out.Status == executor.OutcomeInterrupted {
 		return ExitInterrupted
 	}
 	return runExitCode(out)
-}
-
-func pollOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }
 
 func (m *Meta) controlFailed(err error) int {
@@ -405,42 +366,6 @@ func (s multiSink) Event(e executor.Event) {
 	}
 }
 
-// credentialed adds each server's credentials from the configuration to
-// the targets the executor passes (it knows only names and BMC URLs from
-// the plan, which holds no secret).
-type credentialed struct {
-	providers.Provider
-	targets map[string]providers.Target
-}
-
-func (c *credentialed) fill(t providers.Target) providers.Target {
-	if ct, ok := c.targets[t.Name]; ok && ct.Credentials != nil && t.Credentials == nil {
-		t.Credentials = ct.Credentials
-	}
-	return t
-}
-
-func (c *credentialed) Observe(ctx context.Context, req *providers.ObserveRequest, fn func(*providers.Observation) error) providers.Diagnostics {
-	r := *req
-	r.Targets = make([]providers.Target, len(req.Targets))
-	for i, t := range req.Targets {
-		r.Targets[i] = c.fill(t)
-	}
-	return c.Provider.Observe(ctx, &r, fn)
-}
-
-func (c *credentialed) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*providers.Progress) error) (*providers.ApplyResult, providers.Diagnostics) {
-	r := *req
-	r.Target = c.fill(r.Target)
-	return c.Provider.Apply(ctx, &r, fn)
-}
-
-func (c *credentialed) Task(ctx context.Context, req *providers.TaskRequest) (*providers.TaskStatus, providers.Diagnostics) {
-	r := *req
-	r.Target = c.fill(r.Target)
-	return c.Provider.Task(ctx, &r)
-}
-
 // staleLockHint says so when the lock holder is a process of this host that
 // no longer runs (a crashed or killed apply). Run takes such a lock over
 // (executor.HolderGone); the hint is for a refusal that raced with it.
@@ -455,60 +380,11 @@ func staleLockHint(m *Meta, h *executor.LockInfo) {
 	}
 }
 
-// nextCommand rewrites a command printed to go on: PLANFILE becomes the
-// plan file apply was given (for continue and approve, which have none,
-// "rackform apply PLANFILE" becomes "rackform continue"), and the state
-// directory is added to every rackform apply, continue and approve in it
-// when it is not the default.
-func nextCommand(stateDir, planPath string) func(string) string {
-	return resumeCommand(stateDir, planPath, "")
-}
-
-// resumeCommand is nextCommand that also adds resumeFlag, the option that
-// vouched for the plan (runOpts.resumeFlag), to every rackform continue
-// and approve: apply's has it in planPath.
-func resumeCommand(stateDir, planPath, resumeFlag string) func(string) string {
-	return func(cmd string) string {
-		if planPath != "" {
-			cmd = strings.ReplaceAll(cmd, "PLANFILE", planPath)
-		} else {
-			cmd = strings.ReplaceAll(cmd, "rackform apply PLANFILE", "rackform continue")
-		}
-		dirFlag := ""
-		if stateDir != "" && filepath.Clean(stateDir) != state.DefaultDir {
-			dirFlag = " -state-dir " + stateDir
-		}
-		resume := dirFlag
-		if resumeFlag != "" {
-			resume += " " + resumeFlag
-		}
-		cmd = withFlags(cmd, "apply", dirFlag)
-		cmd = withFlags(cmd, "continue", resume)
-		return withFlags(cmd, "approve", resume)
-	}
-}
-
-// withFlags adds flags (" -a b") after every "rackform sub" in cmd.
-func withFlags(cmd, sub, flags string) string {
-	if flags == "" {
-		return cmd
-	}
-	prefix := "rackform " + sub
-	var b strings.Builder
-	for rest := cmd; ; {
-		i := strings.Index(rest, prefix)
-		if i < 0 {
-			b.WriteString(rest)
-			break
-		}
-		end := i + len(prefix)
-		b.WriteString(rest[:end])
-		if end == len(rest) || rest[end] == ' ' {
-			b.WriteString(flags)
-		}
-		rest = rest[end:]
-	}
-	return b.String()
+// resumeWith is how this run was driven, for the commands printed to go on:
+// its state directory, the plan file apply was given, and the option that
+// vouched for the plan (runOpts.resumeFlag) for continue and approve.
+func (o *runOpts) resumeWith(b *run.Backend) *applyview.Resume {
+	return &applyview.Resume{StateDir: b.Dir, PlanFile: o.planPath, Vouch: o.resumeFlag}
 }
 
 // termWidth is the width of the terminal w writes to: COLUMNS when set,
@@ -535,22 +411,4 @@ func stateName(b *run.Backend) string {
 		return b.Where
 	}
 	return b.Dir
-}
-
-// leftBehind says, after a started run ended on an error (a state backend
-// unreachable past its lease, a journal that cannot be written) or a
-// second interrupt, what a pause's ending says: every server it leaves
-// out of service with what brings it back, and the command that resumes
-// once the cause is fixed (a plan file's apply, or continue).
-func leftBehind(w io.Writer, out executor.Outcome, command func(string) string) {
-	for _, l := range applyview.StrandedLines(out.Stranded, command) {
-		fmt.Fprintln(w, l)
-	}
-	for _, n := range out.Next {
-		next := command(n)
-		if cont := command("rackform continue"); strings.Contains(n, "rackform apply PLANFILE") && next != cont {
-			next += " (or: " + cont + ")"
-		}
-		fmt.Fprintf(w, "To resume, run: %s\n", next)
-	}
 }

@@ -28,7 +28,7 @@ type planCommand struct {
 	*Meta
 	// start and now are replaced by tests; nil means the real plugins and
 	// clock.
-	start providerStarter
+	start run.ProviderStarter
 	now   func() time.Time
 
 	out           string
@@ -201,12 +201,12 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 	if start == nil {
 		start = pluginStarter(cfg.Dir, c.Getenv, c.Stderr)
 	}
-	running := &runningProviders{}
+	running := &run.Providers{}
 	// With credentials missing the planner refuses before observing; no
 	// plugin needs to start for that.
 	if len(cfg.MissingEnv) == 0 {
 		var pd hcl.Diagnostics
-		running, pd = startProviders(ctx, cfg, start)
+		running, pd = run.StartProviders(ctx, cfg, start)
 		diags = append(diags, pd...)
 	}
 	defer running.Close()
@@ -223,8 +223,8 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 		now = c.now
 	}
 	p, pd := planner.Plan(ctx, cfg, planner.Options{
-		Providers:       running.byName,
-		ProviderInfo:    running.info,
+		Providers:       running.ByName,
+		ProviderInfo:    running.Info,
 		Now:             now(),
 		RackformVersion: version.String(),
 		Targets:         c.targets,

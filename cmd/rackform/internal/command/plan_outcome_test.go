@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/planner/plannertest"
@@ -15,7 +16,7 @@ import (
 
 // editedStarter is fakeStarter with each server's observation edited by
 // edit (by plan address, i its index in the configuration).
-func editedStarter(t *testing.T, dir string, state func(int, *config.Server) plannertest.State, edit func(i int, addr string, o *providers.Observation)) providerStarter {
+func editedStarter(t *testing.T, dir string, state func(int, *config.Server) plannertest.State, edit func(i int, addr string, o *providers.Observation)) run.ProviderStarter {
 	t.Helper()
 	cfg, diags := config.NewLoader(config.LoadOptions{Getenv: planTestEnv}).Load(dir)
 	if diags.HasErrors() {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/uijson"
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/planner/plannertest"
@@ -31,7 +32,7 @@ func planTestEnv(name string) string {
 // fakeStarter serves every provider of the configuration in dir from
 // in-process fakes whose servers report what state says, and records the
 // configuration each provider was given.
-func fakeStarter(t *testing.T, dir string, state func(int, *config.Server) plannertest.State, configured map[string]string) providerStarter {
+func fakeStarter(t *testing.T, dir string, state func(int, *config.Server) plannertest.State, configured map[string]string) run.ProviderStarter {
 	t.Helper()
 	cfg, diags := config.NewLoader(config.LoadOptions{Getenv: planTestEnv}).Load(dir)
 	if diags.HasErrors() {
@@ -57,7 +58,7 @@ func (r *recordingProvider) Configure(_ context.Context, req *providers.Configur
 	return nil
 }
 
-func runPlan(t *testing.T, start providerStarter, args ...string) (int, string, string) {
+func runPlan(t *testing.T, start run.ProviderStarter, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb strings.Builder
 	m := &Meta{Streams: Streams{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}, Getenv: planTestEnv}

@@ -2,9 +2,9 @@ package command
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"strings"
 
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/state"
@@ -71,8 +71,8 @@ func (c *skipCommand) Run(ctx context.Context, args []string) int {
 	p, sha, e := run.plan, run.sha, run.exec
 	if err := e.Skip(ctx, rest[0]); err != nil {
 		code := c.controlFailed(err)
-		if scope := scopeOf(p, rest[0]); scope != "" && strings.Contains(err.Error(), "already failed") {
-			fmt.Fprintf(c.Stderr, "A failed server stays failed. To let a breached rack or batch go on without it, skip the scope: rackform skip %s\n", scope)
+		if hint := failedSkipHint(p, rest[0], err); hint != "" {
+			fmt.Fprintln(c.Stderr, hint)
 		}
 		return code
 	}
@@ -81,6 +81,21 @@ func (c *skipCommand) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stdout, "%s has begun its steps: the apply finishes the operation in flight, brings it back (power on, wait until healthy, uncordon), then skips it.\n", rest[0])
 	}
 	return ExitOK
+}
+
+// failedSkipHint is the advice after a skip of server addr was refused
+// because something has already failed: the scope holding the server is
+// what to skip. It is empty for any other refusal or address.
+func failedSkipHint(p *plan.Plan, addr string, err error) string {
+	var re *executor.RefusedError
+	if !errors.As(err, &re) || re.Already != executor.Failed {
+		return ""
+	}
+	scope := scopeOf(p, addr)
+	if scope == "" {
+		return ""
+	}
+	return "A failed server stays failed. To let a breached rack or batch go on without it, skip the scope: rackform skip " + scope
 }
 
 // begun reports whether the server addr (anywhere under n) has started a

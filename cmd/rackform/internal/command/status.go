@@ -138,7 +138,7 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		return ExitOK
 	}
 	fmt.Fprintf(c.Stdout, "state: %s\n", stateName(run.backend))
-	if err := applyview.WriteStatus(c.Stdout, p, st, nextCommand(run.backend.Dir, "")); err != nil {
+	if err := applyview.WriteStatus(c.Stdout, p, st, &applyview.Resume{StateDir: run.backend.Dir}); err != nil {
 		return c.fail("writing the status: %s", err)
 	}
 	for _, s := range st.Spares {

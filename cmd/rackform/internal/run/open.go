@@ -5,8 +5,11 @@
 // SHA-256 (compared before the file is decoded), its signature, expiry and
 // format, the state backend and the run recorded in it, the state lock,
 // the sensitive inputs, the provider binaries' hashes, and the
-// configuration loaded from the plan's own snapshot. The commands parse
-// flags, call it, start the providers and render; tests call it directly.
+// configuration loaded from the plan's own snapshot. It then drives the
+// run: the providers pinned by the plan, supervised and given their
+// credentials (Run.StartPinned), the executor and its options
+// (Run.Executor). The commands parse flags, call it and render; tests call
+// it directly.
 package run
 
 import (
@@ -50,6 +53,9 @@ type Options struct {
 	// Rerun is apply -rerun (a failed run applied again); Join is apply
 	// -join (a worker beside the apply holding the lock, postgres only).
 	Rerun, Join bool
+	// Recheck: continue reads the catalog again for the clusters planned
+	// pending (AvailableNow, in Executor).
+	Recheck bool
 	// Trust is what vouches for the plan the state backend stores
 	// (continue, approve; OpenStored): checked by the rule apply checks a
 	// plan file with (Trust.Check), its ExpectSHA256 the hash that was

@@ -44,10 +44,10 @@ type Options struct {
 	// checked every tenth of it, so a line comes at least every minute;
 	// negative: never). Tick checks it; New starts a ticker for it.
 	Heartbeat time.Duration
-	// Command rewrites the commands printed to go on (the executor's
-	// "rackform continue", "rackform apply PLANFILE"), e.g. to add the
-	// state directory and the plan file's name; nil keeps them.
-	Command func(string) string
+	// Resume renders the commands printed to go on with the options the
+	// run was driven with (the state directory, the plan file's name);
+	// nil prints the executor's canonical ones.
+	Resume *Resume
 }
 
 // row is one scope (rack, batch or the serial control plane).
@@ -675,16 +675,13 @@ func (v *View) ending(e executor.Event) []string {
 	default:
 		out = append(out, "Apply ended: "+o.String())
 	}
-	out = append(out, StrandedLines(o.Stranded, v.opts.Command)...)
+	out = append(out, StrandedLines(o.Stranded, v.opts.Resume)...)
 	for _, n := range o.Next {
-		if v.opts.Command != nil {
-			n = v.opts.Command(n)
-		}
-		if strings.Contains(n, "rackform apply") {
-			out = append(out, "To resume, run: "+n)
+		if v.opts.Resume.Action(n).Kind == executor.NextApply {
+			out = append(out, "To resume, run: "+v.opts.Resume.Command(n))
 			continue
 		}
-		out = append(out, "To continue, run: "+n)
+		out = append(out, "To continue, run: "+v.opts.Resume.Command(n))
 	}
 	return out
 }

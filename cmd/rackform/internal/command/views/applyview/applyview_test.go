@@ -231,7 +231,7 @@ func TestWriteStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := applyview.WriteStatus(&out, p, st, func(s string) string { return s + " -state-dir st" }); err != nil {
+	if err := applyview.WriteStatus(&out, p, st, &applyview.Resume{StateDir: "st"}); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()

@@ -129,7 +129,7 @@ func EventMessage(e executor.Event) string {
 			b.WriteString(" (" + e.Outcome.Reason + ")")
 		}
 		if len(e.Outcome.Next) > 0 {
-			b.WriteString("; next: " + strings.Join(e.Outcome.Next, ", "))
+			b.WriteString("; next: " + strings.Join(executor.NextCommands(e.Outcome.Next), ", "))
 		}
 	case e.Type == "apply_started" || e.Type == "apply_resumed":
 		b.WriteString(strings.ReplaceAll(e.Type, "_", " ") + " plan " + ShortSHA(e.PlanSHA256))

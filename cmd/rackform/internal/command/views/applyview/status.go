@@ -14,9 +14,8 @@ import (
 // container and scope with its state and counts, the servers that are
 // running, failed or skipped (completed and not-started ones are only
 // counted), waits, gates and pauses, and the commands that move the run on.
-// command, when not nil, rewrites the commands printed (see
-// Options.Command).
-func WriteStatus(w io.Writer, p *plan.Plan, st *executor.Status, command func(string) string) error {
+// r renders the commands printed (see Options.Resume).
+func WriteStatus(w io.Writer, p *plan.Plan, st *executor.Status, r *Resume) error {
 	var b strings.Builder
 	run := st.Run.State
 	run.Message = ""
@@ -92,14 +91,11 @@ func WriteStatus(w io.Writer, p *plan.Plan, st *executor.Status, command func(st
 		}
 	}
 	walk(st.Run, 0)
-	for _, l := range StrandedLines(st.Stranded, command) {
+	for _, l := range StrandedLines(st.Stranded, r) {
 		b.WriteString(l + "\n")
 	}
 	for _, n := range st.Next {
-		if command != nil {
-			n = command(n)
-		}
-		fmt.Fprintf(&b, "To continue, run: %s\n", n)
+		fmt.Fprintf(&b, "To continue, run: %s\n", r.Command(n))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -120,19 +120,15 @@ func Plural(n int, what string) string {
 }
 
 // StrandedLines lists the servers left out of service, each with what
-// brings it back (command, when not nil, rewrites the commands as
-// Options.Command does).
-func StrandedLines(st []executor.Stranded, command func(string) string) []string {
+// brings it back (with the options of r: Resume.Text).
+func StrandedLines(st []executor.Stranded, r *Resume) []string {
 	if len(st) == 0 {
 		return nil
 	}
 	out := []string{fmt.Sprintf("Left out of service (%d):", len(st))}
 	for _, s := range st {
 		state := executor.State{Name: s.State, Reason: s.Reason}
-		rec := s.Recover
-		if command != nil {
-			rec = command(rec)
-		}
+		rec := r.Text(s.Recover)
 		out = append(out, fmt.Sprintf("  %s (%s): %s; to bring it back: %s", s.Server, stateText(state), s.What(), rec))
 	}
 	return out

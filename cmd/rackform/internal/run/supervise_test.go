@@ -1,4 +1,4 @@
-package command
+package run
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 	"github.com/rackform/rackform/providers/providertest"
 )
@@ -50,7 +51,7 @@ type restarter struct {
 	now     time.Time
 }
 
-func (r *restarter) supervisor(first *mortal) *supervised {
+func (r *restarter) supervisor(first *mortal) *Supervised {
 	s := newSupervised("fake", first, func() { r.stopped++ }, func(ctx context.Context) (providers.Provider, func(), error) {
 		if r.fail > 0 {
 			r.fail--
@@ -152,4 +153,46 @@ func TestSupervisedGivesUp(t *testing.T) {
 			r.now = r.now.Add(3 * time.Minute)
 		}
 	})
+}
+
+// A plugin is run only from the binary the plan pinned: at the start of
+// the run (CheckPinned) and when it is restarted (PinnedRestart), where a
+// refused one is stopped.
+func TestPluginsRunFromThePinnedBinary(t *testing.T) {
+	pin := strings.Repeat("a", 64)
+	other := strings.Repeat("b", 64)
+	r := &Run{Plan: &plan.Plan{Providers: []plan.Provider{{Name: "fake", Source: "rackform-provider-fake", SHA256: pin}}}}
+	if err := r.CheckPinned(plan.Provider{Name: "fake", SHA256: pin}); err != nil {
+		t.Errorf("the pinned binary: %v", err)
+	}
+	err := r.CheckPinned(plan.Provider{Name: "fake", SHA256: other})
+	if err == nil || err.Error() != `provider "fake": the started plugin hashes to bbbbbbbbbbbb, but the plan was made with aaaaaaaaaaaa` {
+		t.Errorf("another binary: %v", err)
+	}
+	if err := r.CheckPinned(plan.Provider{Name: "unpinned", SHA256: other}); err != nil {
+		t.Errorf("a provider the plan does not pin: %v", err)
+	}
+
+	stopped := 0
+	hashes := pin
+	restart := PinnedRestart(func(context.Context) (providers.Provider, plan.Provider, func(), error) {
+		return providertest.NewFake(), plan.Provider{Name: "fake", Source: "rackform-provider-fake", SHA256: hashes}, func() { stopped++ }, nil
+	}, pin)
+	if p, stop, err := restart(context.Background()); err != nil || p == nil || stop == nil {
+		t.Fatalf("restart from the pinned binary: %v", err)
+	}
+	hashes = other
+	_, _, err = restart(context.Background())
+	if err == nil || err.Error() != "the plugin binary (rackform-provider-fake) now hashes to bbbbbbbbbbbb, not aaaaaaaaaaaa as when the plan was made" {
+		t.Errorf("restart from another binary: %v", err)
+	}
+	if stopped != 1 {
+		t.Errorf("the refused plugin was stopped %d times, want 1", stopped)
+	}
+	failing := PinnedRestart(func(context.Context) (providers.Provider, plan.Provider, func(), error) {
+		return nil, plan.Provider{}, nil, errors.New("exec: gone")
+	}, pin)
+	if _, _, err := failing(context.Background()); err == nil || err.Error() != "exec: gone" {
+		t.Errorf("a start that fails: %v", err)
+	}
 }

@@ -1,4 +1,4 @@
-package command
+package run
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/rackform/rackform/planner/plan"
 )
 
-// availableNow is continue's availability check for the clusters the plan
+// AvailableNow is continue's availability check for the clusters the plan
 // holds pending (their release was not at their site when planned): it
 // reads the plan's catalog source afresh and names, by cluster ID, those
 // whose release is now listed at their site with the very components the
@@ -16,7 +16,7 @@ import (
 // whose images changed needs a new plan). A path source is relative to
 // the configuration directory the plan was made in (plan.Config.Dir).
 // notes say, one line each, why a pending cluster stays pending.
-func availableNow(p *plan.Plan) (available map[string]string, notes []string) {
+func AvailableNow(p *plan.Plan) (available map[string]string, notes []string) {
 	pending := p.PendingClusters()
 	if len(pending) == 0 {
 		return nil, nil

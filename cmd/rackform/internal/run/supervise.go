@@ -1,4 +1,4 @@
-package command
+package run
 
 import (
 	"context"
@@ -6,10 +6,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
 
-// supervised is a provider whose plugin process is restarted when it dies.
+// Supervised is a provider whose plugin process is restarted when it dies.
 // The executor knows only providers.Provider: a call cut short by the
 // plugin's death comes back as providers.Unavailable, which the executor
 // treats as an interruption (the step resumes from the journal, as after a
@@ -20,11 +21,11 @@ import (
 // or died too often, every call is Unavailable and the executor stops the
 // run with its servers resumable.
 //
-// This lives in the command layer because restarting a plugin is wiring:
-// which binary (pinned by the plan), with which configuration (from the
-// plan's snapshot, credentials included) - all things the executor must not
-// know.
-type supervised struct {
+// This lives in package run, beside the plan's pins, because restarting a
+// plugin is wiring: which binary (pinned by the plan), with which
+// configuration (from the plan's snapshot, credentials included) - all
+// things the executor must not know.
+type Supervised struct {
 	name string
 	// start starts, describes and configures a fresh plugin.
 	start func(ctx context.Context) (providers.Provider, func(), error)
@@ -49,7 +50,7 @@ type supervised struct {
 	restarts []time.Time
 }
 
-var _ providers.Provider = (*supervised)(nil)
+var _ providers.Provider = (*Supervised)(nil)
 
 // Restart policy defaults: three attempts a death (0.5 s, 1 s apart), at
 // most five restarts in ten minutes: a plugin that crashes on every step
@@ -61,8 +62,15 @@ const (
 	restartWindow   = 10 * time.Minute
 )
 
-func newSupervised(name string, p providers.Provider, stop func(), start func(context.Context) (providers.Provider, func(), error), note func(string)) *supervised {
-	return &supervised{name: name, cur: p, stop: stop, start: start, note: note,
+// Supervise wraps provider name's running plugin p (stop ends it) in a
+// supervisor that restarts it with start (PinnedRestart) when it dies,
+// telling the operator with note. Close ends the plugin it runs then.
+func Supervise(name string, p providers.Provider, stop func(), start func(context.Context) (providers.Provider, func(), error), note func(string)) *Supervised {
+	return newSupervised(name, p, stop, start, note)
+}
+
+func newSupervised(name string, p providers.Provider, stop func(), start func(context.Context) (providers.Provider, func(), error), note func(string)) *Supervised {
+	return &Supervised{name: name, cur: p, stop: stop, start: start, note: note,
 		attempts: restartAttempts, backoff: restartBackoff, maxRestarts: maxRestarts, window: restartWindow,
 		now: time.Now, sleep: sleepCtx}
 }
@@ -85,7 +93,7 @@ func exited(p providers.Provider) bool {
 }
 
 // current returns the running provider, restarting a dead plugin first.
-func (s *supervised) current(ctx context.Context) (providers.Provider, int, error) {
+func (s *Supervised) current(ctx context.Context) (providers.Provider, int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dead != nil {
@@ -101,7 +109,7 @@ func (s *supervised) current(ctx context.Context) (providers.Provider, int, erro
 
 // restart replaces the dead plugin. It runs with s.mu held: concurrent
 // callers wait for it and then use the new plugin.
-func (s *supervised) restart(ctx context.Context) error {
+func (s *Supervised) restart(ctx context.Context) error {
 	if s.stop != nil {
 		s.stop() // whatever is left of the old process
 		s.stop = nil
@@ -151,7 +159,7 @@ func (s *supervised) restart(ctx context.Context) error {
 
 // failed records that a call on generation gen found the plugin dead; the
 // next call restarts it.
-func (s *supervised) failed(gen int) {
+func (s *Supervised) failed(gen int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if gen == s.gen {
@@ -161,7 +169,7 @@ func (s *supervised) failed(gen int) {
 
 // check looks at a call's diagnostics: a dead plugin is noted for restart
 // and always reported as Unavailable.
-func (s *supervised) check(p providers.Provider, gen int, server string, d providers.Diagnostics) providers.Diagnostics {
+func (s *Supervised) check(p providers.Provider, gen int, server string, d providers.Diagnostics) providers.Diagnostics {
 	if d.Unavailable() {
 		s.failed(gen)
 		return d
@@ -173,12 +181,12 @@ func (s *supervised) check(p providers.Provider, gen int, server string, d provi
 	return d
 }
 
-func (s *supervised) unavailable(server string, err error) providers.Diagnostics {
+func (s *Supervised) unavailable(server string, err error) providers.Diagnostics {
 	return providers.Unavailable(server, err.Error())
 }
 
 // Describe implements providers.Provider.
-func (s *supervised) Describe(ctx context.Context) (*providers.Description, providers.Diagnostics) {
+func (s *Supervised) Describe(ctx context.Context) (*providers.Description, providers.Diagnostics) {
 	p, gen, err := s.current(ctx)
 	if err != nil {
 		return nil, s.unavailable("", err)
@@ -188,7 +196,7 @@ func (s *supervised) Describe(ctx context.Context) (*providers.Description, prov
 }
 
 // Configure implements providers.Provider.
-func (s *supervised) Configure(ctx context.Context, req *providers.ConfigureRequest) providers.Diagnostics {
+func (s *Supervised) Configure(ctx context.Context, req *providers.ConfigureRequest) providers.Diagnostics {
 	p, gen, err := s.current(ctx)
 	if err != nil {
 		return s.unavailable("", err)
@@ -197,7 +205,7 @@ func (s *supervised) Configure(ctx context.Context, req *providers.ConfigureRequ
 }
 
 // Observe implements providers.Provider.
-func (s *supervised) Observe(ctx context.Context, req *providers.ObserveRequest, fn func(*providers.Observation) error) providers.Diagnostics {
+func (s *Supervised) Observe(ctx context.Context, req *providers.ObserveRequest, fn func(*providers.Observation) error) providers.Diagnostics {
 	p, gen, err := s.current(ctx)
 	if err != nil {
 		return s.unavailable("", err)
@@ -206,7 +214,7 @@ func (s *supervised) Observe(ctx context.Context, req *providers.ObserveRequest,
 }
 
 // Apply implements providers.Provider.
-func (s *supervised) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*providers.Progress) error) (*providers.ApplyResult, providers.Diagnostics) {
+func (s *Supervised) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*providers.Progress) error) (*providers.ApplyResult, providers.Diagnostics) {
 	p, gen, err := s.current(ctx)
 	if err != nil {
 		return nil, s.unavailable(req.Target.Name, err)
@@ -216,7 +224,7 @@ func (s *supervised) Apply(ctx context.Context, req *providers.ApplyRequest, fn 
 }
 
 // Task implements providers.Provider.
-func (s *supervised) Task(ctx context.Context, req *providers.TaskRequest) (*providers.TaskStatus, providers.Diagnostics) {
+func (s *Supervised) Task(ctx context.Context, req *providers.TaskRequest) (*providers.TaskStatus, providers.Diagnostics) {
 	p, gen, err := s.current(ctx)
 	if err != nil {
 		return nil, s.unavailable(req.Target.Name, err)
@@ -226,7 +234,7 @@ func (s *supervised) Task(ctx context.Context, req *providers.TaskRequest) (*pro
 }
 
 // Stop implements providers.Provider.
-func (s *supervised) Stop(ctx context.Context) providers.Diagnostics {
+func (s *Supervised) Stop(ctx context.Context) providers.Diagnostics {
 	s.mu.Lock()
 	p := s.cur
 	s.mu.Unlock()
@@ -234,7 +242,7 @@ func (s *supervised) Stop(ctx context.Context) providers.Diagnostics {
 }
 
 // Close ends the current plugin.
-func (s *supervised) Close() {
+func (s *Supervised) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stop != nil {
@@ -242,3 +250,34 @@ func (s *supervised) Close() {
 		s.stop = nil
 	}
 }
+
+// PinnedRestart is how a supervisor starts provider name's plugin again:
+// start starts, describes and configures a fresh one and says what binary
+// serves it; a binary that no longer hashes to pinned (the SHA-256 the plan
+// recorded, "" for none) is stopped and refused.
+func PinnedRestart(start func(ctx context.Context) (providers.Provider, plan.Provider, func(), error), pinned string) func(context.Context) (providers.Provider, func(), error) {
+	return func(ctx context.Context) (providers.Provider, func(), error) {
+		p, info, stop, err := start(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if pinMismatch(info.SHA256, pinned) {
+			stop()
+			return nil, nil, fmt.Errorf("the plugin binary (%s) now hashes to %s, not %s as when the plan was made", info.Source, short(info.SHA256), short(pinned))
+		}
+		return p, stop, nil
+	}
+}
+
+// CheckPinned refuses a provider plugin started for the run whose binary
+// hashes to another SHA-256 than the one the plan was made with.
+func (r *Run) CheckPinned(info plan.Provider) error {
+	if want := r.PinnedSHA256(info.Name); pinMismatch(info.SHA256, want) {
+		return fmt.Errorf("provider %q: the started plugin hashes to %s, but the plan was made with %s", info.Name, short(info.SHA256), short(want))
+	}
+	return nil
+}
+
+// pinMismatch reports whether a plugin's binary hashes to got where the
+// plan pinned want (either empty: nothing to compare).
+func pinMismatch(got, want string) bool { return want != "" && got != "" && got != want }

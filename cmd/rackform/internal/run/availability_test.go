@@ -1,4 +1,4 @@
-package command
+package run
 
 import (
 	"encoding/pem"
@@ -40,26 +40,26 @@ func TestAvailableNow(t *testing.T) {
 	p := pendingPlan(dir, "catalog.json", "")
 
 	write(catalogWith(`["east"]`, "https://127.0.0.1/os.iso"))
-	avail, notes := availableNow(p)
+	avail, notes := AvailableNow(p)
 	if len(avail) != 0 || len(notes) != 1 || !strings.Contains(notes[0], "still lists release 4.6.2 at east only, not at site north") {
 		t.Errorf("not yet there: %v %v", avail, notes)
 	}
 
 	write(catalogWith(`["east", "north"]`, "https://127.0.0.1/other.iso"))
-	avail, notes = availableNow(p)
+	avail, notes = AvailableNow(p)
 	if len(avail) != 0 || len(notes) != 1 || !strings.Contains(notes[0], `now differs from what was planned (component "os"); plan again`) {
 		t.Errorf("changed images: %v %v", avail, notes)
 	}
 
 	write(catalogWith(`["east", "north"]`, "https://127.0.0.1/os.iso"))
-	avail, notes = availableNow(p)
+	avail, notes = AvailableNow(p)
 	if avail["cluster.north-1"] != "release 4.6.2 is now available at site north (catalog catalog.json read again by continue)" || len(notes) != 0 {
 		t.Errorf("published: %v %v", avail, notes)
 	}
 
 	// A catalog declared in HCL only is fixed by the plan.
 	p.Catalog.Source = ""
-	if avail, notes = availableNow(p); len(avail) != 0 || len(notes) != 1 || !strings.Contains(notes[0], "plan again once release 4.6.2 is available at site north") {
+	if avail, notes = AvailableNow(p); len(avail) != 0 || len(notes) != 1 || !strings.Contains(notes[0], "plan again once release 4.6.2 is available at site north") {
 		t.Errorf("no source: %v %v", avail, notes)
 	}
 }
@@ -75,7 +75,7 @@ func TestAvailableNowHTTPS(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "ca.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	avail, notes := availableNow(pendingPlan(dir, srv.URL+"/catalog.json", "ca.pem"))
+	avail, notes := AvailableNow(pendingPlan(dir, srv.URL+"/catalog.json", "ca.pem"))
 	if len(avail) != 1 || len(notes) != 0 {
 		t.Errorf("https: %v %v", avail, notes)
 	}
