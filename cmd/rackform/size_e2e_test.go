@@ -136,21 +136,32 @@ func TestHostilePlanSizes(t *testing.T) {
 		t.Fatalf("apply -expect-sha256 WRONG: exit %d:\n%s", code, out)
 	}
 
-	// SIGTERM while show -json renders: exit within 2 s.
+	// SIGTERM while show -json renders: exit within 2 s. Its output goes
+	// to a pipe read only for its first byte (as `show -json | less` that
+	// is not read on), so the signal reaches it mid-render however fast
+	// rendering gets: writing blocks once the pipe is full.
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		cmd := exec.Command(bin, "show", "-json", "large.plan")
 		cmd.Dir = work
 		var stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = nil, &stderr
+		cmd.Stdout, cmd.Stderr = pw, &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		pw.Close()
 		done := make(chan struct{})
 		go func() { _ = cmd.Wait(); close(done) }()
-		time.Sleep(1500 * time.Millisecond) // decoded, rendering
+		if _, err := pr.Read(make([]byte, 1)); err != nil { // decoded, rendering
+			t.Fatalf("show -json wrote nothing: %v\n%s", err, stderr.String())
+		}
+		time.Sleep(200 * time.Millisecond) // the pipe fills
 		select {
 		case <-done:
-			t.Fatalf("show -json of 15,000 servers ended before the signal: make the plan larger")
+			t.Fatalf("show -json of 15,000 servers ended before the signal: its output fits a pipe")
 		default:
 		}
 		sent := time.Now()
@@ -164,6 +175,7 @@ func TestHostilePlanSizes(t *testing.T) {
 			<-done
 			t.Fatalf("show -json still running 2 s after %s", sig)
 		}
+		pr.Close()
 		t.Logf("show -json exited %s after %s", time.Since(sent).Round(time.Millisecond), sig)
 		if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "Interrupted: show stopped.") {
 			t.Errorf("show -json after %s: exit %d, want 130:\n%s", sig, code, stderr.String())
