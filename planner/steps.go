@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"time"
 
 	"github.com/rackform/rackform/config"
@@ -146,7 +147,11 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 	}
 	// Expect every in-scope component at target, not only the changed
 	// ones: a reset must not have rolled anything back.
-	for _, c := range p.inScopeComponents(p.channel.releaseOf(s.Cluster)) {
+	comps := p.inScopeComponents(p.channel.releaseOf(s.Cluster))
+	if len(comps) > 0 {
+		wait.Expect = make([]providers.Expectation, 0, len(comps))
+	}
+	for _, c := range comps {
 		if elsewhere[c.Name] {
 			continue // verified by the server whose step flashes it
 		}
@@ -159,6 +164,10 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 	if down && st.Uncordon != nil {
 		add(plan.Step{Kind: plan.StepUncordon, Timeout: plan.Duration(st.Uncordon.Timeout), Estimate: capped(estimateUncordon, st.Uncordon.Timeout)})
 	}
+	// The plan keeps every server's steps to the end: held at exactly
+	// their number, not the capacity append left (a third more at
+	// 100,000 servers).
+	out = slices.Clone(out)
 	if ps := p.servers[address(s)]; ps != nil {
 		learn(p.opts.Estimates, ps.Identity, out)
 	}
