@@ -4,10 +4,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rackform/rackform/providers"
+	"github.com/rackform/rackform/providers/sim"
 )
 
 const (
@@ -132,5 +134,41 @@ func TestDeviceWithoutManager(t *testing.T) {
 	}
 	if msg := singleLine(t, o); !strings.Contains(msg, "the BMC answered, but has no Manager: GET /redfish/v1/Managers lists no members") {
 		t.Errorf("diagnostic %q", msg)
+	}
+}
+
+// TestDeviceOnTheSimulator: the simulator's switch blade (profile
+// slingshot, written from the capture's facts) is observed as a device,
+// its running BMC image updated by SimpleUpdate naming that member, the
+// controller restarts, and wait_ready reads the version back; Recovery is
+// left as it was.
+func TestDeviceOnTheSimulator(t *testing.T) {
+	images := imageServer(t)
+	env := startSim(t, sim.Options{}, []sim.BMCSpec{{Name: "blade-1", Profile: sim.ProfileSlingshot,
+		Firmware: map[string]string{"BMC": "sc.1.7.2-118"}}}, nil, Options{})
+	target := env.targets["blade-1"]
+	target.Device = "switch_blade"
+	env.targets["blade-1"] = target
+	rule := providers.Match{ID: "BMC", Count: 1}
+	in := providers.UpdateIntent{Component: "blade_bmc", Match: rule, ImageURI: images.URL + "/bmc-sc.1.7.3-7.bin"}
+	up := planFor(t, env.p, target, in)
+	if up.Problem != "" || up.Method != providers.MethodSimpleUpdate || len(up.Targets) != 1 || up.Targets[0] != "/redfish/v1/UpdateService/FirmwareInventory/BMC" {
+		t.Fatalf("update plan %+v", up)
+	}
+	step := stepFrom(up, in)
+	step.Version, step.Timeout = "sc.1.7.3-7", 5*time.Second
+	env.mustApply(t, "blade-1", step)
+	ready := env.mustApply(t, "blade-1", providers.Step{Kind: providers.StepWaitReady, Timeout: 5 * time.Second,
+		Expect: []providers.Expectation{{Component: "blade_bmc", Match: rule, Version: "sc.1.7.3-7"}}})
+	versions := map[string]string{}
+	for _, c := range ready.Observation.Components {
+		versions[c.ID] = c.Version
+	}
+	if versions["BMC"] != "sc.1.7.3-7" || !strings.HasPrefix(versions["Recovery"], "rec.1.2.") {
+		t.Errorf("after the update: %v", versions)
+	}
+	st := env.fleet.Stats("blade-1")
+	if st.Flashes["BMC"] != 1 || st.Flashes["Recovery"] != 0 {
+		t.Errorf("flashes %v, want the BMC once and Recovery never", st.Flashes)
 	}
 }
