@@ -103,5 +103,23 @@ func decodeComponentDevices(a *attrs, c *Component, b *hcl.Block) {
 			"Component %q is a runtime installed by reimaging a host, and devices have no host: a component for devices is firmware, sent to the device's UpdateService.", c.Name)
 		return
 	}
+	// A device has no host reset to apply a staged image: its images are
+	// applied at once (the device's controller restarts itself where its
+	// firmware needs it), and it is never rebooted.
+	switch c.ApplyTime {
+	case ApplyOnReset, ApplyInMaintenanceWindowOnReset:
+		if a.m["apply_time"] != nil {
+			a.errorf(a.rng("apply_time", b.DefRange), "A device has no host reset",
+				"Component %q is for devices and has apply_time = %q, but a device has no host whose reset would apply a staged image: leave apply_time out (Immediate) or set %q.", c.Name, c.ApplyTime, ApplyImmediate)
+			return
+		}
+		c.ApplyTime = ApplyImmediate
+	}
+	if c.Reboot && a.m["reboot"] != nil {
+		a.errorf(a.rng("reboot", b.DefRange), "A device has no host reset",
+			"Component %q is for devices and says reboot = true, but a device has no host to reboot: leave reboot out.", c.Name)
+		return
+	}
+	c.Reboot = false
 	c.Devices = kinds
 }

@@ -81,6 +81,9 @@ func TestDevices(t *testing.T) {
 	if diff := cmp.Diff([]string{"switch_tray", "switch_blade"}, sw.Devices); diff != "" {
 		t.Errorf("devices (-want +got):\n%s", diff)
 	}
+	if sw.ApplyTime != ApplyImmediate || sw.Reboot || bios.ApplyTime != ApplyOnReset || !bios.Reboot {
+		t.Errorf("apply times: a device's %s (reboot %v), a server's %s (reboot %v); want Immediate without reboot, OnReset with", sw.ApplyTime, sw.Reboot, bios.ApplyTime, bios.Reboot)
+	}
 	for _, x := range []struct {
 		c    *Component
 		s    *Server
@@ -102,6 +105,8 @@ func TestDeviceErrors(t *testing.T) {
 		{"unknown device kind of a component", `devices = ["switch_tray", "switch_blade"]`, `devices = ["toaster"]`, `names device kind "toaster"`},
 		{"empty devices", `devices = ["switch_tray", "switch_blade"]`, `devices = []`, `has an empty devices list`},
 		{"placement", `devices = "before_servers"`, `devices = "sometime"`, `"sometime"`},
+		{"staged on a device", `allow_change = true`, "allow_change = true\n    apply_time = \"OnReset\"", `a device has no host whose reset would apply a staged image`},
+		{"reboot on a device", `allow_change = true`, "allow_change = true\n    reboot = true", `a device has no host to reboot`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

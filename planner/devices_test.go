@@ -30,7 +30,6 @@ release "r" {
     devices = ["switch_tray"]
     version = "35_2014_4770"
     scheme  = "vendor"
-    reboot  = true
     image   = "https://127.0.0.1/tray.bin"
     match {
       id = "BMC"
@@ -103,9 +102,9 @@ func phaseKinds(p *plan.Plan) []plan.PhaseKind {
 // TestDevicesPlanned: devices are planned in a phase of their own, rack
 // by rack in the compute order, after the servers by default and before
 // them with devices = "before_servers"; each gets its kind's components
-// only, as updates and a wait for readiness, and no host step (no drain,
-// shutdown, reset or reimage) even for a component that says reboot; the
-// servers' steps do not change.
+// only, as updates applied at once and a wait for readiness, and no host
+// step (no drain, shutdown, reset or reimage); the servers' steps do not
+// change.
 func TestDevicesPlanned(t *testing.T) {
 	for _, tt := range []struct {
 		strategy string
@@ -146,8 +145,8 @@ func TestDevicesPlanned(t *testing.T) {
 				if got := stepsText(s); got != w {
 					t.Errorf("%s: %s\nwant %s", s.Address, got, w)
 				}
-				if s.IsDevice() && (s.Reboots != 0 || s.Action != plan.ActionUpgrade) {
-					t.Errorf("%s: %s with %d reboots", s.Address, s.Action, s.Reboots)
+				if s.IsDevice() && (s.Reboots != 0 || s.Action != plan.ActionUpgrade || s.Steps[0].ApplyTime != "Immediate") {
+					t.Errorf("%s: %s with %d reboots, apply time %q", s.Address, s.Action, s.Reboots, s.Steps[0].ApplyTime)
 				}
 			}
 		})
