@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rackform/rackform/internal/testenv"
+	"github.com/rackform/rackform/providers/mockup"
 )
 
 // devicesConfig is two racks of two compute servers, each rack with an
@@ -196,5 +199,124 @@ func TestDevicesAppliedInRackOrder(t *testing.T) {
 	code, again := e.run(t, "plan", "-detailed-exitcode", "-no-color", "lab")
 	if code != 0 {
 		t.Fatalf("re-plan after apply: exit %d, want 0 (every server and device at target)\n%s", code, again)
+	}
+}
+
+// bladeRelease is a release for the Slingshot switch blade's controller
+// as a device: its running BMC image at BMC (scheme vendor orders the
+// controller's release strings) and, as an operator might add it, its
+// Bootloader, which the BMC marks not updateable.
+const bladeRelease = `
+provider "redfish" {
+  username           = "admin"
+  password           = env("RACKFORM_SIM_PASSWORD")
+  insecure           = true
+  timeout            = "2s"
+  retry_max_attempts = 1
+}
+
+release "r" {
+  version = "1.0.0"
+  component "blade_bmc" {
+    devices = ["switch_blade"]
+    version = %q
+    scheme  = "vendor"
+    image   = "https://127.0.0.1:9/bmc-sc.bin"
+    match {
+      id    = "BMC"
+      count = 1
+    }
+  }
+  component "bootloader" {
+    devices      = ["switch_blade"]
+    version      = %q
+    scheme       = "opaque"
+    allow_change = true
+    image        = "https://127.0.0.1:9/bootloader.bin"
+    match {
+      id = "Bootloader"
+    }
+  }
+}
+
+cluster "c" {
+  release = release.r
+  rack "r1" {
+    device "blade-1" {
+      kind = "switch_blade"
+      bmc  = %q
+    }
+  }
+}
+`
+
+// TestPlanSwitchBladeAsDevice plans the Slingshot switch blade's
+// controller (../shared capture, served unmodified) as a device: at its
+// target there is no change; a newer BMC version is exactly one update,
+// of the running member BMC and not the Recovery image beside it, with a
+// wait for readiness and no host step; the Bootloader, which the BMC marks
+// not updateable, is never planned (a note at target, an error naming it
+// when the release wants another version).
+func TestPlanSwitchBladeAsDevice(t *testing.T) {
+	const running, bootloader = "sc.1.7.2-118-slingshot-release.arm64.2022-04-11T09:19:12+00:00.735ee40", "1.4-sc-ros"
+	blade := mockup.NewServer(t, testenv.Mockup(t, "csm/Slingshot_Switch_Blade"), mockup.Options{Username: "admin", Password: e2ePassword, Sessions: true})
+	e := newE2EEnv(t)
+	write := func(bmcVersion, bootVersion string) string {
+		dir := filepath.Join(t.TempDir(), "blade")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "main.rf.hcl"), []byte(fmt.Sprintf(bladeRelease, bmcVersion, bootVersion, blade.URL)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+
+	code, out := e.run(t, "plan", "-detailed-exitcode", "-no-color", write(running, bootloader))
+	if code != 0 || !strings.Contains(out, "skip: already at target") || !strings.Contains(out, `its BMC says it is not updateable`) {
+		t.Errorf("at target: exit %d, want 0 (no changes), the device at target and a note on the bootloader\n%s", code, out)
+	}
+	for _, req := range blade.Log() {
+		if strings.Contains(req, "/Systems") {
+			t.Errorf("the device was read through the Systems collection: %s", req)
+		}
+	}
+
+	newer := "sc.1.7.3-7-slingshot-release.arm64.2022-09-01T10:00:00+00:00.1a2b3c4"
+	code, out = e.run(t, "plan", "-detailed-exitcode", "-no-color", "-out", "blade.plan", write(newer, bootloader))
+	if code != 2 {
+		t.Fatalf("newer BMC: exit %d, want 2 (changes)\n%s", code, out)
+	}
+	_, js := e.run(t, "show", "-json", "blade.plan")
+	var show struct {
+		Servers map[string]struct {
+			Kind  string `json:"kind"`
+			Steps []struct {
+				Kind      string   `json:"kind"`
+				Component string   `json:"component"`
+				Members   []string `json:"members"`
+				Targets   []string `json:"targets"`
+				ApplyTime string   `json:"apply_time"`
+			} `json:"steps"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(js), &show); err != nil {
+		t.Fatalf("show -json: %v\n%s", err, js)
+	}
+	s := show.Servers["c/r1/blade-1"]
+	if s.Kind != "switch_blade" || len(s.Steps) != 2 || s.Steps[0].Kind != "update" || s.Steps[1].Kind != "wait_ready" {
+		t.Fatalf("device %+v: want one update and a wait_ready\n%s", s, out)
+	}
+	up := s.Steps[0]
+	if up.Component != "blade_bmc" || strings.Join(up.Members, ",") != "BMC" || strings.Join(up.Targets, ",") != "/redfish/v1/UpdateService/FirmwareInventory/BMC" || up.ApplyTime == "OnReset" {
+		// The capture lists no apply times: none is sent, and never a
+		// reset's (a device has none).
+		t.Errorf("update %+v: want the running member BMC only, never staged for a reset", up)
+	}
+
+	code, out = e.run(t, "plan", "-no-color", write(running, "1.5-sc-ros"))
+	flat := strings.Join(strings.Fields(out), " ")
+	if code != 1 || !strings.Contains(flat, "Component not updateable") || !strings.Contains(flat, `inventory member "Bootloader" as not updateable`) {
+		t.Errorf("a new bootloader: exit %d, want 1 and the bootloader refused as not updateable\n%s", code, out)
 	}
 }
