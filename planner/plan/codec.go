@@ -37,9 +37,13 @@ import (
 // from earlier runs' journals (Step.Learned, Plan.History: estimate.go);
 // and what a run's trust and state depend on beyond the configuration:
 // each provider's CA bundle digest (Provider.CABundleSHA256) and where the
-// run keeps its state (State). show reads every earlier format; apply
-// starts runs of 1.5 plans only (see Applicable).
-const FormatVersion = "1.5"
+// run keeps its state (State). 1.6 records the rack members that are not
+// servers: a device's kind (Server.Kind: switch trays, power shelves,
+// chassis controllers), with only update and wait_ready steps, and the
+// cluster phase that holds them (PhaseDevices). show reads every earlier
+// format; apply starts runs of 1.5 and 1.6 plans (see Applicable): a 1.5
+// plan holds no device, and runs as it did.
+const FormatVersion = "1.6"
 
 // ApplicableFormat is the oldest format apply starts a run from.
 const ApplicableFormat = "1.5"
