@@ -118,7 +118,7 @@ func (j *journal) read(ctx context.Context, applied func(*Record)) error {
 		if crashDebris(en.Data) {
 			continue
 		}
-		rec, err := decodeRecord(en.Data)
+		rec, err := DecodeRecord(en.Data)
 		if err != nil {
 			return fmt.Errorf("journal of plan %s is corrupt at position %d: %w", short(j.sha), en.Pos, err)
 		}
