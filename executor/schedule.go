@@ -3,9 +3,9 @@ package executor
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
+	"github.com/rackform/rackform/executor/rollout"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -203,32 +203,6 @@ func (r *runner) stepWait(ctx context.Context, w *node, d time.Duration) {
 	}
 }
 
-// window priority classes (rule 20).
-const (
-	winOpen = iota
-	winOpening
-	winNone
-	winClosed
-)
-
-func windowClass(c *plan.Cluster, now time.Time) (class int, next time.Time) {
-	if len(c.Windows) == 0 {
-		return winNone, time.Time{}
-	}
-	for _, w := range c.Windows {
-		if w.Contains(now) {
-			return winOpen, time.Time{}
-		}
-		if w.Start.After(now) && (next.IsZero() || w.Start.Before(next)) {
-			next = w.Start
-		}
-	}
-	if !next.IsZero() && next.Sub(now) <= 4*time.Hour {
-		return winOpening, next
-	}
-	return winClosed, next
-}
-
 // stepGroup runs the group's clusters one after another, choosing the next
 // by window priority and starting a cluster only inside a window (rule 20).
 func (r *runner) stepGroup(ctx context.Context, g *node) {
@@ -253,36 +227,31 @@ func (r *runner) stepGroup(ctx context.Context, g *node) {
 		if r.halted() {
 			break
 		}
-		now := r.o.Clock.Now()
-		type cand struct {
-			c     *node
-			class int
-			next  time.Time
-		}
-		var cands []cand
+		var waiting []*plan.Cluster
+		nodes := map[*plan.Cluster]*node{}
 		for _, c := range g.clusters {
 			if c.st.Name == NotStarted || c.st.Name == Pending {
-				class, next := windowClass(c.cluster, now)
-				cands = append(cands, cand{c, class, next})
+				waiting = append(waiting, c.cluster)
+				nodes[c.cluster] = c
 			}
 		}
-		slices.SortStableFunc(cands, func(a, b cand) int { return a.class - b.class })
 		var started *node
-		for _, cd := range cands {
-			if r.awaitsRelease(ctx, cd.c) {
+		for _, cd := range rollout.ClusterOrder(waiting, r.o.Clock.Now()) {
+			c := nodes[cd.Cluster]
+			if r.awaitsRelease(ctx, c) {
 				continue // pending(availability): the next member is tried
 			}
-			if cd.class == winOpen || cd.class == winNone {
-				started = cd.c
+			if cd.Class.MayStart() {
+				started = c
 				break
 			}
 			st := State{Name: Pending, Reason: ReasonWindow, Message: "maintenance window closed; no opening before the plan expires"}
-			if !cd.next.IsZero() {
-				u := cd.next.UTC()
+			if !cd.Opens.IsZero() {
+				u := cd.Opens.UTC()
 				st.Until, st.Message = &u, "maintenance window closed; opens "+u.Format(time.RFC3339)
-				r.wake(cd.next)
+				r.wake(cd.Opens)
 			}
-			r.set(ctx, cd.c, st)
+			r.set(ctx, c, st)
 		}
 		if started == nil {
 			break

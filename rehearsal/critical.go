@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rackform/rackform/executor/rollout"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -70,33 +71,6 @@ func hasGate(st plan.Stage, when string) bool {
 		}
 	}
 	return false
-}
-
-// window priority classes (rule 20), in the order a group tries them.
-const (
-	classOpen = iota
-	classOpening
-	classNone
-	classClosed
-)
-
-func classify(c *plan.Cluster, t time.Time) (int, time.Time) {
-	if len(c.Windows) == 0 {
-		return classNone, time.Time{}
-	}
-	var next time.Time
-	for _, w := range c.Windows {
-		if w.Contains(t) {
-			return classOpen, time.Time{}
-		}
-		if w.Start.After(t) && (next.IsZero() || w.Start.Before(next)) {
-			next = w.Start
-		}
-	}
-	if !next.IsZero() && next.Sub(t) <= 4*time.Hour {
-		return classOpening, next
-	}
-	return classClosed, next
 }
 
 func eligible(c *plan.Cluster) int {
@@ -346,25 +320,14 @@ func (sim *stageSim) stepGroup(g *groupSim, t time.Time) {
 		if sim.halted() {
 			return
 		}
-		type cand struct {
-			c     *plan.Cluster
-			class int
-			next  time.Time
-		}
-		var cands []cand
-		for _, c := range g.left {
-			class, next := classify(c, t)
-			cands = append(cands, cand{c, class, next})
-		}
-		slices.SortStableFunc(cands, func(a, b cand) int { return a.class - b.class })
 		g.wake = time.Time{}
-		for _, cd := range cands {
-			if cd.class == classOpen || cd.class == classNone {
-				g.cluster = cd.c
+		for _, cd := range rollout.ClusterOrder(g.left, t) {
+			if cd.Class.MayStart() {
+				g.cluster = cd.Cluster
 				break
 			}
-			if !cd.next.IsZero() && (g.wake.IsZero() || cd.next.Before(g.wake)) {
-				g.wake = cd.next
+			if !cd.Opens.IsZero() && (g.wake.IsZero() || cd.Opens.Before(g.wake)) {
+				g.wake = cd.Opens
 			}
 		}
 		if g.cluster == nil {
