@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/rackform/rackform/executor/rollout"
 )
 
 // Scopes (racks, batches, serial scopes): thresholds, breaches (rules
@@ -30,39 +32,12 @@ func (r *runner) stepPhase(ctx context.Context, ph *node) {
 		// steps began are back (their safety steps): a rack at a time.
 		pass := (sc.st.Name == Skipped && sc.sc.running == 0) ||
 			(sc.st.Name == Completed && afterDone(sc)) ||
-			(sc.st.Name == Running && sc.wait == nil && sc.pause == nil && r.advanced(sc))
+			(sc.st.Name == Running && sc.wait == nil && sc.pause == nil && rollout.Met(sc.scope, sc.sc.tally()))
 		if !pass {
 			break
 		}
 	}
 	r.refresh(ctx, ph)
-}
-
-func (r *runner) advanced(sc *node) bool {
-	s := sc.sc
-	return s.succeeded >= required(sc.scope, s.eligible())
-}
-
-// breach reports why a scope is breached (rule 11), or "". A scope that met
-// its threshold is never breached afterwards (rule 13: a straggler failing
-// later raises the count but does not undo the advance).
-func (r *runner) breach(sc *node) string {
-	s, p := sc.sc, sc.scope
-	n := s.eligible()
-	req := required(p, n)
-	if s.succeeded >= req {
-		return ""
-	}
-	open := n - s.succeeded - s.failed
-	switch {
-	case s.failed > p.Budget:
-		return fmt.Sprintf("%d failed > budget %d (N=%d, required %d, succeeded %d)", s.failed, p.Budget, n, req, s.succeeded)
-	case s.succeeded+open < req:
-		return fmt.Sprintf("%d succeeded + %d remaining < %d required (N=%d, %d failed)", s.succeeded, open, req, n, s.failed)
-	case p.Kind == "serial" && s.down > 0 && open > 0:
-		return "a server of this serial scope is down; the next starts only after the previous is back healthy"
-	}
-	return ""
 }
 
 // serversIn lists the servers of scope sc in state st, in plan order.
@@ -93,7 +68,7 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 		r.startChain(ctx, sc)
 	case Paused:
 		if (sc.st.Reason == ReasonThreshold || sc.st.Reason == ReasonQuorum) && r.m.lastContinue > sc.at {
-			if why := r.breach(sc); why != "" {
+			if why := rollout.Breach(sc.scope, sc.sc.tally()); why != "" {
 				r.set(ctx, sc, State{Name: Paused, Reason: ReasonThreshold, Message: "still breached after continue: " + why + r.skipHint(sc)})
 			} else {
 				r.set(ctx, sc, State{Name: Running, Message: "continued"})
@@ -101,7 +76,7 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 		}
 	}
 	if sc.st.Name == Running {
-		if why := r.breach(sc); why != "" {
+		if why := rollout.Breach(sc.scope, sc.sc.tally()); why != "" {
 			st := State{Name: Paused, Reason: ReasonThreshold, Message: why + r.skipHint(sc)}
 			if sc.scope.OnBreach == "fail" {
 				st = State{Name: Failed, Reason: ReasonThreshold, Message: why}

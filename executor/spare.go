@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/rackform/rackform/executor/rollout"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -117,7 +118,7 @@ func (r *runner) afterTakeover(ctx context.Context, sc *node, replaced string) {
 	}
 	r.set(ctx, n, State{Name: Skipped, Reason: ReasonReplaced, Message: "replaced by the spare " + spare + ", which took its place as a control-plane member; it is the spare now (" + why + ")"})
 	r.event(Event{Type: "spare_takeover", ID: sc.id, Server: spare, Message: spare + " took the place of " + replaced + "; " + replaced + " is the spare now"})
-	if sc.st.Name == Paused && sc.st.Reason == ReasonThreshold && r.breach(sc) == "" {
+	if sc.st.Name == Paused && sc.st.Reason == ReasonThreshold && rollout.Breach(sc.scope, sc.sc.tally()) == "" {
 		r.set(ctx, sc, State{Name: Running, Message: "continued: the spare took over"})
 	}
 }

@@ -179,8 +179,6 @@ func (s *scopeSim) afterDone() bool {
 	return (s.wait == 0 || s.waited) && (s.pause == pauseNone || s.pause == pauseDone)
 }
 
-func (s *scopeSim) required() int { return min(s.sc.Required, len(s.durs)) }
-
 // stageEnd runs a stage's groups from t and returns when the last of them
 // is done; blocked: a cluster can never start.
 func (cp *path) stageEnd(st plan.Stage, t time.Time) (time.Time, bool) {
@@ -352,7 +350,7 @@ func (sim *stageSim) stepPhase(g *groupSim, t time.Time) {
 		}
 		pass := s.state == scopeSkipped ||
 			(s.state == scopeCompleted && s.afterDone()) ||
-			(s.state == scopeRunning && s.wait == 0 && s.pause == pauseNone && s.done >= s.required())
+			(s.state == scopeRunning && s.wait == 0 && s.pause == pauseNone && rollout.Met(s.sc, rollout.Counts{Eligible: len(s.durs), Succeeded: s.done}))
 		if !pass {
 			return
 		}
