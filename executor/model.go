@@ -237,7 +237,7 @@ func buildModel(p *plan.Plan) (*model, error) {
 							}
 							sc.wait = w
 						}
-						if psc.PauseAfter && sci < len(pp.Scopes)-1 {
+						if rollout.PausesAfter(pp, sci) {
 							pa, err := add(ph, psc.ID+".pause", "pause after "+psc.Name, KindPause)
 							if err != nil {
 								return nil, err

@@ -195,7 +195,7 @@ func (r *runner) stepWait(ctx context.Context, w *node, d time.Duration) {
 		r.set(ctx, w, State{Name: Running, Message: "waiting " + d.String(), Until: &until})
 		r.wake(until)
 	case Running:
-		if w.st.Until == nil || !now.Before(*w.st.Until) {
+		if w.st.Until == nil || rollout.WaitOver(*w.st.Until, now) {
 			r.set(ctx, w, State{Name: Completed})
 		} else {
 			r.wake(*w.st.Until)

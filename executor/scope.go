@@ -12,9 +12,25 @@ import (
 // Scopes (racks, batches, serial scopes): thresholds, breaches (rules
 // 9-15) and which servers start (rule 7, rule 4).
 
-// afterDone: a scope's wait and pause are over.
-func afterDone(sc *node) bool {
-	return (sc.wait == nil || sc.wait.st.Name.Terminal()) && (sc.pause == nil || sc.pause.st.Name.Terminal())
+// after is a scope's wait and pause after it, as the rules read them.
+func after(sc *node) rollout.After {
+	return rollout.After{
+		Wait: sc.wait != nil, WaitOver: sc.wait != nil && sc.wait.st.Name.Terminal(),
+		Pause: sc.pause != nil, PauseOver: sc.pause != nil && sc.pause.st.Name.Terminal(),
+	}
+}
+
+// scopeState is a scope's state as the rule on the next scope reads it.
+func scopeState(n StateName) rollout.ScopeState {
+	switch n {
+	case Running:
+		return rollout.ScopeRunning
+	case Completed:
+		return rollout.ScopeCompleted
+	case Skipped:
+		return rollout.ScopeSkipped
+	}
+	return rollout.ScopeWaiting
 }
 
 // stepPhase runs scopes in order. The next scope starts when the previous
@@ -24,16 +40,12 @@ func (r *runner) stepPhase(ctx context.Context, ph *node) {
 	for i := ph.first; i < len(ph.scopes) && r.err == nil; i++ {
 		sc := ph.scopes[i]
 		r.stepScope(ctx, sc)
-		done := sc.st.Name.Terminal() && sc.sc.running == 0 && afterDone(sc)
+		a := after(sc)
+		done := sc.st.Name.Terminal() && sc.sc.running == 0 && a.Over()
 		if i == ph.first && done {
 			ph.first++
 		}
-		// A skipped scope lets the next one start once its servers whose
-		// steps began are back (their safety steps): a rack at a time.
-		pass := (sc.st.Name == Skipped && sc.sc.running == 0) ||
-			(sc.st.Name == Completed && afterDone(sc)) ||
-			(sc.st.Name == Running && sc.wait == nil && sc.pause == nil && rollout.Met(sc.scope, sc.sc.tally()))
-		if !pass {
+		if !rollout.NextScopeMayStart(scopeState(sc.st.Name), sc.sc.running, a, rollout.Met(sc.scope, sc.sc.tally())) {
 			break
 		}
 	}
@@ -107,7 +119,7 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 		// The pause after a rack begins when the wait after it has ended
 		// (rules 16, 17): continue then starts the next rack, and
 		// the wait is never cut short by a pause nor spent inside one.
-		if p := sc.pause; p != nil && (sc.wait == nil || sc.wait.st.Name.Terminal()) {
+		if p := sc.pause; after(sc).PauseBegins() {
 			switch {
 			case p.st.Name == NotStarted:
 				r.set(ctx, p, State{Name: Paused, Reason: ReasonAfterRack, Message: sc.id + " is done; run: rackform continue"})
@@ -148,14 +160,8 @@ func (r *runner) startServers(ctx context.Context, sc *node) {
 		return
 	}
 	s := sc.sc
-	limit := sc.scope.MaxUnavailable
-	if limit <= 0 || limit > len(s.servers) {
-		limit = len(s.servers)
-	}
+	limit := rollout.Slots(sc.scope, len(s.servers))
 	serial := sc.scope.Kind == "serial"
-	if serial {
-		limit = 1
-	}
 	for s.cursor < len(s.servers) && r.err == nil {
 		sv := s.servers[s.cursor]
 		if sv.st.Name != NotStarted && sv.st.Name != Pending { // pending: held for quorum

@@ -166,7 +166,7 @@ func (cp *path) newScopes(c *plan.Cluster, ph plan.Phase) []*scopeSim {
 				s.durs = append(s.durs, serverDuration(c, sv))
 			}
 		}
-		if sc.PauseAfter && i < len(ph.Scopes)-1 {
+		if rollout.PausesAfter(&ph, i) {
 			s.pause = pauseNotStarted
 		}
 		out = append(out, s)
@@ -174,9 +174,22 @@ func (cp *path) newScopes(c *plan.Cluster, ph plan.Phase) []*scopeSim {
 	return out
 }
 
-// afterDone: the scope's wait and pause are over.
-func (s *scopeSim) afterDone() bool {
-	return (s.wait == 0 || s.waited) && (s.pause == pauseNone || s.pause == pauseDone)
+// after is the scope's wait and pause, as the rules read them.
+func (s *scopeSim) after() rollout.After {
+	return rollout.After{Wait: s.wait > 0, WaitOver: s.waited, Pause: s.pause != pauseNone, PauseOver: s.pause == pauseDone}
+}
+
+// rule is the scope's state as the rule on the next scope reads it.
+func (s *scopeSim) rule() rollout.ScopeState {
+	switch s.state {
+	case scopeRunning:
+		return rollout.ScopeRunning
+	case scopeCompleted:
+		return rollout.ScopeCompleted
+	case scopeSkipped:
+		return rollout.ScopeSkipped
+	}
+	return rollout.ScopeWaiting
 }
 
 // stageEnd runs a stage's groups from t and returns when the last of them
@@ -344,14 +357,13 @@ func (sim *stageSim) stepPhase(g *groupSim, t time.Time) {
 	for i := g.first; i < len(g.scopes); i++ {
 		s := g.scopes[i]
 		sim.stepScope(g, s, t)
-		done := (s.state == scopeCompleted || s.state == scopeSkipped) && len(s.ends) == 0 && s.afterDone()
+		a := s.after()
+		done := (s.state == scopeCompleted || s.state == scopeSkipped) && len(s.ends) == 0 && a.Over()
 		if i == g.first && done {
 			g.first++
 		}
-		pass := s.state == scopeSkipped ||
-			(s.state == scopeCompleted && s.afterDone()) ||
-			(s.state == scopeRunning && s.wait == 0 && s.pause == pauseNone && rollout.Met(s.sc, rollout.Counts{Eligible: len(s.durs), Succeeded: s.done}))
-		if !pass {
+		met := rollout.Met(s.sc, rollout.Counts{Eligible: len(s.durs), Succeeded: s.done})
+		if !rollout.NextScopeMayStart(s.rule(), len(s.ends), a, met) {
 			return
 		}
 	}
@@ -369,13 +381,7 @@ func (sim *stageSim) stepScope(g *groupSim, s *scopeSim, t time.Time) {
 		s.state = scopeRunning
 	}
 	if s.state == scopeRunning {
-		width := s.sc.MaxUnavailable
-		if s.sc.Kind == "serial" {
-			width = 1
-		}
-		if width <= 0 || width > len(s.durs) {
-			width = len(s.durs)
-		}
+		width := rollout.Slots(s.sc, len(s.durs))
 		for !sim.halted() && s.next < len(s.durs) && len(s.ends) < width {
 			e := t.Add(s.durs[s.next])
 			s.ends = append(s.ends, e)
@@ -393,12 +399,12 @@ func (sim *stageSim) stepScope(g *groupSim, s *scopeSim, t time.Time) {
 		if s.waitAt.IsZero() {
 			s.waitAt = t.Add(s.wait)
 		}
-		if t.Before(s.waitAt) {
+		if !rollout.WaitOver(s.waitAt, t) {
 			return
 		}
 		s.waited = true
 	}
-	if s.pause == pauseNotStarted {
+	if s.pause == pauseNotStarted && s.after().PauseBegins() {
 		s.pause = pausePaused
 		sim.paused = append(sim.paused, s)
 	}
