@@ -3,6 +3,8 @@ package executor
 import (
 	"context"
 	"strings"
+
+	"github.com/rackform/rackform/executor/rollout"
 )
 
 // Pending for availability (the Fleet seed's "target version isn't yet
@@ -18,8 +20,7 @@ import (
 // awaitsRelease reports whether cluster c waits for its release, setting
 // it pending(availability) when it does.
 func (r *runner) awaitsRelease(ctx context.Context, c *node) bool {
-	rel := c.cluster.Release
-	if rel == nil || rel.Pending == "" {
+	if !rollout.AwaitsRelease(c.cluster) {
 		return false
 	}
 	if _, ok := r.m.available[c.id]; ok {
@@ -29,7 +30,7 @@ func (r *runner) awaitsRelease(ctx context.Context, c *node) bool {
 		r.emit(ctx, &Record{Type: recAvailable, ID: c.id, Message: note})
 		return false
 	}
-	r.set(ctx, c, State{Name: Pending, Reason: ReasonAvailability, Message: rel.Pending})
+	r.set(ctx, c, State{Name: Pending, Reason: ReasonAvailability, Message: c.cluster.Release.Pending})
 	return true
 }
 

@@ -161,7 +161,7 @@ func buildModel(p *plan.Plan) (*model, error) {
 		}
 		st.stage = ps
 		for gi := range ps.Gates {
-			if ps.Gates[gi].When != "after" {
+			if !rollout.GateAfter(ps.Gates[gi]) {
 				g, err := add(st, ps.Gates[gi].ID, ps.Gates[gi].Name, KindGate)
 				if err != nil {
 					return nil, err
@@ -249,7 +249,7 @@ func buildModel(p *plan.Plan) (*model, error) {
 			}
 		}
 		for gi := range ps.Gates {
-			if ps.Gates[gi].When == "after" {
+			if rollout.GateAfter(ps.Gates[gi]) {
 				g, err := add(st, ps.Gates[gi].ID, ps.Gates[gi].Name, KindGate)
 				if err != nil {
 					return nil, err

@@ -19,7 +19,11 @@ func (r *runner) wake(t time.Time) {
 }
 
 func (r *runner) halted() bool {
-	return r.graceful || len(r.down) > 0 || r.m.stopRequested() || r.m.breaches > 0 || r.m.pauses > 0 || r.m.run.st.Name.Terminal() || r.groupFailed()
+	return rollout.Hold{
+		Pauses: r.m.pauses, Breaches: r.m.breaches,
+		Interrupted: r.graceful, Stopping: r.m.stopRequested(), ProviderDown: len(r.down) > 0,
+		Ended: r.m.run.st.Name.Terminal(), GroupFailed: r.groupFailed(),
+	}.Halted()
 }
 
 // reconcile makes every decision the current state allows, until nothing

@@ -43,14 +43,14 @@ func CriticalPath(p *plan.Plan, start time.Time, approveAfter time.Duration) (en
 	}
 	t := start
 	for _, st := range p.Run.Stages {
-		if hasGate(st, "before") {
+		if hasGate(st, false) {
 			t = t.Add(approveAfter)
 		}
 		groupsEnd, b := cp.stageEnd(st, t)
 		blocked = blocked || b
 		t = groupsEnd
 		after := t.Add(time.Duration(st.AfterWait))
-		if hasGate(st, "after") && t.Add(approveAfter).After(after) {
+		if hasGate(st, true) && t.Add(approveAfter).After(after) {
 			after = t.Add(approveAfter)
 		}
 		t = after
@@ -64,9 +64,10 @@ type path struct {
 	approveAfter time.Duration
 }
 
-func hasGate(st plan.Stage, when string) bool {
+// hasGate reports whether a stage has a gate after it (after), or before.
+func hasGate(st plan.Stage, after bool) bool {
 	for _, g := range st.Gates {
-		if (g.When == "after") == (when == "after") {
+		if rollout.GateAfter(g) == after {
 			return true
 		}
 	}
@@ -200,7 +201,7 @@ func (cp *path) stageEnd(st plan.Stage, t time.Time) (time.Time, bool) {
 		gs := &groupSim{}
 		for i := range g.Clusters {
 			c := &g.Clusters[i]
-			if c.Release != nil && c.Release.Pending != "" {
+			if rollout.AwaitsRelease(c) {
 				return t, true // waits for its release at its site: never in a rehearsal
 			}
 			if eligible(c) > 0 {
@@ -305,7 +306,8 @@ func (sim *stageSim) pass(t time.Time) {
 	}
 }
 
-func (sim *stageSim) halted() bool { return len(sim.paused) > 0 }
+// halted: nothing new starts anywhere (rule 12).
+func (sim *stageSim) halted() bool { return rollout.Hold{Pauses: len(sim.paused)}.Halted() }
 
 // stepGroup runs a group's clusters one after another, choosing the next
 // by window priority and starting it only inside a window.
