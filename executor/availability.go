@@ -19,18 +19,18 @@ import (
 
 // awaitsRelease reports whether cluster c waits for its release, setting
 // it pending(availability) when it does.
-func (r *runner) awaitsRelease(ctx context.Context, c *node) bool {
+func (sch *scheduler) awaitsRelease(ctx context.Context, c *node) bool {
 	if !rollout.AwaitsRelease(c.cluster) {
 		return false
 	}
-	if _, ok := r.m.available[c.id]; ok {
+	if _, ok := sch.r.m.available[c.id]; ok {
 		return false
 	}
-	if note, ok := r.o.Available[c.id]; ok {
-		r.emit(ctx, &Record{Type: recAvailable, ID: c.id, Message: note})
+	if note, ok := sch.r.o.Available[c.id]; ok {
+		sch.r.emit(ctx, &Record{Type: recAvailable, ID: c.id, Message: note})
 		return false
 	}
-	r.set(ctx, c, State{Name: Pending, Reason: ReasonAvailability, Message: c.cluster.Release.Pending})
+	sch.r.set(ctx, c, State{Name: Pending, Reason: ReasonAvailability, Message: c.cluster.Release.Pending})
 	return true
 }
 

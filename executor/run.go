@@ -64,6 +64,9 @@ type runner struct {
 	w *workerMode
 	// v is the clock when it is virtual (virtual.go), else nil.
 	v Virtual
+
+	// sched makes the scheduling decisions (schedule.go).
+	sched *scheduler
 }
 
 // Run applies the plan until it completes, fails, pauses, is stopped, or
@@ -166,6 +169,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	r := &runner{e: e, o: o, m: m, sha: o.PlanSHA256, j: newJournal(o.Backend, o.PlanSHA256, m, o.Clock, cursor),
 		ops: newOpTable(), msgs: make(chan msg, 256), skipsAt: 0,
 		down: map[string]string{}, interrupts: map[string]int{}, remNoted: map[*node]bool{}, barNoted: map[*node]bool{}, w: wm}
+	r.sched = &scheduler{r: r}
 	if v, ok := o.Clock.(Virtual); ok {
 		// Unbuffered: a parked worker counts as parked until the
 		// scheduler has its message, never while it goes on running.
@@ -247,10 +251,10 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 		r.workerPass(hard)
 		r.poll(hard)
 		r.sayQuorumWaits(hard, r.o.Clock.Now()) // quorum.go
-		r.reconcile(hard)
+		r.sched.reconcile(hard)
 		for i := 0; i < 8 && r.workerPass(hard); i++ {
 			r.poll(hard)
-			r.reconcile(hard) // a group claimed: step it now
+			r.sched.reconcile(hard) // a group claimed: step it now
 		}
 		if r.err != nil {
 			if hard.Err() != nil {

@@ -36,10 +36,10 @@ func scopeState(n StateName) rollout.ScopeState {
 // stepPhase runs scopes in order. The next scope starts when the previous
 // one is terminal with its wait and pause over, or — when it has neither a
 // wait nor a pause — as soon as it met its threshold (rule 13).
-func (r *runner) stepPhase(ctx context.Context, ph *node) {
-	for i := ph.first; i < len(ph.scopes) && r.err == nil; i++ {
+func (sch *scheduler) stepPhase(ctx context.Context, ph *node) {
+	for i := ph.first; i < len(ph.scopes) && sch.r.err == nil; i++ {
 		sc := ph.scopes[i]
-		r.stepScope(ctx, sc)
+		sch.stepScope(ctx, sc)
 		a := after(sc)
 		done := sc.st.Name.Terminal() && sc.sc.running == 0 && a.Over()
 		if i == ph.first && done {
@@ -49,7 +49,7 @@ func (r *runner) stepPhase(ctx context.Context, ph *node) {
 			break
 		}
 	}
-	r.refresh(ctx, ph)
+	sch.refresh(ctx, ph)
 }
 
 // serversIn lists the servers of scope sc in state st, in plan order.
@@ -63,42 +63,42 @@ func serversIn(sc *node, st StateName) []string {
 	return out
 }
 
-func (r *runner) stepScope(ctx context.Context, sc *node) {
+func (sch *scheduler) stepScope(ctx context.Context, sc *node) {
 	s := sc.sc
-	if r.stepTakeover(ctx, sc) { // spare.go
+	if sch.stepTakeover(ctx, sc) { // spare.go
 		return
 	}
 	switch sc.st.Name {
 	case NotStarted:
-		if r.halted() {
+		if sch.r.halted() {
 			return
 		}
 		if s.eligible() == 0 {
-			r.set(ctx, sc, State{Name: Skipped, Reason: ReasonEmpty, Message: "no eligible servers"})
+			sch.r.set(ctx, sc, State{Name: Skipped, Reason: ReasonEmpty, Message: "no eligible servers"})
 			break
 		}
-		r.startChain(ctx, sc)
+		sch.startChain(ctx, sc)
 	case Paused:
-		if (sc.st.Reason == ReasonThreshold || sc.st.Reason == ReasonQuorum) && r.m.lastContinue > sc.at {
+		if (sc.st.Reason == ReasonThreshold || sc.st.Reason == ReasonQuorum) && sch.r.m.lastContinue > sc.at {
 			if why := rollout.Breach(sc.scope, sc.sc.tally()); why != "" {
-				r.set(ctx, sc, State{Name: Paused, Reason: ReasonThreshold, Message: "still breached after continue: " + why + r.skipHint(sc)})
+				sch.r.set(ctx, sc, State{Name: Paused, Reason: ReasonThreshold, Message: "still breached after continue: " + why + sch.skipHint(sc)})
 			} else {
-				r.set(ctx, sc, State{Name: Running, Message: "continued"})
+				sch.r.set(ctx, sc, State{Name: Running, Message: "continued"})
 			}
 		}
 	}
 	if sc.st.Name == Running {
 		if why := rollout.Breach(sc.scope, sc.sc.tally()); why != "" {
-			st := State{Name: Paused, Reason: ReasonThreshold, Message: why + r.skipHint(sc)}
+			st := State{Name: Paused, Reason: ReasonThreshold, Message: why + sch.skipHint(sc)}
 			if sc.scope.OnBreach == "fail" {
 				st = State{Name: Failed, Reason: ReasonThreshold, Message: why}
 			}
-			r.event(Event{Type: "breach", ID: sc.id, Kind: KindScope, Message: why, Counts: sc.counts()})
-			r.set(ctx, sc, st)
+			sch.r.event(Event{Type: "breach", ID: sc.id, Kind: KindScope, Message: why, Counts: sc.counts()})
+			sch.r.set(ctx, sc, st)
 		} else {
-			r.startServers(ctx, sc)
+			sch.startServers(ctx, sc)
 			if s.notStarted == 0 && s.running == 0 && s.eligible() == 0 {
-				r.set(ctx, sc, State{Name: Skipped, Reason: ReasonEmpty, Message: "no eligible servers left: every server of this scope was skipped, so there is nothing to upgrade"})
+				sch.r.set(ctx, sc, State{Name: Skipped, Reason: ReasonEmpty, Message: "no eligible servers left: every server of this scope was skipped, so there is nothing to upgrade"})
 			} else if s.notStarted == 0 && s.running == 0 {
 				msg := fmt.Sprintf("%d succeeded", s.succeeded)
 				if s.failed > 0 {
@@ -107,14 +107,14 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 				if s.skipped > 0 {
 					msg += fmt.Sprintf(", %d skipped", s.skipped)
 				}
-				r.set(ctx, sc, State{Name: Completed, Message: msg})
+				sch.r.set(ctx, sc, State{Name: Completed, Message: msg})
 			}
 		}
 	}
 	switch sc.st.Name {
 	case Completed:
 		if sc.wait != nil {
-			r.stepWait(ctx, sc.wait, time.Duration(sc.scope.WaitAfter))
+			sch.stepWait(ctx, sc.wait, time.Duration(sc.scope.WaitAfter))
 		}
 		// The pause after a rack begins when the wait after it has ended
 		// (rules 16, 17): continue then starts the next rack, and
@@ -122,15 +122,15 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 		if p := sc.pause; after(sc).PauseBegins() {
 			switch {
 			case p.st.Name == NotStarted:
-				r.set(ctx, p, State{Name: Paused, Reason: ReasonAfterRack, Message: sc.id + " is done; run: rackform continue"})
-			case p.st.Name == Paused && r.m.lastContinue > p.at:
-				r.set(ctx, p, State{Name: Completed, Message: "continued"})
+				sch.r.set(ctx, p, State{Name: Paused, Reason: ReasonAfterRack, Message: sc.id + " is done; run: rackform continue"})
+			case p.st.Name == Paused && sch.r.m.lastContinue > p.at:
+				sch.r.set(ctx, p, State{Name: Completed, Message: "continued"})
 			}
 		}
 	case Skipped:
 		for _, k := range []*node{sc.wait, sc.pause} {
 			if k != nil && !k.st.Name.Terminal() {
-				r.set(ctx, k, State{Name: Skipped, Reason: sc.st.Reason, Message: "its scope was skipped"})
+				sch.r.set(ctx, k, State{Name: Skipped, Reason: sc.st.Reason, Message: "its scope was skipped"})
 			}
 		}
 	}
@@ -139,7 +139,7 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 // skipHint says what the operator can do about a breached scope. A failed
 // server is terminal and cannot be skipped (rule 23): what can be is the
 // scope itself, or its servers that have not started.
-func (r *runner) skipHint(sc *node) string {
+func (sch *scheduler) skipHint(sc *node) string {
 	var b strings.Builder
 	if f := serversIn(sc, Failed); len(f) > 0 {
 		b.WriteString("; failed: " + strings.Join(f, ", ") + " (skip one to take it out of N: rackform skip ADDR)")
@@ -155,14 +155,14 @@ func (r *runner) skipHint(sc *node) string {
 // startServers starts servers of a running scope up to max_unavailable
 // (rule 7), one at a time in serial scopes, and never a second control-plane
 // server of a cluster while one is down (rule 4).
-func (r *runner) startServers(ctx context.Context, sc *node) {
-	if r.halted() {
+func (sch *scheduler) startServers(ctx context.Context, sc *node) {
+	if sch.r.halted() {
 		return
 	}
 	s := sc.sc
 	limit := rollout.Slots(sc.scope, len(s.servers))
 	serial := sc.scope.Kind == "serial"
-	for s.cursor < len(s.servers) && r.err == nil {
+	for s.cursor < len(s.servers) && sch.r.err == nil {
 		sv := s.servers[s.cursor]
 		if sv.st.Name != NotStarted && sv.st.Name != Pending { // pending: held for quorum
 			s.cursor++
@@ -174,8 +174,8 @@ func (r *runner) startServers(ctx context.Context, sc *node) {
 		if isCP(sv.srv.Role) && clusterOf(sv).cpBusy > 0 {
 			return
 		}
-		r.set(ctx, sv, State{Name: Running})
-		r.ready = append(r.ready, sv)
+		sch.r.set(ctx, sv, State{Name: Running})
+		sch.r.ready = append(sch.r.ready, sv)
 		s.cursor++
 	}
 }

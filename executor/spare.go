@@ -57,8 +57,8 @@ func (m *model) takeoverDone(cluster string) *plan.Takeover {
 // stepTakeover runs the takeover when it is due, before the serial
 // control-plane scope starts another member. It reports whether the scope
 // must wait for it.
-func (r *runner) stepTakeover(ctx context.Context, sc *node) bool {
-	if sc.scope == nil || sc.scope.Kind != "serial" || r.graceful || r.m.stopRequested() {
+func (sch *scheduler) stepTakeover(ctx context.Context, sc *node) bool {
+	if sc.scope == nil || sc.scope.Kind != "serial" || sch.r.graceful || sch.r.m.stopRequested() {
 		return false
 	}
 	cl := clusterOf(sc)
@@ -66,22 +66,22 @@ func (r *runner) stepTakeover(ctx context.Context, sc *node) bool {
 		return false
 	}
 	t := cl.cluster.Quorum.Takeover
-	spare := r.m.servers[t.Spare]
+	spare := sch.r.m.servers[t.Spare]
 	if spare == nil || spare.st.Name != Completed {
 		return false // the spare goes first; it is not upgraded yet
 	}
-	if r.ops.of(spare) != nil {
+	if sch.r.ops.of(spare) != nil {
 		return true
 	}
 	op, st := takeoverOp(spare)
 	switch {
 	case st != nil && st.State == Completed:
-		r.afterTakeover(ctx, sc, strings.TrimPrefix(op, opTakeover))
+		sch.afterTakeover(ctx, sc, strings.TrimPrefix(op, opTakeover))
 		return false
 	case st != nil && st.State == Failed:
 		return false // the quorum guard holds the next member
 	case op != "":
-		r.start(ctx, spare, op) // in flight before a restart: hooks run again
+		sch.r.start(ctx, spare, op) // in flight before a restart: hooks run again
 		return true
 	}
 	replaces := t.Replaces
@@ -94,20 +94,20 @@ func (r *runner) stepTakeover(ctx context.Context, sc *node) bool {
 		}
 	}
 	if replaces == "" {
-		replaces = r.downMember[cl.cluster.Name] // went down during the run
+		replaces = sch.r.downMember[cl.cluster.Name] // went down during the run
 	}
 	if replaces == "" {
 		return false
 	}
-	r.event(Event{Type: "spare_takeover_started", ID: sc.id, Server: t.Spare, Message: t.Spare + " takes the place of " + replaces})
-	r.start(ctx, spare, opTakeover+replaces)
+	sch.r.event(Event{Type: "spare_takeover_started", ID: sc.id, Server: t.Spare, Message: t.Spare + " takes the place of " + replaces})
+	sch.r.start(ctx, spare, opTakeover+replaces)
 	return true
 }
 
 // afterTakeover skips the member the spare replaced when it failed in
 // this run, and lets its scope go on.
-func (r *runner) afterTakeover(ctx context.Context, sc *node, replaced string) {
-	n := r.m.servers[replaced]
+func (sch *scheduler) afterTakeover(ctx context.Context, sc *node, replaced string) {
+	n := sch.r.m.servers[replaced]
 	if n == nil || (n.st.Name != Failed && n.st.Name != NotStarted) {
 		return
 	}
@@ -116,10 +116,10 @@ func (r *runner) afterTakeover(ctx context.Context, sc *node, replaced string) {
 	if n.st.Name == Failed {
 		why = "it failed: " + n.st.Message
 	}
-	r.set(ctx, n, State{Name: Skipped, Reason: ReasonReplaced, Message: "replaced by the spare " + spare + ", which took its place as a control-plane member; it is the spare now (" + why + ")"})
-	r.event(Event{Type: "spare_takeover", ID: sc.id, Server: spare, Message: spare + " took the place of " + replaced + "; " + replaced + " is the spare now"})
+	sch.r.set(ctx, n, State{Name: Skipped, Reason: ReasonReplaced, Message: "replaced by the spare " + spare + ", which took its place as a control-plane member; it is the spare now (" + why + ")"})
+	sch.r.event(Event{Type: "spare_takeover", ID: sc.id, Server: spare, Message: spare + " took the place of " + replaced + "; " + replaced + " is the spare now"})
 	if sc.st.Name == Paused && sc.st.Reason == ReasonThreshold && rollout.Breach(sc.scope, sc.sc.tally()) == "" {
-		r.set(ctx, sc, State{Name: Running, Message: "continued: the spare took over"})
+		sch.r.set(ctx, sc, State{Name: Running, Message: "continued: the spare took over"})
 	}
 }
 
