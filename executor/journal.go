@@ -161,7 +161,7 @@ func (r *runner) flush(ctx context.Context) {
 		r.err = err
 		return
 	}
-	for _, o := range r.holdStarts(ctx, launch) { // workers.go
+	for _, o := range r.crew.holdStarts(ctx, launch) { // workers.go
 		r.begin(ctx, o)
 	}
 }

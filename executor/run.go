@@ -65,8 +65,10 @@ type runner struct {
 	// v is the clock when it is virtual (virtual.go), else nil.
 	v Virtual
 
-	// sched makes the scheduling decisions (schedule.go).
+	// sched makes the scheduling decisions (schedule.go); crew deals
+	// with the run's other workers (workers.go).
 	sched *scheduler
+	crew  *crew
 }
 
 // Run applies the plan until it completes, fails, pauses, is stopped, or
@@ -169,7 +171,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	r := &runner{e: e, o: o, m: m, sha: o.PlanSHA256, j: newJournal(o.Backend, o.PlanSHA256, m, o.Clock, cursor),
 		ops: newOpTable(), msgs: make(chan msg, 256), skipsAt: 0,
 		down: map[string]string{}, interrupts: map[string]int{}, remNoted: map[*node]bool{}, barNoted: map[*node]bool{}, w: wm}
-	r.sched = &scheduler{r: r}
+	r.sched, r.crew = &scheduler{r: r}, &crew{r: r}
 	if v, ok := o.Clock.(Virtual); ok {
 		// Unbuffered: a parked worker counts as parked until the
 		// scheduler has its message, never while it goes on running.
@@ -248,11 +250,11 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 		// Claims first, then the journal read, then the decisions: a
 		// record of another worker (a breach, a pause) is seen as late
 		// as possible before this worker's next write.
-		r.workerPass(hard)
+		r.crew.workerPass(hard)
 		r.poll(hard)
 		r.sayQuorumWaits(hard, r.o.Clock.Now()) // quorum.go
 		r.sched.reconcile(hard)
-		for i := 0; i < 8 && r.workerPass(hard); i++ {
+		for i := 0; i < 8 && r.crew.workerPass(hard); i++ {
 			r.poll(hard)
 			r.sched.reconcile(hard) // a group claimed: step it now
 		}
@@ -263,7 +265,7 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 			return r.cutShort(), r.err
 		}
 		if r.ops.inflight() == 0 {
-			if out, done := r.outcome(); done && r.mayFinish(hard, out) {
+			if out, done := r.outcome(); done && r.crew.mayFinish(hard, out) {
 				r.finish(hard, out)
 				if r.err != nil {
 					return r.cutShort(), r.err

@@ -51,7 +51,7 @@ func (sch *scheduler) reconcile(ctx context.Context) {
 				sch.skipTree(ctx, n)
 			}
 		}
-		sch.r.unholdStarts()
+		sch.r.crew.unholdStarts()
 		sch.stepRun(ctx)
 		// Servers waiting for the others on their BMC are decided again:
 		// any record may have brought one of those down.
