@@ -92,15 +92,15 @@ func (r *runner) guarded(sv *node) bool {
 // pre-flight is interrupted as under any provider failure (the plugin is
 // restarted and the check runs again), so that only a member observed
 // down ever holds the run for quorum.
-func (r *runner) observePeers(ctx context.Context, o *opRun) (string, error) {
+func (wk *worker) observePeers(ctx context.Context, o *opRun) (string, error) {
 	for i := range o.peers {
 		p := &o.peers[i]
-		prov := r.o.Providers[p.srv.Provider]
+		prov := wk.r.o.Providers[p.srv.Provider]
 		if prov == nil {
 			p.why = "no provider to observe it"
 			continue
 		}
-		o.waiting.Store(&peerWait{peer: p.server, since: r.o.Clock.Now()})
+		o.waiting.Store(&peerWait{peer: p.server, since: wk.r.o.Clock.Now()})
 		obs, err := observe(ctx, prov, providers.Target{Name: p.srv.Address, Endpoint: p.srv.BMC, System: p.srv.System, Auth: p.srv.Auth})
 		if err != nil {
 			return p.srv.Provider, fmt.Errorf("observing the control-plane member %s for the quorum check: %w", p.server, err)

@@ -66,9 +66,11 @@ type runner struct {
 	v Virtual
 
 	// sched makes the scheduling decisions (schedule.go); crew deals
-	// with the run's other workers (workers.go).
-	sched *scheduler
-	crew  *crew
+	// with the run's other workers (workers.go); worker does operations
+	// (work.go).
+	sched  *scheduler
+	crew   *crew
+	worker *worker
 }
 
 // Run applies the plan until it completes, fails, pauses, is stopped, or
@@ -171,7 +173,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	r := &runner{e: e, o: o, m: m, sha: o.PlanSHA256, j: newJournal(o.Backend, o.PlanSHA256, m, o.Clock, cursor),
 		ops: newOpTable(), msgs: make(chan msg, 256), skipsAt: 0,
 		down: map[string]string{}, interrupts: map[string]int{}, remNoted: map[*node]bool{}, barNoted: map[*node]bool{}, w: wm}
-	r.sched, r.crew = &scheduler{r: r}, &crew{r: r}
+	r.sched, r.crew, r.worker = &scheduler{r: r}, &crew{r: r}, &worker{r: r}
 	if v, ok := o.Clock.(Virtual); ok {
 		// Unbuffered: a parked worker counts as parked until the
 		// scheduler has its message, never while it goes on running.
@@ -274,7 +276,7 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 			}
 		}
 		if o, ok := r.ops.next(); ok {
-			r.handle(hard, r.work(hard, o)) // Synchronous
+			r.handle(hard, r.worker.work(hard, o)) // Synchronous
 			continue
 		}
 		now := r.o.Clock.Now()

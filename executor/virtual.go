@@ -20,14 +20,14 @@ var errRunOver = errors.New("the apply stopped before the task could be journale
 
 // sleep waits on the run's clock until t, or until ctx ends (then it
 // returns ctx's error).
-func (r *runner) sleep(ctx context.Context, t time.Time) error {
-	if r.v != nil {
-		return r.v.Sleep(ctx, t)
+func (wk *worker) sleep(ctx context.Context, t time.Time) error {
+	if wk.r.v != nil {
+		return wk.r.v.Sleep(ctx, t)
 	}
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-r.o.Clock.At(t):
+	case <-wk.r.o.Clock.At(t):
 		return nil
 	}
 }
@@ -37,14 +37,14 @@ func (r *runner) sleep(ctx context.Context, t time.Time) error {
 // always goes through: the scheduler receives every parked message, also
 // after the run stopped (drain), so the clock's count of parked actors
 // stays right for the next run on it.
-func (r *runner) send(ctx context.Context, m msg) bool {
-	if r.v != nil {
-		r.v.Park()
-		r.msgs <- m
+func (wk *worker) send(ctx context.Context, m msg) bool {
+	if wk.r.v != nil {
+		wk.r.v.Park()
+		wk.r.msgs <- m
 		return true
 	}
 	select {
-	case r.msgs <- m:
+	case wk.r.msgs <- m:
 		return true
 	case <-ctx.Done():
 		return false
