@@ -334,7 +334,7 @@ func (m *model) setState(n *node, st State, pos int64) {
 	}
 }
 
-func isCP(role string) bool { return strings.HasPrefix(role, "control_plane") }
+func isCP(role string) bool { return rollout.IsControlPlane(role) }
 
 // cpBusy: a control-plane server that is down (rule 4): in flight, or
 // failed after being touched.
