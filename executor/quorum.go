@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/executor/rollout"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -48,40 +49,16 @@ func (r *runner) observeOp(sv *node) *opRun {
 // quorumMembers lists the control-plane members of sv's cluster in plan
 // order, after any spare takeover recorded in the run.
 func (r *runner) quorumMembers(sv *node) []*plan.Server {
-	t := r.takeover(sv.srv.Cluster)
-	var out []*plan.Server
-	for i := range r.o.Plan.Servers {
-		s := &r.o.Plan.Servers[i]
-		if s.Cluster == sv.srv.Cluster && isMember(s, t) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// isMember: a control_plane server (the spare is not a member) — after a
-// takeover t the spare is, and the server it replaced is not.
-func isMember(s *plan.Server, t *plan.Takeover) bool {
-	if t != nil {
-		switch s.Address {
-		case t.Spare:
-			return true
-		case t.Replaces:
-			return false
-		}
-	}
-	return s.Role == "control_plane"
+	return rollout.Members(r.o.Plan.Servers, sv.srv.Cluster, r.takeover(sv.srv.Cluster))
 }
 
 // guarded reports whether taking sv down is subject to the quorum guard.
 func (r *runner) guarded(sv *node) bool {
-	if !isMember(sv.srv, r.takeover(sv.srv.Cluster)) {
-		return false
+	t := r.takeover(sv.srv.Cluster)
+	if !rollout.IsMember(sv.srv, t) {
+		return false // the members are counted for a member only
 	}
-	if q := clusterOf(sv).cluster.Quorum; q != nil && q.Override {
-		return false
-	}
-	return len(r.quorumMembers(sv)) >= 3
+	return rollout.Guarded(sv.srv, clusterOf(sv).cluster.Quorum, t, len(r.quorumMembers(sv)))
 }
 
 // observePeers observes the other members listed by observeOp. It runs
@@ -162,24 +139,23 @@ func (r *runner) quorumHolds(ctx context.Context, sv *node, o *opRun) bool {
 	if o == nil || !r.guarded(sv) || len(o.peers) == 0 {
 		return true
 	}
-	members := r.quorumMembers(sv)
-	need := len(members)/2 + 1
-	healthy := 0
-	var down []string
-	for _, p := range o.peers {
-		if p.why == "" {
-			healthy++
-		} else {
-			down = append(down, p.server+" ("+p.why+")")
-		}
+	peers := make([]rollout.Peer, len(o.peers))
+	for i, p := range o.peers {
+		peers[i] = rollout.Peer{Server: p.server, Why: p.why}
 	}
-	if healthy >= need {
+	q := rollout.CheckQuorum(len(r.quorumMembers(sv)), peers, r.armedTakeover(sv))
+	if q.Keeps {
 		return true
 	}
-	if r.armedTakeover(sv) && len(down) > 0 {
+	healthy, members, need := q.Healthy, q.Members, q.Need
+	var down []string
+	for _, p := range q.Down {
+		down = append(down, p.Server+" ("+p.Why+")")
+	}
+	if q.Replace != "" {
 		// The spare takes the down member's place first (spare.go); then
 		// this member is checked again.
-		first := down[0][:strings.Index(down[0], " (")]
+		first := q.Replace
 		if r.downMember == nil {
 			r.downMember = map[string]string{}
 		}
@@ -194,8 +170,8 @@ func (r *runner) quorumHolds(ctx context.Context, sv *node, o *opRun) bool {
 		return false
 	}
 	why := fmt.Sprintf("quorum: taking %s down would leave %d of %d control-plane members healthy, %d needed for quorum; down now: %s. Restore %s, or let the spare take its place (plan again with spare_takeover = true), or leave the control plane for now (rackform skip %s); then rackform continue",
-		sv.id, healthy, len(members), need, strings.Join(down, ", "), ternary(len(down) == 1, "it", "them"), sv.parent.id)
-	r.set(ctx, sv, State{Name: Pending, Reason: ReasonQuorum, Message: fmt.Sprintf("held before its first step: taking it down would leave %d of %d control-plane members healthy (%d needed for quorum)", healthy, len(members), need)})
+		sv.id, healthy, members, need, strings.Join(down, ", "), ternary(len(down) == 1, "it", "them"), sv.parent.id)
+	r.set(ctx, sv, State{Name: Pending, Reason: ReasonQuorum, Message: fmt.Sprintf("held before its first step: taking it down would leave %d of %d control-plane members healthy (%d needed for quorum)", healthy, members, need)})
 	sc := sv.parent
 	for i, x := range sc.sc.servers {
 		if x == sv && i < sc.sc.cursor {
