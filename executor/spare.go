@@ -67,41 +67,39 @@ func (sch *scheduler) stepTakeover(ctx context.Context, sc *node) bool {
 	}
 	t := cl.cluster.Quorum.Takeover
 	spare := sch.r.m.servers[t.Spare]
-	if spare == nil || spare.st.Name != Completed {
-		return false // the spare goes first; it is not upgraded yet
-	}
-	if sch.r.ops.of(spare) != nil {
-		return true
+	if spare == nil {
+		return false
 	}
 	op, st := takeoverOp(spare)
-	switch {
-	case st != nil && st.State == Completed:
-		sch.afterTakeover(ctx, sc, strings.TrimPrefix(op, opTakeover))
-		return false
-	case st != nil && st.State == Failed:
-		return false // the quorum guard holds the next member
-	case op != "":
-		sch.r.start(ctx, spare, op) // in flight before a restart: hooks run again
-		return true
+	state := rollout.TakeoverState{
+		SpareUpgraded: spare.st.Name == Completed, // the spare goes first
+		InFlight:      sch.r.ops.of(spare) != nil,
+		Recorded:      op != "",
+		Completed:     st != nil && st.State == Completed,
+		Failed:        st != nil && st.State == Failed,
 	}
-	replaces := t.Replaces
-	if replaces == "" {
-		for _, sv := range sc.sc.servers {
-			if sv.st.Name == Failed && sv.srv.Role == "control_plane" {
-				replaces = sv.id
-				break
-			}
+	firstFailed := ""
+	for _, sv := range sc.sc.servers {
+		if sv.st.Name == Failed && sv.srv.Role == "control_plane" {
+			firstFailed = sv.id
+			break
 		}
 	}
-	if replaces == "" {
-		replaces = sch.r.downMember[cl.cluster.Name] // went down during the run
+	replaces := rollout.TakeoverReplaces(t, firstFailed, sch.r.downMember[cl.cluster.Name])
+	switch rollout.NextTakeover(state, replaces) {
+	case rollout.TakeoverRunning:
+		return true
+	case rollout.TakeoverDone:
+		sch.afterTakeover(ctx, sc, strings.TrimPrefix(op, opTakeover))
+	case rollout.TakeoverResume:
+		sch.r.start(ctx, spare, op) // in flight before a restart: hooks run again
+		return true
+	case rollout.TakeoverStart:
+		sch.r.event(Event{Type: "spare_takeover_started", ID: sc.id, Server: t.Spare, Message: t.Spare + " takes the place of " + replaces})
+		sch.r.start(ctx, spare, opTakeover+replaces)
+		return true
 	}
-	if replaces == "" {
-		return false
-	}
-	sch.r.event(Event{Type: "spare_takeover_started", ID: sc.id, Server: t.Spare, Message: t.Spare + " takes the place of " + replaces})
-	sch.r.start(ctx, spare, opTakeover+replaces)
-	return true
+	return false
 }
 
 // afterTakeover skips the member the spare replaced when it failed in
