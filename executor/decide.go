@@ -33,7 +33,7 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 		return
 	}
 	if !s.observed {
-		r.launch(ctx, r.observeOp(sv)) // quorum.go: a member observes its peers too
+		r.launch(ctx, r.quorum.observeOp(sv)) // quorum.go: a member observes its peers too
 		return
 	}
 	if s.failMsg != "" {

@@ -23,6 +23,12 @@ import (
 // starts; `rackform continue` checks again. Control planes of fewer than
 // three members, and plans with allow_quorum_loss, are not held.
 
+// quorumGuard is the quorum guard of a run: the members it observes with a
+// member's pre-flight, its decision before the member goes down
+// (rollout.CheckQuorum) and what it journals and says of it. It holds the
+// runner it journals through.
+type quorumGuard struct{ r *runner }
+
 // peerHealth is one other member's health as observed.
 type peerHealth struct {
 	server string
@@ -34,10 +40,10 @@ type peerHealth struct {
 // observeOp is a server's pre-flight observation; for a guarded member it
 // lists the other members to observe with it. It runs on the scheduler,
 // which owns the model the membership is read from.
-func (r *runner) observeOp(sv *node) *opRun {
+func (qg *quorumGuard) observeOp(sv *node) *opRun {
 	o := &opRun{sv: sv, kind: opObserve}
-	if r.guarded(sv) {
-		for _, s := range r.quorumMembers(sv) {
+	if qg.guarded(sv) {
+		for _, s := range qg.quorumMembers(sv) {
 			if s.Address != sv.srv.Address {
 				o.peers = append(o.peers, peerHealth{server: s.Address, srv: s})
 			}
@@ -48,17 +54,17 @@ func (r *runner) observeOp(sv *node) *opRun {
 
 // quorumMembers lists the control-plane members of sv's cluster in plan
 // order, after any spare takeover recorded in the run.
-func (r *runner) quorumMembers(sv *node) []*plan.Server {
-	return rollout.Members(r.o.Plan.Servers, sv.srv.Cluster, r.takeover(sv.srv.Cluster))
+func (qg *quorumGuard) quorumMembers(sv *node) []*plan.Server {
+	return rollout.Members(qg.r.o.Plan.Servers, sv.srv.Cluster, qg.takeover(sv.srv.Cluster))
 }
 
 // guarded reports whether taking sv down is subject to the quorum guard.
-func (r *runner) guarded(sv *node) bool {
-	t := r.takeover(sv.srv.Cluster)
+func (qg *quorumGuard) guarded(sv *node) bool {
+	t := qg.takeover(sv.srv.Cluster)
 	if !rollout.IsMember(sv.srv, t) {
 		return false // the members are counted for a member only
 	}
-	return rollout.Guarded(sv.srv, clusterOf(sv).cluster.Quorum, t, len(r.quorumMembers(sv)))
+	return rollout.Guarded(sv.srv, clusterOf(sv).cluster.Quorum, t, len(qg.quorumMembers(sv)))
 }
 
 // observePeers observes the other members listed by observeOp. It runs
@@ -108,13 +114,13 @@ const quorumWait = "waiting for quorum: "
 // progress view's heartbeat counts how long it has not answered), so that
 // a peer whose BMC hangs holds the run visibly until the provider gives up
 // on it and the check decides (scheduler side).
-func (r *runner) sayQuorumWaits(ctx context.Context, now time.Time) {
+func (qg *quorumGuard) sayQuorumWaits(ctx context.Context, now time.Time) {
 	type wait struct {
 		o *opRun
 		w *peerWait
 	}
 	var due []wait
-	for o := range r.ops.all() {
+	for o := range qg.r.ops.all() {
 		if w := o.waiting.Load(); w != nil && w != o.said && now.Sub(w.since) >= quorumSayAfter {
 			due = append(due, wait{o, w})
 		}
@@ -127,23 +133,23 @@ func (r *runner) sayQuorumWaits(ctx context.Context, now time.Time) {
 		what := fmt.Sprintf(quorumWait+"the control-plane member %s has not answered since %s; it is observed before %s goes down, and if its BMC does not answer the run pauses for quorum",
 			w.peer, since.UTC().Format("15:04:05 UTC"), o.sv.id)
 		if o.sv.st.Name == Running {
-			r.set(ctx, o.sv, State{Name: Running, Message: what}) // status says it too
+			qg.r.set(ctx, o.sv, State{Name: Running, Message: what}) // status says it too
 		}
-		r.event(Event{Type: "quorum_wait", Server: o.sv.id, Target: w.peer, Since: &since, Message: what})
+		qg.r.event(Event{Type: "quorum_wait", Server: o.sv.id, Target: w.peer, Since: &since, Message: what})
 	}
 }
 
 // quorumHolds checks, before sv's first step, that taking it down keeps
 // quorum. When it does not, sv is held and its scope paused naming quorum.
-func (r *runner) quorumHolds(ctx context.Context, sv *node, o *opRun) bool {
-	if o == nil || !r.guarded(sv) || len(o.peers) == 0 {
+func (qg *quorumGuard) quorumHolds(ctx context.Context, sv *node, o *opRun) bool {
+	if o == nil || !qg.guarded(sv) || len(o.peers) == 0 {
 		return true
 	}
 	peers := make([]rollout.Peer, len(o.peers))
 	for i, p := range o.peers {
 		peers[i] = rollout.Peer{Server: p.server, Why: p.why}
 	}
-	q := rollout.CheckQuorum(len(r.quorumMembers(sv)), peers, r.armedTakeover(sv))
+	q := rollout.CheckQuorum(len(qg.quorumMembers(sv)), peers, qg.armedTakeover(sv))
 	if q.Keeps {
 		return true
 	}
@@ -156,11 +162,11 @@ func (r *runner) quorumHolds(ctx context.Context, sv *node, o *opRun) bool {
 		// The spare takes the down member's place first (spare.go); then
 		// this member is checked again.
 		first := q.Replace
-		if r.downMember == nil {
-			r.downMember = map[string]string{}
+		if qg.r.downMember == nil {
+			qg.r.downMember = map[string]string{}
 		}
-		r.downMember[sv.srv.Cluster] = first
-		r.set(ctx, sv, State{Name: Pending, Reason: ReasonQuorum, Message: "held until the spare takes the place of " + first + ", which is down"})
+		qg.r.downMember[sv.srv.Cluster] = first
+		qg.r.set(ctx, sv, State{Name: Pending, Reason: ReasonQuorum, Message: "held until the spare takes the place of " + first + ", which is down"})
 		sc := sv.parent
 		for i, x := range sc.sc.servers {
 			if x == sv && i < sc.sc.cursor {
@@ -171,15 +177,15 @@ func (r *runner) quorumHolds(ctx context.Context, sv *node, o *opRun) bool {
 	}
 	why := fmt.Sprintf("quorum: taking %s down would leave %d of %d control-plane members healthy, %d needed for quorum; down now: %s. Restore %s, or let the spare take its place (plan again with spare_takeover = true), or leave the control plane for now (rackform skip %s); then rackform continue",
 		sv.id, healthy, members, need, strings.Join(down, ", "), ternary(len(down) == 1, "it", "them"), sv.parent.id)
-	r.set(ctx, sv, State{Name: Pending, Reason: ReasonQuorum, Message: fmt.Sprintf("held before its first step: taking it down would leave %d of %d control-plane members healthy (%d needed for quorum)", healthy, members, need)})
+	qg.r.set(ctx, sv, State{Name: Pending, Reason: ReasonQuorum, Message: fmt.Sprintf("held before its first step: taking it down would leave %d of %d control-plane members healthy (%d needed for quorum)", healthy, members, need)})
 	sc := sv.parent
 	for i, x := range sc.sc.servers {
 		if x == sv && i < sc.sc.cursor {
 			sc.sc.cursor = i // started again after continue
 		}
 	}
-	r.event(Event{Type: "quorum_hold", ID: sc.id, Server: sv.id, Kind: KindScope, Message: why})
-	r.set(ctx, sc, State{Name: Paused, Reason: ReasonQuorum, Message: why})
+	qg.r.event(Event{Type: "quorum_hold", ID: sc.id, Server: sv.id, Kind: KindScope, Message: why})
+	qg.r.set(ctx, sc, State{Name: Paused, Reason: ReasonQuorum, Message: why})
 	return false
 }
 
@@ -203,4 +209,4 @@ func ternary(c bool, a, b string) string {
 
 // takeover is the spare takeover of cluster when the run has made it
 // (spare.go), nil otherwise.
-func (r *runner) takeover(cluster string) *plan.Takeover { return r.m.takeoverDone(cluster) }
+func (qg *quorumGuard) takeover(cluster string) *plan.Takeover { return qg.r.m.takeoverDone(cluster) }

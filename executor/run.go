@@ -67,10 +67,11 @@ type runner struct {
 
 	// sched makes the scheduling decisions (schedule.go); crew deals
 	// with the run's other workers (workers.go); worker does operations
-	// (work.go).
+	// (work.go); quorum is the quorum guard (quorum.go).
 	sched  *scheduler
 	crew   *crew
 	worker *worker
+	quorum *quorumGuard
 }
 
 // Run applies the plan until it completes, fails, pauses, is stopped, or
@@ -173,7 +174,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	r := &runner{e: e, o: o, m: m, sha: o.PlanSHA256, j: newJournal(o.Backend, o.PlanSHA256, m, o.Clock, cursor),
 		ops: newOpTable(), msgs: make(chan msg, 256), skipsAt: 0,
 		down: map[string]string{}, interrupts: map[string]int{}, remNoted: map[*node]bool{}, barNoted: map[*node]bool{}, w: wm}
-	r.sched, r.crew, r.worker = &scheduler{r: r}, &crew{r: r}, &worker{r: r}
+	r.sched, r.crew, r.worker, r.quorum = &scheduler{r: r}, &crew{r: r}, &worker{r: r}, &quorumGuard{r: r}
 	if v, ok := o.Clock.(Virtual); ok {
 		// Unbuffered: a parked worker counts as parked until the
 		// scheduler has its message, never while it goes on running.
@@ -254,7 +255,7 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 		// as possible before this worker's next write.
 		r.crew.workerPass(hard)
 		r.poll(hard)
-		r.sayQuorumWaits(hard, r.o.Clock.Now()) // quorum.go
+		r.quorum.sayQuorumWaits(hard, r.o.Clock.Now()) // quorum.go
 		r.sched.reconcile(hard)
 		for i := 0; i < 8 && r.crew.workerPass(hard); i++ {
 			r.poll(hard)

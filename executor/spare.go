@@ -133,12 +133,12 @@ func (r *runner) takeoverHook(sv *node, op string) Hook {
 
 // armedTakeover reports whether sv's cluster has a spare takeover armed
 // that has not happened, with the spare upgraded.
-func (r *runner) armedTakeover(sv *node) bool {
+func (qg *quorumGuard) armedTakeover(sv *node) bool {
 	q := clusterOf(sv).cluster.Quorum
-	if q == nil || q.Takeover == nil || r.takeover(sv.srv.Cluster) != nil {
+	if q == nil || q.Takeover == nil || qg.takeover(sv.srv.Cluster) != nil {
 		return false
 	}
-	spare := r.m.servers[q.Takeover.Spare]
+	spare := qg.r.m.servers[q.Takeover.Spare]
 	if spare == nil || spare.st.Name != Completed {
 		return false
 	}
