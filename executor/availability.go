@@ -36,9 +36,9 @@ func (sch *scheduler) awaitsRelease(ctx context.Context, c *node) bool {
 
 // awaiting lists the clusters pending for their release, for the outcome;
 // "" when none is.
-func (r *runner) awaiting() string {
+func (m *model) awaiting() string {
 	var out []string
-	for _, n := range r.m.order {
+	for _, n := range m.order {
 		if n.kind == KindCluster && n.st.Name == Pending && n.st.Reason == ReasonAvailability {
 			out = append(out, n.id+": "+n.st.Message)
 		}

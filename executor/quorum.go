@@ -191,8 +191,8 @@ func (qg *quorumGuard) quorumHolds(ctx context.Context, sv *node, o *opRun) bool
 
 // breachReason is the outcome's reason while scopes hold the run: quorum
 // when one is paused for it, else threshold.
-func (r *runner) breachReason() string {
-	for _, n := range r.m.order {
+func (m *model) breachReason() string {
+	for _, n := range m.order {
 		if n.kind == KindScope && n.st.Name == Paused && n.st.Reason == ReasonQuorum {
 			return ReasonQuorum
 		}

@@ -36,7 +36,7 @@ func (r *runner) begin(ctx context.Context, o *opRun) {
 	}
 	opCtx, cancel := context.WithCancel(ctx)
 	o.cancel = cancel
-	if r.graceful && r.abandonable(o) {
+	if r.graceful && o.abandonable() {
 		// Interrupted before it began: never begin it.
 		o.abandoned = true
 		cancel()
@@ -66,7 +66,7 @@ func (r *runner) begin(ctx context.Context, o *opRun) {
 // returned; what is left is polling the task). An update or reset before
 // its task is journaled, and a reimage (media, boot override and reset:
 // several changes), are waited for.
-func (r *runner) abandonable(o *opRun) bool {
+func (o *opRun) abandonable() bool {
 	switch o.kind {
 	case opObserve, opVerify, opPoll, opHook:
 		return true
@@ -82,7 +82,7 @@ func (r *runner) abandonable(o *opRun) bool {
 
 // abandon gives up an abandonable op in flight at the first interrupt.
 func (r *runner) abandon(o *opRun) {
-	if o.abandoned || !r.abandonable(o) {
+	if o.abandoned || !o.abandonable() {
 		return
 	}
 	o.abandoned = true
