@@ -37,11 +37,11 @@ const (
 )
 
 // watched reports whether o is a wait_ready to watch for triggers.
-func (r *runner) watched(o *opRun) *plan.RemediationTriggers {
+func watched(o *opRun) *plan.RemediationTriggers {
 	if o.kind != opApply || o.pstep.Kind != providers.StepWaitReady || strings.HasPrefix(o.op, "safety:") {
 		return nil
 	}
-	return r.settings(o.sv).Triggers
+	return clusterOf(o.sv).cluster.Settings.Triggers
 }
 
 // classify names the condition an observation shows, and why in words.

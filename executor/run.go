@@ -67,11 +67,13 @@ type runner struct {
 
 	// sched makes the scheduling decisions (schedule.go); crew deals
 	// with the run's other workers (workers.go); worker does operations
-	// (work.go); quorum is the quorum guard (quorum.go).
-	sched  *scheduler
-	crew   *crew
-	worker *worker
-	quorum *quorumGuard
+	// (work.go); quorum is the quorum guard (quorum.go); virtual waits
+	// on a virtual clock (virtual.go).
+	sched   *scheduler
+	crew    *crew
+	worker  *worker
+	quorum  *quorumGuard
+	virtual *virtualLoop
 }
 
 // Run applies the plan until it completes, fails, pauses, is stopped, or
@@ -174,7 +176,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	r := &runner{e: e, o: o, m: m, sha: o.PlanSHA256, j: newJournal(o.Backend, o.PlanSHA256, m, o.Clock, cursor),
 		ops: newOpTable(), msgs: make(chan msg, 256), skipsAt: 0,
 		down: map[string]string{}, interrupts: map[string]int{}, remNoted: map[*node]bool{}, barNoted: map[*node]bool{}, w: wm}
-	r.sched, r.crew, r.worker, r.quorum = &scheduler{r: r}, &crew{r: r}, &worker{r: r}, &quorumGuard{r: r}
+	r.sched, r.crew, r.worker, r.quorum, r.virtual = &scheduler{r: r}, &crew{r: r}, &worker{r: r}, &quorumGuard{r: r}, &virtualLoop{r: r}
 	if v, ok := o.Clock.(Virtual); ok {
 		// Unbuffered: a parked worker counts as parked until the
 		// scheduler has its message, never while it goes on running.
@@ -214,7 +216,7 @@ func (r *runner) waitWorkers() {
 	done := make(chan struct{})
 	go func() {
 		if r.v != nil {
-			r.drain()
+			r.virtual.drain()
 		}
 		r.workers.Wait()
 		close(done)
@@ -299,7 +301,7 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 				// clock skips it).
 				wake = r.deadline
 			}
-			r.virtualPass(hard, r.virtualWake(now, wake))
+			r.virtual.virtualPass(hard, r.virtual.virtualWake(now, wake))
 			continue
 		}
 		select {

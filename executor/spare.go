@@ -122,13 +122,13 @@ func (sch *scheduler) afterTakeover(ctx context.Context, sc *node, replaced stri
 }
 
 // takeoverHook is the takeover op's hook.
-func (r *runner) takeoverHook(sv *node, op string) Hook {
+func takeoverHook(sv *node, op string) Hook {
 	var argv []string
 	if q := clusterOf(sv).cluster.Quorum; q != nil && q.Takeover != nil {
 		argv = q.Takeover.Hook
 	}
 	env := append(hookEnv(sv), "RACKFORM_REPLACES="+strings.TrimPrefix(op, opTakeover))
-	return Hook{Name: "takeover", Argv: argv, Env: env, Timeout: firstDuration(r.settings(sv).HookTimeout, plan.Duration(defaultHookTimeout))}
+	return Hook{Name: "takeover", Argv: argv, Env: env, Timeout: firstDuration(clusterOf(sv).cluster.Settings.HookTimeout, plan.Duration(defaultHookTimeout))}
 }
 
 // armedTakeover reports whether sv's cluster has a spare takeover armed

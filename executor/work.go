@@ -124,7 +124,7 @@ func (wk *worker) work(ctx context.Context, o *opRun) msg {
 	case opPoll:
 		return wk.pollTask(ctx, prov, o)
 	}
-	if tr := wk.r.watched(o); tr != nil {
+	if tr := watched(o); tr != nil {
 		return wk.watchReady(ctx, prov, o, tr) // remediation triggers (remediation.go)
 	}
 	last := ""
