@@ -16,19 +16,23 @@ import (
 // blocked: some cluster can never start (no window opening before the
 // plan expires, or its release is pending).
 //
-// It is computed from the plan alone, by the rules as docs/rollout-rules.md
-// states them and the executor implements them, without the executor:
-// stages in turn (1); a stage's before-gates, its groups side by side (2),
-// then its after-wait beside its after-gates (19); a group's clusters one
+// It is computed from the plan alone, without running the executor, by
+// the rule functions the executor itself calls (executor/rollout), on a
+// moment-by-moment account of the plan of its own: stages in turn (1); a
+// stage's before-gates, its groups side by side (2), then its after-wait
+// beside its after-gates (19, rollout.GateAfter); a group's clusters one
 // at a time, the next chosen by window priority and started only inside a
-// window (20); phases in turn, scopes in turn (3, 6); a scope's servers
-// on max_unavailable slots in plan order (7), one at a time in a serial
-// scope (4); the next scope when the scope met its threshold (13), or,
+// window (20, rollout.ClusterOrder); a cluster waiting for its release
+// blocks (35, rollout.AwaitsRelease); phases in turn, scopes in turn (3,
+// 6); a scope's servers on its slots in plan order (7, 4: rollout.Slots);
+// the next scope when the scope met its threshold (13: rollout.Met), or,
 // with a wait or a pause after it, when every server is done and the wait
-// is over (16), and the pause, which begins then, continued (17).
+// is over (16: rollout.WaitOver), and the pause, which begins then
+// (17: rollout.PausesAfter, After.PauseBegins), continued
+// (rollout.NextScopeMayStart decides).
 //
-// A pause holds the whole run, not only its group (rule 12: nothing new
-// starts anywhere while the run is paused): from the moment it begins no
+// A pause holds the whole run, not only its group (rule 12, rollout.Hold:
+// nothing new starts anywhere while the run is paused): from the moment it begins no
 // server, scope or cluster starts in any group; the servers in flight
 // finish; once none is, the run is continued approveAfter later, and every
 // group goes on from there (a wait that ended meanwhile, a window that
