@@ -28,7 +28,7 @@ func (r *runner) launch(ctx context.Context, o *opRun) {
 
 func (r *runner) begin(ctx context.Context, o *opRun) {
 	if o.kind == opHook && o.hook.Timeout > 0 && !r.o.Synchronous {
-		r.ops.time(o, r.o.Clock.Now().Add(o.hook.Timeout))
+		r.ops.time(o, r.o.Clock.Now().Add(hookTimeout(r.o.Clock, o.hook.Timeout)))
 	}
 	if r.o.Synchronous {
 		r.ops.enqueue(o)
