@@ -229,8 +229,8 @@ func TestPlanMembersOfEveryCapture(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &show); err != nil {
 		t.Fatal(err)
 	}
-	if show.PlanFormat != "1.5" {
-		t.Errorf("plan format %s, want 1.5", show.PlanFormat)
+	if show.PlanFormat != "1.6" {
+		t.Errorf("plan format %s, want 1.6", show.PlanFormat)
 	}
 	var table strings.Builder
 	for i, mc := range memberCaptures {

@@ -155,13 +155,51 @@ func samplePlan15() *Plan {
 	return p
 }
 
+// samplePlan16 is samplePlan15 with what format 1.6 added: a server
+// upgraded although its BMC reported health Critical, with the reviewed
+// reason.
+func samplePlan16() *Plan {
+	p := samplePlan15()
+	s := &p.Servers[3]
+	s.Observed.Health = "Critical"
+	s.UpgradeWhenCritical = &CriticalOverride{Reason: "INC-4711: the PSU fault is fixed by BMC 7.20"}
+	return p
+}
+
+// Plan format 1.6 round-trips the servers upgraded although Critical,
+// with their reason, compact like 1.4.
+func TestFormat16RoundTrip(t *testing.T) {
+	if FormatVersion != "1.6" {
+		t.Errorf("format %s", FormatVersion)
+	}
+	p := samplePlan16()
+	b, err := Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"upgrade_when_critical":{"reason":"INC-4711: the PSU fault is fixed by BMC 7.20"}`)) {
+		t.Errorf("the override is not in the file:\n%s", b)
+	}
+	if n := bytes.Count(b, []byte(`"upgrade_when_critical"`)); n != 1 {
+		t.Errorf("the override is written %d times, want once (for s4 only)", n)
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Checksum = ""
+	want := *p
+	want.FormatVersion = FormatVersion
+	if diff := cmp.Diff(&want, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
 // What plan format 1.5 records for trust and state (a CA bundle digest,
 // where the run keeps its state) round-trips, in the compact layout.
 func TestFormat15TrustAndStateRoundTrip(t *testing.T) {
-	if FormatVersion != "1.5" {
-		t.Errorf("format %s", FormatVersion)
-	}
 	p := samplePlan15()
+	p.FormatVersion = "1.5"
 	b, err := Encode(p)
 	if err != nil {
 		t.Fatal(err)
@@ -209,10 +247,8 @@ func TestFormat13RoundTrip(t *testing.T) {
 // change's members, the members and apply time of each update, the
 // auth), compact like 1.4.
 func TestFormat15RoundTrip(t *testing.T) {
-	if FormatVersion != "1.5" {
-		t.Errorf("format %s", FormatVersion)
-	}
 	p := samplePlan15()
+	p.FormatVersion = "1.5"
 	b, err := Encode(p)
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +265,7 @@ func TestFormat15RoundTrip(t *testing.T) {
 	}
 	got.Checksum = ""
 	want := *p
-	want.FormatVersion = FormatVersion
+	want.FormatVersion = "1.5"
 	if diff := cmp.Diff(&want, got); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
@@ -238,10 +274,8 @@ func TestFormat15RoundTrip(t *testing.T) {
 // Plan format 1.5 is compact like 1.4: what servers share written once
 // (a learned estimate too), read back as each server's own copies.
 func TestFormat15CompactRoundTrip(t *testing.T) {
-	if FormatVersion != "1.5" {
-		t.Errorf("format %s", FormatVersion)
-	}
 	p := samplePlan15()
+	p.FormatVersion = "1.5"
 	b, err := Encode(p)
 	if err != nil {
 		t.Fatal(err)
@@ -263,7 +297,7 @@ func TestFormat15CompactRoundTrip(t *testing.T) {
 	}
 	got.Checksum = ""
 	want := *p
-	want.FormatVersion = FormatVersion
+	want.FormatVersion = "1.5"
 	if diff := cmp.Diff(&want, got); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
@@ -373,10 +407,10 @@ func TestOthersOf(t *testing.T) {
 	}
 }
 
-// Apply refuses to start a run from a plan older than 1.5, saying why;
+// Apply refuses to start a run from a plan older than 1.6, saying why;
 // show still decodes it.
 func TestApplicableRefusesOlderFormats(t *testing.T) {
-	for _, v := range []string{"1.0", "1.1", "1.2", "1.3", "1.4"} {
+	for _, v := range []string{"1.0", "1.1", "1.2", "1.3", "1.4", "1.5"} {
 		p := samplePlan()
 		p.FormatVersion = v
 		err := Applicable(p)
@@ -393,6 +427,11 @@ func TestApplicableRefusesOlderFormats(t *testing.T) {
 	p14.FormatVersion = "1.4"
 	if err := Applicable(p14); err == nil || !strings.Contains(err.Error(), "does not record which inventory member of each component is running") {
 		t.Errorf("1.4: %v", err)
+	}
+	p15 := samplePlan()
+	p15.FormatVersion = "1.5"
+	if err := Applicable(p15); err == nil || !strings.Contains(err.Error(), "does not record which servers were reviewed to be upgraded although their BMC reports health Critical") {
+		t.Errorf("1.5: %v", err)
 	}
 	p := samplePlan()
 	p.FormatVersion = FormatVersion
@@ -518,7 +557,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(good[:100])
 	f.Add([]byte(`{"format_version":"1.0","checksum":""}`))
 	// Every earlier layout, and the compact one with its tables.
-	for _, name := range []string{"format-1.3-signed.plan.json", "format-1.4-signed.plan.json", "format-1.5-signed.plan.json"} {
+	for _, name := range []string{"format-1.3-signed.plan.json", "format-1.4-signed.plan.json", "format-1.5-signed.plan.json", "format-1.6-signed.plan.json"} {
 		if b, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
 			f.Add(b)
 		}
