@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/executortest"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
@@ -131,4 +132,24 @@ func TestRule55UpgradedAlthoughCritical(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A staged update that did not take on a server upgraded although
+// Critical is told as on any other (its wait finds it on, Critical as
+// before, at the old version): sent again once with the host reset again,
+// and the server completes, never remediated (rules 40 and 55).
+func TestRule55UpdateNotTakenOnACriticalServer(t *testing.T) {
+	h := newHarness(t)
+
+	srv := rackServer("r01", 1)
+	h.plan = executortest.Single(h.prov, map[string]Script{srv: {UpdateNotTaken: 1, ExpectVersions: true, Staged: true, Health: "Critical"}},
+		S{Name: "r01", Servers: 1, Threshold: plan.Threshold{Type: "count", Value: 0}})
+	h.plan.Servers[0].Steps[2].ApplyTime = "OnReset" // only the plan's wait for readiness reads it
+	h.plan.Servers[0].Observed.Health = "Critical"
+	h.plan.Servers[0].UpgradeWhenCritical = &plan.CriticalOverride{Reason: "INC-4711"}
+	wantOutcome(t, h.run(), executor.OutcomeCompleted, "")
+	if n := h.prov.Count(srv, providers.StepUpdate); n != 2 {
+		t.Errorf("%d updates, want 2 (the one that did not take, and its retry)", n)
+	}
+	noRemediation(t, h, srv)
 }

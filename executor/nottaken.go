@@ -166,7 +166,10 @@ func (r *runner) checkTaken(ctx context.Context, prov providers.Provider, o *opR
 	if errors.As(err, new(*providerError)) {
 		return r.providerFault(ctx, prov, o, err), true
 	}
-	if err != nil || obs.PowerState != providers.PowerOn || obs.NotHealthy() != "" {
+	// Healthy as its wait requires: a server upgraded although Critical
+	// may be Critical (rule 55).
+	healthy := obs != nil && (obs.NotHealthy() == "" || o.pstep.AcceptCritical && obs.Health == "Critical")
+	if err != nil || obs.PowerState != providers.PowerOn || !healthy {
 		return msg{}, false
 	}
 	nt := &notTaken{retry: true}
