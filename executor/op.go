@@ -212,5 +212,7 @@ func nodeName(s *plan.Server) string {
 
 func (r *runner) target(sv *node) providers.Target {
 	// Authenticated as plan found the BMC takes it (a session or Basic).
-	return providers.Target{Name: sv.srv.Address, Endpoint: sv.srv.BMC, System: sv.srv.System, Auth: sv.srv.Auth}
+	// A device (a switch tray…) is read through its Manager: it has no
+	// ComputerSystem.
+	return providers.Target{Name: sv.srv.Address, Endpoint: sv.srv.BMC, System: sv.srv.System, Auth: sv.srv.Auth, Device: sv.srv.Kind}
 }

@@ -81,11 +81,16 @@ func (f *findings) diagnostics(holdBack bool) hcl.Diagnostics {
 }
 
 // inScopeComponents are the release components the rollout's scope
-// upgrades: firmware_only drops the runtime (rule 3).
-func (p *planning) inScopeComponents(r *config.Release) []*config.Component {
+// upgrades on s: firmware_only drops the runtime (rule 3); a device gets
+// the components for its kind, a server those for no device
+// (config.Component.For).
+func (p *planning) inScopeComponents(r *config.Release, s *config.Server) []*config.Component {
 	var out []*config.Component
 	for _, c := range r.Components {
 		if p.rollout.Scope == config.ScopeFirmwareOnly && c.Kind == config.KindRuntime {
+			continue
+		}
+		if !c.For(s) {
 			continue
 		}
 		out = append(out, c)
@@ -111,7 +116,7 @@ func (p *planning) diff() {
 	for _, s := range p.inScope {
 		addr := address(s)
 		ps := &plan.Server{
-			Address: addr, Name: s.Name, Cluster: s.Cluster.Name, Rack: s.Rack.Name, Role: s.Role,
+			Address: addr, Name: s.Name, Cluster: s.Cluster.Name, Rack: s.Rack.Name, Role: s.Role, Kind: s.Kind,
 			NodeName: s.NodeName, BMC: s.BMC, Labels: s.Labels, System: s.System,
 		}
 		if prov := p.provider(s.Cluster); prov != nil {
@@ -300,7 +305,12 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 	ok := true
 	var targets []target
 	counts := map[string]int{}
-	for _, c := range p.inScopeComponents(rel) {
+	if s.IsDevice() && len(p.inScopeComponents(rel, s)) == 0 {
+		f.add("nocomponent\x00"+s.Cluster.Name+"\x00"+s.Kind, hcl.DiagWarning, rangePtr(rel.DeclRange), "No component for the device",
+			fmt.Sprintf("release %q has no component for devices of kind %s (a component with devices = [%q]), so nothing of theirs is compared or updated.", rel.Name, s.Kind, s.Kind),
+			ps.Address)
+	}
+	for _, c := range p.inScopeComponents(rel, s) {
 		found := matching(c.Match, ps.Observed.Components)
 		if len(found) == 0 {
 			ok = false

@@ -42,7 +42,8 @@ func verifyTimeout(st *config.Strategy, s *config.Server) time.Duration {
 		t = st.ControlPlane.VerifyTimeout
 	case config.RoleManagement:
 		t = st.Management.VerifyTimeout
-	case config.RoleCompute:
+	case config.RoleCompute, config.RoleDevice:
+		// Devices go rack by rack with the compute phase's settings.
 		t = st.Compute.VerifyTimeout
 	}
 	if t == 0 {
@@ -70,6 +71,9 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 		how[t.c] = t
 	}
 	for _, c := range changed {
+		if s.IsDevice() {
+			break // a device has no host: no drain, power-off or reboot
+		}
 		if c.Reboot || c.Kind == config.KindRuntime {
 			down = true
 		}
@@ -146,7 +150,7 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 	}
 	// Expect every in-scope component at target, not only the changed
 	// ones: a reset must not have rolled anything back.
-	for _, c := range p.inScopeComponents(p.channel.releaseOf(s.Cluster)) {
+	for _, c := range p.inScopeComponents(p.channel.releaseOf(s.Cluster), s) {
 		if elsewhere[c.Name] {
 			continue // verified by the server whose step flashes it
 		}

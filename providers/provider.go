@@ -104,6 +104,12 @@ type Target struct {
 	// AuthBasic is what plan found the BMC takes (Observation.Auth), and
 	// apply uses exactly that.
 	Auth string
+	// Device is the kind of a rack member that is not a server ("switch_tray",
+	// "power_shelf", "chassis_controller"…), "" for a server. A device's BMC
+	// serves no ComputerSystem: it is observed through its Manager, its
+	// Chassis and its UpdateService, takes only update and wait_ready steps,
+	// and is ready when its Manager answers and its versions read back.
+	Device string
 }
 
 // Authentication a BMC took (Observation.Auth, Target.Auth).

@@ -106,6 +106,9 @@ type Call struct {
 	Step providers.Step
 	// Last is the request's Last: the server's last provider step.
 	Last bool
+	// Device is the target's Device: the kind of a rack member that is
+	// not a server, "" for a server.
+	Device string
 }
 
 // Provider is a scripted fake provider keyed by target name (the plan
@@ -312,7 +315,7 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 	}
 	s.applies++
 	n := s.applies
-	p.calls = append(p.calls, Call{Server: name, Kind: req.Step.Kind, Component: req.Step.Component, ResetType: req.Step.ResetType, Timeout: req.Step.Timeout, ResumeSince: req.Step.ResumeSince, Step: req.Step, Last: req.Last})
+	p.calls = append(p.calls, Call{Server: name, Kind: req.Step.Kind, Component: req.Step.Component, ResetType: req.Step.ResetType, Timeout: req.Step.Timeout, ResumeSince: req.Step.ResumeSince, Step: req.Step, Last: req.Last, Device: req.Target.Device})
 	hang := s.script.HangApply == n
 	hangCh, startedCh := p.hangs[name], p.started[name]
 	fail := s.script.FailApply == n || (s.script.FailKind != "" && s.script.FailKind == req.Step.Kind)

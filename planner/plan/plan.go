@@ -187,14 +187,19 @@ type Provider struct {
 	CABundle string `json:"ca_bundle,omitempty"`
 }
 
-// Server is one server in scope and what will happen to it.
+// Server is one server in scope and what will happen to it, or a device
+// of a rack (Kind set): a member with a BMC but no host.
 type Server struct {
 	// Address is cluster/rack/server, unique in a plan.
-	Address  string            `json:"address"`
-	Name     string            `json:"name"`
-	Cluster  string            `json:"cluster"`
-	Rack     string            `json:"rack"`
-	Role     string            `json:"role"`
+	Address string `json:"address"`
+	Name    string `json:"name"`
+	Cluster string `json:"cluster"`
+	Rack    string `json:"rack"`
+	Role    string `json:"role"`
+	// Kind is the device kind of a rack member that is not a server
+	// ("switch_tray", "power_shelf"…; Role is "device"), "" for a server.
+	// A device has only update and wait_ready steps. (Format 1.6.)
+	Kind     string            `json:"kind,omitempty"`
 	NodeName string            `json:"node_name,omitempty"`
 	BMC      string            `json:"bmc"`
 	Provider string            `json:"provider"`
@@ -530,6 +535,10 @@ func (s Step) ProviderStep() providers.Step {
 func (s Step) Target() version.Target {
 	return version.Target{Version: s.Version, Scheme: version.Scheme(s.Scheme), Pattern: s.Pattern}
 }
+
+// IsDevice reports whether s is a device (a rack member that is not a
+// server).
+func (s *Server) IsDevice() bool { return s.Kind != "" }
 
 // IsHook reports whether the step runs an executor hook, not a provider step.
 func (s Step) IsHook() bool { return s.Kind == StepDrain || s.Kind == StepUncordon }

@@ -129,10 +129,13 @@ type host struct {
 type bmc struct {
 	fleet *Fleet
 	prof  *profile
-	spec  BMCSpec
-	ln    *bmcListener
-	addr  string
-	url   string
+	// devHealth is a device's health (a profile with noSystems has no
+	// host to hold it).
+	devHealth string
+	spec      BMCSpec
+	ln        *bmcListener
+	addr      string
+	url       string
 
 	uuid, serial string // the manager's and the enclosure's
 	hosts        []*host
@@ -172,6 +175,11 @@ func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
 	}
 	systems := s.Systems
 	switch {
+	case p.noSystems && len(systems) > 0:
+		return nil, fmt.Errorf("BMC %s: profile %s is a device and serves no system, not %d", s.Name, p.name, len(systems))
+	case p.noSystems:
+		// A device: no host, and its health is the chassis'.
+		b.devHealth = health
 	case p.systemIDs == "" && len(systems) > 1:
 		return nil, fmt.Errorf("BMC %s: profile %s serves one system, not %d (use profile %s for several)", s.Name, p.name, len(systems), ProfileCrayEX)
 	case p.systemIDs != "" && len(systems) == 0:
@@ -548,7 +556,11 @@ func (b *bmc) snapshot() Stats {
 			s.MemberFlashes[k] = v
 		}
 	}
-	s.PowerState, s.Health = b.hosts[0].power, b.hosts[0].health
+	if len(b.hosts) == 0 {
+		s.PowerState, s.Health = powerOn, b.devHealth // a device: always on
+	} else {
+		s.PowerState, s.Health = b.hosts[0].power, b.hosts[0].health
+	}
 	if len(b.hosts) > 1 {
 		s.Systems = make(map[string]SystemStats, len(b.hosts))
 		for _, h := range b.hosts {

@@ -238,7 +238,7 @@ func New(opts Options, specs []BMCSpec) (*Fleet, error) {
 		}
 		p, ok := profiles[pname]
 		if !ok {
-			return nil, fmt.Errorf("BMC %s: unknown profile %q (want one of %v)", s.Name, s.Profile, AllProfiles())
+			return nil, fmt.Errorf("BMC %s: unknown profile %q (want one of %v)", s.Name, s.Profile, append(AllProfiles(), DeviceProfiles()...))
 		}
 		for _, m := range s.Refuse {
 			if m != MethodSimpleUpdate && m != MethodHTTPPush && m != MethodMultipartPush {

@@ -87,6 +87,9 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 	case "/redfish/v1/odata":
 		return b.odataService(), true
 	case "/redfish/v1/Systems":
+		if pr.noSystems {
+			return nil, false // a device serves no Systems collection
+		}
 		members := make([]string, len(b.hosts))
 		for i, h := range b.hosts {
 			members[i] = h.path
@@ -118,6 +121,9 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 				}
 			}
 		}
+		if pr.noSystems {
+			return doc, true
+		}
 		servers := make([]string, len(b.hosts))
 		for i, h := range b.hosts {
 			servers[i] = h.path
@@ -139,6 +145,9 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 			serial = b.hosts[0].serial
 		}
 		doc = with(doc, serial, "SerialNumber")
+		if pr.noSystems {
+			return with(doc, b.devHealth, "Status", "Health"), true
+		}
 		if _, ok := at(doc, "Links", "ComputerSystems").([]any); ok || len(b.hosts) > 1 {
 			systems := make([]string, len(b.hosts))
 			for i, h := range b.hosts {

@@ -552,7 +552,11 @@ type Target struct {
 	// auth is how to authenticate: "" tries a session, then Basic auth when
 	// the BMC refuses the session; "session" or "basic" is what plan found
 	// (Observation.auth), used as is at apply.
-	Auth          string `protobuf:"bytes,6,opt,name=auth,proto3" json:"auth,omitempty"`
+	Auth string `protobuf:"bytes,6,opt,name=auth,proto3" json:"auth,omitempty"`
+	// device is the kind of a rack member that is not a server
+	// ("switch_tray", "power_shelf"…), "" for a server: its BMC serves no
+	// ComputerSystem (providers.Target.Device).
+	Device        string `protobuf:"bytes,7,opt,name=device,proto3" json:"device,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -625,6 +629,13 @@ func (x *Target) GetUpdates() []*UpdateIntent {
 func (x *Target) GetAuth() string {
 	if x != nil {
 		return x.Auth
+	}
+	return ""
+}
+
+func (x *Target) GetDevice() string {
+	if x != nil {
+		return x.Device
 	}
 	return ""
 }
@@ -2331,14 +2342,15 @@ const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"\vdiagnostics\x18\x01 \x03(\v2 .rackform.provider.v1.DiagnosticR\vdiagnostics\"E\n" +
 	"\vCredentials\x12\x1a\n" +
 	"\busername\x18\x01 \x01(\tR\busername\x12\x1a\n" +
-	"\bpassword\x18\x02 \x01(\tR\bpassword\"\xe7\x01\n" +
+	"\bpassword\x18\x02 \x01(\tR\bpassword\"\xff\x01\n" +
 	"\x06Target\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bendpoint\x18\x02 \x01(\tR\bendpoint\x12C\n" +
 	"\vcredentials\x18\x03 \x01(\v2!.rackform.provider.v1.CredentialsR\vcredentials\x12\x16\n" +
 	"\x06system\x18\x04 \x01(\tR\x06system\x12<\n" +
 	"\aupdates\x18\x05 \x03(\v2\".rackform.provider.v1.UpdateIntentR\aupdates\x12\x12\n" +
-	"\x04auth\x18\x06 \x01(\tR\x04auth\"\xb3\x01\n" +
+	"\x04auth\x18\x06 \x01(\tR\x04auth\x12\x16\n" +
+	"\x06device\x18\a \x01(\tR\x06device\"\xb3\x01\n" +
 	"\fUpdateIntent\x12\x1c\n" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x121\n" +
 	"\x05match\x18\x02 \x01(\v2\x1b.rackform.provider.v1.MatchR\x05match\x12\x1b\n" +

@@ -120,6 +120,16 @@ var roleMark = map[string]string{
 	"compute":             "C",
 }
 
+// kindMark marks a device's cell by its kind (its role is "device").
+var kindMark = map[string]string{
+	"switch_tray":               "SW",
+	"switch_blade":              "SW",
+	"power_shelf":               "PS",
+	"chassis_controller":        "CC",
+	"enclosure_controller":      "EC",
+	"cooling_distribution_unit": "CDU",
+}
+
 type htmlCell struct {
 	Address, Name, Class, Role, Mark, Title string
 	// Critical: upgraded although its BMC reports health Critical.
@@ -211,8 +221,13 @@ func buildHTML(p *plan.Plan, sha string, cells Cells) htmlData {
 			racks[s.Cluster+"/"+s.Rack] = r
 			c.Racks = append(c.Racks, r)
 		}
-		cell := htmlCell{Address: s.Address, Name: s.Name, Class: cells.Class(s), Role: s.Role, Mark: roleMark[s.Role],
-			Title: fmt.Sprintf("%s (%s): %s", s.Address, strings.ReplaceAll(s.Role, "_", " "), cells.Detail(s))}
+		mark, title := roleMark[s.Role], fmt.Sprintf("%s (%s): %s", s.Address, strings.ReplaceAll(s.Role, "_", " "), cells.Detail(s))
+		if s.IsDevice() {
+			// Named by its kind, said once (the plan's detail starts with it).
+			kind := KindText(s)
+			mark, title = kindMark[s.Kind], fmt.Sprintf("%s (%s): %s", s.Address, kind, strings.TrimPrefix(cells.Detail(s), kind+": "))
+		}
+		cell := htmlCell{Address: s.Address, Name: s.Name, Class: cells.Class(s), Role: s.Role, Mark: mark, Title: title}
 		if s.Action == plan.ActionUpgrade && s.UpgradeWhenCritical != nil {
 			cell.Critical = true
 			cell.Title += "; upgraded although its BMC reports health Critical: " + s.UpgradeWhenCritical.Reason

@@ -19,9 +19,12 @@ import (
 // minor version only adds properties.
 //
 // 1.1 added what estimates were learned from earlier runs (plan format
-// 1.5): history, and each step's estimate_source and learned. 1.2 added
-// the servers upgraded although Critical (plan format 1.6):
-// upgraded_although_critical, and each server's upgrade_when_critical.
+// 1.5): history, and each step's estimate_source and learned. 1.2 adds
+// the rack members that are not servers (plan format 1.6): each server's
+// kind ("" for a server, the device kind of a device) and the phase kind
+// "devices"; and the servers upgraded although Critical (plan format
+// 1.6): upgraded_although_critical, and each server's
+// upgrade_when_critical.
 const JSONFormatVersion = "1.2"
 
 // PlanJSON is the machine-readable representation of a plan printed by
@@ -244,11 +247,14 @@ type JSONScope struct {
 
 // JSONServer is a server, keyed by address.
 type JSONServer struct {
-	Address  string            `json:"address"`
-	Name     string            `json:"name"`
-	Cluster  string            `json:"cluster"`
-	Rack     string            `json:"rack"`
-	Role     string            `json:"role"`
+	Address string `json:"address"`
+	Name    string `json:"name"`
+	Cluster string `json:"cluster"`
+	Rack    string `json:"rack"`
+	Role    string `json:"role"`
+	// Kind is a device's kind ("switch_tray", "power_shelf"…, Role
+	// "device"), "" for a server. (1.2.)
+	Kind     string            `json:"kind"`
 	NodeName string            `json:"node_name"`
 	BMC      string            `json:"bmc"`
 	System   string            `json:"system"`
@@ -647,7 +653,7 @@ func clusterJSON(st *plan.Stage, g *plan.Group, c *plan.Cluster, out *PlanJSON) 
 
 func serverJSON(s *plan.Server) JSONServer {
 	js := JSONServer{
-		Address: s.Address, Name: s.Name, Cluster: s.Cluster, Rack: s.Rack, Role: s.Role, NodeName: s.NodeName,
+		Address: s.Address, Name: s.Name, Cluster: s.Cluster, Rack: s.Rack, Role: s.Role, Kind: s.Kind, NodeName: s.NodeName,
 		BMC: s.BMC, System: s.System, Provider: s.Provider, Labels: map[string]string{},
 		Action: string(s.Action), Reason: s.Reason, Outcome: s.Outcome, Auth: s.Auth,
 		Health: s.Observed.Health, Power: s.Observed.PowerState,

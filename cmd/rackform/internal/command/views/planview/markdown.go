@@ -148,10 +148,14 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 }
 
 func mdAction(s *plan.Server) string {
+	out := "skip (" + ReasonText(s.Reason) + ")"
 	if s.Action == plan.ActionUpgrade {
-		return "upgrade"
+		out = "upgrade"
 	}
-	return "skip (" + ReasonText(s.Reason) + ")"
+	if s.IsDevice() {
+		out = KindText(s) + ": " + out
+	}
+	return out
 }
 
 func mdChanges(s *plan.Server) string {
@@ -165,6 +169,9 @@ func mdChanges(s *plan.Server) string {
 func mdEstimate(s *plan.Server) string {
 	if s.Action != plan.ActionUpgrade {
 		return ""
+	}
+	if s.IsDevice() {
+		return fmt.Sprintf("~%s, no host steps", Duration(s.Estimate))
 	}
 	return fmt.Sprintf("~%s, %s", Duration(s.Estimate), plural(s.Reboots, "reboot", "reboots"))
 }
