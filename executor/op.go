@@ -146,10 +146,10 @@ func (r *runner) buildOp(sv *node, op string) *opRun {
 		return o
 	case strings.HasPrefix(op, "restage:"): // restage.go
 		_, _, action := parseOp(op)
-		o.pstep = r.restageStep(sv, action)
+		o.pstep = restageStep(sv, action)
 		return o
 	case strings.HasPrefix(op, opTakeover): // spare.go
-		o.kind, o.hook = opHook, r.takeoverHook(sv, op)
+		o.kind, o.hook = opHook, takeoverHook(sv, op)
 		return o
 	case op == safetyOp(safetyUncordon):
 		o.kind = opHook
