@@ -40,9 +40,11 @@ import (
 // run keeps its state (State). 1.6 records the rack members that are not
 // servers: a device's kind (Server.Kind: switch trays, power shelves,
 // chassis controllers), with only update and wait_ready steps, and the
-// cluster phase that holds them (PhaseDevices). show reads every earlier
-// format; apply starts runs of 1.5 and 1.6 plans (see Applicable): a 1.5
-// plan holds no device, and runs as it did.
+// cluster phase that holds them (PhaseDevices); and the servers upgraded
+// although their BMC reported health Critical, with the reviewed reason
+// (Server.UpgradeWhenCritical). show reads every earlier format; apply
+// starts runs of 1.5 and 1.6 plans (see Applicable): a 1.5 plan holds no
+// device and no server upgraded although Critical, and runs as it did.
 const FormatVersion = "1.6"
 
 // ApplicableFormat is the oldest format apply starts a run from.

@@ -217,6 +217,7 @@ func stepToProto(s providers.Step) *pb.Step {
 		Sha256:           s.SHA256,
 		Scheme:           s.Scheme,
 		Pattern:          s.Pattern,
+		AcceptCritical:   s.AcceptCritical,
 	}
 	if s.Timeout != 0 {
 		out.Timeout = durationpb.New(s.Timeout)
@@ -247,6 +248,7 @@ func stepFromProto(s *pb.Step) providers.Step {
 		SHA256:           s.GetSha256(),
 		Scheme:           s.GetScheme(),
 		Pattern:          s.GetPattern(),
+		AcceptCritical:   s.GetAcceptCritical(),
 	}
 	if t := s.GetTimeout(); t != nil {
 		out.Timeout = t.AsDuration()
