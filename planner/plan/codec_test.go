@@ -464,10 +464,10 @@ func TestOthersOf(t *testing.T) {
 	}
 }
 
-// Apply refuses to start a run from a plan older than 1.5, saying why;
-// show still decodes it. A 1.5 plan (no device) is applied as before.
+// Apply refuses to start a run from a plan older than 1.6, saying why;
+// show still decodes it.
 func TestApplicableRefusesOlderFormats(t *testing.T) {
-	for _, v := range []string{"1.0", "1.1", "1.2", "1.3", "1.4"} {
+	for _, v := range []string{"1.0", "1.1", "1.2", "1.3", "1.4", "1.5"} {
 		p := samplePlan()
 		p.FormatVersion = v
 		err := Applicable(p)
@@ -485,12 +485,15 @@ func TestApplicableRefusesOlderFormats(t *testing.T) {
 	if err := Applicable(p14); err == nil || !strings.Contains(err.Error(), "does not record which inventory member of each component is running") {
 		t.Errorf("1.4: %v", err)
 	}
-	for _, v := range []string{"1.5", FormatVersion} {
-		p := samplePlan()
-		p.FormatVersion = v
-		if err := Applicable(p); err != nil {
-			t.Errorf("format %s refused: %v", v, err)
-		}
+	p15 := samplePlan()
+	p15.FormatVersion = "1.5"
+	if err := Applicable(p15); err == nil || !strings.Contains(err.Error(), "rack members that are not servers") || !strings.Contains(err.Error(), "upgraded although its BMC reports health Critical") {
+		t.Errorf("1.5: %v", err)
+	}
+	p16 := samplePlan()
+	p16.FormatVersion = FormatVersion
+	if err := Applicable(p16); err != nil {
+		t.Errorf("format %s refused: %v", FormatVersion, err)
 	}
 }
 
