@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,11 +72,6 @@ type SystemStats struct {
 	SerialNumber string `json:"serial_number"`
 }
 
-type event struct {
-	at time.Time
-	fn func(at time.Time)
-}
-
 type session struct {
 	id, token string
 	lastUsed  time.Time
@@ -142,7 +136,7 @@ type bmc struct {
 	comps        []component // the profile's, per-system ones once per host
 
 	mu       sync.Mutex
-	events   []event  // sorted by at
+	clock    timeline // what is scheduled, and the jitter of operations
 	versions []string // by comps index
 	previous []string // by comps index: the version before the last update, "" for none
 	absent   []bool   // by comps index: the member is not fitted (BMCSpec.Absent)
@@ -158,13 +152,12 @@ type bmc struct {
 	inflight  int
 	stats     Stats
 	faults    []Fault
-	jitterN   [jitterKinds]uint32 // operations of each kind so far (Timings.Jitter)
 	// hostDown: a host-down fault holds the hosts off (fault_timed.go).
 	hostDown bool
 }
 
 func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
-	b := &bmc{fleet: f, prof: p, spec: s}
+	b := &bmc{fleet: f, prof: p, spec: s, clock: timeline{fleet: f, name: s.Name}}
 	health := "OK"
 	switch s.Health {
 	case "", "OK":
@@ -321,30 +314,6 @@ func (b *bmc) hostComponent(h *host, key string) (int, bool) {
 	return 0, false
 }
 
-// at schedules fn at time t. b.mu is held.
-func (b *bmc) at(t time.Time, fn func(at time.Time)) {
-	i := sort.Search(len(b.events), func(i int) bool { return b.events[i].at.After(t) })
-	b.events = append(b.events, event{})
-	copy(b.events[i+1:], b.events[i:])
-	b.events[i] = event{at: t, fn: fn}
-}
-
-// advance runs every event due by now, in time order. Events see their own
-// time, so chained events stay on the simulated timeline however late the
-// request that triggers them arrives. b.mu is held.
-func (b *bmc) advance(now time.Time) {
-	for len(b.events) > 0 && !b.events[0].at.After(now) {
-		ev := b.events[0]
-		b.events = b.events[1:]
-		ev.fn(ev.at)
-	}
-	if len(b.events) == 0 {
-		b.events = nil
-	}
-}
-
-func (b *bmc) after(t time.Time, d time.Duration) time.Time { return t.Add(b.fleet.scale(d)) }
-
 func (b *bmc) down(now time.Time) bool { return now.Before(b.bmcDown) || b.hasFault(FaultDown) }
 
 // hostBoot starts booting host h at t: its pending versions apply and a
@@ -355,19 +324,19 @@ func (b *bmc) hostBoot(h *host, t time.Time) {
 	h.power = powerPoweringOn
 	b.stats.Boots++
 	h.boots++
-	d := b.jittered(jitterBoot, b.fleet.timings.Boot)
+	d := b.clock.jittered(jitterBoot, b.fleet.timings.Boot)
 	reimage := ""
 	if h.boot.target == "Cd" && h.boot.enabled != "Disabled" && h.media.image != "" {
 		if comp, v, ok := parseImage(h.media.image); ok && comp == ComponentRuntime {
 			reimage = v
-			d += b.jittered(jitterInstall, b.fleet.timings.Install)
+			d += b.clock.jittered(jitterInstall, b.fleet.timings.Install)
 		}
 	}
 	d = b.slowBoot(d, reimage != "")
 	if h.boot.enabled == "Once" {
 		h.boot.target, h.boot.enabled = "None", "Disabled"
 	}
-	b.at(b.after(t, d), func(time.Time) {
+	b.clock.at(b.clock.after(t, d), func(time.Time) {
 		if h.powerGen != gen {
 			return
 		}
@@ -399,7 +368,7 @@ func (b *bmc) shutdown(h *host, t time.Time, then func(h *host, at time.Time)) {
 	h.powerGen++
 	gen := h.powerGen
 	h.power = powerPoweringOff
-	b.at(b.after(t, b.slowed(b.jittered(jitterShutdown, b.fleet.timings.Shutdown), "shutdown", "")), func(at time.Time) {
+	b.clock.at(b.clock.after(t, b.slowed(b.clock.jittered(jitterShutdown, b.fleet.timings.Shutdown), "shutdown", "")), func(at time.Time) {
 		if h.powerGen != gen {
 			return
 		}
@@ -459,13 +428,13 @@ func (b *bmc) reset(h *host, now time.Time, kind string) error {
 // versions apply when it is back. The hosts keep running.
 func (b *bmc) bmcReset(t time.Time) {
 	b.stats.BMCResets++
-	b.bmcDown = b.after(t, b.jittered(jitterBMCReset, b.fleet.timings.BMCReset))
+	b.bmcDown = b.clock.after(t, b.clock.jittered(jitterBMCReset, b.fleet.timings.BMCReset))
 	b.sessions = nil
 	b.stats.SessionsOpen = 0
 	if b.prof.forgetTasks {
 		b.tasks = nil
 	}
-	b.at(b.bmcDown, func(time.Time) {
+	b.clock.at(b.bmcDown, func(time.Time) {
 		keep := b.pending[:0]
 		for _, p := range b.pending {
 			if b.comps[p.comp].activation == activateBMC {
@@ -528,7 +497,7 @@ func (b *bmc) deleteSession(id string) bool {
 func (b *bmc) versionsNow() map[string]string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.advance(b.fleet.opts.Now())
+	b.clock.advance(b.fleet.opts.Now())
 	return b.versionMap()
 }
 
@@ -543,7 +512,7 @@ func (b *bmc) versionMap() map[string]string {
 func (b *bmc) snapshot() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.advance(b.fleet.opts.Now())
+	b.clock.advance(b.fleet.opts.Now())
 	s := b.stats
 	s.SessionsOpen = len(b.sessions)
 	if s.Flashes != nil {
@@ -586,7 +555,7 @@ func (l *bmcListener) Accept() (net.Conn, error) {
 		}
 		l.b.mu.Lock()
 		now := l.b.fleet.opts.Now()
-		l.b.advance(now)
+		l.b.clock.advance(now)
 		down := l.b.down(now)
 		if !down {
 			l.b.stats.Connections++

@@ -74,7 +74,7 @@ func (b *bmc) restartDuringUpdate(t *task, now time.Time, applyTime string) bool
 		// A task done in one request (basic): the BMC answers first.
 		at = now.Add(10 * time.Millisecond)
 	}
-	b.at(at, func(at time.Time) {
+	b.clock.at(at, func(at time.Time) {
 		b.forgetTask(t)
 		b.stats.UpdatesLost++
 		if ft.DropsStaged {

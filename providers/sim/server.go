@@ -59,7 +59,7 @@ func (f *Fleet) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{ResponseWriter: w}
 	now := f.opts.Now()
 	b.mu.Lock()
-	b.advance(now)
+	b.clock.advance(now)
 	if b.down(now) {
 		b.mu.Unlock()
 		dropConn(w)
@@ -272,7 +272,7 @@ func (b *bmc) route(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	b.mu.Lock()
-	b.advance(now)
+	b.clock.advance(now)
 	methods, doc := b.allowed(p, now)
 	b.mu.Unlock()
 	if methods == nil {
@@ -317,7 +317,7 @@ func (b *bmc) get(w http.ResponseWriter, r *http.Request, p string, now time.Tim
 		return
 	}
 	b.mu.Lock()
-	b.advance(now)
+	b.clock.advance(now)
 	if status, doc, hdr, ok := b.taskMonitor(p, now); ok {
 		b.mu.Unlock()
 		for k, v := range hdr {
@@ -449,7 +449,7 @@ func (b *bmc) post(w http.ResponseWriter, r *http.Request, p string) {
 		}
 		b.mu.Lock()
 		now := b.fleet.opts.Now()
-		b.advance(now)
+		b.clock.advance(now)
 		err := b.reset(h, now, req.ResetType)
 		b.mu.Unlock()
 		if err != nil {
@@ -501,7 +501,7 @@ func (b *bmc) post(w http.ResponseWriter, r *http.Request, p string) {
 		}
 		b.mu.Lock()
 		now := b.fleet.opts.Now()
-		b.advance(now)
+		b.clock.advance(now)
 		// The BMC answers, then goes away: the reset starts a moment later.
 		b.bmcReset(now.Add(10 * time.Millisecond))
 		b.mu.Unlock()

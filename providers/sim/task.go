@@ -12,7 +12,7 @@ import (
 // where the profile takes several) and apply time. b.mu is held.
 func (b *bmc) startTask(now time.Time, image string, targets []string, applyTime string, payload taskPayload) *task {
 	b.nextTask++
-	t := &task{id: strconv.Itoa(b.nextTask), comp: -1, image: image, start: now, end: b.after(now, b.jittered(jitterFlash, b.fleet.timings.Flash)), payload: payload}
+	t := &task{id: strconv.Itoa(b.nextTask), comp: -1, image: image, start: now, end: b.clock.after(now, b.clock.jittered(jitterFlash, b.fleet.timings.Flash)), payload: payload}
 	if b.prof.acceptNoContent {
 		t.end = now
 	}
@@ -107,7 +107,7 @@ func (b *bmc) startTask(now time.Time, image string, targets []string, applyTime
 		finish(now)
 		return t
 	}
-	b.at(t.end, finish)
+	b.clock.at(t.end, finish)
 	return t
 }
 

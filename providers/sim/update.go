@@ -261,7 +261,7 @@ func (b *bmc) push(w http.ResponseWriter, r *http.Request) {
 func (b *bmc) accept(w http.ResponseWriter, image string, targets []string, applyTime string, payload taskPayload) {
 	b.mu.Lock()
 	now := b.fleet.opts.Now()
-	b.advance(now)
+	b.clock.advance(now)
 	t := b.startTask(now, image, targets, applyTime, payload)
 	doc := b.taskDoc(t, now)
 	b.mu.Unlock()
