@@ -151,13 +151,13 @@ type bmc struct {
 	reqNo     uint64
 	inflight  int
 	stats     Stats
-	faults    []Fault
+	faults    faultSet
 	// hostDown: a host-down fault holds the hosts off (fault_timed.go).
 	hostDown bool
 }
 
 func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
-	b := &bmc{fleet: f, prof: p, spec: s, clock: timeline{fleet: f, name: s.Name}}
+	b := &bmc{fleet: f, prof: p, spec: s, clock: timeline{fleet: f, name: s.Name}, faults: faultSet{fleet: f, name: s.Name}}
 	health := "OK"
 	switch s.Health {
 	case "", "OK":
@@ -314,7 +314,7 @@ func (b *bmc) hostComponent(h *host, key string) (int, bool) {
 	return 0, false
 }
 
-func (b *bmc) down(now time.Time) bool { return now.Before(b.bmcDown) || b.hasFault(FaultDown) }
+func (b *bmc) down(now time.Time) bool { return now.Before(b.bmcDown) || b.faults.has(FaultDown) }
 
 // hostBoot starts booting host h at t: its pending versions apply and a
 // reimage installs when the boot finishes.
@@ -332,7 +332,7 @@ func (b *bmc) hostBoot(h *host, t time.Time) {
 			d += b.clock.jittered(jitterInstall, b.fleet.timings.Install)
 		}
 	}
-	d = b.slowBoot(d, reimage != "")
+	d = b.faults.slowBoot(d, reimage != "")
 	if h.boot.enabled == "Once" {
 		h.boot.target, h.boot.enabled = "None", "Disabled"
 	}
@@ -340,7 +340,7 @@ func (b *bmc) hostBoot(h *host, t time.Time) {
 		if h.powerGen != gen {
 			return
 		}
-		if _, ok := b.faultFor(FaultNoReturn, 0); ok {
+		if _, ok := b.faults.take(FaultNoReturn, 0); ok {
 			h.power, h.health = powerOff, "Critical"
 			return
 		}
@@ -368,7 +368,7 @@ func (b *bmc) shutdown(h *host, t time.Time, then func(h *host, at time.Time)) {
 	h.powerGen++
 	gen := h.powerGen
 	h.power = powerPoweringOff
-	b.clock.at(b.clock.after(t, b.slowed(b.clock.jittered(jitterShutdown, b.fleet.timings.Shutdown), "shutdown", "")), func(at time.Time) {
+	b.clock.at(b.clock.after(t, b.faults.slowed(b.clock.jittered(jitterShutdown, b.fleet.timings.Shutdown), "shutdown", "")), func(at time.Time) {
 		if h.powerGen != gen {
 			return
 		}
@@ -385,7 +385,7 @@ var resetTypes = []string{"On", "ForceOff", "GracefulShutdown", "GracefulRestart
 // reset performs a ComputerSystem.Reset of host h at now. b.mu is held.
 func (b *bmc) reset(h *host, now time.Time, kind string) error {
 	ignoreGraceful := func() bool {
-		_, ok := b.faultFor(FaultIgnoreGraceful, 0)
+		_, ok := b.faults.take(FaultIgnoreGraceful, 0)
 		return ok
 	}
 	switch kind {
@@ -458,7 +458,7 @@ func (b *bmc) newSession(now time.Time) *session {
 	}
 	b.sessions = live
 	limit := b.fleet.opts.SessionLimit
-	if ft, ok := b.faultFor(FaultSessionLimit, 0); ok {
+	if ft, ok := b.faults.take(FaultSessionLimit, 0); ok {
 		limit = ft.Limit
 	}
 	if len(b.sessions) >= limit {

@@ -494,17 +494,7 @@ func (f *Fleet) SetFault(name string, ft Fault) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if ft.Kind == FaultNone {
-		b.faults = nil
-		return nil
-	}
-	out := b.faults[:0:0]
-	for _, o := range b.faults {
-		if o.Kind != ft.Kind || o.Timed != ft.Timed {
-			out = append(out, o)
-		}
-	}
-	b.faults = append(out, ft)
+	b.faults.set(ft)
 	return nil
 }
 

@@ -407,7 +407,7 @@ func (b *bmc) renderSimpleUpdateInfo(doc map[string]any) map[string]any {
 
 func (b *bmc) renderUpdateService(doc map[string]any) map[string]any {
 	pr := b.prof
-	if st := b.updateOffline(); st != "" {
+	if st := b.faults.updateOffline(); st != "" {
 		doc = with(doc, st, "Status", "State")
 		if st == "Disabled" {
 			doc = with(doc, false, "ServiceEnabled")

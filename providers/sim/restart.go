@@ -59,11 +59,11 @@ func parseRestartArg(ft Fault, arg string, hasArg bool) (Fault, error) {
 // fault holds for this update: it reports whether it did (the task then
 // never ends by itself). b.mu is held.
 func (b *bmc) restartDuringUpdate(t *task, now time.Time, applyTime string) bool {
-	ft, ok := b.faultFor(FaultBMCRestartDuringUpdate, 0)
+	ft, ok := b.faults.take(FaultBMCRestartDuringUpdate, 0)
 	if !ok && t.comp >= 0 {
 		// One limited to a component hits only that component's updates.
 		key := b.comps[t.comp].key
-		ft, ok = b.useFault(FaultBMCRestartDuringUpdate, func(ft Fault) bool { return ft.Component != "" && strings.EqualFold(ft.Component, key) })
+		ft, ok = b.faults.use(FaultBMCRestartDuringUpdate, func(ft Fault) bool { return ft.Component != "" && strings.EqualFold(ft.Component, key) })
 	}
 	if !ok {
 		return false

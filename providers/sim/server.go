@@ -71,12 +71,15 @@ func (f *Fleet) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	b.inflight++
 	b.stats.MaxConcurrent = max(b.stats.MaxConcurrent, b.inflight)
 	latency := f.opts.Latency
-	if ft, ok := b.faultFor(FaultLatency, reqNo); ok {
+	// Once per request (the timeline advanced): the moment to bring the
+	// health in line with the condition faults.
+	b.syncConditions()
+	if ft, ok := b.faults.take(FaultLatency, reqNo); ok {
 		latency += ft.Latency
 	}
 	var reqFault *Fault
 	for _, k := range []FaultKind{FaultTimeout, FaultBusy, FaultError, FaultMalformed} {
-		if ft, ok := b.faultFor(k, reqNo); ok {
+		if ft, ok := b.faults.take(k, reqNo); ok {
 			reqFault = &ft
 			b.stats.FaultsInjected++
 			break
@@ -437,7 +440,7 @@ func (b *bmc) offlineUpdate(p string) bool {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.updateOffline() != ""
+	return b.faults.updateOffline() != ""
 }
 
 func (b *bmc) post(w http.ResponseWriter, r *http.Request, p string) {

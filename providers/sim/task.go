@@ -56,23 +56,23 @@ func (b *bmc) startTask(now time.Time, image string, targets []string, applyTime
 	key := ""
 	if t.comp >= 0 {
 		key = b.comps[t.comp].key
-		t.end = now.Add(b.slowed(t.end.Sub(now), "update", key))
+		t.end = now.Add(b.faults.slowed(t.end.Sub(now), "update", key))
 	}
 	fail := t.comp < 0
-	if b.componentFault(FaultTaskFail, key) {
+	if b.faults.forComponent(FaultTaskFail, key) {
 		fail = true
 		b.stats.FaultsInjected++
 		if t.message == "" {
 			t.message = "The " + key + " image failed verification (injected fault)."
 		}
-	} else if _, ok := b.faultFor(FaultTaskFail, 0); ok {
+	} else if _, ok := b.faults.take(FaultTaskFail, 0); ok {
 		fail = true
 		b.stats.FaultsInjected++
 		if t.message == "" {
 			t.message = "The firmware image failed verification (injected fault)."
 		}
 	}
-	if _, ok := b.faultFor(FaultTaskHang, 0); ok {
+	if _, ok := b.faults.take(FaultTaskHang, 0); ok {
 		t.hang = true
 		b.stats.FaultsInjected++
 	}
