@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -72,11 +71,6 @@ type SystemStats struct {
 	SerialNumber string `json:"serial_number"`
 }
 
-type session struct {
-	id, token string
-	lastUsed  time.Time
-}
-
 type pending struct {
 	comp    int
 	version string
@@ -144,8 +138,7 @@ type bmc struct {
 	available []availableImage
 	pending   []pending
 	bmcDown   time.Time // unreachable until then
-	sessions  []*session
-	nextSess  int
+	sessions  sessionStore
 	tasks     []*task
 	nextTask  int
 	reqNo     uint64
@@ -158,6 +151,7 @@ type bmc struct {
 
 func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
 	b := &bmc{fleet: f, prof: p, spec: s, clock: timeline{fleet: f, name: s.Name}, faults: faultSet{fleet: f, name: s.Name}}
+	b.sessions = sessionStore{fleet: f, faults: &b.faults}
 	health := "OK"
 	switch s.Health {
 	case "", "OK":
@@ -429,8 +423,7 @@ func (b *bmc) reset(h *host, now time.Time, kind string) error {
 func (b *bmc) bmcReset(t time.Time) {
 	b.stats.BMCResets++
 	b.bmcDown = b.clock.after(t, b.clock.jittered(jitterBMCReset, b.fleet.timings.BMCReset))
-	b.sessions = nil
-	b.stats.SessionsOpen = 0
+	b.sessions.drop()
 	if b.prof.forgetTasks {
 		b.tasks = nil
 	}
@@ -445,53 +438,6 @@ func (b *bmc) bmcReset(t time.Time) {
 		}
 		b.pending = keep
 	})
-}
-
-// newSession opens a session at now, or returns nil at the limit.
-func (b *bmc) newSession(now time.Time) *session {
-	timeout := b.fleet.timings.SessionTimeout
-	live := b.sessions[:0]
-	for _, s := range b.sessions {
-		if now.Sub(s.lastUsed) < timeout {
-			live = append(live, s)
-		}
-	}
-	b.sessions = live
-	limit := b.fleet.opts.SessionLimit
-	if ft, ok := b.faults.take(FaultSessionLimit, 0); ok {
-		limit = ft.Limit
-	}
-	if len(b.sessions) >= limit {
-		b.stats.SessionsRefused++
-		return nil
-	}
-	b.nextSess++
-	var tok [16]byte
-	_, _ = rand.Read(tok[:])
-	s := &session{id: strconv.Itoa(b.nextSess), token: hex.EncodeToString(tok[:]), lastUsed: now}
-	b.sessions = append(b.sessions, s)
-	b.stats.SessionsCreated++
-	return s
-}
-
-func (b *bmc) sessionByToken(tok string) *session {
-	for _, s := range b.sessions {
-		if s.token == tok {
-			return s
-		}
-	}
-	return nil
-}
-
-func (b *bmc) deleteSession(id string) bool {
-	for i, s := range b.sessions {
-		if s.id == id {
-			b.sessions = append(b.sessions[:i:i], b.sessions[i+1:]...)
-			b.stats.SessionsDeleted++
-			return true
-		}
-	}
-	return false
 }
 
 func (b *bmc) versionsNow() map[string]string {
@@ -514,7 +460,8 @@ func (b *bmc) snapshot() Stats {
 	defer b.mu.Unlock()
 	b.clock.advance(b.fleet.opts.Now())
 	s := b.stats
-	s.SessionsOpen = len(b.sessions)
+	s.SessionsOpen = len(b.sessions.list)
+	s.SessionsCreated, s.SessionsDeleted, s.SessionsRefused = b.sessions.created, b.sessions.deleted, b.sessions.refused
 	if s.Flashes != nil {
 		s.Flashes = make(map[string]int, len(b.stats.Flashes))
 		for k, v := range b.stats.Flashes {

@@ -191,8 +191,8 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 	case "/redfish/v1/SessionService":
 		return with(pr.docs[p], ref("/redfish/v1/SessionService/Sessions"), "Sessions"), true
 	case "/redfish/v1/SessionService/Sessions":
-		members := make([]string, len(b.sessions))
-		for i, s := range b.sessions {
+		members := make([]string, len(b.sessions.list))
+		for i, s := range b.sessions.list {
 			members[i] = "/redfish/v1/SessionService/Sessions/" + s.id
 		}
 		return collection(p, "#SessionCollection.SessionCollection", "Session Collection", members), true
@@ -204,9 +204,9 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		return nil, false
 	}
 	if id, ok := strings.CutPrefix(p, "/redfish/v1/SessionService/Sessions/"); ok {
-		for _, s := range b.sessions {
+		for _, s := range b.sessions.list {
 			if s.id == id {
-				return b.sessionDoc(s), true
+				return b.sessions.doc(s), true
 			}
 		}
 		return nil, false
@@ -500,16 +500,6 @@ func without(doc map[string]any, key string) map[string]any {
 		}
 	}
 	return out
-}
-
-func (b *bmc) sessionDoc(s *session) map[string]any {
-	return map[string]any{
-		"@odata.id":   "/redfish/v1/SessionService/Sessions/" + s.id,
-		"@odata.type": "#Session.v1_3_0.Session",
-		"Id":          s.id,
-		"Name":        "User Session",
-		"UserName":    b.fleet.opts.Username,
-	}
 }
 
 func (b *bmc) taskDoc(t *task, now time.Time) map[string]any {

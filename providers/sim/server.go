@@ -234,7 +234,7 @@ func public(method, p string) bool {
 // authorized checks X-Auth-Token or Basic credentials. b.mu is held.
 func (b *bmc) authorized(r *http.Request, now time.Time) bool {
 	if tok := r.Header.Get("X-Auth-Token"); tok != "" && !b.prof.noSessions {
-		if s := b.sessionByToken(tok); s != nil && now.Sub(s.lastUsed) < b.fleet.timings.SessionTimeout {
+		if s := b.sessions.byToken(tok); s != nil && now.Sub(s.lastUsed) < b.fleet.timings.SessionTimeout {
 			s.lastUsed = now
 			return true
 		}
@@ -549,10 +549,10 @@ func (b *bmc) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 	b.mu.Lock()
 	now := b.fleet.opts.Now()
-	s := b.newSession(now)
+	s := b.sessions.open(now)
 	var doc map[string]any
 	if s != nil {
-		doc = b.sessionDoc(s)
+		doc = b.sessions.doc(s)
 	}
 	b.mu.Unlock()
 	if s == nil {
@@ -633,7 +633,7 @@ func (b *bmc) delete(w http.ResponseWriter, r *http.Request, p string) {
 		return
 	}
 	b.mu.Lock()
-	found := b.deleteSession(id)
+	found := b.sessions.remove(id)
 	b.mu.Unlock()
 	if !found {
 		writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+p+" was not found.")
