@@ -71,12 +71,6 @@ type SystemStats struct {
 	SerialNumber string `json:"serial_number"`
 }
 
-type pending struct {
-	comp    int
-	version string
-	onReset bool // asked for OnReset: any host reset applies a shared one
-}
-
 type task struct {
 	id         string
 	comp       int   // -1 when the image named no component
@@ -127,24 +121,18 @@ type bmc struct {
 
 	uuid, serial string // the manager's and the enclosure's
 	hosts        []*host
-	comps        []component // the profile's, per-system ones once per host
 
 	mu       sync.Mutex
 	clock    timeline // what is scheduled, and the jitter of operations
-	versions []string // by comps index
-	previous []string // by comps index: the version before the last update, "" for none
-	absent   []bool   // by comps index: the member is not fitted (BMCSpec.Absent)
-	// available are images uploaded but not installed (Dell Available-).
-	available []availableImage
-	pending   []pending
-	bmcDown   time.Time // unreachable until then
-	sessions  sessionStore
-	tasks     []*task
-	nextTask  int
-	reqNo     uint64
-	inflight  int
-	stats     Stats
-	faults    faultSet
+	inv      inventory
+	bmcDown  time.Time // unreachable until then
+	sessions sessionStore
+	tasks    []*task
+	nextTask int
+	reqNo    uint64
+	inflight int
+	stats    Stats
+	faults   faultSet
 	// hostDown: a host-down fault holds the hosts off (fault_timed.go).
 	hostDown bool
 }
@@ -223,9 +211,10 @@ func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
 	}
 	b.uuid = deterministicUUID(s.Name, "manager")
 	b.serial = serialNumber(p.serialPrefix, s.Name, "chassis")
+	b.inv = inventory{prof: p, hosts: b.hosts, softwareIDs: s.SoftwareIDs}
 	for _, c := range p.components {
 		if !c.perSystem {
-			b.comps = append(b.comps, c)
+			b.inv.comps = append(b.inv.comps, c)
 			continue
 		}
 		for _, h := range b.hosts {
@@ -234,21 +223,21 @@ func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
 			if len(b.hosts) > 1 {
 				ci.key, ci.id, ci.name = h.id+"."+c.key, h.id+"."+c.id, h.id+"."+c.name
 			}
-			b.comps = append(b.comps, ci)
+			b.inv.comps = append(b.inv.comps, ci)
 		}
 	}
 	if !p.noInventory {
-		for i := len(b.comps); i < f.opts.InventoryMembers; i++ {
+		for i := len(b.inv.comps); i < f.opts.InventoryMembers; i++ {
 			id := fmt.Sprintf("Extra%02d", i+1)
-			b.comps = append(b.comps, component{key: id, id: id, name: "Adapter " + id + " Firmware", version: "1.0." + strconv.Itoa(i), upd: updNo, sys: -1})
+			b.inv.comps = append(b.inv.comps, component{key: id, id: id, name: "Adapter " + id + " Firmware", version: "1.0." + strconv.Itoa(i), upd: updNo, sys: -1})
 		}
 	}
-	b.versions = make([]string, len(b.comps))
-	b.previous = make([]string, len(b.comps))
-	for i, c := range b.comps {
-		b.versions[i], b.previous[i] = c.version, c.previous
+	b.inv.versions = make([]string, len(b.inv.comps))
+	b.inv.previous = make([]string, len(b.inv.comps))
+	for i, c := range b.inv.comps {
+		b.inv.versions[i], b.inv.previous[i] = c.version, c.previous
 	}
-	if err := b.setAbsent(s.Absent); err != nil {
+	if err := b.inv.setAbsent(s.Absent); err != nil {
 		return nil, fmt.Errorf("BMC %s: %w", s.Name, err)
 	}
 	for _, k := range sortedKeys(s.Firmware) {
@@ -257,15 +246,15 @@ func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
 			return nil, fmt.Errorf("BMC %s: component %s: empty version", s.Name, k)
 		}
 		found := false
-		for i, c := range b.comps {
+		for i, c := range b.inv.comps {
 			if strings.EqualFold(c.key, k) || (c.sys >= 0 && len(b.hosts) > 1 && strings.EqualFold(c.key, b.hosts[c.sys].id+"."+k)) {
-				b.versions[i] = v
+				b.inv.versions[i] = v
 				found = true
 			}
 		}
 		if !found && !knownKey(k) {
 			var keys []string
-			for _, c := range b.comps {
+			for _, c := range b.inv.comps {
 				keys = append(keys, c.key)
 			}
 			return nil, fmt.Errorf("BMC %s: unknown component %q (profile %s has %s)", s.Name, k, p.name, strings.Join(keys, ", "))
@@ -284,28 +273,6 @@ func knownKey(k string) bool {
 		}
 	}
 	return false
-}
-
-// component finds a component by key (case-insensitive).
-func (b *bmc) component(key string) (int, bool) {
-	for i, c := range b.comps {
-		if strings.EqualFold(c.key, key) {
-			return i, true
-		}
-	}
-	return 0, false
-}
-
-// hostComponent finds the component of base key on host h: its own
-// per-system one, else the shared one.
-func (b *bmc) hostComponent(h *host, key string) (int, bool) {
-	for i, c := range b.comps {
-		base := b.baseKey(c)
-		if strings.EqualFold(base, key) && (c.sys == h.idx || c.sys < 0) {
-			return i, true
-		}
-	}
-	return 0, false
 }
 
 func (b *bmc) down(now time.Time) bool { return now.Before(b.bmcDown) || b.faults.has(FaultDown) }
@@ -339,18 +306,18 @@ func (b *bmc) hostBoot(h *host, t time.Time) {
 			return
 		}
 		h.power = powerOn
-		keep := b.pending[:0]
-		for _, p := range b.pending {
-			if c := b.comps[p.comp]; c.sys == h.idx || (c.sys < 0 && c.activation != activateBMC) || (c.sys < 0 && p.onReset) {
-				b.setVersion(p.comp, p.version)
+		keep := b.inv.pending[:0]
+		for _, p := range b.inv.pending {
+			if c := b.inv.comps[p.comp]; c.sys == h.idx || (c.sys < 0 && c.activation != activateBMC) || (c.sys < 0 && p.onReset) {
+				b.inv.setVersion(p.comp, p.version)
 			} else {
 				keep = append(keep, p)
 			}
 		}
-		b.pending = keep
+		b.inv.pending = keep
 		if reimage != "" {
-			if i, ok := b.hostComponent(h, ComponentRuntime); ok {
-				b.versions[i] = reimage
+			if i, ok := b.inv.hostComponent(h, ComponentRuntime); ok {
+				b.inv.versions[i] = reimage
 			}
 			b.stats.Reimages++
 		}
@@ -428,15 +395,15 @@ func (b *bmc) bmcReset(t time.Time) {
 		b.tasks = nil
 	}
 	b.clock.at(b.bmcDown, func(time.Time) {
-		keep := b.pending[:0]
-		for _, p := range b.pending {
-			if b.comps[p.comp].activation == activateBMC {
-				b.setVersion(p.comp, p.version)
+		keep := b.inv.pending[:0]
+		for _, p := range b.inv.pending {
+			if b.inv.comps[p.comp].activation == activateBMC {
+				b.inv.setVersion(p.comp, p.version)
 			} else {
 				keep = append(keep, p)
 			}
 		}
-		b.pending = keep
+		b.inv.pending = keep
 	})
 }
 
@@ -444,15 +411,7 @@ func (b *bmc) versionsNow() map[string]string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.clock.advance(b.fleet.opts.Now())
-	return b.versionMap()
-}
-
-func (b *bmc) versionMap() map[string]string {
-	out := make(map[string]string, len(b.versions))
-	for i, c := range b.comps {
-		out[c.key] = b.versions[i]
-	}
-	return out
+	return b.inv.versionMap()
 }
 
 func (b *bmc) snapshot() Stats {
@@ -483,7 +442,7 @@ func (b *bmc) snapshot() Stats {
 			s.Systems[h.id] = SystemStats{PowerState: h.power, Health: h.health, Boots: h.boots, UUID: h.uuid, SerialNumber: h.serial}
 		}
 	}
-	s.Versions = b.versionMap()
+	s.Versions = b.inv.versionMap()
 	return s
 }
 

@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"fmt"
-	"hash/fnv"
 	"net/http"
 	"strings"
 	"time"
@@ -99,7 +97,7 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 	case pr.managerPath:
 		doc := pr.docs[p]
 		if pr.managerVersion != nil {
-			doc = with(doc, pr.managerVersion(b.version(ComponentBMC)), "FirmwareVersion")
+			doc = with(doc, pr.managerVersion(b.inv.version(ComponentBMC)), "FirmwareVersion")
 		}
 		doc = with(doc, b.uuid, "UUID")
 		doc = with(doc, map[string]any{"State": "Enabled", "Health": "OK"}, "Status")
@@ -112,9 +110,9 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 			doc = with(doc, ref(pr.vmediaColl), "VirtualMedia")
 		}
 		if pr.activeImages {
-			if i, ok := b.component(ComponentBMC); ok {
-				images := b.softwareImages(ComponentBMC)
-				doc = with(doc, ref(b.memberPath(i)), "Links", "ActiveSoftwareImage")
+			if i, ok := b.inv.component(ComponentBMC); ok {
+				images := b.inv.softwareImages(ComponentBMC)
+				doc = with(doc, ref(b.inv.memberPath(i)), "Links", "ActiveSoftwareImage")
 				doc = with(doc, refs(images), "Links", "SoftwareImages")
 				if _, ok := at(doc, "Links", "SoftwareImages@odata.count").(int); ok {
 					doc = with(doc, len(images), "Links", "SoftwareImages@odata.count")
@@ -172,9 +170,9 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		}
 		software := strings.HasSuffix(p, "SoftwareInventory")
 		var members []string
-		for _, m := range b.members() {
-			if b.comps[m.comp].software == software {
-				members = append(members, m.path(b))
+		for _, m := range b.inv.members() {
+			if b.inv.comps[m.comp].software == software {
+				members = append(members, m.path(&b.inv))
 			}
 		}
 		return collection(p, "#SoftwareInventoryCollection.SoftwareInventoryCollection", "Software Inventory Collection", members), true
@@ -215,8 +213,8 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		return doc, true
 	}
 	if !pr.noInventory && strings.HasPrefix(p, "/redfish/v1/UpdateService/") {
-		if m, ok := b.memberAt(p); ok {
-			return b.renderMember(m), true
+		if m, ok := b.inv.memberAt(p); ok {
+			return b.inv.renderMember(m), true
 		}
 	}
 	if strings.HasPrefix(p, "/redfish/v1/Systems/") || strings.HasPrefix(p, pr.vmediaColl) {
@@ -261,11 +259,6 @@ func asString(v any) string {
 	return s
 }
 
-func (b *bmc) version(key string) string {
-	i, _ := b.component(key)
-	return b.versions[i]
-}
-
 func actionInfo(p, id string, values []string) map[string]any {
 	return map[string]any{
 		"@odata.id":   p,
@@ -305,8 +298,8 @@ func (b *bmc) renderSystem(h *host) map[string]any {
 	doc = with(doc, pr.model, "Model")
 	if _, has := doc["BiosVersion"]; has {
 		// Only where the real BMC reports it (openbmc's capture has none).
-		if i, ok := b.hostComponent(h, ComponentBIOS); ok {
-			v := b.versions[i]
+		if i, ok := b.inv.hostComponent(h, ComponentBIOS); ok {
+			v := b.inv.versions[i]
 			if pr.biosVersion != nil {
 				v = pr.biosVersion(v)
 			}
@@ -371,7 +364,7 @@ func (b *bmc) simpleUpdateParams() (transfer actionParam, targets actionParam, h
 	}
 	switch {
 	case pr.targetsAllowable:
-		return transfer, actionParam{required: pr.targetsRequired || b.spec.RequireTargets, allowable: b.targetsAllowed()}, true
+		return transfer, actionParam{required: pr.targetsRequired || b.spec.RequireTargets, allowable: b.inv.targetsAllowed()}, true
 	case b.spec.RequireTargets && pr.actionInfo:
 		return transfer, actionParam{required: true}, true
 	}
@@ -437,57 +430,6 @@ func (b *bmc) renderUpdateService(doc map[string]any) map[string]any {
 	return doc
 }
 
-func (b *bmc) renderInventory(i int) map[string]any {
-	c := b.comps[i]
-	doc := b.prof.inventoryTemplate
-	p := b.memberPath(i)
-	doc = with(doc, p, "@odata.id")
-	doc = with(doc, c.id, "Id")
-	doc = with(doc, c.name, "Name")
-	doc = with(doc, b.versions[i], "Version")
-	base := b.baseKey(c)
-	sw := base
-	if c.softwareID != "" {
-		sw = c.softwareID
-	}
-	if o := b.spec.SoftwareIDs[base]; o != "" {
-		sw = o
-	}
-	doc = with(doc, sw, "SoftwareId")
-	switch c.upd {
-	case updOmit:
-		doc = without(doc, "Updateable")
-	default:
-		doc = with(doc, c.canUpdate(), "Updateable")
-	}
-	doc = with(doc, c.key+" firmware", "Description")
-	doc = with(doc, map[string]any{"State": "Enabled", "Health": "OK"}, "Status")
-	if b.prof.relatedItems {
-		switch {
-		case c.sys >= 0:
-			doc = with(doc, []any{ref(b.hosts[c.sys].path)}, "RelatedItem")
-		case c.key == ComponentBMC:
-			doc = with(doc, []any{ref(b.prof.managerPath)}, "RelatedItem")
-		default:
-			doc = with(doc, []any{ref(b.prof.chassisPath)}, "RelatedItem")
-		}
-		if _, ok := doc["RelatedItem@odata.count"]; ok {
-			doc = with(doc, 1, "RelatedItem@odata.count")
-		}
-	} else {
-		doc = without(doc, "RelatedItem")
-	}
-	if _, ok := doc["@odata.context"]; ok {
-		doc = with(doc, "/redfish/v1/$metadata#SoftwareInventory.SoftwareInventory", "@odata.context")
-	}
-	if _, ok := doc["@odata.etag"]; ok {
-		h := fnv.New32a()
-		h.Write([]byte(b.versions[i]))
-		doc = with(doc, fmt.Sprintf(`W/"%08X"`, h.Sum32()), "@odata.etag")
-	}
-	return doc
-}
-
 // without returns a copy of doc without key.
 func without(doc map[string]any, key string) map[string]any {
 	if _, ok := doc[key]; !ok {
@@ -510,7 +452,7 @@ func (b *bmc) taskDoc(t *task, now time.Time) map[string]any {
 	case "Completed":
 		msgID, msg = "Base.1.8.Success", "Successfully Completed Request"
 		if t.comp >= 0 {
-			msg = "The update of " + b.comps[t.comp].key + " to " + t.version + " completed."
+			msg = "The update of " + b.inv.comps[t.comp].key + " to " + t.version + " completed."
 		}
 	case "Exception":
 		status = "Critical"
@@ -593,33 +535,6 @@ func (b *bmc) odataService() map[string]any {
 	return map[string]any{"@odata.context": "/redfish/v1/$metadata", "value": value}
 }
 
-// baseKey is a component's key without the "Node1." of a per-system
-// component on a BMC with several systems: the key the release names.
-func (b *bmc) baseKey(c component) string {
-	if c.sys >= 0 && len(b.hosts) > 1 {
-		return strings.TrimPrefix(c.key, b.hosts[c.sys].id+".")
-	}
-	return c.key
-}
-
-// softwareImages lists the members that are images of component key: its
-// active member, its rollback (Dell Previous-) and the copies that name it
-// (Lenovo BMC-Backup, Supermicro Golden_/Staging_/Backup_). b.mu is held.
-func (b *bmc) softwareImages(key string) []string {
-	var out []string
-	for _, m := range b.members() {
-		c := b.comps[m.comp]
-		if m.image != nil || (c.key != key && c.imageOf != key) {
-			continue
-		}
-		if m.twin >= 0 && c.twins[m.twin].kind != twinPrevious {
-			continue
-		}
-		out = append(out, m.path(b))
-	}
-	return out
-}
-
 // renderBios is a System's Bios resource: what links the System to the
 // BIOS member it runs (Links.ActiveSoftwareImage, Bios v1_1_0).
 func (b *bmc) renderBios(h *host) map[string]any {
@@ -631,8 +546,8 @@ func (b *bmc) renderBios(h *host) map[string]any {
 		"AttributeRegistry": "BiosAttributeRegistry.v1_0_0",
 		"Attributes":        map[string]any{},
 	}
-	if i, ok := b.hostComponent(h, ComponentBIOS); ok {
-		doc["Links"] = map[string]any{"ActiveSoftwareImage": ref(b.memberPath(i)), "SoftwareImages": refs(b.softwareImages(b.comps[i].key))}
+	if i, ok := b.inv.hostComponent(h, ComponentBIOS); ok {
+		doc["Links"] = map[string]any{"ActiveSoftwareImage": ref(b.inv.memberPath(i)), "SoftwareImages": refs(b.inv.softwareImages(b.inv.comps[i].key))}
 	}
 	return doc
 }

@@ -62,7 +62,7 @@ func (b *bmc) restartDuringUpdate(t *task, now time.Time, applyTime string) bool
 	ft, ok := b.faults.take(FaultBMCRestartDuringUpdate, 0)
 	if !ok && t.comp >= 0 {
 		// One limited to a component hits only that component's updates.
-		key := b.comps[t.comp].key
+		key := b.inv.comps[t.comp].key
 		ft, ok = b.faults.use(FaultBMCRestartDuringUpdate, func(ft Fault) bool { return ft.Component != "" && strings.EqualFold(ft.Component, key) })
 	}
 	if !ok {
@@ -78,7 +78,7 @@ func (b *bmc) restartDuringUpdate(t *task, now time.Time, applyTime string) bool
 		b.forgetTask(t)
 		b.stats.UpdatesLost++
 		if ft.DropsStaged {
-			b.dropStaged()
+			b.inv.dropStaged()
 		}
 		if ft.Took {
 			b.flash(t, applyTime)
@@ -96,16 +96,4 @@ func (b *bmc) forgetTask(t *task) {
 			return
 		}
 	}
-}
-
-// dropStaged discards the images staged for the next host reset; a BMC's
-// own firmware, which its restart activates, stays. b.mu is held.
-func (b *bmc) dropStaged() {
-	keep := b.pending[:0]
-	for _, p := range b.pending {
-		if b.comps[p.comp].activation == activateBMC {
-			keep = append(keep, p)
-		}
-	}
-	b.pending = keep
 }

@@ -19,7 +19,7 @@ func (b *bmc) startTask(now time.Time, image string, targets []string, applyTime
 	comp, version, ok := parseImage(image)
 	var idx []int
 	for _, target := range targets {
-		i, found := b.targetComponent(target)
+		i, found := b.inv.targetComponent(target)
 		if !found {
 			t.message = fmt.Sprintf("Target %s is not an updateable inventory item.", target)
 			idx = nil
@@ -29,9 +29,9 @@ func (b *bmc) startTask(now time.Time, image string, targets []string, applyTime
 	}
 	if len(targets) == 0 && comp != "" {
 		var matches []int
-		for i, c := range b.comps {
-			base := b.baseKey(c)
-			if (strings.EqualFold(base, comp) || strings.EqualFold(c.key, comp)) && !b.absent[i] {
+		for i, c := range b.inv.comps {
+			base := b.inv.baseKey(c)
+			if (strings.EqualFold(base, comp) || strings.EqualFold(c.key, comp)) && !b.inv.absent[i] {
 				matches = append(matches, i) // an absent member takes no image
 			}
 		}
@@ -42,7 +42,7 @@ func (b *bmc) startTask(now time.Time, image string, targets []string, applyTime
 		}
 	}
 	for _, i := range idx {
-		if !b.comps[i].canUpdate() || b.absent[i] {
+		if !b.inv.comps[i].canUpdate() || b.inv.absent[i] {
 			idx = nil
 			break
 		}
@@ -55,7 +55,7 @@ func (b *bmc) startTask(now time.Time, image string, targets []string, applyTime
 	b.stats.Updates++
 	key := ""
 	if t.comp >= 0 {
-		key = b.comps[t.comp].key
+		key = b.inv.comps[t.comp].key
 		t.end = now.Add(b.faults.slowed(t.end.Sub(now), "update", key))
 	}
 	fail := t.comp < 0
@@ -116,7 +116,7 @@ func (b *bmc) startTask(now time.Time, image string, targets []string, applyTime
 // restarts; restart reports the last. b.mu is held.
 func (b *bmc) flash(t *task, applyTime string) (restart bool) {
 	for _, i := range append([]int{t.comp}, t.more...) {
-		c := b.comps[i]
+		c := b.inv.comps[i]
 		if b.stats.Flashes == nil {
 			b.stats.Flashes, b.stats.MemberFlashes = map[string]int{}, map[string]int{}
 		}
@@ -126,65 +126,17 @@ func (b *bmc) flash(t *task, applyTime string) (restart bool) {
 		switch {
 		case applyTime == "OnReset":
 			p.onReset = true
-			b.pending = append(b.pending, p)
+			b.inv.pending = append(b.inv.pending, p)
 		case c.activation == activateNow:
-			b.setVersion(i, t.version)
+			b.inv.setVersion(i, t.version)
 		case c.activation == activateBMC:
-			b.pending = append(b.pending, p)
+			b.inv.pending = append(b.inv.pending, p)
 			restart = true
 		default:
-			b.pending = append(b.pending, p)
+			b.inv.pending = append(b.inv.pending, p)
 		}
 	}
 	return restart
-}
-
-// targetComponent resolves a Targets entry to a component: an updateable
-// member's active member, or (basic, hgx) the System for its BIOS and the
-// Manager for the BMC.
-func (b *bmc) targetComponent(target string) (int, bool) {
-	target = cleanPath(target)
-	if b.prof.targetsSystemManager || b.prof.systemManagerTargets {
-		if target == b.prof.managerPath {
-			return b.component(ComponentBMC)
-		}
-		for _, h := range b.hosts {
-			if target == h.path {
-				return b.hostComponent(h, ComponentBIOS)
-			}
-		}
-		if b.prof.targetsSystemManager {
-			return 0, false
-		}
-	}
-	for i := range b.comps {
-		if b.memberPath(i) == target {
-			return i, true
-		}
-	}
-	return 0, false
-}
-
-// targetsAllowed lists the Targets values the SimpleUpdate ActionInfo
-// allows: updateable inventory members (or only those the profile names),
-// or on basic the Systems and the Manager (hgx: both).
-func (b *bmc) targetsAllowed() []string {
-	var out []string
-	if b.prof.targetsSystemManager || b.prof.systemManagerTargets {
-		out = append(out, b.prof.managerPath)
-		for _, h := range b.hosts {
-			out = append(out, h.path)
-		}
-		if b.prof.targetsSystemManager {
-			return append(out[1:], out[0]) // Systems, then the Manager
-		}
-	}
-	for i, c := range b.comps {
-		if c.canUpdate() && (b.prof.targetsOnly == nil || contains(b.prof.targetsOnly, c.id)) {
-			out = append(out, b.memberPath(i))
-		}
-	}
-	return out
 }
 
 // taskState is the task's state, percent and message at now.

@@ -89,7 +89,7 @@ func (b *bmc) simpleUpdate(w http.ResponseWriter, r *http.Request) {
 		// Without Targets a per-system image would have to pick a system.
 		if comp, _, ok := parseImage(req.ImageURI); ok && comp != "" {
 			var on []string
-			for _, c := range b.comps {
+			for _, c := range b.inv.comps {
 				if c.sys >= 0 && strings.EqualFold(strings.TrimPrefix(c.key, b.hosts[c.sys].id+"."), comp) {
 					on = append(on, inventoryPath(c))
 				}
@@ -102,11 +102,11 @@ func (b *bmc) simpleUpdate(w http.ResponseWriter, r *http.Request) {
 	}
 	image := req.ImageURI
 	b.mu.Lock()
-	staged, isStaged := b.memberAt(req.ImageURI)
+	staged, isStaged := b.inv.memberAt(req.ImageURI)
 	if isStaged && staged.image != nil {
 		// An image uploaded before (Dell Available-): install it.
-		image = fmt.Sprintf("%s-%s.bin", b.comps[staged.comp].key, staged.image.version)
-		b.install(staged.image)
+		image = fmt.Sprintf("%s-%s.bin", b.inv.comps[staged.comp].key, staged.image.version)
+		b.inv.install(staged.image)
 	}
 	b.mu.Unlock()
 	b.accept(w, image, req.targets(), req.ApplyTime, taskPayload{targetURI: r.URL.Path, jsonBody: req.jsonBody()})
@@ -219,8 +219,8 @@ func (b *bmc) push(w http.ResponseWriter, r *http.Request) {
 	if mt == "multipart/form-data" {
 		for _, target := range params.Targets {
 			b.mu.Lock()
-			i, ok := b.targetComponent(target)
-			ok = ok && b.comps[i].canUpdate() && !b.absent[i]
+			i, ok := b.inv.targetComponent(target)
+			ok = ok && b.inv.comps[i].canUpdate() && !b.inv.absent[i]
 			b.mu.Unlock()
 			if !ok {
 				writeParamError(w, http.StatusBadRequest, "Base.1.8.PropertyValueNotInList", "The value \""+target+"\" for the property Targets is not an updateable item of this BMC.", "Targets", target)
@@ -237,7 +237,7 @@ func (b *bmc) push(w http.ResponseWriter, r *http.Request) {
 	if b.prof.uploadStages && mt != "multipart/form-data" {
 		// Dell: the pushed image is staged as an Available- member, and a
 		// SimpleUpdate naming it installs it.
-		uri, err := b.upload(image)
+		uri, err := b.inv.upload(image)
 		b.mu.Unlock()
 		if err != nil {
 			writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterValueFormatError", "The pushed image cannot be staged: "+err.Error(), "UpdateFile", image)
