@@ -19,9 +19,6 @@ const (
 	powerPoweringOff = "PoweringOff"
 )
 
-// maxTasks bounds the tasks a BMC remembers (real BMCs purge old ones too).
-const maxTasks = 32
-
 // Stats are one BMC's counters since the fleet started.
 type Stats struct {
 	Requests int64 `json:"requests"`
@@ -71,25 +68,6 @@ type SystemStats struct {
 	SerialNumber string `json:"serial_number"`
 }
 
-type task struct {
-	id         string
-	comp       int   // -1 when the image named no component
-	more       []int // further components flashed by the same task (several Targets)
-	version    string
-	image      string
-	start, end time.Time
-	state      string // final state, or "" while it runs
-	message    string
-	hang       bool
-	payload    taskPayload
-}
-
-// taskPayload is the request that created a task, as Task.Payload shows it.
-type taskPayload struct {
-	targetURI string
-	jsonBody  string
-}
-
 // host is one ComputerSystem behind a BMC: its own power, boot override,
 // virtual media and identity. Resetting one host never touches another.
 type host struct {
@@ -127,8 +105,7 @@ type bmc struct {
 	inv      inventory
 	bmcDown  time.Time // unreachable until then
 	sessions sessionStore
-	tasks    []*task
-	nextTask int
+	tasks    taskList
 	reqNo    uint64
 	inflight int
 	stats    Stats
@@ -212,6 +189,7 @@ func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
 	b.uuid = deterministicUUID(s.Name, "manager")
 	b.serial = serialNumber(p.serialPrefix, s.Name, "chassis")
 	b.inv = inventory{prof: p, hosts: b.hosts, softwareIDs: s.SoftwareIDs}
+	b.tasks = taskList{fleet: f, prof: p, inv: &b.inv}
 	for _, c := range p.components {
 		if !c.perSystem {
 			b.inv.comps = append(b.inv.comps, c)
@@ -392,7 +370,7 @@ func (b *bmc) bmcReset(t time.Time) {
 	b.bmcDown = b.clock.after(t, b.clock.jittered(jitterBMCReset, b.fleet.timings.BMCReset))
 	b.sessions.drop()
 	if b.prof.forgetTasks {
-		b.tasks = nil
+		b.tasks.list = nil
 	}
 	b.clock.at(b.bmcDown, func(time.Time) {
 		keep := b.inv.pending[:0]

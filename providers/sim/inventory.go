@@ -76,7 +76,7 @@ func (inv *inventory) versionMap() map[string]string {
 }
 
 // setVersion makes v component i's running version; the one it replaces
-// becomes its previous (rollback) version. inv.mu is held.
+// becomes its previous (rollback) version..
 func (inv *inventory) setVersion(i int, v string) {
 	if inv.versions[i] != v {
 		inv.previous[i] = inv.versions[i]
@@ -150,7 +150,7 @@ func (inv *inventory) targetsAllowed() []string {
 }
 
 // dropStaged discards the images staged for the next host reset; a BMC's
-// own firmware, which its restart activates, stays. inv.mu is held.
+// own firmware, which its restart activates, stays..
 func (inv *inventory) dropStaged() {
 	keep := inv.pending[:0]
 	for _, p := range inv.pending {
@@ -214,7 +214,7 @@ func (inv *inventory) renderInventory(i int) map[string]any {
 
 // softwareImages lists the members that are images of component key: its
 // active member, its rollback (Dell Previous-) and the copies that name it
-// (Lenovo BMC-Backup, Supermicro Golden_/Staging_/Backup_). inv.mu is held.
+// (Lenovo BMC-Backup, Supermicro Golden_/Staging_/Backup_)..
 func (inv *inventory) softwareImages(key string) []string {
 	var out []string
 	for _, m := range inv.members() {

@@ -76,7 +76,7 @@ func inventoryPrefix(c component) string {
 	return "/redfish/v1/UpdateService/FirmwareInventory/"
 }
 
-// members lists every inventory member now. inv.mu is held.
+// members lists every inventory member now..
 func (inv *inventory) members() []member {
 	var out []member
 	for i, c := range inv.comps {
@@ -109,7 +109,7 @@ func (inv *inventory) members() []member {
 
 func (m member) path(inv *inventory) string { return inventoryPrefix(inv.comps[m.comp]) + m.id }
 
-// renderMember is an inventory member's document. inv.mu is held.
+// renderMember is an inventory member's document..
 func (inv *inventory) renderMember(m member) map[string]any {
 	c := inv.comps[m.comp]
 	doc := inv.renderInventory(m.comp)
@@ -145,7 +145,7 @@ func (inv *inventory) renderMember(m member) map[string]any {
 }
 
 // memberAt resolves an inventory URI to the component whose active member
-// (or uploaded image) it is. inv.mu is held.
+// (or uploaded image) it is..
 func (inv *inventory) memberAt(uri string) (member, bool) {
 	uri = cleanPath(uri)
 	for _, m := range inv.members() {
@@ -157,7 +157,7 @@ func (inv *inventory) memberAt(uri string) (member, bool) {
 }
 
 // upload keeps a pushed image as an Available- member (Dell) and returns
-// its URI. inv.mu is held.
+// its URI..
 func (inv *inventory) upload(image string) (string, error) {
 	comp, version, ok := parseImage(image)
 	if !ok || comp == "" {
@@ -178,7 +178,7 @@ func (inv *inventory) upload(image string) (string, error) {
 }
 
 // install takes an Available- image out of the list, once its update
-// task exists. inv.mu is held.
+// task exists..
 func (inv *inventory) install(a *availableImage) {
 	for k := range inv.available {
 		if &inv.available[k] == a {

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"net/http"
 	"strings"
 	"time"
 )
@@ -180,8 +179,8 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		return with(pr.docs[p], ref("/redfish/v1/TaskService/Tasks"), "Tasks"), true
 	case "/redfish/v1/TaskService/Tasks":
 		var members []string
-		for _, t := range b.tasks {
-			if !b.taskGone(t, now) {
+		for _, t := range b.tasks.list {
+			if !b.tasks.gone(t, now) {
 				members = append(members, "/redfish/v1/TaskService/Tasks/"+t.id)
 			}
 		}
@@ -196,8 +195,8 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		return collection(p, "#SessionCollection.SessionCollection", "Session Collection", members), true
 	}
 	if id, ok := strings.CutPrefix(p, "/redfish/v1/TaskService/Tasks/"); ok {
-		if t := b.task(id); t != nil && !b.taskGone(t, now) {
-			return b.taskDoc(t, now), true
+		if t := b.tasks.get(id); t != nil && !b.tasks.gone(t, now) {
+			return b.tasks.doc(t, now), true
 		}
 		return nil, false
 	}
@@ -226,12 +225,6 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 
 // managerResetTypes are the Manager.Reset types every profile accepts.
 var managerResetTypes = []string{"ForceRestart", "GracefulRestart"}
-
-// taskGone reports whether a finished task is forgotten by now (basic:
-// FlashTime after it ended).
-func (b *bmc) taskGone(t *task, now time.Time) bool {
-	return b.prof.forgetTasks && t.state != "" && now.Sub(t.end) >= b.fleet.scale(b.fleet.timings.Flash)
-}
 
 func refs(paths []string) []any {
 	out := make([]any, len(paths))
@@ -442,84 +435,6 @@ func without(doc map[string]any, key string) map[string]any {
 		}
 	}
 	return out
-}
-
-func (b *bmc) taskDoc(t *task, now time.Time) map[string]any {
-	state, percent := t.status(now)
-	status := "OK"
-	msgID, msg := "Update.1.0.UpdateInProgress", "An update is in progress."
-	switch state {
-	case "Completed":
-		msgID, msg = "Base.1.8.Success", "Successfully Completed Request"
-		if t.comp >= 0 {
-			msg = "The update of " + b.inv.comps[t.comp].key + " to " + t.version + " completed."
-		}
-	case "Exception":
-		status = "Critical"
-		msgID, msg = "Update.1.0.ApplyFailed", t.message
-	case "New", "Starting":
-		msgID, msg = "Task.1.0.New", "The task with Id '"+t.id+"' has started."
-	}
-	doc := map[string]any{
-		"@odata.id":       "/redfish/v1/TaskService/Tasks/" + t.id,
-		"@odata.type":     "#Task.v1_4_3.Task",
-		"Id":              t.id,
-		"Name":            "Update " + t.image[strings.LastIndex(t.image, "/")+1:],
-		"TaskState":       state,
-		"TaskStatus":      status,
-		"PercentComplete": percent,
-		"StartTime":       t.start.UTC().Format(time.RFC3339),
-		"TaskMonitor":     b.prof.taskMonitor(t.id),
-		"Messages": []any{map[string]any{
-			"MessageId": msgID, "Message": msg, "Severity": status, "MessageArgs": []any{},
-		}},
-	}
-	if t.state != "" {
-		doc["EndTime"] = t.end.UTC().Format(time.RFC3339)
-	}
-	// Payload (Task v1_3_0 and later) names the request that made the task,
-	// so a client that lost the 202 can find its task again. The AMI
-	// mockup's tasks show none (only a descriptive Name and Description):
-	// there only Name, which carries the image's file name on every
-	// profile, identifies an update.
-	if b.prof.name != ProfileAMI && t.payload.targetURI != "" {
-		doc["Payload"] = map[string]any{
-			"TargetUri":     t.payload.targetURI,
-			"HttpOperation": "POST",
-			"HttpHeaders":   []any{},
-			"JsonBody":      t.payload.jsonBody,
-		}
-	}
-	return doc
-}
-
-// taskMonitor answers a GET of a task monitor URI: 202 with the task while
-// it runs, then (per profile) 200 with the task or 404 because finished
-// monitors vanish. ok is false when p is no task monitor. b.mu is held.
-func (b *bmc) taskMonitor(p string, now time.Time) (status int, doc map[string]any, hdr map[string]string, ok bool) {
-	var id string
-	switch {
-	case strings.HasPrefix(p, "/redfish/v1/TaskService/TaskMonitors/"):
-		id = strings.TrimPrefix(p, "/redfish/v1/TaskService/TaskMonitors/")
-	case strings.HasPrefix(p, "/redfish/v1/TaskService/Tasks/") && strings.HasSuffix(p, "/Monitor"):
-		id = strings.TrimSuffix(strings.TrimPrefix(p, "/redfish/v1/TaskService/Tasks/"), "/Monitor")
-	default:
-		return 0, nil, nil, false
-	}
-	t := b.task(id)
-	if t == nil || b.prof.taskMonitor(id) != p || b.taskGone(t, now) {
-		return http.StatusNotFound, nil, nil, true
-	}
-	if t.state == "" {
-		return http.StatusAccepted, b.taskDoc(t, now), map[string]string{
-			"Location":    p,
-			"Retry-After": retryAfter(t.end.Sub(now)),
-		}, true
-	}
-	if b.prof.monitorVanishes {
-		return http.StatusNotFound, nil, nil, true
-	}
-	return http.StatusOK, b.taskDoc(t, now), nil, true
 }
 
 // odataService is the OData service document: the service root and each

@@ -75,7 +75,7 @@ func (b *bmc) restartDuringUpdate(t *task, now time.Time, applyTime string) bool
 		at = now.Add(10 * time.Millisecond)
 	}
 	b.clock.at(at, func(at time.Time) {
-		b.forgetTask(t)
+		b.tasks.forget(t)
 		b.stats.UpdatesLost++
 		if ft.DropsStaged {
 			b.inv.dropStaged()
@@ -86,14 +86,4 @@ func (b *bmc) restartDuringUpdate(t *task, now time.Time, applyTime string) bool
 		b.bmcReset(at)
 	})
 	return true
-}
-
-// forgetTask drops t, as a restarted BMC has lost it. b.mu is held.
-func (b *bmc) forgetTask(t *task) {
-	for i, x := range b.tasks {
-		if x == t {
-			b.tasks = append(b.tasks[:i:i], b.tasks[i+1:]...)
-			return
-		}
-	}
 }

@@ -321,7 +321,7 @@ func (b *bmc) get(w http.ResponseWriter, r *http.Request, p string, now time.Tim
 	}
 	b.mu.Lock()
 	b.clock.advance(now)
-	if status, doc, hdr, ok := b.taskMonitor(p, now); ok {
+	if status, doc, hdr, ok := b.tasks.monitor(p, now); ok {
 		b.mu.Unlock()
 		for k, v := range hdr {
 			w.Header().Set(k, v)
@@ -341,7 +341,7 @@ func (b *bmc) get(w http.ResponseWriter, r *http.Request, p string, now time.Tim
 	if ok && b.prof.name == ProfileDMTF && strings.HasPrefix(p, "/redfish/v1/TaskService/Tasks/") {
 		// The DMTF profile's task is its own monitor (as on iDRAC): 202 while
 		// it runs, which clients such as sushy rely on.
-		if t := b.task(strings.TrimPrefix(p, "/redfish/v1/TaskService/Tasks/")); t != nil && t.state == "" {
+		if t := b.tasks.get(strings.TrimPrefix(p, "/redfish/v1/TaskService/Tasks/")); t != nil && t.state == "" {
 			status = http.StatusAccepted
 			w.Header().Set("Retry-After", retryAfter(t.end.Sub(now)))
 		}
