@@ -11,14 +11,6 @@ import (
 	"time"
 )
 
-// Power states as Redfish spells them.
-const (
-	powerOn          = "On"
-	powerOff         = "Off"
-	powerPoweringOn  = "PoweringOn"
-	powerPoweringOff = "PoweringOff"
-)
-
 // Stats are one BMC's counters since the fleet started.
 type Stats struct {
 	Requests int64 `json:"requests"`
@@ -68,24 +60,13 @@ type SystemStats struct {
 	SerialNumber string `json:"serial_number"`
 }
 
-// host is one ComputerSystem behind a BMC: its own power, boot override,
-// virtual media and identity. Resetting one host never touches another.
-type host struct {
-	idx                    int
-	id, path               string // "Node1", "/redfish/v1/Systems/Node1"
-	vmediaColl, vmediaPath string
-	name                   string // the server's name (HostName)
-	uuid, serial           string
-	power                  string
-	powerGen               int
-	health                 string
-	boot                   struct{ target, enabled string }
-	media                  struct{ image string }
-	boots                  int
-}
-
 // bmc is one simulated BMC and its server(s): compact state only;
-// documents are rendered from the shared profile on each request.
+// documents are rendered from the shared profile on each request
+// (render.go), and requests are served in server.go and update.go. Each
+// part of its state is a type of its own, all guarded by mu: its
+// timeline (timeline.go), firmware inventory (inventory.go, members.go),
+// hosts' power (power.go), sessions (session.go), tasks (task.go) and
+// faults (fault.go, fault_timed.go).
 type bmc struct {
 	fleet *Fleet
 	prof  *profile
@@ -101,17 +82,16 @@ type bmc struct {
 	hosts        []*host
 
 	mu       sync.Mutex
-	clock    timeline // what is scheduled, and the jitter of operations
-	inv      inventory
-	bmcDown  time.Time // unreachable until then
+	clock    timeline  // what is scheduled, and the jitter of operations
+	inv      inventory // the firmware: versions, staged, uploaded
+	power    hostPower // the hosts' boots, shutdowns and resets
+	bmcDown  time.Time // unreachable until then (restart.go)
 	sessions sessionStore
 	tasks    taskList
+	faults   faultSet
 	reqNo    uint64
 	inflight int
-	stats    Stats
-	faults   faultSet
-	// hostDown: a host-down fault holds the hosts off (fault_timed.go).
-	hostDown bool
+	stats    Stats // the counters the parts above do not keep
 }
 
 func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
@@ -190,6 +170,7 @@ func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
 	b.serial = serialNumber(p.serialPrefix, s.Name, "chassis")
 	b.inv = inventory{prof: p, hosts: b.hosts, softwareIDs: s.SoftwareIDs}
 	b.tasks = taskList{fleet: f, prof: p, inv: &b.inv}
+	b.power = hostPower{fleet: f, hosts: b.hosts, clock: &b.clock, faults: &b.faults, inv: &b.inv, specHealth: s.Health}
 	for _, c := range p.components {
 		if !c.perSystem {
 			b.inv.comps = append(b.inv.comps, c)
@@ -255,113 +236,6 @@ func knownKey(k string) bool {
 
 func (b *bmc) down(now time.Time) bool { return now.Before(b.bmcDown) || b.faults.has(FaultDown) }
 
-// hostBoot starts booting host h at t: its pending versions apply and a
-// reimage installs when the boot finishes.
-func (b *bmc) hostBoot(h *host, t time.Time) {
-	h.powerGen++
-	gen := h.powerGen
-	h.power = powerPoweringOn
-	b.stats.Boots++
-	h.boots++
-	d := b.clock.jittered(jitterBoot, b.fleet.timings.Boot)
-	reimage := ""
-	if h.boot.target == "Cd" && h.boot.enabled != "Disabled" && h.media.image != "" {
-		if comp, v, ok := parseImage(h.media.image); ok && comp == ComponentRuntime {
-			reimage = v
-			d += b.clock.jittered(jitterInstall, b.fleet.timings.Install)
-		}
-	}
-	d = b.faults.slowBoot(d, reimage != "")
-	if h.boot.enabled == "Once" {
-		h.boot.target, h.boot.enabled = "None", "Disabled"
-	}
-	b.clock.at(b.clock.after(t, d), func(time.Time) {
-		if h.powerGen != gen {
-			return
-		}
-		if _, ok := b.faults.take(FaultNoReturn, 0); ok {
-			h.power, h.health = powerOff, "Critical"
-			return
-		}
-		h.power = powerOn
-		keep := b.inv.pending[:0]
-		for _, p := range b.inv.pending {
-			if c := b.inv.comps[p.comp]; c.sys == h.idx || (c.sys < 0 && c.activation != activateBMC) || (c.sys < 0 && p.onReset) {
-				b.inv.setVersion(p.comp, p.version)
-			} else {
-				keep = append(keep, p)
-			}
-		}
-		b.inv.pending = keep
-		if reimage != "" {
-			if i, ok := b.inv.hostComponent(h, ComponentRuntime); ok {
-				b.inv.versions[i] = reimage
-			}
-			b.stats.Reimages++
-		}
-	})
-}
-
-// shutdown powers host h off gracefully from t, then runs then (if set).
-func (b *bmc) shutdown(h *host, t time.Time, then func(h *host, at time.Time)) {
-	h.powerGen++
-	gen := h.powerGen
-	h.power = powerPoweringOff
-	b.clock.at(b.clock.after(t, b.faults.slowed(b.clock.jittered(jitterShutdown, b.fleet.timings.Shutdown), "shutdown", "")), func(at time.Time) {
-		if h.powerGen != gen {
-			return
-		}
-		h.power = powerOff
-		if then != nil {
-			then(h, at)
-		}
-	})
-}
-
-// resetTypes are the ComputerSystem.Reset types every profile accepts.
-var resetTypes = []string{"On", "ForceOff", "GracefulShutdown", "GracefulRestart", "ForceRestart", "Nmi", "ForceOn", "PushPowerButton", "PowerCycle"}
-
-// reset performs a ComputerSystem.Reset of host h at now. b.mu is held.
-func (b *bmc) reset(h *host, now time.Time, kind string) error {
-	ignoreGraceful := func() bool {
-		_, ok := b.faults.take(FaultIgnoreGraceful, 0)
-		return ok
-	}
-	switch kind {
-	case "On", "ForceOn":
-		if h.power == powerOff || h.power == powerPoweringOff {
-			b.hostBoot(h, now)
-		}
-	case "ForceOff":
-		h.powerGen++
-		h.power = powerOff
-	case "GracefulShutdown":
-		if h.power == powerOn && !ignoreGraceful() {
-			b.shutdown(h, now, nil)
-		}
-	case "GracefulRestart":
-		switch {
-		case h.power == powerOff:
-			b.hostBoot(h, now)
-		case h.power == powerOn && !ignoreGraceful():
-			b.shutdown(h, now, b.hostBoot)
-		}
-	case "ForceRestart", "PowerCycle":
-		b.hostBoot(h, now)
-	case "PushPowerButton":
-		if h.power == powerOff {
-			b.hostBoot(h, now)
-		} else if h.power == powerOn && !ignoreGraceful() {
-			b.shutdown(h, now, nil)
-		}
-	case "Nmi":
-	default:
-		return fmt.Errorf("ResetType %q is not one of %v", kind, resetTypes)
-	}
-	b.stats.Resets++
-	return nil
-}
-
 // bmcReset makes the BMC unreachable from t for BMCResetTime; sessions are
 // lost (an old X-Auth-Token answers 401 afterwards), and pending BMC
 // versions apply when it is back. The hosts keep running.
@@ -398,6 +272,7 @@ func (b *bmc) snapshot() Stats {
 	b.clock.advance(b.fleet.opts.Now())
 	s := b.stats
 	s.SessionsOpen = len(b.sessions.list)
+	s.Boots, s.Resets, s.Reimages = b.power.boots, b.power.resets, b.power.reimages
 	s.SessionsCreated, s.SessionsDeleted, s.SessionsRefused = b.sessions.created, b.sessions.deleted, b.sessions.refused
 	if s.Flashes != nil {
 		s.Flashes = make(map[string]int, len(b.stats.Flashes))

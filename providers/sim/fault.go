@@ -222,11 +222,11 @@ func roll(seed uint64, parts ...string) float64 {
 }
 
 // baseHealth is the health the BMC started with.
-func (b *bmc) baseHealth() string {
-	if b.spec.Health == "" {
+func (hp *hostPower) baseHealth() string {
+	if hp.specHealth == "" {
 		return "OK"
 	}
-	return b.spec.Health
+	return hp.specHealth
 }
 
 // syncConditions sets the health the condition faults show, on every
@@ -234,21 +234,21 @@ func (b *bmc) baseHealth() string {
 // for a read-only root filesystem, none for an Unknown state; with
 // neither, and no boot fault (provisioning, no-return) holding, the
 // health is what the BMC started with, so a cleared fault leaves the
-// server healthy again. b.mu is held.
-func (b *bmc) syncConditions() {
-	if b.hostDownSync() {
+// server healthy again.
+func (hp *hostPower) syncConditions() {
+	if hp.hostDownSync() {
 		return
 	}
-	for _, h := range b.hosts {
+	for _, h := range hp.hosts {
 		switch {
-		case b.faults.has(FaultReadOnlyFS):
+		case hp.faults.has(FaultReadOnlyFS):
 			h.health = "Critical"
-		case b.faults.has(FaultUnknownState):
+		case hp.faults.has(FaultUnknownState):
 			h.health = ""
-		case b.faults.has(FaultProvisioning) || b.faults.has(FaultNoReturn) || b.fleet.faultRate().Rates[FaultNoReturn] > 0:
+		case hp.faults.has(FaultProvisioning) || hp.faults.has(FaultNoReturn) || hp.fleet.faultRate().Rates[FaultNoReturn] > 0:
 			// As the last boot left it.
 		default:
-			h.health = b.baseHealth()
+			h.health = hp.baseHealth()
 		}
 	}
 }

@@ -112,24 +112,23 @@ func (fs *faultSet) slowBoot(d time.Duration, reimage bool) time.Duration {
 }
 
 // hostDownSync holds the hosts down while a host-down fault holds, and
-// brings them back when it ends; it reports whether they are down. b.mu
-// is held.
-func (b *bmc) hostDownSync() bool {
-	down := b.faults.has(FaultHostDown)
+// brings them back when it ends; it reports whether they are down.
+func (hp *hostPower) hostDownSync() bool {
+	down := hp.faults.has(FaultHostDown)
 	switch {
 	case down:
-		for _, h := range b.hosts {
-			if !b.hostDown {
+		for _, h := range hp.hosts {
+			if !hp.hostDown {
 				h.powerGen++ // a boot or shutdown under way is cut
 			}
 			h.power, h.health = powerOff, "Critical"
 		}
-	case b.hostDown:
-		for _, h := range b.hosts {
+	case hp.hostDown:
+		for _, h := range hp.hosts {
 			h.powerGen++
-			h.power, h.health = powerOn, b.baseHealth()
+			h.power, h.health = powerOn, hp.baseHealth()
 		}
 	}
-	b.hostDown = down
+	hp.hostDown = down
 	return down
 }

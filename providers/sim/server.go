@@ -73,7 +73,7 @@ func (f *Fleet) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	latency := f.opts.Latency
 	// Once per request (the timeline advanced): the moment to bring the
 	// health in line with the condition faults.
-	b.syncConditions()
+	b.power.syncConditions()
 	if ft, ok := b.faults.take(FaultLatency, reqNo); ok {
 		latency += ft.Latency
 	}
@@ -453,7 +453,7 @@ func (b *bmc) post(w http.ResponseWriter, r *http.Request, p string) {
 		b.mu.Lock()
 		now := b.fleet.opts.Now()
 		b.clock.advance(now)
-		err := b.reset(h, now, req.ResetType)
+		err := b.power.reset(h, now, req.ResetType)
 		b.mu.Unlock()
 		if err != nil {
 			writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterValueNotInList", err.Error(), "ResetType", req.ResetType)
