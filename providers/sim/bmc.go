@@ -234,31 +234,6 @@ func knownKey(k string) bool {
 	return false
 }
 
-func (b *bmc) down(now time.Time) bool { return now.Before(b.bmcDown) || b.faults.has(FaultDown) }
-
-// bmcReset makes the BMC unreachable from t for BMCResetTime; sessions are
-// lost (an old X-Auth-Token answers 401 afterwards), and pending BMC
-// versions apply when it is back. The hosts keep running.
-func (b *bmc) bmcReset(t time.Time) {
-	b.stats.BMCResets++
-	b.bmcDown = b.clock.after(t, b.clock.jittered(jitterBMCReset, b.fleet.timings.BMCReset))
-	b.sessions.drop()
-	if b.prof.forgetTasks {
-		b.tasks.list = nil
-	}
-	b.clock.at(b.bmcDown, func(time.Time) {
-		keep := b.inv.pending[:0]
-		for _, p := range b.inv.pending {
-			if b.inv.comps[p.comp].activation == activateBMC {
-				b.inv.setVersion(p.comp, p.version)
-			} else {
-				keep = append(keep, p)
-			}
-		}
-		b.inv.pending = keep
-	})
-}
-
 func (b *bmc) versionsNow() map[string]string {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -208,7 +208,7 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		}
 		return nil, false
 	}
-	if doc, ok := b.renderAccounts(p); ok {
+	if doc, ok := renderAccounts(p, b.fleet.opts.Username); ok {
 		return doc, true
 	}
 	if !pr.noInventory && strings.HasPrefix(p, "/redfish/v1/UpdateService/") {

@@ -7,6 +7,37 @@ import (
 	"time"
 )
 
+// A BMC restarts when asked (Manager.Reset), after a flash of its own
+// firmware, and under bmc-restart-during-update: it is unreachable for a
+// while and comes back having lost its sessions.
+
+// down reports whether the BMC is unreachable at now: restarting, or
+// under the down fault.
+func (b *bmc) down(now time.Time) bool { return now.Before(b.bmcDown) || b.faults.has(FaultDown) }
+
+// bmcReset makes the BMC unreachable from t for BMCResetTime; sessions are
+// lost (an old X-Auth-Token answers 401 afterwards), and pending BMC
+// versions apply when it is back. The hosts keep running.
+func (b *bmc) bmcReset(t time.Time) {
+	b.stats.BMCResets++
+	b.bmcDown = b.clock.after(t, b.clock.jittered(jitterBMCReset, b.fleet.timings.BMCReset))
+	b.sessions.drop()
+	if b.prof.forgetTasks {
+		b.tasks.list = nil
+	}
+	b.clock.at(b.bmcDown, func(time.Time) {
+		keep := b.inv.pending[:0]
+		for _, p := range b.inv.pending {
+			if b.inv.comps[p.comp].activation == activateBMC {
+				b.inv.setVersion(p.comp, p.version)
+			} else {
+				keep = append(keep, p)
+			}
+		}
+		b.inv.pending = keep
+	})
+}
+
 // FaultBMCRestartDuringUpdate makes the BMC restart while an update task
 // runs, as a BMC whose watchdog fires mid-flash or that reboots itself to
 // finish one does: halfway through the flash the BMC goes away for its
