@@ -162,7 +162,7 @@ type htmlData struct {
 	Title, Headline, Meta string
 	Notices               []string
 	// CriticalTitle and Critical list the servers upgraded although
-	// Critical, first of all (rule 55).
+	// Critical, first of all (rule 50).
 	CriticalTitle string
 	Critical      []htmlCritical
 	Colors        map[string]CellColor
