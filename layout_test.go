@@ -1,7 +1,13 @@
 package rackform
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -27,6 +33,7 @@ func TestImportRules(t *testing.T) {
 		{"config/version", []string{"config!", "config/", "planner", "executor", "providers", "cmd"}, "version comparison is a leaf every layer may share"},
 		{"rehearsal/...", []string{"config!", "config/", "planner!", "providers/plugin", "providers/redfish", "providers/sim", "github.com/hashicorp/go-plugin", "github.com/stmcginnis/gofish", "cmd"}, "a rehearsal runs the plan's own executor against its own simulated fleet: it needs the plan, the executor and the provider contract, never the configuration, the planner or a real provider"},
 		{"rehearsal/schedule", []string{"executor", "planner", "providers", "config", "internal", "cmd"}, "the schedule is pure data, for any view to draw"},
+		{"executor/rollout", []string{"executor!", "executor/state", "executor/postgres", "executor/history", "executor/executortest", "executor/backendtest", "rehearsal", "providers/plugin", "providers/redfish", "providers/sim", "config!", "config/", "planner!", "internal", "cmd"}, "the rollout rules are decisions over the plan's data and the clock, shared by the executor and rehearsal: they import only the plan (and what it imports)"},
 	}
 	for _, r := range rules {
 		t.Run(r.pkgs, func(t *testing.T) {
@@ -89,5 +96,87 @@ func TestForbids(t *testing.T) {
 		if got := forbids(c.rule, c.dep); got != c.want {
 			t.Errorf("forbids(%q, %q) = %v, want %v", c.rule, c.dep, got, c.want)
 		}
+	}
+}
+
+// maxMethods is the most methods a type may have (docs/architecture.md):
+// past it, a type owns more than one part, and the part a change needs is
+// hard to find.
+const maxMethods = 40
+
+// TestTypeSize holds the packages split into small types (issue 31: the
+// executor's runner and scheduler, rehearsal's critical path, the
+// configuration loader, the planner, the simulator's BMC) to maxMethods
+// methods a type, counted over non-test files.
+func TestTypeSize(t *testing.T) {
+	for _, root := range []string{"executor", "rehearsal", "planner", "config", "providers/sim"} {
+		err := filepath.WalkDir(root, func(dir string, d fs.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return err
+			}
+			if d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			for typ, n := range methodCounts(t, dir) {
+				if n > maxMethods {
+					t.Errorf("%s: type %s has %d methods, more than %d: split it into types that own one part each", dir, typ, n, maxMethods)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// methodCounts counts the methods declared on each type of the package
+// in dir, in its non-test files.
+func methodCounts(t *testing.T, dir string) map[string]int {
+	fset := token.NewFileSet()
+	notTest := func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }
+	pkgs, err := parser.ParseDir(fset, dir, notTest, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || fd.Recv == nil || len(fd.Recv.List) == 0 {
+					continue
+				}
+				typ := fd.Recv.List[0].Type
+				if s, ok := typ.(*ast.StarExpr); ok {
+					typ = s.X
+				}
+				switch x := typ.(type) {
+				case *ast.IndexExpr:
+					typ = x.X
+				case *ast.IndexListExpr:
+					typ = x.X
+				}
+				if id, ok := typ.(*ast.Ident); ok {
+					counts[id.Name]++
+				}
+			}
+		}
+	}
+	return counts
+}
+
+func TestMethodCounts(t *testing.T) {
+	dir := t.TempDir()
+	src := "package p\n\ntype a struct{}\ntype g[T any] struct{}\n\nfunc (a) x() {}\nfunc (*a) y() {}\nfunc (g[T]) z() {}\nfunc f() {}\n"
+	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "p_test.go"), []byte("package p\n\nfunc (a) w() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := methodCounts(t, dir)
+	if got["a"] != 2 || got["g"] != 1 || len(got) != 2 {
+		t.Errorf("methodCounts = %v, want a: 2, g: 1", got)
 	}
 }

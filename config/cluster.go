@@ -23,7 +23,7 @@ var rackSchema = &hcl.BodySchema{
 		{Name: "for_each"}, {Name: "count"}, {Name: "name"},
 		{Name: "labels"}, {Name: "maintenance_window"},
 	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "server", LabelNames: []string{"name"}}},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "server", LabelNames: []string{"name"}}, {Type: "device", LabelNames: []string{"name"}}},
 }
 
 var serverSchema = &hcl.BodySchema{
@@ -31,7 +31,7 @@ var serverSchema = &hcl.BodySchema{
 		{Name: "for_each"}, {Name: "count"}, {Name: "name"},
 		{Name: "bmc", Required: true}, {Name: "role", Required: true},
 		{Name: "node_name"}, {Name: "labels"}, {Name: "maintenance_window"},
-		{Name: "system"}, {Name: "update_method"},
+		{Name: "system"}, {Name: "update_method"}, {Name: "upgrade_when_critical"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "credentials"}},
 }
@@ -351,10 +351,14 @@ func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 				s.requireDecoded(r.MaintenanceWindow == nil, rng, kindMaintenanceWindow, n, &diags)
 			}
 			for _, sb := range rc.Blocks {
-				sc, d := sb.Body.Content(serverSchema)
+				schema, decode := serverSchema, s.decodeServer
+				if sb.Type == "device" {
+					schema, decode = deviceSchema, s.decodeDevice
+				}
+				sc, d := sb.Body.Content(schema)
 				diags = append(diags, d...)
 				for _, sin := range s.expander.expand(sb, sc.Attributes, in.ctx, &diags) {
-					r.Servers = append(r.Servers, s.decodeServer(sb, sc, sin, r, &diags))
+					r.Servers = append(r.Servers, decode(sb, sc, sin, r, &diags))
 				}
 			}
 			c.Racks = append(c.Racks, r)
@@ -388,26 +392,8 @@ func (s *loadState) requireDecoded(missing bool, rng hcl.Range, kind, name strin
 }
 
 func (s *loadState) decodeServer(b *hcl.Block, c *hcl.BodyContent, in instance, r *Rack, diags *hcl.Diagnostics) *Server {
-	a := s.attrs(c.Attributes, in.ctx, diags)
-	sv := &Server{
-		Name:      instanceName(b, a, in),
-		Cluster:   r.Cluster,
-		Rack:      r,
-		DeclRange: b.DefRange,
-		BMCRange:  a.rng("bmc", b.DefRange),
-		RoleRange: a.rng("role", b.DefRange),
-	}
-	if in.value != cty.NilVal {
-		// Not its context: a diagnostic needs only the key and the
-		// value, and 100,000 contexts would stay alive for nothing.
-		s.origins.generated[sv] = instance{key: in.key, value: in.value}
-	}
-	if bmc, ok := a.str("bmc"); ok {
-		if err := checkBMC(bmc); err != nil {
-			a.errorf(sv.BMCRange, "Invalid BMC URL", "Server %s: %s", s.origins.serverRef(sv), err.Error())
-		}
-		sv.BMC = bmc
-	}
+	sv, a := s.decodeMember(b, c, in, r, diags)
+	sv.RoleRange = a.rng("role", b.DefRange)
 	if role, ok := a.str("role"); ok {
 		if !validRole(role) {
 			a.errorf(sv.RoleRange, "Unknown role", "Server %s has role %q; a role must be %s.", s.origins.serverRef(sv), role, orList(Roles))
@@ -430,8 +416,56 @@ func (s *loadState) decodeServer(b *hcl.Block, c *hcl.BodyContent, in instance, 
 			sv.System = sys
 		}
 	}
+	if why, ok := a.str("upgrade_when_critical"); ok {
+		rng := a.rng("upgrade_when_critical", b.DefRange)
+		if strings.TrimSpace(why) == "" {
+			a.errorf(rng, "Missing reason", "Server %s has upgrade_when_critical without a reason. Say why it is upgraded although its BMC reports health Critical, and where that was decided (a ticket), such as upgrade_when_critical = \"INC-4711: the PSU fault is fixed by BMC 7.20\": the reason is recorded in the plan and shown first when it is reviewed. Leave the attribute out for a server that must be held back while it is Critical.", s.origins.serverRef(sv))
+		} else {
+			sv.UpgradeWhenCritical = &CriticalOverride{Reason: strings.TrimSpace(why), Range: rng}
+		}
+	}
+	s.decodeMemberRest(b, c, in, sv, a, diags)
+	return sv
+}
+
+// decodeMember decodes what a server and a device block begin with: the
+// name and the BMC; decodeMemberRest what they end with: the update
+// method, the maintenance window and the credentials. (In this order, so
+// diagnostics keep the order of the attributes' checks.)
+func (s *loadState) decodeMember(b *hcl.Block, c *hcl.BodyContent, in instance, r *Rack, diags *hcl.Diagnostics) (*Server, *attrs) {
+	a := s.attrs(c.Attributes, in.ctx, diags)
+	sv := &Server{
+		Name:      instanceName(b, a, in),
+		Cluster:   r.Cluster,
+		Rack:      r,
+		DeclRange: b.DefRange,
+		BMCRange:  a.rng("bmc", b.DefRange),
+	}
+	if in.value != cty.NilVal {
+		// Not its context: a diagnostic needs only the key and the
+		// value, and 100,000 contexts would stay alive for nothing.
+		s.origins.generated[sv] = instance{key: in.key, value: in.value}
+	}
+	noun := "Server"
+	if b.Type == "device" {
+		noun = "Device"
+	}
+	if bmc, ok := a.str("bmc"); ok {
+		if err := checkBMC(bmc); err != nil {
+			a.errorf(sv.BMCRange, "Invalid BMC URL", "%s %s: %s", noun, s.origins.serverRef(sv), err.Error())
+		}
+		sv.BMC = bmc
+	}
+	return sv, a
+}
+
+func (s *loadState) decodeMemberRest(b *hcl.Block, c *hcl.BodyContent, in instance, sv *Server, a *attrs, diags *hcl.Diagnostics) {
+	noun := "Server"
+	if b.Type == "device" {
+		noun = "Device"
+	}
 	sv.UpdateMethod = a.oneOf("update_method", "", ServerMethods...)
-	sv.MaintenanceWindow = r.MaintenanceWindow
+	sv.MaintenanceWindow = sv.Rack.MaintenanceWindow
 	if n, rng, ok := a.ref("maintenance_window", kindMaintenanceWindow); ok {
 		sv.MaintenanceWindow = s.windows[n]
 		s.requireDecoded(sv.MaintenanceWindow == nil, rng, kindMaintenanceWindow, n, diags)
@@ -448,16 +482,15 @@ func (s *loadState) decodeServer(b *hcl.Block, c *hcl.BodyContent, in instance, 
 		if v, ok := ca.value("password", cty.String, true); ok {
 			p, m := v.Unmark()
 			if len(m) == 0 {
-				*diags = append(*diags, s.passwordNotSensitive(fmt.Sprintf("Server %q", sv.Name), cc.Attributes["password"]))
+				*diags = append(*diags, s.passwordNotSensitive(fmt.Sprintf("%s %q", noun, sv.Name), cc.Attributes["password"]))
 			}
 			cred.Password = NewSecret(p.AsString(), true)
 			cred.PasswordFrom = s.valueFrom(cc.Attributes["password"].Expr)
 		} else if at := cc.Attributes["password"]; at != nil && unknownPlain(at.Expr, in.ctx) {
 			// A variable without a value yet (validate): what it will
 			// hold is not sensitive either.
-			*diags = append(*diags, s.passwordNotSensitive(fmt.Sprintf("Server %q", sv.Name), at))
+			*diags = append(*diags, s.passwordNotSensitive(fmt.Sprintf("%s %q", noun, sv.Name), at))
 		}
 		sv.Credentials = cred
 	}
-	return sv
 }

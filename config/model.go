@@ -185,6 +185,9 @@ type Component struct {
 	// neither an upgrade nor a downgrade. Without it a differing opaque
 	// version is a plan error.
 	AllowChange bool
+	// Devices are the device kinds the component is for (its devices
+	// attribute); none: it is for servers (Component.For).
+	Devices []string
 	// Release is the release this component belongs to.
 	Release   *Release
 	DeclRange hcl.Range
@@ -380,6 +383,10 @@ type Strategy struct {
 	ExceedSeedLimits bool
 	// Triggers are the remediation triggers' durations (rack resiliency).
 	Triggers RemediationTriggers
+	// Devices is where the cluster's devices go: DevicesBeforeServers or
+	// DevicesAfterServers, a phase of their own, rack by rack with the
+	// compute phase's order, thresholds, waits and pauses.
+	Devices string
 }
 
 // Server roles.
@@ -460,11 +467,27 @@ type Server struct {
 	// UpdateMethod overrides the components' method for this server's
 	// firmware (a ServerMethods value); "" keeps each component's.
 	UpdateMethod string
-	DeclRange    hcl.Range
+	// UpgradeWhenCritical, when set, lets plan upgrade the server although
+	// its BMC reports health Critical (firmware is often the fix for the
+	// fault), for the reason it gives; nil holds such a server back.
+	UpgradeWhenCritical *CriticalOverride
+	// Kind is the device kind (DeviceKinds) of a rack member declared with
+	// a device block, whose Role is RoleDevice; "" for a server.
+	Kind      string
+	DeclRange hcl.Range
 	// BMCRange and RoleRange point at the attribute values, for planner
 	// diagnostics about this server.
 	BMCRange  hcl.Range
 	RoleRange hcl.Range
+}
+
+// CriticalOverride is a server's upgrade_when_critical: the reviewed
+// reason for upgrading it although its BMC reports health Critical.
+type CriticalOverride struct {
+	// Reason is the attribute's text (never empty): why, and the ticket.
+	Reason string
+	// Range is the attribute's value, for the plan's messages.
+	Range hcl.Range
 }
 
 // Credentials are a BMC login. Values derived from env() or a sensitive

@@ -36,6 +36,7 @@ var componentSchema = &hcl.BodySchema{
 		{Name: "kind"},
 		{Name: "allow_downgrade"},
 		{Name: "allow_change"},
+		{Name: "devices"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "match"}},
 }
@@ -268,6 +269,7 @@ func (s *loadState) decodeComponent(b *hcl.Block, r *Release, ctx *hcl.EvalConte
 	c.Method = a.oneOf("method", defMethod, ComponentMethods...)
 	c.Reboot = a.boolean("reboot", c.ApplyTime == ApplyOnReset || c.ApplyTime == ApplyInMaintenanceWindowOnReset || c.Kind == KindRuntime)
 	c.AllowDowngrade = a.boolean("allow_downgrade", r.AllowDowngrade)
+	decodeComponentDevices(a, c, b)
 	if c.Method != MethodReimage && c.Image == "" && content.Attributes["image"] == nil {
 		a.errorf(b.DefRange, "Missing image", "Component %q is updated with %q, which needs an image URI: set image.", c.Name, c.Method)
 	}

@@ -47,6 +47,7 @@ func NewDefaultStrategy() *Strategy {
 		ShutdownTimeout: DefaultShutdownTimeout,
 		VerifyTimeout:   DefaultVerifyTimeout,
 		OnUnreachable:   OnUnreachableSkip,
+		Devices:         DevicesAfterServers,
 		Triggers:        RemediationTriggers{Provisioning: DefaultProvisioningTimeout, ReadOnlyFilesystem: DefaultReadOnlyFilesystem, UnknownState: DefaultUnknownState},
 		ControlPlane: ControlPlaneSettings{
 			OnBreach:      OnBreachPause,
@@ -84,7 +85,7 @@ var thresholdSchema = &hcl.BlockHeaderSchema{Type: "threshold"}
 var strategySchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "drain_timeout"}, {Name: "shutdown_timeout"}, {Name: "verify_timeout"},
-		{Name: "on_unreachable"}, {Name: "exceed_seed_limits"},
+		{Name: "on_unreachable"}, {Name: "exceed_seed_limits"}, {Name: "devices"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "control_plane"}, {Type: "management"}, {Type: "compute"},
@@ -167,6 +168,7 @@ func (s *loadState) decodeStrategy(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagn
 	st.ShutdownTimeout = a.duration("shutdown_timeout", st.ShutdownTimeout)
 	st.VerifyTimeout = a.duration("verify_timeout", st.VerifyTimeout)
 	st.OnUnreachable = a.oneOf("on_unreachable", st.OnUnreachable, OnUnreachableSkip, OnUnreachableBlock)
+	st.Devices = a.oneOf("devices", st.Devices, DevicesBeforeServers, DevicesAfterServers)
 	// Phase verify timeouts inherit the strategy's unless set.
 	st.ControlPlane.VerifyTimeout = st.VerifyTimeout
 	st.Management.VerifyTimeout = st.VerifyTimeout

@@ -560,8 +560,8 @@ func (v *validator) checkStagesFit(c *Cluster, rng func(hcl.Range) hcl.Range) hc
 		}
 		n := 0
 		for _, sv := range c.Servers() {
-			if taken[sv] || !stageSelects(stg, sv) {
-				continue
+			if taken[sv] || sv.IsDevice() || !stageSelects(stg, sv) {
+				continue // devices go in a phase of their own
 			}
 			taken[sv] = true
 			if sv.Role != RoleControlPlane && sv.Role != RoleControlPlaneSpare {

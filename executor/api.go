@@ -89,6 +89,30 @@ type Clock interface {
 	At(t time.Time) <-chan time.Time
 }
 
+// Paced is implemented by a clock that runs faster than real time (the
+// demo's, with the simulator's -speed): Pace is how much of its time
+// passes in a unit of real time. A hook is a real process, which no clock
+// speeds up, so on such a clock a hook is given at least minHookReal of
+// real time before its timeout ends it (hookDeadline).
+type Paced interface {
+	Pace() float64
+}
+
+// minHookReal is the least real time a hook is given on a Paced clock:
+// enough for a shell to start on a loaded machine.
+const minHookReal = 10 * time.Second
+
+// hookTimeout is how long on clock c a hook with timeout d may run: d, or
+// minHookReal of real time when c runs so fast that d is less.
+func hookTimeout(c Clock, d time.Duration) time.Duration {
+	if p, ok := c.(Paced); ok && p.Pace() > 1 {
+		if floor := time.Duration(p.Pace() * float64(minHookReal)); d < floor {
+			return floor
+		}
+	}
+	return d
+}
+
 // Skipper is implemented by fake clocks; see Clock.
 type Skipper interface {
 	SkipTo(t time.Time)

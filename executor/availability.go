@@ -3,6 +3,8 @@ package executor
 import (
 	"context"
 	"strings"
+
+	"github.com/rackform/rackform/executor/rollout"
 )
 
 // Pending for availability (the Fleet seed's "target version isn't yet
@@ -17,27 +19,26 @@ import (
 
 // awaitsRelease reports whether cluster c waits for its release, setting
 // it pending(availability) when it does.
-func (r *runner) awaitsRelease(ctx context.Context, c *node) bool {
-	rel := c.cluster.Release
-	if rel == nil || rel.Pending == "" {
+func (sch *scheduler) awaitsRelease(ctx context.Context, c *node) bool {
+	if !rollout.AwaitsRelease(c.cluster) {
 		return false
 	}
-	if _, ok := r.m.available[c.id]; ok {
+	if _, ok := sch.r.m.available[c.id]; ok {
 		return false
 	}
-	if note, ok := r.o.Available[c.id]; ok {
-		r.emit(ctx, &Record{Type: recAvailable, ID: c.id, Message: note})
+	if note, ok := sch.r.o.Available[c.id]; ok {
+		sch.r.emit(ctx, &Record{Type: recAvailable, ID: c.id, Message: note})
 		return false
 	}
-	r.set(ctx, c, State{Name: Pending, Reason: ReasonAvailability, Message: rel.Pending})
+	sch.r.set(ctx, c, State{Name: Pending, Reason: ReasonAvailability, Message: c.cluster.Release.Pending})
 	return true
 }
 
 // awaiting lists the clusters pending for their release, for the outcome;
 // "" when none is.
-func (r *runner) awaiting() string {
+func (m *model) awaiting() string {
 	var out []string
-	for _, n := range r.m.order {
+	for _, n := range m.order {
 		if n.kind == KindCluster && n.st.Name == Pending && n.st.Reason == ReasonAvailability {
 			out = append(out, n.id+": "+n.st.Message)
 		}

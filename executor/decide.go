@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rackform/rackform/executor/rollout"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -32,7 +33,7 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 		return
 	}
 	if !s.observed {
-		r.launch(ctx, r.observeOp(sv)) // quorum.go: a member observes its peers too
+		r.launch(ctx, r.quorum.observeOp(sv)) // quorum.go: a member observes its peers too
 		return
 	}
 	if s.failMsg != "" {
@@ -52,15 +53,14 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 				r.event(Event{Type: "remediation_skipped", Server: sv.id, StepKind: a, Message: a + " remediation skipped: " + skippedWhy(a)})
 			}
 		}
-		if s.remWait {
-			r.start(ctx, sv, remedyOp(s.rem, "wait_ready"))
+		switch rm := rollout.NextRemedy(sv.srv.Role, s.actions, s.rem, s.remWait, s.poweredOff); rm.Kind {
+		case rollout.RemedyWaitReady:
+			r.start(ctx, sv, remedyOp(rm.Round, "wait_ready"))
 			return
-		}
-		if k := s.rem + 1; k <= len(s.actions) {
-			r.start(ctx, sv, remedyOp(k, s.actions[k-1]))
+		case rollout.RemedyAction:
+			r.start(ctx, sv, remedyOp(rm.Round, rm.Action))
 			return
-		}
-		if sv.srv.Role == "compute" && !s.poweredOff {
+		case rollout.RemedyPowerOff:
 			r.start(ctx, sv, opPowerOff)
 			return
 		}
@@ -105,6 +105,10 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 	msg := ""
 	if len(s.warnings) > 0 {
 		msg = strings.Join(s.warnings, "; ")
+	}
+	if o := sv.srv.UpgradeWhenCritical; o != nil {
+		// Said first: the reviewed exception and how it ended (rule 50).
+		msg = strings.TrimSuffix(criticalNote(o.Reason, s.cameBack)+"; "+msg, "; ")
 	}
 	r.set(ctx, sv, State{Name: Completed, Message: msg})
 }

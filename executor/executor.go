@@ -42,7 +42,7 @@ func (e *Executor) load(ctx context.Context) (*model, int64, error) {
 		if crashDebris(en.Data) {
 			continue
 		}
-		r, err := decodeRecord(en.Data)
+		r, err := DecodeRecord(en.Data)
 		if err != nil {
 			if i == len(entries)-1 {
 				// The last line of a crashed writer; it announced nothing

@@ -147,7 +147,7 @@ func (r *runner) preflight(ctx context.Context, sv *node, m msg) {
 			r.set(ctx, sv, State{Name: Failed, Reason: ReasonDrift, Message: "not touched: drifted since the plan: " + d})
 			return
 		}
-		if !r.quorumHolds(ctx, sv, m.o) {
+		if !r.quorum.quorumHolds(ctx, sv, m.o) {
 			return
 		}
 		if sv.st.Name == Running && strings.HasPrefix(sv.st.Message, quorumWait) {

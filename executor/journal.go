@@ -118,7 +118,7 @@ func (j *journal) read(ctx context.Context, applied func(*Record)) error {
 		if crashDebris(en.Data) {
 			continue
 		}
-		rec, err := decodeRecord(en.Data)
+		rec, err := DecodeRecord(en.Data)
 		if err != nil {
 			return fmt.Errorf("journal of plan %s is corrupt at position %d: %w", short(j.sha), en.Pos, err)
 		}
@@ -161,7 +161,7 @@ func (r *runner) flush(ctx context.Context) {
 		r.err = err
 		return
 	}
-	for _, o := range r.holdStarts(ctx, launch) { // workers.go
+	for _, o := range r.crew.holdStarts(ctx, launch) { // workers.go
 		r.begin(ctx, o)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/executor/rollout"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -83,28 +84,16 @@ type Counts struct {
 
 func (s *scopeRun) eligible() int { return len(s.servers) - s.skipped }
 
-// required is the number of successes the scope needs. The plan resolved
-// it for N planned servers; skips at apply time shrink N (rule 9), so it is
-// recomputed then: ceil(v·N/100) for percent, min(v, N) for count *(choice:
-// skipping servers never makes a count threshold impossible)*.
-func required(p *plan.Scope, n int) int {
-	if n == p.Eligible {
-		return p.Required
-	}
-	switch p.Threshold.Type {
-	case "percent":
-		return (p.Threshold.Value*n + 99) / 100
-	case "count":
-		return min(p.Threshold.Value, n)
-	}
-	return min(p.Required, n)
+// tally is what the scope's threshold is decided on (rules 9-13).
+func (s *scopeRun) tally() rollout.Counts {
+	return rollout.Counts{Eligible: s.eligible(), Succeeded: s.succeeded, Failed: s.failed, Down: s.down}
 }
 
 func (n *node) counts() *Counts {
 	s := n.sc
 	e := s.eligible()
 	return &Counts{
-		Servers: len(s.servers), Eligible: e, Required: required(n.scope, e), Budget: n.scope.Budget,
+		Servers: len(s.servers), Eligible: e, Required: rollout.Required(n.scope, e), Budget: n.scope.Budget,
 		NotStarted: s.notStarted, Running: s.running, Succeeded: s.succeeded, Failed: s.failed, Skipped: s.skipped,
 	}
 }
@@ -172,7 +161,7 @@ func buildModel(p *plan.Plan) (*model, error) {
 		}
 		st.stage = ps
 		for gi := range ps.Gates {
-			if ps.Gates[gi].When != "after" {
+			if !rollout.GateAfter(ps.Gates[gi]) {
 				g, err := add(st, ps.Gates[gi].ID, ps.Gates[gi].Name, KindGate)
 				if err != nil {
 					return nil, err
@@ -248,7 +237,7 @@ func buildModel(p *plan.Plan) (*model, error) {
 							}
 							sc.wait = w
 						}
-						if psc.PauseAfter && sci < len(pp.Scopes)-1 {
+						if rollout.PausesAfter(pp, sci) {
 							pa, err := add(ph, psc.ID+".pause", "pause after "+psc.Name, KindPause)
 							if err != nil {
 								return nil, err
@@ -260,7 +249,7 @@ func buildModel(p *plan.Plan) (*model, error) {
 			}
 		}
 		for gi := range ps.Gates {
-			if ps.Gates[gi].When == "after" {
+			if rollout.GateAfter(ps.Gates[gi]) {
 				g, err := add(st, ps.Gates[gi].ID, ps.Gates[gi].Name, KindGate)
 				if err != nil {
 					return nil, err
@@ -345,7 +334,7 @@ func (m *model) setState(n *node, st State, pos int64) {
 	}
 }
 
-func isCP(role string) bool { return strings.HasPrefix(role, "control_plane") }
+func isCP(role string) bool { return rollout.IsControlPlane(role) }
 
 // cpBusy: a control-plane server that is down (rule 4): in flight, or
 // failed after being touched.

@@ -125,10 +125,10 @@ func readBack(st *plan.Step, obs *providers.Observation, when string) string {
 // taskGone decides a versioned op whose BMC task vanished before it said
 // how it ended, by reading the version back; verified is the op's message
 // when it is at target. It runs on the worker.
-func (r *runner) taskGone(ctx context.Context, prov providers.Provider, o *opRun, uri, verified string) msg {
-	obs, err := observe(ctx, prov, r.target(o.sv))
+func (wk *worker) taskGone(ctx context.Context, prov providers.Provider, o *opRun, uri, verified string) msg {
+	obs, err := observe(ctx, prov, wk.r.target(o.sv))
 	if errors.As(err, new(*providerError)) {
-		return r.providerFault(ctx, prov, o, err)
+		return wk.providerFault(ctx, prov, o, err)
 	}
 	if err != nil {
 		return msg{o: o, err: err}
@@ -158,15 +158,18 @@ func (r *runner) taskGone(ctx context.Context, prov providers.Provider, o *opRun
 // which one of them is not at target did not take it. It reports false
 // when that is not what holds the server (the wait then fails as before).
 // It runs on the worker.
-func (r *runner) checkTaken(ctx context.Context, prov providers.Provider, o *opRun) (msg, bool) {
+func (wk *worker) checkTaken(ctx context.Context, prov providers.Provider, o *opRun) (msg, bool) {
 	if len(o.unconfirmed) == 0 || ctx.Err() != nil {
 		return msg{}, false
 	}
-	obs, err := observe(ctx, prov, r.target(o.sv))
+	obs, err := observe(ctx, prov, wk.r.target(o.sv))
 	if errors.As(err, new(*providerError)) {
-		return r.providerFault(ctx, prov, o, err), true
+		return wk.providerFault(ctx, prov, o, err), true
 	}
-	if err != nil || obs.PowerState != providers.PowerOn || obs.NotHealthy() != "" {
+	// Healthy as its wait requires: a server upgraded although Critical
+	// may be Critical (rule 50).
+	healthy := obs != nil && (obs.NotHealthy() == "" || o.pstep.AcceptCritical && obs.Health == "Critical")
+	if err != nil || obs.PowerState != providers.PowerOn || !healthy {
 		return msg{}, false
 	}
 	nt := &notTaken{retry: true}

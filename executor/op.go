@@ -115,8 +115,18 @@ func opLabel(o *opRun) string {
 	return string(o.pstep.Kind)
 }
 
-// opFor builds the provider step or hook for an op.
+// opFor builds the provider step or hook for an op. Every wait for
+// readiness of a server upgraded although Critical accepts it back with
+// any health its BMC reports (rule 50).
 func (r *runner) opFor(sv *node, op string) *opRun {
+	o := r.buildOp(sv, op)
+	if o.kind == opApply && o.pstep.Kind == providers.StepWaitReady {
+		o.pstep.AcceptCritical = sv.srv.UpgradeWhenCritical != nil
+	}
+	return o
+}
+
+func (r *runner) buildOp(sv *node, op string) *opRun {
 	set := r.settings(sv)
 	st := sv.sv.stepFor(op)
 	o := &opRun{sv: sv, op: op, step: st, kind: opApply}
@@ -136,10 +146,10 @@ func (r *runner) opFor(sv *node, op string) *opRun {
 		return o
 	case strings.HasPrefix(op, "restage:"): // restage.go
 		_, _, action := parseOp(op)
-		o.pstep = r.restageStep(sv, action)
+		o.pstep = restageStep(sv, action)
 		return o
 	case strings.HasPrefix(op, opTakeover): // spare.go
-		o.kind, o.hook = opHook, r.takeoverHook(sv, op)
+		o.kind, o.hook = opHook, takeoverHook(sv, op)
 		return o
 	case op == safetyOp(safetyUncordon):
 		o.kind = opHook
@@ -202,5 +212,7 @@ func nodeName(s *plan.Server) string {
 
 func (r *runner) target(sv *node) providers.Target {
 	// Authenticated as plan found the BMC takes it (a session or Basic).
-	return providers.Target{Name: sv.srv.Address, Endpoint: sv.srv.BMC, System: sv.srv.System, Auth: sv.srv.Auth}
+	// A device (a switch tray…) is read through its Manager: it has no
+	// ComputerSystem.
+	return providers.Target{Name: sv.srv.Address, Endpoint: sv.srv.BMC, System: sv.srv.System, Auth: sv.srv.Auth, Device: sv.srv.Kind}
 }

@@ -18,14 +18,14 @@ func (r *runner) outcome() (Outcome, bool) {
 	stranded := r.m.stranded(true)
 	switch {
 	case run.st.Name == Completed || run.st.Name == Skipped:
-		counts := r.counts()
+		counts := r.m.serverCounts()
 		status := OutcomeCompleted
 		if counts.Failed > 0 || counts.SkippedAfterStart > 0 || len(stranded) > 0 {
 			status = OutcomeCompletedWithFailures
 		}
-		return Outcome{Status: status, Message: r.summary(counts, len(stranded)), Servers: &counts, Stranded: stranded}, true
+		return Outcome{Status: status, Message: summary(counts, len(stranded)), Servers: &counts, Stranded: stranded}, true
 	case run.st.Name == Failed:
-		return Outcome{Status: OutcomeFailed, Reason: run.st.Reason, Message: r.why(Failed), Stranded: stranded}, true
+		return Outcome{Status: OutcomeFailed, Reason: run.st.Reason, Message: r.m.why(Failed), Stranded: stranded}, true
 	case r.graceful:
 		return Outcome{Status: OutcomeInterrupted, Reason: ReasonInterrupted, Message: "interrupted; requests that change a BMC finished, polls and waits were given up, and everything is journaled",
 			Next: []NextAction{{Kind: NextApply}}, Stranded: stranded}, true
@@ -41,9 +41,9 @@ func (r *runner) outcome() (Outcome, bool) {
 	case r.m.stopRequested():
 		return Outcome{Status: OutcomeStopped, Message: "stopped by the operator", Next: cont, Stranded: stranded}, true
 	case r.m.breaches > 0:
-		return Outcome{Status: OutcomePaused, Reason: r.breachReason(), Message: r.why(Paused), Next: cont, Stranded: stranded}, true
+		return Outcome{Status: OutcomePaused, Reason: r.m.breachReason(), Message: r.m.why(Paused), Next: cont, Stranded: stranded}, true
 	case r.m.pauses > 0:
-		return Outcome{Status: OutcomePaused, Reason: ReasonAfterRack, Message: r.why(Paused), Next: cont, Stranded: stranded}, true
+		return Outcome{Status: OutcomePaused, Reason: ReasonAfterRack, Message: r.m.why(Paused), Next: cont, Stranded: stranded}, true
 	}
 	var gates []NextAction
 	for _, n := range r.m.order {
@@ -57,18 +57,18 @@ func (r *runner) outcome() (Outcome, bool) {
 	if !r.deadline.IsZero() {
 		return Outcome{}, false
 	}
-	if why := r.awaiting(); why != "" {
+	if why := r.m.awaiting(); why != "" {
 		return Outcome{Status: OutcomePaused, Reason: ReasonAvailability, Message: why,
 			Next: cont, Stranded: stranded}, true
 	}
-	return Outcome{Status: OutcomePaused, Reason: ReasonBlocked, Message: r.why(Pending),
+	return Outcome{Status: OutcomePaused, Reason: ReasonBlocked, Message: r.m.why(Pending),
 		Next: []NextAction{{Kind: NextStatus}, {Kind: NextSkip}}, Stranded: stranded}, true
 }
 
 // why lists the deepest nodes in state s, for outcome messages.
-func (r *runner) why(s StateName) string {
+func (m *model) why(s StateName) string {
 	var out []string
-	for _, n := range r.m.order {
+	for _, n := range m.order {
 		if n.st.Name != s {
 			continue
 		}
@@ -87,15 +87,15 @@ func (r *runner) why(s StateName) string {
 		}
 	}
 	if len(out) == 0 {
-		return r.m.run.st.Message
+		return m.run.st.Message
 	}
 	return strings.Join(out, "; ")
 }
 
-// counts counts the servers by how they ended.
-func (r *runner) counts() ServerCounts {
+// serverCounts counts the servers by how they ended.
+func (m *model) serverCounts() ServerCounts {
 	var c ServerCounts
-	for _, sv := range r.m.servers {
+	for _, sv := range m.servers {
 		switch sv.st.Name {
 		case Completed:
 			c.Upgraded++
@@ -111,7 +111,8 @@ func (r *runner) counts() ServerCounts {
 	return c
 }
 
-func (r *runner) summary(c ServerCounts, stranded int) string {
+// summary says how the servers of a completed run ended.
+func summary(c ServerCounts, stranded int) string {
 	s := fmt.Sprintf("%d %s upgraded, %d failed, %d skipped", c.Upgraded, servers(c.Upgraded), c.Failed, c.Skipped)
 	if c.SkippedAfterStart > 0 {
 		s += fmt.Sprintf(" (%d after their steps began)", c.SkippedAfterStart)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/executor/rollout"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -22,6 +23,12 @@ import (
 // starts; `rackform continue` checks again. Control planes of fewer than
 // three members, and plans with allow_quorum_loss, are not held.
 
+// quorumGuard is the quorum guard of a run: the members it observes with a
+// member's pre-flight, its decision before the member goes down
+// (rollout.CheckQuorum) and what it journals and says of it. It holds the
+// runner it journals through.
+type quorumGuard struct{ r *runner }
+
 // peerHealth is one other member's health as observed.
 type peerHealth struct {
 	server string
@@ -33,10 +40,10 @@ type peerHealth struct {
 // observeOp is a server's pre-flight observation; for a guarded member it
 // lists the other members to observe with it. It runs on the scheduler,
 // which owns the model the membership is read from.
-func (r *runner) observeOp(sv *node) *opRun {
+func (qg *quorumGuard) observeOp(sv *node) *opRun {
 	o := &opRun{sv: sv, kind: opObserve}
-	if r.guarded(sv) {
-		for _, s := range r.quorumMembers(sv) {
+	if qg.guarded(sv) {
+		for _, s := range qg.quorumMembers(sv) {
 			if s.Address != sv.srv.Address {
 				o.peers = append(o.peers, peerHealth{server: s.Address, srv: s})
 			}
@@ -47,41 +54,17 @@ func (r *runner) observeOp(sv *node) *opRun {
 
 // quorumMembers lists the control-plane members of sv's cluster in plan
 // order, after any spare takeover recorded in the run.
-func (r *runner) quorumMembers(sv *node) []*plan.Server {
-	t := r.takeover(sv.srv.Cluster)
-	var out []*plan.Server
-	for i := range r.o.Plan.Servers {
-		s := &r.o.Plan.Servers[i]
-		if s.Cluster == sv.srv.Cluster && isMember(s, t) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// isMember: a control_plane server (the spare is not a member) — after a
-// takeover t the spare is, and the server it replaced is not.
-func isMember(s *plan.Server, t *plan.Takeover) bool {
-	if t != nil {
-		switch s.Address {
-		case t.Spare:
-			return true
-		case t.Replaces:
-			return false
-		}
-	}
-	return s.Role == "control_plane"
+func (qg *quorumGuard) quorumMembers(sv *node) []*plan.Server {
+	return rollout.Members(qg.r.o.Plan.Servers, sv.srv.Cluster, qg.takeover(sv.srv.Cluster))
 }
 
 // guarded reports whether taking sv down is subject to the quorum guard.
-func (r *runner) guarded(sv *node) bool {
-	if !isMember(sv.srv, r.takeover(sv.srv.Cluster)) {
-		return false
+func (qg *quorumGuard) guarded(sv *node) bool {
+	t := qg.takeover(sv.srv.Cluster)
+	if !rollout.IsMember(sv.srv, t) {
+		return false // the members are counted for a member only
 	}
-	if q := clusterOf(sv).cluster.Quorum; q != nil && q.Override {
-		return false
-	}
-	return len(r.quorumMembers(sv)) >= 3
+	return rollout.Guarded(sv.srv, clusterOf(sv).cluster.Quorum, t, len(qg.quorumMembers(sv)))
 }
 
 // observePeers observes the other members listed by observeOp. It runs
@@ -92,15 +75,15 @@ func (r *runner) guarded(sv *node) bool {
 // pre-flight is interrupted as under any provider failure (the plugin is
 // restarted and the check runs again), so that only a member observed
 // down ever holds the run for quorum.
-func (r *runner) observePeers(ctx context.Context, o *opRun) (string, error) {
+func (wk *worker) observePeers(ctx context.Context, o *opRun) (string, error) {
 	for i := range o.peers {
 		p := &o.peers[i]
-		prov := r.o.Providers[p.srv.Provider]
+		prov := wk.r.o.Providers[p.srv.Provider]
 		if prov == nil {
 			p.why = "no provider to observe it"
 			continue
 		}
-		o.waiting.Store(&peerWait{peer: p.server, since: r.o.Clock.Now()})
+		o.waiting.Store(&peerWait{peer: p.server, since: wk.r.o.Clock.Now()})
 		obs, err := observe(ctx, prov, providers.Target{Name: p.srv.Address, Endpoint: p.srv.BMC, System: p.srv.System, Auth: p.srv.Auth})
 		if err != nil {
 			return p.srv.Provider, fmt.Errorf("observing the control-plane member %s for the quorum check: %w", p.server, err)
@@ -131,13 +114,13 @@ const quorumWait = "waiting for quorum: "
 // progress view's heartbeat counts how long it has not answered), so that
 // a peer whose BMC hangs holds the run visibly until the provider gives up
 // on it and the check decides (scheduler side).
-func (r *runner) sayQuorumWaits(ctx context.Context, now time.Time) {
+func (qg *quorumGuard) sayQuorumWaits(ctx context.Context, now time.Time) {
 	type wait struct {
 		o *opRun
 		w *peerWait
 	}
 	var due []wait
-	for o := range r.ops.all() {
+	for o := range qg.r.ops.all() {
 		if w := o.waiting.Load(); w != nil && w != o.said && now.Sub(w.since) >= quorumSayAfter {
 			due = append(due, wait{o, w})
 		}
@@ -150,41 +133,40 @@ func (r *runner) sayQuorumWaits(ctx context.Context, now time.Time) {
 		what := fmt.Sprintf(quorumWait+"the control-plane member %s has not answered since %s; it is observed before %s goes down, and if its BMC does not answer the run pauses for quorum",
 			w.peer, since.UTC().Format("15:04:05 UTC"), o.sv.id)
 		if o.sv.st.Name == Running {
-			r.set(ctx, o.sv, State{Name: Running, Message: what}) // status says it too
+			qg.r.set(ctx, o.sv, State{Name: Running, Message: what}) // status says it too
 		}
-		r.event(Event{Type: "quorum_wait", Server: o.sv.id, Target: w.peer, Since: &since, Message: what})
+		qg.r.event(Event{Type: "quorum_wait", Server: o.sv.id, Target: w.peer, Since: &since, Message: what})
 	}
 }
 
 // quorumHolds checks, before sv's first step, that taking it down keeps
 // quorum. When it does not, sv is held and its scope paused naming quorum.
-func (r *runner) quorumHolds(ctx context.Context, sv *node, o *opRun) bool {
-	if o == nil || !r.guarded(sv) || len(o.peers) == 0 {
+func (qg *quorumGuard) quorumHolds(ctx context.Context, sv *node, o *opRun) bool {
+	if o == nil || !qg.guarded(sv) || len(o.peers) == 0 {
 		return true
 	}
-	members := r.quorumMembers(sv)
-	need := len(members)/2 + 1
-	healthy := 0
+	peers := make([]rollout.Peer, len(o.peers))
+	for i, p := range o.peers {
+		peers[i] = rollout.Peer{Server: p.server, Why: p.why}
+	}
+	q := rollout.CheckQuorum(len(qg.quorumMembers(sv)), peers, qg.armedTakeover(sv))
+	if q.Keeps {
+		return true
+	}
+	healthy, members, need := q.Healthy, q.Members, q.Need
 	var down []string
-	for _, p := range o.peers {
-		if p.why == "" {
-			healthy++
-		} else {
-			down = append(down, p.server+" ("+p.why+")")
-		}
+	for _, p := range q.Down {
+		down = append(down, p.Server+" ("+p.Why+")")
 	}
-	if healthy >= need {
-		return true
-	}
-	if r.armedTakeover(sv) && len(down) > 0 {
+	if q.Replace != "" {
 		// The spare takes the down member's place first (spare.go); then
 		// this member is checked again.
-		first := down[0][:strings.Index(down[0], " (")]
-		if r.downMember == nil {
-			r.downMember = map[string]string{}
+		first := q.Replace
+		if qg.r.downMember == nil {
+			qg.r.downMember = map[string]string{}
 		}
-		r.downMember[sv.srv.Cluster] = first
-		r.set(ctx, sv, State{Name: Pending, Reason: ReasonQuorum, Message: "held until the spare takes the place of " + first + ", which is down"})
+		qg.r.downMember[sv.srv.Cluster] = first
+		qg.r.set(ctx, sv, State{Name: Pending, Reason: ReasonQuorum, Message: "held until the spare takes the place of " + first + ", which is down"})
 		sc := sv.parent
 		for i, x := range sc.sc.servers {
 			if x == sv && i < sc.sc.cursor {
@@ -194,23 +176,23 @@ func (r *runner) quorumHolds(ctx context.Context, sv *node, o *opRun) bool {
 		return false
 	}
 	why := fmt.Sprintf("quorum: taking %s down would leave %d of %d control-plane members healthy, %d needed for quorum; down now: %s. Restore %s, or let the spare take its place (plan again with spare_takeover = true), or leave the control plane for now (rackform skip %s); then rackform continue",
-		sv.id, healthy, len(members), need, strings.Join(down, ", "), ternary(len(down) == 1, "it", "them"), sv.parent.id)
-	r.set(ctx, sv, State{Name: Pending, Reason: ReasonQuorum, Message: fmt.Sprintf("held before its first step: taking it down would leave %d of %d control-plane members healthy (%d needed for quorum)", healthy, len(members), need)})
+		sv.id, healthy, members, need, strings.Join(down, ", "), ternary(len(down) == 1, "it", "them"), sv.parent.id)
+	qg.r.set(ctx, sv, State{Name: Pending, Reason: ReasonQuorum, Message: fmt.Sprintf("held before its first step: taking it down would leave %d of %d control-plane members healthy (%d needed for quorum)", healthy, members, need)})
 	sc := sv.parent
 	for i, x := range sc.sc.servers {
 		if x == sv && i < sc.sc.cursor {
 			sc.sc.cursor = i // started again after continue
 		}
 	}
-	r.event(Event{Type: "quorum_hold", ID: sc.id, Server: sv.id, Kind: KindScope, Message: why})
-	r.set(ctx, sc, State{Name: Paused, Reason: ReasonQuorum, Message: why})
+	qg.r.event(Event{Type: "quorum_hold", ID: sc.id, Server: sv.id, Kind: KindScope, Message: why})
+	qg.r.set(ctx, sc, State{Name: Paused, Reason: ReasonQuorum, Message: why})
 	return false
 }
 
 // breachReason is the outcome's reason while scopes hold the run: quorum
 // when one is paused for it, else threshold.
-func (r *runner) breachReason() string {
-	for _, n := range r.m.order {
+func (m *model) breachReason() string {
+	for _, n := range m.order {
 		if n.kind == KindScope && n.st.Name == Paused && n.st.Reason == ReasonQuorum {
 			return ReasonQuorum
 		}
@@ -227,4 +209,4 @@ func ternary(c bool, a, b string) string {
 
 // takeover is the spare takeover of cluster when the run has made it
 // (spare.go), nil otherwise.
-func (r *runner) takeover(cluster string) *plan.Takeover { return r.m.takeoverDone(cluster) }
+func (qg *quorumGuard) takeover(cluster string) *plan.Takeover { return qg.r.m.takeoverDone(cluster) }

@@ -87,7 +87,10 @@ func encodeRecord(r *Record) ([]byte, error) {
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
-func decodeRecord(b []byte) (*Record, error) {
+// DecodeRecord reads one journal record, refusing a version this
+// rackform does not read. The executor replays its journal with it, and
+// so do readers outside it (rehearsal takes over a run from its journal).
+func DecodeRecord(b []byte) (*Record, error) {
 	var r Record
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, err
@@ -105,9 +108,11 @@ func crashDebris(b []byte) bool {
 }
 
 // Record types that readers of journals outside the executor need
-// (executor/history learns step durations from them).
+// (executor/history learns step durations from them; rehearsal replays a
+// run's state changes and finished steps).
 const (
 	RecordRunStarted  = recRunStarted
+	RecordState       = recState
 	RecordStepStarted = recStepStarted
 	RecordStepDone    = recStepDone
 	RecordStepFailed  = recStepFailed
@@ -123,4 +128,38 @@ func PlanStepIndex(op string) (int, bool) {
 	}
 	n, err := strconv.Atoi(rest)
 	return n, err == nil && n > 0
+}
+
+// JournalOp is what a journal record's op names, for readers that replay a
+// journal outside the executor (a rehearsal does to its simulated servers
+// what a run's finished steps did).
+type JournalOp struct {
+	// Family is OpStep (Index: the plan step), OpRemedy (Index: the
+	// remediation round; Action: ActionReboot, ActionReimage or
+	// wait_ready), OpSafety, OpRestage (Action: ActionShutdown or
+	// ActionReset), OpPowerOff, or another op of the executor's own.
+	Family string
+	Index  int
+	Action string
+}
+
+// Op families and actions of JournalOp.
+const (
+	OpStep     = "step"
+	OpRemedy   = "remedy"
+	OpSafety   = "safety"
+	OpRestage  = "restage"
+	OpPowerOff = opPowerOff
+
+	ActionReboot   = "reboot"
+	ActionReimage  = "reimage"
+	ActionShutdown = restageShutdown
+	ActionReset    = restageReset
+)
+
+// ParseJournalOp reads a journal op ("step:3", "remedy:1:reimage",
+// "restage:reset", "power_off", …).
+func ParseJournalOp(op string) JournalOp {
+	family, n, action := parseOp(op)
+	return JournalOp{Family: family, Index: n, Action: action}
 }

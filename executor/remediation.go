@@ -37,15 +37,18 @@ const (
 )
 
 // watched reports whether o is a wait_ready to watch for triggers.
-func (r *runner) watched(o *opRun) *plan.RemediationTriggers {
+func watched(o *opRun) *plan.RemediationTriggers {
 	if o.kind != opApply || o.pstep.Kind != providers.StepWaitReady || strings.HasPrefix(o.op, "safety:") {
 		return nil
 	}
-	return r.settings(o.sv).Triggers
+	return clusterOf(o.sv).cluster.Settings.Triggers
 }
 
 // classify names the condition an observation shows, and why in words.
-func classify(obs *providers.Observation, err error, unknownApplies bool) (string, string) {
+// A server upgraded although Critical (critical) that is on and Critical is
+// as it was before the upgrade, not a read-only filesystem: it is still
+// provisioning until it reports its versions (rule 50).
+func classify(obs *providers.Observation, err error, unknownApplies, critical bool) (string, string) {
 	switch {
 	case err != nil || obs == nil || !obs.Reachable:
 		why := "its BMC cannot be read"
@@ -60,6 +63,8 @@ func classify(obs *providers.Observation, err error, unknownApplies bool) (strin
 			return TriggerUnknownState, why
 		}
 		return TriggerProvisioning, why
+	case obs.PowerState == providers.PowerOn && obs.Health == "Critical" && critical:
+		return TriggerProvisioning, "the host is on and reports health Critical, as before the upgrade"
 	case obs.PowerState == providers.PowerOn && obs.Health == "Critical":
 		return TriggerReadOnlyFilesystem, "the host is on and reports health Critical"
 	case obs.PowerState == providers.PowerOn && obs.Health == "" && unknownApplies:
@@ -76,10 +81,10 @@ func orNone(s string) string {
 }
 
 // watchReady runs a watched wait_ready (see above). It runs on a worker.
-func (r *runner) watchReady(ctx context.Context, prov providers.Provider, o *opRun, tr *plan.RemediationTriggers) msg {
+func (wk *worker) watchReady(ctx context.Context, prov providers.Provider, o *opRun, tr *plan.RemediationTriggers) msg {
 	sv := o.sv
 	unknownApplies := isCP(sv.srv.Role) || sv.srv.Role == "management"
-	start := r.o.Clock.Now()
+	start := wk.r.o.Clock.Now()
 	limit := time.Duration(tr.Provisioning)
 	if t := o.pstep.Timeout; t > 0 && (limit <= 0 || t < limit) {
 		limit = t
@@ -92,17 +97,17 @@ func (r *runner) watchReady(ctx context.Context, prov providers.Provider, o *opR
 	if limit > 0 && limit < slice {
 		slice = limit // never wait past the provisioning limit between looks
 	}
-	slice = max(slice, r.o.PollInterval, time.Millisecond)
+	slice = max(slice, wk.r.o.PollInterval, time.Millisecond)
 	var cond, why string
 	var since time.Time
 	for {
-		now := r.o.Clock.Now()
+		now := wk.r.o.Clock.Now()
 		left := limit - now.Sub(start)
 		if limit > 0 && left <= 0 {
-			if m, ok := r.checkTaken(ctx, prov, o); ok {
+			if m, ok := wk.checkTaken(ctx, prov, o); ok {
 				return m // on and healthy: an update no task confirmed did not take (nottaken.go)
 			}
-			return r.triggered(o, TriggerProvisioning, fmt.Sprintf("provisioning not done within %s (%s)", limit, why))
+			return wk.triggered(o, TriggerProvisioning, fmt.Sprintf("provisioning not done within %s (%s)", limit, why))
 		}
 		attempt := now
 		step := o.pstep
@@ -110,64 +115,65 @@ func (r *runner) watchReady(ctx context.Context, prov providers.Provider, o *opR
 		if limit > 0 && left < slice {
 			step.Timeout = left
 		}
-		res, diags := prov.Apply(ctx, &providers.ApplyRequest{Target: r.target(sv), Step: step, Last: o.last}, func(p *providers.Progress) error {
+		res, diags := prov.Apply(ctx, &providers.ApplyRequest{Target: wk.r.target(sv), Step: step, Last: o.last}, func(p *providers.Progress) error {
 			if p.Message != "" || p.Percent >= 0 {
-				r.progress(ctx, msg{o: o, prog: true, percent: p.Percent, progMsg: p.Message})
+				wk.progress(ctx, msg{o: o, prog: true, percent: p.Percent, progMsg: p.Message})
 			}
 			return nil
 		})
 		if diags.Unavailable() {
-			return r.providerFault(ctx, prov, o, diags.Err())
+			return wk.providerFault(ctx, prov, o, diags.Err())
 		}
 		if diags.Err() == nil {
 			m := msg{o: o, done: true}
 			if res != nil {
 				m.message = res.Message
 			}
+			m.message = cameBack(o, res, m.message)
 			return m
 		}
 		if ctx.Err() != nil {
 			return msg{o: o, err: ctx.Err()}
 		}
-		obs, err := observe(ctx, prov, r.target(sv))
+		obs, err := observe(ctx, prov, wk.r.target(sv))
 		if _, ok := err.(*providerError); ok {
-			return r.providerFault(ctx, prov, o, err)
+			return wk.providerFault(ctx, prov, o, err)
 		}
-		c, w := classify(obs, err, unknownApplies)
-		now = r.o.Clock.Now()
+		c, w := classify(obs, err, unknownApplies, o.pstep.AcceptCritical)
+		now = wk.r.o.Clock.Now()
 		if c != cond {
 			cond, since = c, now
-			r.progress(ctx, msg{o: o, prog: true, percent: -1, progMsg: "remediation trigger watch: " + strings.ReplaceAll(c, "_", " ") + " (" + w + ")"})
+			wk.progress(ctx, msg{o: o, prog: true, percent: -1, progMsg: "remediation trigger watch: " + strings.ReplaceAll(c, "_", " ") + " (" + w + ")"})
 		}
 		why = w
 		switch held := now.Sub(since); {
 		case c == TriggerReadOnlyFilesystem && held >= time.Duration(tr.ReadOnlyFilesystem):
-			return r.triggered(o, c, fmt.Sprintf("read-only root filesystem for %s (%s)", time.Duration(tr.ReadOnlyFilesystem), w))
+			return wk.triggered(o, c, fmt.Sprintf("read-only root filesystem for %s (%s)", time.Duration(tr.ReadOnlyFilesystem), w))
 		case c == TriggerUnknownState && held >= time.Duration(tr.UnknownState):
-			return r.triggered(o, c, fmt.Sprintf("Unknown state for %s (%s)", time.Duration(tr.UnknownState), w))
+			return wk.triggered(o, c, fmt.Sprintf("Unknown state for %s (%s)", time.Duration(tr.UnknownState), w))
 		}
 		next := attempt.Add(slice)
 		if end := start.Add(limit); limit > 0 && end.Before(next) {
 			next = end
 		}
-		r.sleepUntil(ctx, next)
+		wk.sleepUntil(ctx, next)
 	}
 }
 
 // triggered ends a watched wait_ready with the trigger that fired.
-func (r *runner) triggered(o *opRun, trigger, what string) msg {
+func (wk *worker) triggered(o *opRun, trigger, what string) msg {
 	return msg{o: o, err: fmt.Errorf("remediation trigger %s: %s", trigger, what)}
 }
 
 // sleepUntil waits until t on the run's clock (a fake clock in a
 // synchronous run is moved there).
-func (r *runner) sleepUntil(ctx context.Context, t time.Time) {
-	if !r.o.Clock.Now().Before(t) {
+func (wk *worker) sleepUntil(ctx context.Context, t time.Time) {
+	if !wk.r.o.Clock.Now().Before(t) {
 		return
 	}
-	if sk, ok := r.o.Clock.(Skipper); ok && r.o.Synchronous {
+	if sk, ok := wk.r.o.Clock.(Skipper); ok && wk.r.o.Synchronous {
 		sk.SkipTo(t)
 		return
 	}
-	_ = r.sleep(ctx, t) // a cancelled ctx ends the watch at its next call
+	_ = wk.sleep(ctx, t) // a cancelled ctx ends the watch at its next call
 }

@@ -191,8 +191,8 @@ func (r *runner) restage(ctx context.Context, sv *node, op string) {
 // with its timeout; a reset On after it, as the plan's reset boots the
 // host it shut down (the provider's default restart when the plan has no
 // shutdown).
-func (r *runner) restageStep(sv *node, action string) providers.Step {
-	set := r.settings(sv)
+func restageStep(sv *node, action string) providers.Step {
+	set := clusterOf(sv).cluster.Settings
 	off := sv.sv.shutdownStep()
 	if action == restageShutdown && off != nil {
 		return providers.Step{Kind: providers.StepShutdown, Timeout: firstDuration(off.Timeout, set.ShutdownTimeout, plan.Duration(defaultShutdownTimeout))}

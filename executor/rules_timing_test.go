@@ -220,6 +220,49 @@ func TestRule20WindowThatNeverOpensPausesBlocked(t *testing.T) {
 	wantOutcome(t, h.run(), executor.OutcomeCompleted, "")
 }
 
+// pacedClock is a fake clock that says it runs 3000 times faster than
+// real time, as the demo's does (executor.Paced).
+type pacedClock struct{ *executortest.Clock }
+
+func (pacedClock) Pace() float64 { return 3000 }
+
+// A hook is a real process: on a clock running 3000 times faster than real
+// time its 20-minute timeout would be 0.4 s of real time, which a loaded
+// machine can spend starting a shell. It is given at least 10 s of real
+// time (30,000 s on that clock), then bounded as rule 21 says.
+func TestRule21HookGivenRealTimeOnAFastClock(t *testing.T) {
+	h := newHarness(t)
+	h.async = true
+	h.hooks.Hang[rackServer("r01", 1)+"/drain"] = true
+	h.plan = executortest.Single(h.prov, nil, S{Name: "r01", Servers: 1})
+	o := h.options()
+	o.Clock = pacedClock{h.clock}
+	e, err := executor.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan executor.Outcome)
+	go func() {
+		out, err := e.Run(context.Background(), context.Background())
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		done <- out
+	}()
+	<-h.hooks.Hanging()
+	h.clock.Advance(20 * time.Minute)
+	select {
+	case out := <-done:
+		t.Fatalf("the drain was ended at its 20m timeout on a clock 3000x real time: %+v", out)
+	case <-time.After(200 * time.Millisecond):
+	}
+	h.clock.Advance(30000*time.Second - 20*time.Minute)
+	wantOutcome(t, <-done, executor.OutcomeCompleted, "")
+	if st := h.node(rackServer("r01", 1)).Steps[0]; st.State != executor.Completed || !strings.Contains(st.Message, "did not finish within 20m0s; proceeding") {
+		t.Errorf("drain step = %+v", st)
+	}
+}
+
 func TestRule21DrainBoundedThenProceed(t *testing.T) {
 	h := newHarness(t)
 	h.async = true

@@ -64,6 +64,16 @@ type runner struct {
 	w *workerMode
 	// v is the clock when it is virtual (virtual.go), else nil.
 	v Virtual
+
+	// sched makes the scheduling decisions (schedule.go); crew deals
+	// with the run's other workers (workers.go); worker does operations
+	// (work.go); quorum is the quorum guard (quorum.go); virtual waits
+	// on a virtual clock (virtual.go).
+	sched   *scheduler
+	crew    *crew
+	worker  *worker
+	quorum  *quorumGuard
+	virtual *virtualLoop
 }
 
 // Run applies the plan until it completes, fails, pauses, is stopped, or
@@ -166,6 +176,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	r := &runner{e: e, o: o, m: m, sha: o.PlanSHA256, j: newJournal(o.Backend, o.PlanSHA256, m, o.Clock, cursor),
 		ops: newOpTable(), msgs: make(chan msg, 256), skipsAt: 0,
 		down: map[string]string{}, interrupts: map[string]int{}, remNoted: map[*node]bool{}, barNoted: map[*node]bool{}, w: wm}
+	r.sched, r.crew, r.worker, r.quorum, r.virtual = &scheduler{r: r}, &crew{r: r}, &worker{r: r}, &quorumGuard{r: r}, &virtualLoop{r: r}
 	if v, ok := o.Clock.(Virtual); ok {
 		// Unbuffered: a parked worker counts as parked until the
 		// scheduler has its message, never while it goes on running.
@@ -205,7 +216,7 @@ func (r *runner) waitWorkers() {
 	done := make(chan struct{})
 	go func() {
 		if r.v != nil {
-			r.drain()
+			r.virtual.drain()
 		}
 		r.workers.Wait()
 		close(done)
@@ -244,13 +255,13 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 		// Claims first, then the journal read, then the decisions: a
 		// record of another worker (a breach, a pause) is seen as late
 		// as possible before this worker's next write.
-		r.workerPass(hard)
+		r.crew.workerPass(hard)
 		r.poll(hard)
-		r.sayQuorumWaits(hard, r.o.Clock.Now()) // quorum.go
-		r.reconcile(hard)
-		for i := 0; i < 8 && r.workerPass(hard); i++ {
+		r.quorum.sayQuorumWaits(hard, r.o.Clock.Now()) // quorum.go
+		r.sched.reconcile(hard)
+		for i := 0; i < 8 && r.crew.workerPass(hard); i++ {
 			r.poll(hard)
-			r.reconcile(hard) // a group claimed: step it now
+			r.sched.reconcile(hard) // a group claimed: step it now
 		}
 		if r.err != nil {
 			if hard.Err() != nil {
@@ -259,7 +270,7 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 			return r.cutShort(), r.err
 		}
 		if r.ops.inflight() == 0 {
-			if out, done := r.outcome(); done && r.mayFinish(hard, out) {
+			if out, done := r.outcome(); done && r.crew.mayFinish(hard, out) {
 				r.finish(hard, out)
 				if r.err != nil {
 					return r.cutShort(), r.err
@@ -268,7 +279,7 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 			}
 		}
 		if o, ok := r.ops.next(); ok {
-			r.handle(hard, r.work(hard, o)) // Synchronous
+			r.handle(hard, r.worker.work(hard, o)) // Synchronous
 			continue
 		}
 		now := r.o.Clock.Now()
@@ -290,7 +301,7 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 				// clock skips it).
 				wake = r.deadline
 			}
-			r.virtualPass(hard, r.virtualWake(now, wake))
+			r.virtual.virtualPass(hard, r.virtual.virtualWake(now, wake))
 			continue
 		}
 		select {

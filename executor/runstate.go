@@ -13,7 +13,7 @@ import (
 // by the operator, is skipped by the operator, with the failures named.
 
 // runState adjusts the state derive computed for a container.
-func (r *runner) runState(n *node, st State) State {
+func (sch *scheduler) runState(n *node, st State) State {
 	switch {
 	case n.kind == KindCluster && st.Name == Paused && st.Reason == ReasonThreshold && failFast(n):
 		return State{Name: Failed, Reason: ReasonThreshold, Message: "member failed (fail fast): " + st.Message}
@@ -78,9 +78,9 @@ func failedUnder(n *node) []string {
 // run): it leaves its scope's N and its failure count, so a breached
 // scope can go on when continued. What its steps left it as is still
 // reported (skipped after its steps began; left out of service).
-func (r *runner) skipFailed(ctx context.Context, n *node) {
+func (sch *scheduler) skipFailed(ctx context.Context, n *node) {
 	if n.kind != KindServer || n.st.Name != Failed {
 		return
 	}
-	r.set(ctx, n, State{Name: Skipped, Reason: ReasonUser, Message: "skipped by the operator after it failed: " + n.st.Message})
+	sch.r.set(ctx, n, State{Name: Skipped, Reason: ReasonUser, Message: "skipped by the operator after it failed: " + n.st.Message})
 }

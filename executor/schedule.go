@@ -3,14 +3,20 @@ package executor
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
+	"github.com/rackform/rackform/executor/rollout"
 	"github.com/rackform/rackform/planner/plan"
 )
 
 // Scheduling from the run down to the scopes: level-triggered decisions
 // ("given this state, what may start now?"), the same after a crash.
+
+// scheduler walks the run tree and applies the rollout rules
+// (executor/rollout) to it: what starts, waits, pauses or ends now. What it
+// decides it journals through the runner (set), and the servers it starts
+// it hands to the runner's per-server decisions (ready).
+type scheduler struct{ r *runner }
 
 func (r *runner) wake(t time.Time) {
 	if r.deadline.IsZero() || t.Before(r.deadline) {
@@ -19,42 +25,46 @@ func (r *runner) wake(t time.Time) {
 }
 
 func (r *runner) halted() bool {
-	return r.graceful || len(r.down) > 0 || r.m.stopRequested() || r.m.breaches > 0 || r.m.pauses > 0 || r.m.run.st.Name.Terminal() || r.groupFailed()
+	return rollout.Hold{
+		Pauses: r.m.pauses, Breaches: r.m.breaches,
+		Interrupted: r.graceful, Stopping: r.m.stopRequested(), ProviderDown: len(r.down) > 0,
+		Ended: r.m.run.st.Name.Terminal(), GroupFailed: r.groupFailed(),
+	}.Halted()
 }
 
 // reconcile makes every decision the current state allows, until nothing
 // changes. Decisions are level-triggered: after a crash the same function
 // picks up from the replayed state.
-func (r *runner) reconcile(ctx context.Context) {
-	for i := 0; r.err == nil; i++ {
+func (sch *scheduler) reconcile(ctx context.Context) {
+	for i := 0; sch.r.err == nil; i++ {
 		if i == 100000 {
 			// Decisions converge in a few passes; this only guards against
 			// a journal edited into a contradiction.
-			r.err = fmt.Errorf("plan %s: the scheduler did not settle; the journal may be inconsistent", short(r.sha))
+			sch.r.err = fmt.Errorf("plan %s: the scheduler did not settle; the journal may be inconsistent", short(sch.r.sha))
 			return
 		}
-		r.changed = false
-		r.deadline = time.Time{}
-		for ; r.skipsAt < len(r.m.skips); r.skipsAt++ {
-			if n := r.m.nodes[r.m.skips[r.skipsAt]]; n != nil {
-				r.skipFailed(ctx, n)
-				r.skipTree(ctx, n)
+		sch.r.changed = false
+		sch.r.deadline = time.Time{}
+		for ; sch.r.skipsAt < len(sch.r.m.skips); sch.r.skipsAt++ {
+			if n := sch.r.m.nodes[sch.r.m.skips[sch.r.skipsAt]]; n != nil {
+				sch.skipFailed(ctx, n)
+				sch.skipTree(ctx, n)
 			}
 		}
-		r.unholdStarts()
-		r.stepRun(ctx)
+		sch.r.crew.unholdStarts()
+		sch.stepRun(ctx)
 		// Servers waiting for the others on their BMC are decided again:
 		// any record may have brought one of those down.
-		r.ready = append(r.ready, r.barred...)
-		r.barred = nil
-		for len(r.ready) > 0 && r.err == nil {
-			sv := r.ready[0]
-			r.ready = r.ready[1:]
-			r.decide(ctx, sv)
+		sch.r.ready = append(sch.r.ready, sch.r.barred...)
+		sch.r.barred = nil
+		for len(sch.r.ready) > 0 && sch.r.err == nil {
+			sv := sch.r.ready[0]
+			sch.r.ready = sch.r.ready[1:]
+			sch.r.decide(ctx, sv)
 		}
-		if !r.changed {
-			r.flush(ctx)
-			if r.changed && r.err == nil {
+		if !sch.r.changed {
+			sch.r.flush(ctx)
+			if sch.r.changed && sch.r.err == nil {
 				continue // the flush read others' records (workers.go): decide on them
 			}
 			return
@@ -62,75 +72,75 @@ func (r *runner) reconcile(ctx context.Context) {
 	}
 }
 
-func (r *runner) skipTree(ctx context.Context, n *node) {
+func (sch *scheduler) skipTree(ctx context.Context, n *node) {
 	if n.st.Name.Terminal() {
-		r.clearBreaches(n)
-		if r.w != nil && n.st.Name == Skipped {
+		sch.clearBreaches(n)
+		if sch.r.w != nil && n.st.Name == Skipped {
 			// Several workers: the leader skipped the stage, the groups
 			// under it are their claimants' to record (workers.go).
 			for _, k := range n.kids {
-				r.skipTree(ctx, k)
+				sch.skipTree(ctx, k)
 			}
 		}
 		return
 	}
 	n.skip = true
 	for _, k := range n.kids {
-		r.skipTree(ctx, k)
+		sch.skipTree(ctx, k)
 	}
 	if n.kind == KindScope {
 		for _, k := range []*node{n.wait, n.pause} {
 			if k != nil {
-				r.skipTree(ctx, k)
+				sch.skipTree(ctx, k)
 			}
 		}
 	}
-	if n.kind == KindServer && (r.ops.of(n) != nil || n.sv.begun) {
+	if n.kind == KindServer && (sch.r.ops.of(n) != nil || n.sv.begun) {
 		// Its steps began: skipped once its operation in flight returned
 		// and its safety steps brought it back (skipServer).
-		r.ready = append(r.ready, n)
+		sch.r.ready = append(sch.r.ready, n)
 		return
 	}
-	r.set(ctx, n, State{Name: Skipped, Reason: ReasonUser, Message: "skipped by the operator"})
+	sch.r.set(ctx, n, State{Name: Skipped, Reason: ReasonUser, Message: "skipped by the operator"})
 }
 
 // clearBreaches stops failed(threshold) scopes under a skipped node from
 // holding the run: the operator skipped past them (a stage paused by its
 // on_breach = "pause" is resumed by skipping it).
-func (r *runner) clearBreaches(n *node) {
+func (sch *scheduler) clearBreaches(n *node) {
 	if n.kind == KindScope && isBreach(n, n.st) && !n.cleared {
 		n.cleared = true
-		r.m.breaches--
+		sch.r.m.breaches--
 	}
 	for _, k := range n.kids {
-		r.clearBreaches(k)
+		sch.clearBreaches(k)
 	}
 }
 
-func (r *runner) stepRun(ctx context.Context) {
-	run := r.m.run
+func (sch *scheduler) stepRun(ctx context.Context) {
+	run := sch.r.m.run
 	if run.st.Name.Terminal() {
 		return
 	}
 	for _, st := range run.kids {
-		if !r.stepStage(ctx, st) {
+		if !sch.stepStage(ctx, st) {
 			break
 		}
 	}
 	switch {
-	case r.graceful:
-	case r.m.stopRequested():
-		if r.ops.inflight() > 0 {
-			r.set(ctx, run, State{Name: Stopping, Message: "stop requested: operations in flight finish, nothing new starts"})
+	case sch.r.graceful:
+	case sch.r.m.stopRequested():
+		if sch.r.ops.inflight() > 0 {
+			sch.r.set(ctx, run, State{Name: Stopping, Message: "stop requested: operations in flight finish, nothing new starts"})
 		}
 	default:
-		r.refresh(ctx, run)
+		sch.refresh(ctx, run)
 	}
 }
 
 // stepStage advances a stage; it reports whether the next stage may start
 // (rule 1: completed or skipped, with its after-wait and gates done).
-func (r *runner) stepStage(ctx context.Context, s *node) bool {
+func (sch *scheduler) stepStage(ctx context.Context, s *node) bool {
 	switch s.st.Name {
 	case Completed, Skipped:
 		return true
@@ -138,20 +148,20 @@ func (r *runner) stepStage(ctx context.Context, s *node) bool {
 		return false
 	}
 	for _, g := range s.before {
-		r.stepGate(ctx, g)
+		sch.stepGate(ctx, g)
 	}
 	for _, g := range s.before {
 		if !g.st.Name.Terminal() {
 			if s.st.Name == NotStarted || s.st.Name == Pending {
-				r.set(ctx, s, State{Name: Pending, Reason: ReasonApproval, Message: "waiting for approval: rackform approve " + g.id})
+				sch.r.set(ctx, s, State{Name: Pending, Reason: ReasonApproval, Message: "waiting for approval: rackform approve " + g.id})
 			}
 			return false
 		}
 	}
 	groupsDone, groupFailed := true, false
 	for _, g := range s.groups {
-		if r.mine(g) {
-			r.stepGroup(ctx, g)
+		if sch.r.mine(g) {
+			sch.stepGroup(ctx, g)
 		}
 		if !g.st.Name.Terminal() {
 			groupsDone = false
@@ -163,79 +173,53 @@ func (r *runner) stepStage(ctx context.Context, s *node) bool {
 	if groupsDone && !groupFailed {
 		// Rule 19: the after-stage wait and gates start together.
 		for _, g := range s.after {
-			r.stepGate(ctx, g)
+			sch.stepGate(ctx, g)
 		}
 		if s.wait != nil {
-			r.stepWait(ctx, s.wait, time.Duration(s.stage.AfterWait))
+			sch.stepWait(ctx, s.wait, time.Duration(s.stage.AfterWait))
 		}
 	}
-	r.refresh(ctx, s)
+	sch.refresh(ctx, s)
 	return s.st.Name == Completed || s.st.Name == Skipped
 }
 
-func (r *runner) stepGate(ctx context.Context, g *node) {
+func (sch *scheduler) stepGate(ctx context.Context, g *node) {
 	switch g.st.Name {
 	case NotStarted:
-		r.set(ctx, g, State{Name: Pending, Reason: ReasonApproval, Message: "run: rackform approve " + g.id})
-		if r.m.approved[g.id] {
-			r.set(ctx, g, State{Name: Completed, Message: "approved"})
+		sch.r.set(ctx, g, State{Name: Pending, Reason: ReasonApproval, Message: "run: rackform approve " + g.id})
+		if sch.r.m.approved[g.id] {
+			sch.r.set(ctx, g, State{Name: Completed, Message: "approved"})
 		}
 	case Pending:
-		if r.m.approved[g.id] {
-			r.set(ctx, g, State{Name: Completed, Message: "approved"})
+		if sch.r.m.approved[g.id] {
+			sch.r.set(ctx, g, State{Name: Completed, Message: "approved"})
 		}
 	}
 }
 
-func (r *runner) stepWait(ctx context.Context, w *node, d time.Duration) {
-	now := r.o.Clock.Now()
+func (sch *scheduler) stepWait(ctx context.Context, w *node, d time.Duration) {
+	now := sch.r.o.Clock.Now()
 	switch w.st.Name {
 	case NotStarted:
 		until := now.Add(d).UTC()
-		r.set(ctx, w, State{Name: Running, Message: "waiting " + d.String(), Until: &until})
-		r.wake(until)
+		sch.r.set(ctx, w, State{Name: Running, Message: "waiting " + d.String(), Until: &until})
+		sch.r.wake(until)
 	case Running:
-		if w.st.Until == nil || !now.Before(*w.st.Until) {
-			r.set(ctx, w, State{Name: Completed})
+		if w.st.Until == nil || rollout.WaitOver(*w.st.Until, now) {
+			sch.r.set(ctx, w, State{Name: Completed})
 		} else {
-			r.wake(*w.st.Until)
+			sch.r.wake(*w.st.Until)
 		}
 	}
-}
-
-// window priority classes (rule 20).
-const (
-	winOpen = iota
-	winOpening
-	winNone
-	winClosed
-)
-
-func windowClass(c *plan.Cluster, now time.Time) (class int, next time.Time) {
-	if len(c.Windows) == 0 {
-		return winNone, time.Time{}
-	}
-	for _, w := range c.Windows {
-		if w.Contains(now) {
-			return winOpen, time.Time{}
-		}
-		if w.Start.After(now) && (next.IsZero() || w.Start.Before(next)) {
-			next = w.Start
-		}
-	}
-	if !next.IsZero() && next.Sub(now) <= 4*time.Hour {
-		return winOpening, next
-	}
-	return winClosed, next
 }
 
 // stepGroup runs the group's clusters one after another, choosing the next
 // by window priority and starting a cluster only inside a window (rule 20).
-func (r *runner) stepGroup(ctx context.Context, g *node) {
+func (sch *scheduler) stepGroup(ctx context.Context, g *node) {
 	if g.st.Name.Terminal() {
 		return
 	}
-	for r.err == nil {
+	for sch.r.err == nil {
 		var active *node
 		for _, c := range g.clusters {
 			if !c.st.Name.Terminal() && c.st.Name != NotStarted && c.st.Name != Pending {
@@ -244,58 +228,53 @@ func (r *runner) stepGroup(ctx context.Context, g *node) {
 			}
 		}
 		if active != nil {
-			r.stepCluster(ctx, active)
+			sch.stepCluster(ctx, active)
 			if !active.st.Name.Terminal() {
 				break
 			}
 			continue
 		}
-		if r.halted() {
+		if sch.r.halted() {
 			break
 		}
-		now := r.o.Clock.Now()
-		type cand struct {
-			c     *node
-			class int
-			next  time.Time
-		}
-		var cands []cand
+		var waiting []*plan.Cluster
+		nodes := map[*plan.Cluster]*node{}
 		for _, c := range g.clusters {
 			if c.st.Name == NotStarted || c.st.Name == Pending {
-				class, next := windowClass(c.cluster, now)
-				cands = append(cands, cand{c, class, next})
+				waiting = append(waiting, c.cluster)
+				nodes[c.cluster] = c
 			}
 		}
-		slices.SortStableFunc(cands, func(a, b cand) int { return a.class - b.class })
 		var started *node
-		for _, cd := range cands {
-			if r.awaitsRelease(ctx, cd.c) {
+		for _, cd := range rollout.ClusterOrder(waiting, sch.r.o.Clock.Now()) {
+			c := nodes[cd.Cluster]
+			if sch.awaitsRelease(ctx, c) {
 				continue // pending(availability): the next member is tried
 			}
-			if cd.class == winOpen || cd.class == winNone {
-				started = cd.c
+			if cd.Class.MayStart() {
+				started = c
 				break
 			}
 			st := State{Name: Pending, Reason: ReasonWindow, Message: "maintenance window closed; no opening before the plan expires"}
-			if !cd.next.IsZero() {
-				u := cd.next.UTC()
+			if !cd.Opens.IsZero() {
+				u := cd.Opens.UTC()
 				st.Until, st.Message = &u, "maintenance window closed; opens "+u.Format(time.RFC3339)
-				r.wake(cd.next)
+				sch.r.wake(cd.Opens)
 			}
-			r.set(ctx, cd.c, st)
+			sch.r.set(ctx, c, st)
 		}
 		if started == nil {
 			break
 		}
-		r.startChain(ctx, started)
+		sch.startChain(ctx, started)
 	}
-	r.refresh(ctx, g)
+	sch.refresh(ctx, g)
 }
 
 // startChain sets n running, and first its ancestors that are not yet:
 // they would derive running anyway, but setting them top-down keeps the
 // event stream in tree order for views.
-func (r *runner) startChain(ctx context.Context, n *node) {
+func (sch *scheduler) startChain(ctx context.Context, n *node) {
 	var chain []*node
 	for p := n; p != nil; p = p.parent {
 		if p.st.Name == NotStarted || p.st.Name == Pending || p == n {
@@ -303,31 +282,31 @@ func (r *runner) startChain(ctx context.Context, n *node) {
 		}
 	}
 	for i := len(chain) - 1; i >= 0; i-- {
-		r.set(ctx, chain[i], State{Name: Running})
+		sch.r.set(ctx, chain[i], State{Name: Running})
 	}
 }
 
-func (r *runner) stepCluster(ctx context.Context, c *node) {
+func (sch *scheduler) stepCluster(ctx context.Context, c *node) {
 	for _, ph := range c.kids {
-		r.stepPhase(ctx, ph)
+		sch.stepPhase(ctx, ph)
 		if !ph.st.Name.Terminal() {
 			break
 		}
 	}
-	r.refresh(ctx, c)
+	sch.refresh(ctx, c)
 }
 
 // refresh derives a container's state from its children.
-func (r *runner) refresh(ctx context.Context, n *node) {
-	if n.st.Name.Terminal() || !n.dirty || !r.writes(n) {
+func (sch *scheduler) refresh(ctx context.Context, n *node) {
+	if n.st.Name.Terminal() || !n.dirty || !sch.r.writes(n) {
 		return
 	}
 	n.dirty = false
-	st := r.runState(n, derive(n)) // runstate.go: fail fast, skip accounting
+	st := sch.runState(n, derive(n)) // runstate.go: fail fast, skip accounting
 	if st.Name == NotStarted && (n.st.Name == Pending || n.st.Name == Running) {
 		return // explicit: waiting for a window or approval, or just started
 	}
-	r.set(ctx, n, st)
+	sch.r.set(ctx, n, st)
 }
 
 func derive(n *node) State {

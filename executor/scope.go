@@ -5,64 +5,51 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/rackform/rackform/executor/rollout"
 )
 
 // Scopes (racks, batches, serial scopes): thresholds, breaches (rules
 // 9-15) and which servers start (rule 7, rule 4).
 
-// afterDone: a scope's wait and pause are over.
-func afterDone(sc *node) bool {
-	return (sc.wait == nil || sc.wait.st.Name.Terminal()) && (sc.pause == nil || sc.pause.st.Name.Terminal())
+// after is a scope's wait and pause after it, as the rules read them.
+func after(sc *node) rollout.After {
+	return rollout.After{
+		Wait: sc.wait != nil, WaitOver: sc.wait != nil && sc.wait.st.Name.Terminal(),
+		Pause: sc.pause != nil, PauseOver: sc.pause != nil && sc.pause.st.Name.Terminal(),
+	}
+}
+
+// scopeState is a scope's state as the rule on the next scope reads it.
+func scopeState(n StateName) rollout.ScopeState {
+	switch n {
+	case Running:
+		return rollout.ScopeRunning
+	case Completed:
+		return rollout.ScopeCompleted
+	case Skipped:
+		return rollout.ScopeSkipped
+	}
+	return rollout.ScopeWaiting
 }
 
 // stepPhase runs scopes in order. The next scope starts when the previous
 // one is terminal with its wait and pause over, or — when it has neither a
 // wait nor a pause — as soon as it met its threshold (rule 13).
-func (r *runner) stepPhase(ctx context.Context, ph *node) {
-	for i := ph.first; i < len(ph.scopes) && r.err == nil; i++ {
+func (sch *scheduler) stepPhase(ctx context.Context, ph *node) {
+	for i := ph.first; i < len(ph.scopes) && sch.r.err == nil; i++ {
 		sc := ph.scopes[i]
-		r.stepScope(ctx, sc)
-		done := sc.st.Name.Terminal() && sc.sc.running == 0 && afterDone(sc)
+		sch.stepScope(ctx, sc)
+		a := after(sc)
+		done := sc.st.Name.Terminal() && sc.sc.running == 0 && a.Over()
 		if i == ph.first && done {
 			ph.first++
 		}
-		// A skipped scope lets the next one start once its servers whose
-		// steps began are back (their safety steps): a rack at a time.
-		pass := (sc.st.Name == Skipped && sc.sc.running == 0) ||
-			(sc.st.Name == Completed && afterDone(sc)) ||
-			(sc.st.Name == Running && sc.wait == nil && sc.pause == nil && r.advanced(sc))
-		if !pass {
+		if !rollout.NextScopeMayStart(scopeState(sc.st.Name), sc.sc.running, a, rollout.Met(sc.scope, sc.sc.tally())) {
 			break
 		}
 	}
-	r.refresh(ctx, ph)
-}
-
-func (r *runner) advanced(sc *node) bool {
-	s := sc.sc
-	return s.succeeded >= required(sc.scope, s.eligible())
-}
-
-// breach reports why a scope is breached (rule 11), or "". A scope that met
-// its threshold is never breached afterwards (rule 13: a straggler failing
-// later raises the count but does not undo the advance).
-func (r *runner) breach(sc *node) string {
-	s, p := sc.sc, sc.scope
-	n := s.eligible()
-	req := required(p, n)
-	if s.succeeded >= req {
-		return ""
-	}
-	open := n - s.succeeded - s.failed
-	switch {
-	case s.failed > p.Budget:
-		return fmt.Sprintf("%d failed > budget %d (N=%d, required %d, succeeded %d)", s.failed, p.Budget, n, req, s.succeeded)
-	case s.succeeded+open < req:
-		return fmt.Sprintf("%d succeeded + %d remaining < %d required (N=%d, %d failed)", s.succeeded, open, req, n, s.failed)
-	case p.Kind == "serial" && s.down > 0 && open > 0:
-		return "a server of this serial scope is down; the next starts only after the previous is back healthy"
-	}
-	return ""
+	sch.refresh(ctx, ph)
 }
 
 // serversIn lists the servers of scope sc in state st, in plan order.
@@ -76,42 +63,42 @@ func serversIn(sc *node, st StateName) []string {
 	return out
 }
 
-func (r *runner) stepScope(ctx context.Context, sc *node) {
+func (sch *scheduler) stepScope(ctx context.Context, sc *node) {
 	s := sc.sc
-	if r.stepTakeover(ctx, sc) { // spare.go
+	if sch.stepTakeover(ctx, sc) { // spare.go
 		return
 	}
 	switch sc.st.Name {
 	case NotStarted:
-		if r.halted() {
+		if sch.r.halted() {
 			return
 		}
 		if s.eligible() == 0 {
-			r.set(ctx, sc, State{Name: Skipped, Reason: ReasonEmpty, Message: "no eligible servers"})
+			sch.r.set(ctx, sc, State{Name: Skipped, Reason: ReasonEmpty, Message: "no eligible servers"})
 			break
 		}
-		r.startChain(ctx, sc)
+		sch.startChain(ctx, sc)
 	case Paused:
-		if (sc.st.Reason == ReasonThreshold || sc.st.Reason == ReasonQuorum) && r.m.lastContinue > sc.at {
-			if why := r.breach(sc); why != "" {
-				r.set(ctx, sc, State{Name: Paused, Reason: ReasonThreshold, Message: "still breached after continue: " + why + r.skipHint(sc)})
+		if (sc.st.Reason == ReasonThreshold || sc.st.Reason == ReasonQuorum) && sch.r.m.lastContinue > sc.at {
+			if why := rollout.Breach(sc.scope, sc.sc.tally()); why != "" {
+				sch.r.set(ctx, sc, State{Name: Paused, Reason: ReasonThreshold, Message: "still breached after continue: " + why + sch.skipHint(sc)})
 			} else {
-				r.set(ctx, sc, State{Name: Running, Message: "continued"})
+				sch.r.set(ctx, sc, State{Name: Running, Message: "continued"})
 			}
 		}
 	}
 	if sc.st.Name == Running {
-		if why := r.breach(sc); why != "" {
-			st := State{Name: Paused, Reason: ReasonThreshold, Message: why + r.skipHint(sc)}
+		if why := rollout.Breach(sc.scope, sc.sc.tally()); why != "" {
+			st := State{Name: Paused, Reason: ReasonThreshold, Message: why + sch.skipHint(sc)}
 			if sc.scope.OnBreach == "fail" {
 				st = State{Name: Failed, Reason: ReasonThreshold, Message: why}
 			}
-			r.event(Event{Type: "breach", ID: sc.id, Kind: KindScope, Message: why, Counts: sc.counts()})
-			r.set(ctx, sc, st)
+			sch.r.event(Event{Type: "breach", ID: sc.id, Kind: KindScope, Message: why, Counts: sc.counts()})
+			sch.r.set(ctx, sc, st)
 		} else {
-			r.startServers(ctx, sc)
+			sch.startServers(ctx, sc)
 			if s.notStarted == 0 && s.running == 0 && s.eligible() == 0 {
-				r.set(ctx, sc, State{Name: Skipped, Reason: ReasonEmpty, Message: "no eligible servers left: every server of this scope was skipped, so there is nothing to upgrade"})
+				sch.r.set(ctx, sc, State{Name: Skipped, Reason: ReasonEmpty, Message: "no eligible servers left: every server of this scope was skipped, so there is nothing to upgrade"})
 			} else if s.notStarted == 0 && s.running == 0 {
 				msg := fmt.Sprintf("%d succeeded", s.succeeded)
 				if s.failed > 0 {
@@ -120,30 +107,30 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 				if s.skipped > 0 {
 					msg += fmt.Sprintf(", %d skipped", s.skipped)
 				}
-				r.set(ctx, sc, State{Name: Completed, Message: msg})
+				sch.r.set(ctx, sc, State{Name: Completed, Message: msg})
 			}
 		}
 	}
 	switch sc.st.Name {
 	case Completed:
 		if sc.wait != nil {
-			r.stepWait(ctx, sc.wait, time.Duration(sc.scope.WaitAfter))
+			sch.stepWait(ctx, sc.wait, time.Duration(sc.scope.WaitAfter))
 		}
 		// The pause after a rack begins when the wait after it has ended
 		// (rules 16, 17): continue then starts the next rack, and
 		// the wait is never cut short by a pause nor spent inside one.
-		if p := sc.pause; p != nil && (sc.wait == nil || sc.wait.st.Name.Terminal()) {
+		if p := sc.pause; after(sc).PauseBegins() {
 			switch {
 			case p.st.Name == NotStarted:
-				r.set(ctx, p, State{Name: Paused, Reason: ReasonAfterRack, Message: sc.id + " is done; run: rackform continue"})
-			case p.st.Name == Paused && r.m.lastContinue > p.at:
-				r.set(ctx, p, State{Name: Completed, Message: "continued"})
+				sch.r.set(ctx, p, State{Name: Paused, Reason: ReasonAfterRack, Message: sc.id + " is done; run: rackform continue"})
+			case p.st.Name == Paused && sch.r.m.lastContinue > p.at:
+				sch.r.set(ctx, p, State{Name: Completed, Message: "continued"})
 			}
 		}
 	case Skipped:
 		for _, k := range []*node{sc.wait, sc.pause} {
 			if k != nil && !k.st.Name.Terminal() {
-				r.set(ctx, k, State{Name: Skipped, Reason: sc.st.Reason, Message: "its scope was skipped"})
+				sch.r.set(ctx, k, State{Name: Skipped, Reason: sc.st.Reason, Message: "its scope was skipped"})
 			}
 		}
 	}
@@ -152,7 +139,7 @@ func (r *runner) stepScope(ctx context.Context, sc *node) {
 // skipHint says what the operator can do about a breached scope. A failed
 // server is terminal and cannot be skipped (rule 23): what can be is the
 // scope itself, or its servers that have not started.
-func (r *runner) skipHint(sc *node) string {
+func (sch *scheduler) skipHint(sc *node) string {
 	var b strings.Builder
 	if f := serversIn(sc, Failed); len(f) > 0 {
 		b.WriteString("; failed: " + strings.Join(f, ", ") + " (skip one to take it out of N: rackform skip ADDR)")
@@ -168,20 +155,14 @@ func (r *runner) skipHint(sc *node) string {
 // startServers starts servers of a running scope up to max_unavailable
 // (rule 7), one at a time in serial scopes, and never a second control-plane
 // server of a cluster while one is down (rule 4).
-func (r *runner) startServers(ctx context.Context, sc *node) {
-	if r.halted() {
+func (sch *scheduler) startServers(ctx context.Context, sc *node) {
+	if sch.r.halted() {
 		return
 	}
 	s := sc.sc
-	limit := sc.scope.MaxUnavailable
-	if limit <= 0 || limit > len(s.servers) {
-		limit = len(s.servers)
-	}
+	limit := rollout.Slots(sc.scope, len(s.servers))
 	serial := sc.scope.Kind == "serial"
-	if serial {
-		limit = 1
-	}
-	for s.cursor < len(s.servers) && r.err == nil {
+	for s.cursor < len(s.servers) && sch.r.err == nil {
 		sv := s.servers[s.cursor]
 		if sv.st.Name != NotStarted && sv.st.Name != Pending { // pending: held for quorum
 			s.cursor++
@@ -193,8 +174,8 @@ func (r *runner) startServers(ctx context.Context, sc *node) {
 		if isCP(sv.srv.Role) && clusterOf(sv).cpBusy > 0 {
 			return
 		}
-		r.set(ctx, sv, State{Name: Running})
-		r.ready = append(r.ready, sv)
+		sch.r.set(ctx, sv, State{Name: Running})
+		sch.r.ready = append(sch.r.ready, sv)
 		s.cursor++
 	}
 }

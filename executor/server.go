@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/executor/rollout"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -43,6 +44,9 @@ type serverRun struct {
 
 	failMsg  string
 	warnings []string
+	// cameBack is how the last wait for readiness found a server upgraded
+	// although Critical (critical.go), said when it completes.
+	cameBack string
 	// rerun: started over by a rerun of a failed run (rerun.go); its own
 	// earlier steps are not drift.
 	rerun bool
@@ -118,19 +122,6 @@ type StepStatus struct {
 	Attempts  int       `json:"attempts,omitempty"`
 }
 
-// defaultRemediation is rule 30 when the plan does not say.
-func defaultRemediation(role string) []string {
-	switch {
-	case isCP(role):
-		return []string{"reboot"}
-	case role == "management":
-		return []string{"reboot", "reimage"}
-	case role == "compute":
-		return []string{"reimage"}
-	}
-	return nil
-}
-
 func newServerRun(p *plan.Server, set plan.Settings) *serverRun {
 	s := &serverRun{p: p, pos: map[int]int{}, steps: map[string]*StepStatus{}, retries: map[string]int{}, noTask: map[int]bool{}}
 	hasReimage := false
@@ -142,35 +133,9 @@ func newServerRun(p *plan.Server, set plan.Settings) *serverRun {
 		s.steps[stepOp(st.Index)] = &StepStatus{Op: stepOp(st.Index), Kind: string(st.Kind), Component: st.Component, State: NotStarted}
 		s.ops = append(s.ops, stepOp(st.Index))
 	}
-	s.actions = remediation(set, p.Role, hasReimage)
-	for _, a := range remediation(set, p.Role, true) {
-		if !slices.Contains(s.actions, a) {
-			s.skippedActions = append(s.skippedActions, a)
-		}
-	}
+	s.actions, s.skippedActions = rollout.RemedyActions(set, p.Role, hasReimage)
 	s.hasUncordon = len(set.UncordonHook) > 0
 	return s
-}
-
-// remediation resolves the actions for the server's role.
-func remediation(set plan.Settings, role string, hasReimage bool) []string {
-	var acts []string
-	if set.Remediation != nil {
-		acts = set.Remediation[role]
-		if acts == nil && isCP(role) {
-			acts = set.Remediation["control_plane"]
-		}
-	} else {
-		acts = defaultRemediation(role)
-	}
-	var out []string
-	for _, a := range acts {
-		if a == "reimage" && !hasReimage {
-			continue // firmware_only plans carry no runtime image to reimage with
-		}
-		out = append(out, a)
-	}
-	return out
 }
 
 // parseOp splits "step:3", "remedy:1:reimage", "power_off".
@@ -254,6 +219,9 @@ func (s *serverRun) apply(r *Record) error {
 	if r.Type == recStepDone {
 		st.State, st.Message = Completed, r.Message
 		s.exposure(r.Op, st.Kind)
+		if s.p.UpgradeWhenCritical != nil && st.Kind == string(plan.StepWaitReady) && kind != "safety" {
+			s.cameBack = r.Message
+		}
 		switch {
 		case kind == "step":
 			if s.resending(n) {

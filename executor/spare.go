@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/rackform/rackform/executor/rollout"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -56,8 +57,8 @@ func (m *model) takeoverDone(cluster string) *plan.Takeover {
 // stepTakeover runs the takeover when it is due, before the serial
 // control-plane scope starts another member. It reports whether the scope
 // must wait for it.
-func (r *runner) stepTakeover(ctx context.Context, sc *node) bool {
-	if sc.scope == nil || sc.scope.Kind != "serial" || r.graceful || r.m.stopRequested() {
+func (sch *scheduler) stepTakeover(ctx context.Context, sc *node) bool {
+	if sc.scope == nil || sc.scope.Kind != "serial" || sch.r.graceful || sch.r.m.stopRequested() {
 		return false
 	}
 	cl := clusterOf(sc)
@@ -65,48 +66,46 @@ func (r *runner) stepTakeover(ctx context.Context, sc *node) bool {
 		return false
 	}
 	t := cl.cluster.Quorum.Takeover
-	spare := r.m.servers[t.Spare]
-	if spare == nil || spare.st.Name != Completed {
-		return false // the spare goes first; it is not upgraded yet
-	}
-	if r.ops.of(spare) != nil {
-		return true
+	spare := sch.r.m.servers[t.Spare]
+	if spare == nil {
+		return false
 	}
 	op, st := takeoverOp(spare)
-	switch {
-	case st != nil && st.State == Completed:
-		r.afterTakeover(ctx, sc, strings.TrimPrefix(op, opTakeover))
-		return false
-	case st != nil && st.State == Failed:
-		return false // the quorum guard holds the next member
-	case op != "":
-		r.start(ctx, spare, op) // in flight before a restart: hooks run again
-		return true
+	state := rollout.TakeoverState{
+		SpareUpgraded: spare.st.Name == Completed, // the spare goes first
+		InFlight:      sch.r.ops.of(spare) != nil,
+		Recorded:      op != "",
+		Completed:     st != nil && st.State == Completed,
+		Failed:        st != nil && st.State == Failed,
 	}
-	replaces := t.Replaces
-	if replaces == "" {
-		for _, sv := range sc.sc.servers {
-			if sv.st.Name == Failed && sv.srv.Role == "control_plane" {
-				replaces = sv.id
-				break
-			}
+	firstFailed := ""
+	for _, sv := range sc.sc.servers {
+		if sv.st.Name == Failed && sv.srv.Role == "control_plane" {
+			firstFailed = sv.id
+			break
 		}
 	}
-	if replaces == "" {
-		replaces = r.downMember[cl.cluster.Name] // went down during the run
+	replaces := rollout.TakeoverReplaces(t, firstFailed, sch.r.downMember[cl.cluster.Name])
+	switch rollout.NextTakeover(state, replaces) {
+	case rollout.TakeoverRunning:
+		return true
+	case rollout.TakeoverDone:
+		sch.afterTakeover(ctx, sc, strings.TrimPrefix(op, opTakeover))
+	case rollout.TakeoverResume:
+		sch.r.start(ctx, spare, op) // in flight before a restart: hooks run again
+		return true
+	case rollout.TakeoverStart:
+		sch.r.event(Event{Type: "spare_takeover_started", ID: sc.id, Server: t.Spare, Message: t.Spare + " takes the place of " + replaces})
+		sch.r.start(ctx, spare, opTakeover+replaces)
+		return true
 	}
-	if replaces == "" {
-		return false
-	}
-	r.event(Event{Type: "spare_takeover_started", ID: sc.id, Server: t.Spare, Message: t.Spare + " takes the place of " + replaces})
-	r.start(ctx, spare, opTakeover+replaces)
-	return true
+	return false
 }
 
 // afterTakeover skips the member the spare replaced when it failed in
 // this run, and lets its scope go on.
-func (r *runner) afterTakeover(ctx context.Context, sc *node, replaced string) {
-	n := r.m.servers[replaced]
+func (sch *scheduler) afterTakeover(ctx context.Context, sc *node, replaced string) {
+	n := sch.r.m.servers[replaced]
 	if n == nil || (n.st.Name != Failed && n.st.Name != NotStarted) {
 		return
 	}
@@ -115,31 +114,31 @@ func (r *runner) afterTakeover(ctx context.Context, sc *node, replaced string) {
 	if n.st.Name == Failed {
 		why = "it failed: " + n.st.Message
 	}
-	r.set(ctx, n, State{Name: Skipped, Reason: ReasonReplaced, Message: "replaced by the spare " + spare + ", which took its place as a control-plane member; it is the spare now (" + why + ")"})
-	r.event(Event{Type: "spare_takeover", ID: sc.id, Server: spare, Message: spare + " took the place of " + replaced + "; " + replaced + " is the spare now"})
-	if sc.st.Name == Paused && sc.st.Reason == ReasonThreshold && r.breach(sc) == "" {
-		r.set(ctx, sc, State{Name: Running, Message: "continued: the spare took over"})
+	sch.r.set(ctx, n, State{Name: Skipped, Reason: ReasonReplaced, Message: "replaced by the spare " + spare + ", which took its place as a control-plane member; it is the spare now (" + why + ")"})
+	sch.r.event(Event{Type: "spare_takeover", ID: sc.id, Server: spare, Message: spare + " took the place of " + replaced + "; " + replaced + " is the spare now"})
+	if sc.st.Name == Paused && sc.st.Reason == ReasonThreshold && rollout.Breach(sc.scope, sc.sc.tally()) == "" {
+		sch.r.set(ctx, sc, State{Name: Running, Message: "continued: the spare took over"})
 	}
 }
 
 // takeoverHook is the takeover op's hook.
-func (r *runner) takeoverHook(sv *node, op string) Hook {
+func takeoverHook(sv *node, op string) Hook {
 	var argv []string
 	if q := clusterOf(sv).cluster.Quorum; q != nil && q.Takeover != nil {
 		argv = q.Takeover.Hook
 	}
 	env := append(hookEnv(sv), "RACKFORM_REPLACES="+strings.TrimPrefix(op, opTakeover))
-	return Hook{Name: "takeover", Argv: argv, Env: env, Timeout: firstDuration(r.settings(sv).HookTimeout, plan.Duration(defaultHookTimeout))}
+	return Hook{Name: "takeover", Argv: argv, Env: env, Timeout: firstDuration(clusterOf(sv).cluster.Settings.HookTimeout, plan.Duration(defaultHookTimeout))}
 }
 
 // armedTakeover reports whether sv's cluster has a spare takeover armed
 // that has not happened, with the spare upgraded.
-func (r *runner) armedTakeover(sv *node) bool {
+func (qg *quorumGuard) armedTakeover(sv *node) bool {
 	q := clusterOf(sv).cluster.Quorum
-	if q == nil || q.Takeover == nil || r.takeover(sv.srv.Cluster) != nil {
+	if q == nil || q.Takeover == nil || qg.takeover(sv.srv.Cluster) != nil {
 		return false
 	}
-	spare := r.m.servers[q.Takeover.Spare]
+	spare := qg.r.m.servers[q.Takeover.Spare]
 	if spare == nil || spare.st.Name != Completed {
 		return false
 	}

@@ -13,6 +13,11 @@ import (
 // send; the scheduler waits with virtualPass instead of its select when the
 // clock is virtual.
 
+// virtualLoop is how the runner's loop waits when the clock is virtual:
+// it moves the clock, handles the parked workers' messages in a canonical
+// order, and drains them when the run stops.
+type virtualLoop struct{ r *runner }
+
 // errRunOver answers a task hand-off that arrives after the run stopped:
 // the provider call gives up, and the journal still shows the step in
 // flight, so the next apply resumes it.
@@ -20,14 +25,14 @@ var errRunOver = errors.New("the apply stopped before the task could be journale
 
 // sleep waits on the run's clock until t, or until ctx ends (then it
 // returns ctx's error).
-func (r *runner) sleep(ctx context.Context, t time.Time) error {
-	if r.v != nil {
-		return r.v.Sleep(ctx, t)
+func (wk *worker) sleep(ctx context.Context, t time.Time) error {
+	if wk.r.v != nil {
+		return wk.r.v.Sleep(ctx, t)
 	}
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-r.o.Clock.At(t):
+	case <-wk.r.o.Clock.At(t):
 		return nil
 	}
 }
@@ -37,14 +42,14 @@ func (r *runner) sleep(ctx context.Context, t time.Time) error {
 // always goes through: the scheduler receives every parked message, also
 // after the run stopped (drain), so the clock's count of parked actors
 // stays right for the next run on it.
-func (r *runner) send(ctx context.Context, m msg) bool {
-	if r.v != nil {
-		r.v.Park()
-		r.msgs <- m
+func (wk *worker) send(ctx context.Context, m msg) bool {
+	if wk.r.v != nil {
+		wk.r.v.Park()
+		wk.r.msgs <- m
 		return true
 	}
 	select {
-	case r.msgs <- m:
+	case wk.r.msgs <- m:
 		return true
 	case <-ctx.Done():
 		return false
@@ -56,24 +61,24 @@ func (r *runner) send(ctx context.Context, m msg) bool {
 // order, so that the journal and the events are the same on every run; when
 // none is parked, it moves the clock to the earliest of what a worker
 // sleeps until and wake.
-func (r *runner) virtualPass(ctx context.Context, wake time.Time) {
-	v := r.v
+func (vl *virtualLoop) virtualPass(ctx context.Context, wake time.Time) {
+	v := vl.r.v
 	v.Settle()
 	if n := v.Parked(); n > 0 {
 		v.Unpark(n)
 		batch := make([]msg, n)
 		for i := range batch {
-			batch[i] = <-r.msgs
+			batch[i] = <-vl.r.msgs
 		}
 		slices.SortFunc(batch, canonical)
 		for _, m := range batch {
-			if r.err != nil {
+			if vl.r.err != nil {
 				if m.ack != nil {
-					m.ack <- r.err
+					m.ack <- vl.r.err
 				}
 				continue
 			}
-			r.handle(ctx, m)
+			vl.r.handle(ctx, m)
 		}
 		return
 	}
@@ -93,19 +98,19 @@ func (r *runner) virtualPass(ctx context.Context, wake time.Time) {
 // those: a rehearsal costs a pass per event, not one per simulated poll
 // interval (a week of slow steps was 600,000 idle passes). With nothing
 // timed at all it keeps the poll interval.
-func (r *runner) virtualWake(now, wake time.Time) time.Time {
-	if r.w != nil || !wake.Equal(now.Add(r.o.PollInterval)) {
+func (vl *virtualLoop) virtualWake(now, wake time.Time) time.Time {
+	if vl.r.w != nil || !wake.Equal(now.Add(vl.r.o.PollInterval)) {
 		return wake // another worker may write, or something is due sooner
 	}
 	none := now.Add(100 * 365 * 24 * time.Hour)
 	next := none
-	if t, ok := r.v.Next(); ok {
+	if t, ok := vl.r.v.Next(); ok {
 		next = t
 	}
-	if !r.deadline.IsZero() && r.deadline.Before(next) {
-		next = r.deadline
+	if !vl.r.deadline.IsZero() && vl.r.deadline.Before(next) {
+		next = vl.r.deadline
 	}
-	next = r.ops.wake(next)
+	next = vl.r.ops.wake(next)
 	if next.Equal(none) || next.Before(wake) {
 		return wake
 	}
@@ -125,21 +130,21 @@ func canonical(a, b msg) int {
 // clock: their operations are cancelled (their sleeps end), and what they
 // park is received and dropped; a task hand-off is refused, so its step
 // stays in flight in the journal and the next apply resumes it.
-func (r *runner) drain() {
-	for o := range r.ops.all() {
+func (vl *virtualLoop) drain() {
+	for o := range vl.r.ops.all() {
 		if o.cancel != nil {
 			o.cancel()
 		}
 	}
 	for {
-		r.v.Settle()
-		n := r.v.Parked()
+		vl.r.v.Settle()
+		n := vl.r.v.Parked()
 		if n == 0 {
 			return
 		}
-		r.v.Unpark(n)
+		vl.r.v.Unpark(n)
 		for range n {
-			if m := <-r.msgs; m.ack != nil {
+			if m := <-vl.r.msgs; m.ack != nil {
 				m.ack <- errRunOver
 			}
 		}

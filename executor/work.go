@@ -13,6 +13,12 @@ import (
 // Workers: launching operations and doing them (provider calls, hooks,
 // task polls). A worker touches nothing but its op and the provider.
 
+// worker does operations on worker goroutines (inline when Synchronous):
+// it calls providers and hooks, polls tasks and watches readiness, and
+// hands what it learns to the runner's loop (send, handoff, progress). It
+// reads the runner's options and clock, never the model.
+type worker struct{ r *runner }
+
 // launch counts an op as in flight at once; it starts after the next
 // flush, when the records announcing it are durable.
 func (r *runner) launch(ctx context.Context, o *opRun) {
@@ -22,7 +28,7 @@ func (r *runner) launch(ctx context.Context, o *opRun) {
 
 func (r *runner) begin(ctx context.Context, o *opRun) {
 	if o.kind == opHook && o.hook.Timeout > 0 && !r.o.Synchronous {
-		r.ops.time(o, r.o.Clock.Now().Add(o.hook.Timeout))
+		r.ops.time(o, r.o.Clock.Now().Add(hookTimeout(r.o.Clock, o.hook.Timeout)))
 	}
 	if r.o.Synchronous {
 		r.ops.enqueue(o)
@@ -30,7 +36,7 @@ func (r *runner) begin(ctx context.Context, o *opRun) {
 	}
 	opCtx, cancel := context.WithCancel(ctx)
 	o.cancel = cancel
-	if r.graceful && r.abandonable(o) {
+	if r.graceful && o.abandonable() {
 		// Interrupted before it began: never begin it.
 		o.abandoned = true
 		cancel()
@@ -46,9 +52,9 @@ func (r *runner) begin(ctx context.Context, o *opRun) {
 		defer r.workers.Done()
 		m := msg{o: o, err: opCtx.Err()}
 		if m.err == nil {
-			m = r.work(opCtx, o)
+			m = r.worker.work(opCtx, o)
 		}
-		r.send(ctx, m)
+		r.worker.send(ctx, m)
 	}()
 }
 
@@ -60,7 +66,7 @@ func (r *runner) begin(ctx context.Context, o *opRun) {
 // returned; what is left is polling the task). An update or reset before
 // its task is journaled, and a reimage (media, boot override and reset:
 // several changes), are waited for.
-func (r *runner) abandonable(o *opRun) bool {
+func (o *opRun) abandonable() bool {
 	switch o.kind {
 	case opObserve, opVerify, opPoll, opHook:
 		return true
@@ -76,7 +82,7 @@ func (r *runner) abandonable(o *opRun) bool {
 
 // abandon gives up an abandonable op in flight at the first interrupt.
 func (r *runner) abandon(o *opRun) {
-	if o.abandoned || !r.abandonable(o) {
+	if o.abandoned || !o.abandonable() {
 		return
 	}
 	o.abandoned = true
@@ -87,18 +93,18 @@ func (r *runner) abandon(o *opRun) {
 
 // work does one op. It runs on a worker goroutine (or inline when
 // Synchronous) and touches nothing but its arguments and the provider.
-func (r *runner) work(ctx context.Context, o *opRun) msg {
+func (wk *worker) work(ctx context.Context, o *opRun) msg {
 	sv := o.sv
-	prov := r.o.Providers[sv.srv.Provider]
+	prov := wk.r.o.Providers[sv.srv.Provider]
 	switch o.kind {
 	case opObserve, opVerify:
-		obs, err := observe(ctx, prov, r.target(sv))
+		obs, err := observe(ctx, prov, wk.r.target(sv))
 		if errors.As(err, new(*providerError)) {
-			return r.providerFault(ctx, prov, o, err)
+			return wk.providerFault(ctx, prov, o, err)
 		}
 		if o.kind == opObserve && err == nil {
-			if name, perr := r.observePeers(ctx, o); perr != nil { // quorum guard (quorum.go)
-				m := r.providerFault(ctx, r.o.Providers[name], o, perr)
+			if name, perr := wk.observePeers(ctx, o); perr != nil { // quorum guard (quorum.go)
+				m := wk.providerFault(ctx, wk.r.o.Providers[name], o, perr)
 				m.provider = name
 				return m
 			}
@@ -113,36 +119,36 @@ func (r *runner) work(ctx context.Context, o *opRun) msg {
 		if len(o.hook.Argv) == 0 {
 			return msg{o: o, done: true, message: "no " + o.hook.Name + " hook configured"}
 		}
-		err := r.o.Hooks.Run(ctx, o.hook)
+		err := wk.r.o.Hooks.Run(ctx, o.hook)
 		return msg{o: o, done: err == nil, err: err}
 	case opPoll:
-		return r.pollTask(ctx, prov, o)
+		return wk.pollTask(ctx, prov, o)
 	}
-	if tr := r.watched(o); tr != nil {
-		return r.watchReady(ctx, prov, o, tr) // remediation triggers (remediation.go)
+	if tr := watched(o); tr != nil {
+		return wk.watchReady(ctx, prov, o, tr) // remediation triggers (remediation.go)
 	}
 	last := ""
 	var still stall
-	res, diags := prov.Apply(ctx, &providers.ApplyRequest{Target: r.target(sv), Step: o.pstep, Last: o.last}, func(p *providers.Progress) error {
+	res, diags := prov.Apply(ctx, &providers.ApplyRequest{Target: wk.r.target(sv), Step: o.pstep, Last: o.last}, func(p *providers.Progress) error {
 		if p.TaskURI != "" && p.TaskURI != last {
 			last = p.TaskURI
-			if err := r.handoff(ctx, msg{o: o, task: p.TaskURI}); err != nil {
+			if err := wk.handoff(ctx, msg{o: o, task: p.TaskURI}); err != nil {
 				return err
 			}
 		}
 		if p.Message != "" || p.Percent >= 0 {
-			r.progress(ctx, msg{o: o, prog: true, percent: p.Percent, progMsg: p.Message})
+			wk.progress(ctx, msg{o: o, prog: true, percent: p.Percent, progMsg: p.Message})
 		}
-		if now := r.o.Clock.Now(); last != "" && still.see(p.Percent, now) {
-			r.progress(ctx, still.msg(o, last, now))
+		if now := wk.r.o.Clock.Now(); last != "" && still.see(p.Percent, now) {
+			wk.progress(ctx, still.msg(o, last, now))
 		}
 		return nil
 	})
 	if diags.Unavailable() {
-		return r.providerFault(ctx, prov, o, diags.Err())
+		return wk.providerFault(ctx, prov, o, diags.Err())
 	}
 	if err := diags.Err(); err != nil {
-		if m, ok := r.checkTaken(ctx, prov, o); ok {
+		if m, ok := wk.checkTaken(ctx, prov, o); ok {
 			return m // an update no task confirmed did not show
 		}
 		return msg{o: o, err: err}
@@ -151,11 +157,11 @@ func (r *runner) work(ctx context.Context, o *opRun) msg {
 	if res != nil {
 		m.message = res.Message
 	}
-	m.message = confirmed(o.op, o.pstep.Kind, res)
+	m.message = cameBack(o, res, confirmed(o.op, o.pstep.Kind, res))
 	if res != nil && o.pstep.Kind == providers.StepUpdate && o.step != nil && o.step.Version != "" {
 		switch {
 		case res.TaskState == providers.TaskGone:
-			return r.taskGone(ctx, prov, o, res.TaskURI, m.message)
+			return wk.taskGone(ctx, prov, o, res.TaskURI, m.message)
 		case res.TaskURI == "":
 			// Accepted with nothing to follow: only the plan's
 			// wait_ready, reading the version, confirms it (nottaken.go).
@@ -212,7 +218,7 @@ func (e *providerError) Unwrap() error { return e.err }
 // failed. A provider that then cannot even describe itself is down (its
 // plugin could not be restarted): the run stops with its servers
 // resumable.
-func (r *runner) providerFault(ctx context.Context, prov providers.Provider, o *opRun, err error) msg {
+func (wk *worker) providerFault(ctx context.Context, prov providers.Provider, o *opRun, err error) msg {
 	m := msg{o: o, err: err, interrupted: true}
 	if ctx.Err() != nil {
 		return m
@@ -230,12 +236,12 @@ func (r *runner) providerFault(ctx context.Context, prov providers.Provider, o *
 
 // handoff gives the scheduler a task URI to journal and waits until it is
 // durable, so a crash from now on resumes by polling the task.
-func (r *runner) handoff(ctx context.Context, m msg) error {
-	if r.o.Synchronous {
-		return r.recordTask(ctx, m)
+func (wk *worker) handoff(ctx context.Context, m msg) error {
+	if wk.r.o.Synchronous {
+		return wk.r.recordTask(ctx, m)
 	}
 	m.ack = make(chan error, 1)
-	if !r.send(ctx, m) {
+	if !wk.send(ctx, m) {
 		return ctx.Err()
 	}
 	select {
@@ -246,12 +252,12 @@ func (r *runner) handoff(ctx context.Context, m msg) error {
 	}
 }
 
-func (r *runner) progress(ctx context.Context, m msg) {
-	if r.o.Synchronous {
-		r.progressEvent(m)
+func (wk *worker) progress(ctx context.Context, m msg) {
+	if wk.r.o.Synchronous {
+		wk.r.progressEvent(m)
 		return
 	}
-	r.send(ctx, m)
+	wk.send(ctx, m)
 }
 
 func (r *runner) recordTask(ctx context.Context, m msg) error {
@@ -312,27 +318,27 @@ const noAnswerLimit = 30 * time.Minute
 // pollTask polls a recorded BMC task until it is terminal. A task that is
 // gone (BMCs delete finished tasks) is verified by observing. A BMC that
 // does not answer is polled again, up to noAnswerLimit.
-func (r *runner) pollTask(ctx context.Context, prov providers.Provider, o *opRun) msg {
+func (wk *worker) pollTask(ctx context.Context, prov providers.Provider, o *opRun) msg {
 	var (
 		still  stall
 		silent time.Time // since when the BMC has not answered; zero while it answers
 	)
 	for {
-		ts, diags := prov.Task(ctx, &providers.TaskRequest{Target: r.target(o.sv), TaskURI: o.uri})
+		ts, diags := prov.Task(ctx, &providers.TaskRequest{Target: wk.r.target(o.sv), TaskURI: o.uri})
 		if diags.Unavailable() {
-			return r.providerFault(ctx, prov, o, fmt.Errorf("polling task %s: %w", o.uri, diags.Err()))
+			return wk.providerFault(ctx, prov, o, fmt.Errorf("polling task %s: %w", o.uri, diags.Err()))
 		}
 		if diags.NoAnswer() && ctx.Err() == nil {
-			now := r.o.Clock.Now()
+			now := wk.r.o.Clock.Now()
 			if silent.IsZero() {
 				silent = now
-				r.progress(ctx, msg{o: o, prog: true, percent: -1, progMsg: fmt.Sprintf(
+				wk.progress(ctx, msg{o: o, prog: true, percent: -1, progMsg: fmt.Sprintf(
 					"the BMC does not answer (as while it restarts): %v; polling task %s again until it does, for up to %s", diags.Err(), o.uri, noAnswerLimit)})
 			}
 			if now.Sub(silent) >= noAnswerLimit {
 				return msg{o: o, err: fmt.Errorf("polling task %s: the BMC has not answered for %s: %w", o.uri, noAnswerLimit, diags.Err())}
 			}
-			r.sleepUntil(ctx, now.Add(r.o.PollInterval))
+			wk.sleepUntil(ctx, now.Add(wk.r.o.PollInterval))
 			if err := ctx.Err(); err != nil {
 				return msg{o: o, err: err}
 			}
@@ -350,17 +356,17 @@ func (r *runner) pollTask(ctx context.Context, prov providers.Provider, o *opRun
 				if o.step == nil || o.step.Version == "" {
 					return msg{o: o, done: true, message: "task " + o.uri + " is gone; the step is idempotent"}
 				}
-				return r.taskGone(ctx, prov, o, o.uri, "task "+o.uri+" is gone; verified by observing")
+				return wk.taskGone(ctx, prov, o, o.uri, "task "+o.uri+" is gone; verified by observing")
 			}
 			return msg{o: o, err: fmt.Errorf("task %s ended %s: %s", o.uri, ts.State, strings.Join(ts.Messages, "; "))}
 		}
-		if now := r.o.Clock.Now(); still.see(ts.Percent, now) {
-			r.progress(ctx, still.msg(o, o.uri, now))
+		if now := wk.r.o.Clock.Now(); still.see(ts.Percent, now) {
+			wk.progress(ctx, still.msg(o, o.uri, now))
 		}
-		if r.o.Synchronous {
+		if wk.r.o.Synchronous {
 			continue
 		}
-		if err := r.sleep(ctx, r.o.Clock.Now().Add(r.o.PollInterval)); err != nil {
+		if err := wk.sleep(ctx, wk.r.o.Clock.Now().Add(wk.r.o.PollInterval)); err != nil {
 			return msg{o: o, err: err}
 		}
 	}

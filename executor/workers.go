@@ -38,6 +38,11 @@ type workerMode struct {
 	parked []*node
 }
 
+// crew is the runner's dealings with the other workers of a shared run:
+// claiming groups, taking over the lead, holding starts that another
+// worker's record halted, and whether the run may end.
+type crew struct{ r *runner }
+
 // unitOf is the group n belongs to (n itself for a group); nil above.
 func unitOf(n *node) *node {
 	for ; n != nil; n = n.parent {
@@ -79,9 +84,9 @@ func (r *runner) workerLabel() string {
 
 // candidates are the groups that may run now or next: the groups not yet
 // ended of the stages up to the first stage that has not ended.
-func (r *runner) candidates() []*node {
+func (cw *crew) candidates() []*node {
 	var out []*node
-	for _, st := range r.m.run.kids {
+	for _, st := range cw.r.m.run.kids {
 		if st.kind != KindStage {
 			continue
 		}
@@ -103,39 +108,39 @@ func (r *runner) candidates() []*node {
 // to a fair share.
 // It reports whether this worker now holds a group it did not hold, or
 // read records: either way, the runner decides again.
-func (r *runner) workerPass(ctx context.Context) bool {
-	from := r.j.cursor
-	grew := r.claimPass(ctx)
-	return r.err == nil && (grew || r.j.cursor != from)
+func (cw *crew) workerPass(ctx context.Context) bool {
+	from := cw.r.j.cursor
+	grew := cw.claimPass(ctx)
+	return cw.r.err == nil && (grew || cw.r.j.cursor != from)
 }
 
-func (r *runner) claimPass(ctx context.Context) bool {
-	w := r.w
-	if w == nil || r.err != nil || r.graceful {
+func (cw *crew) claimPass(ctx context.Context) bool {
+	w := cw.r.w
+	if w == nil || cw.r.err != nil || cw.r.graceful {
 		return false
 	}
-	now := r.o.Clock.Now()
-	if !w.leader && now.Sub(w.ledAt) >= r.o.PollInterval {
+	now := cw.r.o.Clock.Now()
+	if !w.leader && now.Sub(w.ledAt) >= cw.r.o.PollInterval {
 		w.ledAt = now
-		r.tryLead(ctx)
+		cw.tryLead(ctx)
 	}
 	var done []string
 	for id := range w.held {
-		if n := r.m.nodes[id]; n != nil && n.st.Name.Terminal() && !r.unitActive(n) {
+		if n := cw.r.m.nodes[id]; n != nil && n.st.Name.Terminal() && !cw.unitActive(n) {
 			done = append(done, id)
 		}
 	}
 	if len(done) > 0 {
 		slices.Sort(done)
-		if err := w.c.Release(ctx, r.sha, done); err != nil {
-			r.err = fmt.Errorf("releasing groups of plan %s: %w", short(r.sha), err)
+		if err := w.c.Release(ctx, cw.r.sha, done); err != nil {
+			cw.r.err = fmt.Errorf("releasing groups of plan %s: %w", short(cw.r.sha), err)
 			return false
 		}
 		for _, id := range done {
 			delete(w.held, id)
 		}
 	}
-	cands := r.candidates()
+	cands := cw.candidates()
 	var ids []string
 	want := false
 	for _, g := range cands {
@@ -144,7 +149,7 @@ func (r *runner) claimPass(ctx context.Context) bool {
 			want = true
 		}
 	}
-	if slices.Equal(ids, w.seen) && now.Sub(w.claimedAt) < r.o.PollInterval {
+	if slices.Equal(ids, w.seen) && now.Sub(w.claimedAt) < cw.r.o.PollInterval {
 		return false
 	}
 	// Groups this worker could give up to a worker that joined: held, and
@@ -154,7 +159,7 @@ func (r *runner) claimPass(ctx context.Context) bool {
 	for _, g := range cands {
 		if w.held[g.id] {
 			mine++
-			if r.untouched(g) {
+			if cw.untouched(g) {
 				spare = append(spare, g.id)
 			}
 		}
@@ -163,19 +168,19 @@ func (r *runner) claimPass(ctx context.Context) bool {
 		return false
 	}
 	w.seen, w.claimedAt = ids, now
-	_, live, err := w.c.Claims(ctx, r.sha)
+	_, live, err := w.c.Claims(ctx, cw.r.sha)
 	if err != nil {
-		r.err = fmt.Errorf("reading the claims of plan %s: %w", short(r.sha), err)
+		cw.r.err = fmt.Errorf("reading the claims of plan %s: %w", short(cw.r.sha), err)
 		return false
 	}
 	live = max(live, 1)
 	share := (len(ids) + live - 1) / live
-	if !r.rebalance(ctx, mine-share, spare, live) || !want {
+	if !cw.rebalance(ctx, mine-share, spare, live) || !want {
 		return false
 	}
-	held, adopted, err := w.c.Claim(ctx, r.sha, ids, share)
+	held, adopted, err := w.c.Claim(ctx, cw.r.sha, ids, share)
 	if err != nil {
-		r.err = fmt.Errorf("claiming groups of plan %s: %w", short(r.sha), err)
+		cw.r.err = fmt.Errorf("claiming groups of plan %s: %w", short(cw.r.sha), err)
 		return false
 	}
 	var fresh []string
@@ -190,14 +195,14 @@ func (r *runner) claimPass(ctx context.Context) bool {
 	// What the previous holder recorded up to its release (or its lease's
 	// expiry) is durable by now: read it before deciding anything for
 	// these groups, or a step it finished would look in flight.
-	r.poll(ctx)
-	if r.err != nil {
+	cw.r.poll(ctx)
+	if cw.r.err != nil {
 		return false
 	}
 	var ended []string
 	grew := false
 	for _, id := range fresh {
-		if g := r.m.nodes[id]; g == nil || g.st.Name.Terminal() {
+		if g := cw.r.m.nodes[id]; g == nil || g.st.Name.Terminal() {
 			ended = append(ended, id)
 			continue
 		}
@@ -206,16 +211,16 @@ func (r *runner) claimPass(ctx context.Context) bool {
 		if slices.Contains(adopted, id) {
 			msg = "adopted by this worker: the worker that had claimed it stopped renewing its lease; its servers in flight resume from the journal"
 		}
-		r.event(Event{Type: "group_claimed", ID: id, Kind: KindGroup, By: r.workerLabel(), Message: msg})
+		cw.r.event(Event{Type: "group_claimed", ID: id, Kind: KindGroup, By: cw.r.workerLabel(), Message: msg})
 		// Its servers already started (by a worker gone, or by this one
 		// before a restart) resume from the journal: a recorded BMC task is
 		// polled, a versioned step verified, never run blindly again.
-		for _, sv := range r.m.order {
+		for _, sv := range cw.r.m.order {
 			if sv.kind == KindServer && unitOf(sv).id == id && !sv.st.Name.Terminal() && sv.st.Name != NotStarted && sv.st.Name != Pending {
-				r.ready = append(r.ready, sv)
+				cw.r.ready = append(cw.r.ready, sv)
 			}
 		}
-		for _, n := range r.m.order {
+		for _, n := range cw.r.m.order {
 			if unitOf(n) != nil && unitOf(n).id == id {
 				n.dirty = true
 			}
@@ -224,11 +229,11 @@ func (r *runner) claimPass(ctx context.Context) bool {
 	if grew {
 		// Skips recorded before: their effect on these groups was not this
 		// worker's to write then (skipTree is idempotent).
-		r.skipsAt = 0
+		cw.r.skipsAt = 0
 	}
 	if len(ended) > 0 {
-		if err := w.c.Release(ctx, r.sha, ended); err != nil {
-			r.err = fmt.Errorf("releasing groups of plan %s: %w", short(r.sha), err)
+		if err := w.c.Release(ctx, cw.r.sha, ended); err != nil {
+			cw.r.err = fmt.Errorf("releasing groups of plan %s: %w", short(cw.r.sha), err)
 			return false
 		}
 	}
@@ -244,19 +249,19 @@ func (r *runner) claimPass(ctx context.Context) bool {
 // group leaves this worker's held set before its claim is released: from
 // then on this worker writes nothing of it. It reports whether the pass
 // may go on (false after an error).
-func (r *runner) rebalance(ctx context.Context, n int, spare []string, live int) bool {
+func (cw *crew) rebalance(ctx context.Context, n int, spare []string, live int) bool {
 	if n <= 0 || len(spare) == 0 {
 		return true
 	}
 	give := spare[max(0, len(spare)-n):]
 	for _, id := range give {
-		delete(r.w.held, id)
+		delete(cw.r.w.held, id)
 	}
-	if err := r.w.c.Release(ctx, r.sha, give); err != nil {
-		r.err = fmt.Errorf("releasing groups of plan %s: %w", short(r.sha), err)
+	if err := cw.r.w.c.Release(ctx, cw.r.sha, give); err != nil {
+		cw.r.err = fmt.Errorf("releasing groups of plan %s: %w", short(cw.r.sha), err)
 		return false
 	}
-	r.o.Logger.Info(fmt.Sprintf("%d workers on the run: released %d groups not started for the others to claim: %s", live, len(give), strings.Join(give, ", ")))
+	cw.r.o.Logger.Info(fmt.Sprintf("%d workers on the run: released %d groups not started for the others to claim: %s", live, len(give), strings.Join(give, ", ")))
 	return true
 }
 
@@ -265,7 +270,7 @@ func (r *runner) rebalance(ctx context.Context, n int, spare []string, live int)
 // their release), everything below them not started (or skipped), no
 // server's steps begun and none in flight in this process: whoever claims
 // it next decides all of it afresh from the plan and the journal.
-func (r *runner) untouched(g *node) bool {
+func (cw *crew) untouched(g *node) bool {
 	var walk func(n *node) bool
 	walk = func(n *node) bool {
 		switch st := n.st.Name; {
@@ -284,12 +289,12 @@ func (r *runner) untouched(g *node) bool {
 		}
 		return true
 	}
-	return walk(g) && !r.unitActive(g)
+	return walk(g) && !cw.unitActive(g)
 }
 
 // unitActive: a server of group g is in flight in this process.
-func (r *runner) unitActive(g *node) bool {
-	for o := range r.ops.all() {
+func (cw *crew) unitActive(g *node) bool {
+	for o := range cw.r.ops.all() {
 		if unitOf(o.sv) == g {
 			return true
 		}
@@ -320,30 +325,30 @@ func (r *runner) groupFailed() bool {
 // tryLead takes the state lock when it is free or its holder is gone. Not
 // while a stop is in force: a new leader records a run start, which would
 // end the stop.
-func (r *runner) tryLead(ctx context.Context) {
-	if r.m.stopRequested() {
+func (cw *crew) tryLead(ctx context.Context) {
+	if cw.r.m.stopRequested() {
 		return
 	}
-	replaced, err := acquire(ctx, r.o.Backend, r.w.info, 0, r.o.Clock, r.o.PollInterval, r.o.HolderGone)
+	replaced, err := acquire(ctx, cw.r.o.Backend, cw.r.w.info, 0, cw.r.o.Clock, cw.r.o.PollInterval, cw.r.o.HolderGone)
 	var le *LockedError
 	if errors.As(err, &le) {
 		return
 	}
 	if err != nil {
-		r.err = fmt.Errorf("locking the state for plan %s: %w", short(r.sha), err)
+		cw.r.err = fmt.Errorf("locking the state for plan %s: %w", short(cw.r.sha), err)
 		return
 	}
-	r.w.leader = true
-	r.poll(ctx) // the former leader's last records, before writing after them
-	r.skipsAt = 0
+	cw.r.w.leader = true
+	cw.r.poll(ctx) // the former leader's last records, before writing after them
+	cw.r.skipsAt = 0
 	msg := "this worker leads the run (the leader's lock was free)"
 	if replaced != nil {
 		msg = fmt.Sprintf("took over the lock %s of %s (pid %d, since %s, plan %s): %s", replaced.ID, replaced.Who, replaced.PID,
 			replaced.Since.UTC().Format(time.RFC3339), short(replaced.PlanSHA256), GoneReason(*replaced))
-		r.o.Logger.Warn(msg)
+		cw.r.o.Logger.Warn(msg)
 	}
-	r.emit(ctx, &Record{Type: recRunStarted, PlanSHA256: r.sha, PID: os.Getpid(), By: r.workerLabel(), Message: msg})
-	for _, n := range r.m.order {
+	cw.r.emit(ctx, &Record{Type: recRunStarted, PlanSHA256: cw.r.sha, PID: os.Getpid(), By: cw.r.workerLabel(), Message: msg})
+	for _, n := range cw.r.m.order {
 		if unitOf(n) == nil {
 			n.dirty = true
 		}
@@ -354,37 +359,37 @@ func (r *runner) tryLead(ctx context.Context) {
 // another live worker drives a group that is still going (the run is not
 // over until that group is), nor, when it does not lead, while the leader
 // still has the run's transitions to write.
-func (r *runner) mayFinish(ctx context.Context, out Outcome) bool {
-	w := r.w
-	if w == nil || r.m.run.st.Name.Terminal() || r.graceful || r.err != nil {
+func (cw *crew) mayFinish(ctx context.Context, out Outcome) bool {
+	w := cw.r.w
+	if w == nil || cw.r.m.run.st.Name.Terminal() || cw.r.graceful || cw.r.err != nil {
 		return true
 	}
-	now := r.o.Clock.Now()
-	if now.Sub(w.checkedAt) < r.o.PollInterval {
+	now := cw.r.o.Clock.Now()
+	if now.Sub(w.checkedAt) < cw.r.o.PollInterval {
 		return !w.busy
 	}
 	w.checkedAt = now
-	w.busy = r.othersBusy(ctx, out)
+	w.busy = cw.othersBusy(ctx, out)
 	return !w.busy
 }
 
-func (r *runner) othersBusy(ctx context.Context, out Outcome) bool {
-	w := r.w
-	claims, _, err := w.c.Claims(ctx, r.sha)
+func (cw *crew) othersBusy(ctx context.Context, out Outcome) bool {
+	w := cw.r.w
+	claims, _, err := w.c.Claims(ctx, cw.r.sha)
 	if err != nil {
-		r.err = fmt.Errorf("reading the claims of plan %s: %w", short(r.sha), err)
+		cw.r.err = fmt.Errorf("reading the claims of plan %s: %w", short(cw.r.sha), err)
 		return false
 	}
-	halted := r.m.stopRequested() || r.m.breaches > 0 || r.m.pauses > 0
+	halted := cw.r.m.stopRequested() || cw.r.m.breaches > 0 || cw.r.m.pauses > 0
 	for id, by := range claims {
-		g := r.m.nodes[id]
+		g := cw.r.m.nodes[id]
 		if by == w.info.ID || g == nil || g.st.Name.Terminal() {
 			continue
 		}
 		if !halted && g.st.Name != Pending && g.parent.st.Name != Pending {
 			return true // the other worker is driving it
 		}
-		for _, sv := range r.m.order {
+		for _, sv := range cw.r.m.order {
 			if sv.kind == KindServer && unitOf(sv) == g && (sv.st.Name == Running || sv.st.Name == Stopping) {
 				return true // in flight there: it finishes first
 			}
@@ -393,7 +398,7 @@ func (r *runner) othersBusy(ctx context.Context, out Outcome) bool {
 	// Groups that nobody holds yet but that will start: claimed at the
 	// next pass, by this worker or another.
 	if !halted {
-		for _, g := range r.candidates() {
+		for _, g := range cw.candidates() {
 			if claims[g.id] == "" && g.st.Name != Pending && g.parent.st.Name != Pending && !w.held[g.id] {
 				return true
 			}
@@ -402,7 +407,7 @@ func (r *runner) othersBusy(ctx context.Context, out Outcome) bool {
 	if !w.leader && out.Reason == ReasonBlocked {
 		// The leader writes the stage and run transitions this worker
 		// waits for; while it runs, wait for them.
-		if h, err := r.o.Backend.LockHolder(ctx); err == nil && h.PlanSHA256 == r.sha && !r.o.HolderGone(*h) {
+		if h, err := cw.r.o.Backend.LockHolder(ctx); err == nil && h.PlanSHA256 == cw.r.sha && !cw.r.o.HolderGone(*h) {
 			return true
 		}
 		w.ledAt = time.Time{} // the lock is free or stale: lead
@@ -411,9 +416,9 @@ func (r *runner) othersBusy(ctx context.Context, out Outcome) bool {
 	// The claims were read after the journal: a worker that released a
 	// group had journaled its end before. Read the journal again; if it
 	// brought anything, decide again before ending.
-	before := r.j.cursor
-	r.poll(ctx)
-	if r.j.cursor != before {
+	before := cw.r.j.cursor
+	cw.r.poll(ctx)
+	if cw.r.j.cursor != before {
 		w.checkedAt = time.Time{}
 		return true
 	}
@@ -427,8 +432,8 @@ func (r *runner) othersBusy(ctx context.Context, out Outcome) bool {
 // observation), the journal is read again; if the run is now halted, those
 // servers are left untouched (recorded running, nothing done on them yet)
 // until it goes on, as a single apply would not have started them.
-func (r *runner) holdStarts(ctx context.Context, launch []*opRun) []*opRun {
-	if r.w == nil {
+func (cw *crew) holdStarts(ctx context.Context, launch []*opRun) []*opRun {
+	if cw.r.w == nil {
 		return launch
 	}
 	first := false
@@ -440,8 +445,8 @@ func (r *runner) holdStarts(ctx context.Context, launch []*opRun) []*opRun {
 	if !first {
 		return launch
 	}
-	r.poll(ctx)
-	if r.err != nil || !r.halted() || r.graceful {
+	cw.r.poll(ctx)
+	if cw.r.err != nil || !cw.r.halted() || cw.r.graceful {
 		return launch
 	}
 	keep := launch[:0]
@@ -450,18 +455,18 @@ func (r *runner) holdStarts(ctx context.Context, launch []*opRun) []*opRun {
 			keep = append(keep, o)
 			continue
 		}
-		r.ops.remove(o)
-		r.w.parked = append(r.w.parked, o.sv)
-		r.event(Event{Type: "server_held", Server: o.sv.id, Message: "not started: another worker halted the run (a breach, a pause or a stop) just before; it starts when the run goes on"})
+		cw.r.ops.remove(o)
+		cw.r.w.parked = append(cw.r.w.parked, o.sv)
+		cw.r.event(Event{Type: "server_held", Server: o.sv.id, Message: "not started: another worker halted the run (a breach, a pause or a stop) just before; it starts when the run goes on"})
 	}
 	return keep
 }
 
 // unholdStarts lets held servers start once the run goes on.
-func (r *runner) unholdStarts() {
-	if r.w == nil || len(r.w.parked) == 0 || r.halted() {
+func (cw *crew) unholdStarts() {
+	if cw.r.w == nil || len(cw.r.w.parked) == 0 || cw.r.halted() {
 		return
 	}
-	r.ready = append(r.ready, r.w.parked...)
-	r.w.parked = nil
+	cw.r.ready = append(cw.r.ready, cw.r.w.parked...)
+	cw.r.w.parked = nil
 }

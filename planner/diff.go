@@ -81,11 +81,16 @@ func (f *findings) diagnostics(holdBack bool) hcl.Diagnostics {
 }
 
 // inScopeComponents are the release components the rollout's scope
-// upgrades: firmware_only drops the runtime (rule 3).
-func (p *planning) inScopeComponents(r *config.Release) []*config.Component {
+// upgrades on s: firmware_only drops the runtime (rule 3); a device gets
+// the components for its kind, a server those for no device
+// (config.Component.For).
+func (p *planning) inScopeComponents(r *config.Release, s *config.Server) []*config.Component {
 	var out []*config.Component
 	for _, c := range r.Components {
 		if p.rollout.Scope == config.ScopeFirmwareOnly && c.Kind == config.KindRuntime {
+			continue
+		}
+		if !c.For(s) {
 			continue
 		}
 		out = append(out, c)
@@ -111,7 +116,7 @@ func (p *planning) diff() {
 	for _, s := range p.inScope {
 		addr := address(s)
 		ps := &plan.Server{
-			Address: addr, Name: s.Name, Cluster: s.Cluster.Name, Rack: s.Rack.Name, Role: s.Role,
+			Address: addr, Name: s.Name, Cluster: s.Cluster.Name, Rack: s.Rack.Name, Role: s.Role, Kind: s.Kind,
 			NodeName: s.NodeName, BMC: s.BMC, Labels: s.Labels, System: s.System,
 		}
 		if prov := p.provider(s.Cluster); prov != nil {
@@ -158,9 +163,17 @@ func (p *planning) diff() {
 		case outcome != providers.OutcomeObserved:
 			p.unavailable(s, ps, outcome, describeOutcome(o))
 			continue
-		case o.Health == "Critical":
+		case o.Health == "Critical" && s.UpgradeWhenCritical == nil:
 			p.unavailable(s, ps, plan.ReasonUnhealthy, "its BMC reports health Critical")
 			continue
+		case o.Health == "Critical":
+			// Reviewed in the configuration: planned as any other server,
+			// the reason recorded (rule 50).
+			ps.UpgradeWhenCritical = &plan.CriticalOverride{Reason: s.UpgradeWhenCritical.Reason}
+		case s.UpgradeWhenCritical != nil:
+			f.add("critical\x00"+addr, hcl.DiagWarning, rangePtr(s.UpgradeWhenCritical.Range), "Not Critical",
+				fmt.Sprintf("its BMC reports %s, not Critical, so upgrade_when_critical changes nothing: the server is planned as any other. Remove it once the fault it was for is gone.", healthText(o.Health)),
+				addr)
 		}
 		if p.channel.releaseOf(s.Cluster) == nil {
 			continue // config reported the missing release
@@ -192,6 +205,14 @@ func (p *planning) holdBack(problems map[string][]string) {
 		ps.Changes, ps.Steps, ps.Reboots, ps.Estimate = nil, nil, 0, 0
 		p.heldBack = append(p.heldBack, addr)
 	}
+}
+
+// healthText names a reported health in words.
+func healthText(h string) string {
+	if h == "" {
+		return "no health"
+	}
+	return "health " + h
 }
 
 // describeOutcome is one readable line saying why a server was not
@@ -284,7 +305,12 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 	ok := true
 	var targets []target
 	counts := map[string]int{}
-	for _, c := range p.inScopeComponents(rel) {
+	if s.IsDevice() && len(p.inScopeComponents(rel, s)) == 0 {
+		f.add("nocomponent\x00"+s.Cluster.Name+"\x00"+s.Kind, hcl.DiagWarning, rangePtr(rel.DeclRange), "No component for the device",
+			fmt.Sprintf("release %q has no component for devices of kind %s (a component with devices = [%q]), so nothing of theirs is compared or updated.", rel.Name, s.Kind, s.Kind),
+			ps.Address)
+	}
+	for _, c := range p.inScopeComponents(rel, s) {
 		found := matching(c.Match, ps.Observed.Components)
 		if len(found) == 0 {
 			ok = false

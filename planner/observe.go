@@ -121,7 +121,7 @@ func rangePtrOf(decl *config.Provider) *hcl.Range {
 // Target is how a provider reaches server s, named by its plan address. Credentials are revealed here, in
 // memory only, because the provider must log in; they never reach the plan.
 func Target(s *config.Server) providers.Target {
-	t := providers.Target{Name: address(s), Endpoint: s.BMC, System: s.System}
+	t := providers.Target{Name: address(s), Endpoint: s.BMC, System: s.System, Device: s.Kind}
 	if c := s.Credentials; c != nil {
 		t.Credentials = &providers.Credentials{Username: c.Username.Reveal(), Password: c.Password.Reveal()}
 	}
@@ -137,7 +137,7 @@ func (p *planning) intents(s *config.Server) []providers.UpdateIntent {
 		return nil
 	}
 	var out []providers.UpdateIntent
-	for _, c := range p.inScopeComponents(rel) {
+	for _, c := range p.inScopeComponents(rel, s) {
 		if c.Method == config.MethodReimage {
 			continue
 		}

@@ -156,10 +156,16 @@ func (p *planning) cluster(c *config.Cluster, servers []*config.Server) plan.Clu
 	cl.Release = p.planChoice(c)
 	var phases []plan.Phase
 	pb := &phaseBuilder{servers: p.servers, report: p.report}
+	servers, devices := splitDevices(servers)
 	if len(st.Stages) > 0 {
 		phases = pb.strategyStages(c, servers)
 	} else {
 		phases = pb.defaultPhases(c, servers)
+	}
+	if dp := pb.devicesPhase(c, devices); st.Devices == config.DevicesBeforeServers {
+		phases = append([]plan.Phase{dp}, phases...)
+	} else {
+		phases = append(phases, dp)
 	}
 	for _, ph := range phases {
 		if len(ph.Scopes) == 0 {

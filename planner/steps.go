@@ -43,7 +43,8 @@ func verifyTimeout(st *config.Strategy, s *config.Server) time.Duration {
 		t = st.ControlPlane.VerifyTimeout
 	case config.RoleManagement:
 		t = st.Management.VerifyTimeout
-	case config.RoleCompute:
+	case config.RoleCompute, config.RoleDevice:
+		// Devices go rack by rack with the compute phase's settings.
 		t = st.Compute.VerifyTimeout
 	}
 	if t == 0 {
@@ -71,6 +72,9 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 		how[t.c] = t
 	}
 	for _, c := range changed {
+		if s.IsDevice() {
+			break // a device has no host: no drain, power-off or reboot
+		}
 		if c.Reboot || c.Kind == config.KindRuntime {
 			down = true
 		}
@@ -147,7 +151,7 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 	}
 	// Expect every in-scope component at target, not only the changed
 	// ones: a reset must not have rolled anything back.
-	comps := p.inScopeComponents(p.channel.releaseOf(s.Cluster))
+	comps := p.inScopeComponents(p.channel.releaseOf(s.Cluster), s)
 	if len(comps) > 0 {
 		wait.Expect = make([]providers.Expectation, 0, len(comps))
 	}

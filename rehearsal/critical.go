@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rackform/rackform/executor/rollout"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -15,19 +16,23 @@ import (
 // blocked: some cluster can never start (no window opening before the
 // plan expires, or its release is pending).
 //
-// It is computed from the plan alone, by the rules as docs/rollout-rules.md
-// states them and the executor implements them, without the executor:
-// stages in turn (1); a stage's before-gates, its groups side by side (2),
-// then its after-wait beside its after-gates (19); a group's clusters one
+// It is computed from the plan alone, without running the executor, by
+// the rule functions the executor itself calls (executor/rollout), on a
+// moment-by-moment account of the plan of its own: stages in turn (1); a
+// stage's before-gates, its groups side by side (2), then its after-wait
+// beside its after-gates (19, rollout.GateAfter); a group's clusters one
 // at a time, the next chosen by window priority and started only inside a
-// window (20); phases in turn, scopes in turn (3, 6); a scope's servers
-// on max_unavailable slots in plan order (7), one at a time in a serial
-// scope (4); the next scope when the scope met its threshold (13), or,
+// window (20, rollout.ClusterOrder); a cluster waiting for its release
+// blocks (35, rollout.AwaitsRelease); phases in turn, scopes in turn (3,
+// 6); a scope's servers on its slots in plan order (7, 4: rollout.Slots);
+// the next scope when the scope met its threshold (13: rollout.Met), or,
 // with a wait or a pause after it, when every server is done and the wait
-// is over (16), and the pause, which begins then, continued (17).
+// is over (16: rollout.WaitOver), and the pause, which begins then
+// (17: rollout.PausesAfter, After.PauseBegins), continued
+// (rollout.NextScopeMayStart decides).
 //
-// A pause holds the whole run, not only its group (rule 12: nothing new
-// starts anywhere while the run is paused): from the moment it begins no
+// A pause holds the whole run, not only its group (rule 12, rollout.Hold:
+// nothing new starts anywhere while the run is paused): from the moment it begins no
 // server, scope or cluster starts in any group; the servers in flight
 // finish; once none is, the run is continued approveAfter later, and every
 // group goes on from there (a wait that ended meanwhile, a window that
@@ -42,14 +47,14 @@ func CriticalPath(p *plan.Plan, start time.Time, approveAfter time.Duration) (en
 	}
 	t := start
 	for _, st := range p.Run.Stages {
-		if hasGate(st, "before") {
+		if hasGate(st, false) {
 			t = t.Add(approveAfter)
 		}
 		groupsEnd, b := cp.stageEnd(st, t)
 		blocked = blocked || b
 		t = groupsEnd
 		after := t.Add(time.Duration(st.AfterWait))
-		if hasGate(st, "after") && t.Add(approveAfter).After(after) {
+		if hasGate(st, true) && t.Add(approveAfter).After(after) {
 			after = t.Add(approveAfter)
 		}
 		t = after
@@ -63,40 +68,14 @@ type path struct {
 	approveAfter time.Duration
 }
 
-func hasGate(st plan.Stage, when string) bool {
+// hasGate reports whether a stage has a gate after it (after), or before.
+func hasGate(st plan.Stage, after bool) bool {
 	for _, g := range st.Gates {
-		if (g.When == "after") == (when == "after") {
+		if rollout.GateAfter(g) == after {
 			return true
 		}
 	}
 	return false
-}
-
-// window priority classes (rule 20), in the order a group tries them.
-const (
-	classOpen = iota
-	classOpening
-	classNone
-	classClosed
-)
-
-func classify(c *plan.Cluster, t time.Time) (int, time.Time) {
-	if len(c.Windows) == 0 {
-		return classNone, time.Time{}
-	}
-	var next time.Time
-	for _, w := range c.Windows {
-		if w.Contains(t) {
-			return classOpen, time.Time{}
-		}
-		if w.Start.After(t) && (next.IsZero() || w.Start.Before(next)) {
-			next = w.Start
-		}
-	}
-	if !next.IsZero() && next.Sub(t) <= 4*time.Hour {
-		return classOpening, next
-	}
-	return classClosed, next
 }
 
 func eligible(c *plan.Cluster) int {
@@ -192,7 +171,7 @@ func (cp *path) newScopes(c *plan.Cluster, ph plan.Phase) []*scopeSim {
 				s.durs = append(s.durs, serverDuration(c, sv))
 			}
 		}
-		if sc.PauseAfter && i < len(ph.Scopes)-1 {
+		if rollout.PausesAfter(&ph, i) {
 			s.pause = pauseNotStarted
 		}
 		out = append(out, s)
@@ -200,12 +179,23 @@ func (cp *path) newScopes(c *plan.Cluster, ph plan.Phase) []*scopeSim {
 	return out
 }
 
-// afterDone: the scope's wait and pause are over.
-func (s *scopeSim) afterDone() bool {
-	return (s.wait == 0 || s.waited) && (s.pause == pauseNone || s.pause == pauseDone)
+// after is the scope's wait and pause, as the rules read them.
+func (s *scopeSim) after() rollout.After {
+	return rollout.After{Wait: s.wait > 0, WaitOver: s.waited, Pause: s.pause != pauseNone, PauseOver: s.pause == pauseDone}
 }
 
-func (s *scopeSim) required() int { return min(s.sc.Required, len(s.durs)) }
+// rule is the scope's state as the rule on the next scope reads it.
+func (s *scopeSim) rule() rollout.ScopeState {
+	switch s.state {
+	case scopeRunning:
+		return rollout.ScopeRunning
+	case scopeCompleted:
+		return rollout.ScopeCompleted
+	case scopeSkipped:
+		return rollout.ScopeSkipped
+	}
+	return rollout.ScopeWaiting
+}
 
 // stageEnd runs a stage's groups from t and returns when the last of them
 // is done; blocked: a cluster can never start.
@@ -215,7 +205,7 @@ func (cp *path) stageEnd(st plan.Stage, t time.Time) (time.Time, bool) {
 		gs := &groupSim{}
 		for i := range g.Clusters {
 			c := &g.Clusters[i]
-			if c.Release != nil && c.Release.Pending != "" {
+			if rollout.AwaitsRelease(c) {
 				return t, true // waits for its release at its site: never in a rehearsal
 			}
 			if eligible(c) > 0 {
@@ -320,7 +310,8 @@ func (sim *stageSim) pass(t time.Time) {
 	}
 }
 
-func (sim *stageSim) halted() bool { return len(sim.paused) > 0 }
+// halted: nothing new starts anywhere (rule 12).
+func (sim *stageSim) halted() bool { return rollout.Hold{Pauses: len(sim.paused)}.Halted() }
 
 // stepGroup runs a group's clusters one after another, choosing the next
 // by window priority and starting it only inside a window.
@@ -346,25 +337,14 @@ func (sim *stageSim) stepGroup(g *groupSim, t time.Time) {
 		if sim.halted() {
 			return
 		}
-		type cand struct {
-			c     *plan.Cluster
-			class int
-			next  time.Time
-		}
-		var cands []cand
-		for _, c := range g.left {
-			class, next := classify(c, t)
-			cands = append(cands, cand{c, class, next})
-		}
-		slices.SortStableFunc(cands, func(a, b cand) int { return a.class - b.class })
 		g.wake = time.Time{}
-		for _, cd := range cands {
-			if cd.class == classOpen || cd.class == classNone {
-				g.cluster = cd.c
+		for _, cd := range rollout.ClusterOrder(g.left, t) {
+			if cd.Class.MayStart() {
+				g.cluster = cd.Cluster
 				break
 			}
-			if !cd.next.IsZero() && (g.wake.IsZero() || cd.next.Before(g.wake)) {
-				g.wake = cd.next
+			if !cd.Opens.IsZero() && (g.wake.IsZero() || cd.Opens.Before(g.wake)) {
+				g.wake = cd.Opens
 			}
 		}
 		if g.cluster == nil {
@@ -383,14 +363,13 @@ func (sim *stageSim) stepPhase(g *groupSim, t time.Time) {
 	for i := g.first; i < len(g.scopes); i++ {
 		s := g.scopes[i]
 		sim.stepScope(g, s, t)
-		done := (s.state == scopeCompleted || s.state == scopeSkipped) && len(s.ends) == 0 && s.afterDone()
+		a := s.after()
+		done := (s.state == scopeCompleted || s.state == scopeSkipped) && len(s.ends) == 0 && a.Over()
 		if i == g.first && done {
 			g.first++
 		}
-		pass := s.state == scopeSkipped ||
-			(s.state == scopeCompleted && s.afterDone()) ||
-			(s.state == scopeRunning && s.wait == 0 && s.pause == pauseNone && s.done >= s.required())
-		if !pass {
+		met := rollout.Met(s.sc, rollout.Counts{Eligible: len(s.durs), Succeeded: s.done})
+		if !rollout.NextScopeMayStart(s.rule(), len(s.ends), a, met) {
 			return
 		}
 	}
@@ -408,13 +387,7 @@ func (sim *stageSim) stepScope(g *groupSim, s *scopeSim, t time.Time) {
 		s.state = scopeRunning
 	}
 	if s.state == scopeRunning {
-		width := s.sc.MaxUnavailable
-		if s.sc.Kind == "serial" {
-			width = 1
-		}
-		if width <= 0 || width > len(s.durs) {
-			width = len(s.durs)
-		}
+		width := rollout.Slots(s.sc, len(s.durs))
 		for !sim.halted() && s.next < len(s.durs) && len(s.ends) < width {
 			e := t.Add(s.durs[s.next])
 			s.ends = append(s.ends, e)
@@ -432,12 +405,12 @@ func (sim *stageSim) stepScope(g *groupSim, s *scopeSim, t time.Time) {
 		if s.waitAt.IsZero() {
 			s.waitAt = t.Add(s.wait)
 		}
-		if t.Before(s.waitAt) {
+		if !rollout.WaitOver(s.waitAt, t) {
 			return
 		}
 		s.waited = true
 	}
-	if s.pause == pauseNotStarted {
+	if s.pause == pauseNotStarted && s.after().PauseBegins() {
 		s.pause = pausePaused
 		sim.paused = append(sim.paused, s)
 	}

@@ -87,8 +87,16 @@ func phaseName(ph plan.Phase) string {
 }
 
 // ScopeLabel names a scope for people, as apply's output does: "east/e01"
-// for a rack, "east control plane", "east management A1" for a batch.
+// for a rack, "east/e01 devices" for the rack's devices (switch trays,
+// power shelves…), "east control plane", "east management A1" for a batch.
 func ScopeLabel(cluster string, ph plan.Phase, sc plan.Scope) string {
+	if sc.Kind == "rack" && sc.Rack != "" && ph.Kind == plan.PhaseDevices {
+		return cluster + "/" + sc.Rack + " devices"
+	}
+	return scopeLabel(cluster, ph, sc)
+}
+
+func scopeLabel(cluster string, ph plan.Phase, sc plan.Scope) string {
 	switch {
 	case sc.Kind == "rack" && sc.Rack != "":
 		return cluster + "/" + sc.Rack

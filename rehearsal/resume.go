@@ -1,9 +1,7 @@
 package rehearsal
 
 import (
-	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/rackform/rackform/executor"
@@ -36,12 +34,9 @@ type journal struct {
 func decodeJournal(entries []executor.Entry) (*journal, error) {
 	j := &journal{run: executor.NotStarted}
 	for _, e := range entries {
-		var r executor.Record
-		if err := json.Unmarshal(e.Data, &r); err != nil {
+		r, err := executor.DecodeRecord(e.Data)
+		if err != nil {
 			return nil, fmt.Errorf("rehearsal: the run's journal record at %d cannot be read: %w", e.Pos, err)
-		}
-		if r.V < 1 || r.V > executor.JournalVersion {
-			return nil, fmt.Errorf("rehearsal: the run's journal record at %d is of version %d; this rackform reads up to %d", e.Pos, r.V, executor.JournalVersion)
 		}
 		if j.first.IsZero() {
 			j.first = r.Time
@@ -49,10 +44,10 @@ func decodeJournal(entries []executor.Entry) (*journal, error) {
 		if r.Time.After(j.last) {
 			j.last = r.Time
 		}
-		if r.Type == "state" && r.ID == "run" {
+		if r.Type == executor.RecordState && r.ID == "run" {
 			j.run = r.State
 		}
-		j.recs = append(j.recs, &r)
+		j.recs = append(j.recs, r)
 	}
 	return j, nil
 }
@@ -82,7 +77,7 @@ func (r *recorder) replay(j *journal) {
 		}
 	}
 	for _, rec := range j.recs {
-		if rec.Type != "state" {
+		if rec.Type != executor.RecordState {
 			continue
 		}
 		k, ok := kinds[rec.ID]
@@ -101,7 +96,7 @@ func (f *Fleet) replay(j *journal) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, rec := range j.recs {
-		if rec.Type != "step_done" {
+		if rec.Type != executor.RecordStepDone {
 			continue
 		}
 		s := f.servers[rec.Server]
@@ -110,7 +105,7 @@ func (f *Fleet) replay(j *journal) {
 		}
 		kind, step := opStep(s.p, rec.Op)
 		switch kind {
-		case plan.StepShutdown, "power_off":
+		case plan.StepShutdown, plan.StepKind(executor.OpPowerOff):
 			s.power, s.readyAt = providers.PowerOff, time.Time{}
 		case plan.StepUpdate:
 			s.flash(step)
@@ -127,16 +122,17 @@ func (f *Fleet) replay(j *journal) {
 // updates ("restage:shutdown", "restage:reset": the host off, then booted
 // On); "" for what changes nothing on the server.
 func opStep(s *plan.Server, op string) (plan.StepKind, providers.Step) {
+	jo := executor.ParseJournalOp(op)
 	switch {
-	case op == "power_off":
-		return "power_off", providers.Step{}
-	case op == "restage:shutdown":
+	case jo.Family == executor.OpPowerOff:
+		return plan.StepKind(executor.OpPowerOff), providers.Step{}
+	case jo.Family == executor.OpRestage && jo.Action == executor.ActionShutdown:
 		return plan.StepShutdown, providers.Step{Kind: providers.StepShutdown}
-	case op == "restage:reset":
+	case jo.Family == executor.OpRestage && jo.Action == executor.ActionReset:
 		return plan.StepReset, providers.Step{Kind: providers.StepReset, ResetType: "On"}
-	case strings.HasPrefix(op, "remedy:") && strings.HasSuffix(op, ":reboot"):
+	case jo.Family == executor.OpRemedy && jo.Action == executor.ActionReboot:
 		return plan.StepReset, providers.Step{}
-	case strings.HasPrefix(op, "remedy:") && strings.HasSuffix(op, ":reimage"):
+	case jo.Family == executor.OpRemedy && jo.Action == executor.ActionReimage:
 		for _, st := range s.Steps {
 			if st.Kind == plan.StepReimage {
 				return plan.StepReimage, st.ProviderStep()

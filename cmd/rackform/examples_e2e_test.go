@@ -68,7 +68,7 @@ func startSimConfig(t *testing.T, e *e2eEnv, dir string, extra ...string) {
 	}
 }
 
-var planSummaryRe = regexp.MustCompile(`(?m)^Plan: (\d+) servers to upgrade in \d+ racks, 0 skipped`)
+var planSummaryRe = regexp.MustCompile(`(?m)^Plan: (\d+ servers(?: and \d+ devices)?) to upgrade in \d+ racks, 0 skipped`)
 
 // TestEveryExamplePlansAgainstSimConfig: every configuration in examples/
 // plans against `rackform sim -config examples/X`, with no flags on
@@ -115,7 +115,7 @@ func TestEveryExamplePlansAgainstSimConfig(t *testing.T) {
 			if m == nil {
 				t.Errorf("plan %s does not upgrade every server", ent.Name())
 			} else {
-				t.Logf("%s: %s servers to upgrade", ent.Name(), m[1])
+				t.Logf("%s: %s to upgrade", ent.Name(), m[1])
 			}
 			if t.Failed() {
 				t.Logf("plan:\n%s", out)

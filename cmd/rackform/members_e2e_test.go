@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/rackform/rackform/internal/testenv"
+	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers/mockup"
 )
 
@@ -229,8 +230,8 @@ func TestPlanMembersOfEveryCapture(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &show); err != nil {
 		t.Fatal(err)
 	}
-	if show.PlanFormat != "1.5" {
-		t.Errorf("plan format %s, want 1.5", show.PlanFormat)
+	if show.PlanFormat != plan.FormatVersion {
+		t.Errorf("plan format %s, want %s", show.PlanFormat, plan.FormatVersion)
 	}
 	var table strings.Builder
 	for i, mc := range memberCaptures {

@@ -172,9 +172,9 @@ func TestSchemasRejectWhatTheyShould(t *testing.T) {
 	}{
 		{"an empty list left out", "plan-json", string(show), `"problems": [],`, ``},
 		{"servers as a list instead of a map", "plan-json", string(show), `"servers": {`, `"servers": [], "x": {`},
-		{"a property the docs do not explain", "plan-json", string(show), `"format_version": "1.1",`, `"format_version": "1.1", "surprise": 1,`},
+		{"a property the docs do not explain", "plan-json", string(show), `"format_version": "1.2",`, `"format_version": "1.2", "surprise": 1,`},
 		{"a duration as a number", "plan-json", string(show), `"after_wait": "1h0m0s"`, `"after_wait": 3600`},
-		{"another major format version", "plan-json", string(show), `"format_version": "1.1"`, `"format_version": "2.0"`},
+		{"another major format version", "plan-json", string(show), `"format_version": "1.2"`, `"format_version": "2.0"`},
 		{"an estimate from nowhere", "plan-json", string(show), `"estimate_source": "default"`, `"estimate_source": "guessed"`},
 		{"the history left out", "plan-json", string(show), `"history": null,`, ``},
 		{"the old apply envelope", "ui-events", `{"v":1,"time":"2026-11-21T12:00:00Z","type":"apply_started"}`, ``, ``},

@@ -137,6 +137,9 @@ func misplaced(s *Server) []string {
 			out = append(out, fmt.Sprintf("server %s has a step %d of kind %q, which plan never writes", s.Address, st.Index, st.Kind))
 			continue
 		}
+		if s.IsDevice() && st.Kind != StepUpdate && st.Kind != StepWaitReady {
+			out = append(out, fmt.Sprintf("device %s has a %s step %d, but a device has no host: plan writes only its updates and its wait_ready", s.Address, st.Kind, st.Index))
+		}
 		if i == 0 {
 			continue
 		}

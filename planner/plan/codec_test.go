@@ -155,12 +155,103 @@ func samplePlan15() *Plan {
 	return p
 }
 
+// samplePlan16 is samplePlan15 with what format 1.6 added: a device, a
+// switch tray of rack r01, its BMC firmware updated and read back, in a
+// devices phase after the servers; and a server upgraded although its BMC
+// reported health Critical, with the reviewed reason.
+func samplePlan16() *Plan {
+	p := samplePlan15()
+	p.Servers = append(p.Servers, Server{
+		Address: "a/r01/nvswitch-1", Name: "nvswitch-1", Cluster: "a", Rack: "r01", Role: "device", Kind: "switch_tray",
+		NodeName: "nvswitch-1", BMC: "https://127.1.1.9:8443", Provider: "redfish", Auth: providers.AuthSession,
+		Outcome: providers.OutcomeObserved, Identity: providers.Identity{SerialNumber: "HB19220057", Manufacturer: "HPE", Model: "HPE_Slingshot_1_Switch_Blade"},
+		Observed: Observed{Reachable: true, PowerState: "On", Health: "OK", Components: []providers.Component{
+			{ID: "BMC", SoftwareID: "sc:*:*:*", Name: "BMC", Version: "sc.1.7.2-118", Updateable: true, State: providers.StateActive},
+		}},
+		Fingerprint: "sha256:00",
+		Action:      ActionUpgrade,
+		Changes:     []Change{{Component: "tray_bmc", Kind: "firmware", From: "sc.1.7.2-118", To: "sc.1.7.3-7", Unordered: true, Members: 1, Moving: 1}},
+		Steps: []Step{
+			{Index: 1, Kind: StepUpdate, Component: "tray_bmc", Match: &providers.Match{ID: "BMC", Count: 1}, Version: "sc.1.7.3-7", Scheme: "opaque",
+				Image: "https://127.0.0.1:9/sc.bin", Method: providers.MethodSimpleUpdate, TransferProtocol: "HTTPS",
+				Targets: []string{"/redfish/v1/UpdateService/FirmwareInventory/BMC"}, Members: []string{"BMC"}, Estimate: Duration(10 * time.Minute)},
+			{Index: 2, Kind: StepWaitReady, Timeout: Duration(time.Hour), Estimate: Duration(2 * time.Minute),
+				Expect: []providers.Expectation{{Component: "tray_bmc", Match: providers.Match{ID: "BMC", Count: 1}, Version: "sc.1.7.3-7", Scheme: "opaque"}}},
+		},
+		Estimate: Duration(12 * time.Minute),
+	})
+	cl := &p.Run.Stages[0].Groups[0].Clusters[0]
+	cl.Phases = append(cl.Phases, Phase{ID: "cluster.a.devices", Kind: PhaseDevices, Estimate: Duration(12 * time.Minute), Scopes: []Scope{{
+		ID: "cluster.a.devices.rack.r01", Kind: "rack", Name: "r01", Rack: "r01", Servers: []string{"a/r01/nvswitch-1"},
+		Threshold: Threshold{Type: "percent", Value: 100}, Eligible: 1, Required: 1, MaxUnavailable: 1, OnBreach: "pause", Estimate: Duration(12 * time.Minute),
+	}}})
+	p.Summary.Upgrade++
+	// And a server upgraded although its BMC reported health Critical,
+	// with the reviewed reason.
+	p.Servers[3].Observed.Health = "Critical"
+	p.Servers[3].UpgradeWhenCritical = &CriticalOverride{Reason: "INC-4711: the PSU fault is fixed by BMC 7.20"}
+	return p
+}
+
+// Plan format 1.6 round-trips the servers upgraded although Critical,
+// with their reason, compact like 1.4.
+func TestFormat16RoundTrip(t *testing.T) {
+	if FormatVersion != "1.6" {
+		t.Errorf("format %s", FormatVersion)
+	}
+	p := samplePlan16()
+	b, err := Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"upgrade_when_critical":{"reason":"INC-4711: the PSU fault is fixed by BMC 7.20"}`)) {
+		t.Errorf("the override is not in the file:\n%s", b)
+	}
+	if n := bytes.Count(b, []byte(`"upgrade_when_critical"`)); n != 1 {
+		t.Errorf("the override is written %d times, want once (for s4 only)", n)
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Checksum = ""
+	want := *p
+	want.FormatVersion = FormatVersion
+	if diff := cmp.Diff(&want, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+// A device of format 1.6 (its kind, its devices phase) round-trips in
+// the compact layout.
+func TestFormat16DeviceRoundTrip(t *testing.T) {
+	if FormatVersion != "1.6" {
+		t.Errorf("format %s", FormatVersion)
+	}
+	b, err := Encode(samplePlan16())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := got.Servers[len(got.Servers)-1]
+	if !dev.IsDevice() || dev.Kind != "switch_tray" || dev.Role != "device" {
+		t.Errorf("device %s kind %q role %q", dev.Address, dev.Kind, dev.Role)
+	}
+	phases := got.Run.Stages[0].Groups[0].Clusters[0].Phases
+	if last := phases[len(phases)-1]; last.Kind != PhaseDevices || last.Scopes[0].Servers[0] != dev.Address {
+		t.Errorf("last phase %+v", last)
+	}
+	if err := CheckSteps(got); err != nil {
+		t.Errorf("CheckSteps: %v", err)
+	}
+}
+
 // What plan format 1.5 records for trust and state (a CA bundle digest,
 // where the run keeps its state) round-trips, in the compact layout.
 func TestFormat15TrustAndStateRoundTrip(t *testing.T) {
-	if FormatVersion != "1.5" {
-		t.Errorf("format %s", FormatVersion)
-	}
 	p := samplePlan15()
 	b, err := Encode(p)
 	if err != nil {
@@ -178,7 +269,7 @@ func TestFormat15TrustAndStateRoundTrip(t *testing.T) {
 	}
 	got.Checksum = ""
 	want := *p
-	want.FormatVersion = "1.5"
+	want.FormatVersion = FormatVersion
 	if diff := cmp.Diff(&want, got); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
@@ -209,7 +300,7 @@ func TestFormat13RoundTrip(t *testing.T) {
 // change's members, the members and apply time of each update, the
 // auth), compact like 1.4.
 func TestFormat15RoundTrip(t *testing.T) {
-	if FormatVersion != "1.5" {
+	if !FormatAtLeast(FormatVersion, 1, 5) {
 		t.Errorf("format %s", FormatVersion)
 	}
 	p := samplePlan15()
@@ -238,7 +329,7 @@ func TestFormat15RoundTrip(t *testing.T) {
 // Plan format 1.5 is compact like 1.4: what servers share written once
 // (a learned estimate too), read back as each server's own copies.
 func TestFormat15CompactRoundTrip(t *testing.T) {
-	if FormatVersion != "1.5" {
+	if !FormatAtLeast(FormatVersion, 1, 5) {
 		t.Errorf("format %s", FormatVersion)
 	}
 	p := samplePlan15()
@@ -373,10 +464,10 @@ func TestOthersOf(t *testing.T) {
 	}
 }
 
-// Apply refuses to start a run from a plan older than 1.5, saying why;
+// Apply refuses to start a run from a plan older than 1.6, saying why;
 // show still decodes it.
 func TestApplicableRefusesOlderFormats(t *testing.T) {
-	for _, v := range []string{"1.0", "1.1", "1.2", "1.3", "1.4"} {
+	for _, v := range []string{"1.0", "1.1", "1.2", "1.3", "1.4", "1.5"} {
 		p := samplePlan()
 		p.FormatVersion = v
 		err := Applicable(p)
@@ -394,10 +485,15 @@ func TestApplicableRefusesOlderFormats(t *testing.T) {
 	if err := Applicable(p14); err == nil || !strings.Contains(err.Error(), "does not record which inventory member of each component is running") {
 		t.Errorf("1.4: %v", err)
 	}
-	p := samplePlan()
-	p.FormatVersion = FormatVersion
-	if err := Applicable(p); err != nil {
-		t.Errorf("current format refused: %v", err)
+	p15 := samplePlan()
+	p15.FormatVersion = "1.5"
+	if err := Applicable(p15); err == nil || !strings.Contains(err.Error(), "rack members that are not servers") || !strings.Contains(err.Error(), "upgraded although its BMC reports health Critical") {
+		t.Errorf("1.5: %v", err)
+	}
+	p16 := samplePlan()
+	p16.FormatVersion = FormatVersion
+	if err := Applicable(p16); err != nil {
+		t.Errorf("format %s refused: %v", FormatVersion, err)
 	}
 }
 
@@ -518,7 +614,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(good[:100])
 	f.Add([]byte(`{"format_version":"1.0","checksum":""}`))
 	// Every earlier layout, and the compact one with its tables.
-	for _, name := range []string{"format-1.3-signed.plan.json", "format-1.4-signed.plan.json", "format-1.5-signed.plan.json"} {
+	for _, name := range []string{"format-1.3-signed.plan.json", "format-1.4-signed.plan.json", "format-1.5-signed.plan.json", "format-1.6-signed.plan.json"} {
 		if b, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
 			f.Add(b)
 		}

@@ -187,14 +187,19 @@ type Provider struct {
 	CABundle string `json:"ca_bundle,omitempty"`
 }
 
-// Server is one server in scope and what will happen to it.
+// Server is one server in scope and what will happen to it, or a device
+// of a rack (Kind set): a member with a BMC but no host.
 type Server struct {
 	// Address is cluster/rack/server, unique in a plan.
-	Address  string            `json:"address"`
-	Name     string            `json:"name"`
-	Cluster  string            `json:"cluster"`
-	Rack     string            `json:"rack"`
-	Role     string            `json:"role"`
+	Address string `json:"address"`
+	Name    string `json:"name"`
+	Cluster string `json:"cluster"`
+	Rack    string `json:"rack"`
+	Role    string `json:"role"`
+	// Kind is the device kind of a rack member that is not a server
+	// ("switch_tray", "power_shelf"…; Role is "device"), "" for a server.
+	// A device has only update and wait_ready steps. (Format 1.6.)
+	Kind     string            `json:"kind,omitempty"`
 	NodeName string            `json:"node_name,omitempty"`
 	BMC      string            `json:"bmc"`
 	Provider string            `json:"provider"`
@@ -226,6 +231,14 @@ type Server struct {
 	Action Action `json:"action"`
 	// Reason explains a skip or block, e.g. "already_at_target".
 	Reason string `json:"reason,omitempty"`
+	// UpgradeWhenCritical is set on a server planned although its BMC
+	// reported health Critical, for the reviewed reason its configuration
+	// gives (the server's upgrade_when_critical); nil on every other
+	// server, which plan holds back while Critical. Apply accepts such a
+	// server back with any health its BMC reports, since it cannot come
+	// back less healthy than it was, and says which (rule 50).
+	// (Format 1.6.)
+	UpgradeWhenCritical *CriticalOverride `json:"upgrade_when_critical,omitempty"`
 	// Problems say, one sentence each, why a server was not observed or
 	// is held back (Reason ReasonHeldBack): every problem plan found for
 	// it, not the first. (Format 1.3.)
@@ -242,6 +255,13 @@ type Server struct {
 	// (when it differs from its cluster's): apply starts the server only
 	// inside one (rule 20).
 	Windows []Interval `json:"windows,omitempty"`
+}
+
+// CriticalOverride is the reviewed reason a server is upgraded although
+// its BMC reported health Critical. (Format 1.6.)
+type CriticalOverride struct {
+	// Reason is the configuration's text: why, and the ticket.
+	Reason string `json:"reason"`
 }
 
 // Action is what the plan does with a server.
@@ -515,6 +535,10 @@ func (s Step) ProviderStep() providers.Step {
 func (s Step) Target() version.Target {
 	return version.Target{Version: s.Version, Scheme: version.Scheme(s.Scheme), Pattern: s.Pattern}
 }
+
+// IsDevice reports whether s is a device (a rack member that is not a
+// server).
+func (s *Server) IsDevice() bool { return s.Kind != "" }
 
 // IsHook reports whether the step runs an executor hook, not a provider step.
 func (s Step) IsHook() bool { return s.Kind == StepDrain || s.Kind == StepUncordon }

@@ -117,6 +117,10 @@ const (
 	// PhaseStage is a stage of a strategy that declares its own stages
 	// instead of the three default phases.
 	PhaseStage PhaseKind = "stage"
+	// PhaseDevices holds a cluster's devices (Server.Kind), rack by rack,
+	// before or after its servers' phases as the strategy places them.
+	// (Format 1.6.)
+	PhaseDevices PhaseKind = "devices"
 )
 
 // Phase is one of the cluster's phases, run in order.

@@ -210,13 +210,13 @@ func TestOlderFormatsCannotBeSigned(t *testing.T) {
 
 // Plans written by earlier formats are still read (show), verify and
 // re-encode to their own bytes; testdata holds a plan of each format as
-// that version of rackform wrote it: 1.0, 1.1, and signed 1.2 to 1.5.
+// that version of rackform wrote it: 1.0, 1.1, and signed 1.2 to 1.6.
 func TestFormatGoldens(t *testing.T) {
 	// Only the current format's golden is written; earlier ones are kept
 	// as those versions of rackform wrote them.
-	signedGolden := filepath.Join("testdata", "format-1.5-signed.plan.json")
+	signedGolden := filepath.Join("testdata", "format-1.6-signed.plan.json")
 	if *update {
-		b, err := EncodeSigned(samplePlan15(), testKey(1))
+		b, err := EncodeSigned(samplePlan16(), testKey(1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,6 +234,7 @@ func TestFormatGoldens(t *testing.T) {
 		{"format-1.3-signed.plan.json", "1.3", true},
 		{"format-1.4-signed.plan.json", "1.4", true},
 		{"format-1.5-signed.plan.json", "1.5", true},
+		{"format-1.6-signed.plan.json", "1.6", true},
 	} {
 		t.Run(tc.format, func(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join("testdata", tc.file))

@@ -168,6 +168,9 @@ func FromConfig(cfg *config.Config, state func(i int, s *config.Server) State) m
 		}
 		o := &providers.Observation{Server: Address(s), Reachable: true, PowerState: providers.PowerOn, Health: "OK"}
 		for _, c := range rel.Components {
+			if !c.For(s) {
+				continue // a switch tray has no BIOS, a server no tray firmware
+			}
 			v := c.Version.String()
 			if st == Behind && !runs {
 				v = Previous(c.Version)

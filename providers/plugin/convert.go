@@ -82,7 +82,7 @@ func descriptionFromProto(d *pb.Description) *providers.Description {
 }
 
 func targetToProto(t providers.Target) *pb.Target {
-	out := &pb.Target{Name: t.Name, Endpoint: t.Endpoint, System: t.System, Auth: t.Auth}
+	out := &pb.Target{Name: t.Name, Endpoint: t.Endpoint, System: t.System, Auth: t.Auth, Device: t.Device}
 	if t.Credentials != nil {
 		out.Credentials = &pb.Credentials{Username: t.Credentials.Username, Password: t.Credentials.Password}
 	}
@@ -95,7 +95,7 @@ func targetToProto(t providers.Target) *pb.Target {
 }
 
 func targetFromProto(t *pb.Target) providers.Target {
-	out := providers.Target{Name: t.GetName(), Endpoint: t.GetEndpoint(), System: t.GetSystem(), Auth: t.GetAuth()}
+	out := providers.Target{Name: t.GetName(), Endpoint: t.GetEndpoint(), System: t.GetSystem(), Auth: t.GetAuth(), Device: t.GetDevice()}
 	if c := t.GetCredentials(); c != nil {
 		out.Credentials = &providers.Credentials{Username: c.GetUsername(), Password: c.GetPassword()}
 	}
@@ -226,6 +226,7 @@ func stepToProto(s providers.Step) *pb.Step {
 		Sha256:           s.SHA256,
 		Scheme:           s.Scheme,
 		Pattern:          s.Pattern,
+		AcceptCritical:   s.AcceptCritical,
 	}
 	if s.Timeout != 0 {
 		out.Timeout = durationpb.New(s.Timeout)
@@ -256,6 +257,7 @@ func stepFromProto(s *pb.Step) providers.Step {
 		SHA256:           s.GetSha256(),
 		Scheme:           s.GetScheme(),
 		Pattern:          s.GetPattern(),
+		AcceptCritical:   s.GetAcceptCritical(),
 	}
 	if t := s.GetTimeout(); t != nil {
 		out.Timeout = t.AsDuration()

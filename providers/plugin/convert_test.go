@@ -72,3 +72,12 @@ func TestOlderPluginReadsAsBefore(t *testing.T) {
 		t.Errorf("fields an older plugin never sent are set: %+v", o)
 	}
 }
+
+// TestTargetDeviceRoundTrips: a device's kind reaches the plugin, so it
+// reads the device through its Manager, never /redfish/v1/Systems.
+func TestTargetDeviceRoundTrips(t *testing.T) {
+	in := providers.Target{Name: "c/r1/nvswitch-1", Endpoint: "https://127.0.0.9", Device: "switch_tray", Auth: providers.AuthSession}
+	if diff := cmp.Diff(in, targetFromProto(targetToProto(in))); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -46,6 +46,12 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 	s := &stepRun{p: p, b: b, cfg: cfg, t: req.Target, step: req.Step, progress: fn}
 	var res *providers.ApplyResult
 	switch req.Step.Kind {
+	case providers.StepShutdown, providers.StepPowerOn, providers.StepReset, providers.StepReimage:
+		if req.Target.Device != "" {
+			return nil, p.fail(req.Target, s.summary(), s.errNoHost())
+		}
+	}
+	switch req.Step.Kind {
 	case providers.StepUpdate:
 		res, err = s.update(ctx)
 	case providers.StepShutdown:
@@ -167,7 +173,7 @@ func (s *stepRun) update(ctx context.Context) (*providers.ApplyResult, error) {
 		return s.attach(ctx, t, deadline)
 	}
 	if us.Offline != "" {
-		// Enabled at plan, offline now: the image is not sent (rule 50).
+		// Enabled at plan, offline now: the image is not sent (rule 47).
 		return nil, errors.New(us.Offline + ": the image was not sent; plan again once the BMC's UpdateService is enabled")
 	}
 	var acc *accepted
@@ -604,16 +610,18 @@ func (s *stepRun) waitReady(ctx context.Context) (*providers.ApplyResult, error)
 
 // readyOnce observes once; why is "" when the server is ready, otherwise
 // what it still waits for.
+// A device is ready when its Manager answers and its versions read back:
+// it has no host whose power or health would say more.
 func (s *stepRun) readyOnce(ctx context.Context) (string, *providers.Observation, error) {
-	sys, err := s.b.System(ctx, s.t.System)
+	sys, err := s.subject(ctx)
 	if err != nil {
 		return "", nil, err
 	}
-	if sys.PowerState != providers.PowerOn {
+	if sys.PowerState != providers.PowerOn && s.t.Device == "" {
 		return "power is " + orUnknown(sys.PowerState), nil, nil
 	}
-	if sys.Health != "OK" {
-		return "health is " + orUnknown(sys.Health), nil, nil
+	if why := providers.ReadyHealth(sys.Health, s.step.AcceptCritical); why != "" && s.t.Device == "" {
+		return why, nil, nil
 	}
 	st, err := s.p.readState(ctx, s.b, s.t)
 	if err != nil {

@@ -27,6 +27,10 @@ type bmc interface {
 	// Manager reads the BMC's manager (the system's ManagedBy, else the
 	// BMC-type manager); nil without error when the service lists none.
 	Manager(ctx context.Context, sys *systemInfo) (*managerInfo, error)
+	// Device reads a device's Manager (an error naming the Managers
+	// collection when it lists none) and its Chassis, and returns a
+	// systemInfo standing for the device with the Manager (device.go).
+	Device(ctx context.Context) (*systemInfo, *managerInfo, error)
 	// Bios reads the system's Bios resource for the links naming its
 	// firmware images; empty when the system links none.
 	Bios(ctx context.Context, sys *systemInfo) (imageLinks, error)
@@ -94,6 +98,8 @@ type systemInfo struct {
 type managerInfo struct {
 	URI, ID, Model  string
 	FirmwareVersion string
+	// Chassis is its Links.ManagerInChassis, Health its Status.Health.
+	Chassis, Health string
 	// Images are its Links.ActiveSoftwareImage and SoftwareImages.
 	Images imageLinks
 }

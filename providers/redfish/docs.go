@@ -218,7 +218,23 @@ type systemDoc struct {
 type managerDoc struct {
 	entityDoc
 	Model, FirmwareVersion, ManagerType string
-	Links                               imageLinksDoc
+	Links                               managerLinksDoc
+	Status                              struct{ State, Health string }
+}
+
+// managerLinksDoc is a Manager's Links: its images and the chassis it is
+// in (read for a device, which has no ComputerSystem).
+type managerLinksDoc struct {
+	imageLinksDoc
+	ManagerInChassis odataLink
+}
+
+// chassisDoc is the part of a Chassis the provider uses: a device's
+// identity, power and health.
+type chassisDoc struct {
+	entityDoc
+	UUID, SerialNumber, Manufacturer, Model, PowerState string
+	Status                                              struct{ Health, HealthRollup string }
 }
 
 // imageLinksDoc is the Links of a Manager or a Bios resource that name its

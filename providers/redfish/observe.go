@@ -217,6 +217,9 @@ func (st *state) components() []providers.Component {
 // inventory lacks them, the fallback versions. Observe and wait_ready both
 // read through it, so a version is verified where it was planned.
 func (p *Provider) readState(ctx context.Context, b bmc, t providers.Target) (*state, error) {
+	if t.Device != "" {
+		return p.readDeviceState(ctx, b)
+	}
 	// The inventory does not depend on the system: read both at once.
 	var (
 		items   []invItem
@@ -233,14 +236,7 @@ func (p *Provider) readState(ctx context.Context, b bmc, t providers.Target) (*s
 		return nil, err
 	}
 	st := &state{sys: sys}
-	err = invErr
-	var ie *inventoryError
-	switch {
-	case err == nil:
-	case errors.As(err, &ie) && statusOf(err) == http.StatusNotFound, statusOf(err) == http.StatusNotFound, errors.Is(err, errNoUpdateService):
-		// No FirmwareInventory (older or unlicensed BMCs): fall back.
-		st.invErr = err
-	default:
+	if st.invErr, err = inventoryFallback(invErr); err != nil {
 		return nil, err
 	}
 	st.items, st.multi = attribute(items, sys, p.systemIDs(ctx, b, sys))
@@ -248,6 +244,21 @@ func (p *Provider) readState(ctx context.Context, b bmc, t providers.Target) (*s
 		return nil, err
 	}
 	return st, nil
+}
+
+// inventoryFallback sorts an inventory read's error: none; one the
+// versions of the System and Manager stand in for (no FirmwareInventory,
+// as on older or unlicensed BMCs), returned as fallback; or one that
+// fails the read.
+func inventoryFallback(err error) (fallback, fatal error) {
+	var ie *inventoryError
+	switch {
+	case err == nil:
+		return nil, nil
+	case errors.As(err, &ie) && statusOf(err) == http.StatusNotFound, statusOf(err) == http.StatusNotFound, errors.Is(err, errNoUpdateService):
+		return err, nil
+	}
+	return nil, err
 }
 
 // systemIDs lists the Ids of every system the BMC serves (just sys's when

@@ -163,7 +163,7 @@ func outcomeOf(err error) string {
 		return providers.OutcomeCredentialsRefused
 	case errors.As(err, &se):
 		return providers.OutcomeSystemUnresolved
-	case errors.Is(err, errNoSystem):
+	case errors.Is(err, errNoSystem), errors.Is(err, errNoManager):
 		return providers.OutcomeUnusableAnswer
 	}
 	switch statusOf(err) {
@@ -195,7 +195,7 @@ func (e *unusableError) Error() string {
 	status := statusOf(re.err)
 	msg := "the BMC answered, but " + lacks(re, status) + ": " + re.method + " " + re.uri
 	switch {
-	case errors.Is(re.err, errNoSystem):
+	case errors.Is(re.err, errNoSystem), errors.Is(re.err, errNoManager):
 		msg += " lists no members"
 	case status != 0:
 		msg += fmt.Sprintf(" returned %d %s", status, http.StatusText(status))
@@ -223,7 +223,7 @@ func (e *unusableError) Error() string {
 // give its firmware inventory" for a 500 on it.
 func lacks(re *requestError, status int) string {
 	missing := status == http.StatusNotFound || status == http.StatusGone || status == http.StatusMethodNotAllowed ||
-		status == http.StatusNotImplemented || errors.Is(re.err, errNoSystem)
+		status == http.StatusNotImplemented || errors.Is(re.err, errNoSystem) || errors.Is(re.err, errNoManager)
 	if re.method == http.MethodPost {
 		if missing {
 			return "has no session service"

@@ -218,7 +218,7 @@ func (b *gofishBMC) Manager(ctx context.Context, sys *systemInfo) (*managerInfo,
 		return nil, err
 	}
 	return &managerInfo{URI: relPath(m.ODataID), ID: m.ID, Model: strings.TrimSpace(m.Model), FirmwareVersion: strings.TrimSpace(m.FirmwareVersion),
-		Images: m.Links.links("Manager")}, nil
+		Images: m.Links.links("Manager"), Chassis: relPath(m.Links.ManagerInChassis.ID), Health: m.Status.Health}, nil
 }
 
 // Bios reads the system's Bios resource for the links that name its

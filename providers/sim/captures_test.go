@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -18,14 +19,15 @@ import (
 // the others add what it lacks, such as ilo5's version strings). basic has
 // none: it is written for this project.
 var profileCaptures = map[string][]string{
-	ProfileDMTF:    {"dmtf/public-rackmount1"},
-	ProfileILO5:    {"csm/DL325", "csm/XL675d_A40"},
-	ProfileAMI:     {"csm/Gigabyte"},
-	ProfileOpenBMC: {"csm/OpenBMC-stock"},
-	ProfileCrayEX:  {"csm/EX235a"},
-	ProfileIDRAC:   {"dell/R750"},
-	ProfileXCC:     {"lenovo/SR670V2"},
-	ProfileHGX:     {"supermicro/SYS-821GE-TNHR"},
+	ProfileDMTF:      {"dmtf/public-rackmount1"},
+	ProfileILO5:      {"csm/DL325", "csm/XL675d_A40"},
+	ProfileAMI:       {"csm/Gigabyte"},
+	ProfileOpenBMC:   {"csm/OpenBMC-stock"},
+	ProfileCrayEX:    {"csm/EX235a"},
+	ProfileSlingshot: {"csm/Slingshot_Switch_Blade"},
+	ProfileIDRAC:     {"dell/R750"},
+	ProfileXCC:       {"lenovo/SR670V2"},
+	ProfileHGX:       {"supermicro/SYS-821GE-TNHR"},
 }
 
 // captureDoc reads the document a capture serves at uri, nil when it has
@@ -129,7 +131,7 @@ func TestProfilesHoldToTheirCaptures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range AllProfiles() {
+	for _, name := range append(AllProfiles(), DeviceProfiles()...) {
 		caps, ok := profileCaptures[name]
 		if !ok {
 			continue
@@ -186,6 +188,17 @@ func TestProfilesHoldToTheirCaptures(t *testing.T) {
 			if ai != "" && capAI != "" {
 				kinds = append(kinds, kind{"ActionInfo", ai, capAI})
 			}
+			if pr.noSystems {
+				// A device: the capture has no Systems collection, nor
+				// does the profile, nor a link to one.
+				kinds = slices.DeleteFunc(kinds, func(k kind) bool { return k.name == "ComputerSystem" })
+				if r := call(t, "GET", u+"/redfish/v1/Systems", nil, true); r.status != 404 || captureDoc(t, own, "/redfish/v1/Systems") != nil {
+					t.Errorf("Systems: served %d; a device has none, as its capture", r.status)
+				}
+				if _, ok := served("/redfish/v1")["Systems"]; ok {
+					t.Errorf("the service root links Systems; a device has none")
+				}
+			}
 			for _, k := range kinds {
 				doc := served(k.profile)
 				var capDocs []map[string]any
@@ -234,8 +247,11 @@ func TestProfilesHoldToTheirCaptures(t *testing.T) {
 				}
 				compareDoc(t, pr, "SoftwareInventory", item, capInv)
 			}
-			sys, capSys := served(sysURI), captureDoc(t, own, kinds[1].capture)
-			mgr, capMgr := served(pr.managerPath), captureDoc(t, own, kinds[2].capture)
+			var sys, capSys map[string]any
+			if !pr.noSystems {
+				sys, capSys = served(sysURI), captureDoc(t, own, kinds[1].capture)
+			}
+			mgr, capMgr := served(pr.managerPath), captureDoc(t, own, pick(own, "/redfish/v1/Managers", lastID(pr.managerPath)))
 			for _, v := range []struct{ what, got, want string }{
 				{"BiosVersion", asString(sys["BiosVersion"]), asString(capSys["BiosVersion"])},
 				{"FirmwareVersion", asString(mgr["FirmwareVersion"]), asString(capMgr["FirmwareVersion"])},

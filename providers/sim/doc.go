@@ -77,6 +77,19 @@
 //	         flashing the BMC restarts the manager for all (the hosts keep
 //	         running). The Manager has no FirmwareVersion (as captured).
 //
+//	slingshot HPE Slingshot switch blade controller (csm/Slingshot_Switch_Blade;
+//	         a device, not a server: DeviceProfiles, never in AllProfiles):
+//	         Managers/BMC (EnclosureManager, no FirmwareVersion, in
+//	         Chassis/Enclosure) and no Systems collection at all (404).
+//	         Inventory: BMC "sc.1.7.2-118-slingshot-release…" (SoftwareId
+//	         sc:*:*:*), Recovery "rec.1.2.cronomatic-dev…" (updateable, a
+//	         standby copy by its name), Bootloader "1.4-sc-ros" and FPGA0
+//	         "1.05" (not updateable), Packages "na". SimpleUpdate at
+//	         /redfish/v1/UpdateService/Actions/SimpleUpdate with an
+//	         ActionInfo: TransferProtocol required (HTTP, HTTPS), Targets
+//	         among the updateable members. Flashing BMC restarts the
+//	         controller; there is no host to power or boot.
+//
 //	idrac    Dell iDRAC9 on a PowerEdge R750 (dell/R750): inventory Ids
 //	         Installed-/Current-/Previous-<ComponentID>-<Version>__<FQDD>
 //	         sharing SoftwareId and Name (iDRAC "6.00.30.00" with Previous

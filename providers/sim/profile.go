@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 )
 
 // Profile names accepted in BMCSpec.Profile.
@@ -17,7 +18,19 @@ const (
 	// ProfileCrayEX is a multi-system BMC modelled on an HPE Cray EX235a
 	// node card: one BMC, 2 to 4 Systems (Node0, Node1, ...).
 	ProfileCrayEX = "crayex"
+	// ProfileSlingshot is a device, not a server: the controller of an
+	// HPE Slingshot switch blade (a Manager, a Chassis and an
+	// UpdateService, no ComputerSystem).
+	ProfileSlingshot = "slingshot"
 )
+
+// DeviceProfiles lists the profiles of rack members that are not servers
+// (a config device block): BMCs that serve no ComputerSystem. They are not
+// among AllProfiles, whose every BMC serves a system.
+func DeviceProfiles() []string { return []string{ProfileSlingshot} }
+
+// IsDeviceProfile reports whether name is one of DeviceProfiles.
+func IsDeviceProfile(name string) bool { return slices.Contains(DeviceProfiles(), name) }
 
 // Profiles lists the single-system profiles with a FirmwareInventory, in a
 // stable order ("mixed" fleets cycle through it). AllProfiles adds the
@@ -182,11 +195,14 @@ type profile struct {
 	additions           map[string]map[string]string
 	serialPrefix        string
 	manufacturer, model string // the system's, or a stand-in where the capture has none
+	// noSystems: the BMC serves no ComputerSystem, no Systems collection
+	// and no host (a device: slingshot); its chassis is what it is.
+	noSystems bool
 }
 
 func loadProfiles() (map[string]*profile, error) {
 	out := map[string]*profile{}
-	for _, name := range AllProfiles() {
+	for _, name := range append(AllProfiles(), DeviceProfiles()...) {
 		p := &profile{name: name, docs: map[string]map[string]any{}}
 		if err := p.configure(); err != nil {
 			return nil, err
@@ -225,6 +241,8 @@ func (p *profile) configure() error {
 		s = p.hgx()
 	case ProfileSushy:
 		s = p.sushy()
+	case ProfileSlingshot:
+		s = p.slingshot()
 	default:
 		return fmt.Errorf("unknown profile %q", p.name)
 	}

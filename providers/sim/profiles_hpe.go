@@ -116,3 +116,50 @@ func (p *profile) crayex() shape {
 		sessions:  obj{"Description": "Session Service", "SessionTimeout": 1800},
 	}
 }
+
+// slingshot is a device, not a server: the controller of an HPE Slingshot
+// switch blade, written from csm/Slingshot_Switch_Blade (the Cray sC
+// controller, kin of crayex's nC). It serves a Manager (EnclosureManager,
+// no FirmwareVersion), the blade's Chassis (Enclosure) and an
+// UpdateService whose SimpleUpdate takes Targets from an ActionInfo, and
+// no Systems collection at all: there is no host to power or boot. Its
+// inventory is the running controller image (BMC, SoftwareId sc:*:*:*),
+// a Recovery image of another version (standby: members.go reads the
+// word), Bootloader and the FPGA (not updateable) and the Debian
+// Packages. Flashing BMC restarts the controller.
+func (p *profile) slingshot() shape {
+	p.noSystems = true
+	p.vmediaUnderSystem = true // no virtual media at all: nothing boots
+	p.simpleUpdatePath = "/redfish/v1/UpdateService/Actions/SimpleUpdate"
+	p.actionInfo, p.targetsAllowable = true, true
+	p.transferProtocol = actionParam{required: true, allowable: []string{"HTTP", "HTTPS"}}
+	p.managerVersion = nil // the capture's Manager has no FirmwareVersion
+	p.serialPrefix = "HB1922"
+	p.components = []component{
+		{key: ComponentBMC, id: "BMC", name: "BMC", activation: activateBMC, softwareID: "sc:*:*:*",
+			version: "sc.1.7.2-118-slingshot-release.arm64.2022-04-11T09:19:12+00:00.735ee40"},
+		{key: "Recovery", id: "Recovery", name: "Recovery", activation: activateNow,
+			version: "rec.1.2.cronomatic-dev.arm64.2020-02-27T21:41:10+00:00.f0f4281a"},
+		{key: "Bootloader", id: "Bootloader", name: "Bootloader", version: "1.4-sc-ros", upd: updNo},
+		{key: ComponentCPLD, id: "FPGA0", name: "sFPGA-CDO", version: "1.05", upd: updNo},
+		{key: "Packages", id: "Packages", name: "Packages", activation: activateNow, version: "na"},
+	}
+	return shape{
+		manager: "BMC", chassis: "Enclosure",
+		redfishVersion: "1.2.0",
+		versions: map[string]string{"ServiceRoot": "v1_2_0", "Manager": "v1_3_2", "Chassis": "v1_5_1", "UpdateService": "v1_2_0",
+			"SoftwareInventory": "v1_1_0", "TaskService": "v1_1_0", "SessionService": "v1_1_3", "ActionInfo": "v1_0_1"},
+		manufacturer: "HPE", model: "HPE_Slingshot_1_Switch_Blade",
+		root: obj{"Description": "The service root for all Redfish requests on this host"},
+		managerDoc: obj{"ManagerType": "EnclosureManager", "Description": "Shasta Manager",
+			"Actions": obj{"#Manager.Reset": obj{"ResetType@Redfish.AllowableValues": managerResetTypes}},
+			"Links":   obj{"ManagerInChassis": ref("/redfish/v1/Chassis/Enclosure")}},
+		chassisDoc: obj{"ChassisType": "Enclosure", "Manufacturer": "HPE", "Model": "HPE_Slingshot_1_Switch_Blade",
+			"Description": "HPE_Slingshot_1_Switch_Blade", "PartNumber": "102000002.A", "PowerState": "On",
+			"Status": obj{"State": "Enabled", "Health": "OK"}},
+		update:    obj{"Description": "Redfish Update Service", "Status": obj{"State": "Enabled", "Health": "OK"}},
+		inventory: obj{"Status": obj{"State": "Enabled", "Health": "OK"}},
+		tasks:     obj{"Description": "Task Service", "CompletedTaskOverWritePolicy": "Oldest", "LifeCycleEventOnTaskStateChange": true},
+		sessions:  obj{"Description": "Session Service", "SessionTimeout": 30},
+	}
+}

@@ -42,6 +42,9 @@ func (p *profile) write(s shape) error {
 	}
 	types := map[string]string{}
 	for _, t := range []string{"ServiceRoot", "ComputerSystem", "Manager", "Chassis", "UpdateService", "SoftwareInventory", "TaskService", "SessionService", "ActionInfo"} {
+		if t == "ComputerSystem" && p.noSystems {
+			continue
+		}
 		v, err := typ(t)
 		if err != nil {
 			return err
@@ -67,17 +70,27 @@ func (p *profile) write(s shape) error {
 		"Tasks":          ref("/redfish/v1/TaskService"),
 		"SessionService": ref("/redfish/v1/SessionService"),
 	}, s.root)
-	p.docs["/redfish/v1/Systems"] = collection("/redfish/v1/Systems", "#ComputerSystemCollection.ComputerSystemCollection", "Computer System Collection", []string{p.systemPath})
+	if p.noSystems {
+		// A device: no Systems link, collection, system or servers.
+		p.systemPath = ""
+		delete(p.docs["/redfish/v1"], "Systems")
+	} else {
+		p.docs["/redfish/v1/Systems"] = collection("/redfish/v1/Systems", "#ComputerSystemCollection.ComputerSystemCollection", "Computer System Collection", []string{p.systemPath})
+	}
 	p.docs["/redfish/v1/Managers"] = collection("/redfish/v1/Managers", "#ManagerCollection.ManagerCollection", "Manager Collection", []string{p.managerPath})
 	p.docs["/redfish/v1/Chassis"] = collection("/redfish/v1/Chassis", "#ChassisCollection.ChassisCollection", "Chassis Collection", []string{p.chassisPath})
-	p.docs[p.systemPath] = resource(p.systemPath, "ComputerSystem", s.system, "System", merge(map[string]any{
-		"SystemType": "Physical",
-		"Links":      map[string]any{"Chassis": []any{ref(p.chassisPath)}, "ManagedBy": []any{ref(p.managerPath)}},
-		"Actions":    map[string]any{"#ComputerSystem.Reset": map[string]any{"target": p.systemPath + "/Actions/ComputerSystem.Reset"}},
-	}, s.systemDoc))
+	managerLinks := map[string]any{}
+	if !p.noSystems {
+		p.docs[p.systemPath] = resource(p.systemPath, "ComputerSystem", s.system, "System", merge(map[string]any{
+			"SystemType": "Physical",
+			"Links":      map[string]any{"Chassis": []any{ref(p.chassisPath)}, "ManagedBy": []any{ref(p.managerPath)}},
+			"Actions":    map[string]any{"#ComputerSystem.Reset": map[string]any{"target": p.systemPath + "/Actions/ComputerSystem.Reset"}},
+		}, s.systemDoc))
+		managerLinks["ManagerForServers"] = []any{ref(p.systemPath)}
+	}
 	p.docs[p.managerPath] = resource(p.managerPath, "Manager", s.manager, "Manager", merge(map[string]any{
 		"ManagerType": "BMC",
-		"Links":       map[string]any{"ManagerForServers": []any{ref(p.systemPath)}},
+		"Links":       managerLinks,
 		"Actions":     map[string]any{"#Manager.Reset": map[string]any{"target": p.managerPath + "/Actions/Manager.Reset"}},
 	}, s.managerDoc))
 	p.docs[p.chassisPath] = resource(p.chassisPath, "Chassis", s.chassis, "Chassis", merge(map[string]any{"ChassisType": "RackMount"}, s.chassisDoc))

@@ -446,6 +446,10 @@ func (c *scaledClock) Now() time.Time {
 	return c.start.Add(time.Duration(float64(time.Since(c.start)) * c.speed))
 }
 
+// Pace tells the executor that hooks, real processes, run at real time
+// on this clock (executor.Paced).
+func (c *scaledClock) Pace() float64 { return c.speed }
+
 func (c *scaledClock) At(t time.Time) <-chan time.Time {
 	ch := make(chan time.Time, 1)
 	d := time.Duration(float64(t.Sub(c.Now())) / c.speed)

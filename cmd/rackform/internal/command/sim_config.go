@@ -17,7 +17,9 @@ import (
 
 // simProfileLabel is the server label that picks a simulated hardware
 // profile for one server (one of sim.AllProfiles: "dmtf", "ilo5", "ami",
-// "openbmc", "basic", "crayex", "idrac", "xcc", "hgx", "sushy").
+// "openbmc", "basic", "crayex", "idrac", "xcc", "hgx", "sushy"), or for
+// a device one of sim.DeviceProfiles ("slingshot", every device's
+// default).
 // -profile-for does the same from the command line.
 const simProfileLabel = "sim_profile"
 
@@ -115,6 +117,13 @@ func (c *simCommand) configSpecs(cfg *config.Config, firmware, target map[string
 		}
 		multi := len(g.servers) > 1
 		switch {
+		case first.IsDevice() && chosen == "":
+			// A device gets a device's BMC: no ComputerSystem.
+			profile = sim.DeviceProfiles()[0]
+		case first.IsDevice() != sim.IsDeviceProfile(chosen) && chosen != "":
+			what := map[bool]string{true: "a device (a device block)", false: "a server"}[first.IsDevice()]
+			return nil, fmt.Errorf("%s is %s, but is given profile %s, which is %s: a device profile (%s) serves no ComputerSystem, a server's does",
+				first.Name, what, chosen, map[bool]string{true: "a device's", false: "a server's"}[sim.IsDeviceProfile(chosen)], strings.Join(sim.DeviceProfiles(), ", "))
 		case chosen != "":
 			profile = chosen
 		case multi || first.System != "":
@@ -174,12 +183,12 @@ func (c *simCommand) configSpecs(cfg *config.Config, firmware, target map[string
 			if profile == sim.ProfileCrayEX {
 				prefix = sysIDs[j] + "."
 			}
-			rel := releaseComponents(s.Cluster.Release)
+			rel := releaseComponents(s.Cluster.Release, s)
 			startAt := false
 			if s.Cluster.Release == nil {
 				// A cluster whose channel chooses its release runs a
 				// catalog release: sim_release, else the oldest.
-				rel, startAt = releaseComponents(config.SimStartRelease(cfg, s.Cluster)), true
+				rel, startAt = releaseComponents(config.SimStartRelease(cfg, s.Cluster), s), true
 			}
 			for _, rc := range rel {
 				key := rc.key
@@ -277,8 +286,8 @@ func (c *simCommand) profileFor() (map[string]string, error) {
 		if !ok || name == "" || p == "" {
 			return nil, fmt.Errorf("-profile-for %q: want NAME=PROFILE", kv)
 		}
-		if !contains(sim.AllProfiles(), p) {
-			return nil, fmt.Errorf("-profile-for %q: unknown profile %q (want one of %s)", kv, p, strings.Join(sim.AllProfiles(), ", "))
+		if all := append(sim.AllProfiles(), sim.DeviceProfiles()...); !contains(all, p) {
+			return nil, fmt.Errorf("-profile-for %q: unknown profile %q (want one of %s)", kv, p, strings.Join(all, ", "))
 		}
 		out[name] = p
 	}
@@ -304,7 +313,10 @@ type releaseComponent struct {
 // releaseComponents maps a release's components onto the simulator's
 // component keys: by match software_id or id, or a runtime (kind) whose
 // software_id is its own ("runtime-os"), which the simulator then reports.
-func releaseComponents(r *config.Release) []releaseComponent {
+//
+// With s, only the components for s: a device's kind's, or a server's
+// (config.Component.For); nil: every component.
+func releaseComponents(r *config.Release, s *config.Server) []releaseComponent {
 	if r == nil {
 		return nil
 	}
@@ -314,6 +326,9 @@ func releaseComponents(r *config.Release) []releaseComponent {
 	}
 	var out []releaseComponent
 	for _, comp := range r.Components {
+		if s != nil && !comp.For(s) {
+			continue
+		}
 		found := false
 		for _, id := range []string{comp.Match.SoftwareID, comp.Match.ID} {
 			if k, ok := keys[strings.ToLower(id)]; ok {
@@ -333,7 +348,7 @@ func releaseComponents(r *config.Release) []releaseComponent {
 // component keys, for the components whose match rule names one.
 func releaseVersions(r *config.Release) map[string]string {
 	out := map[string]string{}
-	for _, rc := range releaseComponents(r) {
+	for _, rc := range releaseComponents(r, nil) {
 		out[rc.key] = rc.version.String()
 	}
 	return out

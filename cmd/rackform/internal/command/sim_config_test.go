@@ -325,7 +325,7 @@ func TestSimConfigServesEveryExample(t *testing.T) {
 				if !ok {
 					continue // a second system on a shared BMC
 				}
-				for _, rc := range releaseComponents(s.Cluster.Release) {
+				for _, rc := range releaseComponents(s.Cluster.Release, s) {
 					got := spec.Firmware[rc.key]
 					if got == "" && s.System != "" {
 						// A multi-system BMC: the system's own member.

@@ -19,8 +19,13 @@ import (
 // minor version only adds properties.
 //
 // 1.1 added what estimates were learned from earlier runs (plan format
-// 1.5): history, and each step's estimate_source and learned.
-const JSONFormatVersion = "1.1"
+// 1.5): history, and each step's estimate_source and learned. 1.2 adds
+// the rack members that are not servers (plan format 1.6): each server's
+// kind ("" for a server, the device kind of a device) and the phase kind
+// "devices"; and the servers upgraded although Critical (plan format
+// 1.6): upgraded_although_critical, and each server's
+// upgrade_when_critical.
+const JSONFormatVersion = "1.2"
 
 // PlanJSON is the machine-readable representation of a plan printed by
 // `show -json`, made for policy checks (OPA/conftest): servers, clusters,
@@ -37,6 +42,10 @@ type PlanJSON struct {
 	SignedBy   string    `json:"signed_by"`
 	CreatedAt  time.Time `json:"created_at"`
 	NotAfter   time.Time `json:"not_after"`
+	// UpgradedAlthoughCritical lists, first, the servers the plan upgrades
+	// although their BMC reported health Critical, with the reviewed
+	// reason, in plan order (1.2).
+	UpgradedAlthoughCritical []JSONCritical `json:"upgraded_although_critical"`
 
 	Configuration JSONConfiguration       `json:"configuration"`
 	Variables     map[string]any          `json:"variables"`
@@ -61,6 +70,12 @@ type PlanJSON struct {
 	// plan read no history (1.1).
 	History  *JSONHistory  `json:"history"`
 	Warnings []JSONMessage `json:"warnings"`
+}
+
+// JSONCritical is a server upgraded although Critical and why (1.2).
+type JSONCritical struct {
+	Server string `json:"server"`
+	Reason string `json:"reason"`
 }
 
 // JSONMessage is a warning attached to the plan.
@@ -232,11 +247,14 @@ type JSONScope struct {
 
 // JSONServer is a server, keyed by address.
 type JSONServer struct {
-	Address  string            `json:"address"`
-	Name     string            `json:"name"`
-	Cluster  string            `json:"cluster"`
-	Rack     string            `json:"rack"`
-	Role     string            `json:"role"`
+	Address string `json:"address"`
+	Name    string `json:"name"`
+	Cluster string `json:"cluster"`
+	Rack    string `json:"rack"`
+	Role    string `json:"role"`
+	// Kind is a device's kind ("switch_tray", "power_shelf"…, Role
+	// "device"), "" for a server. (1.2.)
+	Kind     string            `json:"kind"`
 	NodeName string            `json:"node_name"`
 	BMC      string            `json:"bmc"`
 	System   string            `json:"system"`
@@ -277,6 +295,15 @@ type JSONServer struct {
 	Reboots         int             `json:"reboots"`
 	Estimate        string          `json:"estimate"`
 	Windows         []plan.Interval `json:"windows"`
+	// UpgradeWhenCritical is set on a server planned although its BMC
+	// reported health Critical: the reviewed reason; null on every other
+	// server (1.2).
+	UpgradeWhenCritical *JSONCriticalOverride `json:"upgrade_when_critical"`
+}
+
+// JSONCriticalOverride is a server's upgrade_when_critical (1.2).
+type JSONCriticalOverride struct {
+	Reason string `json:"reason"`
 }
 
 // JSONComponent is a component as observed at plan time.
@@ -488,7 +515,12 @@ func BuildJSON(p *plan.Plan, sha string) PlanJSON {
 		Images:        []JSONImage{},
 		Summary:       summaryJSON(p),
 		History:       historyJSON(p.History),
-		Warnings:      []JSONMessage{},
+
+		UpgradedAlthoughCritical: []JSONCritical{},
+		Warnings:                 []JSONMessage{},
+	}
+	for _, s := range UpgradedCritical(p) {
+		out.UpgradedAlthoughCritical = append(out.UpgradedAlthoughCritical, JSONCritical{s.Address, s.UpgradeWhenCritical.Reason})
 	}
 	for _, m := range p.Warnings {
 		out.Warnings = append(out.Warnings, JSONMessage{m.Summary, m.Detail, m.Server})
@@ -621,7 +653,7 @@ func clusterJSON(st *plan.Stage, g *plan.Group, c *plan.Cluster, out *PlanJSON) 
 
 func serverJSON(s *plan.Server) JSONServer {
 	js := JSONServer{
-		Address: s.Address, Name: s.Name, Cluster: s.Cluster, Rack: s.Rack, Role: s.Role, NodeName: s.NodeName,
+		Address: s.Address, Name: s.Name, Cluster: s.Cluster, Rack: s.Rack, Role: s.Role, Kind: s.Kind, NodeName: s.NodeName,
 		BMC: s.BMC, System: s.System, Provider: s.Provider, Labels: map[string]string{},
 		Action: string(s.Action), Reason: s.Reason, Outcome: s.Outcome, Auth: s.Auth,
 		Health: s.Observed.Health, Power: s.Observed.PowerState,
@@ -640,6 +672,9 @@ func serverJSON(s *plan.Server) JSONServer {
 	}
 	js.Observed = js.Outcome == providers.OutcomeObserved
 	js.InventoryOthers = s.Observed.Others
+	if o := s.UpgradeWhenCritical; o != nil {
+		js.UpgradeWhenCritical = &JSONCriticalOverride{Reason: o.Reason}
+	}
 	for k, v := range s.Labels {
 		js.Labels[k] = v
 	}

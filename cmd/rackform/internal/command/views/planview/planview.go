@@ -96,14 +96,22 @@ func Duration(d plan.Duration) string {
 func SummaryLine(p *plan.Plan) string {
 	s := p.Summary
 	var head []string
+	if n := len(UpgradedCritical(p)); n > 0 {
+		head = append(head, fmt.Sprintf("%s upgraded although Critical", plural(n, "server", "servers")))
+	}
 	if l := NotObservedLine(p); l != "" {
 		head = append(head, l)
 	}
 	if s.HeldBack > 0 {
 		head = append(head, fmt.Sprintf("%s held back", plural(s.HeldBack, "server", "servers")))
 	}
+	upgrade := plural(s.Upgrade, "server", "servers")
+	if d := devicesToUpgrade(p); d > 0 {
+		// Devices are counted with the servers in the plan file's summary.
+		upgrade = plural(s.Upgrade-d, "server", "servers") + " and " + plural(d, "device", "devices")
+	}
 	line := fmt.Sprintf("%s to upgrade in %s, %d skipped, ~%s",
-		plural(s.Upgrade, "server", "servers"), plural(s.Racks, "rack", "racks"), s.Skip, Duration(s.Estimate))
+		upgrade, plural(s.Racks, "rack", "racks"), s.Skip, Duration(s.Estimate))
 	if s.SharedUpdates > 0 {
 		line += fmt.Sprintf(" (%s of shared BMC components, each once)", plural(s.SharedUpdates, "update", "updates"))
 	}
@@ -249,6 +257,8 @@ func PhaseTitle(ph *plan.Phase) string {
 		return "Management"
 	case plan.PhaseCompute:
 		return "Compute"
+	case plan.PhaseDevices:
+		return "Devices"
 	}
 	if ph.Name != "" {
 		return "Stage " + ph.Name
@@ -294,8 +304,12 @@ func ScopeRule(sc *plan.Scope) string {
 
 // ServerDetail is what happens to a server, after its address.
 func ServerDetail(s *plan.Server) string {
+	kind := ""
+	if s.IsDevice() {
+		kind = KindText(s) + ": "
+	}
 	if s.Action != plan.ActionUpgrade {
-		out := "skip: " + ReasonText(s.Reason)
+		out := kind + "skip: " + ReasonText(s.Reason)
 		if len(s.Problems) > 0 {
 			out += " (" + strings.Join(s.Problems, "; ") + ")"
 		}
@@ -305,7 +319,27 @@ func ServerDetail(s *plan.Server) string {
 	for i, c := range s.Changes {
 		changes[i] = ChangeText(c)
 	}
+	if s.IsDevice() {
+		// A device has no host: nothing reboots, nothing is drained.
+		return fmt.Sprintf("%s%s (no host steps, ~%s)", kind, strings.Join(changes, ", "), Duration(s.Estimate))
+	}
 	return fmt.Sprintf("%s (%s, ~%s)", strings.Join(changes, ", "), plural(s.Reboots, "reboot", "reboots"), Duration(s.Estimate))
+}
+
+// KindText names a device's kind for people ("switch tray"), "" for a
+// server.
+func KindText(s *plan.Server) string { return strings.ReplaceAll(s.Kind, "_", " ") }
+
+// devicesToUpgrade counts the devices (rack members that are not
+// servers) the plan upgrades.
+func devicesToUpgrade(p *plan.Plan) int {
+	n := 0
+	for i := range p.Servers {
+		if s := &p.Servers[i]; s.IsDevice() && s.Action == plan.ActionUpgrade {
+			n++
+		}
+	}
+	return n
 }
 
 // windowText describes a cluster's window for people.
@@ -465,6 +499,9 @@ func IdentityText(s *plan.Server) string {
 // none of these, so their rendering is unchanged.
 func ServerLines(s *plan.Server) []string {
 	var out []string
+	if s.UpgradeWhenCritical != nil && s.Action == plan.ActionUpgrade {
+		out = append(out, "upgraded although its BMC reports health Critical: "+s.UpgradeWhenCritical.Reason)
+	}
 	if id := IdentityText(s); id != "" && s.Action == plan.ActionUpgrade {
 		out = append(out, "identity: "+id)
 	}

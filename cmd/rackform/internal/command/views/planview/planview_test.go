@@ -553,7 +553,7 @@ func TestGoldenFormat15(t *testing.T) {
 // The headline counts servers not observed by what their BMC answered,
 // from the servers: a BMC that answered without what the plan needs is
 // never counted as unreachable, and an outcome of a newer plugin is
-// counted under its own name (rule 49).
+// counted under its own name (rule 46).
 func TestNotObservedLineNamesEveryCause(t *testing.T) {
 	p := &plan.Plan{Servers: []plan.Server{
 		{Address: "a", Action: plan.ActionSkip, Reason: plan.ReasonUnreachable, Outcome: providers.OutcomeUnreachable},
