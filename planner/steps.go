@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"slices"
 	"time"
 
 	"github.com/rackform/rackform/config"
@@ -168,10 +167,6 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 	if down && st.Uncordon != nil {
 		add(plan.Step{Kind: plan.StepUncordon, Timeout: plan.Duration(st.Uncordon.Timeout), Estimate: capped(estimateUncordon, st.Uncordon.Timeout)})
 	}
-	// The plan keeps every server's steps to the end: held at exactly
-	// their number, not the capacity append left (a third more at
-	// 100,000 servers).
-	out = slices.Clone(out)
 	if ps := p.servers[address(s)]; ps != nil {
 		learn(p.opts.Estimates, ps.Identity, out)
 	}
