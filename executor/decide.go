@@ -81,7 +81,11 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 				msg += "; power off was asked: " + st.Message
 			}
 		}
-		r.set(ctx, sv, State{Name: Failed, Reason: ReasonUnhealthy, Message: msg + "; the server is unhealthy and needs a replace"})
+		what := "server"
+		if sv.srv.IsDevice() {
+			what = "device"
+		}
+		r.set(ctx, sv, State{Name: Failed, Reason: ReasonUnhealthy, Message: msg + "; the " + what + " is unhealthy and needs a replace"})
 		return
 	}
 	if s.pc < len(sv.srv.Steps) {

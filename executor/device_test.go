@@ -56,3 +56,75 @@ func TestDeviceRunsOnlyItsSteps(t *testing.T) {
 		t.Errorf("device calls %q, want its update and its wait_ready only", got)
 	}
 }
+
+// TestDeviceFailureSaysDevice: a device that does not come back is told
+// as a device, not a server: its state says the device needs a replace,
+// what brings it back asks for its controller and its version (it has no
+// host to power on or uncordon), and the run's summary counts the
+// servers and the devices upgraded apart.
+func TestDeviceFailureSaysDevice(t *testing.T) {
+	h := newHarness(t)
+	dev := rackServer("r01", 1)
+	h.plan = executortest.Single(h.prov, map[string]Script{dev: {WaitReadyFails: 100}},
+		S{Name: "r01", Servers: 2, Threshold: plan.Threshold{Type: "count", Value: 1}})
+	asDevice(h.plan, dev)
+	// Sent now, active at the device's next start: left staged when it
+	// fails.
+	for i := range h.plan.Servers {
+		if h.plan.Servers[i].Address == dev {
+			h.plan.Servers[i].Steps[0].ApplyTime = "OnStartUpdateRequest"
+		}
+	}
+	out := h.run()
+	wantOutcome(t, out, executor.OutcomeCompletedWithFailures, "")
+	if n := h.node(dev); n.State.String() != "failed(unhealthy)" || !strings.Contains(n.Message, "the device is unhealthy and needs a replace") {
+		t.Errorf("device %s %q, want failed(unhealthy) saying the device needs a replace", n.State, n.Message)
+	}
+	if len(out.Stranded) != 1 || out.Stranded[0].Server != dev {
+		t.Fatalf("stranded %+v, want the device", out.Stranded)
+	}
+	want := "the device needs a repair or a replace; check that its controller answers and its firmware version reads back, then: rackform plan -target " + dev + " -out recover.plan && rackform apply recover.plan"
+	if got := out.Stranded[0].Recover; got != want {
+		t.Errorf("recover %q\nwant    %q", got, want)
+	}
+	if want := "1 server and 0 devices upgraded, 1 failed, 0 skipped; 1 left out of service"; out.Message != want {
+		t.Errorf("message %q, want %q", out.Message, want)
+	}
+}
+
+// TestDeviceStrandedAfterStepFailure: a device left with an image staged
+// by a failed step is brought back by planning it again once its
+// controller answers, never by powering on or uncordoning a host.
+func TestDeviceStrandedAfterStepFailure(t *testing.T) {
+	h := newHarness(t)
+	dev := rackServer("r01", 1)
+	h.plan = executortest.Single(h.prov, map[string]Script{dev: {FailKind: providers.StepWaitReady}},
+		S{Name: "r01", Servers: 2, Threshold: plan.Threshold{Type: "count", Value: 1}})
+	asDevice(h.plan, dev)
+	for i := range h.plan.Servers {
+		if h.plan.Servers[i].Address == dev {
+			h.plan.Servers[i].Steps[0].ApplyTime = "OnStartUpdateRequest"
+		}
+	}
+	out := h.run()
+	if len(out.Stranded) != 1 || out.Stranded[0].Server != dev {
+		t.Fatalf("stranded %+v, want the device", out.Stranded)
+	}
+	got := out.Stranded[0].Recover
+	if strings.Contains(got, "power it on") || strings.Contains(got, "uncordon") || !strings.Contains(got, "controller answers") {
+		t.Errorf("recover %q, want the device's controller and version, no host", got)
+	}
+	if !strings.HasSuffix(out.Message, "; 1 left out of service") || !strings.HasPrefix(out.Message, "1 server and 0 devices upgraded") {
+		t.Errorf("message %q", out.Message)
+	}
+}
+
+// A plan of servers only is told as before: "servers", no devices.
+func TestServerSummaryWithoutDevices(t *testing.T) {
+	h := newHarness(t)
+	h.plan = executortest.Single(h.prov, nil, S{Name: "r01", Servers: 2})
+	out := h.run()
+	if want := "2 servers upgraded, 0 failed, 0 skipped"; out.Message != want {
+		t.Errorf("message %q, want %q", out.Message, want)
+	}
+}

@@ -18,12 +18,12 @@ func (r *runner) outcome() (Outcome, bool) {
 	stranded := r.m.stranded(true)
 	switch {
 	case run.st.Name == Completed || run.st.Name == Skipped:
-		counts := r.m.serverCounts()
+		counts, devices := r.m.serverCounts()
 		status := OutcomeCompleted
 		if counts.Failed > 0 || counts.SkippedAfterStart > 0 || len(stranded) > 0 {
 			status = OutcomeCompletedWithFailures
 		}
-		return Outcome{Status: status, Message: summary(counts, len(stranded)), Servers: &counts, Stranded: stranded}, true
+		return Outcome{Status: status, Message: summary(counts, devices, len(stranded)), Servers: &counts, Stranded: stranded}, true
 	case run.st.Name == Failed:
 		return Outcome{Status: OutcomeFailed, Reason: run.st.Reason, Message: r.m.why(Failed), Stranded: stranded}, true
 	case r.graceful:
@@ -92,13 +92,22 @@ func (m *model) why(s StateName) string {
 	return strings.Join(out, "; ")
 }
 
-// serverCounts counts the servers by how they ended.
-func (m *model) serverCounts() ServerCounts {
+// serverCounts counts the servers (devices among them) by how they
+// ended, and how many of those upgraded are devices: -1 when the plan
+// has no device, so a plan of servers only is told as before.
+func (m *model) serverCounts() (ServerCounts, int) {
 	var c ServerCounts
+	devices := -1
 	for _, sv := range m.servers {
+		if sv.srv.IsDevice() && devices < 0 {
+			devices = 0
+		}
 		switch sv.st.Name {
 		case Completed:
 			c.Upgraded++
+			if sv.srv.IsDevice() {
+				devices++
+			}
 		case Failed:
 			c.Failed++
 		case Skipped:
@@ -108,12 +117,19 @@ func (m *model) serverCounts() ServerCounts {
 			}
 		}
 	}
-	return c
+	return c, devices
 }
 
-// summary says how the servers of a completed run ended.
-func summary(c ServerCounts, stranded int) string {
-	s := fmt.Sprintf("%d %s upgraded, %d failed, %d skipped", c.Upgraded, servers(c.Upgraded), c.Failed, c.Skipped)
+// summary says how the servers of a completed run ended, the servers and
+// devices upgraded apart when the plan has devices (devices >= 0): "5
+// servers and 2 devices upgraded, 0 failed, 0 skipped".
+func summary(c ServerCounts, devices, stranded int) string {
+	upgraded := fmt.Sprintf("%d %s", c.Upgraded, servers(c.Upgraded))
+	if devices >= 0 {
+		n := c.Upgraded - devices
+		upgraded = fmt.Sprintf("%d %s and %d %s", n, servers(n), devices, devicesWord(devices))
+	}
+	s := fmt.Sprintf("%s upgraded, %d failed, %d skipped", upgraded, c.Failed, c.Skipped)
 	if c.SkippedAfterStart > 0 {
 		s += fmt.Sprintf(" (%d after their steps began)", c.SkippedAfterStart)
 	}
@@ -144,6 +160,14 @@ func (r *runner) finish(ctx context.Context, out Outcome) {
 // error, and the command that resumes it once the cause is fixed.
 func (r *runner) cutShort() Outcome {
 	return Outcome{Next: []NextAction{{Kind: NextApply}}, Stranded: r.m.stranded(true)}
+}
+
+// devicesWord is "device" or "devices" for n of them.
+func devicesWord(n int) string {
+	if n == 1 {
+		return "device"
+	}
+	return "devices"
 }
 
 // servers is "server" or "servers" for n of them.

@@ -81,6 +81,14 @@ func recoverCommand(n *node) string {
 		}
 	}
 	cmd := "rackform plan -target " + n.id + " -out recover.plan && rackform apply recover.plan"
+	if n.srv.IsDevice() {
+		// A device has no host to power on or uncordon: what brings it
+		// back is its controller answering with the version it was sent.
+		if n.st.Reason == ReasonUnhealthy {
+			return "the device needs a repair or a replace; check that its controller answers and its firmware version reads back, then: " + cmd
+		}
+		return "check that the device's controller answers and its firmware version reads back, then plan it again, which brings it back with its upgrade: " + cmd
+	}
 	if n.st.Reason == ReasonUnhealthy {
 		return "it needs a repair or a replace; then: " + cmd
 	}

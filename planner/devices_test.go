@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -225,4 +226,53 @@ func TestDeviceHostStepRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "device c/r1/r1-tray has a shutdown step 1, but a device has no host") {
 		t.Errorf("CheckSteps: %v", err)
 	}
+}
+
+// TestDevicesNotObservedSaidApart: a device that is not observed or is
+// held back is reported apart from the servers, counted against the
+// devices ("1 of 3 devices unreachable"); a Critical device is not told
+// to take upgrade_when_critical, which a device block does not take, but
+// what does bring it back; a Critical server still is. The servers'
+// words are unchanged.
+func TestDevicesNotObservedSaidApart(t *testing.T) {
+	cfg := devicesConfig(t, "")
+	provs, fs := fakes(cfg, func(_ int, s *config.Server) plannertest.State {
+		if s.Name == "r2-tray" || s.Name == "r2-s2" {
+			return plannertest.Unreachable
+		}
+		return plannertest.Behind
+	})
+	fs["redfish"].Servers["c/r1/r1-shelf"].Health = "Critical"
+	fs["redfish"].Servers["c/r1/r1-s1"].Health = "Critical"
+	_, diags := Plan(context.Background(), cfg, Options{Providers: provs, Now: testNow, OnUnreachable: OnUnreachableSkip})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	got := map[string]string{}
+	for _, d := range diags {
+		got[d.Summary] = d.Detail
+	}
+	for summary, want := range map[string]struct{ has, hasNot string }{
+		"1 of 4 servers unreachable": {has: "r2-s2"},
+		"1 of 3 devices unreachable": {has: "r2-tray"},
+		"1 of 4 servers unhealthy":   {has: "give it upgrade_when_critical"},
+		"1 of 3 devices unhealthy":   {has: "a device block takes no upgrade_when_critical", hasNot: "give it upgrade_when_critical"},
+	} {
+		d, ok := got[summary]
+		if !ok {
+			t.Errorf("no diagnostic %q; got %v", summary, keys(got))
+			continue
+		}
+		if !strings.Contains(d, want.has) || (want.hasNot != "" && strings.Contains(d, want.hasNot)) {
+			t.Errorf("%s: %s\nwant it to say %q and not %q", summary, d, want.has, want.hasNot)
+		}
+	}
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }

@@ -64,6 +64,9 @@ type unavailableServer struct {
 	// block: the plan fails for it (on_unreachable = block, or a
 	// configuration problem without -hold-back-errored).
 	block bool
+	// device: a rack member that is not a server, reported apart from
+	// the servers (its words and its way forward differ).
+	device bool
 }
 
 // unavailable records a server that cannot be upgraded now. Unreachable
@@ -73,7 +76,7 @@ type unavailableServer struct {
 // -hold-back-errored holds them back. Reported grouped by cause in
 // reportUnavailable.
 func (p *planning) unavailable(s *config.Server, ps *plan.Server, cause, why string) {
-	u := unavailableServer{addr: ps.Address, cause: cause, why: why, common: commonWhy(why, s.BMC), subject: rangePtr(s.DeclRange)}
+	u := unavailableServer{addr: ps.Address, cause: cause, why: why, common: commonWhy(why, s.BMC), subject: rangePtr(s.DeclRange), device: s.IsDevice()}
 	switch {
 	case misconfiguration(cause):
 		u.block = !p.opts.HoldBackErrored
@@ -99,15 +102,20 @@ func (p *planning) unavailable(s *config.Server, ps *plan.Server, cause, why str
 // not seen hides everything else about it.
 func (p *planning) reportUnavailable() {
 	type group struct {
-		cause string
-		block bool
+		cause         string
+		block, device bool
 	}
 	by := map[group][]unavailableServer{}
 	for _, u := range p.unavail {
-		g := group{u.cause, u.block}
+		g := group{u.cause, u.block, u.device}
 		by[g] = append(by[g], u)
 	}
-	total := len(p.inScope)
+	// Devices are counted apart from the servers: "1 of 2 devices
+	// unreachable".
+	total := map[bool]int{}
+	for _, s := range p.inScope {
+		total[s.IsDevice()]++
+	}
 	var out hcl.Diagnostics
 	// An outcome this rackform does not know (a newer plugin) is still
 	// reported, after the known ones: never dropped.
@@ -120,17 +128,21 @@ func (p *planning) reportUnavailable() {
 	}
 	sort.Strings(extra)
 	for _, cause := range append(causes, extra...) {
-		for _, block := range []bool{true, false} {
-			list := by[group{cause, block}]
+		for _, g := range []group{{cause, true, false}, {cause, false, false}, {cause, true, true}, {cause, false, true}} {
+			list := by[g]
 			if len(list) == 0 {
 				continue
 			}
 			d := &hcl.Diagnostic{Severity: hcl.DiagWarning}
-			if block {
+			if g.block {
 				d.Severity = hcl.DiagError
 			}
-			d.Summary = fmt.Sprintf("%d of %d servers %s", len(list), total, causeSummary(cause))
-			d.Detail = whyGroups(list) + emptyPasswords(list) + " " + causeAdvice(cause, block, p.opts.HoldBackErrored)
+			noun := "servers"
+			if g.device {
+				noun = "devices"
+			}
+			d.Summary = fmt.Sprintf("%d of %d %s %s", len(list), total[g.device], noun, causeSummary(cause))
+			d.Detail = whyGroups(list) + emptyPasswords(list) + " " + causeAdvice(cause, g.block, g.device, p.opts.HoldBackErrored)
 			if len(list) == 1 {
 				d.Subject = list[0].subject
 			}
@@ -250,11 +262,16 @@ func commonWhy(why, bmc string) string {
 	return why
 }
 
-func causeAdvice(cause string, block, holdBack bool) string {
+func causeAdvice(cause string, block, device, holdBack bool) string {
+	if cause == plan.ReasonUnhealthy && device {
+		// A device block takes no upgrade_when_critical (rule 50 is for
+		// servers): the way forward is the device's own health.
+		return causeAdvice("", block, device, holdBack) + " A device is held back while its controller reports health Critical: a device block takes no upgrade_when_critical, which is for servers. Clear the fault its controller reports, then plan again (or -exclude it to plan the rest)."
+	}
 	if cause == plan.ReasonUnhealthy {
 		// Firmware is often the fix for the very fault: the way forward
 		// is a reviewed override per server (rule 50).
-		return causeAdvice("", block, holdBack) + " To upgrade such a server anyway, give it upgrade_when_critical = \"why, and the ticket\" in the configuration: the plan then records the reason and lists the server first."
+		return causeAdvice("", block, device, holdBack) + " To upgrade such a server anyway, give it upgrade_when_critical = \"why, and the ticket\" in the configuration: the plan then records the reason and lists the server first."
 	}
 	switch {
 	case misconfiguration(cause) && block:

@@ -488,30 +488,43 @@ func (v *View) lines(e executor.Event) []string {
 			verb = "Resuming"
 		}
 		up, skip, racks := Summary(v.p)
+		devices := 0
+		for i := range v.p.Servers {
+			if s := &v.p.Servers[i]; s.IsDevice() && s.Action == plan.ActionUpgrade {
+				devices++
+			}
+		}
 		est := time.Duration(v.p.Summary.Estimate)
 		if est == 0 {
 			for _, st := range v.p.Run.Stages {
 				est += time.Duration(st.Estimate)
 			}
 		}
-		out := []string{fmt.Sprintf("%s plan %s: %s to upgrade in %s, %d skipped, estimated %s", verb, ShortSHA(v.sha), Plural(up, "server"), Plural(racks, "rack"), skip, human(est))}
+		out := []string{fmt.Sprintf("%s plan %s: %s to upgrade in %s, %d skipped, estimated %s", verb, ShortSHA(v.sha), Members(up-devices, devices), Plural(racks, "rack"), skip, human(est))}
 		// Servers the plan could not see or held back are named, never
 		// silently left out of the run.
 		var unseen, held []string
+		var unseenDevices, heldDevices int
 		for _, s := range v.p.Servers {
 			switch {
 			case s.Action != plan.ActionSkip:
 			case plan.NotObserved(s.Reason):
 				unseen = append(unseen, s.Address)
+				if s.IsDevice() {
+					unseenDevices++
+				}
 			case s.Reason == plan.ReasonHeldBack:
 				held = append(held, s.Address)
+				if s.IsDevice() {
+					heldDevices++
+				}
 			}
 		}
 		if len(unseen) > 0 {
-			out = append(out, fmt.Sprintf("Not in this run: %s not observed when planned: %s", Plural(len(unseen), "server"), strings.Join(unseen, ", ")))
+			out = append(out, fmt.Sprintf("Not in this run: %s not observed when planned: %s", Members(len(unseen)-unseenDevices, unseenDevices), strings.Join(unseen, ", ")))
 		}
 		if len(held) > 0 {
-			out = append(out, fmt.Sprintf("Not in this run: %s held back when planned: %s", Plural(len(held), "server"), strings.Join(held, ", ")))
+			out = append(out, fmt.Sprintf("Not in this run: %s held back when planned: %s", Members(len(held)-heldDevices, heldDevices), strings.Join(held, ", ")))
 		}
 		if e.Message != "" {
 			out = append(out, "Note: "+e.Message) // a stale lock taken over
@@ -684,7 +697,11 @@ func (v *View) ending(e executor.Event) []string {
 	case executor.OutcomeCompleted:
 		out = append(out, "Apply complete: "+o.Message)
 	case executor.OutcomeCompletedWithFailures:
-		out = append(out, "Apply complete, not every server reached its target: "+o.Message)
+		what := "every server"
+		if hasDevices(v.p) {
+			what = "every server and device"
+		}
+		out = append(out, "Apply complete, not "+what+" reached its target: "+o.Message)
 	case executor.OutcomeFailed:
 		out = append(out, "Apply failed: "+o.Message)
 	case executor.OutcomePaused:
@@ -762,6 +779,15 @@ func (v *View) eta(t time.Time) (time.Duration, bool) {
 
 // Summary counts the plan's servers to upgrade and skip, and the racks of
 // the former.
+func hasDevices(p *plan.Plan) bool {
+	for i := range p.Servers {
+		if p.Servers[i].IsDevice() {
+			return true
+		}
+	}
+	return false
+}
+
 func Summary(p *plan.Plan) (up, skip, racks int) {
 	seen := map[string]bool{}
 	for _, s := range p.Servers {

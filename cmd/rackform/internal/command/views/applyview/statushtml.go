@@ -119,7 +119,7 @@ func Headline(p *plan.Plan, state func(*plan.Server) executor.State, notStarted 
 	order := []string{"done", "failed", "running", "waiting", "stopped", "not-started", "skipped"}
 	words := map[string]string{"done": "upgraded", "failed": "failed", "running": "in progress", "waiting": "waiting",
 		"stopped": "stopped", "not-started": notStarted, "skipped": "skipped"}
-	counts := map[string]int{}
+	counts, devices := map[string]int{}, map[string]int{}
 	planned, left := 0, 0
 	for i := range p.Servers {
 		s := &p.Servers[i]
@@ -129,12 +129,16 @@ func Headline(p *plan.Plan, state func(*plan.Server) executor.State, notStarted 
 		}
 		planned++
 		counts[StatusClass(state(s).Name)]++
+		if s.IsDevice() {
+			devices[StatusClass(state(s).Name)]++
+		}
 	}
 	var parts []string
 	for _, c := range order {
 		if n := counts[c]; n > 0 {
 			if len(parts) == 0 {
-				parts = append(parts, fmt.Sprintf("%s %s", Plural(n, "server"), words[c]))
+				// Devices counted apart: "5 servers and 2 devices upgraded".
+				parts = append(parts, fmt.Sprintf("%s %s", Members(n-devices[c], devices[c]), words[c]))
 			} else {
 				parts = append(parts, fmt.Sprintf("%d %s", n, words[c]))
 			}

@@ -82,7 +82,7 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 		}
 	}
 	if held := HeldBack(p); len(held) > 0 {
-		fmt.Fprintf(&head, "\n> [!CAUTION]\n> **%s held back** for their problems (`-hold-back-errored`); this plan does not upgrade them:\n", plural(len(held), "server", "servers"))
+		fmt.Fprintf(&head, "\n> [!CAUTION]\n> **%s held back** for their problems (`-hold-back-errored`); this plan does not upgrade them:\n", MembersText(held))
 		for i, s := range held {
 			item := fmt.Sprintf("> - `%s`: %s\n", s.Address, mdEscape(strings.Join(s.Problems, "; ")))
 			if head.Len()+len(item) > limit/3 {

@@ -103,7 +103,7 @@ func SummaryLine(p *plan.Plan) string {
 		head = append(head, l)
 	}
 	if s.HeldBack > 0 {
-		head = append(head, fmt.Sprintf("%s held back", plural(s.HeldBack, "server", "servers")))
+		head = append(head, MembersText(HeldBack(p))+" held back")
 	}
 	upgrade := plural(s.Upgrade, "server", "servers")
 	if d := devicesToUpgrade(p); d > 0 {
@@ -156,7 +156,47 @@ func NotObservedLine(p *plan.Plan) string {
 	for _, c := range rest {
 		parts = append(parts, fmt.Sprintf("%d %s", by[c], strings.ReplaceAll(c, "_", " ")))
 	}
-	return fmt.Sprintf("%d of %d servers not observed: %s", s.NotObserved, s.Upgrade+s.Skip, strings.Join(parts, ", "))
+	// Devices are counted against the devices, servers against the
+	// servers; a plan of servers only reads as it always did.
+	total, noun := s.Upgrade+s.Skip, "servers"
+	devices, unseen := 0, 0
+	for i := range p.Servers {
+		if sv := &p.Servers[i]; sv.IsDevice() {
+			devices++
+			if sv.Action == plan.ActionSkip && plan.NotObserved(sv.Reason) {
+				unseen++
+			}
+		}
+	}
+	switch {
+	case devices == 0:
+	case unseen == 0:
+		total -= devices
+	case unseen == s.NotObserved:
+		total, noun = devices, "devices"
+	default:
+		noun = "servers and devices"
+	}
+	return fmt.Sprintf("%d of %d %s not observed: %s", s.NotObserved, total, noun, strings.Join(parts, ", "))
+}
+
+// MembersText counts servers for people, devices apart: "3 servers", "1
+// device", "2 servers and 1 device".
+func MembersText(list []*plan.Server) string {
+	devices := 0
+	for _, s := range list {
+		if s.IsDevice() {
+			devices++
+		}
+	}
+	servers := plural(len(list)-devices, "server", "servers")
+	switch {
+	case devices == 0:
+		return servers
+	case devices == len(list):
+		return plural(devices, "device", "devices")
+	}
+	return servers + " and " + plural(devices, "device", "devices")
 }
 
 // Unobserved groups the servers not observed by cause, in report order:
@@ -178,7 +218,7 @@ func Unobserved(p *plan.Plan) [][2]string {
 	return out
 }
 
-// HeldBack lists the servers held back, in plan order.
+// HeldBack lists the servers (and devices) held back, in plan order.
 func HeldBack(p *plan.Plan) []*plan.Server {
 	var out []*plan.Server
 	for i := range p.Servers {

@@ -65,9 +65,13 @@ func (s *Stream) Diagnostics(diags []*views.Diagnostic) error {
 
 // PlannedChange is one server's line. Every property is present (an
 // empty string or list when there is nothing to say), so a consumer never
-// has to tell "absent" from "none".
+// has to tell "absent" from "none"; but for Kind, which only a device
+// has, so a server's line reads as it always did.
 type PlannedChange struct {
-	Address string            `json:"address"`
+	Address string `json:"address"`
+	// Kind is a device's kind (switch_tray, power_shelf…; plan format
+	// 1.6), omitted for a server.
+	Kind    string            `json:"kind,omitempty"`
 	Action  string            `json:"action"`
 	Reason  string            `json:"reason"`
 	Cluster string            `json:"cluster"`
@@ -97,7 +101,7 @@ func (s *Stream) Plan(p *plan.Plan) error {
 	p = asApplied(p)
 	for _, e := range Entries(p) {
 		pc := PlannedChange{
-			Address: e.Server.Address, Action: string(e.Server.Action), Reason: e.Server.Reason,
+			Address: e.Server.Address, Kind: e.Server.Kind, Action: string(e.Server.Action), Reason: e.Server.Reason,
 			Cluster: e.Server.Cluster, Rack: e.Server.Rack, Role: e.Server.Role,
 			Changes: e.Server.Changes, Reboots: e.Server.Reboots, Estimate: e.Server.Estimate,
 			Outcome: e.Server.Outcome, Problems: orEmpty(e.Server.Problems), Notes: orEmpty(e.Server.Notes),

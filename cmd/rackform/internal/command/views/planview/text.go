@@ -50,7 +50,7 @@ func WriteText(w io.Writer, p *plan.Plan, color bool) error {
 	}
 	if held := HeldBack(p); len(held) > 0 {
 		fmt.Fprintf(bw, "\n%s %s held back for their problems (-hold-back-errored); this plan does not upgrade them:\n",
-			st.Wrap("Held back:", views.ANSIYellow, views.ANSIBold), plural(len(held), "server", "servers"))
+			st.Wrap("Held back:", views.ANSIYellow, views.ANSIBold), MembersText(held))
 		for _, s := range held {
 			fmt.Fprintf(bw, "  %s\n", s.Address)
 			for _, pr := range s.Problems {
