@@ -32,6 +32,8 @@ type node struct {
 	// index: a server's position in the plan's servers, the order in
 	// which the scheduler takes simultaneous worker messages (Virtual).
 	index int
+	// seq: the node's position in the model's tree order (model.order).
+	seq int
 
 	stage   *plan.Stage
 	gate    *plan.Gate
@@ -110,6 +112,10 @@ type model struct {
 	servers map[string]*node
 	// order lists every node in tree order, for Status.
 	order []*node
+	// mayStrand holds the servers a step has begun on that are off,
+	// drained or have staged images (what stranded reports), kept as
+	// records apply so that an outcome does not read every server.
+	mayStrand map[*node]struct{}
 
 	// Control positions: a stop is in force when it comes after the last
 	// run start or continue.
@@ -145,6 +151,7 @@ func buildModel(p *plan.Plan) (*model, error) {
 		}
 		n := &node{id: id, name: name, kind: kind, parent: parent, st: State{Name: NotStarted}, at: -1, dirty: true}
 		m.nodes[id] = n
+		n.seq = len(m.order)
 		m.order = append(m.order, n)
 		if parent != nil {
 			parent.kids = append(parent.kids, n)
@@ -380,7 +387,9 @@ func (m *model) apply(r *Record, pos int64) error {
 		if n == nil {
 			return fmt.Errorf("journal: record for server %q, which is not in the plan", r.Server)
 		}
-		return n.sv.apply(r)
+		err := n.sv.apply(r)
+		m.trackStrand(n)
+		return err
 	case recContinue:
 		m.lastResume = pos
 		m.lastContinue = pos

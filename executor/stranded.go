@@ -2,6 +2,7 @@ package executor
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -43,15 +44,14 @@ func (s Stranded) What() string {
 // in flight only with inFlight (the run is ending, or not running: their
 // steps wait for the next apply).
 func (m *model) stranded(inFlight bool) []Stranded {
+	ns := make([]*node, 0, len(m.mayStrand))
+	for n := range m.mayStrand {
+		ns = append(ns, n)
+	}
+	slices.SortFunc(ns, func(a, b *node) int { return a.seq - b.seq })
 	var out []Stranded
-	for _, n := range m.order {
-		if n.kind != KindServer || n.sv == nil {
-			continue
-		}
+	for _, n := range ns {
 		s := n.sv
-		if !s.begun || !(s.off || s.drained || len(s.staged) > 0) {
-			continue
-		}
 		if !n.st.Name.Terminal() && !inFlight {
 			continue
 		}
@@ -62,6 +62,20 @@ func (m *model) stranded(inFlight bool) []Stranded {
 		})
 	}
 	return out
+}
+
+// trackStrand keeps n in mayStrand while a step has begun on it and it is
+// off, drained or has staged images.
+func (m *model) trackStrand(n *node) {
+	s := n.sv
+	if n.kind == KindServer && s != nil && s.begun && (s.off || s.drained || len(s.staged) > 0) {
+		if m.mayStrand == nil {
+			m.mayStrand = map[*node]struct{}{}
+		}
+		m.mayStrand[n] = struct{}{}
+		return
+	}
+	delete(m.mayStrand, n)
 }
 
 // recoverCommand says what brings a stranded server back.
