@@ -62,17 +62,6 @@ func (m Match) Active(cs []Component) []Component {
 	return out
 }
 
-// Target is the expectation's version as the one "at target" rule reads
-// it (Match.AtTarget).
-func (e Expectation) Target() version.Target {
-	return version.Target{Version: e.Version, Scheme: version.Scheme(e.Scheme), Pattern: e.Pattern}
-}
-
-// Target is the step's version as the one "at target" rule reads it.
-func (s Step) Target() version.Target {
-	return version.Target{Version: s.Version, Scheme: version.Scheme(s.Scheme), Pattern: s.Pattern}
-}
-
 // AtTarget reports whether the component m selects in cs is at target t:
 // every active member it selects reports t's version (t.Matches), and
 // there are m.Count of them when Count is set. When not, why says what is
