@@ -31,7 +31,7 @@ var serverSchema = &hcl.BodySchema{
 		{Name: "for_each"}, {Name: "count"}, {Name: "name"},
 		{Name: "bmc", Required: true}, {Name: "role", Required: true},
 		{Name: "node_name"}, {Name: "labels"}, {Name: "maintenance_window"},
-		{Name: "system"}, {Name: "update_method"},
+		{Name: "system"}, {Name: "update_method"}, {Name: "upgrade_when_critical"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "credentials"}},
 }
@@ -414,6 +414,14 @@ func (s *loadState) decodeServer(b *hcl.Block, c *hcl.BodyContent, in instance, 
 			sv.System = sys // named, if badly: no "names no system" echo
 		default:
 			sv.System = sys
+		}
+	}
+	if why, ok := a.str("upgrade_when_critical"); ok {
+		rng := a.rng("upgrade_when_critical", b.DefRange)
+		if strings.TrimSpace(why) == "" {
+			a.errorf(rng, "Missing reason", "Server %s has upgrade_when_critical without a reason. Say why it is upgraded although its BMC reports health Critical, and where that was decided (a ticket), such as upgrade_when_critical = \"INC-4711: the PSU fault is fixed by BMC 7.20\": the reason is recorded in the plan and shown first when it is reviewed. Leave the attribute out for a server that must be held back while it is Critical.", s.origins.serverRef(sv))
+		} else {
+			sv.UpgradeWhenCritical = &CriticalOverride{Reason: strings.TrimSpace(why), Range: rng}
 		}
 	}
 	s.decodeMemberRest(b, c, in, sv, a, diags)

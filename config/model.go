@@ -467,6 +467,10 @@ type Server struct {
 	// UpdateMethod overrides the components' method for this server's
 	// firmware (a ServerMethods value); "" keeps each component's.
 	UpdateMethod string
+	// UpgradeWhenCritical, when set, lets plan upgrade the server although
+	// its BMC reports health Critical (firmware is often the fix for the
+	// fault), for the reason it gives; nil holds such a server back.
+	UpgradeWhenCritical *CriticalOverride
 	// Kind is the device kind (DeviceKinds) of a rack member declared with
 	// a device block, whose Role is RoleDevice; "" for a server.
 	Kind      string
@@ -475,6 +479,15 @@ type Server struct {
 	// diagnostics about this server.
 	BMCRange  hcl.Range
 	RoleRange hcl.Range
+}
+
+// CriticalOverride is a server's upgrade_when_critical: the reviewed
+// reason for upgrading it although its BMC reports health Critical.
+type CriticalOverride struct {
+	// Reason is the attribute's text (never empty): why, and the ticket.
+	Reason string
+	// Range is the attribute's value, for the plan's messages.
+	Range hcl.Range
 }
 
 // Credentials are a BMC login. Values derived from env() or a sensitive

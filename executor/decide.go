@@ -106,6 +106,10 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 	if len(s.warnings) > 0 {
 		msg = strings.Join(s.warnings, "; ")
 	}
+	if o := sv.srv.UpgradeWhenCritical; o != nil {
+		// Said first: the reviewed exception and how it ended (rule 55).
+		msg = strings.TrimSuffix(criticalNote(o.Reason, s.cameBack)+"; "+msg, "; ")
+	}
 	r.set(ctx, sv, State{Name: Completed, Message: msg})
 }
 

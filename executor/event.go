@@ -130,6 +130,9 @@ func (r *runner) recordEvent(rec *Record, old State) {
 		}
 	case recObserved:
 		e.Type, e.Server, e.Message = "server_observed", rec.Server, "no drift"
+		if sv := r.m.servers[rec.Server]; sv != nil && sv.srv.UpgradeWhenCritical != nil {
+			e.Message += "; upgraded although its BMC reports health Critical, as its configuration says: " + sv.srv.UpgradeWhenCritical.Reason
+		}
 	case recStepStarted, recStepDone, recStepFailed, recTaskURI, recRetryStaged:
 		e.Type = map[string]string{recStepStarted: "step_started", recStepDone: "step_completed", recStepFailed: "step_failed", recTaskURI: "step_task",
 			recRetryStaged: "step_retry"}[rec.Type]

@@ -166,7 +166,10 @@ func (wk *worker) checkTaken(ctx context.Context, prov providers.Provider, o *op
 	if errors.As(err, new(*providerError)) {
 		return wk.providerFault(ctx, prov, o, err), true
 	}
-	if err != nil || obs.PowerState != providers.PowerOn || obs.NotHealthy() != "" {
+	// Healthy as its wait requires: a server upgraded although Critical
+	// may be Critical (rule 55).
+	healthy := obs != nil && (obs.NotHealthy() == "" || o.pstep.AcceptCritical && obs.Health == "Critical")
+	if err != nil || obs.PowerState != providers.PowerOn || !healthy {
 		return msg{}, false
 	}
 	nt := &notTaken{retry: true}

@@ -115,8 +115,18 @@ func opLabel(o *opRun) string {
 	return string(o.pstep.Kind)
 }
 
-// opFor builds the provider step or hook for an op.
+// opFor builds the provider step or hook for an op. Every wait for
+// readiness of a server upgraded although Critical accepts it back with
+// any health its BMC reports (rule 55).
 func (r *runner) opFor(sv *node, op string) *opRun {
+	o := r.buildOp(sv, op)
+	if o.kind == opApply && o.pstep.Kind == providers.StepWaitReady {
+		o.pstep.AcceptCritical = sv.srv.UpgradeWhenCritical != nil
+	}
+	return o
+}
+
+func (r *runner) buildOp(sv *node, op string) *opRun {
 	set := r.settings(sv)
 	st := sv.sv.stepFor(op)
 	o := &opRun{sv: sv, op: op, step: st, kind: opApply}

@@ -45,7 +45,10 @@ func watched(o *opRun) *plan.RemediationTriggers {
 }
 
 // classify names the condition an observation shows, and why in words.
-func classify(obs *providers.Observation, err error, unknownApplies bool) (string, string) {
+// A server upgraded although Critical (critical) that is on and Critical is
+// as it was before the upgrade, not a read-only filesystem: it is still
+// provisioning until it reports its versions (rule 55).
+func classify(obs *providers.Observation, err error, unknownApplies, critical bool) (string, string) {
 	switch {
 	case err != nil || obs == nil || !obs.Reachable:
 		why := "its BMC cannot be read"
@@ -60,6 +63,8 @@ func classify(obs *providers.Observation, err error, unknownApplies bool) (strin
 			return TriggerUnknownState, why
 		}
 		return TriggerProvisioning, why
+	case obs.PowerState == providers.PowerOn && obs.Health == "Critical" && critical:
+		return TriggerProvisioning, "the host is on and reports health Critical, as before the upgrade"
 	case obs.PowerState == providers.PowerOn && obs.Health == "Critical":
 		return TriggerReadOnlyFilesystem, "the host is on and reports health Critical"
 	case obs.PowerState == providers.PowerOn && obs.Health == "" && unknownApplies:
@@ -124,6 +129,7 @@ func (wk *worker) watchReady(ctx context.Context, prov providers.Provider, o *op
 			if res != nil {
 				m.message = res.Message
 			}
+			m.message = cameBack(o, res, m.message)
 			return m
 		}
 		if ctx.Err() != nil {
@@ -133,7 +139,7 @@ func (wk *worker) watchReady(ctx context.Context, prov providers.Provider, o *op
 		if _, ok := err.(*providerError); ok {
 			return wk.providerFault(ctx, prov, o, err)
 		}
-		c, w := classify(obs, err, unknownApplies)
+		c, w := classify(obs, err, unknownApplies, o.pstep.AcceptCritical)
 		now = wk.r.o.Clock.Now()
 		if c != cond {
 			cond, since = c, now

@@ -44,6 +44,9 @@ type serverRun struct {
 
 	failMsg  string
 	warnings []string
+	// cameBack is how the last wait for readiness found a server upgraded
+	// although Critical (critical.go), said when it completes.
+	cameBack string
 	// rerun: started over by a rerun of a failed run (rerun.go); its own
 	// earlier steps are not drift.
 	rerun bool
@@ -216,6 +219,9 @@ func (s *serverRun) apply(r *Record) error {
 	if r.Type == recStepDone {
 		st.State, st.Message = Completed, r.Message
 		s.exposure(r.Op, st.Kind)
+		if s.p.UpgradeWhenCritical != nil && st.Kind == string(plan.StepWaitReady) && kind != "safety" {
+			s.cameBack = r.Message
+		}
 		switch {
 		case kind == "step":
 			if s.resending(n) {

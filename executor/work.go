@@ -157,7 +157,7 @@ func (wk *worker) work(ctx context.Context, o *opRun) msg {
 	if res != nil {
 		m.message = res.Message
 	}
-	m.message = confirmed(o.op, o.pstep.Kind, res)
+	m.message = cameBack(o, res, confirmed(o.op, o.pstep.Kind, res))
 	if res != nil && o.pstep.Kind == providers.StepUpdate && o.step != nil && o.step.Target.Version != "" {
 		switch {
 		case res.TaskState == providers.TaskGone:

@@ -163,9 +163,17 @@ func (p *planning) diff() {
 		case outcome != providers.OutcomeObserved:
 			p.unavailable(s, ps, outcome, describeOutcome(o))
 			continue
-		case o.Health == "Critical":
+		case o.Health == "Critical" && s.UpgradeWhenCritical == nil:
 			p.unavailable(s, ps, plan.ReasonUnhealthy, "its BMC reports health Critical")
 			continue
+		case o.Health == "Critical":
+			// Reviewed in the configuration: planned as any other server,
+			// the reason recorded (rule 55).
+			ps.UpgradeWhenCritical = &plan.CriticalOverride{Reason: s.UpgradeWhenCritical.Reason}
+		case s.UpgradeWhenCritical != nil:
+			f.add("critical\x00"+addr, hcl.DiagWarning, rangePtr(s.UpgradeWhenCritical.Range), "Not Critical",
+				fmt.Sprintf("its BMC reports %s, not Critical, so upgrade_when_critical changes nothing: the server is planned as any other. Remove it once the fault it was for is gone.", healthText(o.Health)),
+				addr)
 		}
 		if p.channel.releaseOf(s.Cluster) == nil {
 			continue // config reported the missing release
@@ -197,6 +205,14 @@ func (p *planning) holdBack(problems map[string][]string) {
 		ps.Changes, ps.Steps, ps.Reboots, ps.Estimate = nil, nil, 0, 0
 		p.heldBack = append(p.heldBack, addr)
 	}
+}
+
+// healthText names a reported health in words.
+func healthText(h string) string {
+	if h == "" {
+		return "no health"
+	}
+	return "health " + h
 }
 
 // describeOutcome is one readable line saying why a server was not

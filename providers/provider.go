@@ -300,6 +300,22 @@ func (o *Observation) NotHealthy() string {
 	return ""
 }
 
+// ReadyHealth says why a server's reported health keeps wait_ready
+// waiting, or "" when it does not: OK is ready; with acceptCritical (a
+// server upgraded although Critical) Warning and Critical are too. No
+// health at all is never ready: the BMC has not said.
+func ReadyHealth(health string, acceptCritical bool) string {
+	switch {
+	case health == "OK":
+		return ""
+	case acceptCritical && (health == "Warning" || health == "Critical"):
+		return ""
+	case health == "":
+		return "health is unknown"
+	}
+	return "health is " + health
+}
+
 // SystemRef names one ComputerSystem a BMC serves.
 type SystemRef struct {
 	ID   string `json:"id"`
@@ -456,6 +472,11 @@ type Step struct {
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// Expect lists the versions wait_ready requires.
 	Expect []Expectation `json:"expect,omitempty"`
+	// AcceptCritical makes wait_ready count the server ready with any
+	// health its BMC reports, Critical included (ReadyHealth): it was
+	// Critical before and is upgraded under a reviewed override, so it
+	// cannot come back less healthy than it was.
+	AcceptCritical bool `json:"accept_critical,omitempty"`
 	// ResumeSince is zero for a fresh start. When set (update and reimage),
 	// the step is run again after a crash that may have come after the BMC
 	// accepted it but before its task URI was recorded; ResumeSince is when

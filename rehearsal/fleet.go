@@ -632,7 +632,7 @@ func (f *Fleet) waitReady(ctx context.Context, s *server, st providers.Step) (*p
 			return nil, err
 		}
 		f.mu.Lock()
-		why = f.notReady(s, t, st.Expect)
+		why = f.notReady(s, t, st.Expect, st.AcceptCritical)
 		var obs *providers.Observation
 		if why == "" {
 			obs = f.observation(s, t)
@@ -658,7 +658,7 @@ func (f *Fleet) waitReady(ctx context.Context, s *server, st providers.Step) (*p
 
 // notReady says what the server still waits for at t, "" when ready.
 // f.mu is held.
-func (f *Fleet) notReady(s *server, t time.Time, expect []providers.Expectation) string {
+func (f *Fleet) notReady(s *server, t time.Time, expect []providers.Expectation, acceptCritical bool) string {
 	if holding(s.bmc.down, t) || holding(s.bmc.busy, t) {
 		return "its BMC cannot be read"
 	}
@@ -666,8 +666,8 @@ func (f *Fleet) notReady(s *server, t time.Time, expect []providers.Expectation)
 	if power != providers.PowerOn {
 		return "power is " + orUnknown(power)
 	}
-	if health != "OK" {
-		return "health is " + orUnknown(health)
+	if why := providers.ReadyHealth(health, acceptCritical); why != "" {
+		return why
 	}
 	comps := s.components()
 	var missing []string

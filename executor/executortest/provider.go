@@ -33,6 +33,11 @@ type Script struct {
 	Unreachable bool
 	// WaitReadyFails fails that many wait_ready calls.
 	WaitReadyFails int
+	// Health is the health the BMC reports ("" reads OK). HealthAfter,
+	// when set, is what it reports from the first wait_ready on (the
+	// firmware fixed the fault, or did not). wait_ready fails while the
+	// health is not ready as providers.ReadyHealth says.
+	Health, HealthAfter string
 	// TaskState is what Task returns (default Completed).
 	TaskState string
 	// Staged makes updates and reimages invisible to Observe until the next
@@ -134,6 +139,7 @@ type fakeServer struct {
 	applies    int
 	observes   int
 	waitFails  int
+	waited     bool              // a wait_ready ran (HealthAfter applies)
 	notTaken   int               // updates that did not take (UpdateNotTaken)
 	taskPolls  int               // Task calls answered Running (TaskRunning)
 	noAnswers  int               // Task calls answered SummaryNoAnswer (TaskNoAnswer)
@@ -250,7 +256,7 @@ func (p *Provider) Observe(ctx context.Context, req *providers.ObserveRequest, f
 		case s == nil || s.script.Unreachable:
 			o = &providers.Observation{Server: t.Name, Diagnostics: providers.Errorf(t.Name, "BMC unreachable", "connection refused")}
 		default:
-			o = &providers.Observation{Server: t.Name, Reachable: true, PowerState: s.power, Health: "OK",
+			o = &providers.Observation{Server: t.Name, Reachable: true, PowerState: s.power, Health: s.healthNow(),
 				Components: append([]providers.Component(nil), s.components...), Fingerprint: Fingerprint(s.components),
 				Identity: s.script.Identity}
 			if s.script.PendingShown {
@@ -313,7 +319,7 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 	hang := s.script.HangApply == n
 	hangCh, startedCh := p.hangs[name], p.started[name]
 	fail := s.script.FailApply == n || (s.script.FailKind != "" && s.script.FailKind == req.Step.Kind)
-	var uri, taskState string
+	var uri, taskState, waitHealth string
 	switch req.Step.Kind {
 	case providers.StepUpdate, providers.StepReimage:
 		taken := true
@@ -379,10 +385,15 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 			}
 		}
 		s.staged = nil
+		s.waited = true
 		if s.waitFails < s.script.WaitReadyFails {
 			s.waitFails++
 			fail = true
 		}
+		if why := providers.ReadyHealth(s.healthNow(), req.Step.AcceptCritical); why != "" {
+			fail = true
+		}
+		waitHealth = s.healthNow()
 		if s.script.ExpectVersions && !s.reports(req.Step.Expect) {
 			fail = true
 		}
@@ -406,12 +417,26 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 	}
 	res := &providers.ApplyResult{TaskURI: uri, TaskState: taskState, Message: string(req.Step.Kind) + " ok"}
 	switch req.Step.Kind {
+	case providers.StepWaitReady:
+		res.Observation = &providers.Observation{Server: name, Reachable: true, PowerState: providers.PowerOn, Health: waitHealth}
 	case providers.StepShutdown, providers.StepPowerOn, providers.StepReset:
 		if s.script.ReportPower != "" {
 			res.Observation = &providers.Observation{Server: name, Reachable: true, PowerState: s.script.ReportPower}
 		}
 	}
 	return res, nil
+}
+
+// healthNow is the health the server's BMC reports now.
+func (s *fakeServer) healthNow() string {
+	h := s.script.Health
+	if s.waited && s.script.HealthAfter != "" {
+		h = s.script.HealthAfter
+	}
+	if h == "" {
+		h = "OK"
+	}
+	return h
 }
 
 // reports says whether the server reports every expected version.

@@ -40,13 +40,14 @@ import (
 // run keeps its state (State). 1.6 records the rack members that are not
 // servers: a device's kind (Server.Kind: switch trays, power shelves,
 // chassis controllers), with only update and wait_ready steps, and the
-// cluster phase that holds them (PhaseDevices). show reads every earlier
-// format; apply starts runs of 1.5 and 1.6 plans (see Applicable): a 1.5
-// plan holds no device, and runs as it did.
+// cluster phase that holds them (PhaseDevices); and the servers upgraded
+// although their BMC reported health Critical, with the reviewed reason
+// (Server.UpgradeWhenCritical). show reads every earlier format; apply
+// starts runs of 1.6 plans only (see Applicable).
 const FormatVersion = "1.6"
 
 // ApplicableFormat is the oldest format apply starts a run from.
-const ApplicableFormat = "1.5"
+const ApplicableFormat = "1.6"
 
 // Applicable says why apply must not start a run from p, or nil. Plans
 // before 1.3 do not say how each image is delivered (apply would let the
@@ -55,11 +56,17 @@ const ApplicableFormat = "1.5"
 // observation reduced to what the plan decides on, with a digest of the
 // rest); 1.4 plans do not say which inventory member runs (a rollback
 // image beside it would be read as the firmware, one GPU of eight
-// verified). show still reads them, but they are planned again.
+// verified); 1.5 plans cannot say which rack members are not servers nor
+// which servers were reviewed to be upgraded although Critical, so the
+// plan applied would not be known to be the whole of what was reviewed by
+// this rackform. show still reads them, but they are planned again.
 func Applicable(p *Plan) error {
 	maj, min, _ := parseFormat(ApplicableFormat)
 	if FormatAtLeast(p.FormatVersion, maj, min) {
 		return nil
+	}
+	if FormatAtLeast(p.FormatVersion, 1, 5) {
+		return fmt.Errorf("plan format %s was written by an older rackform: it cannot hold the rack members that are not servers (switch trays, power shelves, chassis controllers) nor a server reviewed to be upgraded although its BMC reports health Critical, which this rackform plans and applies differently; run rackform plan again with this rackform (rackform show still reads the old plan)", p.FormatVersion)
 	}
 	if FormatAtLeast(p.FormatVersion, 1, 4) {
 		return fmt.Errorf("plan format %s was written by an older rackform: it does not record which inventory member of each component is running, so apply could not tell a server at its target from one whose rollback or staged copy is older (or verify every GPU of eight), nor which apply time each BMC takes and how each takes the credentials; run rackform plan again with this rackform (rackform show still reads the old plan)", p.FormatVersion)

@@ -156,9 +156,10 @@ func samplePlan15() *Plan {
 	return p
 }
 
-// samplePlan16 is samplePlan15 with a device (format 1.6): a switch tray
-// of rack r01, its BMC firmware updated and read back, in a devices phase
-// after the servers.
+// samplePlan16 is samplePlan15 with what format 1.6 added: a device, a
+// switch tray of rack r01, its BMC firmware updated and read back, in a
+// devices phase after the servers; and a server upgraded although its BMC
+// reported health Critical, with the reviewed reason.
 func samplePlan16() *Plan {
 	p := samplePlan15()
 	p.Servers = append(p.Servers, Server{
@@ -186,7 +187,40 @@ func samplePlan16() *Plan {
 		Threshold: Threshold{Type: "percent", Value: 100}, Eligible: 1, Required: 1, MaxUnavailable: 1, OnBreach: "pause", Estimate: Duration(12 * time.Minute),
 	}}})
 	p.Summary.Upgrade++
+	// And a server upgraded although its BMC reported health Critical,
+	// with the reviewed reason.
+	p.Servers[3].Observed.Health = "Critical"
+	p.Servers[3].UpgradeWhenCritical = &CriticalOverride{Reason: "INC-4711: the PSU fault is fixed by BMC 7.20"}
 	return p
+}
+
+// Plan format 1.6 round-trips the servers upgraded although Critical,
+// with their reason, compact like 1.4.
+func TestFormat16RoundTrip(t *testing.T) {
+	if FormatVersion != "1.6" {
+		t.Errorf("format %s", FormatVersion)
+	}
+	p := samplePlan16()
+	b, err := Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"upgrade_when_critical":{"reason":"INC-4711: the PSU fault is fixed by BMC 7.20"}`)) {
+		t.Errorf("the override is not in the file:\n%s", b)
+	}
+	if n := bytes.Count(b, []byte(`"upgrade_when_critical"`)); n != 1 {
+		t.Errorf("the override is written %d times, want once (for s4 only)", n)
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Checksum = ""
+	want := *p
+	want.FormatVersion = FormatVersion
+	if diff := cmp.Diff(&want, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
 }
 
 // A device of format 1.6 (its kind, its devices phase) round-trips in
@@ -431,10 +465,10 @@ func TestOthersOf(t *testing.T) {
 	}
 }
 
-// Apply refuses to start a run from a plan older than 1.5, saying why;
-// show still decodes it. A 1.5 plan (no device) is applied as before.
+// Apply refuses to start a run from a plan older than 1.6, saying why;
+// show still decodes it.
 func TestApplicableRefusesOlderFormats(t *testing.T) {
-	for _, v := range []string{"1.0", "1.1", "1.2", "1.3", "1.4"} {
+	for _, v := range []string{"1.0", "1.1", "1.2", "1.3", "1.4", "1.5"} {
 		p := samplePlan()
 		p.FormatVersion = v
 		err := Applicable(p)
@@ -452,12 +486,15 @@ func TestApplicableRefusesOlderFormats(t *testing.T) {
 	if err := Applicable(p14); err == nil || !strings.Contains(err.Error(), "does not record which inventory member of each component is running") {
 		t.Errorf("1.4: %v", err)
 	}
-	for _, v := range []string{"1.5", FormatVersion} {
-		p := samplePlan()
-		p.FormatVersion = v
-		if err := Applicable(p); err != nil {
-			t.Errorf("format %s refused: %v", v, err)
-		}
+	p15 := samplePlan()
+	p15.FormatVersion = "1.5"
+	if err := Applicable(p15); err == nil || !strings.Contains(err.Error(), "rack members that are not servers") || !strings.Contains(err.Error(), "upgraded although its BMC reports health Critical") {
+		t.Errorf("1.5: %v", err)
+	}
+	p16 := samplePlan()
+	p16.FormatVersion = FormatVersion
+	if err := Applicable(p16); err != nil {
+		t.Errorf("format %s refused: %v", FormatVersion, err)
 	}
 }
 

@@ -231,6 +231,14 @@ type Server struct {
 	Action Action `json:"action"`
 	// Reason explains a skip or block, e.g. "already_at_target".
 	Reason string `json:"reason,omitempty"`
+	// UpgradeWhenCritical is set on a server planned although its BMC
+	// reported health Critical, for the reviewed reason its configuration
+	// gives (the server's upgrade_when_critical); nil on every other
+	// server, which plan holds back while Critical. Apply accepts such a
+	// server back with any health its BMC reports, since it cannot come
+	// back less healthy than it was, and says which (rule 55).
+	// (Format 1.6.)
+	UpgradeWhenCritical *CriticalOverride `json:"upgrade_when_critical,omitempty"`
 	// Problems say, one sentence each, why a server was not observed or
 	// is held back (Reason ReasonHeldBack): every problem plan found for
 	// it, not the first. (Format 1.3.)
@@ -247,6 +255,13 @@ type Server struct {
 	// (when it differs from its cluster's): apply starts the server only
 	// inside one (rule 20).
 	Windows []Interval `json:"windows,omitempty"`
+}
+
+// CriticalOverride is the reviewed reason a server is upgraded although
+// its BMC reported health Critical. (Format 1.6.)
+type CriticalOverride struct {
+	// Reason is the configuration's text: why, and the ticket.
+	Reason string `json:"reason"`
 }
 
 // Action is what the plan does with a server.

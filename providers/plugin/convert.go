@@ -220,6 +220,7 @@ func stepToProto(s providers.Step) *pb.Step {
 		Sha256:           s.SHA256,
 		Scheme:           string(s.Target.Scheme),
 		Pattern:          s.Target.Pattern,
+		AcceptCritical:   s.AcceptCritical,
 	}
 	if s.Timeout != 0 {
 		out.Timeout = durationpb.New(s.Timeout)
@@ -255,6 +256,7 @@ func stepFromProto(s *pb.Step) (providers.Step, error) {
 		TransferProtocol: s.GetTransferProtocol(),
 		Targets:          s.GetTargets(),
 		SHA256:           s.GetSha256(),
+		AcceptCritical:   s.GetAcceptCritical(),
 	}
 	if t := s.GetTimeout(); t != nil {
 		out.Timeout = t.AsDuration()

@@ -620,8 +620,8 @@ func (s *stepRun) readyOnce(ctx context.Context) (string, *providers.Observation
 	if sys.PowerState != providers.PowerOn && s.t.Device == "" {
 		return "power is " + orUnknown(sys.PowerState), nil, nil
 	}
-	if sys.Health != "OK" && s.t.Device == "" {
-		return "health is " + orUnknown(sys.Health), nil, nil
+	if why := providers.ReadyHealth(sys.Health, s.step.AcceptCritical); why != "" && s.t.Device == "" {
+		return why, nil, nil
 	}
 	st, err := s.p.readState(ctx, s.b, s.t)
 	if err != nil {

@@ -20,8 +20,9 @@ var standardRoles = []struct {
 	{"ReadOnly", []string{"Login", "ConfigureSelf"}},
 }
 
-// renderAccounts returns the AccountService resource at p, if p is one.
-func (b *bmc) renderAccounts(p string) (map[string]any, bool) {
+// renderAccounts returns the AccountService resource at p, if p is one;
+// user is the account's UserName.
+func renderAccounts(p, user string) (map[string]any, bool) {
 	const accounts, roles = accountServicePath + "/Accounts", accountServicePath + "/Roles"
 	switch p {
 	case accountServicePath:
@@ -43,7 +44,7 @@ func (b *bmc) renderAccounts(p string) (map[string]any, bool) {
 			"@odata.type": "#ManagerAccount.v1_3_0.ManagerAccount",
 			"Id":          "1",
 			"Name":        "User Account",
-			"UserName":    b.fleet.opts.Username,
+			"UserName":    user,
 			"RoleId":      "Administrator",
 			"Enabled":     true,
 			"Locked":      false,

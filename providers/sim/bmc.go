@@ -1,28 +1,15 @@
 package sim
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"net"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
-
-// Power states as Redfish spells them.
-const (
-	powerOn          = "On"
-	powerOff         = "Off"
-	powerPoweringOn  = "PoweringOn"
-	powerPoweringOff = "PoweringOff"
-)
-
-// maxTasks bounds the tasks a BMC remembers (real BMCs purge old ones too).
-const maxTasks = 32
 
 // Stats are one BMC's counters since the fleet started.
 type Stats struct {
@@ -73,59 +60,13 @@ type SystemStats struct {
 	SerialNumber string `json:"serial_number"`
 }
 
-type event struct {
-	at time.Time
-	fn func(at time.Time)
-}
-
-type session struct {
-	id, token string
-	lastUsed  time.Time
-}
-
-type pending struct {
-	comp    int
-	version string
-	onReset bool // asked for OnReset: any host reset applies a shared one
-}
-
-type task struct {
-	id         string
-	comp       int   // -1 when the image named no component
-	more       []int // further components flashed by the same task (several Targets)
-	version    string
-	image      string
-	start, end time.Time
-	state      string // final state, or "" while it runs
-	message    string
-	hang       bool
-	payload    taskPayload
-}
-
-// taskPayload is the request that created a task, as Task.Payload shows it.
-type taskPayload struct {
-	targetURI string
-	jsonBody  string
-}
-
-// host is one ComputerSystem behind a BMC: its own power, boot override,
-// virtual media and identity. Resetting one host never touches another.
-type host struct {
-	idx                    int
-	id, path               string // "Node1", "/redfish/v1/Systems/Node1"
-	vmediaColl, vmediaPath string
-	name                   string // the server's name (HostName)
-	uuid, serial           string
-	power                  string
-	powerGen               int
-	health                 string
-	boot                   struct{ target, enabled string }
-	media                  struct{ image string }
-	boots                  int
-}
-
 // bmc is one simulated BMC and its server(s): compact state only;
-// documents are rendered from the shared profile on each request.
+// documents are rendered from the shared profile on each request
+// (render.go), and requests are served in server.go and update.go. Each
+// part of its state is a type of its own, all guarded by mu: its
+// timeline (timeline.go), firmware inventory (inventory.go, members.go),
+// hosts' power (power.go), sessions (session.go), tasks (task.go) and
+// faults (fault.go, fault_timed.go).
 type bmc struct {
 	fleet *Fleet
 	prof  *profile
@@ -139,32 +80,23 @@ type bmc struct {
 
 	uuid, serial string // the manager's and the enclosure's
 	hosts        []*host
-	comps        []component // the profile's, per-system ones once per host
 
 	mu       sync.Mutex
-	events   []event  // sorted by at
-	versions []string // by comps index
-	previous []string // by comps index: the version before the last update, "" for none
-	absent   []bool   // by comps index: the member is not fitted (BMCSpec.Absent)
-	// available are images uploaded but not installed (Dell Available-).
-	available []availableImage
-	pending   []pending
-	bmcDown   time.Time // unreachable until then
-	sessions  []*session
-	nextSess  int
-	tasks     []*task
-	nextTask  int
-	reqNo     uint64
-	inflight  int
-	stats     Stats
-	faults    []Fault
-	jitterN   [jitterKinds]uint32 // operations of each kind so far (Timings.Jitter)
-	// hostDown: a host-down fault holds the hosts off (fault_timed.go).
-	hostDown bool
+	clock    timeline  // what is scheduled, and the jitter of operations
+	inv      inventory // the firmware: versions, staged, uploaded
+	power    hostPower // the hosts' boots, shutdowns and resets
+	bmcDown  time.Time // unreachable until then (restart.go)
+	sessions sessionStore
+	tasks    taskList
+	faults   faultSet
+	reqNo    uint64
+	inflight int
+	stats    Stats // the counters the parts above do not keep
 }
 
 func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
-	b := &bmc{fleet: f, prof: p, spec: s}
+	b := &bmc{fleet: f, prof: p, spec: s, clock: timeline{fleet: f, name: s.Name}, faults: faultSet{fleet: f, name: s.Name}}
+	b.sessions = sessionStore{fleet: f, faults: &b.faults}
 	health := "OK"
 	switch s.Health {
 	case "", "OK":
@@ -236,9 +168,12 @@ func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
 	}
 	b.uuid = deterministicUUID(s.Name, "manager")
 	b.serial = serialNumber(p.serialPrefix, s.Name, "chassis")
+	b.inv = inventory{prof: p, hosts: b.hosts, softwareIDs: s.SoftwareIDs}
+	b.tasks = taskList{fleet: f, prof: p, inv: &b.inv}
+	b.power = hostPower{fleet: f, hosts: b.hosts, clock: &b.clock, faults: &b.faults, inv: &b.inv, specHealth: s.Health}
 	for _, c := range p.components {
 		if !c.perSystem {
-			b.comps = append(b.comps, c)
+			b.inv.comps = append(b.inv.comps, c)
 			continue
 		}
 		for _, h := range b.hosts {
@@ -247,21 +182,21 @@ func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
 			if len(b.hosts) > 1 {
 				ci.key, ci.id, ci.name = h.id+"."+c.key, h.id+"."+c.id, h.id+"."+c.name
 			}
-			b.comps = append(b.comps, ci)
+			b.inv.comps = append(b.inv.comps, ci)
 		}
 	}
 	if !p.noInventory {
-		for i := len(b.comps); i < f.opts.InventoryMembers; i++ {
+		for i := len(b.inv.comps); i < f.opts.InventoryMembers; i++ {
 			id := fmt.Sprintf("Extra%02d", i+1)
-			b.comps = append(b.comps, component{key: id, id: id, name: "Adapter " + id + " Firmware", version: "1.0." + strconv.Itoa(i), upd: updNo, sys: -1})
+			b.inv.comps = append(b.inv.comps, component{key: id, id: id, name: "Adapter " + id + " Firmware", version: "1.0." + strconv.Itoa(i), upd: updNo, sys: -1})
 		}
 	}
-	b.versions = make([]string, len(b.comps))
-	b.previous = make([]string, len(b.comps))
-	for i, c := range b.comps {
-		b.versions[i], b.previous[i] = c.version, c.previous
+	b.inv.versions = make([]string, len(b.inv.comps))
+	b.inv.previous = make([]string, len(b.inv.comps))
+	for i, c := range b.inv.comps {
+		b.inv.versions[i], b.inv.previous[i] = c.version, c.previous
 	}
-	if err := b.setAbsent(s.Absent); err != nil {
+	if err := b.inv.setAbsent(s.Absent); err != nil {
 		return nil, fmt.Errorf("BMC %s: %w", s.Name, err)
 	}
 	for _, k := range sortedKeys(s.Firmware) {
@@ -270,15 +205,15 @@ func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
 			return nil, fmt.Errorf("BMC %s: component %s: empty version", s.Name, k)
 		}
 		found := false
-		for i, c := range b.comps {
+		for i, c := range b.inv.comps {
 			if strings.EqualFold(c.key, k) || (c.sys >= 0 && len(b.hosts) > 1 && strings.EqualFold(c.key, b.hosts[c.sys].id+"."+k)) {
-				b.versions[i] = v
+				b.inv.versions[i] = v
 				found = true
 			}
 		}
 		if !found && !knownKey(k) {
 			var keys []string
-			for _, c := range b.comps {
+			for _, c := range b.inv.comps {
 				keys = append(keys, c.key)
 			}
 			return nil, fmt.Errorf("BMC %s: unknown component %q (profile %s has %s)", s.Name, k, p.name, strings.Join(keys, ", "))
@@ -299,253 +234,21 @@ func knownKey(k string) bool {
 	return false
 }
 
-// component finds a component by key (case-insensitive).
-func (b *bmc) component(key string) (int, bool) {
-	for i, c := range b.comps {
-		if strings.EqualFold(c.key, key) {
-			return i, true
-		}
-	}
-	return 0, false
-}
-
-// hostComponent finds the component of base key on host h: its own
-// per-system one, else the shared one.
-func (b *bmc) hostComponent(h *host, key string) (int, bool) {
-	for i, c := range b.comps {
-		base := b.baseKey(c)
-		if strings.EqualFold(base, key) && (c.sys == h.idx || c.sys < 0) {
-			return i, true
-		}
-	}
-	return 0, false
-}
-
-// at schedules fn at time t. b.mu is held.
-func (b *bmc) at(t time.Time, fn func(at time.Time)) {
-	i := sort.Search(len(b.events), func(i int) bool { return b.events[i].at.After(t) })
-	b.events = append(b.events, event{})
-	copy(b.events[i+1:], b.events[i:])
-	b.events[i] = event{at: t, fn: fn}
-}
-
-// advance runs every event due by now, in time order. Events see their own
-// time, so chained events stay on the simulated timeline however late the
-// request that triggers them arrives. b.mu is held.
-func (b *bmc) advance(now time.Time) {
-	for len(b.events) > 0 && !b.events[0].at.After(now) {
-		ev := b.events[0]
-		b.events = b.events[1:]
-		ev.fn(ev.at)
-	}
-	if len(b.events) == 0 {
-		b.events = nil
-	}
-}
-
-func (b *bmc) after(t time.Time, d time.Duration) time.Time { return t.Add(b.fleet.scale(d)) }
-
-func (b *bmc) down(now time.Time) bool { return now.Before(b.bmcDown) || b.hasFault(FaultDown) }
-
-// hostBoot starts booting host h at t: its pending versions apply and a
-// reimage installs when the boot finishes.
-func (b *bmc) hostBoot(h *host, t time.Time) {
-	h.powerGen++
-	gen := h.powerGen
-	h.power = powerPoweringOn
-	b.stats.Boots++
-	h.boots++
-	d := b.jittered(jitterBoot, b.fleet.timings.Boot)
-	reimage := ""
-	if h.boot.target == "Cd" && h.boot.enabled != "Disabled" && h.media.image != "" {
-		if comp, v, ok := parseImage(h.media.image); ok && comp == ComponentRuntime {
-			reimage = v
-			d += b.jittered(jitterInstall, b.fleet.timings.Install)
-		}
-	}
-	d = b.slowBoot(d, reimage != "")
-	if h.boot.enabled == "Once" {
-		h.boot.target, h.boot.enabled = "None", "Disabled"
-	}
-	b.at(b.after(t, d), func(time.Time) {
-		if h.powerGen != gen {
-			return
-		}
-		if _, ok := b.faultFor(FaultNoReturn, 0); ok {
-			h.power, h.health = powerOff, "Critical"
-			return
-		}
-		h.power = powerOn
-		keep := b.pending[:0]
-		for _, p := range b.pending {
-			if c := b.comps[p.comp]; c.sys == h.idx || (c.sys < 0 && c.activation != activateBMC) || (c.sys < 0 && p.onReset) {
-				b.setVersion(p.comp, p.version)
-			} else {
-				keep = append(keep, p)
-			}
-		}
-		b.pending = keep
-		if reimage != "" {
-			if i, ok := b.hostComponent(h, ComponentRuntime); ok {
-				b.versions[i] = reimage
-			}
-			b.stats.Reimages++
-		}
-	})
-}
-
-// shutdown powers host h off gracefully from t, then runs then (if set).
-func (b *bmc) shutdown(h *host, t time.Time, then func(h *host, at time.Time)) {
-	h.powerGen++
-	gen := h.powerGen
-	h.power = powerPoweringOff
-	b.at(b.after(t, b.slowed(b.jittered(jitterShutdown, b.fleet.timings.Shutdown), "shutdown", "")), func(at time.Time) {
-		if h.powerGen != gen {
-			return
-		}
-		h.power = powerOff
-		if then != nil {
-			then(h, at)
-		}
-	})
-}
-
-// resetTypes are the ComputerSystem.Reset types every profile accepts.
-var resetTypes = []string{"On", "ForceOff", "GracefulShutdown", "GracefulRestart", "ForceRestart", "Nmi", "ForceOn", "PushPowerButton", "PowerCycle"}
-
-// reset performs a ComputerSystem.Reset of host h at now. b.mu is held.
-func (b *bmc) reset(h *host, now time.Time, kind string) error {
-	ignoreGraceful := func() bool {
-		_, ok := b.faultFor(FaultIgnoreGraceful, 0)
-		return ok
-	}
-	switch kind {
-	case "On", "ForceOn":
-		if h.power == powerOff || h.power == powerPoweringOff {
-			b.hostBoot(h, now)
-		}
-	case "ForceOff":
-		h.powerGen++
-		h.power = powerOff
-	case "GracefulShutdown":
-		if h.power == powerOn && !ignoreGraceful() {
-			b.shutdown(h, now, nil)
-		}
-	case "GracefulRestart":
-		switch {
-		case h.power == powerOff:
-			b.hostBoot(h, now)
-		case h.power == powerOn && !ignoreGraceful():
-			b.shutdown(h, now, b.hostBoot)
-		}
-	case "ForceRestart", "PowerCycle":
-		b.hostBoot(h, now)
-	case "PushPowerButton":
-		if h.power == powerOff {
-			b.hostBoot(h, now)
-		} else if h.power == powerOn && !ignoreGraceful() {
-			b.shutdown(h, now, nil)
-		}
-	case "Nmi":
-	default:
-		return fmt.Errorf("ResetType %q is not one of %v", kind, resetTypes)
-	}
-	b.stats.Resets++
-	return nil
-}
-
-// bmcReset makes the BMC unreachable from t for BMCResetTime; sessions are
-// lost (an old X-Auth-Token answers 401 afterwards), and pending BMC
-// versions apply when it is back. The hosts keep running.
-func (b *bmc) bmcReset(t time.Time) {
-	b.stats.BMCResets++
-	b.bmcDown = b.after(t, b.jittered(jitterBMCReset, b.fleet.timings.BMCReset))
-	b.sessions = nil
-	b.stats.SessionsOpen = 0
-	if b.prof.forgetTasks {
-		b.tasks = nil
-	}
-	b.at(b.bmcDown, func(time.Time) {
-		keep := b.pending[:0]
-		for _, p := range b.pending {
-			if b.comps[p.comp].activation == activateBMC {
-				b.setVersion(p.comp, p.version)
-			} else {
-				keep = append(keep, p)
-			}
-		}
-		b.pending = keep
-	})
-}
-
-// newSession opens a session at now, or returns nil at the limit.
-func (b *bmc) newSession(now time.Time) *session {
-	timeout := b.fleet.timings.SessionTimeout
-	live := b.sessions[:0]
-	for _, s := range b.sessions {
-		if now.Sub(s.lastUsed) < timeout {
-			live = append(live, s)
-		}
-	}
-	b.sessions = live
-	limit := b.fleet.opts.SessionLimit
-	if ft, ok := b.faultFor(FaultSessionLimit, 0); ok {
-		limit = ft.Limit
-	}
-	if len(b.sessions) >= limit {
-		b.stats.SessionsRefused++
-		return nil
-	}
-	b.nextSess++
-	var tok [16]byte
-	_, _ = rand.Read(tok[:])
-	s := &session{id: strconv.Itoa(b.nextSess), token: hex.EncodeToString(tok[:]), lastUsed: now}
-	b.sessions = append(b.sessions, s)
-	b.stats.SessionsCreated++
-	return s
-}
-
-func (b *bmc) sessionByToken(tok string) *session {
-	for _, s := range b.sessions {
-		if s.token == tok {
-			return s
-		}
-	}
-	return nil
-}
-
-func (b *bmc) deleteSession(id string) bool {
-	for i, s := range b.sessions {
-		if s.id == id {
-			b.sessions = append(b.sessions[:i:i], b.sessions[i+1:]...)
-			b.stats.SessionsDeleted++
-			return true
-		}
-	}
-	return false
-}
-
 func (b *bmc) versionsNow() map[string]string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.advance(b.fleet.opts.Now())
-	return b.versionMap()
-}
-
-func (b *bmc) versionMap() map[string]string {
-	out := make(map[string]string, len(b.versions))
-	for i, c := range b.comps {
-		out[c.key] = b.versions[i]
-	}
-	return out
+	b.clock.advance(b.fleet.opts.Now())
+	return b.inv.versionMap()
 }
 
 func (b *bmc) snapshot() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.advance(b.fleet.opts.Now())
+	b.clock.advance(b.fleet.opts.Now())
 	s := b.stats
-	s.SessionsOpen = len(b.sessions)
+	s.SessionsOpen = len(b.sessions.list)
+	s.Boots, s.Resets, s.Reimages = b.power.boots, b.power.resets, b.power.reimages
+	s.SessionsCreated, s.SessionsDeleted, s.SessionsRefused = b.sessions.created, b.sessions.deleted, b.sessions.refused
 	if s.Flashes != nil {
 		s.Flashes = make(map[string]int, len(b.stats.Flashes))
 		for k, v := range b.stats.Flashes {
@@ -567,7 +270,7 @@ func (b *bmc) snapshot() Stats {
 			s.Systems[h.id] = SystemStats{PowerState: h.power, Health: h.health, Boots: h.boots, UUID: h.uuid, SerialNumber: h.serial}
 		}
 	}
-	s.Versions = b.versionMap()
+	s.Versions = b.inv.versionMap()
 	return s
 }
 
@@ -586,7 +289,7 @@ func (l *bmcListener) Accept() (net.Conn, error) {
 		}
 		l.b.mu.Lock()
 		now := l.b.fleet.opts.Now()
-		l.b.advance(now)
+		l.b.clock.advance(now)
 		down := l.b.down(now)
 		if !down {
 			l.b.stats.Connections++

@@ -221,36 +221,89 @@ func roll(seed uint64, parts ...string) float64 {
 	return float64(x>>11) / (1 << 53)
 }
 
-// faultFor returns the fault of kind k that applies to BMC b now (set on the
+// baseHealth is the health the BMC started with.
+func (hp *hostPower) baseHealth() string {
+	if hp.specHealth == "" {
+		return "OK"
+	}
+	return hp.specHealth
+}
+
+// syncConditions sets the health the condition faults show, on every
+// system behind the BMC: Critical
+// for a read-only root filesystem, none for an Unknown state; with
+// neither, and no boot fault (provisioning, no-return) holding, the
+// health is what the BMC started with, so a cleared fault leaves the
+// server healthy again.
+func (hp *hostPower) syncConditions() {
+	if hp.hostDownSync() {
+		return
+	}
+	for _, h := range hp.hosts {
+		switch {
+		case hp.faults.has(FaultReadOnlyFS):
+			h.health = "Critical"
+		case hp.faults.has(FaultUnknownState):
+			h.health = ""
+		case hp.faults.has(FaultProvisioning) || hp.faults.has(FaultNoReturn) || hp.fleet.faultRate().Rates[FaultNoReturn] > 0:
+			// As the last boot left it.
+		default:
+			h.health = hp.baseHealth()
+		}
+	}
+}
+
+// faultSet is the faults of one BMC: those set on it (SetFault, a
+// scenario's) and the fleet's rate it draws others from. Its BMC's mu is
+// held for every method.
+type faultSet struct {
+	fleet *Fleet
+	name  string // the BMC's, seeding the rate's draws
+	list  []Fault
+}
+
+// set injects ft, replacing any fault of the same kind and the same Timed
+// (a scenario's spells and components are kept apart); a Fault with Kind
+// FaultNone clears them all.
+func (fs *faultSet) set(ft Fault) {
+	if ft.Kind == FaultNone {
+		fs.list = nil
+		return
+	}
+	out := fs.list[:0:0]
+	for _, o := range fs.list {
+		if o.Kind != ft.Kind || o.Timed != ft.Timed {
+			out = append(out, o)
+		}
+	}
+	fs.list = append(out, ft)
+}
+
+// take returns the fault of kind k that applies to the BMC now (set on the
 // BMC, or drawn from the fleet's rate), consuming one use of a counted
-// fault. reqNo identifies the request for request faults. b.mu is held.
-func (b *bmc) faultFor(k FaultKind, reqNo uint64) (Fault, bool) {
-	switch k {
-	case FaultLatency:
-		// Asked once per request (b.mu held, the timeline advanced): the
-		// moment to bring the health in line with the condition faults.
-		b.syncConditions()
-	case FaultNoReturn:
+// fault. reqNo identifies the request for request faults.
+func (fs *faultSet) take(k FaultKind, reqNo uint64) (Fault, bool) {
+	if k == FaultNoReturn {
 		// Asked when a host boot ends: provisioning that does not finish
 		// fails the boot like no-return, for as long as it holds.
-		if b.hasFault(FaultProvisioning) {
+		if fs.has(FaultProvisioning) {
 			return Fault{Kind: FaultProvisioning}, true
 		}
 	}
-	// One limited to a component is componentFault's.
-	if ft, ok := b.useFault(k, func(ft Fault) bool { return ft.Component == "" }); ok {
+	// One limited to a component is forComponent's.
+	if ft, ok := fs.use(k, func(ft Fault) bool { return ft.Component == "" }); ok {
 		return ft, true
 	}
-	r := b.fleet.faultRate()
+	r := fs.fleet.faultRate()
 	p := r.Rates[k]
 	if p <= 0 {
 		return Fault{}, false
 	}
 	var x float64
 	if k.request() {
-		x = roll(r.Seed, string(k), b.spec.Name, strconv.FormatUint(reqNo, 10))
+		x = roll(r.Seed, string(k), fs.name, strconv.FormatUint(reqNo, 10))
 	} else {
-		x = roll(r.Seed, string(k), b.spec.Name)
+		x = roll(r.Seed, string(k), fs.name)
 	}
 	if x >= p {
 		return Fault{}, false
@@ -261,58 +314,21 @@ func (b *bmc) faultFor(k FaultKind, reqNo uint64) (Fault, bool) {
 	return ft, true
 }
 
-// hasFault reports whether kind k is set on the BMC, without using it.
-// b.mu is held.
-func (b *bmc) hasFault(k FaultKind) bool {
-	for _, ft := range b.faults {
-		if ft.Kind == k && b.holds(ft) {
+// has reports whether kind k is set on the BMC, without using it.
+func (fs *faultSet) has(k FaultKind) bool {
+	for _, ft := range fs.list {
+		if ft.Kind == k && fs.holds(ft) {
 			return true
 		}
 	}
 	return false
 }
 
-// baseHealth is the health the BMC started with.
-func (b *bmc) baseHealth() string {
-	if b.spec.Health == "" {
-		return "OK"
-	}
-	return b.spec.Health
-}
-
-// syncConditions sets the health the condition faults show, on every
-// system behind the BMC: Critical
-// for a read-only root filesystem, none for an Unknown state; with
-// neither, and no boot fault (provisioning, no-return) holding, the
-// health is what the BMC started with, so a cleared fault leaves the
-// server healthy again. b.mu is held.
-func (b *bmc) syncConditions() {
-	if b.hostDownSync() {
-		return
-	}
-	for _, h := range b.hosts {
-		switch {
-		case b.hasFault(FaultReadOnlyFS):
-			h.health = "Critical"
-		case b.hasFault(FaultUnknownState):
-			h.health = ""
-		case b.hasFault(FaultProvisioning) || b.hasFault(FaultNoReturn) || b.fleet.faultRate().Rates[FaultNoReturn] > 0:
-			// As the last boot left it.
-		default:
-			h.health = b.baseHealth()
-		}
-	}
-}
-
-// offlineStates are the states update-offline can report: Redfish's for
-// a resource that is off or not there.
-var offlineStates = []string{"UnavailableOffline", "StandbyOffline", "Disabled", "Absent"}
-
 // updateOffline is the Status.State the UpdateService reports under
 // update-offline (set on the BMC or drawn from the fleet's rate), or ""
-// when it takes updates. b.mu is held.
-func (b *bmc) updateOffline() string {
-	ft, ok := b.faultFor(FaultUpdateOffline, 0)
+// when it takes updates.
+func (fs *faultSet) updateOffline() string {
+	ft, ok := fs.take(FaultUpdateOffline, 0)
 	switch {
 	case !ok:
 		return ""
@@ -321,3 +337,7 @@ func (b *bmc) updateOffline() string {
 	}
 	return ft.State
 }
+
+// offlineStates are the states update-offline can report: Redfish's for
+// a resource that is off or not there.
+var offlineStates = []string{"UnavailableOffline", "StandbyOffline", "Disabled", "Absent"}

@@ -43,34 +43,34 @@ type Timed struct {
 	Steps string `json:"steps,omitempty"`
 }
 
-// holds says whether ft holds now. b.mu is held.
-func (b *bmc) holds(ft Fault) bool {
+// holds says whether ft holds now.
+func (fs *faultSet) holds(ft Fault) bool {
 	if ft.From.IsZero() && ft.Until.IsZero() {
 		return true
 	}
-	now := b.fleet.opts.Now()
+	now := fs.fleet.opts.Now()
 	return !now.Before(ft.From) && (ft.Until.IsZero() || now.Before(ft.Until))
 }
 
-// componentFault reports whether a fault of kind k limited to component
+// forComponent reports whether a fault of kind k limited to component
 // comp holds, using one of its uses. Faults limited to a component are
-// never met by faultFor. b.mu is held.
-func (b *bmc) componentFault(k FaultKind, comp string) bool {
-	_, ok := b.useFault(k, func(ft Fault) bool { return ft.Component != "" && strings.EqualFold(ft.Component, comp) })
+// never met by take.
+func (fs *faultSet) forComponent(k FaultKind, comp string) bool {
+	_, ok := fs.use(k, func(ft Fault) bool { return ft.Component != "" && strings.EqualFold(ft.Component, comp) })
 	return ok
 }
 
-// useFault returns the first fault of kind k set on the BMC that holds now
-// and that want accepts, using one use of a counted fault. b.mu is held.
-func (b *bmc) useFault(k FaultKind, want func(Fault) bool) (Fault, bool) {
-	for i, ft := range b.faults {
-		if ft.Kind != k || !want(ft) || !b.holds(ft) {
+// use returns the first fault of kind k set on the BMC that holds now
+// and that want accepts, using one use of a counted fault.
+func (fs *faultSet) use(k FaultKind, want func(Fault) bool) (Fault, bool) {
+	for i, ft := range fs.list {
+		if ft.Kind != k || !want(ft) || !fs.holds(ft) {
 			continue
 		}
 		if ft.Count > 0 {
-			b.faults[i].Count--
-			if b.faults[i].Count == 0 {
-				b.faults = append(b.faults[:i:i], b.faults[i+1:]...)
+			fs.list[i].Count--
+			if fs.list[i].Count == 0 {
+				fs.list = append(fs.list[:i:i], fs.list[i+1:]...)
 			}
 		}
 		return ft, true
@@ -79,10 +79,10 @@ func (b *bmc) useFault(k FaultKind, want func(Fault) bool) (Fault, bool) {
 }
 
 // slowed is d (simulated) slowed by every slow fault that holds for step
-// (of component comp, for updates). b.mu is held.
-func (b *bmc) slowed(d time.Duration, step, comp string) time.Duration {
-	for _, ft := range b.faults {
-		if ft.Kind != FaultSlow || !b.holds(ft) || ft.Factor <= 0 {
+// (of component comp, for updates).
+func (fs *faultSet) slowed(d time.Duration, step, comp string) time.Duration {
+	for _, ft := range fs.list {
+		if ft.Kind != FaultSlow || !fs.holds(ft) || ft.Factor <= 0 {
 			continue
 		}
 		steps := ft.Steps
@@ -98,13 +98,13 @@ func (b *bmc) slowed(d time.Duration, step, comp string) time.Duration {
 }
 
 // slowBoot is a boot of d slowed: a reimage's boot as reimage, another as
-// any of the steps that wait for it. b.mu is held.
-func (b *bmc) slowBoot(d time.Duration, reimage bool) time.Duration {
+// any of the steps that wait for it.
+func (fs *faultSet) slowBoot(d time.Duration, reimage bool) time.Duration {
 	if reimage {
-		return b.slowed(d, "reimage", "")
+		return fs.slowed(d, "reimage", "")
 	}
 	for _, step := range []string{"reset", "power_on", "wait_ready"} {
-		if s := b.slowed(d, step, ""); s != d {
+		if s := fs.slowed(d, step, ""); s != d {
 			return s
 		}
 	}
@@ -112,24 +112,23 @@ func (b *bmc) slowBoot(d time.Duration, reimage bool) time.Duration {
 }
 
 // hostDownSync holds the hosts down while a host-down fault holds, and
-// brings them back when it ends; it reports whether they are down. b.mu
-// is held.
-func (b *bmc) hostDownSync() bool {
-	down := b.hasFault(FaultHostDown)
+// brings them back when it ends; it reports whether they are down.
+func (hp *hostPower) hostDownSync() bool {
+	down := hp.faults.has(FaultHostDown)
 	switch {
 	case down:
-		for _, h := range b.hosts {
-			if !b.hostDown {
+		for _, h := range hp.hosts {
+			if !hp.hostDown {
 				h.powerGen++ // a boot or shutdown under way is cut
 			}
 			h.power, h.health = powerOff, "Critical"
 		}
-	case b.hostDown:
-		for _, h := range b.hosts {
+	case hp.hostDown:
+		for _, h := range hp.hosts {
 			h.powerGen++
-			h.power, h.health = powerOn, b.baseHealth()
+			h.power, h.health = powerOn, hp.baseHealth()
 		}
 	}
-	b.hostDown = down
+	hp.hostDown = down
 	return down
 }

@@ -5,10 +5,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"math"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"sort"
@@ -452,7 +450,7 @@ func (f *Fleet) SystemPowerState(name, system string) (power, health string) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.advance(f.opts.Now())
+	b.clock.advance(f.opts.Now())
 	for _, h := range b.hosts {
 		if system == "" || h.id == system {
 			return h.power, h.health
@@ -496,17 +494,7 @@ func (f *Fleet) SetFault(name string, ft Fault) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if ft.Kind == FaultNone {
-		b.faults = nil
-		return nil
-	}
-	out := b.faults[:0:0]
-	for _, o := range b.faults {
-		if o.Kind != ft.Kind || o.Timed != ft.Timed {
-			out = append(out, o)
-		}
-	}
-	b.faults = append(out, ft)
+	b.faults.set(ft)
 	return nil
 }
 
@@ -526,31 +514,6 @@ func (f *Fleet) faultRate() FaultRate {
 // scale converts a simulated duration to real time.
 func (f *Fleet) scale(d time.Duration) time.Duration {
 	return time.Duration(float64(d) / f.opts.Speed)
-}
-
-// Operations whose durations Timings.Jitter spreads.
-const (
-	jitterBoot = iota
-	jitterShutdown
-	jitterFlash
-	jitterBMCReset
-	jitterInstall
-	jitterKinds
-)
-
-// jittered returns d, the timing of operation kind, spread by
-// Timings.Jitter for the BMC's next operation of that kind. b.mu is held.
-func (b *bmc) jittered(kind int, d time.Duration) time.Duration {
-	j := b.fleet.timings.Jitter
-	if j == 0 {
-		return d
-	}
-	n := b.jitterN[kind]
-	b.jitterN[kind]++
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%s\x00%d\x00%d", b.spec.Name, kind, n)
-	u := rand.New(rand.NewPCG(b.fleet.timings.JitterSeed, h.Sum64())).Float64()
-	return time.Duration(float64(d) * (1 + j*(2*u-1)))
 }
 
 // retryAfter is the Retry-After value (whole real seconds, 0..10) for a wait

@@ -106,6 +106,6 @@ func biosMember(f *Fleet, name string) string {
 	b := f.byName[name]
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	i, _ := b.component(ComponentBIOS)
-	return b.memberPath(i)
+	i, _ := b.inv.component(ComponentBIOS)
+	return b.inv.memberPath(i)
 }

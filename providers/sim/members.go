@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"strings"
 )
 
 // Inventory members are not all running firmware. Beside a component's
@@ -57,17 +56,17 @@ type availableImage struct {
 
 // memberID is the Id of component i's active member: fixed, or (Dell)
 // made from the version it runs.
-func (b *bmc) memberID(i int) string {
-	c := b.comps[i]
+func (inv *inventory) memberID(i int) string {
+	c := inv.comps[i]
 	if c.memberID != nil {
-		return c.memberID(b.versions[i])
+		return c.memberID(inv.versions[i])
 	}
 	return c.id
 }
 
 // memberPath is the URI of component i's active member.
-func (b *bmc) memberPath(i int) string {
-	return inventoryPrefix(b.comps[i]) + b.memberID(i)
+func (inv *inventory) memberPath(i int) string {
+	return inventoryPrefix(inv.comps[i]) + inv.memberID(i)
 }
 
 func inventoryPrefix(c component) string {
@@ -77,22 +76,22 @@ func inventoryPrefix(c component) string {
 	return "/redfish/v1/UpdateService/FirmwareInventory/"
 }
 
-// members lists every inventory member now. b.mu is held.
-func (b *bmc) members() []member {
+// members lists every inventory member now..
+func (inv *inventory) members() []member {
 	var out []member
-	for i, c := range b.comps {
-		out = append(out, member{comp: i, twin: -1, id: b.memberID(i), version: b.versions[i]})
+	for i, c := range inv.comps {
+		out = append(out, member{comp: i, twin: -1, id: inv.memberID(i), version: inv.versions[i]})
 		for j, tw := range c.twins {
 			switch tw.kind {
 			case twinCurrent:
-				out = append(out, member{comp: i, twin: j, id: tw.id(b.versions[i]), version: b.versions[i]})
+				out = append(out, member{comp: i, twin: j, id: tw.id(inv.versions[i]), version: inv.versions[i]})
 			case twinPrevious:
-				if prev := b.previous[i]; prev != "" {
+				if prev := inv.previous[i]; prev != "" {
 					out = append(out, member{comp: i, twin: j, id: tw.id(prev), version: prev})
 				}
 			case twinPending:
 				m := member{comp: i, twin: j, id: tw.id(""), version: tw.placeholder}
-				for _, p := range b.pending {
+				for _, p := range inv.pending {
 					if p.comp == i {
 						m.version = p.version
 					}
@@ -101,24 +100,24 @@ func (b *bmc) members() []member {
 			}
 		}
 	}
-	for k := range b.available {
-		a := &b.available[k]
+	for k := range inv.available {
+		a := &inv.available[k]
 		out = append(out, member{comp: a.comp, twin: -1, id: a.id, version: a.version, image: a})
 	}
 	return out
 }
 
-func (m member) path(b *bmc) string { return inventoryPrefix(b.comps[m.comp]) + m.id }
+func (m member) path(inv *inventory) string { return inventoryPrefix(inv.comps[m.comp]) + m.id }
 
-// renderMember is an inventory member's document. b.mu is held.
-func (b *bmc) renderMember(m member) map[string]any {
-	c := b.comps[m.comp]
-	doc := b.renderInventory(m.comp)
-	doc = with(doc, m.path(b), "@odata.id")
+// renderMember is an inventory member's document..
+func (inv *inventory) renderMember(m member) map[string]any {
+	c := inv.comps[m.comp]
+	doc := inv.renderInventory(m.comp)
+	doc = with(doc, m.path(inv), "@odata.id")
 	doc = with(doc, m.id, "Id")
 	doc = with(doc, m.version, "Version")
 	state := c.state
-	if b.absent[m.comp] {
+	if inv.absent[m.comp] {
 		state = "Absent"
 	}
 	kind := -1
@@ -145,21 +144,12 @@ func (b *bmc) renderMember(m member) map[string]any {
 	return doc
 }
 
-// setVersion makes v component i's running version; the one it replaces
-// becomes its previous (rollback) version. b.mu is held.
-func (b *bmc) setVersion(i int, v string) {
-	if b.versions[i] != v {
-		b.previous[i] = b.versions[i]
-	}
-	b.versions[i] = v
-}
-
 // memberAt resolves an inventory URI to the component whose active member
-// (or uploaded image) it is. b.mu is held.
-func (b *bmc) memberAt(uri string) (member, bool) {
+// (or uploaded image) it is..
+func (inv *inventory) memberAt(uri string) (member, bool) {
 	uri = cleanPath(uri)
-	for _, m := range b.members() {
-		if m.path(b) == uri {
+	for _, m := range inv.members() {
+		if m.path(inv) == uri {
 			return m, true
 		}
 	}
@@ -167,32 +157,32 @@ func (b *bmc) memberAt(uri string) (member, bool) {
 }
 
 // upload keeps a pushed image as an Available- member (Dell) and returns
-// its URI. b.mu is held.
-func (b *bmc) upload(image string) (string, error) {
+// its URI..
+func (inv *inventory) upload(image string) (string, error) {
 	comp, version, ok := parseImage(image)
 	if !ok || comp == "" {
 		return "", fmt.Errorf("the image %s names no component of this server (want <component>-<version>.bin)", image)
 	}
-	i, found := b.component(comp)
-	if !found || b.comps[i].availableID == nil {
+	i, found := inv.component(comp)
+	if !found || inv.comps[i].availableID == nil {
 		return "", fmt.Errorf("the image %s is for %s, which this server cannot stage", image, comp)
 	}
-	id := b.comps[i].availableID(version)
-	for _, a := range b.available {
+	id := inv.comps[i].availableID(version)
+	for _, a := range inv.available {
 		if a.id == id {
-			return inventoryPrefix(b.comps[i]) + id, nil
+			return inventoryPrefix(inv.comps[i]) + id, nil
 		}
 	}
-	b.available = append(b.available, availableImage{comp: i, version: version, id: id})
-	return inventoryPrefix(b.comps[i]) + id, nil
+	inv.available = append(inv.available, availableImage{comp: i, version: version, id: id})
+	return inventoryPrefix(inv.comps[i]) + id, nil
 }
 
 // install takes an Available- image out of the list, once its update
-// task exists. b.mu is held.
-func (b *bmc) install(a *availableImage) {
-	for k := range b.available {
-		if &b.available[k] == a {
-			b.available = append(b.available[:k:k], b.available[k+1:]...)
+// task exists..
+func (inv *inventory) install(a *availableImage) {
+	for k := range inv.available {
+		if &inv.available[k] == a {
+			inv.available = append(inv.available[:k:k], inv.available[k+1:]...)
 			return
 		}
 	}
@@ -205,20 +195,3 @@ func dellID(state, componentID, fqdd string) func(string) string {
 
 // fixedID is a member Id that does not change with the version.
 func fixedID(id string) func(string) string { return func(string) string { return id } }
-
-// absentMembers checks BMCSpec.Absent against the profile's members.
-func (b *bmc) setAbsent(ids []string) error {
-	b.absent = make([]bool, len(b.comps))
-	for _, id := range ids {
-		found := false
-		for i, c := range b.comps {
-			if strings.EqualFold(c.id, id) {
-				b.absent[i], found = true, true
-			}
-		}
-		if !found {
-			return fmt.Errorf("absent member %q: profile %s has no such inventory member", id, b.prof.name)
-		}
-	}
-	return nil
-}

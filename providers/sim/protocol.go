@@ -140,7 +140,7 @@ func (b *bmc) allowed(p string, now time.Time) ([]string, map[string]any) {
 	}
 	doc, exists := b.render(p, now)
 	if !exists {
-		if st, _, _, ok := b.taskMonitor(p, now); ok && st != http.StatusNotFound {
+		if st, _, _, ok := b.tasks.monitor(p, now); ok && st != http.StatusNotFound {
 			exists = true
 		}
 	}

@@ -1,9 +1,6 @@
 package sim
 
 import (
-	"fmt"
-	"hash/fnv"
-	"net/http"
 	"strings"
 	"time"
 )
@@ -99,7 +96,7 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 	case pr.managerPath:
 		doc := pr.docs[p]
 		if pr.managerVersion != nil {
-			doc = with(doc, pr.managerVersion(b.version(ComponentBMC)), "FirmwareVersion")
+			doc = with(doc, pr.managerVersion(b.inv.version(ComponentBMC)), "FirmwareVersion")
 		}
 		doc = with(doc, b.uuid, "UUID")
 		doc = with(doc, map[string]any{"State": "Enabled", "Health": "OK"}, "Status")
@@ -112,9 +109,9 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 			doc = with(doc, ref(pr.vmediaColl), "VirtualMedia")
 		}
 		if pr.activeImages {
-			if i, ok := b.component(ComponentBMC); ok {
-				images := b.softwareImages(ComponentBMC)
-				doc = with(doc, ref(b.memberPath(i)), "Links", "ActiveSoftwareImage")
+			if i, ok := b.inv.component(ComponentBMC); ok {
+				images := b.inv.softwareImages(ComponentBMC)
+				doc = with(doc, ref(b.inv.memberPath(i)), "Links", "ActiveSoftwareImage")
 				doc = with(doc, refs(images), "Links", "SoftwareImages")
 				if _, ok := at(doc, "Links", "SoftwareImages@odata.count").(int); ok {
 					doc = with(doc, len(images), "Links", "SoftwareImages@odata.count")
@@ -172,9 +169,9 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		}
 		software := strings.HasSuffix(p, "SoftwareInventory")
 		var members []string
-		for _, m := range b.members() {
-			if b.comps[m.comp].software == software {
-				members = append(members, m.path(b))
+		for _, m := range b.inv.members() {
+			if b.inv.comps[m.comp].software == software {
+				members = append(members, m.path(&b.inv))
 			}
 		}
 		return collection(p, "#SoftwareInventoryCollection.SoftwareInventoryCollection", "Software Inventory Collection", members), true
@@ -182,8 +179,8 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		return with(pr.docs[p], ref("/redfish/v1/TaskService/Tasks"), "Tasks"), true
 	case "/redfish/v1/TaskService/Tasks":
 		var members []string
-		for _, t := range b.tasks {
-			if !b.taskGone(t, now) {
+		for _, t := range b.tasks.list {
+			if !b.tasks.gone(t, now) {
 				members = append(members, "/redfish/v1/TaskService/Tasks/"+t.id)
 			}
 		}
@@ -191,32 +188,32 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 	case "/redfish/v1/SessionService":
 		return with(pr.docs[p], ref("/redfish/v1/SessionService/Sessions"), "Sessions"), true
 	case "/redfish/v1/SessionService/Sessions":
-		members := make([]string, len(b.sessions))
-		for i, s := range b.sessions {
+		members := make([]string, len(b.sessions.list))
+		for i, s := range b.sessions.list {
 			members[i] = "/redfish/v1/SessionService/Sessions/" + s.id
 		}
 		return collection(p, "#SessionCollection.SessionCollection", "Session Collection", members), true
 	}
 	if id, ok := strings.CutPrefix(p, "/redfish/v1/TaskService/Tasks/"); ok {
-		if t := b.task(id); t != nil && !b.taskGone(t, now) {
-			return b.taskDoc(t, now), true
+		if t := b.tasks.get(id); t != nil && !b.tasks.gone(t, now) {
+			return b.tasks.doc(t, now), true
 		}
 		return nil, false
 	}
 	if id, ok := strings.CutPrefix(p, "/redfish/v1/SessionService/Sessions/"); ok {
-		for _, s := range b.sessions {
+		for _, s := range b.sessions.list {
 			if s.id == id {
-				return b.sessionDoc(s), true
+				return b.sessions.doc(s), true
 			}
 		}
 		return nil, false
 	}
-	if doc, ok := b.renderAccounts(p); ok {
+	if doc, ok := renderAccounts(p, b.fleet.opts.Username); ok {
 		return doc, true
 	}
 	if !pr.noInventory && strings.HasPrefix(p, "/redfish/v1/UpdateService/") {
-		if m, ok := b.memberAt(p); ok {
-			return b.renderMember(m), true
+		if m, ok := b.inv.memberAt(p); ok {
+			return b.inv.renderMember(m), true
 		}
 	}
 	if strings.HasPrefix(p, "/redfish/v1/Systems/") || strings.HasPrefix(p, pr.vmediaColl) {
@@ -228,12 +225,6 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 
 // managerResetTypes are the Manager.Reset types every profile accepts.
 var managerResetTypes = []string{"ForceRestart", "GracefulRestart"}
-
-// taskGone reports whether a finished task is forgotten by now (basic:
-// FlashTime after it ended).
-func (b *bmc) taskGone(t *task, now time.Time) bool {
-	return b.prof.forgetTasks && t.state != "" && now.Sub(t.end) >= b.fleet.scale(b.fleet.timings.Flash)
-}
 
 func refs(paths []string) []any {
 	out := make([]any, len(paths))
@@ -259,11 +250,6 @@ func at(doc map[string]any, keys ...string) any {
 func asString(v any) string {
 	s, _ := v.(string)
 	return s
-}
-
-func (b *bmc) version(key string) string {
-	i, _ := b.component(key)
-	return b.versions[i]
 }
 
 func actionInfo(p, id string, values []string) map[string]any {
@@ -305,8 +291,8 @@ func (b *bmc) renderSystem(h *host) map[string]any {
 	doc = with(doc, pr.model, "Model")
 	if _, has := doc["BiosVersion"]; has {
 		// Only where the real BMC reports it (openbmc's capture has none).
-		if i, ok := b.hostComponent(h, ComponentBIOS); ok {
-			v := b.versions[i]
+		if i, ok := b.inv.hostComponent(h, ComponentBIOS); ok {
+			v := b.inv.versions[i]
 			if pr.biosVersion != nil {
 				v = pr.biosVersion(v)
 			}
@@ -371,7 +357,7 @@ func (b *bmc) simpleUpdateParams() (transfer actionParam, targets actionParam, h
 	}
 	switch {
 	case pr.targetsAllowable:
-		return transfer, actionParam{required: pr.targetsRequired || b.spec.RequireTargets, allowable: b.targetsAllowed()}, true
+		return transfer, actionParam{required: pr.targetsRequired || b.spec.RequireTargets, allowable: b.inv.targetsAllowed()}, true
 	case b.spec.RequireTargets && pr.actionInfo:
 		return transfer, actionParam{required: true}, true
 	}
@@ -407,7 +393,7 @@ func (b *bmc) renderSimpleUpdateInfo(doc map[string]any) map[string]any {
 
 func (b *bmc) renderUpdateService(doc map[string]any) map[string]any {
 	pr := b.prof
-	if st := b.updateOffline(); st != "" {
+	if st := b.faults.updateOffline(); st != "" {
 		doc = with(doc, st, "Status", "State")
 		if st == "Disabled" {
 			doc = with(doc, false, "ServiceEnabled")
@@ -437,57 +423,6 @@ func (b *bmc) renderUpdateService(doc map[string]any) map[string]any {
 	return doc
 }
 
-func (b *bmc) renderInventory(i int) map[string]any {
-	c := b.comps[i]
-	doc := b.prof.inventoryTemplate
-	p := b.memberPath(i)
-	doc = with(doc, p, "@odata.id")
-	doc = with(doc, c.id, "Id")
-	doc = with(doc, c.name, "Name")
-	doc = with(doc, b.versions[i], "Version")
-	base := b.baseKey(c)
-	sw := base
-	if c.softwareID != "" {
-		sw = c.softwareID
-	}
-	if o := b.spec.SoftwareIDs[base]; o != "" {
-		sw = o
-	}
-	doc = with(doc, sw, "SoftwareId")
-	switch c.upd {
-	case updOmit:
-		doc = without(doc, "Updateable")
-	default:
-		doc = with(doc, c.canUpdate(), "Updateable")
-	}
-	doc = with(doc, c.key+" firmware", "Description")
-	doc = with(doc, map[string]any{"State": "Enabled", "Health": "OK"}, "Status")
-	if b.prof.relatedItems {
-		switch {
-		case c.sys >= 0:
-			doc = with(doc, []any{ref(b.hosts[c.sys].path)}, "RelatedItem")
-		case c.key == ComponentBMC:
-			doc = with(doc, []any{ref(b.prof.managerPath)}, "RelatedItem")
-		default:
-			doc = with(doc, []any{ref(b.prof.chassisPath)}, "RelatedItem")
-		}
-		if _, ok := doc["RelatedItem@odata.count"]; ok {
-			doc = with(doc, 1, "RelatedItem@odata.count")
-		}
-	} else {
-		doc = without(doc, "RelatedItem")
-	}
-	if _, ok := doc["@odata.context"]; ok {
-		doc = with(doc, "/redfish/v1/$metadata#SoftwareInventory.SoftwareInventory", "@odata.context")
-	}
-	if _, ok := doc["@odata.etag"]; ok {
-		h := fnv.New32a()
-		h.Write([]byte(b.versions[i]))
-		doc = with(doc, fmt.Sprintf(`W/"%08X"`, h.Sum32()), "@odata.etag")
-	}
-	return doc
-}
-
 // without returns a copy of doc without key.
 func without(doc map[string]any, key string) map[string]any {
 	if _, ok := doc[key]; !ok {
@@ -500,94 +435,6 @@ func without(doc map[string]any, key string) map[string]any {
 		}
 	}
 	return out
-}
-
-func (b *bmc) sessionDoc(s *session) map[string]any {
-	return map[string]any{
-		"@odata.id":   "/redfish/v1/SessionService/Sessions/" + s.id,
-		"@odata.type": "#Session.v1_3_0.Session",
-		"Id":          s.id,
-		"Name":        "User Session",
-		"UserName":    b.fleet.opts.Username,
-	}
-}
-
-func (b *bmc) taskDoc(t *task, now time.Time) map[string]any {
-	state, percent := t.status(now)
-	status := "OK"
-	msgID, msg := "Update.1.0.UpdateInProgress", "An update is in progress."
-	switch state {
-	case "Completed":
-		msgID, msg = "Base.1.8.Success", "Successfully Completed Request"
-		if t.comp >= 0 {
-			msg = "The update of " + b.comps[t.comp].key + " to " + t.version + " completed."
-		}
-	case "Exception":
-		status = "Critical"
-		msgID, msg = "Update.1.0.ApplyFailed", t.message
-	case "New", "Starting":
-		msgID, msg = "Task.1.0.New", "The task with Id '"+t.id+"' has started."
-	}
-	doc := map[string]any{
-		"@odata.id":       "/redfish/v1/TaskService/Tasks/" + t.id,
-		"@odata.type":     "#Task.v1_4_3.Task",
-		"Id":              t.id,
-		"Name":            "Update " + t.image[strings.LastIndex(t.image, "/")+1:],
-		"TaskState":       state,
-		"TaskStatus":      status,
-		"PercentComplete": percent,
-		"StartTime":       t.start.UTC().Format(time.RFC3339),
-		"TaskMonitor":     b.prof.taskMonitor(t.id),
-		"Messages": []any{map[string]any{
-			"MessageId": msgID, "Message": msg, "Severity": status, "MessageArgs": []any{},
-		}},
-	}
-	if t.state != "" {
-		doc["EndTime"] = t.end.UTC().Format(time.RFC3339)
-	}
-	// Payload (Task v1_3_0 and later) names the request that made the task,
-	// so a client that lost the 202 can find its task again. The AMI
-	// mockup's tasks show none (only a descriptive Name and Description):
-	// there only Name, which carries the image's file name on every
-	// profile, identifies an update.
-	if b.prof.name != ProfileAMI && t.payload.targetURI != "" {
-		doc["Payload"] = map[string]any{
-			"TargetUri":     t.payload.targetURI,
-			"HttpOperation": "POST",
-			"HttpHeaders":   []any{},
-			"JsonBody":      t.payload.jsonBody,
-		}
-	}
-	return doc
-}
-
-// taskMonitor answers a GET of a task monitor URI: 202 with the task while
-// it runs, then (per profile) 200 with the task or 404 because finished
-// monitors vanish. ok is false when p is no task monitor. b.mu is held.
-func (b *bmc) taskMonitor(p string, now time.Time) (status int, doc map[string]any, hdr map[string]string, ok bool) {
-	var id string
-	switch {
-	case strings.HasPrefix(p, "/redfish/v1/TaskService/TaskMonitors/"):
-		id = strings.TrimPrefix(p, "/redfish/v1/TaskService/TaskMonitors/")
-	case strings.HasPrefix(p, "/redfish/v1/TaskService/Tasks/") && strings.HasSuffix(p, "/Monitor"):
-		id = strings.TrimSuffix(strings.TrimPrefix(p, "/redfish/v1/TaskService/Tasks/"), "/Monitor")
-	default:
-		return 0, nil, nil, false
-	}
-	t := b.task(id)
-	if t == nil || b.prof.taskMonitor(id) != p || b.taskGone(t, now) {
-		return http.StatusNotFound, nil, nil, true
-	}
-	if t.state == "" {
-		return http.StatusAccepted, b.taskDoc(t, now), map[string]string{
-			"Location":    p,
-			"Retry-After": retryAfter(t.end.Sub(now)),
-		}, true
-	}
-	if b.prof.monitorVanishes {
-		return http.StatusNotFound, nil, nil, true
-	}
-	return http.StatusOK, b.taskDoc(t, now), nil, true
 }
 
 // odataService is the OData service document: the service root and each
@@ -603,33 +450,6 @@ func (b *bmc) odataService() map[string]any {
 	return map[string]any{"@odata.context": "/redfish/v1/$metadata", "value": value}
 }
 
-// baseKey is a component's key without the "Node1." of a per-system
-// component on a BMC with several systems: the key the release names.
-func (b *bmc) baseKey(c component) string {
-	if c.sys >= 0 && len(b.hosts) > 1 {
-		return strings.TrimPrefix(c.key, b.hosts[c.sys].id+".")
-	}
-	return c.key
-}
-
-// softwareImages lists the members that are images of component key: its
-// active member, its rollback (Dell Previous-) and the copies that name it
-// (Lenovo BMC-Backup, Supermicro Golden_/Staging_/Backup_). b.mu is held.
-func (b *bmc) softwareImages(key string) []string {
-	var out []string
-	for _, m := range b.members() {
-		c := b.comps[m.comp]
-		if m.image != nil || (c.key != key && c.imageOf != key) {
-			continue
-		}
-		if m.twin >= 0 && c.twins[m.twin].kind != twinPrevious {
-			continue
-		}
-		out = append(out, m.path(b))
-	}
-	return out
-}
-
 // renderBios is a System's Bios resource: what links the System to the
 // BIOS member it runs (Links.ActiveSoftwareImage, Bios v1_1_0).
 func (b *bmc) renderBios(h *host) map[string]any {
@@ -641,8 +461,8 @@ func (b *bmc) renderBios(h *host) map[string]any {
 		"AttributeRegistry": "BiosAttributeRegistry.v1_0_0",
 		"Attributes":        map[string]any{},
 	}
-	if i, ok := b.hostComponent(h, ComponentBIOS); ok {
-		doc["Links"] = map[string]any{"ActiveSoftwareImage": ref(b.memberPath(i)), "SoftwareImages": refs(b.softwareImages(b.comps[i].key))}
+	if i, ok := b.inv.hostComponent(h, ComponentBIOS); ok {
+		doc["Links"] = map[string]any{"ActiveSoftwareImage": ref(b.inv.memberPath(i)), "SoftwareImages": refs(b.inv.softwareImages(b.inv.comps[i].key))}
 	}
 	return doc
 }

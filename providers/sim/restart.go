@@ -7,6 +7,37 @@ import (
 	"time"
 )
 
+// A BMC restarts when asked (Manager.Reset), after a flash of its own
+// firmware, and under bmc-restart-during-update: it is unreachable for a
+// while and comes back having lost its sessions.
+
+// down reports whether the BMC is unreachable at now: restarting, or
+// under the down fault.
+func (b *bmc) down(now time.Time) bool { return now.Before(b.bmcDown) || b.faults.has(FaultDown) }
+
+// bmcReset makes the BMC unreachable from t for BMCResetTime; sessions are
+// lost (an old X-Auth-Token answers 401 afterwards), and pending BMC
+// versions apply when it is back. The hosts keep running.
+func (b *bmc) bmcReset(t time.Time) {
+	b.stats.BMCResets++
+	b.bmcDown = b.clock.after(t, b.clock.jittered(jitterBMCReset, b.fleet.timings.BMCReset))
+	b.sessions.drop()
+	if b.prof.forgetTasks {
+		b.tasks.list = nil
+	}
+	b.clock.at(b.bmcDown, func(time.Time) {
+		keep := b.inv.pending[:0]
+		for _, p := range b.inv.pending {
+			if b.inv.comps[p.comp].activation == activateBMC {
+				b.inv.setVersion(p.comp, p.version)
+			} else {
+				keep = append(keep, p)
+			}
+		}
+		b.inv.pending = keep
+	})
+}
+
 // FaultBMCRestartDuringUpdate makes the BMC restart while an update task
 // runs, as a BMC whose watchdog fires mid-flash or that reboots itself to
 // finish one does: halfway through the flash the BMC goes away for its
@@ -59,11 +90,11 @@ func parseRestartArg(ft Fault, arg string, hasArg bool) (Fault, error) {
 // fault holds for this update: it reports whether it did (the task then
 // never ends by itself). b.mu is held.
 func (b *bmc) restartDuringUpdate(t *task, now time.Time, applyTime string) bool {
-	ft, ok := b.faultFor(FaultBMCRestartDuringUpdate, 0)
+	ft, ok := b.faults.take(FaultBMCRestartDuringUpdate, 0)
 	if !ok && t.comp >= 0 {
 		// One limited to a component hits only that component's updates.
-		key := b.comps[t.comp].key
-		ft, ok = b.useFault(FaultBMCRestartDuringUpdate, func(ft Fault) bool { return ft.Component != "" && strings.EqualFold(ft.Component, key) })
+		key := b.inv.comps[t.comp].key
+		ft, ok = b.faults.use(FaultBMCRestartDuringUpdate, func(ft Fault) bool { return ft.Component != "" && strings.EqualFold(ft.Component, key) })
 	}
 	if !ok {
 		return false
@@ -74,11 +105,11 @@ func (b *bmc) restartDuringUpdate(t *task, now time.Time, applyTime string) bool
 		// A task done in one request (basic): the BMC answers first.
 		at = now.Add(10 * time.Millisecond)
 	}
-	b.at(at, func(at time.Time) {
-		b.forgetTask(t)
+	b.clock.at(at, func(at time.Time) {
+		b.tasks.forget(t)
 		b.stats.UpdatesLost++
 		if ft.DropsStaged {
-			b.dropStaged()
+			b.inv.dropStaged()
 		}
 		if ft.Took {
 			b.flash(t, applyTime)
@@ -86,26 +117,4 @@ func (b *bmc) restartDuringUpdate(t *task, now time.Time, applyTime string) bool
 		b.bmcReset(at)
 	})
 	return true
-}
-
-// forgetTask drops t, as a restarted BMC has lost it. b.mu is held.
-func (b *bmc) forgetTask(t *task) {
-	for i, x := range b.tasks {
-		if x == t {
-			b.tasks = append(b.tasks[:i:i], b.tasks[i+1:]...)
-			return
-		}
-	}
-}
-
-// dropStaged discards the images staged for the next host reset; a BMC's
-// own firmware, which its restart activates, stays. b.mu is held.
-func (b *bmc) dropStaged() {
-	keep := b.pending[:0]
-	for _, p := range b.pending {
-		if b.comps[p.comp].activation == activateBMC {
-			keep = append(keep, p)
-		}
-	}
-	b.pending = keep
 }

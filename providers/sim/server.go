@@ -59,7 +59,7 @@ func (f *Fleet) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{ResponseWriter: w}
 	now := f.opts.Now()
 	b.mu.Lock()
-	b.advance(now)
+	b.clock.advance(now)
 	if b.down(now) {
 		b.mu.Unlock()
 		dropConn(w)
@@ -71,12 +71,15 @@ func (f *Fleet) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	b.inflight++
 	b.stats.MaxConcurrent = max(b.stats.MaxConcurrent, b.inflight)
 	latency := f.opts.Latency
-	if ft, ok := b.faultFor(FaultLatency, reqNo); ok {
+	// Once per request (the timeline advanced): the moment to bring the
+	// health in line with the condition faults.
+	b.power.syncConditions()
+	if ft, ok := b.faults.take(FaultLatency, reqNo); ok {
 		latency += ft.Latency
 	}
 	var reqFault *Fault
 	for _, k := range []FaultKind{FaultTimeout, FaultBusy, FaultError, FaultMalformed} {
-		if ft, ok := b.faultFor(k, reqNo); ok {
+		if ft, ok := b.faults.take(k, reqNo); ok {
 			reqFault = &ft
 			b.stats.FaultsInjected++
 			break
@@ -231,7 +234,7 @@ func public(method, p string) bool {
 // authorized checks X-Auth-Token or Basic credentials. b.mu is held.
 func (b *bmc) authorized(r *http.Request, now time.Time) bool {
 	if tok := r.Header.Get("X-Auth-Token"); tok != "" && !b.prof.noSessions {
-		if s := b.sessionByToken(tok); s != nil && now.Sub(s.lastUsed) < b.fleet.timings.SessionTimeout {
+		if s := b.sessions.byToken(tok); s != nil && now.Sub(s.lastUsed) < b.fleet.timings.SessionTimeout {
 			s.lastUsed = now
 			return true
 		}
@@ -272,7 +275,7 @@ func (b *bmc) route(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	b.mu.Lock()
-	b.advance(now)
+	b.clock.advance(now)
 	methods, doc := b.allowed(p, now)
 	b.mu.Unlock()
 	if methods == nil {
@@ -317,8 +320,8 @@ func (b *bmc) get(w http.ResponseWriter, r *http.Request, p string, now time.Tim
 		return
 	}
 	b.mu.Lock()
-	b.advance(now)
-	if status, doc, hdr, ok := b.taskMonitor(p, now); ok {
+	b.clock.advance(now)
+	if status, doc, hdr, ok := b.tasks.monitor(p, now); ok {
 		b.mu.Unlock()
 		for k, v := range hdr {
 			w.Header().Set(k, v)
@@ -338,7 +341,7 @@ func (b *bmc) get(w http.ResponseWriter, r *http.Request, p string, now time.Tim
 	if ok && b.prof.name == ProfileDMTF && strings.HasPrefix(p, "/redfish/v1/TaskService/Tasks/") {
 		// The DMTF profile's task is its own monitor (as on iDRAC): 202 while
 		// it runs, which clients such as sushy rely on.
-		if t := b.task(strings.TrimPrefix(p, "/redfish/v1/TaskService/Tasks/")); t != nil && t.state == "" {
+		if t := b.tasks.get(strings.TrimPrefix(p, "/redfish/v1/TaskService/Tasks/")); t != nil && t.state == "" {
 			status = http.StatusAccepted
 			w.Header().Set("Retry-After", retryAfter(t.end.Sub(now)))
 		}
@@ -437,7 +440,7 @@ func (b *bmc) offlineUpdate(p string) bool {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.updateOffline() != ""
+	return b.faults.updateOffline() != ""
 }
 
 func (b *bmc) post(w http.ResponseWriter, r *http.Request, p string) {
@@ -449,8 +452,8 @@ func (b *bmc) post(w http.ResponseWriter, r *http.Request, p string) {
 		}
 		b.mu.Lock()
 		now := b.fleet.opts.Now()
-		b.advance(now)
-		err := b.reset(h, now, req.ResetType)
+		b.clock.advance(now)
+		err := b.power.reset(h, now, req.ResetType)
 		b.mu.Unlock()
 		if err != nil {
 			writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterValueNotInList", err.Error(), "ResetType", req.ResetType)
@@ -501,7 +504,7 @@ func (b *bmc) post(w http.ResponseWriter, r *http.Request, p string) {
 		}
 		b.mu.Lock()
 		now := b.fleet.opts.Now()
-		b.advance(now)
+		b.clock.advance(now)
 		// The BMC answers, then goes away: the reset starts a moment later.
 		b.bmcReset(now.Add(10 * time.Millisecond))
 		b.mu.Unlock()
@@ -546,10 +549,10 @@ func (b *bmc) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 	b.mu.Lock()
 	now := b.fleet.opts.Now()
-	s := b.newSession(now)
+	s := b.sessions.open(now)
 	var doc map[string]any
 	if s != nil {
-		doc = b.sessionDoc(s)
+		doc = b.sessions.doc(s)
 	}
 	b.mu.Unlock()
 	if s == nil {
@@ -630,7 +633,7 @@ func (b *bmc) delete(w http.ResponseWriter, r *http.Request, p string) {
 		return
 	}
 	b.mu.Lock()
-	found := b.deleteSession(id)
+	found := b.sessions.remove(id)
 	b.mu.Unlock()
 	if !found {
 		writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+p+" was not found.")

@@ -1,193 +1,81 @@
 package sim
 
 import (
-	"fmt"
-	"strconv"
+	"net/http"
 	"strings"
 	"time"
 )
 
-// startTask creates an update task at now for image (with optional
-// targets: inventory members, or on basic the System or Manager; several
-// where the profile takes several) and apply time. b.mu is held.
-func (b *bmc) startTask(now time.Time, image string, targets []string, applyTime string, payload taskPayload) *task {
-	b.nextTask++
-	t := &task{id: strconv.Itoa(b.nextTask), comp: -1, image: image, start: now, end: b.after(now, b.jittered(jitterFlash, b.fleet.timings.Flash)), payload: payload}
-	if b.prof.acceptNoContent {
-		t.end = now
+// The tasks of a BMC's TaskService: each update creates one (update.go),
+// which runs until its flash ends. A BMC remembers the last maxTasks, and
+// (per profile) forgets finished ones or loses them all when it restarts.
+
+// maxTasks bounds the tasks a BMC remembers (real BMCs purge old ones too).
+const maxTasks = 32
+
+// taskList is the tasks one BMC remembers. Its BMC's mu is held for
+// every method.
+type taskList struct {
+	fleet *Fleet
+	prof  *profile
+	inv   *inventory // the components a task's document names
+	list  []*task
+	next  int // the last task's Id
+}
+
+type task struct {
+	id         string
+	comp       int   // -1 when the image named no component
+	more       []int // further components flashed by the same task (several Targets)
+	version    string
+	image      string
+	start, end time.Time
+	state      string // final state, or "" while it runs
+	message    string
+	hang       bool
+	payload    taskPayload
+}
+
+// taskPayload is the request that created a task, as Task.Payload shows it.
+type taskPayload struct {
+	targetURI string
+	jsonBody  string
+}
+
+// add remembers t, forgetting the oldest beyond maxTasks.
+func (tl *taskList) add(t *task) {
+	tl.list = append(tl.list, t)
+	if len(tl.list) > maxTasks {
+		tl.list = tl.list[len(tl.list)-maxTasks:]
 	}
-	comp, version, ok := parseImage(image)
-	var idx []int
-	for _, target := range targets {
-		i, found := b.targetComponent(target)
-		if !found {
-			t.message = fmt.Sprintf("Target %s is not an updateable inventory item.", target)
-			idx = nil
-			break
-		}
-		idx = append(idx, i)
-	}
-	if len(targets) == 0 && comp != "" {
-		var matches []int
-		for i, c := range b.comps {
-			base := b.baseKey(c)
-			if (strings.EqualFold(base, comp) || strings.EqualFold(c.key, comp)) && !b.absent[i] {
-				matches = append(matches, i) // an absent member takes no image
-			}
-		}
-		// Several members of one key (8 GPUs) take one image together
-		// where the profile says so; elsewhere the image must name one.
-		if len(matches) == 1 || (len(matches) > 1 && b.prof.multiTarget) {
-			idx = matches
-		}
-	}
-	for _, i := range idx {
-		if !b.comps[i].canUpdate() || b.absent[i] {
-			idx = nil
-			break
-		}
-	}
-	if len(idx) > 0 && ok {
-		t.comp, t.more, t.version = idx[0], idx[1:], version
-	} else if t.message == "" {
-		t.message = fmt.Sprintf("The image %s does not apply to any updateable component of this server (want <component>-<version>.bin, component one of BMC, BIOS, NIC, CPLD, GPU).", image)
-	}
-	b.stats.Updates++
-	key := ""
-	if t.comp >= 0 {
-		key = b.comps[t.comp].key
-		t.end = now.Add(b.slowed(t.end.Sub(now), "update", key))
-	}
-	fail := t.comp < 0
-	if b.componentFault(FaultTaskFail, key) {
-		fail = true
-		b.stats.FaultsInjected++
-		if t.message == "" {
-			t.message = "The " + key + " image failed verification (injected fault)."
-		}
-	} else if _, ok := b.faultFor(FaultTaskFail, 0); ok {
-		fail = true
-		b.stats.FaultsInjected++
-		if t.message == "" {
-			t.message = "The firmware image failed verification (injected fault)."
+}
+
+func (tl *taskList) get(id string) *task {
+	for _, t := range tl.list {
+		if t.id == id {
+			return t
 		}
 	}
-	if _, ok := b.faultFor(FaultTaskHang, 0); ok {
-		t.hang = true
-		b.stats.FaultsInjected++
-	}
-	b.tasks = append(b.tasks, t)
-	if len(b.tasks) > maxTasks {
-		b.tasks = b.tasks[len(b.tasks)-maxTasks:]
-	}
-	if t.hang {
-		return t
-	}
-	if !fail && b.restartDuringUpdate(t, now, applyTime) {
-		return t // the BMC restarts before the task ends (restart.go)
-	}
-	finish := func(at time.Time) {
-		if fail {
-			t.state = "Exception"
-			b.stats.TasksFailed++
+	return nil
+}
+
+// forget drops t, as a restarted BMC has lost it..
+func (tl *taskList) forget(t *task) {
+	for i, x := range tl.list {
+		if x == t {
+			tl.list = append(tl.list[:i:i], tl.list[i+1:]...)
 			return
 		}
-		t.state = "Completed"
-		b.stats.TasksCompleted++
-		if b.flash(t, applyTime) {
-			if t.end.Equal(t.start) {
-				// Accepted and completed in one request (basic): the BMC
-				// answers, then goes away a moment later.
-				at = at.Add(10 * time.Millisecond)
-			}
-			b.bmcReset(at)
-		}
 	}
-	if t.end.Equal(now) {
-		finish(now)
-		return t
-	}
-	b.at(t.end, finish)
-	return t
 }
 
-// flash writes task t's image to its components: each shows its version
-// at once, at the next host reset, or (a BMC's own firmware) when the BMC
-// restarts; restart reports the last. b.mu is held.
-func (b *bmc) flash(t *task, applyTime string) (restart bool) {
-	for _, i := range append([]int{t.comp}, t.more...) {
-		c := b.comps[i]
-		if b.stats.Flashes == nil {
-			b.stats.Flashes, b.stats.MemberFlashes = map[string]int{}, map[string]int{}
-		}
-		b.stats.Flashes[c.key]++
-		b.stats.MemberFlashes[c.id]++
-		p := pending{comp: i, version: t.version}
-		switch {
-		case applyTime == "OnReset":
-			p.onReset = true
-			b.pending = append(b.pending, p)
-		case c.activation == activateNow:
-			b.setVersion(i, t.version)
-		case c.activation == activateBMC:
-			b.pending = append(b.pending, p)
-			restart = true
-		default:
-			b.pending = append(b.pending, p)
-		}
-	}
-	return restart
+// gone reports whether a finished task is forgotten by now (basic:
+// FlashTime after it ended).
+func (tl *taskList) gone(t *task, now time.Time) bool {
+	return tl.prof.forgetTasks && t.state != "" && now.Sub(t.end) >= tl.fleet.scale(tl.fleet.timings.Flash)
 }
 
-// targetComponent resolves a Targets entry to a component: an updateable
-// member's active member, or (basic, hgx) the System for its BIOS and the
-// Manager for the BMC.
-func (b *bmc) targetComponent(target string) (int, bool) {
-	target = cleanPath(target)
-	if b.prof.targetsSystemManager || b.prof.systemManagerTargets {
-		if target == b.prof.managerPath {
-			return b.component(ComponentBMC)
-		}
-		for _, h := range b.hosts {
-			if target == h.path {
-				return b.hostComponent(h, ComponentBIOS)
-			}
-		}
-		if b.prof.targetsSystemManager {
-			return 0, false
-		}
-	}
-	for i := range b.comps {
-		if b.memberPath(i) == target {
-			return i, true
-		}
-	}
-	return 0, false
-}
-
-// targetsAllowed lists the Targets values the SimpleUpdate ActionInfo
-// allows: updateable inventory members (or only those the profile names),
-// or on basic the Systems and the Manager (hgx: both).
-func (b *bmc) targetsAllowed() []string {
-	var out []string
-	if b.prof.targetsSystemManager || b.prof.systemManagerTargets {
-		out = append(out, b.prof.managerPath)
-		for _, h := range b.hosts {
-			out = append(out, h.path)
-		}
-		if b.prof.targetsSystemManager {
-			return append(out[1:], out[0]) // Systems, then the Manager
-		}
-	}
-	for i, c := range b.comps {
-		if c.canUpdate() && (b.prof.targetsOnly == nil || contains(b.prof.targetsOnly, c.id)) {
-			out = append(out, b.memberPath(i))
-		}
-	}
-	return out
-}
-
-// taskState is the task's state, percent and message at now.
+// status is the task's state and percent at now.
 func (t *task) status(now time.Time) (state string, percent int) {
 	if t.state != "" {
 		return t.state, 100
@@ -209,11 +97,80 @@ func (t *task) status(now time.Time) (state string, percent int) {
 	}
 }
 
-func (b *bmc) task(id string) *task {
-	for _, t := range b.tasks {
-		if t.id == id {
-			return t
+func (tl *taskList) doc(t *task, now time.Time) map[string]any {
+	state, percent := t.status(now)
+	status := "OK"
+	msgID, msg := "Update.1.0.UpdateInProgress", "An update is in progress."
+	switch state {
+	case "Completed":
+		msgID, msg = "Base.1.8.Success", "Successfully Completed Request"
+		if t.comp >= 0 {
+			msg = "The update of " + tl.inv.comps[t.comp].key + " to " + t.version + " completed."
+		}
+	case "Exception":
+		status = "Critical"
+		msgID, msg = "Update.1.0.ApplyFailed", t.message
+	case "New", "Starting":
+		msgID, msg = "Task.1.0.New", "The task with Id '"+t.id+"' has started."
+	}
+	doc := map[string]any{
+		"@odata.id":       "/redfish/v1/TaskService/Tasks/" + t.id,
+		"@odata.type":     "#Task.v1_4_3.Task",
+		"Id":              t.id,
+		"Name":            "Update " + t.image[strings.LastIndex(t.image, "/")+1:],
+		"TaskState":       state,
+		"TaskStatus":      status,
+		"PercentComplete": percent,
+		"StartTime":       t.start.UTC().Format(time.RFC3339),
+		"TaskMonitor":     tl.prof.taskMonitor(t.id),
+		"Messages": []any{map[string]any{
+			"MessageId": msgID, "Message": msg, "Severity": status, "MessageArgs": []any{},
+		}},
+	}
+	if t.state != "" {
+		doc["EndTime"] = t.end.UTC().Format(time.RFC3339)
+	}
+	// Payload (Task v1_3_0 and later) names the request that made the task,
+	// so a client that lost the 202 can find its task again. The AMI
+	// mockup's tasks show none (only a descriptive Name and Description):
+	// there only Name, which carries the image's file name on every
+	// profile, identifies an update.
+	if tl.prof.name != ProfileAMI && t.payload.targetURI != "" {
+		doc["Payload"] = map[string]any{
+			"TargetUri":     t.payload.targetURI,
+			"HttpOperation": "POST",
+			"HttpHeaders":   []any{},
+			"JsonBody":      t.payload.jsonBody,
 		}
 	}
-	return nil
+	return doc
+}
+
+// monitor answers a GET of a task monitor URI: 202 with the task while
+// it runs, then (per profile) 200 with the task or 404 because finished
+// monitors vanish. ok is false when p is no task monitor..
+func (tl *taskList) monitor(p string, now time.Time) (status int, doc map[string]any, hdr map[string]string, ok bool) {
+	var id string
+	switch {
+	case strings.HasPrefix(p, "/redfish/v1/TaskService/TaskMonitors/"):
+		id = strings.TrimPrefix(p, "/redfish/v1/TaskService/TaskMonitors/")
+	case strings.HasPrefix(p, "/redfish/v1/TaskService/Tasks/") && strings.HasSuffix(p, "/Monitor"):
+		id = strings.TrimSuffix(strings.TrimPrefix(p, "/redfish/v1/TaskService/Tasks/"), "/Monitor")
+	default:
+		return 0, nil, nil, false
+	}
+	t := tl.get(id)
+	if t == nil || tl.prof.taskMonitor(id) != p || tl.gone(t, now) {
+		return http.StatusNotFound, nil, nil, true
+	}
+	if t.state == "" {
+		return http.StatusAccepted, tl.doc(t, now), map[string]string{
+			"Location":    p,
+			"Retry-After": retryAfter(t.end.Sub(now)),
+		}, true
+	}
+	if tl.prof.monitorVanishes {
+		return http.StatusNotFound, nil, nil, true
+	}
+	return http.StatusOK, tl.doc(t, now), nil, true
 }

@@ -6,7 +6,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 )
 
 type updateParams struct {
@@ -89,7 +91,7 @@ func (b *bmc) simpleUpdate(w http.ResponseWriter, r *http.Request) {
 		// Without Targets a per-system image would have to pick a system.
 		if comp, _, ok := parseImage(req.ImageURI); ok && comp != "" {
 			var on []string
-			for _, c := range b.comps {
+			for _, c := range b.inv.comps {
 				if c.sys >= 0 && strings.EqualFold(strings.TrimPrefix(c.key, b.hosts[c.sys].id+"."), comp) {
 					on = append(on, inventoryPath(c))
 				}
@@ -102,11 +104,11 @@ func (b *bmc) simpleUpdate(w http.ResponseWriter, r *http.Request) {
 	}
 	image := req.ImageURI
 	b.mu.Lock()
-	staged, isStaged := b.memberAt(req.ImageURI)
+	staged, isStaged := b.inv.memberAt(req.ImageURI)
 	if isStaged && staged.image != nil {
 		// An image uploaded before (Dell Available-): install it.
-		image = fmt.Sprintf("%s-%s.bin", b.comps[staged.comp].key, staged.image.version)
-		b.install(staged.image)
+		image = fmt.Sprintf("%s-%s.bin", b.inv.comps[staged.comp].key, staged.image.version)
+		b.inv.install(staged.image)
 	}
 	b.mu.Unlock()
 	b.accept(w, image, req.targets(), req.ApplyTime, taskPayload{targetURI: r.URL.Path, jsonBody: req.jsonBody()})
@@ -219,8 +221,8 @@ func (b *bmc) push(w http.ResponseWriter, r *http.Request) {
 	if mt == "multipart/form-data" {
 		for _, target := range params.Targets {
 			b.mu.Lock()
-			i, ok := b.targetComponent(target)
-			ok = ok && b.comps[i].canUpdate() && !b.absent[i]
+			i, ok := b.inv.targetComponent(target)
+			ok = ok && b.inv.comps[i].canUpdate() && !b.inv.absent[i]
 			b.mu.Unlock()
 			if !ok {
 				writeParamError(w, http.StatusBadRequest, "Base.1.8.PropertyValueNotInList", "The value \""+target+"\" for the property Targets is not an updateable item of this BMC.", "Targets", target)
@@ -237,7 +239,7 @@ func (b *bmc) push(w http.ResponseWriter, r *http.Request) {
 	if b.prof.uploadStages && mt != "multipart/form-data" {
 		// Dell: the pushed image is staged as an Available- member, and a
 		// SimpleUpdate naming it installs it.
-		uri, err := b.upload(image)
+		uri, err := b.inv.upload(image)
 		b.mu.Unlock()
 		if err != nil {
 			writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterValueFormatError", "The pushed image cannot be staged: "+err.Error(), "UpdateFile", image)
@@ -261,9 +263,9 @@ func (b *bmc) push(w http.ResponseWriter, r *http.Request) {
 func (b *bmc) accept(w http.ResponseWriter, image string, targets []string, applyTime string, payload taskPayload) {
 	b.mu.Lock()
 	now := b.fleet.opts.Now()
-	b.advance(now)
+	b.clock.advance(now)
 	t := b.startTask(now, image, targets, applyTime, payload)
-	doc := b.taskDoc(t, now)
+	doc := b.tasks.doc(t, now)
 	b.mu.Unlock()
 	monitor := b.prof.taskMonitor(t.id)
 	w.Header().Set("Location", monitor)
@@ -281,4 +283,133 @@ func (b *bmc) accept(w http.ResponseWriter, image string, targets []string, appl
 		return
 	}
 	writeJSON(w, http.StatusAccepted, doc)
+}
+
+// startTask creates an update task at now for image (with optional
+// targets: inventory members, or on basic the System or Manager; several
+// where the profile takes several) and apply time. b.mu is held.
+func (b *bmc) startTask(now time.Time, image string, targets []string, applyTime string, payload taskPayload) *task {
+	b.tasks.next++
+	t := &task{id: strconv.Itoa(b.tasks.next), comp: -1, image: image, start: now, end: b.clock.after(now, b.clock.jittered(jitterFlash, b.fleet.timings.Flash)), payload: payload}
+	if b.prof.acceptNoContent {
+		t.end = now
+	}
+	comp, version, ok := parseImage(image)
+	var idx []int
+	for _, target := range targets {
+		i, found := b.inv.targetComponent(target)
+		if !found {
+			t.message = fmt.Sprintf("Target %s is not an updateable inventory item.", target)
+			idx = nil
+			break
+		}
+		idx = append(idx, i)
+	}
+	if len(targets) == 0 && comp != "" {
+		var matches []int
+		for i, c := range b.inv.comps {
+			base := b.inv.baseKey(c)
+			if (strings.EqualFold(base, comp) || strings.EqualFold(c.key, comp)) && !b.inv.absent[i] {
+				matches = append(matches, i) // an absent member takes no image
+			}
+		}
+		// Several members of one key (8 GPUs) take one image together
+		// where the profile says so; elsewhere the image must name one.
+		if len(matches) == 1 || (len(matches) > 1 && b.prof.multiTarget) {
+			idx = matches
+		}
+	}
+	for _, i := range idx {
+		if !b.inv.comps[i].canUpdate() || b.inv.absent[i] {
+			idx = nil
+			break
+		}
+	}
+	if len(idx) > 0 && ok {
+		t.comp, t.more, t.version = idx[0], idx[1:], version
+	} else if t.message == "" {
+		t.message = fmt.Sprintf("The image %s does not apply to any updateable component of this server (want <component>-<version>.bin, component one of BMC, BIOS, NIC, CPLD, GPU).", image)
+	}
+	b.stats.Updates++
+	key := ""
+	if t.comp >= 0 {
+		key = b.inv.comps[t.comp].key
+		t.end = now.Add(b.faults.slowed(t.end.Sub(now), "update", key))
+	}
+	fail := t.comp < 0
+	if b.faults.forComponent(FaultTaskFail, key) {
+		fail = true
+		b.stats.FaultsInjected++
+		if t.message == "" {
+			t.message = "The " + key + " image failed verification (injected fault)."
+		}
+	} else if _, ok := b.faults.take(FaultTaskFail, 0); ok {
+		fail = true
+		b.stats.FaultsInjected++
+		if t.message == "" {
+			t.message = "The firmware image failed verification (injected fault)."
+		}
+	}
+	if _, ok := b.faults.take(FaultTaskHang, 0); ok {
+		t.hang = true
+		b.stats.FaultsInjected++
+	}
+	b.tasks.add(t)
+	if t.hang {
+		return t
+	}
+	if !fail && b.restartDuringUpdate(t, now, applyTime) {
+		return t // the BMC restarts before the task ends (restart.go)
+	}
+	finish := func(at time.Time) {
+		if fail {
+			t.state = "Exception"
+			b.stats.TasksFailed++
+			return
+		}
+		t.state = "Completed"
+		b.stats.TasksCompleted++
+		if b.flash(t, applyTime) {
+			if t.end.Equal(t.start) {
+				// Accepted and completed in one request (basic): the BMC
+				// answers, then goes away a moment later.
+				at = at.Add(10 * time.Millisecond)
+			}
+			b.bmcReset(at)
+		}
+	}
+	if t.end.Equal(now) {
+		finish(now)
+		return t
+	}
+	b.clock.at(t.end, finish)
+	return t
+}
+
+// flash writes task t's image to its components: each shows its version
+// at once, at the next host reset, or (a BMC's own firmware) when the BMC
+// restarts; restart reports the last. b.mu is held.
+func (b *bmc) flash(t *task, applyTime string) (restart bool) {
+	for _, i := range append([]int{t.comp}, t.more...) {
+		c := b.inv.comps[i]
+		if b.stats.Flashes == nil {
+			b.stats.Flashes, b.stats.MemberFlashes = map[string]int{}, map[string]int{}
+		}
+		b.stats.Flashes[c.key]++
+		b.stats.MemberFlashes[c.id]++
+		p := pending{comp: i, version: t.version}
+		switch {
+		case applyTime == "OnReset":
+			p.onReset = true
+			b.inv.pending = append(b.inv.pending, p)
+		case c.activation == activateNow:
+			b.inv.setVersion(i, t.version)
+		case c.activation == activateBMC:
+			b.inv.pending = append(b.inv.pending, p)
+			restart = true
+		default:
+			b.inv.pending = append(b.inv.pending, p)
+		}
+	}
+	return restart
 }

@@ -1488,10 +1488,14 @@ type Step struct {
 	// sha256 is the hex digest the image must have.
 	Sha256 string `protobuf:"bytes,14,opt,name=sha256,proto3" json:"sha256,omitempty"`
 	// scheme and pattern say how a reported version compares with version.
-	Scheme        string `protobuf:"bytes,15,opt,name=scheme,proto3" json:"scheme,omitempty"`
-	Pattern       string `protobuf:"bytes,16,opt,name=pattern,proto3" json:"pattern,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Scheme  string `protobuf:"bytes,15,opt,name=scheme,proto3" json:"scheme,omitempty"`
+	Pattern string `protobuf:"bytes,16,opt,name=pattern,proto3" json:"pattern,omitempty"`
+	// accept_critical: wait_ready counts the server ready while its BMC
+	// reports health Critical (providers.Step.AcceptCritical). A provider
+	// that does not know the field waits for OK, which is stricter.
+	AcceptCritical bool `protobuf:"varint,17,opt,name=accept_critical,json=acceptCritical,proto3" json:"accept_critical,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Step) Reset() {
@@ -1634,6 +1638,13 @@ func (x *Step) GetPattern() string {
 		return x.Pattern
 	}
 	return ""
+}
+
+func (x *Step) GetAcceptCritical() bool {
+	if x != nil {
+		return x.AcceptCritical
+	}
+	return false
 }
 
 type Expectation struct {
@@ -2414,7 +2425,7 @@ const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"softwareId\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12!\n" +
 	"\fname_pattern\x18\x03 \x01(\tR\vnamePattern\x12\x14\n" +
-	"\x05count\x18\x04 \x01(\x05R\x05count\"\xb8\x04\n" +
+	"\x05count\x18\x04 \x01(\x05R\x05count\"\xe1\x04\n" +
 	"\x04Step\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1c\n" +
 	"\tcomponent\x18\x02 \x01(\tR\tcomponent\x121\n" +
@@ -2434,7 +2445,8 @@ const file_providers_plugin_proto_v1_provider_proto_rawDesc = "" +
 	"\atargets\x18\r \x03(\tR\atargets\x12\x16\n" +
 	"\x06sha256\x18\x0e \x01(\tR\x06sha256\x12\x16\n" +
 	"\x06scheme\x18\x0f \x01(\tR\x06scheme\x12\x18\n" +
-	"\apattern\x18\x10 \x01(\tR\apattern\"\xaa\x01\n" +
+	"\apattern\x18\x10 \x01(\tR\apattern\x12'\n" +
+	"\x0faccept_critical\x18\x11 \x01(\bR\x0eacceptCritical\"\xaa\x01\n" +
 	"\vExpectation\x12\x1c\n" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x121\n" +
 	"\x05match\x18\x02 \x01(\v2\x1b.rackform.provider.v1.MatchR\x05match\x12\x18\n" +

@@ -73,6 +73,9 @@ type View struct {
 	rows    []*row
 	byID    map[string]*row
 	servers map[string]string // server address → scope id
+	// critical are the servers upgraded although Critical (rule 55): their
+	// wait for readiness and their outcome are said in their own words.
+	critical map[string]bool
 
 	start    time.Time     // first event of this process
 	runStart time.Time     // when the run first started (status), across continues
@@ -117,7 +120,13 @@ func New(w io.Writer, p *plan.Plan, sha string, opts Options) *View {
 	if opts.Heartbeat == 0 {
 		opts.Heartbeat = 50 * time.Second
 	}
-	v := &View{w: w, opts: opts, sha: sha, p: p, byID: map[string]*row{}, servers: map[string]string{}, stop: make(chan struct{}), inflight: map[string]*flight{}}
+	v := &View{w: w, opts: opts, sha: sha, p: p, byID: map[string]*row{}, servers: map[string]string{}, stop: make(chan struct{}), inflight: map[string]*flight{},
+		critical: map[string]bool{}}
+	for i := range p.Servers {
+		if p.Servers[i].UpgradeWhenCritical != nil {
+			v.critical[p.Servers[i].Address] = true
+		}
+	}
 	for _, st := range p.Run.Stages {
 		for _, g := range st.Groups {
 			for _, c := range g.Clusters {
@@ -253,6 +262,15 @@ func stepWords(e executor.Event) string {
 	return strings.ReplaceAll(e.Op, "_", " ")
 }
 
+// words is stepWords for e's server: a server upgraded although Critical
+// is waited for until it is on and at target, whatever its health.
+func (v *View) words(e executor.Event) string {
+	if e.StepKind == string(plan.StepWaitReady) && v.critical[e.Server] {
+		return "health check: waiting for it to come back on and at target (upgraded although Critical: any health its BMC reports is accepted)"
+	}
+	return stepWords(e)
+}
+
 // track keeps what each server is doing from the step events.
 func (v *View) track(e executor.Event) (f *flight, changed bool) {
 	server := e.Server
@@ -273,7 +291,7 @@ func (v *View) track(e executor.Event) (f *flight, changed bool) {
 		v.waiting = ""
 		return nil, false
 	case "step_started", "step_resumed":
-		f = &flight{server: e.Server, what: stepWords(e), percent: -1, printed: -1}
+		f = &flight{server: e.Server, what: v.words(e), percent: -1, printed: -1}
 		if e.Type == "step_resumed" {
 			if old := v.inflight[e.Server]; old != nil {
 				f.what = old.what
@@ -285,7 +303,7 @@ func (v *View) track(e executor.Event) (f *flight, changed bool) {
 	case "step_progress":
 		f = v.inflight[e.Server]
 		if f == nil {
-			f = &flight{server: e.Server, what: stepWords(e), percent: -1, printed: -1}
+			f = &flight{server: e.Server, what: v.words(e), percent: -1, printed: -1}
 			v.inflight[e.Server] = f
 		}
 		if e.Percent != nil {
@@ -608,6 +626,9 @@ func (v *View) lines(e executor.Event) []string {
 		case "completed", "failed", "skipped", "stopped":
 			st := executor.State{Name: e.State, Reason: e.Reason, Message: e.Message}
 			l := fmt.Sprintf("  %s: %s", e.ID, stateText(st))
+			if v.critical[e.ID] && verb == "completed" && e.Message != "" {
+				l += ": " + e.Message // how it came back (rule 55)
+			}
 			if e.Counts != nil && !live {
 				c := e.Counts
 				l += fmt.Sprintf(" (%s %d/%d done, %d failed, %d running)", v.label(e.Parent), c.Succeeded, c.Eligible, c.Failed, c.Running)

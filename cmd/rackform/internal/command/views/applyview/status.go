@@ -35,14 +35,22 @@ func WriteStatus(w io.Writer, p *plan.Plan, st *executor.Status, r *Resume) erro
 			}
 		}
 	}
+	critical := map[string]bool{}
+	for i := range p.Servers {
+		critical[p.Servers[i].Address] = p.Servers[i].UpgradeWhenCritical != nil
+	}
 	var walk func(n *executor.Node, depth int)
 	walk = func(n *executor.Node, depth int) {
 		ind := strings.Repeat("  ", depth)
 		switch n.Kind {
 		case executor.KindRun:
 		case executor.KindServer:
-			switch n.State.Name {
-			case executor.Completed, executor.NotStarted:
+			switch {
+			case n.State.Name == executor.Completed && critical[n.ID] && n.State.Message != "":
+				// Upgraded although Critical: how it came back (rule 55).
+				fmt.Fprintf(&b, "%s%s: completed: %s\n", ind, n.ID, n.State.Message)
+				return
+			case n.State.Name == executor.Completed, n.State.Name == executor.NotStarted:
 				return
 			}
 			fmt.Fprintf(&b, "%s%s: %s\n", ind, n.ID, stateText(n.State))

@@ -132,6 +132,13 @@ var kindMark = map[string]string{
 
 type htmlCell struct {
 	Address, Name, Class, Role, Mark, Title string
+	// Critical: upgraded although its BMC reports health Critical.
+	Critical bool
+}
+
+// htmlCritical is a server upgraded although Critical, with its reason.
+type htmlCritical struct {
+	Address, Reason string
 }
 
 type htmlRack struct {
@@ -154,11 +161,15 @@ type htmlCluster struct {
 type htmlData struct {
 	Title, Headline, Meta string
 	Notices               []string
-	Colors                map[string]CellColor
-	BarColors             map[string]string
-	Legend                []string
-	Clusters              []*htmlCluster
-	Timeline              htmlTimeline
+	// CriticalTitle and Critical list the servers upgraded although
+	// Critical, first of all (rule 55).
+	CriticalTitle string
+	Critical      []htmlCritical
+	Colors        map[string]CellColor
+	BarColors     map[string]string
+	Legend        []string
+	Clusters      []*htmlCluster
+	Timeline      htmlTimeline
 }
 
 func buildHTML(p *plan.Plan, sha string, cells Cells) htmlData {
@@ -174,6 +185,13 @@ func buildHTML(p *plan.Plan, sha string, cells Cells) htmlData {
 	}
 	if sha != "" {
 		d.Meta += " Plan SHA-256 " + sha + "."
+	}
+
+	if crit := UpgradedCritical(p); len(crit) > 0 {
+		d.CriticalTitle = CriticalTitle(len(crit)) + "."
+		for _, s := range crit {
+			d.Critical = append(d.Critical, htmlCritical{Address: s.Address, Reason: s.UpgradeWhenCritical.Reason})
+		}
 	}
 
 	// The grid: clusters, racks and servers in the plan's server order.
@@ -209,7 +227,12 @@ func buildHTML(p *plan.Plan, sha string, cells Cells) htmlData {
 			kind := KindText(s)
 			mark, title = kindMark[s.Kind], fmt.Sprintf("%s (%s): %s", s.Address, kind, strings.TrimPrefix(cells.Detail(s), kind+": "))
 		}
-		r.Cells = append(r.Cells, htmlCell{Address: s.Address, Name: s.Name, Class: cells.Class(s), Role: s.Role, Mark: mark, Title: title})
+		cell := htmlCell{Address: s.Address, Name: s.Name, Class: cells.Class(s), Role: s.Role, Mark: mark, Title: title}
+		if s.Action == plan.ActionUpgrade && s.UpgradeWhenCritical != nil {
+			cell.Critical = true
+			cell.Title += "; upgraded although its BMC reports health Critical: " + s.UpgradeWhenCritical.Reason
+		}
+		r.Cells = append(r.Cells, cell)
 	}
 	tl := cells.Timeline
 	if tl == nil {
@@ -237,6 +260,8 @@ body { font-family: system-ui, sans-serif; margin: 1.5em; color: rgb(17, 24, 39)
 h1 { font-size: 1.2em; } h2 { font-size: 1.05em; margin-top: 1.5em; }
 .meta { color: rgb(75, 85, 99); font-size: 0.9em; overflow-wrap: anywhere; }
 .notice { border-left: 4px solid rgb(217, 119, 6); padding: 0.3em 0.6em; background: rgb(255, 251, 235); }
+.critical { border: 2px solid rgb(185, 28, 28); padding: 0.3em 0.8em; background: rgb(254, 242, 242); }
+.critical h2 { margin-top: 0.3em; color: rgb(153, 27, 27); } .cell.critical-cell { outline: 3px solid rgb(185, 28, 28); outline-offset: 1px; }
 .legend span { display: inline-block; padding: 2px 8px; margin: 0 6px 4px 0; border-radius: 3px; font-size: 0.85em; }
 .cluster { margin: 1em 0; } .cluster h3 { font-size: 0.95em; margin: 0.3em 0; }
 .racks { display: flex; flex-wrap: wrap; gap: 10px; align-items: flex-start; }
@@ -276,13 +301,17 @@ h1 { font-size: 1.2em; } h2 { font-size: 1.05em; margin-top: 1.5em; }
 <body>
 <h1>{{.Title}}: {{.Headline}}</h1>
 <p class="meta">{{.Meta}}</p>
-{{range .Notices}}<p class="notice">{{.}}</p>
+{{if .Critical}}<section class="critical" id="upgraded-although-critical"><h2>Upgraded although Critical</h2>
+<p>{{.CriticalTitle}}</p>
+<ul>{{range .Critical}}<li data-server="{{.Address}}"><strong>{{.Address}}</strong>: {{.Reason}}</li>{{end}}</ul>
+<p>Outlined in red in the racks below.</p></section>
+{{end}}{{range .Notices}}<p class="notice">{{.}}</p>
 {{end}}<p class="legend">{{range .Legend}}<span class="{{.}}">{{.}}</span>{{end}} CP control plane, SP spare, M management, C compute</p>
 <h2>Racks</h2>
 <div id="grid">
 {{range .Clusters}}<div class="cluster" data-cluster="{{.Name}}"><h3>cluster {{.Name}}</h3>{{if .Release}}<p class="release{{if .Pending}} pending{{end}}">{{.Release}}</p>{{end}}{{if .Note}}<p class="note">{{.Note}}</p>{{end}}<div class="racks">
 {{range .Racks}}<div class="rack" data-rack="{{.Name}}"><div class="name">{{.Name}}</div>
-{{range .Cells}}<div class="cell {{.Class}}" data-server="{{.Address}}" data-state="{{.Class}}" data-role="{{.Role}}" title="{{.Title}}">{{.Name}}<span class="mark">{{.Mark}}</span></div>
+{{range .Cells}}<div class="cell {{.Class}}{{if .Critical}} critical-cell{{end}}" data-server="{{.Address}}" data-state="{{.Class}}" data-role="{{.Role}}" title="{{.Title}}">{{.Name}}<span class="mark">{{.Mark}}</span></div>
 {{end}}</div>
 {{end}}</div></div>
 {{end}}</div>

@@ -22,7 +22,9 @@ import (
 // 1.5): history, and each step's estimate_source and learned. 1.2 adds
 // the rack members that are not servers (plan format 1.6): each server's
 // kind ("" for a server, the device kind of a device) and the phase kind
-// "devices".
+// "devices"; and the servers upgraded although Critical (plan format
+// 1.6): upgraded_although_critical, and each server's
+// upgrade_when_critical.
 const JSONFormatVersion = "1.2"
 
 // PlanJSON is the machine-readable representation of a plan printed by
@@ -40,6 +42,10 @@ type PlanJSON struct {
 	SignedBy   string    `json:"signed_by"`
 	CreatedAt  time.Time `json:"created_at"`
 	NotAfter   time.Time `json:"not_after"`
+	// UpgradedAlthoughCritical lists, first, the servers the plan upgrades
+	// although their BMC reported health Critical, with the reviewed
+	// reason, in plan order (1.2).
+	UpgradedAlthoughCritical []JSONCritical `json:"upgraded_although_critical"`
 
 	Configuration JSONConfiguration       `json:"configuration"`
 	Variables     map[string]any          `json:"variables"`
@@ -64,6 +70,12 @@ type PlanJSON struct {
 	// plan read no history (1.1).
 	History  *JSONHistory  `json:"history"`
 	Warnings []JSONMessage `json:"warnings"`
+}
+
+// JSONCritical is a server upgraded although Critical and why (1.2).
+type JSONCritical struct {
+	Server string `json:"server"`
+	Reason string `json:"reason"`
 }
 
 // JSONMessage is a warning attached to the plan.
@@ -283,6 +295,15 @@ type JSONServer struct {
 	Reboots         int             `json:"reboots"`
 	Estimate        string          `json:"estimate"`
 	Windows         []plan.Interval `json:"windows"`
+	// UpgradeWhenCritical is set on a server planned although its BMC
+	// reported health Critical: the reviewed reason; null on every other
+	// server (1.2).
+	UpgradeWhenCritical *JSONCriticalOverride `json:"upgrade_when_critical"`
+}
+
+// JSONCriticalOverride is a server's upgrade_when_critical (1.2).
+type JSONCriticalOverride struct {
+	Reason string `json:"reason"`
 }
 
 // JSONComponent is a component as observed at plan time.
@@ -494,7 +515,12 @@ func BuildJSON(p *plan.Plan, sha string) PlanJSON {
 		Images:        []JSONImage{},
 		Summary:       summaryJSON(p),
 		History:       historyJSON(p.History),
-		Warnings:      []JSONMessage{},
+
+		UpgradedAlthoughCritical: []JSONCritical{},
+		Warnings:                 []JSONMessage{},
+	}
+	for _, s := range UpgradedCritical(p) {
+		out.UpgradedAlthoughCritical = append(out.UpgradedAlthoughCritical, JSONCritical{s.Address, s.UpgradeWhenCritical.Reason})
 	}
 	for _, m := range p.Warnings {
 		out.Warnings = append(out.Warnings, JSONMessage{m.Summary, m.Detail, m.Server})
@@ -646,6 +672,9 @@ func serverJSON(s *plan.Server) JSONServer {
 	}
 	js.Observed = js.Outcome == providers.OutcomeObserved
 	js.InventoryOthers = s.Observed.Others
+	if o := s.UpgradeWhenCritical; o != nil {
+		js.UpgradeWhenCritical = &JSONCriticalOverride{Reason: o.Reason}
+	}
 	for k, v := range s.Labels {
 		js.Labels[k] = v
 	}

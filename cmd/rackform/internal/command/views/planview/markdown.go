@@ -56,6 +56,19 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 	for _, line := range QuorumLines(p) {
 		fmt.Fprintf(&head, "\n**%s**\n", mdEscape(line))
 	}
+	// Servers upgraded although Critical come first of the sections: each
+	// is an exception the reviewer approves by name (rule 55).
+	if crit := UpgradedCritical(p); len(crit) > 0 {
+		fmt.Fprintf(&head, "\n> [!CAUTION]\n> **Upgraded although Critical:** %s:\n", mdEscape(CriticalTitle(len(crit))))
+		for i, s := range crit {
+			item := fmt.Sprintf("> - `%s`: %s\n", s.Address, mdEscape(s.UpgradeWhenCritical.Reason))
+			if head.Len()+len(item) > limit/4 {
+				fmt.Fprintf(&head, "> - … and %d more upgraded although Critical (`rackform show PLANFILE` lists them all)\n", len(crit)-i)
+				break
+			}
+			head.WriteString(item)
+		}
+	}
 	// What was not seen or is held back comes before everything else.
 	if groups := Unobserved(p); len(groups) > 0 {
 		fmt.Fprintf(&head, "\n> [!WARNING]\n> **%s**\n", mdEscape(NotObservedLine(p)))

@@ -96,6 +96,9 @@ func Duration(d plan.Duration) string {
 func SummaryLine(p *plan.Plan) string {
 	s := p.Summary
 	var head []string
+	if n := len(UpgradedCritical(p)); n > 0 {
+		head = append(head, fmt.Sprintf("%s upgraded although Critical", plural(n, "server", "servers")))
+	}
 	if l := NotObservedLine(p); l != "" {
 		head = append(head, l)
 	}
@@ -496,6 +499,9 @@ func IdentityText(s *plan.Server) string {
 // none of these, so their rendering is unchanged.
 func ServerLines(s *plan.Server) []string {
 	var out []string
+	if s.UpgradeWhenCritical != nil && s.Action == plan.ActionUpgrade {
+		out = append(out, "upgraded although its BMC reports health Critical: "+s.UpgradeWhenCritical.Reason)
+	}
 	if id := IdentityText(s); id != "" && s.Action == plan.ActionUpgrade {
 		out = append(out, "identity: "+id)
 	}

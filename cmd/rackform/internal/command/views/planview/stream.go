@@ -132,10 +132,10 @@ type planSummary struct {
 	JSONSummary
 }
 
-// level is "warn" for a server not observed or held back: it is not at
-// target as far as anyone knows.
+// level is "warn" for a server not observed or held back (it is not at
+// target as far as anyone knows) and for one upgraded although Critical.
 func level(s *plan.Server) string {
-	if plan.NotObserved(s.Reason) || s.Reason == plan.ReasonHeldBack || s.Reason == plan.ReasonUnhealthy {
+	if plan.NotObserved(s.Reason) || s.Reason == plan.ReasonHeldBack || s.Reason == plan.ReasonUnhealthy || s.UpgradeWhenCritical != nil {
 		return uijson.LevelWarn
 	}
 	return uijson.LevelInfo

@@ -33,7 +33,15 @@ func WriteText(w io.Writer, p *plan.Plan, color bool) error {
 	for _, line := range QuorumLines(p) {
 		fmt.Fprintf(bw, "  %s\n", st.Wrap(line, views.ANSIYellow, views.ANSIBold))
 	}
-	// What was not seen or is held back comes first: it hides the most.
+	// Servers upgraded although Critical come first of the sections: each
+	// is an exception the reviewer approves by name (rule 55).
+	if crit := UpgradedCritical(p); len(crit) > 0 {
+		fmt.Fprintf(bw, "\n%s %s:\n", st.Wrap("Upgraded although Critical:", views.ANSIRed, views.ANSIBold), CriticalTitle(len(crit)))
+		for _, s := range crit {
+			fmt.Fprintf(bw, "  %s\n", CriticalLine(s))
+		}
+	}
+	// What was not seen or is held back comes next: it hides the most.
 	if groups := Unobserved(p); len(groups) > 0 {
 		fmt.Fprintf(bw, "\n%s\n", st.Wrap(NotObservedLine(p)+":", views.ANSIYellow, views.ANSIBold))
 		for _, g := range groups {
