@@ -62,6 +62,13 @@ func (m Match) Active(cs []Component) []Component {
 	return out
 }
 
+// Counted reports whether active, the active members m selects, are as
+// many as the rule requires: m.Count of them when Count is set, else any
+// number. The planner's diff and AtTarget decide the count here alike.
+func (m Match) Counted(active []Component) bool {
+	return m.Count == 0 || len(active) == m.Count
+}
+
 // AtTarget reports whether the component m selects in cs is at target t:
 // every active member it selects reports t's version (t.Matches), and
 // there are m.Count of them when Count is set. When not, why says what is
@@ -77,7 +84,7 @@ func (m Match) AtTarget(t version.Target, cs []Component) (at bool, why string, 
 		}
 		return false, why, nil
 	}
-	if m.Count > 0 && len(active) != m.Count {
+	if !m.Counted(active) {
 		return false, fmt.Sprintf("%d active %s reported, the rule expects %d (%s)", len(active), plural(len(active), "member", "members"), m.Count, MembersText(active)), nil
 	}
 	var behind []string
@@ -106,7 +113,7 @@ func (m Match) AtTargetOf(t version.Target, cs []Component, ids []string) (at bo
 		return m.AtTarget(t, cs)
 	}
 	active := m.Active(cs)
-	if m.Count > 0 && len(active) != m.Count {
+	if !m.Counted(active) {
 		return m.AtTarget(t, cs)
 	}
 	byID := make(map[string]Component, len(active))
