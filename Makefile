@@ -6,7 +6,7 @@ BIN     ?= bin/rackform
 VERSION ?= 0.1.0-dev
 LDFLAGS := -X github.com/rackform/rackform/internal/version.Version=$(VERSION)
 
-.PHONY: help build test cross lint demo fuzz bench bench-fleet bench-rehearse bench-estimate bench-workers generate clean
+.PHONY: help build test cross lint demo fuzz bench bench-fleet bench-rehearse bench-estimate bench-workers bench-scale generate clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -80,6 +80,12 @@ KILL ?=
 bench-workers: ## several workers on one run: N servers (N=20000) on `rackform sim -config` processes of PER_SIM BMCs (5000), applied by APPLIES `rackform apply` processes (4; the others -join LATE=10s after the first) on PostgreSQL at WORKERS_SPEED (3000); KILL=80s kills the last worker 80s after the canary window opens (WINDOW=4m after the start); flashes, steps twice, wall vs rehearsed, statements and transactions per step
 	RACKFORM_BENCH_WORKERS=1 RACKFORM_BENCH_N=$(WORKERS_N) RACKFORM_BENCH_APPLIES=$(APPLIES) RACKFORM_BENCH_PER_SIM=$(PER_SIM) RACKFORM_BENCH_SPEED=$(WORKERS_SPEED) RACKFORM_BENCH_WINDOW=$(WINDOW) RACKFORM_BENCH_LATE=$(LATE) RACKFORM_BENCH_KILL=$(KILL) \
 		$(GO) test -count=1 -timeout 120m -run '^TestWorkersBench$$' -v ./cmd/rackform
+
+SCALE_N ?= $(if $(filter command line environment,$(origin N)),$(N),10000)
+SCALE_PER_SIM ?= 8000
+bench-scale: ## a large fleet, what a user runs: plan of N servers (N=10000; 100000 works) in nexus-lab's shape against shard processes of SCALE_PER_SIM simulated HTTPS BMCs (8000; L=200ms, M=24, with expand) vs the floor in the same run, then show (text, json, markdown, html), rehearse and status of it: wall, ratio, peak RSS of CLI+plugin, CPU, bytes per server
+	RACKFORM_BENCH_SCALE=1 RACKFORM_BENCH_N=$(SCALE_N) RACKFORM_BENCH_PER_SIM=$(SCALE_PER_SIM) RACKFORM_BENCH_LATENCY=$(L) RACKFORM_BENCH_MEMBERS=$(M) \
+		RACKFORM_BENCH_BIN=$(BIN_BENCH) $(GO) test -count=1 -timeout 120m -run '^TestScaleBench$$' -v ./cmd/rackform
 
 RACKS ?= 4
 PER_RACK ?= 10

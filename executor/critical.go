@@ -4,7 +4,7 @@ import (
 	"github.com/rackform/rackform/providers"
 )
 
-// Servers upgraded although Critical (rule 55). The plan holds back a
+// Servers upgraded although Critical (rule 50). The plan holds back a
 // server whose BMC reports health Critical unless its configuration says
 // upgrade_when_critical, with a reason; such a server's plan records it
 // (plan.Server.UpgradeWhenCritical). Apply then:

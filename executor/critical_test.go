@@ -50,13 +50,13 @@ func (h *harness) eventMessage(typ, srv, op string) string {
 	return ""
 }
 
-// Rule 55 at apply: a server upgraded although Critical is not held back
+// Rule 50 at apply: a server upgraded although Critical is not held back
 // before its first step (the pre-flight event says why it goes on); every
 // wait for readiness accepts it back with any health once it is on and at
 // target, since it was Critical before; it completes saying its reason and
 // the health it came back with. Without the override the wait still
 // requires a healthy server.
-func TestRule55UpgradedAlthoughCritical(t *testing.T) {
+func TestRule50UpgradedAlthoughCritical(t *testing.T) {
 	const reason = "INC-4711: the PSU fault is fixed by the new BMC"
 	for _, tc := range []struct {
 		name       string
@@ -137,8 +137,8 @@ func TestRule55UpgradedAlthoughCritical(t *testing.T) {
 // A staged update that did not take on a server upgraded although
 // Critical is told as on any other (its wait finds it on, Critical as
 // before, at the old version): sent again once with the host reset again,
-// and the server completes, never remediated (rules 40 and 55).
-func TestRule55UpdateNotTakenOnACriticalServer(t *testing.T) {
+// and the server completes, never remediated (rules 40 and 50).
+func TestRule50UpdateNotTakenOnACriticalServer(t *testing.T) {
 	h := newHarness(t)
 
 	srv := rackServer("r01", 1)

@@ -107,7 +107,7 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 		msg = strings.Join(s.warnings, "; ")
 	}
 	if o := sv.srv.UpgradeWhenCritical; o != nil {
-		// Said first: the reviewed exception and how it ended (rule 55).
+		// Said first: the reviewed exception and how it ended (rule 50).
 		msg = strings.TrimSuffix(criticalNote(o.Reason, s.cameBack)+"; "+msg, "; ")
 	}
 	r.set(ctx, sv, State{Name: Completed, Message: msg})

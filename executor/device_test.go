@@ -12,7 +12,7 @@ import (
 )
 
 // asDevice makes the plan's server addr a switch tray: a device whose
-// steps are one update and a wait for readiness (rule 54).
+// steps are one update and a wait for readiness (rule 51).
 func asDevice(p *plan.Plan, addr string) {
 	for i := range p.Servers {
 		s := &p.Servers[i]

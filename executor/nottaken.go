@@ -167,7 +167,7 @@ func (wk *worker) checkTaken(ctx context.Context, prov providers.Provider, o *op
 		return wk.providerFault(ctx, prov, o, err), true
 	}
 	// Healthy as its wait requires: a server upgraded although Critical
-	// may be Critical (rule 55).
+	// may be Critical (rule 50).
 	healthy := obs != nil && (obs.NotHealthy() == "" || o.pstep.AcceptCritical && obs.Health == "Critical")
 	if err != nil || obs.PowerState != providers.PowerOn || !healthy {
 		return msg{}, false

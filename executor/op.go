@@ -117,7 +117,7 @@ func opLabel(o *opRun) string {
 
 // opFor builds the provider step or hook for an op. Every wait for
 // readiness of a server upgraded although Critical accepts it back with
-// any health its BMC reports (rule 55).
+// any health its BMC reports (rule 50).
 func (r *runner) opFor(sv *node, op string) *opRun {
 	o := r.buildOp(sv, op)
 	if o.kind == opApply && o.pstep.Kind == providers.StepWaitReady {

@@ -8,7 +8,7 @@ import (
 
 // A server apply does not touch because its pre-flight observation failed
 // is said for what its BMC answered: only nothing answering is
-// "unreachable" (rule 49), and an outcome of a newer plugin is named, not
+// "unreachable" (rule 46), and an outcome of a newer plugin is named, not
 // taken for it.
 func TestOutcomeTextNamesWhatTheBMCAnswered(t *testing.T) {
 	for outcome, want := range map[string]string{

@@ -47,7 +47,7 @@ func watched(o *opRun) *plan.RemediationTriggers {
 // classify names the condition an observation shows, and why in words.
 // A server upgraded although Critical (critical) that is on and Critical is
 // as it was before the upgrade, not a read-only filesystem: it is still
-// provisioning until it reports its versions (rule 55).
+// provisioning until it reports its versions (rule 50).
 func classify(obs *providers.Observation, err error, unknownApplies, critical bool) (string, string) {
 	switch {
 	case err != nil || obs == nil || !obs.Reachable:

@@ -84,7 +84,7 @@ func rackServer(rack string, i int) string {
 
 func twoDigits(i int) string { return string(rune('0'+i/10)) + string(rune('0'+i%10)) }
 
-func TestRule01StagesRunOneAfterAnother(t *testing.T) {
+func TestRule1StagesRunOneAfterAnother(t *testing.T) {
 	h := newHarness(t)
 	b := executortest.NewBuilder(h.prov)
 	s1 := b.Stage("canary").AfterWait(time.Hour)
@@ -103,7 +103,7 @@ func TestRule01StagesRunOneAfterAnother(t *testing.T) {
 	}
 }
 
-func TestRule02GroupsParallelClustersSequential(t *testing.T) {
+func TestRule2GroupsParallelClustersSequential(t *testing.T) {
 	h := newHarness(t)
 	b := executortest.NewBuilder(h.prov)
 	st := b.Stage("s")
@@ -124,7 +124,7 @@ func TestRule02GroupsParallelClustersSequential(t *testing.T) {
 	}
 }
 
-func TestRule03PhasesInOrder(t *testing.T) {
+func TestRule3PhasesInOrder(t *testing.T) {
 	h := newHarness(t)
 	h.plan = executortest.Single(h.prov, nil,
 		S{Phase: plan.PhaseControlPlane, Kind: "serial", Name: "cp", Servers: 2},
@@ -140,7 +140,7 @@ func TestRule03PhasesInOrder(t *testing.T) {
 	}
 }
 
-func TestRule03FirmwareOnlyRemediationCannotReimage(t *testing.T) {
+func TestRule3FirmwareOnlyRemediationCannotReimage(t *testing.T) {
 	h := newHarness(t)
 	p := executortest.Single(h.prov, map[string]Script{"c1/r01/r01-s01": {WaitReadyFails: 1}}, S{Name: "r01", Servers: 1, Threshold: plan.Threshold{Type: "count", Value: 0}})
 	// firmware_only: the planner leaves the runtime reimage out.
@@ -157,7 +157,7 @@ func TestRule03FirmwareOnlyRemediationCannotReimage(t *testing.T) {
 	}
 }
 
-func TestRule04ControlPlaneStrictlyOneAtATime(t *testing.T) {
+func TestRule4ControlPlaneStrictlyOneAtATime(t *testing.T) {
 	t.Run("serial", func(t *testing.T) {
 		h := newHarness(t)
 		h.plan = executortest.Single(h.prov, nil, S{Phase: plan.PhaseControlPlane, Kind: "serial", Name: "cp", Servers: 3, MaxUnavailable: 3})
@@ -206,7 +206,7 @@ func TestRule04ControlPlaneStrictlyOneAtATime(t *testing.T) {
 	})
 }
 
-func TestRule05ManagementBatchesEachNeedTheirThreshold(t *testing.T) {
+func TestRule5ManagementBatchesEachNeedTheirThreshold(t *testing.T) {
 	half := plan.Threshold{Type: "percent", Value: 50}
 	t.Run("one failure of two meets 50%", func(t *testing.T) {
 		h := newHarness(t)
@@ -226,7 +226,7 @@ func TestRule05ManagementBatchesEachNeedTheirThreshold(t *testing.T) {
 	})
 }
 
-func TestRule06ScopesRunInPlanOrder(t *testing.T) {
+func TestRule6ScopesRunInPlanOrder(t *testing.T) {
 	h := newHarness(t)
 	// The planner sorts racks (alphanumeric: rack10 before rack2); the
 	// executor follows the plan's order and never re-sorts.
@@ -237,7 +237,7 @@ func TestRule06ScopesRunInPlanOrder(t *testing.T) {
 	}
 }
 
-func TestRule07MaxUnavailable(t *testing.T) {
+func TestRule7MaxUnavailable(t *testing.T) {
 	for _, max := range []int{1, 2, 5} {
 		t.Run("max="+string(rune('0'+max)), func(t *testing.T) {
 			h := newHarness(t)
@@ -263,7 +263,7 @@ func TestRule07MaxUnavailable(t *testing.T) {
 	}
 }
 
-func TestRule08ServerInTwoScopesIsRefused(t *testing.T) {
+func TestRule8ServerInTwoScopesIsRefused(t *testing.T) {
 	h := newHarness(t)
 	p := executortest.Single(h.prov, nil, S{Name: "r01", Servers: 1}, S{Name: "r02", Servers: 1})
 	scopes := p.Run.Stages[0].Groups[0].Clusters[0].Phases[0].Scopes

@@ -16,7 +16,7 @@ import (
 
 // docs/rollout-rules.md, thresholds and failure (rules 9-15).
 
-func TestRule09PercentThresholdRoundsUp(t *testing.T) {
+func TestRule9PercentThresholdRoundsUp(t *testing.T) {
 	// 75% of 10 needs ceil(7.5) = 8: two failures complete, three breach.
 	for _, tc := range []struct {
 		failures int
@@ -38,7 +38,7 @@ func TestRule09PercentThresholdRoundsUp(t *testing.T) {
 	}
 }
 
-func TestRule09NExcludesSkipped(t *testing.T) {
+func TestRule9NExcludesSkipped(t *testing.T) {
 	// 10 servers, 75%: one already at target leaves N = 9, required
 	// ceil(6.75) = 7 (floor would be 6). With a generous budget, three
 	// failures breach only because 9 − 3 < 7; two failures do not.
@@ -63,7 +63,7 @@ func TestRule09NExcludesSkipped(t *testing.T) {
 	}
 }
 
-func TestRule09EmptyScopeIsSkipped(t *testing.T) {
+func TestRule9EmptyScopeIsSkipped(t *testing.T) {
 	h := newHarness(t)
 	p := executortest.Single(h.prov, nil, S{Name: "r01", Servers: 2}, S{Name: "r02", Servers: 1})
 	for i := range p.Servers {

@@ -26,12 +26,12 @@ func criticalSource(t *testing.T, withOverride bool) string {
 	return strings.Replace(src, old, old+"      upgrade_when_critical = \"INC-4711: the PSU fault is fixed by the new BMC\"\n", 1)
 }
 
-// Rule 55: a server whose BMC reports health Critical is held back
+// Rule 50: a server whose BMC reports health Critical is held back
 // (unhealthy), with the way forward said; with upgrade_when_critical it is
 // planned as any other server, the reason recorded; the override on a
 // server that is not Critical is a warning at the attribute and changes
 // nothing else.
-func TestRule55UpgradeWhenCritical(t *testing.T) {
+func TestRule50UpgradeWhenCritical(t *testing.T) {
 	planCritical := func(t *testing.T, withOverride bool, critical string) (*plan.Plan, hcl.Diagnostics) {
 		cfg := loadText(t, criticalSource(t, withOverride))
 		provs, fs := fakes(cfg, allBehind)

@@ -168,7 +168,7 @@ func (p *planning) diff() {
 			continue
 		case o.Health == "Critical":
 			// Reviewed in the configuration: planned as any other server,
-			// the reason recorded (rule 55).
+			// the reason recorded (rule 50).
 			ps.UpgradeWhenCritical = &plan.CriticalOverride{Reason: s.UpgradeWhenCritical.Reason}
 		case s.UpgradeWhenCritical != nil:
 			f.add("critical\x00"+addr, hcl.DiagWarning, rangePtr(s.UpgradeWhenCritical.Range), "Not Critical",

@@ -77,7 +77,7 @@ func planWith(t testing.TB, cfg *config.Config, state func(int, *config.Server) 
 	}
 	p, diags := Plan(context.Background(), cfg, opts)
 	// What plan writes, show and apply accept: its steps make the changes
-	// it lists (rule 51).
+	// it lists (rule 48).
 	if p != nil && !diags.HasErrors() {
 		if err := plan.CheckSteps(p); err != nil {
 			t.Errorf("show and apply would refuse the plan: %v", err)

@@ -253,7 +253,7 @@ func commonWhy(why, bmc string) string {
 func causeAdvice(cause string, block, holdBack bool) string {
 	if cause == plan.ReasonUnhealthy {
 		// Firmware is often the fix for the very fault: the way forward
-		// is a reviewed override per server (rule 55).
+		// is a reviewed override per server (rule 50).
 		return causeAdvice("", block, holdBack) + " To upgrade such a server anyway, give it upgrade_when_critical = \"why, and the ticket\" in the configuration: the plan then records the reason and lists the server first."
 	}
 	switch {

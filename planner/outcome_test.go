@@ -341,7 +341,7 @@ func TestWhyGroupsShowRealAddresses(t *testing.T) {
 	}
 }
 
-// A BMC that answered without what the plan needs (rule 49) is counted
+// A BMC that answered without what the plan needs (rule 46) is counted
 // and reported as that, never as unreachable: in the warning, in the
 // cluster's error when none of its servers was observed, and in the
 // plan's counts (in NotObserved, not in Unreachable).

@@ -193,6 +193,7 @@ func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
 		Run:             run,
 		Catalog:         p.channel.planCatalog(),
 	}
+	out.Servers = make([]plan.Server, 0, len(p.inScope))
 	for _, s := range p.inScope {
 		out.Servers = append(out.Servers, *p.servers[address(s)])
 	}

@@ -36,7 +36,7 @@ func rackNames(scopes []plan.Scope) []string {
 	return out
 }
 
-func TestRule06AlphanumericRackOrder(t *testing.T) {
+func TestRule6AlphanumericRackOrder(t *testing.T) {
 	racks := withCP([]string{"rack2", "a:c"}, []string{"rack10", "b:c"}, []string{"rack1", "d:c"}, []string{"rack02", "e:c"})
 	cases := []struct {
 		name     string
@@ -60,7 +60,7 @@ func TestRule06AlphanumericRackOrder(t *testing.T) {
 	}
 }
 
-func TestRule07MaxUnavailable(t *testing.T) {
+func TestRule7MaxUnavailable(t *testing.T) {
 	rack := []string{"r1", "a:c", "b:c", "c:c", "d:c", "e:c"}
 	cases := []struct {
 		name     string
@@ -100,7 +100,7 @@ func TestRule07MaxUnavailable(t *testing.T) {
 	})
 }
 
-func TestRule09PercentThresholdRoundsUp(t *testing.T) {
+func TestRule9PercentThresholdRoundsUp(t *testing.T) {
 	cases := []struct {
 		value, servers, atTarget int
 		wantN, wantRequired      int
@@ -146,7 +146,7 @@ func fmtInt(i int) string {
 	return fmtInt(i/10) + string(rune('0'+i%10))
 }
 
-func TestRule09CountThresholdAboveEligibleIsAnError(t *testing.T) {
+func TestRule9CountThresholdAboveEligibleIsAnError(t *testing.T) {
 	strategy := "compute {\nthreshold {\ntype = \"count\"\nvalue = 2\n}\n}"
 	racks := withCP([]string{"r1", "a:c", "b:c"}, []string{"r2", "c:c", "d:c"})
 	cfg := loadText(t, fixture{strategy: strategy, racks: racks}.String())
@@ -275,7 +275,7 @@ func TestRule16And17WaitAndPauseAfterEveryRackButTheLast(t *testing.T) {
 	})
 }
 
-func TestRule04ControlPlaneSerialSpareFirst(t *testing.T) {
+func TestRule4ControlPlaneSerialSpareFirst(t *testing.T) {
 	racks := [][]string{{"ra", "zz-cp:cp", "a:c"}, {"rb", "aa-cp:cp", "b:c"}, {"rc", "mm-cp:cp", "spare-z:spare", "c:c"}}
 	cases := []struct {
 		name     string
@@ -324,7 +324,7 @@ func TestRule04ControlPlaneSerialSpareFirst(t *testing.T) {
 	}
 }
 
-func TestRule05ManagementAlternatingGroupsAndBatches(t *testing.T) {
+func TestRule5ManagementAlternatingGroupsAndBatches(t *testing.T) {
 	racks := withCP(
 		[]string{"r1", "m1a:m", "m1b:m"},
 		[]string{"r2", "m2a:m", "m2b:m", "m2c:m"},
@@ -354,7 +354,7 @@ func TestRule05ManagementAlternatingGroupsAndBatches(t *testing.T) {
 	}
 }
 
-func TestRule03UpgradeScopes(t *testing.T) {
+func TestRule3UpgradeScopes(t *testing.T) {
 	racks := withCP([]string{"r1", "m1:m", "a:c"})
 	t.Run("control_plane_only keeps only the control-plane phase", func(t *testing.T) {
 		extra := "rollout \"ro\" {\nscope = \"control_plane_only\"\nstage \"one\" {\ngroup \"g\" {\nclusters = [cluster.c]\n}\n}\n}\n"

@@ -37,7 +37,7 @@ cluster "d" {
 ` + rollout
 }
 
-func TestRule01And02StagesGroupsAndGates(t *testing.T) {
+func TestRule1And02StagesGroupsAndGates(t *testing.T) {
 	src := twoClusters(`
 rollout "ro" {
   stage "canary" {
@@ -109,7 +109,7 @@ rollout "ro" {
 	}
 }
 
-func TestRule08ClusterInTwoGroupsIsAnError(t *testing.T) {
+func TestRule8ClusterInTwoGroupsIsAnError(t *testing.T) {
 	// The configuration check refuses this too; the planner checks again
 	// because a plan must never upgrade a server twice, whoever built the
 	// model.

@@ -149,7 +149,11 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 	}
 	// Expect every in-scope component at target, not only the changed
 	// ones: a reset must not have rolled anything back.
-	for _, c := range p.inScopeComponents(p.channel.releaseOf(s.Cluster), s) {
+	comps := p.inScopeComponents(p.channel.releaseOf(s.Cluster), s)
+	if len(comps) > 0 {
+		wait.Expect = make([]providers.Expectation, 0, len(comps))
+	}
+	for _, c := range comps {
 		if elsewhere[c.Name] {
 			continue // verified by the server whose step flashes it
 		}

@@ -3,7 +3,7 @@ package providers
 import "testing"
 
 // A control-plane member not observed is down for what its BMC answered:
-// "unreachable" only when nothing answered (rule 49).
+// "unreachable" only when nothing answered (rule 46).
 func TestNotHealthyNamesTheOutcome(t *testing.T) {
 	for _, c := range []struct {
 		o    *Observation

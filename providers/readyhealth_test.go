@@ -3,7 +3,7 @@ package providers
 import "testing"
 
 // ReadyHealth: OK is ready; Warning and Critical only for a server upgraded
-// although Critical; no health never (rule 55).
+// although Critical; no health never (rule 50).
 func TestReadyHealth(t *testing.T) {
 	for _, tc := range []struct {
 		health string

@@ -8,7 +8,7 @@ import (
 	"github.com/rackform/rackform/planner/plan"
 )
 
-// A server upgraded although Critical (rule 55) is rehearsed as apply runs
+// A server upgraded although Critical (rule 50) is rehearsed as apply runs
 // it: its simulated copy comes back Critical as it was, and its wait for
 // readiness accepts it, so the rehearsal takes the plan's time. The same
 // server without the override (a plan no planner writes) never counts as

@@ -16,7 +16,7 @@ import (
 // It answers every request but serves no ComputerSystem: plan says the
 // BMC answered without one (GET /redfish/v1/Systems returned 404), and
 // counts it so, while a server behind a closed port stays unreachable
-// (rule 49).
+// (rule 46).
 func TestPlanSwitchBladeAnsweredNotUnreachable(t *testing.T) {
 	blade := mockup.NewServer(t, testenv.Mockup(t, "csm/Slingshot_Switch_Blade"), mockup.Options{Username: "admin", Password: e2ePassword, Sessions: true})
 	e := newE2EEnv(t)

@@ -19,10 +19,12 @@ func IsMember(s *plan.Server, t *plan.Takeover) bool {
 
 // Members lists the control-plane members of a cluster in plan order,
 // after the spare takeover t when the run made one.
-func Members(servers []plan.Server, cluster string, t *plan.Takeover) []*plan.Server {
+// servers are the candidates, in plan order: the plan's servers, or
+// only the cluster's when the caller keeps them apart (a check per member
+// of a fleet's every control plane must not read the whole fleet).
+func Members(servers []*plan.Server, cluster string, t *plan.Takeover) []*plan.Server {
 	var out []*plan.Server
-	for i := range servers {
-		s := &servers[i]
+	for _, s := range servers {
 		if s.Cluster == cluster && IsMember(s, t) {
 			out = append(out, s)
 		}

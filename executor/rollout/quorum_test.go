@@ -8,7 +8,7 @@ import (
 )
 
 func TestMembers(t *testing.T) {
-	servers := []plan.Server{
+	servers := []*plan.Server{
 		{Address: "c/a", Cluster: "c", Role: "control_plane"},
 		{Address: "c/b", Cluster: "c", Role: "control_plane"},
 		{Address: "c/s", Cluster: "c", Role: "control_plane_spare"},
@@ -28,7 +28,7 @@ func TestMembers(t *testing.T) {
 	if d := cmp.Diff([]string{"c/b", "c/s"}, names(Members(servers, "c", took))); d != "" {
 		t.Errorf("members after the spare took the place of c/a (-want +got):\n%s", d)
 	}
-	if Guarded(&servers[0], nil, nil, 2) || !Guarded(&servers[0], nil, nil, 3) || Guarded(&servers[0], &plan.Quorum{Override: true}, nil, 3) || Guarded(&servers[2], nil, nil, 3) {
+	if Guarded(servers[0], nil, nil, 2) || !Guarded(servers[0], nil, nil, 3) || Guarded(servers[0], &plan.Quorum{Override: true}, nil, 3) || Guarded(servers[2], nil, nil, 3) {
 		t.Error("guarded: a member of three or more, unless the plan allows losing quorum; never the spare")
 	}
 }

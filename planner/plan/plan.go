@@ -236,7 +236,7 @@ type Server struct {
 	// gives (the server's upgrade_when_critical); nil on every other
 	// server, which plan holds back while Critical. Apply accepts such a
 	// server back with any health its BMC reports, since it cannot come
-	// back less healthy than it was, and says which (rule 55).
+	// back less healthy than it was, and says which (rule 50).
 	// (Format 1.6.)
 	UpgradeWhenCritical *CriticalOverride `json:"upgrade_when_critical,omitempty"`
 	// Problems say, one sentence each, why a server was not observed or

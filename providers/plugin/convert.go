@@ -180,8 +180,8 @@ func observationFromProto(o *pb.Observation) *providers.Observation {
 	}
 	for _, u := range o.GetUpdates() {
 		out.Updates = append(out.Updates, providers.UpdatePlan{Component: intern(u.GetComponent()), Method: intern(u.GetMethod()),
-			TransferProtocol: intern(u.GetTransferProtocol()), Targets: u.GetTargets(), Problem: u.GetProblem(),
-			Members: u.GetMembers(), TargetsPerRequest: int(u.GetTargetsPerRequest()), ApplyTime: intern(u.GetApplyTime()), ApplyTimeFrom: u.GetApplyTimeFrom()})
+			TransferProtocol: intern(u.GetTransferProtocol()), Targets: internAll(u.GetTargets()), Problem: u.GetProblem(),
+			Members: internAll(u.GetMembers()), TargetsPerRequest: int(u.GetTargetsPerRequest()), ApplyTime: intern(u.GetApplyTime()), ApplyTimeFrom: u.GetApplyTimeFrom()})
 	}
 	return out
 }
@@ -194,6 +194,15 @@ func intern(s string) string {
 		return s
 	}
 	return unique.Make(s).Value()
+}
+
+// internAll interns each of ss in place (the update's member and target
+// URIs, the same on every server of a model, kept in the plan's steps).
+func internAll(ss []string) []string {
+	for i := range ss {
+		ss[i] = intern(ss[i])
+	}
+	return ss
 }
 
 func matchToProto(m providers.Match) *pb.Match {

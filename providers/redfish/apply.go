@@ -173,7 +173,7 @@ func (s *stepRun) update(ctx context.Context) (*providers.ApplyResult, error) {
 		return s.attach(ctx, t, deadline)
 	}
 	if us.Offline != "" {
-		// Enabled at plan, offline now: the image is not sent (rule 50).
+		// Enabled at plan, offline now: the image is not sent (rule 47).
 		return nil, errors.New(us.Offline + ": the image was not sent; plan again once the BMC's UpdateService is enabled")
 	}
 	var acc *accepted

@@ -13,7 +13,7 @@ import (
 // TestWaitReadyAcceptsCritical: against a simulated BMC reporting health
 // Critical, wait_ready waits (and times out saying so) unless the step
 // accepts Critical, as it does for a server upgraded although Critical
-// (rule 55); then it is ready, its observation carrying the health.
+// (rule 50); then it is ready, its observation carrying the health.
 func TestWaitReadyAcceptsCritical(t *testing.T) {
 	env := startSim(t, sim.Options{}, []sim.BMCSpec{{Name: "s1", PowerOn: true, Health: "Critical", Firmware: map[string]string{"BIOS": "2.0"}}}, nil, Options{})
 	step := providers.Step{Kind: providers.StepWaitReady, Timeout: 200 * time.Millisecond,

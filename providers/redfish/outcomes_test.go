@@ -339,7 +339,7 @@ func TestObserveFallbackBesideSoftwareInventory(t *testing.T) {
 // served unmodified, answers every request and lists a Manager, a Chassis
 // and a FirmwareInventory, but no Systems collection. It answered, so it
 // is not unreachable: the outcome says it has no ComputerSystem, with the
-// request and the status (rule 49).
+// request and the status (rule 46).
 func TestObserveBMCWithoutSystem(t *testing.T) {
 	m := newMockupServer(t, "csm/Slingshot_Switch_Blade")
 	p := configure(t, Options{}, map[string]any{"ca_bundle": caPEM(m)})
@@ -426,7 +426,7 @@ func TestObserveAnsweredIsNotUnreachable(t *testing.T) {
 // TestObserveUpdateServiceOffline: an UpdateService that says it takes no
 // update (Status.State UnavailableOffline, as a GPU tray's does, or
 // ServiceEnabled false) gets no update plan: every intent's Problem names
-// the service and its state (rule 50). The capture's own, Enabled, is
+// the service and its state (rule 47). The capture's own, Enabled, is
 // planned.
 func TestObserveUpdateServiceOffline(t *testing.T) {
 	const dir = "dmtf/public-rackmount1"

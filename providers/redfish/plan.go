@@ -76,7 +76,7 @@ func planUpdate(in providers.UpdateIntent, st *state, us *updateInfo, usErr erro
 		return plan
 	}
 	if us.Offline != "" {
-		// Rule 50: no image is sent to a service that says it takes none.
+		// Rule 47: no image is sent to a service that says it takes none.
 		plan.Problem = us.Offline + ", so it takes no image in this run"
 		return plan
 	}

@@ -349,7 +349,7 @@ func TestFaultMatrix(t *testing.T) {
 		{name: "timeout, persistent: unreachable", fault: sim.Fault{Kind: sim.FaultTimeout, Latency: time.Minute},
 			attrs: map[string]any{"timeout": "100ms", "retry_max_attempts": 2}, run: observeRun, want: "timed out", within: 3 * time.Second},
 		{name: "5xx, transient: retried", fault: sim.Fault{Kind: sim.FaultError, Count: 2}, run: observeRun, wantOK: true, within: 3 * time.Second},
-		// A BMC failing every request answered: not unreachable (rule 49).
+		// A BMC failing every request answered: not unreachable (rule 46).
 		{name: "5xx, persistent: answered", fault: sim.Fault{Kind: sim.FaultError}, run: observeRun,
 			want: "BMC answered without what the plan needs: BMC https://127.0.0.1", within: 3 * time.Second},
 		{name: "503 busy honours Retry-After", fault: sim.Fault{Kind: sim.FaultBusy, Latency: 2 * time.Second, Count: 2},
@@ -367,7 +367,7 @@ func TestFaultMatrix(t *testing.T) {
 					t.Errorf("stats %+v: want refused sessions and none open", st)
 				}
 			}},
-		// Offline since plan: the image is not sent (rule 50).
+		// Offline since plan: the image is not sent (rule 47).
 		{name: "update service offline at apply", fault: sim.Fault{Kind: sim.FaultUpdateOffline},
 			run:  applyRun(providers.Step{Kind: providers.StepUpdate, Component: "BIOS", ImageURI: imageURL}),
 			want: "the BMC's UpdateService (/redfish/v1/UpdateService) is not enabled (Status.State UnavailableOffline): the image was not sent", within: 3 * time.Second},

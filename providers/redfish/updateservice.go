@@ -156,7 +156,7 @@ var offlineStates = map[string]bool{
 }
 
 // offline says why the UpdateService takes no update now, or "" when it
-// does (rule 50): ServiceEnabled false, or an offline Status.State.
+// does (rule 47): ServiceEnabled false, or an offline Status.State.
 func offline(us *updateServiceDoc) string {
 	uri := relPath(us.ODataID)
 	switch st := us.Status.State; {

@@ -41,8 +41,14 @@ waits, parallelism and thresholds, versions from and to with counts, the
 servers not changing with their reasons, images with their digests and
 hooks; then the run order rack by rack, each rack in a folded block. It
 stays under 60 KB: per-server rows are folded into one line per kind of
-change before any rack is left out, and the summary is never cut. A corrupt, truncated or
-unknown-format file is refused.
+change first; when even a line per rack does not fit (thousands of
+racks), the run order is one row per cluster, and it says so. The summary
+is never cut. A corrupt, truncated or unknown-format file is refused.
+
+The HTML page's grid draws a cell per server up to 2,000 servers, then
+each rack as counts of its servers by what the plan does, and past 500
+racks each cluster; its timeline leaves out racks and batches past 500
+(each cluster's bar spans them). The page says when it summarises.
 
 The HTML page's timeline is rehearsed: the plan's own executor runs it
 without faults on a virtual clock against a simulated copy of the fleet

@@ -25,7 +25,7 @@ const EnvRunRegistry = "RACKFORM_RUN_REGISTRY"
 // continue, approve) before the run goes on, and an flock held while one
 // of them drives it. Another state directory for the same plan is refused
 // while that run exists; an entry whose state directory is gone or holds
-// no started run of the plan is replaced. It fails closed (rule 52): an
+// no started run of the plan is replaced. It fails closed (rule 45): an
 // entry that cannot be read or is damaged (truncated, not an entry), or a
 // registry that cannot be used, refuses a state directory that holds no
 // run of the plan yet, saying what to do; a state directory that holds

@@ -122,7 +122,7 @@ func TestRegistryClaim(t *testing.T) {
 	release()
 }
 
-// The registry fails closed (rule 52): an entry that cannot be read or is
+// The registry fails closed (rule 45): an entry that cannot be read or is
 // damaged, or a registry that cannot be used, refuses a state directory
 // holding no run of the plan, saying what to do; the state directory
 // holding the run goes on (a damaged entry is written again).

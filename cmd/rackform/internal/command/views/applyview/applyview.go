@@ -73,7 +73,7 @@ type View struct {
 	rows    []*row
 	byID    map[string]*row
 	servers map[string]string // server address → scope id
-	// critical are the servers upgraded although Critical (rule 55): their
+	// critical are the servers upgraded although Critical (rule 50): their
 	// wait for readiness and their outcome are said in their own words.
 	critical map[string]bool
 
@@ -627,7 +627,7 @@ func (v *View) lines(e executor.Event) []string {
 			st := executor.State{Name: e.State, Reason: e.Reason, Message: e.Message}
 			l := fmt.Sprintf("  %s: %s", e.ID, stateText(st))
 			if v.critical[e.ID] && verb == "completed" && e.Message != "" {
-				l += ": " + e.Message // how it came back (rule 55)
+				l += ": " + e.Message // how it came back (rule 50)
 			}
 			if e.Counts != nil && !live {
 				c := e.Counts

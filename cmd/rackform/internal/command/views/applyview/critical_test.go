@@ -14,7 +14,7 @@ import (
 	"github.com/rackform/rackform/providers"
 )
 
-// A server upgraded although Critical (rule 55): apply's output says how
+// A server upgraded although Critical (rule 50): apply's output says how
 // its wait for readiness judges it and how it came back, and status lists
 // it with that outcome though it completed; the other servers are said as
 // before.

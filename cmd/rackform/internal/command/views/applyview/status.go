@@ -47,7 +47,7 @@ func WriteStatus(w io.Writer, p *plan.Plan, st *executor.Status, r *Resume) erro
 		case executor.KindServer:
 			switch {
 			case n.State.Name == executor.Completed && critical[n.ID] && n.State.Message != "":
-				// Upgraded although Critical: how it came back (rule 55).
+				// Upgraded although Critical: how it came back (rule 50).
 				fmt.Fprintf(&b, "%s%s: completed: %s\n", ind, n.ID, n.State.Message)
 				return
 			case n.State.Name == executor.Completed, n.State.Name == executor.NotStarted:

@@ -10,7 +10,7 @@ import (
 )
 
 // Format 1.6 records a server upgraded although Critical: every rendering
-// shows it first, with its reason (rule 55): the text and markdown before
+// shows it first, with its reason (rule 50): the text and markdown before
 // what was not observed, held back or the tree, the headline, the HTML
 // page before the racks (the cell outlined), show -json at the top and on
 // the server, and the JSON stream's line for it at warn.

@@ -134,6 +134,9 @@ type htmlCell struct {
 	Address, Name, Class, Role, Mark, Title string
 	// Critical: upgraded although its BMC reports health Critical.
 	Critical bool
+	// Count is how many servers a summary cell stands for (0: one
+	// server's cell).
+	Count int
 }
 
 // htmlCritical is a server upgraded although Critical, with its reason.
@@ -162,7 +165,7 @@ type htmlData struct {
 	Title, Headline, Meta string
 	Notices               []string
 	// CriticalTitle and Critical list the servers upgraded although
-	// Critical, first of all (rule 55).
+	// Critical, first of all (rule 50).
 	CriticalTitle string
 	Critical      []htmlCritical
 	Colors        map[string]CellColor
@@ -234,13 +237,16 @@ func buildHTML(p *plan.Plan, sha string, cells Cells) htmlData {
 		}
 		r.Cells = append(r.Cells, cell)
 	}
+	if note := summariseGrid(d.Clusters, len(p.Servers), len(racks), cells.Legend); note != "" {
+		d.Notices = append(d.Notices, note)
+	}
 	tl := cells.Timeline
 	if tl == nil {
 		plan := PlanTimeline(p)
 		plan.Title = cells.TimelineTitle
 		tl = &plan
 	}
-	d.Timeline = drawTimeline(*tl, cells.BarState, cells.BarState == nil || cells.KeepBarKeys)
+	d.Timeline = drawTimeline(summariseTimeline(*tl, cells.BarState), cells.BarState, cells.BarState == nil || cells.KeepBarKeys)
 	if d.Timeline.Title == "" {
 		d.Timeline.Title = "Timeline"
 	}
@@ -311,8 +317,9 @@ h1 { font-size: 1.2em; } h2 { font-size: 1.05em; margin-top: 1.5em; }
 <div id="grid">
 {{range .Clusters}}<div class="cluster" data-cluster="{{.Name}}"><h3>cluster {{.Name}}</h3>{{if .Release}}<p class="release{{if .Pending}} pending{{end}}">{{.Release}}</p>{{end}}{{if .Note}}<p class="note">{{.Note}}</p>{{end}}<div class="racks">
 {{range .Racks}}<div class="rack" data-rack="{{.Name}}"><div class="name">{{.Name}}</div>
-{{range .Cells}}<div class="cell {{.Class}}{{if .Critical}} critical-cell{{end}}" data-server="{{.Address}}" data-state="{{.Class}}" data-role="{{.Role}}" title="{{.Title}}">{{.Name}}<span class="mark">{{.Mark}}</span></div>
-{{end}}</div>
+{{range .Cells}}{{if .Count}}<div class="cell {{.Class}}" data-count="{{.Count}}" data-state="{{.Class}}" title="{{.Title}}">{{.Name}}</div>
+{{else}}<div class="cell {{.Class}}{{if .Critical}} critical-cell{{end}}" data-server="{{.Address}}" data-state="{{.Class}}" data-role="{{.Role}}" title="{{.Title}}">{{.Name}}<span class="mark">{{.Mark}}</span></div>
+{{end}}{{end}}</div>
 {{end}}</div></div>
 {{end}}</div>
 <h2>{{.Timeline.Title}}</h2>

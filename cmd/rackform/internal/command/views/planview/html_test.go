@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -133,5 +134,53 @@ func TestHTMLShowsReleasesAndPending(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s", want)
 		}
+	}
+}
+
+// Past a size the page summarises (issue 30): 2,400 servers in 60 racks
+// are drawn as each rack's counts, 2,400 in 600 racks as the cluster's,
+// with the timeline's 600 racks left to the cluster's bar; each page says
+// so, and the counts add up to the plan's servers.
+func TestHTMLSummarisedGolden(t *testing.T) {
+	for _, tt := range []struct {
+		name                 string
+		racks, perRack       int
+		wantBlocks           int // racks drawn in the grid
+		wantScopes           int // scope bars on the timeline (the control plane and the racks)
+		notice, timelineNote string
+	}{
+		{"big-racks", 60, 40, 60, 61, "each rack is shown as counts of its servers", ""},
+		{"big-clusters", 600, 4, 1, 0, "each cluster is shown as counts of its servers", "601 racks, batches and control planes: each cluster&#39;s bar spans its own"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, _, _ := makePlan(t, bigFleet(t, tt.racks, tt.perRack))
+			p.Config.Dir = "big" // not the temporary directory's name
+			var b bytes.Buffer
+			if err := WriteHTML(&b, p, ""); err != nil {
+				t.Fatal(err)
+			}
+			page := b.String()
+			if n := strings.Count(page, `data-server=`); n != 0 {
+				t.Errorf("%d server cells, want none", n)
+			}
+			total := 0
+			for _, m := range regexp.MustCompile(`data-count="(\d+)"`).FindAllStringSubmatch(page, -1) {
+				n, _ := strconv.Atoi(m[1])
+				total += n
+			}
+			if total != len(p.Servers) {
+				t.Errorf("the counts add up to %d, the plan has %d servers", total, len(p.Servers))
+			}
+			if n := strings.Count(page, `<div class="rack" `); n != tt.wantBlocks {
+				t.Errorf("%d rack blocks, want %d", n, tt.wantBlocks)
+			}
+			if n := strings.Count(page, `class="bar bar-scope `); n != tt.wantScopes {
+				t.Errorf("%d scope bars, want %d", n, tt.wantScopes)
+			}
+			if !strings.Contains(page, tt.notice) || !strings.Contains(page, tt.timelineNote) {
+				t.Errorf("the page does not say it summarises (%q, %q)", tt.notice, tt.timelineNote)
+			}
+			golden(t, tt.name+".html", b.Bytes())
+		})
 	}
 }

@@ -57,7 +57,7 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 		fmt.Fprintf(&head, "\n**%s**\n", mdEscape(line))
 	}
 	// Servers upgraded although Critical come first of the sections: each
-	// is an exception the reviewer approves by name (rule 55).
+	// is an exception the reviewer approves by name (rule 50).
 	if crit := UpgradedCritical(p); len(crit) > 0 {
 		fmt.Fprintf(&head, "\n> [!CAUTION]\n> **Upgraded although Critical:** %s:\n", mdEscape(CriticalTitle(len(crit))))
 		for i, s := range crit {

@@ -329,17 +329,64 @@ func TestMarkdownTruncationGolden(t *testing.T) {
 	}
 	golden(t, "nexus-lab.truncated.md", md.Bytes())
 
-	// Only when even the folded racks do not fit are the last left out,
-	// and the summary is still whole.
+	// Only when even the folded racks do not fit is the run order one
+	// row per cluster (here, not even the one), and the summary is still
+	// whole.
 	md.Reset()
 	if err := WriteMarkdown(&md, p, plan.SHA256(file), 4096); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"#### Summary", "**Versions**", "> **Folded:**", "> **Truncated:** the last"} {
+	for _, want := range []string{"#### Summary", "**Versions**", "#### Run order, cluster by cluster", "> **Summarised:**", "> **Truncated:** the last 1 of 1 clusters (40 servers)"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("no %q at a 4096-byte limit", want)
 		}
 	}
+	if strings.Contains(md.String(), "rack by rack") {
+		t.Error("racks listed although they do not fit")
+	}
+}
+
+// A plan of 600 racks (issue 30: 3,334 at 100,000 servers) does not fit
+// in a comment even a line per rack: its run order is one row per
+// cluster, said so, every server counted; past the limit the last
+// clusters are left out with a note.
+func TestMarkdownSummarisesClusters(t *testing.T) {
+	p, _, _ := makePlan(t, bigFleet(t, 600, 4))
+	p.Config.Dir = "big"
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, p, "", 0); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	for _, want := range []string{"#### Summary", "#### Run order, cluster by cluster", "> **Summarised:** 601 racks, batches and control planes do not fit",
+		fmt.Sprintf("| `default` › `default` | `big` | 601 | %d |", len(p.Servers))} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in the markdown", want)
+		}
+	}
+	golden(t, "big-clusters.md", md.Bytes())
+
+	// Many clusters: the rows that fit, then a note on the rest.
+	entries := Entries(p)
+	var many []Entry
+	for i := range 2000 {
+		c := *entries[0].Cluster
+		c.Name = fmt.Sprintf("c%04d", i)
+		e := entries[0]
+		e.Cluster = &c
+		many = append(many, e)
+	}
+	got := string(clusterRunOrder(many, 2000, 20000, MarkdownLimit))
+	if len(got) > 20000 || !strings.Contains(got, "> **Truncated:** the last") || !strings.Contains(got, "| `c0000` |") {
+		t.Errorf("%d bytes, no truncation note or no first cluster:\n%s", len(got), tail(got, 500))
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
 }
 
 // The renderings say who signed a plan, as the plan records it.
@@ -506,7 +553,7 @@ func TestGoldenFormat15(t *testing.T) {
 // The headline counts servers not observed by what their BMC answered,
 // from the servers: a BMC that answered without what the plan needs is
 // never counted as unreachable, and an outcome of a newer plugin is
-// counted under its own name (rule 49).
+// counted under its own name (rule 46).
 func TestNotObservedLineNamesEveryCause(t *testing.T) {
 	p := &plan.Plan{Servers: []plan.Server{
 		{Address: "a", Action: plan.ActionSkip, Reason: plan.ReasonUnreachable, Outcome: providers.OutcomeUnreachable},

@@ -466,6 +466,10 @@ func detail(p *plan.Plan, budget, limit int) []byte {
 			}
 		}
 	}
+	if size(level) > budget {
+		// Not even every scope folded fits: one row per cluster instead.
+		return clusterRunOrder(entries, len(blocks), budget, limit)
+	}
 	var out bytes.Buffer
 	out.WriteString("\n#### Run order, rack by rack\n")
 	folded, dropped := 0, 0

@@ -34,7 +34,7 @@ func WriteText(w io.Writer, p *plan.Plan, color bool) error {
 		fmt.Fprintf(bw, "  %s\n", st.Wrap(line, views.ANSIYellow, views.ANSIBold))
 	}
 	// Servers upgraded although Critical come first of the sections: each
-	// is an exception the reviewer approves by name (rule 55).
+	// is an exception the reviewer approves by name (rule 50).
 	if crit := UpgradedCritical(p); len(crit) > 0 {
 		fmt.Fprintf(bw, "\n%s %s:\n", st.Wrap("Upgraded although Critical:", views.ANSIRed, views.ANSIBold), CriticalTitle(len(crit)))
 		for _, s := range crit {

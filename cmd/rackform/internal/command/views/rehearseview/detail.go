@@ -137,10 +137,15 @@ func (t *text) clusterSummary(c schedule.Bar, d int) {
 	if pc == nil {
 		return
 	}
-	upgrade := map[string]bool{}
-	for _, s := range t.p.Servers {
-		upgrade[s.Address] = s.Action == plan.ActionUpgrade
+	if t.upgrade == nil {
+		// Once for the plan, not once per cluster (quadratic: 6 s of
+		// a 100,000-server rehearsal's 48 s of CPU).
+		t.upgrade = make(map[string]bool, len(t.p.Servers))
+		for _, s := range t.p.Servers {
+			t.upgrade[s.Address] = s.Action == plan.ActionUpgrade
+		}
 	}
+	upgrade := t.upgrade
 	scopes, shown, pauses := 0, 0, 0
 	var held schedule.Duration
 	ended := map[string]int{}

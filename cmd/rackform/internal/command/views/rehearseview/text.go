@@ -32,6 +32,9 @@ type text struct {
 	// detail is how much of the tree is shown (detail.go); bars by ID.
 	detail Detail
 	bars   map[string]schedule.Bar
+	// upgrade says which servers the plan upgrades, by address (made
+	// on first use, at cluster detail).
+	upgrade map[string]bool
 }
 
 // WriteText renders a rehearsal for people: the schedule as a tree on the
