@@ -88,7 +88,7 @@ func TestAtTargetMeansEveryMember(t *testing.T) {
 		if st.Component != "bios" {
 			t.Fatalf("step 3 is %s %s, the builder changed", st.Kind, st.Component)
 		}
-		st.Component, st.Match, st.Version, st.Scheme = "gpu", &providers.Match{SoftwareID: "0x0020", Count: 2}, "2.0", "dotted"
+		st.Component, st.Match, st.Target.Version, st.Target.Scheme = "gpu", &providers.Match{SoftwareID: "0x0020", Count: 2}, "2.0", "dotted"
 		h.run()
 		wantStates(t, h, map[string]string{addr: tc.want})
 	}

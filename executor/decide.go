@@ -230,7 +230,7 @@ func (r *runner) resume(ctx context.Context, sv *node) {
 	}
 	// Only plan steps are verified by version: a remediation reimage
 	// rewrites a version that is already there, so it is run again.
-	if o.kind == opApply && o.step != nil && o.step.Version != "" && strings.HasPrefix(o.op, "step:") {
+	if o.kind == opApply && o.step != nil && o.step.Target.Version != "" && strings.HasPrefix(o.op, "step:") {
 		o.kind = opVerify
 		r.event(Event{Type: "step_resumed", Server: sv.id, Op: o.op, Message: "checking whether the step took effect before the restart"})
 		r.launch(ctx, o)

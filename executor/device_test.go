@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/executortest"
 	"github.com/rackform/rackform/planner/plan"
@@ -21,8 +22,8 @@ func asDevice(p *plan.Plan, addr string) {
 		s.Kind, s.Role, s.Reboots = "switch_tray", "device", 0
 		s.Changes = s.Changes[:1]
 		s.Steps = []plan.Step{
-			{Index: 1, Kind: plan.StepUpdate, Component: "bios", Match: &providers.Match{ID: "BIOS"}, Version: "2.0", Image: "http://127.0.0.1:9/bmc.bin", ApplyTime: "Immediate"},
-			{Index: 2, Kind: plan.StepWaitReady, Expect: []providers.Expectation{{Component: "bios", Match: providers.Match{ID: "BIOS"}, Version: "2.0"}}},
+			{Index: 1, Kind: plan.StepUpdate, Component: "bios", Match: &providers.Match{ID: "BIOS"}, Target: version.Target{Version: "2.0"}, Image: "http://127.0.0.1:9/bmc.bin", ApplyTime: "Immediate"},
+			{Index: 2, Kind: plan.StepWaitReady, Expect: []providers.Expectation{{Component: "bios", Match: providers.Match{ID: "BIOS"}, Target: version.Target{Version: "2.0"}}}},
 		}
 	}
 }

@@ -49,7 +49,7 @@ func (r *runner) handle(ctx context.Context, m msg) {
 		case m.err != nil:
 			r.emit(ctx, &Record{Type: recStepFailed, Server: sv.id, Op: o.op, Error: "verifying after a restart: " + m.err.Error()})
 		case m.verified:
-			r.emit(ctx, &Record{Type: recStepDone, Server: sv.id, Op: o.op, Message: "verified after a restart: " + o.step.Component + " is at " + o.step.Version})
+			r.emit(ctx, &Record{Type: recStepDone, Server: sv.id, Op: o.op, Message: "verified after a restart: " + o.step.Component + " is at " + o.step.Target.Version})
 		case sv.skip:
 			// Skipped meanwhile: not run again; its safety steps follow.
 			r.emit(ctx, &Record{Type: recStepFailed, Server: sv.id, Op: o.op, Error: "not run again: the server was skipped"})

@@ -87,10 +87,10 @@ func staged(st *plan.Step) bool { return st.ApplyTime != "Immediate" }
 // staged for the next reset at the update's version: Lenovo's
 // UEFI-Pending, an iDRAC's pending image.
 func pendingAtTarget(st *plan.Step, obs *providers.Observation) bool {
-	if st.Match == nil || st.Version == "" {
+	if st.Match == nil || st.Target.Version == "" {
 		return false
 	}
-	t := st.Target()
+	t := st.Target
 	for _, c := range st.Match.Members(obs.Components) {
 		if c.State != providers.StatePending {
 			continue
@@ -119,7 +119,7 @@ func readBack(st *plan.Step, obs *providers.Observation, when string) string {
 	case why == "":
 		why = "no active member"
 	}
-	return fmt.Sprintf("%s reads %s%s, expected %s", st.Component, why, when, st.Version)
+	return fmt.Sprintf("%s reads %s%s, expected %s", st.Component, why, when, st.Target.Version)
 }
 
 // taskGone decides a versioned op whose BMC task vanished before it said
@@ -146,11 +146,11 @@ func (wk *worker) taskGone(ctx context.Context, prov providers.Provider, o *opRu
 		// flash it twice. The plan's wait_ready reads it after the reset.
 		return msg{o: o, done: true, gone: true, message: verified}
 	case verr != nil:
-		return msg{o: o, err: fmt.Errorf("task %s is gone and %s cannot be verified at %s: %w", uri, o.step.Component, o.step.Version, verr)}
+		return msg{o: o, err: fmt.Errorf("task %s is gone and %s cannot be verified at %s: %w", uri, o.step.Component, o.step.Target.Version, verr)}
 	case o.pstep.Kind == providers.StepUpdate:
 		return msg{o: o, nt: &notTaken{steps: []int{o.step.Index}, read: readBack(o.step, obs, ""), why: vanishedWhy}}
 	}
-	return msg{o: o, err: fmt.Errorf("task %s is gone and %s is not at %s", uri, o.step.Component, o.step.Version)}
+	return msg{o: o, err: fmt.Errorf("task %s is gone and %s is not at %s", uri, o.step.Component, o.step.Target.Version)}
 }
 
 // checkTaken runs when the plan's wait_ready of a server with staged

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/executortest"
 	"github.com/rackform/rackform/planner/plan"
@@ -166,7 +167,7 @@ func TestSharedUpdateWaitsForEveryServerOnItsBMC(t *testing.T) {
 	p := b.Plan()
 	owner := &p.Servers[2]
 	owner.Steps = append(owner.Steps[:len(owner.Steps)-1:len(owner.Steps)-1],
-		plan.Step{Index: 10, Kind: plan.StepUpdate, Component: "bmc", Match: &providers.Match{ID: "BMC"}, Version: "1.5", Image: "http://127.0.0.1:9/bmc.bin",
+		plan.Step{Index: 10, Kind: plan.StepUpdate, Component: "bmc", Match: &providers.Match{ID: "BMC"}, Target: version.Target{Version: "1.5"}, Image: "http://127.0.0.1:9/bmc.bin",
 			Shared: true, After: []string{"c1/r01/r01-s01", "c1/r01/r01-s02"}},
 		owner.Steps[len(owner.Steps)-1])
 	// s01 hangs in its shutdown until released: the shared flash waits.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/executortest"
 	"github.com/rackform/rackform/planner/plan"
@@ -34,7 +35,7 @@ func stagedLostPlan(h *harness, lostAgain bool) string {
 	ps.Observed.Components, ps.Fingerprint = comps, executortest.Fingerprint(comps)
 	h.prov.Add(srv, comps, executortest.Targets(), script)
 	ps.Steps[2].ApplyTime = "OnReset"
-	bmc := plan.Step{Index: 7, Kind: plan.StepUpdate, Component: "bmc", Match: &providers.Match{ID: "BMC"}, Version: "2.0",
+	bmc := plan.Step{Index: 7, Kind: plan.StepUpdate, Component: "bmc", Match: &providers.Match{ID: "BMC"}, Target: version.Target{Version: "2.0"},
 		Image: "http://127.0.0.1:9/bmc.bin", ApplyTime: "Immediate"}
 	ps.Steps = slices.Insert(ps.Steps, 3, bmc)
 	return srv

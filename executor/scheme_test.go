@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/executortest"
 	"github.com/rackform/rackform/providers"
@@ -31,7 +32,7 @@ func TestAlreadyAtTargetComparesByScheme(t *testing.T) {
 			if st.Component != "bios" {
 				t.Fatalf("step 3 is %s %s, the builder changed", st.Kind, st.Component)
 			}
-			st.Version, st.Scheme = "2.0.0", tc.scheme
+			st.Target.Version, st.Target.Scheme = "2.0.0", version.Scheme(tc.scheme)
 			h.run()
 			wantStates(t, h, map[string]string{addr: tc.want})
 			if n := h.prov.Count(addr, ""); n != 0 {

@@ -303,7 +303,7 @@ func (s *serverRun) exposure(op, kind string) {
 		s.drained = false
 	case string(plan.StepUpdate):
 		if st := s.stepFor(op); st != nil && st.ApplyTime != "" && st.ApplyTime != "Immediate" {
-			s.staged = append(s.staged, st.Component+" "+st.Version)
+			s.staged = append(s.staged, st.Component+" "+st.Target.Version)
 		}
 	}
 }
@@ -374,14 +374,14 @@ func hasVersion(st *plan.Step, obs *providers.Observation) (bool, error) {
 // versionOf is hasVersion with, when not at target, what obs shows
 // instead in words ("HGX_FW_GPU_SXM_3 at 96.00.61.00.01").
 func versionOf(st *plan.Step, obs *providers.Observation) (bool, string, error) {
-	if st == nil || st.Version == "" || obs == nil {
+	if st == nil || st.Target.Version == "" || obs == nil {
 		return false, "", nil
 	}
 	m := providers.Match{}
 	if st.Match != nil {
 		m = *st.Match
 	}
-	return m.AtTargetOf(st.Target(), obs.Components, st.Members)
+	return m.AtTargetOf(st.Target, obs.Components, st.Members)
 }
 
 // atTarget reports whether every versioned step is already satisfied
@@ -390,7 +390,7 @@ func atTarget(p *plan.Server, obs *providers.Observation) bool {
 	n := 0
 	for i := range p.Steps {
 		st := &p.Steps[i]
-		if st.Version == "" || (st.Kind != plan.StepUpdate && st.Kind != plan.StepReimage) {
+		if st.Target.Version == "" || (st.Kind != plan.StepUpdate && st.Kind != plan.StepReimage) {
 			continue
 		}
 		n++

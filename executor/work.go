@@ -158,7 +158,7 @@ func (wk *worker) work(ctx context.Context, o *opRun) msg {
 		m.message = res.Message
 	}
 	m.message = cameBack(o, res, confirmed(o.op, o.pstep.Kind, res))
-	if res != nil && o.pstep.Kind == providers.StepUpdate && o.step != nil && o.step.Version != "" {
+	if res != nil && o.pstep.Kind == providers.StepUpdate && o.step != nil && o.step.Target.Version != "" {
 		switch {
 		case res.TaskState == providers.TaskGone:
 			return wk.taskGone(ctx, prov, o, res.TaskURI, m.message)
@@ -353,7 +353,7 @@ func (wk *worker) pollTask(ctx context.Context, prov providers.Provider, o *opRu
 			case providers.TaskCompleted:
 				return msg{o: o, done: true, message: "task " + o.uri + " completed"}
 			case providers.TaskGone:
-				if o.step == nil || o.step.Version == "" {
+				if o.step == nil || o.step.Target.Version == "" {
 					return msg{o: o, done: true, message: "task " + o.uri + " is gone; the step is idempotent"}
 				}
 				return wk.taskGone(ctx, prov, o, o.uri, "task "+o.uri+" is gone; verified by observing")

@@ -159,7 +159,7 @@ func stepsText(s *plan.Server) string {
 	for _, st := range s.Steps {
 		x := string(st.Kind)
 		if st.Kind == plan.StepUpdate {
-			x += " " + st.Component + " " + st.Version
+			x += " " + st.Component + " " + st.Target.Version
 		}
 		if st.Kind == plan.StepWaitReady {
 			var names []string

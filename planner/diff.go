@@ -297,9 +297,14 @@ func sortedComponents(in []providers.Component) []providers.Component {
 // diffServer compares each in-scope component with what the server
 // reports, scheme-aware (rules 27–29), and builds the steps. A
 // component's rule means every active member it selects (the members that
-// run, not a rollback, staged or standby copy beside them): each is
-// compared with the target by the one "at target" rule (version.Target),
-// and the members not at it are the ones its update is for.
+// run, not a rollback, staged or standby copy beside them): which members
+// those are and whether they are as many as the rule requires are decided
+// as apply decides them (providers.Match.Active and Counted, which
+// Match.AtTarget reads), each is compared with the target by the one "at
+// target" rule (version.Target.Matches), and the members not at it are
+// the ones its update is for. The diff walks the members itself, rather
+// than asking AtTarget, for what its messages and the change say of each:
+// the one it cannot read, the versions moving, older or newer.
 func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Observation, f *findings) {
 	rel := p.channel.releaseOf(s.Cluster)
 	ok := true
@@ -319,7 +324,8 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 				ps.Address)
 			continue
 		}
-		active := providerMatch(c.Match).Active(found)
+		rule := providerMatch(c.Match)
+		active := rule.Active(found)
 		if len(active) == 0 {
 			ok = false
 			f.add("copies\x00"+s.Cluster.Name+"\x00"+c.Name+"\x00"+providers.MembersText(found), hcl.DiagError, rangePtr(c.DeclRange), "Only copies match",
@@ -336,7 +342,7 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 				ps.Address)
 			continue
 		}
-		if c.Match.Count > 0 && len(active) != c.Match.Count {
+		if !rule.Counted(active) {
 			ok = false
 			f.add(fmt.Sprintf("count\x00%s\x00%s\x00%d", s.Cluster.Name, c.Name, len(active)), hcl.DiagError, rangePtr(c.DeclRange), "Wrong number of members",
 				fmt.Sprintf("component %q must match %d running members (count = %d), but its rule %s matches %d: %s. A missing device is not skipped: check the server, or the count.",

@@ -164,10 +164,10 @@ func TestStepsAndExpectationsCarryTheScheme(t *testing.T) {
 	for _, st := range s.Steps {
 		switch st.Kind {
 		case plan.StepUpdate, plan.StepReimage:
-			steps = append(steps, got{string(st.Kind), st.Component, st.Scheme, st.Pattern})
+			steps = append(steps, got{string(st.Kind), st.Component, string(st.Target.Scheme), st.Target.Pattern})
 		case plan.StepWaitReady:
 			for _, e := range st.Expect {
-				steps = append(steps, got{"expect", e.Component, e.Scheme, e.Pattern})
+				steps = append(steps, got{"expect", e.Component, string(e.Target.Scheme), e.Target.Pattern})
 			}
 		}
 	}

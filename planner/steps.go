@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -109,8 +110,7 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 			for _, batch := range updateBatches(how[c]) {
 				m := p.match(s, c)
 				step := plan.Step{
-					Kind: plan.StepUpdate, Component: c.Name, Match: &m, Version: c.Version.String(),
-					Scheme: string(c.Scheme), Pattern: c.Pattern, SHA256: c.SHA256,
+					Kind: plan.StepUpdate, Component: c.Name, Match: &m, Target: version.TargetOf(c.Version), SHA256: c.SHA256,
 					Image: c.Image, ApplyTime: c.ApplyTime, Method: method, Estimate: plan.Duration(est),
 					Shared: how[c].shared, Members: batch.members, Targets: batch.targets,
 				}
@@ -132,8 +132,7 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 		// Reimaging boots the host, which also applies staged firmware.
 		m := p.match(s, reimage)
 		add(plan.Step{
-			Kind: plan.StepReimage, Component: reimage.Name, Match: &m, Version: reimage.Version.String(),
-			Scheme: string(reimage.Scheme), Pattern: reimage.Pattern, SHA256: reimage.SHA256,
+			Kind: plan.StepReimage, Component: reimage.Name, Match: &m, Target: version.TargetOf(reimage.Version), SHA256: reimage.SHA256,
 			Image: reimage.Image, Method: reimage.Method, Estimate: plan.Duration(estimateReimage),
 		})
 		reboots = 1
@@ -159,8 +158,7 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 			continue // verified by the server whose step flashes it
 		}
 		wait.Expect = append(wait.Expect, providers.Expectation{
-			Component: c.Name, Match: p.match(s, c), Version: c.Version.String(),
-			Scheme: string(c.Scheme), Pattern: c.Pattern,
+			Component: c.Name, Match: p.match(s, c), Target: version.TargetOf(c.Version),
 		})
 	}
 	add(wait)

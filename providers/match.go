@@ -62,15 +62,11 @@ func (m Match) Active(cs []Component) []Component {
 	return out
 }
 
-// Target is the expectation's version as the one "at target" rule reads
-// it (Match.AtTarget).
-func (e Expectation) Target() version.Target {
-	return version.Target{Version: e.Version, Scheme: version.Scheme(e.Scheme), Pattern: e.Pattern}
-}
-
-// Target is the step's version as the one "at target" rule reads it.
-func (s Step) Target() version.Target {
-	return version.Target{Version: s.Version, Scheme: version.Scheme(s.Scheme), Pattern: s.Pattern}
+// Counted reports whether active, the active members m selects, are as
+// many as the rule requires: m.Count of them when Count is set, else any
+// number. The planner's diff and AtTarget decide the count here alike.
+func (m Match) Counted(active []Component) bool {
+	return m.Count == 0 || len(active) == m.Count
 }
 
 // AtTarget reports whether the component m selects in cs is at target t:
@@ -88,7 +84,7 @@ func (m Match) AtTarget(t version.Target, cs []Component) (at bool, why string, 
 		}
 		return false, why, nil
 	}
-	if m.Count > 0 && len(active) != m.Count {
+	if !m.Counted(active) {
 		return false, fmt.Sprintf("%d active %s reported, the rule expects %d (%s)", len(active), plural(len(active), "member", "members"), m.Count, MembersText(active)), nil
 	}
 	var behind []string
@@ -117,7 +113,7 @@ func (m Match) AtTargetOf(t version.Target, cs []Component, ids []string) (at bo
 		return m.AtTarget(t, cs)
 	}
 	active := m.Active(cs)
-	if m.Count > 0 && len(active) != m.Count {
+	if !m.Counted(active) {
 		return m.AtTarget(t, cs)
 	}
 	byID := make(map[string]Component, len(active))

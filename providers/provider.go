@@ -5,10 +5,14 @@
 package providers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
+
+	"github.com/rackform/rackform/config/version"
 )
 
 // ProtocolVersion is the major version of the provider protocol. It is also
@@ -442,8 +446,12 @@ type Step struct {
 	// Component is the release's component name, for messages.
 	Component string `json:"component,omitempty"`
 	Match     Match  `json:"match,omitempty"`
-	Version   string `json:"version,omitempty"`
-	ImageURI  string `json:"image_uri,omitempty"`
+	// Target is the version the step brings the component to and how a
+	// reported version is read against it (version.ParseTarget), as in
+	// Expectation: the provider's check that a step already took effect
+	// reads versions as the planner did.
+	Target   version.Target `json:"target"`
+	ImageURI string         `json:"image_uri,omitempty"`
 	// ApplyTime is the Redfish OperationApplyTime: "Immediate", "OnReset", ...
 	ApplyTime string `json:"apply_time,omitempty"`
 	// Method is how the image is delivered (a Method* constant), decided
@@ -453,12 +461,6 @@ type Step struct {
 	// TransferProtocol and Targets are UpdatePlan's, sent as decided.
 	TransferProtocol string   `json:"transfer_protocol,omitempty"`
 	Targets          []string `json:"targets,omitempty"`
-	// Scheme and Pattern say how a reported version is compared with
-	// Version (version.Target; "" compares strings exactly), as in
-	// Expectation: the provider's check that a step already took effect
-	// reads versions as the planner did.
-	Scheme  string `json:"scheme,omitempty"`
-	Pattern string `json:"pattern,omitempty"`
 	// SHA256 is the hex SHA-256 the image must have. When set, the
 	// provider verifies the bytes before the BMC gets them (for a push,
 	// what it sends; for a pull, what ImageURI serves) and refuses a
@@ -490,16 +492,57 @@ type Step struct {
 
 // Expectation is a component that must report Version: every active
 // member its Match selects (Match.AtTarget).
+// Its JSON form is the one plan files have always written:
+// {"component", "match", "version", "scheme", "pattern"}.
 type Expectation struct {
-	Component string `json:"component"`
-	Match     Match  `json:"match"`
-	Version   string `json:"version"`
-	// Scheme and Pattern say how a reported version is compared with
-	// Version (config/version: Parse with the scheme, then Equal), since
-	// a BMC may report the target as "U30 v2.54 (03/01/2023)" where the
-	// release wrote "U30 v2.54". Empty Scheme: exact string equality.
-	Scheme  string `json:"scheme,omitempty"`
-	Pattern string `json:"pattern,omitempty"`
+	Component string
+	Match     Match
+	// Target is the version and how a reported version is compared with
+	// it (version.ParseTarget: read with the scheme, then Equal), since a
+	// BMC may report the target as "U30 v2.54 (03/01/2023)" where the
+	// release wrote "U30 v2.54". An empty scheme: exact string equality.
+	Target version.Target
+}
+
+// expectationJSON is Expectation's JSON form.
+type expectationJSON struct {
+	Component string         `json:"component"`
+	Match     Match          `json:"match"`
+	Version   string         `json:"version"`
+	Scheme    version.Scheme `json:"scheme,omitempty"`
+	Pattern   string         `json:"pattern,omitempty"`
+}
+
+// MarshalJSON writes e in its JSON form.
+func (e Expectation) MarshalJSON() ([]byte, error) {
+	return json.Marshal(expectationJSON{e.Component, e.Match, e.Target.Version, e.Target.Scheme, e.Target.Pattern})
+}
+
+// UnmarshalJSON reads e's JSON form, refusing unknown fields, and its
+// target with version.ParseTarget: a scheme or pattern that cannot be
+// used is an error naming the component.
+func (e *Expectation) UnmarshalJSON(b []byte) error {
+	var w expectationJSON
+	if err := DecodeStrict(b, &w); err != nil {
+		return err
+	}
+	t, err := version.ParseTarget(w.Version, w.Scheme, w.Pattern)
+	if err != nil {
+		return fmt.Errorf("the expected version of %s: %w", w.Component, err)
+	}
+	*e = Expectation{Component: w.Component, Match: w.Match, Target: t}
+	return nil
+}
+
+// DecodeStrict decodes the JSON value b into v as plan files are read:
+// unknown fields refused, numbers kept as json.Number. A type's
+// UnmarshalJSON calls it so that it reads as strictly as the decoder
+// that called it.
+func DecodeStrict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	return dec.Decode(v)
 }
 
 // ApplyRequest performs Step on Target.

@@ -502,9 +502,9 @@ func (f *Fleet) update(ctx context.Context, s *server, st providers.Step, fn fun
 // stages it for the next boot, as its apply time says. f.mu is held.
 func (s *server) flash(st providers.Step) {
 	if st.ApplyTime == "" || st.ApplyTime == "Immediate" {
-		s.set(st.Match, st.Version)
+		s.set(st.Match, st.Target.Version)
 	} else {
-		s.staged = append(s.staged, staged{st.Match, st.Version})
+		s.staged = append(s.staged, staged{st.Match, st.Target.Version})
 	}
 }
 
@@ -520,8 +520,8 @@ func (s *server) bootBack(st providers.Step, now time.Time) {
 		s.set(x.match, x.version)
 	}
 	s.staged = nil
-	if st.Kind == providers.StepReimage && st.Version != "" {
-		s.set(st.Match, st.Version)
+	if st.Kind == providers.StepReimage && st.Target.Version != "" {
+		s.set(st.Match, st.Target.Version)
 	}
 	if s.firstBoot.IsZero() {
 		s.firstBoot = now
@@ -674,12 +674,12 @@ func (f *Fleet) notReady(s *server, t time.Time, expect []providers.Expectation,
 	for _, e := range expect {
 		// The one "at target" rule, as the redfish provider's wait_ready:
 		// every active member the rule selects.
-		at, why, err := e.Match.AtTarget(e.Target(), comps)
+		at, why, err := e.Match.AtTarget(e.Target, comps)
 		switch {
 		case err != nil:
-			missing = append(missing, fmt.Sprintf("%s: %v (want %s)", e.Component, err, e.Version))
+			missing = append(missing, fmt.Sprintf("%s: %v (want %s)", e.Component, err, e.Target.Version))
 		case !at:
-			missing = append(missing, fmt.Sprintf("%s: %s (want %s)", e.Component, why, e.Version))
+			missing = append(missing, fmt.Sprintf("%s: %s (want %s)", e.Component, why, e.Target.Version))
 		}
 	}
 	return strings.Join(missing, ", ")

@@ -162,8 +162,8 @@ func TestReplayOfARetryOfStagedUpdates(t *testing.T) {
 		t.Errorf("after the retry's reset, power %s", s.power)
 	}
 	for _, c := range s.comps {
-		if c.ID == "BIOS" && c.Version != bios.Version {
-			t.Errorf("BIOS at %s after the retry's reset, want the staged %s", c.Version, bios.Version)
+		if c.ID == "BIOS" && c.Version != bios.Target.Version {
+			t.Errorf("BIOS at %s after the retry's reset, want the staged %s", c.Version, bios.Target.Version)
 		}
 	}
 }

@@ -355,7 +355,7 @@ func cmdPlanEdit(ts *testscript.TestScript, neg bool, args []string) {
 		found := false
 		for i := range s.Steps {
 			if s.Steps[i].Index == idx {
-				s.Steps[i].Version = args[4]
+				s.Steps[i].Target.Version = args[4]
 				found = true
 			}
 		}
@@ -372,7 +372,7 @@ func cmdPlanEdit(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("planedit: server %s has no step %d", args[2], idx)
 		}
 		st := s.Steps[i]
-		st.Version = args[4]
+		st.Target.Version = args[4]
 		s.Steps = slices.Insert(s.Steps, i, st)
 		for j := range s.Steps {
 			s.Steps[j].Index = j + 1

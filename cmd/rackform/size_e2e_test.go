@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -28,8 +29,8 @@ func largePlan(t *testing.T, n int) []byte {
 	steps := []plan.Step{
 		{Index: 1, Kind: plan.StepDrain, Timeout: plan.Duration(20 * time.Minute)},
 		{Index: 2, Kind: plan.StepShutdown, Timeout: plan.Duration(10 * time.Minute)},
-		{Index: 3, Kind: plan.StepUpdate, Component: "bios", Match: &providers.Match{ID: "BIOS"}, Version: "2.80", Image: "http://127.0.0.1:9/bios.bin", Method: providers.MethodSimpleUpdate},
-		{Index: 4, Kind: plan.StepUpdate, Component: "bmc", Match: &providers.Match{ID: "BMC"}, Version: "7.20", Image: "http://127.0.0.1:9/bmc.bin", Method: providers.MethodSimpleUpdate},
+		{Index: 3, Kind: plan.StepUpdate, Component: "bios", Match: &providers.Match{ID: "BIOS"}, Target: version.Target{Version: "2.80"}, Image: "http://127.0.0.1:9/bios.bin", Method: providers.MethodSimpleUpdate},
+		{Index: 4, Kind: plan.StepUpdate, Component: "bmc", Match: &providers.Match{ID: "BMC"}, Target: version.Target{Version: "7.20"}, Image: "http://127.0.0.1:9/bmc.bin", Method: providers.MethodSimpleUpdate},
 		{Index: 5, Kind: plan.StepWaitReady, Timeout: plan.Duration(time.Hour)},
 		{Index: 6, Kind: plan.StepUncordon},
 	}

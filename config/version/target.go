@@ -1,6 +1,9 @@
 package version
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Target is what a component must report to be at its target: the target
 // version and how a reported version is read against it (the scheme, and
@@ -15,9 +18,73 @@ type Target struct {
 	// Pattern is the pattern scheme's regular expression, else "".
 	Pattern string
 
-	// want is Version already read with its format (TargetOf), so a
-	// fleet's checks read it once.
+	// want is Version already read with its format (TargetOf,
+	// ParseTarget), so a fleet's checks read it, and compile the pattern,
+	// once.
 	want *Version
+}
+
+// ParseTarget is the target recorded as value, scheme and pattern (a
+// plan's step, an expectation, a provider's step): the scheme is checked,
+// the pattern compiled and value read with them, once. A scheme or
+// pattern that cannot be used, or a value the scheme cannot read, is an
+// error: such a target could never be reached. An empty scheme is exact
+// string equality (plans written before they recorded a scheme); an empty
+// value is no target.
+func ParseTarget(value string, scheme Scheme, pattern string) (Target, error) {
+	t := Target{Version: value, Scheme: scheme, Pattern: pattern}
+	if scheme == "" {
+		if pattern != "" {
+			return Target{}, fmt.Errorf("a version pattern without the %q scheme", Pattern)
+		}
+		return t, nil
+	}
+	f, err := NewFormat(scheme, pattern)
+	if err != nil {
+		return Target{}, err
+	}
+	if value == "" {
+		return t, nil
+	}
+	w, err := f.Parse(value)
+	if err != nil {
+		return Target{}, fmt.Errorf("the target: %w", err)
+	}
+	t.want = &w
+	return t, nil
+}
+
+// targetJSON is a target's JSON form, the fields a plan file has always
+// written for it.
+type targetJSON struct {
+	Version string `json:"version"`
+	Scheme  Scheme `json:"scheme,omitempty"`
+	Pattern string `json:"pattern,omitempty"`
+}
+
+// Equal reports whether t and u are the same target: the same version,
+// scheme and pattern (go-cmp uses it).
+func (t Target) Equal(u Target) bool {
+	return t.Version == u.Version && t.Scheme == u.Scheme && t.Pattern == u.Pattern
+}
+
+// MarshalJSON writes t as {"version", "scheme", "pattern"}.
+func (t Target) MarshalJSON() ([]byte, error) {
+	return json.Marshal(targetJSON{t.Version, t.Scheme, t.Pattern})
+}
+
+// UnmarshalJSON reads the form MarshalJSON writes, with ParseTarget.
+func (t *Target) UnmarshalJSON(b []byte) error {
+	var w targetJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	p, err := ParseTarget(w.Version, w.Scheme, w.Pattern)
+	if err != nil {
+		return err
+	}
+	*t = p
+	return nil
 }
 
 // TargetOf is the target v: reported versions are read with v's format.
@@ -41,7 +108,9 @@ func (t Target) Matches(reported string) (bool, error) {
 		return false, fmt.Errorf("no version reported")
 	}
 	want := t.want
-	if want == nil {
+	if !t.read() {
+		// A target written as a literal (Target{Version: v}), or changed
+		// since it was read: read it now.
 		f, err := NewFormat(t.Scheme, t.Pattern)
 		if err != nil {
 			return false, err
@@ -57,6 +126,16 @@ func (t Target) Matches(reported string) (bool, error) {
 		return false, err
 	}
 	return Equal(*want, got), nil
+}
+
+// read reports whether t.want is t's version read with t's scheme and
+// pattern, as ParseTarget and TargetOf leave it.
+func (t Target) read() bool {
+	if t.want == nil {
+		return false
+	}
+	f := t.want.Format()
+	return t.want.String() == t.Version && f.Scheme == t.Scheme && f.Pattern == t.Pattern
 }
 
 // String is the target for messages: its version, and its scheme when it

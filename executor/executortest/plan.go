@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -187,9 +188,9 @@ func (b *Builder) addServer(addr, name, cluster, rack, role string) {
 	steps := []plan.Step{
 		{Index: 1, Kind: plan.StepDrain},
 		{Index: 2, Kind: plan.StepShutdown},
-		{Index: 3, Kind: plan.StepUpdate, Component: "bios", Match: &providers.Match{ID: "BIOS"}, Version: "2.0", Image: "http://127.0.0.1:9/bios.bin", ApplyTime: "Immediate"},
-		{Index: 4, Kind: plan.StepReimage, Component: "runtime", Match: &providers.Match{ID: "Runtime"}, Version: "4.6", Image: "http://127.0.0.1:9/runtime.iso"},
-		{Index: 5, Kind: plan.StepWaitReady, Expect: []providers.Expectation{{Component: "bios", Match: providers.Match{ID: "BIOS"}, Version: "2.0"}, {Component: "runtime", Match: providers.Match{ID: "Runtime"}, Version: "4.6"}}},
+		{Index: 3, Kind: plan.StepUpdate, Component: "bios", Match: &providers.Match{ID: "BIOS"}, Target: version.Target{Version: "2.0"}, Image: "http://127.0.0.1:9/bios.bin", ApplyTime: "Immediate"},
+		{Index: 4, Kind: plan.StepReimage, Component: "runtime", Match: &providers.Match{ID: "Runtime"}, Target: version.Target{Version: "4.6"}, Image: "http://127.0.0.1:9/runtime.iso"},
+		{Index: 5, Kind: plan.StepWaitReady, Expect: []providers.Expectation{{Component: "bios", Match: providers.Match{ID: "BIOS"}, Target: version.Target{Version: "2.0"}}, {Component: "runtime", Match: providers.Match{ID: "Runtime"}, Target: version.Target{Version: "4.6"}}}},
 		{Index: 6, Kind: plan.StepUncordon},
 	}
 	if b.NoHooks {

@@ -340,7 +340,7 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 					if s.staged == nil {
 						s.staged = map[string]string{}
 					}
-					s.staged[s.components[i].ID] = req.Step.Version
+					s.staged[s.components[i].ID] = req.Step.Target.Version
 					if id := s.components[i].ID; req.Step.Kind == providers.StepUpdate && s.dropped[id] < s.script.DropStaged[id] {
 						if s.dropped == nil {
 							s.dropped = map[string]int{}
@@ -350,7 +350,7 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 					}
 					continue
 				}
-				s.components[i].Version = req.Step.Version
+				s.components[i].Version = req.Step.Target.Version
 			}
 		}
 		if req.Step.Kind == providers.StepReimage {
@@ -444,7 +444,7 @@ func (s *fakeServer) reports(expect []providers.Expectation) bool {
 	for _, e := range expect {
 		found := false
 		for _, c := range s.components {
-			if matchComp(e.Match, c) && c.Version == e.Version {
+			if matchComp(e.Match, c) && c.Version == e.Target.Version {
 				found = true
 			}
 		}

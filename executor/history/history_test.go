@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/history"
 	"github.com/rackform/rackform/executor/state"
@@ -45,7 +46,7 @@ func (s fleetServer) steps() []plan.Step {
 		add(plan.Step{Kind: plan.StepDrain, Timeout: plan.Duration(s.drainTimeout)})
 	}
 	add(plan.Step{Kind: plan.StepShutdown})
-	add(plan.Step{Kind: plan.StepUpdate, Component: "bios", Version: "2.0"})
+	add(plan.Step{Kind: plan.StepUpdate, Component: "bios", Target: version.Target{Version: "2.0"}})
 	add(plan.Step{Kind: plan.StepReset, ResetType: "On"})
 	add(plan.Step{Kind: plan.StepWaitReady})
 	return out

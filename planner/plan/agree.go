@@ -90,7 +90,7 @@ func disagreements(s *Server, byAddr map[string]*Server) []string {
 		}
 		wrong := false
 		for _, st := range sts {
-			if st.Version == c.To {
+			if st.Target.Version == c.To {
 				continue
 			}
 			wrong = true
@@ -98,7 +98,7 @@ func disagreements(s *Server, byAddr map[string]*Server) []string {
 			if len(sts) > 1 {
 				step += fmt.Sprintf(" %d", st.Index)
 			}
-			out = append(out, fmt.Sprintf("server %s lists %s%s, but %s %s flashes %s %s", s.Address, changeText(c), by, whose, step, c.Component, st.Version))
+			out = append(out, fmt.Sprintf("server %s lists %s%s, but %s %s flashes %s %s", s.Address, changeText(c), by, whose, step, c.Component, st.Target.Version))
 		}
 		if !wrong && c.FlashedBy == "" && !memberBatches(c, sts) {
 			out = append(out, fmt.Sprintf("server %s lists %s once, but steps %s flash %s; several steps flash one component only when each updates other members of those the change moves", s.Address, changeText(c), indexes(sts), c.Component))
@@ -107,7 +107,7 @@ func disagreements(s *Server, byAddr map[string]*Server) []string {
 	out = append(out, misplaced(s)...)
 	for _, st := range s.Steps {
 		if st.IsFlash() && !listed[st.Component] {
-			out = append(out, fmt.Sprintf("server %s has a %s step flashing %s %s that none of its changes lists", s.Address, st.Kind, st.Component, st.Version))
+			out = append(out, fmt.Sprintf("server %s has a %s step flashing %s %s that none of its changes lists", s.Address, st.Kind, st.Component, st.Target.Version))
 		}
 	}
 	return out

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rackform/rackform/config/version"
 )
 
 // A plan whose steps do not make the changes it lists is refused, naming
@@ -30,18 +32,18 @@ func TestCheckSteps(t *testing.T) {
 	}{
 		{"as planned", func(*Plan) {}, nil},
 		{"a shared component flashed by another server", func(p *Plan) { *p = *sharedPair() }, nil},
-		{"an update step's version edited", func(p *Plan) { p.Servers[0].Steps[1].Version = "9.9" },
+		{"an update step's version edited", func(p *Plan) { p.Servers[0].Steps[1].Target.Version = "9.9" },
 			[]string{"server a/r01/s1 lists bios 1.0 → 1.1, but its update step flashes bios 9.9", "run rackform plan again"}},
 		{"a change's target edited", func(p *Plan) { p.Servers[0].Changes[1].To = "7.30" },
 			[]string{"server a/r01/s1 lists bmc 7.10 → 7.30, but its update step flashes bmc 7.20"}},
 		{"a step removed", func(p *Plan) { p.Servers[0].Steps = p.Servers[0].Steps[:2] },
 			[]string{"server a/r01/s1 lists bmc 7.10 → 7.20, but none of its steps flashes bmc"}},
 		{"a step added", func(p *Plan) {
-			p.Servers[0].Steps = append(p.Servers[0].Steps, Step{Index: 4, Kind: StepReimage, Component: "runtime", Version: "6.6.6"})
+			p.Servers[0].Steps = append(p.Servers[0].Steps, Step{Index: 4, Kind: StepReimage, Component: "runtime", Target: version.Target{Version: "6.6.6"}})
 		}, []string{"server a/r01/s1 has a reimage step flashing runtime 6.6.6 that none of its changes lists"}},
 		{"the flashing server's step edited", func(p *Plan) {
 			*p = *sharedPair()
-			p.Servers[0].Steps[2].Version = "7.99"
+			p.Servers[0].Steps[2].Target.Version = "7.99"
 		}, []string{
 			"server a/r01/s1 lists bmc 7.10 → 7.20, but its update step flashes bmc 7.99",
 			"server a/r01/s5 lists bmc 7.10 → 7.20 (flashed by a/r01/s1), but a/r01/s1's update step flashes bmc 7.99",
@@ -89,7 +91,7 @@ func TestCheckSteps(t *testing.T) {
 		{"a reset and a reimage", func(p *Plan) {
 			s := &p.Servers[0]
 			s.Changes = append(s.Changes, Change{Component: "runtime", Kind: "runtime", From: "4.5", To: "4.6"})
-			s.Steps = append(s.Steps, Step{Index: 4, Kind: StepReimage, Component: "runtime", Version: "4.6"}, Step{Index: 5, Kind: StepReset, ResetType: "On"})
+			s.Steps = append(s.Steps, Step{Index: 4, Kind: StepReimage, Component: "runtime", Target: version.Target{Version: "4.6"}}, Step{Index: 5, Kind: StepReset, ResetType: "On"})
 		}, []string{"server a/r01/s1 has a reset step 5 after its reimage step 4"}},
 		{"steps numbered out of order", func(p *Plan) { p.Servers[0].Steps[1].Index = 7 },
 			[]string{"server a/r01/s1's step 2 is numbered 7"}},
@@ -98,7 +100,7 @@ func TestCheckSteps(t *testing.T) {
 			[]string{`server a/r01/s1 has the action "Upgrade", which plan never writes: apply would run its steps`}},
 		{"an action plan never writes, with an edited step", func(p *Plan) {
 			p.Servers[0].Action = ""
-			p.Servers[0].Steps[1].Version = "9.9"
+			p.Servers[0].Steps[1].Target.Version = "9.9"
 		}, []string{"server a/r01/s1 lists bios 1.0 → 1.1, but its update step flashes bios 9.9"}},
 		{"flashed by a server not in the plan", func(p *Plan) {
 			*p = *sharedPair()
@@ -146,7 +148,7 @@ func TestCheckStepsAcceptsMemberBatches(t *testing.T) {
 func insertStep(p *Plan, si, i int, version string) {
 	s := &p.Servers[si]
 	st := s.Steps[i]
-	st.Version = version
+	st.Target.Version = version
 	s.Steps = slices.Insert(slices.Clone(s.Steps), i, st)
 	for j := range s.Steps {
 		s.Steps[j].Index = j + 1
@@ -159,7 +161,7 @@ func TestCheckStepsCountsTheRest(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		s := p.Servers[0]
 		s.Address = "a/r01/x" + string(rune('0'+i))
-		s.Steps = []Step{{Index: 1, Kind: StepUpdate, Component: "bios", Version: "6.6"}}
+		s.Steps = []Step{{Index: 1, Kind: StepUpdate, Component: "bios", Target: version.Target{Version: "6.6"}}}
 		p.Servers = append(p.Servers, s)
 	}
 	err := CheckSteps(p)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 )
 
@@ -40,14 +41,14 @@ func fleetPlan(n, members int) *Plan {
 		comps = append(comps, providers.Component{ID: r.id, Name: "Contoso " + r.id + " Firmware", SoftwareID: r.id, Version: r.from, Updateable: r.kind == "firmware"})
 		lower := map[string]string{"BIOS": "bios", "BMC": "bmc", "NIC": "nic", "Runtime": "runtime"}[r.id]
 		changes = append(changes, Change{Component: lower, Kind: r.kind, From: r.from, To: r.to, Reboot: r.id != "BMC"})
-		st := Step{Index: len(steps) + 1, Kind: StepUpdate, Component: lower, Match: &providers.Match{SoftwareID: r.id}, Version: r.to,
+		st := Step{Index: len(steps) + 1, Kind: StepUpdate, Component: lower, Match: &providers.Match{SoftwareID: r.id}, Target: version.Target{Version: r.to, Scheme: version.Scheme(r.scheme)},
 			Image: "https://127.0.0.1:8080/images/" + lower + "-" + r.to + ".bin", ApplyTime: r.apply, Method: providers.MethodSimpleUpdate,
-			TransferProtocol: "HTTPS", Targets: []string{"/redfish/v1/UpdateService/FirmwareInventory/" + r.id}, Scheme: r.scheme, Estimate: Duration(10 * time.Minute)}
+			TransferProtocol: "HTTPS", Targets: []string{"/redfish/v1/UpdateService/FirmwareInventory/" + r.id}, Estimate: Duration(10 * time.Minute)}
 		if r.kind == "runtime" {
 			st.Kind, st.Method, st.TransferProtocol, st.Targets, st.Image, st.Estimate = StepReimage, "reimage", "", nil, "https://127.0.0.1:8080/images/runtime-4.6.1.iso", Duration(30*time.Minute)
 		}
 		steps = append(steps, st)
-		expect = append(expect, providers.Expectation{Component: lower, Match: providers.Match{SoftwareID: r.id}, Version: r.to, Scheme: r.scheme})
+		expect = append(expect, providers.Expectation{Component: lower, Match: providers.Match{SoftwareID: r.id}, Target: version.Target{Version: r.to, Scheme: version.Scheme(r.scheme)}})
 	}
 	steps = append(steps,
 		Step{Index: 7, Kind: StepWaitReady, Timeout: Duration(time.Hour), Expect: expect, Estimate: Duration(10 * time.Minute)},

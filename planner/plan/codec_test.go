@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 )
 
@@ -48,7 +49,7 @@ func samplePlan() *Plan {
 			Changes:  []Change{{Component: "bios", Kind: "firmware", From: "1.0", To: "1.1", Reboot: true}},
 			Steps: []Step{
 				{Index: 1, Kind: StepDrain, Timeout: Duration(20 * time.Minute)},
-				{Index: 2, Kind: StepUpdate, Component: "bios", Match: &providers.Match{ID: "BIOS"}, Version: "1.1", Image: "http://127.0.0.1:9/bios-1.1.bin"},
+				{Index: 2, Kind: StepUpdate, Component: "bios", Match: &providers.Match{ID: "BIOS"}, Target: version.Target{Version: "1.1"}, Image: "http://127.0.0.1:9/bios-1.1.bin"},
 			},
 			Reboots: 1, Estimate: Duration(15 * time.Minute),
 		}},
@@ -74,7 +75,7 @@ func samplePlan13() *Plan {
 	s.Steps[1].Method, s.Steps[1].TransferProtocol = providers.MethodSimpleUpdate, "HTTPS"
 	s.Steps[1].Targets = []string{"/redfish/v1/Systems/System.Embedded.1"}
 	s.Steps[1].SHA256 = strings.Repeat("ab", 32)
-	s.Steps = append(s.Steps, Step{Index: 3, Kind: StepUpdate, Component: "bmc", Match: &providers.Match{ID: "BMC"}, Version: "7.20",
+	s.Steps = append(s.Steps, Step{Index: 3, Kind: StepUpdate, Component: "bmc", Match: &providers.Match{ID: "BMC"}, Target: version.Target{Version: "7.20"},
 		Image: "http://127.0.0.1:9/bmc.bin", Method: providers.MethodMultipartPush, Shared: true, After: []string{"a/r01/s0"}})
 	p.Servers = append(p.Servers,
 		Server{Address: "a/r01/s2", Name: "s2", Cluster: "a", Rack: "r01", Role: "compute", BMC: "https://127.1.1.2:8443", Provider: "redfish",
@@ -135,7 +136,7 @@ func samplePlan15() *Plan {
 		gpus = append(gpus, "HGX_FW_GPU_SXM_"+string(rune('0'+i)))
 		targets = append(targets, "/redfish/v1/UpdateService/FirmwareInventory/HGX_FW_GPU_SXM_"+string(rune('0'+i)))
 	}
-	s.Steps = append(s.Steps, Step{Index: 4, Kind: StepUpdate, Component: "gpu", Match: &providers.Match{SoftwareID: "0x0020", Count: 8}, Version: "96.00.89.00.01",
+	s.Steps = append(s.Steps, Step{Index: 4, Kind: StepUpdate, Component: "gpu", Match: &providers.Match{SoftwareID: "0x0020", Count: 8}, Target: version.Target{Version: "96.00.89.00.01"},
 		Image: "http://127.0.0.1:9/gpu.bin", Method: providers.MethodSimpleUpdate, Targets: targets, Members: gpus,
 		ApplyTimeFrom: "not sent: the BMC lists no apply times for simple_update; it applies the image as it does by default"})
 	p.Servers[3] = *s
@@ -172,11 +173,11 @@ func samplePlan16() *Plan {
 		Action:      ActionUpgrade,
 		Changes:     []Change{{Component: "tray_bmc", Kind: "firmware", From: "sc.1.7.2-118", To: "sc.1.7.3-7", Unordered: true, Members: 1, Moving: 1}},
 		Steps: []Step{
-			{Index: 1, Kind: StepUpdate, Component: "tray_bmc", Match: &providers.Match{ID: "BMC", Count: 1}, Version: "sc.1.7.3-7", Scheme: "opaque",
+			{Index: 1, Kind: StepUpdate, Component: "tray_bmc", Match: &providers.Match{ID: "BMC", Count: 1}, Target: version.Target{Version: "sc.1.7.3-7", Scheme: "opaque"},
 				Image: "https://127.0.0.1:9/sc.bin", Method: providers.MethodSimpleUpdate, TransferProtocol: "HTTPS",
 				Targets: []string{"/redfish/v1/UpdateService/FirmwareInventory/BMC"}, Members: []string{"BMC"}, Estimate: Duration(10 * time.Minute)},
 			{Index: 2, Kind: StepWaitReady, Timeout: Duration(time.Hour), Estimate: Duration(2 * time.Minute),
-				Expect: []providers.Expectation{{Component: "tray_bmc", Match: providers.Match{ID: "BMC", Count: 1}, Version: "sc.1.7.3-7", Scheme: "opaque"}}},
+				Expect: []providers.Expectation{{Component: "tray_bmc", Match: providers.Match{ID: "BMC", Count: 1}, Target: version.Target{Version: "sc.1.7.3-7", Scheme: "opaque"}}}},
 		},
 		Estimate: Duration(12 * time.Minute),
 	})

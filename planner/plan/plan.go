@@ -453,8 +453,14 @@ type Step struct {
 	Kind      StepKind         `json:"kind"`
 	Component string           `json:"component,omitempty"`
 	Match     *providers.Match `json:"match,omitempty"`
-	Version   string           `json:"version,omitempty"`
-	Image     string           `json:"image,omitempty"`
+	// Target is the version the step brings the component to and how a
+	// reported version is compared with it (version.ParseTarget, read by
+	// providers.Match.AtTarget) when apply checks whether an update or
+	// reimage already took effect; an empty scheme compares strings
+	// exactly. The file writes it as "version", "scheme" and "pattern"
+	// (stepJSON).
+	Target version.Target `json:"-"`
+	Image  string         `json:"image,omitempty"`
 	// ApplyTime is the @Redfish.OperationApplyTime the update sends, ""
 	// for none; ApplyTimeFrom says why, as plan decided it from what the
 	// BMC lists ("listed in SimpleUpdate's
@@ -485,13 +491,8 @@ type Step struct {
 	// After lists the other servers on the same BMC: the step starts only
 	// once each has been drained and shut down as its strategy requires
 	// (its shutdown step completed), or has ended. (Format 1.3.)
-	After []string `json:"after,omitempty"`
-	// Scheme and Pattern say how a reported version is compared with
-	// Version (Step.Target, read by providers.Match.AtTarget) when apply checks whether an
-	// update or reimage already took effect; "" compares strings exactly.
-	Scheme    string `json:"scheme,omitempty"`
-	Pattern   string `json:"pattern,omitempty"`
-	ResetType string `json:"reset_type,omitempty"`
+	After     []string `json:"after,omitempty"`
+	ResetType string   `json:"reset_type,omitempty"`
 	// Timeout bounds the step: drain (then proceed), shutdown (then force
 	// off), wait_ready (then remediation).
 	Timeout Duration                `json:"timeout,omitempty"`
@@ -510,7 +511,7 @@ func (s Step) ProviderStep() providers.Step {
 	ps := providers.Step{
 		Kind:      providers.StepKind(s.Kind),
 		Component: s.Component,
-		Version:   s.Version,
+		Target:    s.Target,
 		ImageURI:  s.Image,
 		ApplyTime: s.ApplyTime,
 		Method:    s.Method,
@@ -521,19 +522,11 @@ func (s Step) ProviderStep() providers.Step {
 		TransferProtocol: s.TransferProtocol,
 		Timeout:          time.Duration(s.Timeout),
 		Expect:           s.Expect,
-		Scheme:           s.Scheme,
-		Pattern:          s.Pattern,
 	}
 	if s.Match != nil {
 		ps.Match = *s.Match
 	}
 	return ps
-}
-
-// Target is the step's version as the one "at target" rule reads it
-// (providers.Match.AtTarget), as providers.Step.Target.
-func (s Step) Target() version.Target {
-	return version.Target{Version: s.Version, Scheme: version.Scheme(s.Scheme), Pattern: s.Pattern}
 }
 
 // IsDevice reports whether s is a device (a rack member that is not a

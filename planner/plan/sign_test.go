@@ -69,7 +69,7 @@ func TestSignatureCoversEverything(t *testing.T) {
 		name string
 		edit func(p *Plan)
 	}{
-		{"target version", func(p *Plan) { p.Servers[0].Steps[1].Version = "6.6.6" }},
+		{"target version", func(p *Plan) { p.Servers[0].Steps[1].Target.Version = "6.6.6" }},
 		{"image", func(p *Plan) { p.Servers[0].Steps[1].Image = "http://evil.example/bios.bin" }},
 		{"drain hook", func(p *Plan) {
 			p.Run.Stages[0].Groups[0].Clusters[0].Settings.DrainHook = []string{"sh", "-c", "touch /tmp/owned"}

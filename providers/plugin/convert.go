@@ -1,7 +1,10 @@
 package plugin
 
 import (
+	"fmt"
 	"unique"
+
+	"github.com/rackform/rackform/config/version"
 
 	"github.com/rackform/rackform/providers"
 	pb "github.com/rackform/rackform/providers/plugin/proto/providerv1"
@@ -215,7 +218,7 @@ func stepToProto(s providers.Step) *pb.Step {
 		Kind:      string(s.Kind),
 		Component: s.Component,
 		Match:     matchToProto(s.Match),
-		Version:   s.Version,
+		Version:   s.Target.Version,
 		ImageUri:  s.ImageURI,
 		ApplyTime: s.ApplyTime,
 		Method:    s.Method,
@@ -224,8 +227,8 @@ func stepToProto(s providers.Step) *pb.Step {
 		TransferProtocol: s.TransferProtocol,
 		Targets:          s.Targets,
 		Sha256:           s.SHA256,
-		Scheme:           s.Scheme,
-		Pattern:          s.Pattern,
+		Scheme:           string(s.Target.Scheme),
+		Pattern:          s.Target.Pattern,
 		AcceptCritical:   s.AcceptCritical,
 	}
 	if s.Timeout != 0 {
@@ -235,18 +238,25 @@ func stepToProto(s providers.Step) *pb.Step {
 		out.ResumeSince = timestamppb.New(s.ResumeSince)
 	}
 	for _, e := range s.Expect {
-		out.Expect = append(out.Expect, &pb.Expectation{Component: e.Component, Match: matchToProto(e.Match), Version: e.Version,
-			Scheme: e.Scheme, Pattern: e.Pattern})
+		out.Expect = append(out.Expect, &pb.Expectation{Component: e.Component, Match: matchToProto(e.Match), Version: e.Target.Version,
+			Scheme: string(e.Target.Scheme), Pattern: e.Target.Pattern})
 	}
 	return out
 }
 
-func stepFromProto(s *pb.Step) providers.Step {
+// stepFromProto reads a step off the wire, its targets with
+// version.ParseTarget: a scheme or pattern that cannot be used is an
+// error naming the component.
+func stepFromProto(s *pb.Step) (providers.Step, error) {
+	tgt, err := version.ParseTarget(s.GetVersion(), version.Scheme(s.GetScheme()), s.GetPattern())
+	if err != nil {
+		return providers.Step{}, fmt.Errorf("the target of step %s %s: %w", s.GetKind(), s.GetComponent(), err)
+	}
 	out := providers.Step{
 		Kind:      providers.StepKind(s.GetKind()),
 		Component: s.GetComponent(),
 		Match:     matchFromProto(s.GetMatch()),
-		Version:   s.GetVersion(),
+		Target:    tgt,
 		ImageURI:  s.GetImageUri(),
 		ApplyTime: s.GetApplyTime(),
 		Method:    s.GetMethod(),
@@ -255,8 +265,6 @@ func stepFromProto(s *pb.Step) providers.Step {
 		TransferProtocol: s.GetTransferProtocol(),
 		Targets:          s.GetTargets(),
 		SHA256:           s.GetSha256(),
-		Scheme:           s.GetScheme(),
-		Pattern:          s.GetPattern(),
 		AcceptCritical:   s.GetAcceptCritical(),
 	}
 	if t := s.GetTimeout(); t != nil {
@@ -266,10 +274,13 @@ func stepFromProto(s *pb.Step) providers.Step {
 		out.ResumeSince = t.AsTime()
 	}
 	for _, e := range s.GetExpect() {
-		out.Expect = append(out.Expect, providers.Expectation{Component: e.GetComponent(), Match: matchFromProto(e.GetMatch()), Version: e.GetVersion(),
-			Scheme: e.GetScheme(), Pattern: e.GetPattern()})
+		t, err := version.ParseTarget(e.GetVersion(), version.Scheme(e.GetScheme()), e.GetPattern())
+		if err != nil {
+			return providers.Step{}, fmt.Errorf("the expected version of %s: %w", e.GetComponent(), err)
+		}
+		out.Expect = append(out.Expect, providers.Expectation{Component: e.GetComponent(), Match: matchFromProto(e.GetMatch()), Target: t})
 	}
-	return out
+	return out, nil
 }
 
 func progressToProto(p *providers.Progress) *pb.Progress {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 )
 
@@ -25,6 +26,15 @@ func fill(t *testing.T, v reflect.Value, path string) {
 		switch v.Type() {
 		case reflect.TypeOf(time.Time{}):
 			v.Set(reflect.ValueOf(time.Date(2026, 11, 25, 22, 30, 0, 123, time.UTC)))
+			return
+		case reflect.TypeOf(version.Target{}):
+			// A target the wire can carry: read with its scheme and
+			// pattern, all three set.
+			tg, err := version.ParseTarget("U30 v2.54", version.Pattern, `(?P<family>[A-Z]\d+) v(\d+)\.(\d+)(?: \(.*\))?`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v.Set(reflect.ValueOf(tg))
 			return
 		}
 		for i := range v.NumField() {
@@ -75,7 +85,11 @@ func TestConvertRoundTripEveryField(t *testing.T) {
 
 	var step providers.Step
 	fill(t, reflect.ValueOf(&step), "Step")
-	same("Step", step, stepFromProto(stepToProto(step)))
+	got, err := stepFromProto(stepToProto(step))
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("Step", step, got)
 
 	var res providers.ApplyResult
 	fill(t, reflect.ValueOf(&res), "ApplyResult")

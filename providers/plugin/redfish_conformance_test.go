@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 	"github.com/rackform/rackform/providers/providertest"
 	"github.com/rackform/rackform/providers/redfish"
@@ -99,9 +100,9 @@ func runRedfishConformance(t *testing.T, profile, imageBase string) {
 	})
 
 	bios := func(v string) providers.Expectation {
-		return providers.Expectation{Component: "BIOS", Match: providers.Match{SoftwareID: "BIOS"}, Version: v}
+		return providers.Expectation{Component: "BIOS", Match: providers.Match{SoftwareID: "BIOS"}, Target: version.Target{Version: v}}
 	}
-	bmc := providers.Expectation{Component: "BMC", Match: providers.Match{SoftwareID: "BMC"}, Version: "5.0"}
+	bmc := providers.Expectation{Component: "BMC", Match: providers.Match{SoftwareID: "BMC"}, Target: version.Target{Version: "5.0"}}
 	var servers []providertest.Server
 	for i, b := range fleet.BMCs() {
 		target := providers.Target{Name: "east-1/r01/" + b.Name, Endpoint: b.URL, Updates: []providers.UpdateIntent{
@@ -139,7 +140,7 @@ func runRedfishConformance(t *testing.T, profile, imageBase string) {
 		Update: providertest.Update{
 			Server: 0,
 			Steps: []providers.Step{
-				{Kind: providers.StepUpdate, Component: "BIOS", Match: providers.Match{SoftwareID: "BIOS"}, Version: "2.0",
+				{Kind: providers.StepUpdate, Component: "BIOS", Match: providers.Match{SoftwareID: "BIOS"}, Target: version.Target{Version: "2.0"},
 					ImageURI: imageBase + "/images/bios-2.0.bin", ApplyTime: "OnReset"},
 				{Kind: providers.StepReset, ResetType: "ForceRestart"},
 				{Kind: providers.StepWaitReady, Timeout: 10 * time.Second, Expect: []providers.Expectation{bios("2.0")}},

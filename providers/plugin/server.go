@@ -128,7 +128,12 @@ func (s *GRPCServer) Observe(req *pb.ObserveRequest, srv pb.Provider_ObserveServ
 // Apply implements pb.ProviderServer.
 func (s *GRPCServer) Apply(req *pb.ApplyRequest, srv pb.Provider_ApplyServer) error {
 	out := &stream[pb.ApplyResponse]{send: srv.Send}
-	r := &providers.ApplyRequest{Target: targetFromProto(req.GetTarget()), Step: stepFromProto(req.GetStep()), Last: req.GetLast()}
+	step, err := stepFromProto(req.GetStep())
+	if err != nil {
+		return out.finish(&pb.ApplyResponse{Event: &pb.ApplyResponse_Done{Done: &pb.ApplyDone{}},
+			Diagnostics: diagsToProto(providers.Diagnostics{{Severity: providers.Error, Summary: "Invalid step", Detail: err.Error(), Server: req.GetTarget().GetName()}})})
+	}
+	r := &providers.ApplyRequest{Target: targetFromProto(req.GetTarget()), Step: step, Last: req.GetLast()}
 	var res *providers.ApplyResult
 	var diags providers.Diagnostics
 	func() {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	goplugin "github.com/hashicorp/go-plugin"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 	"github.com/rackform/rackform/providers/providertest"
 )
@@ -121,10 +122,10 @@ func TestShimRoundTrip(t *testing.T) {
 		{Server: "r01-c02", Diagnostics: providers.Diagnostics{fail}},
 	}
 	step := providers.Step{
-		Kind: providers.StepWaitReady, Component: "bios", Match: providers.Match{NamePattern: "System*"}, Version: "2.1",
+		Kind: providers.StepWaitReady, Component: "bios", Match: providers.Match{NamePattern: "System*"}, Target: version.Target{Version: "2.1"},
 		ImageURI: "http://127.0.0.1/x.bin", ApplyTime: "OnReset", Method: "push", ResetType: "ForceRestart", Timeout: 90 * time.Second,
 		ResumeSince: time.Date(2026, 11, 21, 22, 0, 0, 5, time.UTC),
-		Expect:      []providers.Expectation{{Component: "bios", Match: providers.Match{SoftwareID: "bios"}, Version: "2.1"}},
+		Expect:      []providers.Expectation{{Component: "bios", Match: providers.Match{SoftwareID: "bios"}, Target: version.Target{Version: "2.1"}}},
 	}
 	progress := []*providers.Progress{{Message: "queued", Percent: -1, TaskURI: "/t/1"}, {Message: "done", Percent: 100, TaskURI: "/t/1"}}
 	result := &providers.ApplyResult{TaskURI: "/t/1", Message: "ok", Observation: obs[0]}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 )
 
@@ -280,11 +281,11 @@ func (f *Fake) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*
 		}
 		f.mu.Lock()
 		for _, id := range ids {
-			s.pending[id] = step.Version
+			s.pending[id] = step.Target.Version
 		}
 		task.State, task.Percent = providers.TaskCompleted, 100
 		f.mu.Unlock()
-		return &providers.ApplyResult{TaskURI: uri, Message: "staged " + step.Version + "; takes effect at the next reset"}, nil
+		return &providers.ApplyResult{TaskURI: uri, Message: "staged " + step.Target.Version + "; takes effect at the next reset"}, nil
 	case providers.StepReset, providers.StepPowerOn:
 		f.mu.Lock()
 		for i := range s.Components {
@@ -304,12 +305,12 @@ func (f *Fake) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*
 	case providers.StepWaitReady:
 		o := f.observe(req.Target)
 		for _, e := range step.Expect {
-			at, why, err := e.Match.AtTarget(e.Target(), o.Components)
+			at, why, err := e.Match.AtTarget(e.Target, o.Components)
 			if err != nil {
 				why = err.Error()
 			}
 			if !at {
-				return nil, providers.Errorf(name, "Not at target version", fmt.Sprintf("%s is not at %s: %s.", e.Component, e.Version, why))
+				return nil, providers.Errorf(name, "Not at target version", fmt.Sprintf("%s is not at %s: %s.", e.Component, e.Target.Version, why))
 			}
 		}
 		return &providers.ApplyResult{Message: "ready", Observation: o}, nil
@@ -368,20 +369,20 @@ func FakeFixture(newProvider func(t *testing.T) providers.Provider) Fixture {
 		Servers: []Server{
 			{Target: providers.Target{Name: "r01-c01", Endpoint: "https://127.1.0.1:8443",
 				Updates: []providers.UpdateIntent{{Component: "bios", Match: bios, ImageURI: "http://127.0.0.1/bios.bin"}}},
-				Versions: []providers.Expectation{{Component: "bios", Match: bios, Version: "2.0.1"}}},
+				Versions: []providers.Expectation{{Component: "bios", Match: bios, Target: version.Target{Version: "2.0.1"}}}},
 			{Target: providers.Target{Name: "r01-c02", Endpoint: "https://127.1.0.2:8443",
 				Credentials: &providers.Credentials{Username: "root", Password: "target-pw"}},
-				Versions: []providers.Expectation{{Component: "bmc", Match: providers.Match{SoftwareID: "bmc"}, Version: "1.10"}}},
+				Versions: []providers.Expectation{{Component: "bmc", Match: providers.Match{SoftwareID: "bmc"}, Target: version.Target{Version: "1.10"}}}},
 		},
 		Unreachable: providers.Target{Name: "r01-c03", Endpoint: "https://127.1.0.3:8443"},
 		Update: Update{
 			Server: 0,
 			Steps: []providers.Step{
-				{Kind: providers.StepUpdate, Component: "bios", Match: bios, Version: "2.1.0", ImageURI: "http://127.0.0.1/bios.bin", ApplyTime: "OnReset"},
+				{Kind: providers.StepUpdate, Component: "bios", Match: bios, Target: version.Target{Version: "2.1.0"}, ImageURI: "http://127.0.0.1/bios.bin", ApplyTime: "OnReset"},
 				{Kind: providers.StepReset, ResetType: "GracefulRestart"},
-				{Kind: providers.StepWaitReady, Expect: []providers.Expectation{{Component: "bios", Match: bios, Version: "2.1.0"}}},
+				{Kind: providers.StepWaitReady, Expect: []providers.Expectation{{Component: "bios", Match: bios, Target: version.Target{Version: "2.1.0"}}}},
 			},
-			After: providers.Expectation{Component: "bios", Match: bios, Version: "2.1.0"},
+			After: providers.Expectation{Component: "bios", Match: bios, Target: version.Target{Version: "2.1.0"}},
 		},
 		Secrets: []string{"s3cret-pw", "target-pw"},
 	}

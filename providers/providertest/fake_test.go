@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 	"github.com/rackform/rackform/providers/providertest"
 )
@@ -40,8 +41,8 @@ func TestFakeUpdatesEveryActiveMember(t *testing.T) {
 		t.Fatalf("update plan %+v; want both active GPUs, one Target each", up)
 	}
 	target := providers.Target{Name: "s", Endpoint: ep}
-	wait := providers.Step{Kind: providers.StepWaitReady, Expect: []providers.Expectation{{Component: "gpu", Match: m, Version: "96.00.89.00.01"}}}
-	update := providers.Step{Kind: providers.StepUpdate, Component: "gpu", Match: m, Version: "96.00.89.00.01", Targets: up.Targets[:1]}
+	wait := providers.Step{Kind: providers.StepWaitReady, Expect: []providers.Expectation{{Component: "gpu", Match: m, Target: version.Target{Version: "96.00.89.00.01"}}}}
+	update := providers.Step{Kind: providers.StepUpdate, Component: "gpu", Match: m, Target: version.Target{Version: "96.00.89.00.01"}, Targets: up.Targets[:1]}
 	for i, st := range []providers.Step{update, {Kind: providers.StepReset}} {
 		if _, d := f.Apply(ctx, &providers.ApplyRequest{Target: target, Step: st}, noProgress); d.HasErrors() {
 			t.Fatalf("step %d: %v", i, d.Err())

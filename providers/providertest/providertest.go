@@ -300,9 +300,9 @@ func (s *suite) wrongCredentials(t *testing.T) {
 // want.Version (a rule means all of them).
 func checkVersion(t *testing.T, o *providers.Observation, want providers.Expectation) {
 	t.Helper()
-	at, why, err := want.Match.AtTarget(version.Target{Version: want.Version}, o.Components)
+	at, why, err := want.Match.AtTarget(version.Target{Version: want.Target.Version}, o.Components)
 	if err != nil || !at {
-		t.Errorf("server %q component %s (%+v): want %q, but %s%v; it reports %+v", o.Server, want.Component, want.Match, want.Version, why, err, o.Components)
+		t.Errorf("server %q component %s (%+v): want %q, but %s%v; it reports %+v", o.Server, want.Component, want.Match, want.Target.Version, why, err, o.Components)
 	}
 }
 

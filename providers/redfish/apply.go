@@ -545,18 +545,18 @@ func (s *stepRun) reimage(ctx context.Context) (*providers.ApplyResult, error) {
 // scheme (the one "at target" rule, providers.Match.AtTarget). A doubt (a
 // version the scheme cannot read) reinstalls rather than skips.
 func (s *stepRun) installedVersion(ctx context.Context) (string, bool) {
-	if s.step.Version == "" {
+	if s.step.Target.Version == "" {
 		return "", false
 	}
 	st, err := s.p.readState(ctx, s.b, s.t)
 	if err != nil {
 		return "", false
 	}
-	at, _, err := s.step.Match.AtTarget(s.step.Target(), st.components())
+	at, _, err := s.step.Match.AtTarget(s.step.Target, st.components())
 	if err != nil || !at {
 		return "", false
 	}
-	return orName(s.step.Component, s.step.Match) + " " + s.step.Version, true
+	return orName(s.step.Component, s.step.Match) + " " + s.step.Target.Version, true
 }
 
 // reimageReset resets the host into the inserted media.
@@ -633,12 +633,12 @@ func (s *stepRun) readyOnce(ctx context.Context) (string, *providers.Observation
 		// Every active member the rule selects, compared in the
 		// component's scheme: the BMC may decorate the version ("U30
 		// v2.54 (03/01/2023)" for "U30 v2.54").
-		at, why, err := e.Match.AtTarget(e.Target(), comps)
+		at, why, err := e.Match.AtTarget(e.Target, comps)
 		switch {
 		case err != nil:
 			missing = append(missing, fmt.Sprintf("%s: %v", orName(e.Component, e.Match), err))
 		case !at:
-			missing = append(missing, fmt.Sprintf("%s not at %s: %s", orName(e.Component, e.Match), e.Version, why))
+			missing = append(missing, fmt.Sprintf("%s not at %s: %s", orName(e.Component, e.Match), e.Target.Version, why))
 		}
 	}
 	if len(missing) > 0 {

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 	"github.com/rackform/rackform/providers/mockup"
 )
@@ -150,7 +151,7 @@ func TestApplyFallbackBIOSUpdate(t *testing.T) {
 			}
 
 			wait := providers.Step{Kind: providers.StepWaitReady, Timeout: 200 * time.Millisecond,
-				Expect: []providers.Expectation{{Component: "bios", Match: providers.Match{ID: "BIOS"}, Version: "C28"}}}
+				Expect: []providers.Expectation{{Component: "bios", Match: providers.Match{ID: "BIOS"}, Target: version.Target{Version: "C28"}}}}
 			if _, d := apply(t, p, target, wait); !d.HasErrors() || !strings.Contains(d.Err().Error(), "bios not at C28: BIOS at C27") {
 				t.Errorf("wait_ready before the System reports C28: %v", d.Err())
 			}
@@ -353,7 +354,7 @@ func TestWaitReadyVersionScheme(t *testing.T) {
 	target := providers.Target{Name: "s", Endpoint: m.URL}
 	step := func(scheme string) providers.Step {
 		return providers.Step{Kind: providers.StepWaitReady, Timeout: 100 * time.Millisecond,
-			Expect: []providers.Expectation{{Component: "bios", Match: providers.Match{ID: "BIOS"}, Version: "U30 v2.54", Scheme: scheme}}}
+			Expect: []providers.Expectation{{Component: "bios", Match: providers.Match{ID: "BIOS"}, Target: version.Target{Version: "U30 v2.54", Scheme: version.Scheme(scheme)}}}}
 	}
 	if _, d := apply(t, p, target, step("vendor")); d.HasErrors() {
 		t.Errorf("vendor scheme: %v", d.Err())

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 	"github.com/rackform/rackform/providers/providertest"
 	"github.com/rackform/rackform/providers/sim"
@@ -68,7 +69,7 @@ func TestConformance(t *testing.T) {
 		Update: providertest.Update{
 			Server: 0,
 			Steps: []providers.Step{
-				{Kind: providers.StepUpdate, Component: "BIOS", Match: providers.Match{SoftwareID: "BIOS"}, Version: "2.0",
+				{Kind: providers.StepUpdate, Component: "BIOS", Match: providers.Match{SoftwareID: "BIOS"}, Target: version.Target{Version: "2.0"},
 					ImageURI: "http://127.0.0.1:9/images/bios-2.0.bin", ApplyTime: "OnReset"},
 				{Kind: providers.StepReset, ResetType: "ForceRestart"},
 				{Kind: providers.StepWaitReady, Timeout: 10 * time.Second, Expect: []providers.Expectation{expect("BIOS", "2.0")}},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 	"github.com/rackform/rackform/providers/sim"
 )
@@ -92,7 +93,7 @@ func TestDeviceWaitReady(t *testing.T) {
 	p := fastConfig(t, m)
 	target := providers.Target{Name: "c/r1/blade-1", Endpoint: m.URL, Device: "switch_blade"}
 	res, d := apply(t, p, target, providers.Step{Kind: providers.StepWaitReady, Timeout: 2e9,
-		Expect: []providers.Expectation{{Component: "blade_bmc", Match: providers.Match{ID: "BMC", Count: 1}, Version: bladeBMC}}})
+		Expect: []providers.Expectation{{Component: "blade_bmc", Match: providers.Match{ID: "BMC", Count: 1}, Target: version.Target{Version: bladeBMC}}}})
 	if d.HasErrors() || res == nil || res.Observation == nil {
 		t.Fatalf("wait_ready: %v", d.Err())
 	}
@@ -100,7 +101,7 @@ func TestDeviceWaitReady(t *testing.T) {
 		t.Errorf("ready observation's serial %q", got)
 	}
 	_, d = apply(t, p, target, providers.Step{Kind: providers.StepWaitReady, Timeout: 50e6,
-		Expect: []providers.Expectation{{Component: "blade_bmc", Match: providers.Match{ID: "BMC"}, Version: "sc.1.7.3"}}})
+		Expect: []providers.Expectation{{Component: "blade_bmc", Match: providers.Match{ID: "BMC"}, Target: version.Target{Version: "sc.1.7.3"}}}})
 	if !d.HasErrors() || !strings.Contains(d.Err().Error(), "blade_bmc not at sc.1.7.3") {
 		t.Errorf("wait_ready for a version the device does not run: %v", d.Err())
 	}
@@ -156,10 +157,10 @@ func TestDeviceOnTheSimulator(t *testing.T) {
 		t.Fatalf("update plan %+v", up)
 	}
 	step := stepFrom(up, in)
-	step.Version, step.Timeout = "sc.1.7.3-7", 5*time.Second
+	step.Target.Version, step.Timeout = "sc.1.7.3-7", 5*time.Second
 	env.mustApply(t, "blade-1", step)
 	ready := env.mustApply(t, "blade-1", providers.Step{Kind: providers.StepWaitReady, Timeout: 5 * time.Second,
-		Expect: []providers.Expectation{{Component: "blade_bmc", Match: rule, Version: "sc.1.7.3-7"}}})
+		Expect: []providers.Expectation{{Component: "blade_bmc", Match: rule, Target: version.Target{Version: "sc.1.7.3-7"}}}})
 	versions := map[string]string{}
 	for _, c := range ready.Observation.Components {
 		versions[c.ID] = c.Version

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 )
 
@@ -87,7 +88,7 @@ func TestUpdateNamesEveryGPU(t *testing.T) {
 func TestWaitReadyChecksEveryMember(t *testing.T) {
 	gpus := providers.Match{SoftwareID: "0x0020", Count: 8}
 	wait := providers.Step{Kind: providers.StepWaitReady, Timeout: 100 * time.Millisecond,
-		Expect: []providers.Expectation{{Component: "gpu", Match: gpus, Version: "96.00.89.00.01", Scheme: "dotted"}}}
+		Expect: []providers.Expectation{{Component: "gpu", Match: gpus, Target: version.Target{Version: "96.00.89.00.01", Scheme: "dotted"}}}}
 	cases := []struct {
 		name    string
 		updated []int
@@ -126,7 +127,7 @@ func TestWaitReadyChecksEveryMember(t *testing.T) {
 		ready  bool
 	}{{"1.8.2", true}, {"1.2.4", false}, {"1.13.2", false}} {
 		st := providers.Step{Kind: providers.StepWaitReady, Timeout: 100 * time.Millisecond,
-			Expect: []providers.Expectation{{Component: "bios", Match: bios, Version: c.target, Scheme: "dotted"}}}
+			Expect: []providers.Expectation{{Component: "bios", Match: bios, Target: version.Target{Version: c.target, Scheme: "dotted"}}}}
 		_, d := apply(t, p, providers.Target{Name: "s", Endpoint: m.URL}, st)
 		if d.HasErrors() == c.ready {
 			t.Errorf("Dell BIOS at %s: ready = %v (%v), want %v", c.target, !d.HasErrors(), d.Err(), c.ready)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 	"github.com/rackform/rackform/providers/sim"
 )
@@ -207,7 +208,7 @@ func TestResumeReimageAfterInstall(t *testing.T) {
 	images := imageServer(t)
 	env := startSim(t, sim.Options{}, []sim.BMCSpec{{Name: "c01", Profile: sim.ProfileDMTF, PowerOn: true,
 		Firmware: map[string]string{"Runtime": "4.5.0"}}}, nil, Options{})
-	step := providers.Step{Kind: providers.StepReimage, Component: "runtime", Match: providers.Match{ID: "Runtime"}, Version: "4.6.1",
+	step := providers.Step{Kind: providers.StepReimage, Component: "runtime", Match: providers.Match{ID: "Runtime"}, Target: version.Target{Version: "4.6.1"},
 		ImageURI: images.URL + "/iso/runtime-4.6.1.iso"}
 	began := time.Now()
 	env.mustApply(t, "c01", step) // the attempt whose step_done was never journaled

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 	"github.com/rackform/rackform/providers/sim"
 )
@@ -145,8 +146,8 @@ func component(o *providers.Observation, softwareID string) string {
 	return ""
 }
 
-func expect(key, version string) providers.Expectation {
-	return providers.Expectation{Component: key, Match: providers.Match{SoftwareID: key}, Version: version}
+func expect(key, v string) providers.Expectation {
+	return providers.Expectation{Component: key, Match: providers.Match{SoftwareID: key}, Target: version.Target{Version: v}}
 }
 
 // TestStepsEveryProfile runs every step kind on every simulated hardware

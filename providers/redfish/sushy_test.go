@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
 	"github.com/rackform/rackform/providers/sim"
 )
@@ -21,7 +22,7 @@ func TestPushRefusalNamesTheURI(t *testing.T) {
 	if err := os.WriteFile(img, []byte(strings.Repeat("firmware\n", 64)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, d, _ := env.apply(t, "s1", providers.Step{Kind: providers.StepUpdate, Component: "bios", ImageURI: img, Version: "1.1.0", Method: providers.MethodHTTPPush})
+	_, d, _ := env.apply(t, "s1", providers.Step{Kind: providers.StepUpdate, Component: "bios", ImageURI: img, Target: version.Target{Version: "1.1.0"}, Method: providers.MethodHTTPPush})
 	err := d.Err()
 	if err == nil {
 		t.Fatal("a push to a URI that answers 404 succeeded")

@@ -114,7 +114,7 @@ func TestSharedComponentFlashedOnceFromPlanToApply(t *testing.T) {
 		targets := map[string]string{}
 		for _, st := range s.Steps {
 			if st.Match != nil {
-				targets[st.Match.ID] = st.Version
+				targets[st.Match.ID] = st.Target.Version
 			}
 		}
 		prov.Add(s.Address, s.Observed.Components, targets, executortest.Script{})

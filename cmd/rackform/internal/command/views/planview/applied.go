@@ -58,13 +58,13 @@ func appliedChanges(s *plan.Server, flash map[string]map[string][]plan.Step) []p
 			out = append(out, c)
 			continue
 		}
-		c.To = sts[0].Version
+		c.To = sts[0].Target.Version
 		out = append(out, c)
 		for _, st := range sts[1:] {
 			// Updates split by members flash one version; any other is a
 			// change of its own, from what the step before left.
-			if last := out[len(out)-1]; st.Version != last.To {
-				c.From, c.To = last.To, st.Version
+			if last := out[len(out)-1]; st.Target.Version != last.To {
+				c.From, c.To = last.To, st.Target.Version
 				out = append(out, c)
 			}
 		}
@@ -76,7 +76,7 @@ func appliedChanges(s *plan.Server, flash map[string]map[string][]plan.Step) []p
 		if !st.IsFlash() || listed[st.Component] {
 			continue
 		}
-		c := plan.Change{Component: st.Component, Kind: "firmware", From: "?", To: st.Version}
+		c := plan.Change{Component: st.Component, Kind: "firmware", From: "?", To: st.Target.Version}
 		if st.Kind == plan.StepReimage {
 			c.Kind = "runtime"
 		}

@@ -23,14 +23,14 @@ func TestViewsShowTheVersionsStepsFlash(t *testing.T) {
 		edit func(s *plan.Server, i int, from, to string) []string
 	}{
 		{"a step's version edited", func(s *plan.Server, i int, from, to string) []string {
-			s.Steps[i].Version = "7.99.99"
+			s.Steps[i].Target.Version = "7.99.99"
 			return []string{"bmc " + from + " → 7.99.99"}
 		}},
 		// Issue 33 item 3: a second bmc step inserted before the real one,
 		// the steps numbered again; the views said only bmc → 7.10.30.
 		{"a step inserted before it", func(s *plan.Server, i int, from, to string) []string {
 			st := s.Steps[i]
-			st.Version = "7.99.99"
+			st.Target.Version = "7.99.99"
 			s.Steps = slices.Insert(slices.Clone(s.Steps), i, st)
 			for j := range s.Steps {
 				s.Steps[j].Index = j + 1

@@ -696,7 +696,7 @@ func serverJSON(s *plan.Server) JSONServer {
 			count = st.Match.Count
 		}
 		js.Steps = append(js.Steps, JSONStep{
-			Index: st.Index, Kind: string(st.Kind), Component: st.Component, Version: st.Version, Image: st.Image,
+			Index: st.Index, Kind: string(st.Kind), Component: st.Component, Version: st.Target.Version, Image: st.Image,
 			SHA256: st.SHA256, Method: st.Method, ApplyTime: st.ApplyTime, ApplyTimeFrom: st.ApplyTimeFrom, TransferProtocol: st.TransferProtocol,
 			Targets: orEmpty(slices.Clone(st.Targets)), Members: orEmpty(slices.Clone(st.Members)), Count: count, ResetType: st.ResetType, Shared: st.Shared,
 			After: orEmpty(slices.Clone(st.After)), Timeout: st.Timeout.String(), Estimate: st.Estimate.String(),
@@ -722,12 +722,12 @@ func imagesJSON(entries []Entry) []JSONImage {
 			if st.Image == "" {
 				continue
 			}
-			key := [4]string{st.Component, st.Version, st.Image, st.SHA256}
+			key := [4]string{st.Component, st.Target.Version, st.Image, st.SHA256}
 			i, ok := index[key]
 			if !ok {
 				i = len(out)
 				index[key] = i
-				out = append(out, JSONImage{Component: st.Component, Version: st.Version, URI: st.Image, SHA256: st.SHA256, Methods: []string{}, Servers: []string{}})
+				out = append(out, JSONImage{Component: st.Component, Version: st.Target.Version, URI: st.Image, SHA256: st.SHA256, Methods: []string{}, Servers: []string{}})
 			}
 			im := &out[i]
 			if m := st.Method; m != "" && !slices.Contains(im.Methods, m) {

@@ -208,7 +208,7 @@ func images(p *plan.Plan) []*image {
 			if st.Image == "" || !st.IsFlash() {
 				continue
 			}
-			k := key{st.Component, st.Version, st.Image, st.SHA256}
+			k := key{st.Component, st.Target.Version, st.Image, st.SHA256}
 			im := seen[k]
 			if im == nil {
 				im = &image{component: k.component, version: k.version, url: k.url, sha: k.sha, count: map[string]int{}}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/browsertest"
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -47,7 +48,7 @@ func largePlan() *plan.Plan {
 						sc.Servers = append(sc.Servers, addr)
 						p.Servers = append(p.Servers, plan.Server{Address: addr, Name: fmt.Sprintf("%s-s%02d", rack, n+1), Cluster: name, Rack: rack, Role: "compute",
 							Action: plan.ActionUpgrade, Changes: []plan.Change{{Component: "bios", Kind: "firmware", From: "2.1", To: "2.2", Reboot: true}},
-							Steps: []plan.Step{{Index: 1, Kind: plan.StepUpdate, Component: "bios", Version: "2.2", Estimate: plan.Duration(serverEst)}}, Reboots: 1, Estimate: plan.Duration(serverEst)})
+							Steps: []plan.Step{{Index: 1, Kind: plan.StepUpdate, Component: "bios", Target: version.Target{Version: "2.2"}, Estimate: plan.Duration(serverEst)}}, Reboots: 1, Estimate: plan.Duration(serverEst)})
 					}
 					ph.Scopes = append(ph.Scopes, sc)
 					ph.Estimate += sc.Estimate

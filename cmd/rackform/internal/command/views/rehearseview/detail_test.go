@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal"
 )
@@ -133,7 +134,7 @@ func generated(clusters, racks, servers int) *plan.Plan {
 					addr := fmt.Sprintf("%s/%s/s%02d", name, rack, n)
 					sc.Servers = append(sc.Servers, addr)
 					p.Servers = append(p.Servers, plan.Server{Address: addr, Name: fmt.Sprintf("%s-%s-s%02d", name, rack, n), Cluster: name, Rack: rack, Role: "compute", BMC: "https://" + addr,
-						Action: plan.ActionUpgrade, Steps: []plan.Step{{Index: 1, Kind: plan.StepUpdate, Component: "bios", Version: "2.2", Estimate: plan.Duration(40 * time.Minute)}}})
+						Action: plan.ActionUpgrade, Steps: []plan.Step{{Index: 1, Kind: plan.StepUpdate, Component: "bios", Target: version.Target{Version: "2.2"}, Estimate: plan.Duration(40 * time.Minute)}}})
 				}
 				ph.Scopes = append(ph.Scopes, sc)
 			}
