@@ -515,7 +515,22 @@ type expectationJSON struct {
 
 // MarshalJSON writes e in its JSON form.
 func (e Expectation) MarshalJSON() ([]byte, error) {
-	return json.Marshal(expectationJSON{e.Component, e.Match, e.Target.Version, e.Target.Scheme, e.Target.Pattern})
+	return MarshalRaw(expectationJSON{e.Component, e.Match, e.Target.Version, e.Target.Scheme, e.Target.Pattern})
+}
+
+// MarshalRaw is json.Marshal without HTML escaping: a MarshalJSON that
+// uses it leaves "<", ">" and "&" (a pattern's named groups, an image
+// URL's query) as they are, so that an encoder that does not escape them
+// (the plan file's) writes them as it writes every other string, and one
+// that does (json.Marshal) still escapes them.
+func MarshalRaw(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // UnmarshalJSON reads e's JSON form, refusing unknown fields, and its

@@ -159,7 +159,7 @@ func marshalCompact(c *Plan) ([]byte, error) {
 			}
 		}
 		for _, v := range s.Steps {
-			if err := add(&steps, s, v); err != nil {
+			if err := add(&steps, s, v.fileForm()); err != nil {
 				return nil, err
 			}
 		}

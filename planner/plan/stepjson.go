@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/rackform/rackform/config/version"
@@ -39,7 +38,14 @@ type stepJSON struct {
 
 // MarshalJSON writes s as plan files have always written a step.
 func (s Step) MarshalJSON() ([]byte, error) {
-	return json.Marshal(stepJSON{
+	return providers.MarshalRaw(s.fileForm())
+}
+
+// fileForm is s as plan files write it. The compact writer encodes it
+// directly: through MarshalJSON, encoding/json would check and compact
+// every step's bytes a second time.
+func (s Step) fileForm() stepJSON {
+	return stepJSON{
 		Index: s.Index, Kind: s.Kind, Component: s.Component, Match: s.Match,
 		Version: s.Target.Version, Image: s.Image,
 		ApplyTime: s.ApplyTime, ApplyTimeFrom: s.ApplyTimeFrom, Method: s.Method,
@@ -48,7 +54,7 @@ func (s Step) MarshalJSON() ([]byte, error) {
 		Scheme: s.Target.Scheme, Pattern: s.Target.Pattern,
 		ResetType: s.ResetType, Timeout: s.Timeout, Expect: s.Expect,
 		Estimate: s.Estimate, Learned: s.Learned,
-	})
+	}
 }
 
 // UnmarshalJSON reads a step as plan files write it, refusing unknown

@@ -100,3 +100,60 @@ func TestDecodeBadTarget(t *testing.T) {
 		})
 	}
 }
+
+// A plan file writes a step's pattern, its expectations' and its image URL
+// as it writes every other string, "<", ">" and "&" as they are: as plan
+// files did before the target was one typed value (the compact writer
+// does not escape HTML; a MarshalJSON that did would change the bytes a
+// reviewer's hash is of).
+func TestPlanFileWritesTargetsRaw(t *testing.T) {
+	const hpe = `(?P<family>[A-Z]\d+) v(\d+)\.(\d+)`
+	tg, err := version.ParseTarget("U30 v2.54", version.Pattern, hpe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := samplePlan()
+	var n int
+	for i := range p.Servers {
+		for j := range p.Servers[i].Steps {
+			st := &p.Servers[i].Steps[j]
+			if st.Kind != StepUpdate {
+				continue
+			}
+			st.Target, st.Image = tg, "http://127.0.0.1:9/b.bin?a=1&b=2"
+			st.Expect = []providers.Expectation{{Component: st.Component, Match: providers.Match{ID: "BIOS"}, Target: tg}}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("the sample plan has no update step")
+	}
+	b, err := Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"pattern":"(?P<family>[A-Z]\\d+) v(\\d+)\\.(\\d+)"`, `?a=1&b=2`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the plan file lacks %s", want)
+		}
+	}
+	if got := strings.Count(string(b), `"pattern":"(?P<family>`); got < 2 {
+		t.Errorf("%d patterns written raw, want the step's and its expectation's", got)
+	}
+	for _, bad := range []string{`\u003c`, `\u003e`, `\u0026`} {
+		if strings.Contains(string(b), bad) {
+			t.Errorf("the plan file escapes HTML: %s", bad)
+		}
+	}
+	back, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range back.Servers {
+		for _, st := range s.Steps {
+			if st.Kind == StepUpdate && (!st.Target.Equal(tg) || st.Image != "http://127.0.0.1:9/b.bin?a=1&b=2") {
+				t.Errorf("read back %+v", st)
+			}
+		}
+	}
+}
