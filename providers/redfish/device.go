@@ -111,12 +111,7 @@ func (p *Provider) readDeviceState(ctx context.Context, b bmc) (*state, error) {
 	if st.invErr, err = inventoryFallback(invErr); err != nil {
 		return nil, err
 	}
-	applyImageLinks(st.items, m.Images)
-	if m.FirmwareVersion != "" && !hasBMCMember(st.items, m) {
-		st.items = append(st.items, invItem{URI: m.URI, Component: providers.Component{
-			ID: "BMC", Name: "BMC (" + m.ID + ")", Version: m.FirmwareVersion, Updateable: true, Source: providers.SourceManager,
-			State: providers.StateActive, StateSign: "Manager.FirmwareVersion"}})
-	}
+	st.addManager(m)
 	return st, nil
 }
 

@@ -351,13 +351,20 @@ func (p *Provider) readImages(ctx context.Context, b bmc, st *state) error {
 	if m == nil {
 		return nil
 	}
+	st.addManager(m)
+	return nil
+}
+
+// addManager takes what the Manager m says of the inventory: which image
+// runs where its links name it, and its FirmwareVersion standing in for a
+// BMC member the inventory lacks.
+func (st *state) addManager(m *managerInfo) {
 	applyImageLinks(st.items, m.Images)
 	if m.FirmwareVersion != "" && !hasBMCMember(st.items, m) {
 		st.items = append(st.items, invItem{URI: m.URI, Component: providers.Component{
 			ID: "BMC", Name: "BMC (" + m.ID + ")", Version: m.FirmwareVersion, Updateable: true, Source: providers.SourceManager, Shared: st.multi,
 			State: providers.StateActive, StateSign: "Manager.FirmwareVersion"}})
 	}
-	return nil
 }
 
 // hasActiveID reports whether an active inventory member has id (in any
