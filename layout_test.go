@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -178,5 +180,122 @@ func TestMethodCounts(t *testing.T) {
 	got := methodCounts(t, dir)
 	if got["a"] != 2 || got["g"] != 1 || len(got) != 2 {
 		t.Errorf("methodCounts = %v, want a: 2, g: 1", got)
+	}
+}
+
+// TestNoCommandLinesBelowTheCLI holds the rule that the executor and the
+// rehearsal say what moves a run on as data (executor.NextAction, named in
+// messages by NextAction.Ref) and never as a command line of the CLI: the
+// command, its options and its wording are the views' (package views,
+// applyview.Resume). No string literal of their non-test files may name a
+// rackform command (comments may).
+func TestNoCommandLinesBelowTheCLI(t *testing.T) {
+	commands := cliCommands(t)
+	for _, root := range []string{"executor", "rehearsal"} {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return nil
+			}
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				return err
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				lit, ok := n.(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				s, err := strconv.Unquote(lit.Value)
+				if err != nil {
+					t.Fatalf("%s: %v", fset.Position(lit.Pos()), err)
+				}
+				if cmd, ok := namesCommand(s, commands); ok {
+					t.Errorf("%s: %q names the command rackform %s: say what is next as an executor.NextAction (in a message, its Ref) and let the CLI write the command", fset.Position(lit.Pos()), s, cmd)
+				}
+				return true
+			})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// namesCommand reports whether s writes a command line of rackform: "rackform"
+// followed by one of commands, by a formatting verb, or ending s (the command
+// concatenated after it).
+func namesCommand(s string, commands []string) (string, bool) {
+	for rest := s; ; {
+		i := strings.Index(rest, "rackform ")
+		if i < 0 {
+			return "", false
+		}
+		rest = rest[i+len("rackform "):]
+		if rest == "" || rest[0] == '%' {
+			return "…", true
+		}
+		word, _, _ := strings.Cut(rest, " ")
+		word = strings.TrimRight(word, ".,;:)")
+		if slices.Contains(commands, word) {
+			return word, true
+		}
+	}
+}
+
+// cliCommands are the names of rackform's commands (the first word of each
+// in cmd/rackform/internal/command/commands.go).
+func cliCommands(t *testing.T) []string {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filepath.Join("cmd", "rackform", "internal", "command", "commands.go"), nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		if kv, ok := n.(*ast.KeyValueExpr); ok {
+			if lit, ok := kv.Key.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				name, _ := strconv.Unquote(lit.Value)
+				word, _, _ := strings.Cut(name, " ")
+				out = append(out, word)
+			}
+		}
+		return true
+	})
+	for _, want := range []string{"apply", "continue", "approve", "skip", "plan", "force-unlock"} {
+		if !slices.Contains(out, want) {
+			t.Fatalf("commands.go lists %v, not %s: the test no longer reads the commands", out, want)
+		}
+	}
+	return out
+}
+
+// The check catches the command lines the executor once wrote, and not
+// the words "rackform" in its other messages.
+func TestNamesCommand(t *testing.T) {
+	commands := []string{"apply", "continue", "approve", "skip", "plan", "force-unlock", "stop"}
+	for s, want := range map[string]bool{
+		"waiting for approval: rackform approve ":                                   true,
+		"; skip it or plan again, then rackform continue":                           true,
+		"(rackform skip %s); then rackform continue":                                true,
+		"rackform plan -target ":                                                    true,
+		"rackform ":                                                                 true,
+		"rackform %s":                                                               true,
+		"if that apply is gone, run: rackform force-unlock %s":                      true,
+		"the run itself cannot be skipped; use rackform stop":                       true,
+		"journal record version %d is not supported (this rackform reads up to %d)": false,
+		"newer than this rackform understands (version %d): a newer rackform migrated it; use that version (or newer) of rackform for this database": false,
+		"run: {{continue}}": false,
+	} {
+		if _, got := namesCommand(s, commands); got != want {
+			t.Errorf("namesCommand(%q) = %v, want %v", s, got, want)
+		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/user"
-	"strings"
 	"time"
 
 	"github.com/rackform/rackform/planner/plan"
@@ -230,7 +229,7 @@ type Outcome struct {
 	Message string `json:"message,omitempty"`
 	// Next are what resumes the run, e.g. a continue or the approval of
 	// gate stage.prod.gate.qa; the CLI renders each as the command line to
-	// run (in JSON each is its canonical command: NextAction.String).
+	// run (here, in JSON, each is its text: NextAction.String).
 	Next []NextAction `json:"next,omitempty"`
 	// Servers counts how the plan's servers ended (completed runs).
 	Servers *ServerCounts `json:"servers,omitempty"`
@@ -259,105 +258,15 @@ func (o Outcome) String() string {
 	if o.Message != "" {
 		s += ": " + o.Message
 	}
-	if len(o.Next) > 0 {
-		s += "; next: " + strings.Join(NextCommands(o.Next), ", ")
+	for i, a := range o.Next {
+		if i == 0 {
+			s += "; next: "
+		} else {
+			s += ", "
+		}
+		s += a.String()
 	}
 	return s
-}
-
-// NextActionKind is what an operator runs next to move a run on.
-type NextActionKind string
-
-// The next actions.
-const (
-	// NextApply applies the plan file again: it resumes the run.
-	NextApply NextActionKind = "apply"
-	// NextContinue continues the run (after a pause, a stop, a breach).
-	NextContinue NextActionKind = "continue"
-	// NextApprove approves the pending gate Gate.
-	NextApprove NextActionKind = "approve"
-	// NextStatus shows the run's state, to find what blocks it.
-	NextStatus NextActionKind = "status"
-	// NextSkip skips Target, or an address the operator picks when empty.
-	NextSkip NextActionKind = "skip"
-)
-
-// NextAction is one thing that moves a run on: which command, for which
-// gate or address. The executor decides it; the CLI renders the command
-// line with the options the run was driven with.
-type NextAction struct {
-	Kind NextActionKind
-	// Gate is the address of the gate to approve (NextApprove).
-	Gate string
-	// Target is the address to skip (NextSkip); empty: one the operator
-	// picks.
-	Target string
-}
-
-// String is the action's canonical command line, with no options and
-// PLANFILE and ADDR for what the caller fills in: "rackform apply
-// PLANFILE", "rackform approve stage.prod.gate.qa".
-func (a NextAction) String() string {
-	switch a.Kind {
-	case NextApply:
-		return "rackform apply PLANFILE"
-	case NextApprove:
-		return "rackform approve " + a.Gate
-	case NextSkip:
-		if a.Target == "" {
-			return "rackform skip ADDR"
-		}
-		return "rackform skip " + a.Target
-	}
-	return "rackform " + string(a.Kind)
-}
-
-// MarshalText writes the canonical command line (docs/json.md: "next" is
-// a list of commands).
-func (a NextAction) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
-
-// UnmarshalText reads what MarshalText wrote.
-func (a *NextAction) UnmarshalText(b []byte) error {
-	fields := strings.Fields(string(b))
-	if len(fields) < 2 || len(fields) > 3 || fields[0] != "rackform" {
-		return fmt.Errorf("next action %q: want rackform COMMAND [ARG]", b)
-	}
-	*a = NextAction{Kind: NextActionKind(fields[1])}
-	arg := ""
-	if len(fields) == 3 {
-		arg = fields[2]
-	}
-	switch a.Kind {
-	case NextApply:
-		if arg != "PLANFILE" {
-			return fmt.Errorf("next action %q: want rackform apply PLANFILE", b)
-		}
-	case NextApprove:
-		if arg == "" {
-			return fmt.Errorf("next action %q: approve needs a gate", b)
-		}
-		a.Gate = arg
-	case NextSkip:
-		if arg != "ADDR" {
-			a.Target = arg
-		}
-	case NextContinue, NextStatus:
-		if arg != "" {
-			return fmt.Errorf("next action %q: rackform %s takes no argument", b, a.Kind)
-		}
-	default:
-		return fmt.Errorf("next action %q: unknown command %s", b, a.Kind)
-	}
-	return nil
-}
-
-// NextCommands are the canonical command lines of actions.
-func NextCommands(actions []NextAction) []string {
-	out := make([]string, len(actions))
-	for i, a := range actions {
-		out[i] = a.String()
-	}
-	return out
 }
 
 // Errors Run and the control operations return; match with errors.Is/As.

@@ -46,5 +46,5 @@ func (m *model) awaiting() string {
 	if len(out) == 0 {
 		return ""
 	}
-	return "pending until the release is available: " + strings.Join(out, "; ") + "; rackform continue checks the catalog again"
+	return "pending until the release is available: " + strings.Join(out, "; ") + "; " + NextAction{Kind: NextContinue}.Ref() + " checks the catalog again"
 }

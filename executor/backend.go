@@ -98,11 +98,11 @@ type LockedError struct {
 func (e *LockedError) Error() string {
 	h := e.Holder
 	if !h.LeaseExpires.IsZero() {
-		return fmt.Sprintf("the state is locked by %s (pid %d) since %s, applying plan %s; its lease runs until %s and is renewed while that apply runs: if it is gone, the lease expires and the next apply takes over, or run now: rackform force-unlock %s",
-			h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), short(h.PlanSHA256), h.LeaseExpires.UTC().Format(time.RFC3339), h.ID)
+		return fmt.Sprintf("the state is locked by %s (pid %d) since %s, applying plan %s; its lease runs until %s and is renewed while that apply runs: if it is gone, the lease expires and the next apply takes over, or run now: %s",
+			h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), short(h.PlanSHA256), h.LeaseExpires.UTC().Format(time.RFC3339), NextAction{Kind: NextForceUnlock, Target: h.ID}.Ref())
 	}
-	return fmt.Sprintf("the state is locked by %s (pid %d) since %s, applying plan %s; if that apply is gone, run: rackform force-unlock %s",
-		h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), short(h.PlanSHA256), h.ID)
+	return fmt.Sprintf("the state is locked by %s (pid %d) since %s, applying plan %s; if that apply is gone, run: %s",
+		h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), short(h.PlanSHA256), NextAction{Kind: NextForceUnlock, Target: h.ID}.Ref())
 }
 
 func short(sha string) string {
@@ -141,7 +141,7 @@ func (e *CorruptLockError) Readable() string {
 }
 
 func (e *CorruptLockError) Error() string {
-	return fmt.Sprintf("the lock %s is corrupt (%v); it holds %s; if no apply is running, remove it: rackform force-unlock %s", e.Where, e.Err, e.Readable(), e.ID())
+	return fmt.Sprintf("the lock %s is corrupt (%v); it holds %s; if no apply is running, remove it: %s", e.Where, e.Err, e.Readable(), NextAction{Kind: NextForceUnlock, Target: e.ID()}.Ref())
 }
 
 func (e *CorruptLockError) Unwrap() error { return e.Err }

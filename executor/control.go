@@ -41,7 +41,7 @@ func (e *Executor) started(ctx context.Context, op string) (*model, error) {
 		return nil, err
 	}
 	if m.records == 0 {
-		return nil, &RefusedError{Op: op, Reason: "plan " + short(e.o.PlanSHA256) + " has not been applied yet; run rackform apply PLANFILE"}
+		return nil, &RefusedError{Op: op, Reason: "plan " + short(e.o.PlanSHA256) + " has not been applied yet; run " + NextAction{Kind: NextApply}.Ref()}
 	}
 	switch m.run.st.Name {
 	case Completed, Skipped:
@@ -156,7 +156,7 @@ func (e *Executor) Skip(ctx context.Context, addr string) error {
 		return &RefusedError{Op: "skip", Target: addr, Reason: "the plan has no server, rack, batch, cluster, group, stage, wait or gate with this address"}
 	}
 	if n.kind == KindRun {
-		return &RefusedError{Op: "skip", Target: addr, Reason: "the run itself cannot be skipped; use rackform stop"}
+		return &RefusedError{Op: "skip", Target: addr, Reason: "the run itself cannot be skipped; use " + NextAction{Kind: NextStop}.Ref()}
 	}
 	if n.st.Name.Terminal() && !(n.kind == KindServer && n.st.Name == Failed) { // a failed server may be skipped (runstate.go)
 		return &RefusedError{Op: "skip", Target: addr, Reason: "it is already " + n.st.String(), Already: n.st.Name}

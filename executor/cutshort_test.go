@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/executortest"
 )
 
@@ -33,7 +34,7 @@ func TestRunCutShortListsStrandedServers(t *testing.T) {
 			}
 			if s.PoweredOff {
 				poweredOff++
-				if !strings.Contains(s.Recover, "rackform apply PLANFILE") {
+				if !strings.Contains(s.Recover, executor.NextAction{Kind: executor.NextApply}.Ref()) {
 					t.Errorf("crash after %d records: %s is powered off in flight, brought back by %q", k, s.Server, s.Recover)
 				}
 			}

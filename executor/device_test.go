@@ -84,7 +84,7 @@ func TestDeviceFailureSaysDevice(t *testing.T) {
 	if len(out.Stranded) != 1 || out.Stranded[0].Server != dev {
 		t.Fatalf("stranded %+v, want the device", out.Stranded)
 	}
-	want := "the device needs a repair or a replace; check that its controller answers and its firmware version reads back, then: rackform plan -target " + dev + " -out recover.plan && rackform apply recover.plan"
+	want := "the device needs a repair or a replace; check that its controller answers and its firmware version reads back, then: " + executor.NextAction{Kind: executor.NextPlan, Target: dev}.Ref()
 	if got := out.Stranded[0].Recover; got != want {
 		t.Errorf("recover %q\nwant    %q", got, want)
 	}

@@ -50,8 +50,14 @@
 // (and Status.Next) says what moves the run on as data (NextAction: a
 // continue, the approval of gate stage.prod.gate.qa, an apply of the plan
 // file); the CLI renders the command lines with the options the run was
-// driven with, and JSON carries each one's canonical command
-// ("rackform approve stage.prod.gate.qa").
+// driven with, and its JSON outputs carry each one's canonical command
+// ("rackform approve stage.prod.gate.qa"). A message for people names the
+// actions it suggests by reference, in their places in its sentence
+// ("waiting for approval: {{approve stage.prod.gate.qa}}", NextAction.Ref),
+// and whoever shows it renders them (RenderText): the executor writes no
+// command line of the CLI (TestNoCommandLinesBelowTheCLI). Journals
+// written before carry the command lines in their messages, which read as
+// they were written.
 //
 // # Scheduling
 //
@@ -253,7 +259,9 @@
 //	worker_joined group_claimed server_held   several workers on one run (Claimer)
 //
 // testdata/events.golden.jsonl and testdata/journal.golden.jsonl show a
-// complete stream.
+// complete stream. These are the executor's own: messages name actions by
+// reference and "next" holds each action's text ("continue"); the CLI's
+// `apply -json` stream (docs/json.md) writes them as command lines.
 //
 // # Backends
 //

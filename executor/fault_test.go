@@ -161,7 +161,7 @@ func TestProviderUnavailableStopsResumable(t *testing.T) {
 	}
 	// Listed as left out of service, with how to resume.
 	if len(out.Stranded) != 1 || out.Stranded[0].Server != first || !out.Stranded[0].PoweredOff || !out.Stranded[0].Drained ||
-		out.Stranded[0].Recover != "resume the run: rackform apply PLANFILE" {
+		out.Stranded[0].Recover != "resume the run: "+(executor.NextAction{Kind: executor.NextApply}).Ref() {
 		t.Errorf("stranded %+v", out.Stranded)
 	}
 	// The provider is back: the next apply polls the task and finishes.
@@ -258,7 +258,7 @@ func TestStrandedAfterFailure(t *testing.T) {
 	out := h.run()
 	wantOutcome(t, out, executor.OutcomeCompletedWithFailures, "")
 	want := []executor.Stranded{{Server: srv, State: executor.Failed, Reason: executor.ReasonStep, PoweredOff: true, Drained: true,
-		Recover: "plan it again, which brings it back with its upgrade: rackform plan -target c1/r01/r01-s01 -out recover.plan && rackform apply recover.plan (or power it on and uncordon it by hand)"}}
+		Recover: "plan it again, which brings it back with its upgrade: " + executor.NextAction{Kind: executor.NextPlan, Target: "c1/r01/r01-s01"}.Ref() + " (or power it on and uncordon it by hand)"}}
 	if diff := cmp.Diff(want, out.Stranded); diff != "" {
 		t.Errorf("stranded (-want +got):\n%s", diff)
 	}

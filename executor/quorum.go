@@ -190,8 +190,8 @@ func (qg *quorumGuard) quorumHolds(ctx context.Context, sv *node, o *opRun) bool
 		}
 		return false
 	}
-	why := fmt.Sprintf("quorum: taking %s down would leave %d of %d control-plane members healthy, %d needed for quorum; down now: %s. Restore %s, or let the spare take its place (plan again with spare_takeover = true), or leave the control plane for now (rackform skip %s); then rackform continue",
-		sv.id, healthy, members, need, strings.Join(down, ", "), ternary(len(down) == 1, "it", "them"), sv.parent.id)
+	why := fmt.Sprintf("quorum: taking %s down would leave %d of %d control-plane members healthy, %d needed for quorum; down now: %s. Restore %s, or let the spare take its place (plan again with spare_takeover = true), or leave the control plane for now (%s); then %s",
+		sv.id, healthy, members, need, strings.Join(down, ", "), ternary(len(down) == 1, "it", "them"), NextAction{Kind: NextSkip, Target: sv.parent.id}.Ref(), NextAction{Kind: NextContinue}.Ref())
 	qg.r.set(ctx, sv, State{Name: Pending, Reason: ReasonQuorum, Message: fmt.Sprintf("held before its first step: taking it down would leave %d of %d control-plane members healthy (%d needed for quorum)", healthy, members, need)})
 	sc := sv.parent
 	for i, x := range sc.sc.servers {

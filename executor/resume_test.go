@@ -293,7 +293,7 @@ func TestLock(t *testing.T) {
 			if !errors.As(err, &le) {
 				t.Fatalf("Run while locked: %v", err)
 			}
-			for _, want := range []string{"ci@runner-7", "pid 4242", "2026-11-21T09:30:00Z", "feedfacecafe", "rackform force-unlock abc123"} {
+			for _, want := range []string{"ci@runner-7", "pid 4242", "2026-11-21T09:30:00Z", "feedfacecafe", executor.NextAction{Kind: executor.NextForceUnlock, Target: "abc123"}.Ref()} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("message %q lacks %q", err, want)
 				}
@@ -366,7 +366,7 @@ func TestStaleLockTakenOver(t *testing.T) {
 			out, err := h.exec().Run(ctx, ctx)
 			if !tc.takeOver {
 				var le *executor.LockedError
-				if !errors.As(err, &le) || !strings.Contains(err.Error(), "rackform force-unlock abc123") {
+				if !errors.As(err, &le) || !strings.Contains(err.Error(), (executor.NextAction{Kind: executor.NextForceUnlock, Target: "abc123"}).Ref()) {
 					t.Fatalf("Run: %v, want the lock refusal with the force-unlock command", err)
 				}
 				if len(h.prov.Calls()) != 0 {

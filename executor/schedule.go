@@ -153,7 +153,7 @@ func (sch *scheduler) stepStage(ctx context.Context, s *node) bool {
 	for _, g := range s.before {
 		if !g.st.Name.Terminal() {
 			if s.st.Name == NotStarted || s.st.Name == Pending {
-				sch.r.set(ctx, s, State{Name: Pending, Reason: ReasonApproval, Message: "waiting for approval: rackform approve " + g.id})
+				sch.r.set(ctx, s, State{Name: Pending, Reason: ReasonApproval, Message: "waiting for approval: " + NextAction{Kind: NextApprove, Gate: g.id}.Ref()})
 			}
 			return false
 		}
@@ -186,7 +186,7 @@ func (sch *scheduler) stepStage(ctx context.Context, s *node) bool {
 func (sch *scheduler) stepGate(ctx context.Context, g *node) {
 	switch g.st.Name {
 	case NotStarted:
-		sch.r.set(ctx, g, State{Name: Pending, Reason: ReasonApproval, Message: "run: rackform approve " + g.id})
+		sch.r.set(ctx, g, State{Name: Pending, Reason: ReasonApproval, Message: "run: " + NextAction{Kind: NextApprove, Gate: g.id}.Ref()})
 		if sch.r.m.approved[g.id] {
 			sch.r.set(ctx, g, State{Name: Completed, Message: "approved"})
 		}
@@ -352,7 +352,7 @@ func derive(n *node) State {
 	case failed > 0:
 		msg := firstFailed.id + " failed"
 		if n.kind == KindStage && n.stage.OnBreach == "pause" {
-			return State{Name: Paused, Reason: ReasonThreshold, Message: msg + "; skip it or plan again, then rackform continue"}
+			return State{Name: Paused, Reason: ReasonThreshold, Message: msg + "; skip it or plan again, then " + NextAction{Kind: NextContinue}.Ref()}
 		}
 		return State{Name: Failed, Reason: ReasonThreshold, Message: msg}
 	case paused > 0:

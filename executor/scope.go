@@ -122,7 +122,7 @@ func (sch *scheduler) stepScope(ctx context.Context, sc *node) {
 		if p := sc.pause; after(sc).PauseBegins() {
 			switch {
 			case p.st.Name == NotStarted:
-				sch.r.set(ctx, p, State{Name: Paused, Reason: ReasonAfterRack, Message: sc.id + " is done; run: rackform continue"})
+				sch.r.set(ctx, p, State{Name: Paused, Reason: ReasonAfterRack, Message: sc.id + " is done; run: " + NextAction{Kind: NextContinue}.Ref()})
 			case p.st.Name == Paused && sch.r.m.lastContinue > p.at:
 				sch.r.set(ctx, p, State{Name: Completed, Message: "continued"})
 			}
@@ -142,13 +142,13 @@ func (sch *scheduler) stepScope(ctx context.Context, sc *node) {
 func (sch *scheduler) skipHint(sc *node) string {
 	var b strings.Builder
 	if f := serversIn(sc, Failed); len(f) > 0 {
-		b.WriteString("; failed: " + strings.Join(f, ", ") + " (skip one to take it out of N: rackform skip ADDR)")
+		b.WriteString("; failed: " + strings.Join(f, ", ") + " (skip one to take it out of N: " + NextAction{Kind: NextSkip}.Ref() + ")")
 	}
-	b.WriteString("; to go on, skip the scope (rackform skip " + sc.id + ")")
+	b.WriteString("; to go on, skip the scope (" + NextAction{Kind: NextSkip, Target: sc.id}.Ref() + ")")
 	if ns := serversIn(sc, NotStarted); len(ns) > 0 {
-		b.WriteString(" or its servers not yet started (rackform skip ADDR: " + strings.Join(ns, ", ") + ")")
+		b.WriteString(" or its servers not yet started (" + NextAction{Kind: NextSkip}.Ref() + ": " + strings.Join(ns, ", ") + ")")
 	}
-	b.WriteString(", or fix the servers and plan again; then rackform continue")
+	b.WriteString(", or fix the servers and plan again; then " + NextAction{Kind: NextContinue}.Ref())
 	return b.String()
 }
 

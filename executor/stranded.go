@@ -83,8 +83,8 @@ func recoverCommand(n *node) string {
 	switch {
 	case !n.st.Name.Terminal():
 		// In flight when the run stopped: resuming the run finishes its
-		// steps (the view rewrites PLANFILE).
-		return "resume the run: rackform apply PLANFILE"
+		// steps.
+		return "resume the run: " + NextAction{Kind: NextApply}.Ref()
 	case n.st.Name == Completed || (n.sv.drained && !n.sv.off && len(n.sv.staged) == 0):
 		// Upgraded and healthy, or never shut down: only the node's
 		// cordon is left (the uncordon hook failed, or the drain hook
@@ -94,7 +94,7 @@ func recoverCommand(n *node) string {
 			return "uncordon it: " + hookCommand(set.UncordonHook, hookEnv(n))
 		}
 	}
-	cmd := "rackform plan -target " + n.id + " -out recover.plan && rackform apply recover.plan"
+	cmd := NextAction{Kind: NextPlan, Target: n.id}.Ref()
 	if n.srv.IsDevice() {
 		// A device has no host to power on or uncordon: what brings it
 		// back is its controller answering with the version it was sent.

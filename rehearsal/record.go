@@ -29,6 +29,8 @@ type recorder struct {
 	// made progress.
 	steps int
 	last  time.Time
+	// command renders the actions a message names (Options.Command).
+	command func(executor.NextAction) string
 }
 
 // treeNode is a node of the plan's run tree that takes time, in tree
@@ -44,8 +46,8 @@ type nodeRec struct {
 	st         executor.State
 }
 
-func newRecorder(p *plan.Plan) *recorder {
-	r := &recorder{p: p, nodes: map[string]*nodeRec{}, open: map[string]*schedule.Mark{}, met: map[string]bool{}, noOpening: map[string]bool{}}
+func newRecorder(p *plan.Plan, command func(executor.NextAction) string) *recorder {
+	r := &recorder{p: p, command: command, nodes: map[string]*nodeRec{}, open: map[string]*schedule.Mark{}, met: map[string]bool{}, noOpening: map[string]bool{}}
 	add := func(kind, id, parent, name, scope string) {
 		r.tree = append(r.tree, treeNode{kind, id, parent, name, scope})
 	}
@@ -112,6 +114,7 @@ func scopeLabel(cluster string, ph plan.Phase, sc plan.Scope) string {
 
 // Event implements executor.Sink.
 func (r *recorder) Event(e executor.Event) {
+	e.Message = executor.RenderText(e.Message, r.command)
 	if e.Time.After(r.last) {
 		r.last = e.Time
 	}

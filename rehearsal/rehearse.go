@@ -46,6 +46,11 @@ type Options struct {
 	ApproveAfter time.Duration
 	// StopAtGates ends the rehearsal at the first gate or pause instead.
 	StopAtGates bool
+	// Command renders an action the schedule's messages name (a pause's
+	// continue, a gate's approval, the servers to skip) and the outcome's
+	// next actions as the caller's command line; nil: the action's text
+	// (NextAction.String).
+	Command func(executor.NextAction) string
 	// Events receives the executor's events (virtual timestamps), besides
 	// the schedule's recorder; nil: none.
 	Events executor.Sink
@@ -101,7 +106,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	clock := vclock.New(o.Start)
 	fleet := NewFleet(o.Plan, o.Faults, clock, o.Seed)
-	rec := newRecorder(o.Plan)
+	if o.Command == nil {
+		o.Command = executor.NextAction.String
+	}
+	rec := newRecorder(o.Plan, o.Command)
 	backend := o.Backend
 	if backend == nil {
 		backend = state.NewMemory()
@@ -224,7 +232,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Faults != nil {
 		s.Scenario = o.Faults.Name
 	}
-	s.Outcome = outcomeOf(out)
+	s.Outcome = outcomeOf(out, o.Command)
 	res := &Result{Outcome: out, Schedule: s}
 	if past != nil {
 		res.From = o.Start
@@ -245,8 +253,11 @@ func planEstimate(p *plan.Plan) time.Duration {
 	return d
 }
 
-func outcomeOf(o executor.Outcome) schedule.Outcome {
-	s := schedule.Outcome{Status: string(o.Status), Reason: o.Reason, Message: o.Message, Next: executor.NextCommands(o.Next)}
+func outcomeOf(o executor.Outcome, command func(executor.NextAction) string) schedule.Outcome {
+	s := schedule.Outcome{Status: string(o.Status), Reason: o.Reason, Message: executor.RenderText(o.Message, command), Next: make([]string, len(o.Next))}
+	for i, a := range o.Next {
+		s.Next[i] = command(a)
+	}
 	if o.Servers != nil {
 		s.Upgraded, s.Failed, s.Skipped = o.Servers.Upgraded, o.Servers.Failed, o.Servers.Skipped
 	}

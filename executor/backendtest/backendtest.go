@@ -219,7 +219,7 @@ func Run(t *testing.T, newStore Factory) {
 			if h.ID != info.ID || h.Who != info.Who || h.PID != info.PID || h.PlanSHA256 != shaA || !h.Since.Equal(info.Since) {
 				t.Fatalf("LockedError holder = %+v, want %+v", h, info)
 			}
-			if !strings.Contains(le.Error(), "rackform force-unlock id-1") {
+			if !strings.Contains(le.Error(), executor.NextAction{Kind: executor.NextForceUnlock, Target: "id-1"}.Ref()) {
 				t.Fatalf("LockedError does not say how to force-unlock: %s", le)
 			}
 			got, err := b.LockHolder(ctx)

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
 	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
@@ -150,8 +151,10 @@ func (m *Meta) runEnv() run.Env {
 }
 
 // fail prints an error and returns ExitError.
+// The actions an error names (a lock to force-unlock, the apply a
+// refused request needs) are written as their canonical commands.
 func (m *Meta) fail(format string, args ...any) int {
-	fmt.Fprintf(m.Stderr, "Error: "+format+"\n", args...)
+	fmt.Fprintf(m.Stderr, "Error: %s\n", views.CanonicalText(fmt.Sprintf(format, args...)))
 	return ExitError
 }
 
@@ -343,7 +346,7 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 func (m *Meta) controlFailed(err error) int {
 	var re *executor.RefusedError
 	if errors.As(err, &re) {
-		fmt.Fprintf(m.Stderr, "Error: %s\n", re)
+		fmt.Fprintf(m.Stderr, "Error: %s\n", views.CanonicalText(re.Error()))
 		return ExitError
 	}
 	return m.fail("%s", err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
 )
@@ -53,7 +54,7 @@ func runExitCode(o executor.Outcome) int {
 // that nothing vouches for outside a terminal (the command line lacks what
 // the job must say), else ExitError.
 func (m *Meta) failErr(err error) int {
-	fmt.Fprintf(m.Stderr, "Error: %s\n", err)
+	fmt.Fprintf(m.Stderr, "Error: %s\n", views.CanonicalText(err.Error()))
 	var unverified *run.UnverifiedError
 	if errors.As(err, &unverified) {
 		return ExitUsage

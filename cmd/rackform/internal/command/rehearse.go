@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/rehearseview"
 	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
@@ -177,7 +178,7 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 		sink = js
 	}
 	res, err := rehearsal.Run(ctx, rehearsal.Options{Plan: p, PlanSHA256: f.SHA256, Faults: faults, Seed: c.seed,
-		Start: start, ApproveAfter: c.approveAfter, StopAtGates: c.stopAtGates, Events: sink})
+		Start: start, ApproveAfter: c.approveAfter, StopAtGates: c.stopAtGates, Events: sink, Command: views.Canonical})
 	if err != nil {
 		return c.fail("rehearsing %s: %s", name, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/planner"
 	"github.com/rackform/rackform/planner/plan"
@@ -88,11 +89,11 @@ func TestExampleScenarios(t *testing.T) {
 			}
 			faults, _ := sc.Resolve(rehearsal.PlanTargets(p), start)
 			sha := strings.Repeat("ab", 32)
-			plain, err := rehearsal.Run(context.Background(), rehearsal.Options{Plan: p, PlanSHA256: sha, Start: start})
+			plain, err := rehearsal.Run(context.Background(), rehearsal.Options{Command: views.Canonical, Plan: p, PlanSHA256: sha, Start: start})
 			if err != nil {
 				t.Fatal(err)
 			}
-			faulty, err := rehearsal.Run(context.Background(), rehearsal.Options{Plan: p, PlanSHA256: sha, Start: start, Faults: faults, Seed: 7})
+			faulty, err := rehearsal.Run(context.Background(), rehearsal.Options{Command: views.Canonical, Plan: p, PlanSHA256: sha, Start: start, Faults: faults, Seed: 7})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +144,7 @@ func TestRehearsalTakesTheCriticalPath(t *testing.T) {
 		p := examplePlan(t, ex)
 		for _, after := range []time.Duration{0, 90 * time.Minute} {
 			start := time.Date(2026, 11, 27, 16, 0, 0, 0, time.UTC)
-			res, err := rehearsal.Run(context.Background(), rehearsal.Options{Plan: p, PlanSHA256: strings.Repeat("cd", 32), Start: start, ApproveAfter: after})
+			res, err := rehearsal.Run(context.Background(), rehearsal.Options{Command: views.Canonical, Plan: p, PlanSHA256: strings.Repeat("cd", 32), Start: start, ApproveAfter: after})
 			if err != nil {
 				t.Fatal(err)
 			}

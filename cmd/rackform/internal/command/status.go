@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/state"
@@ -102,6 +103,7 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail("%s", err)
 	}
+	applyview.CanonicalStatus(st)
 	if c.format == "html" {
 		now := time.Now
 		if c.now != nil {
@@ -132,7 +134,7 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 	if c.json || c.format == "json" {
 		enc := json.NewEncoder(c.Stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(st); err != nil {
+		if err := enc.Encode(applyview.NewStatusJSON(st)); err != nil {
 			return c.fail("writing the status: %s", err)
 		}
 		return ExitOK
@@ -161,7 +163,7 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		}
 		fmt.Fprintf(c.Stdout, "Locked by %s (pid %d) since %s for plan %s (lock ID %s%s).\n", h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), shortSHA(h.PlanSHA256), h.ID, lease)
 	case errors.As(err, &corrupt):
-		fmt.Fprintf(c.Stdout, "Locked: %s.\n", corrupt)
+		fmt.Fprintf(c.Stdout, "Locked: %s.\n", views.CanonicalText(corrupt.Error()))
 	}
 	writeWorkers(c.Stdout, workers)
 	return ExitOK
@@ -194,7 +196,7 @@ func rehearseRemainder(ctx context.Context, p *plan.Plan, sha string, journal []
 	if len(journal) == 0 {
 		return nil, time.Time{}, errors.New("its journal has no record yet")
 	}
-	res, err := rehearsal.Run(ctx, rehearsal.Options{Plan: p, PlanSHA256: sha, Start: now, ApproveAfter: approveAfter, Journal: journal})
+	res, err := rehearsal.Run(ctx, rehearsal.Options{Plan: p, PlanSHA256: sha, Start: now, ApproveAfter: approveAfter, Journal: journal, Command: views.Canonical})
 	if err != nil {
 		return nil, time.Time{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal"
@@ -49,7 +50,7 @@ func rehearsedCells(ctx context.Context, p *plan.Plan, sha string, start time.Ti
 	if err := plan.Applicable(p); err != nil {
 		why = err.Error()
 	} else {
-		res, err := rehearsal.Run(ctx, rehearsal.Options{Plan: p, PlanSHA256: sha, Start: start, ApproveAfter: approveAfter})
+		res, err := rehearsal.Run(ctx, rehearsal.Options{Plan: p, PlanSHA256: sha, Start: start, ApproveAfter: approveAfter, Command: views.Canonical})
 		if err == nil {
 			res.Schedule.Outcome.ExitCode = runExitCode(res.Outcome)
 			cells.Rehearse(p, res.Schedule)

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal"
@@ -330,6 +331,7 @@ func (v *View) Start(st *executor.Status) {
 		}
 		if r := v.byID[n.ID]; r != nil && n.Kind == executor.KindScope {
 			r.state = n.State
+			r.state.Message = views.CanonicalText(r.state.Message)
 			if n.Counts != nil {
 				r.counts = *n.Counts
 			}
@@ -390,6 +392,7 @@ func (v *View) Event(e executor.Event) {
 	if v.closed {
 		return
 	}
+	e = CanonicalEvent(e)
 	if v.start.IsZero() {
 		v.start = e.Time
 	}

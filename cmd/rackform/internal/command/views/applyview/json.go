@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/uijson"
 	"github.com/rackform/rackform/executor"
 )
@@ -30,30 +31,84 @@ func NewJSON(w io.Writer) *JSON { return &JSON{w: uijson.New(w)} }
 func (j *JSON) Version(rackform string) { _ = j.w.Version(rackform) }
 
 // event is an executor event without its "v" and "time" (the envelope
-// says both: the UI version and "@timestamp").
+// says both: the UI version and "@timestamp"), its outcome as OutcomeJSON
+// ("outcome" is the event's last field, so it stays in its place).
 type event struct {
 	executor.Event
-	V    int        `json:"v,omitempty"`
-	Time *time.Time `json:"time,omitempty"`
+	V       int          `json:"v,omitempty"`
+	Time    *time.Time   `json:"time,omitempty"`
+	Outcome *OutcomeJSON `json:"outcome,omitempty"`
 }
 
 // applySummary is change_summary's payload at the end of an apply.
 type applySummary struct {
 	Operation string `json:"operation"`
-	*executor.Outcome
+	*OutcomeJSON
 }
 
 // Event implements executor.Sink.
 func (j *JSON) Event(e executor.Event) {
+	e = CanonicalEvent(e)
 	typ, level := Classify(e)
 	payload := struct {
 		Event   event         `json:"event"`
 		Changes *applySummary `json:"changes,omitempty"`
 	}{Event: event{Event: e}}
-	if e.Type == "apply_ended" && e.Outcome != nil {
-		payload.Changes = &applySummary{Operation: "apply", Outcome: e.Outcome}
+	if e.Outcome != nil {
+		o := NewOutcomeJSON(*e.Outcome)
+		payload.Event.Outcome = &o
+		if e.Type == "apply_ended" {
+			payload.Changes = &applySummary{Operation: "apply", OutcomeJSON: &o}
+		}
 	}
 	_ = j.w.Write(typ, level, EventMessage(e), e.Time, payload)
+}
+
+// CanonicalEvent is e with the actions its messages name (its own, its
+// outcome's) as canonical command lines (CanonicalText): how the views
+// show a state's message. It copies what it changes: the other sinks of
+// a run get the executor's event.
+func CanonicalEvent(e executor.Event) executor.Event {
+	e.Message = views.CanonicalText(e.Message)
+	if e.Outcome != nil {
+		o := *e.Outcome
+		o.Message = views.CanonicalText(o.Message)
+		e.Outcome = &o
+	}
+	return e
+}
+
+// OutcomeJSON is an executor.Outcome as the JSON outputs write it: what
+// its next actions and stranded servers' recoveries name as canonical
+// command lines (docs/json.md). It has Outcome's fields, in its order
+// (TestOutcomeJSONFields).
+type OutcomeJSON struct {
+	Status   executor.OutcomeStatus `json:"status"`
+	Reason   string                 `json:"reason,omitempty"`
+	Message  string                 `json:"message,omitempty"`
+	Next     []string               `json:"next,omitempty"`
+	Servers  *executor.ServerCounts `json:"servers,omitempty"`
+	Stranded []executor.Stranded    `json:"stranded,omitempty"`
+}
+
+// NewOutcomeJSON is o as the JSON outputs write it.
+func NewOutcomeJSON(o executor.Outcome) OutcomeJSON {
+	return OutcomeJSON{Status: o.Status, Reason: o.Reason, Message: views.CanonicalText(o.Message), Next: views.Commands(o.Next),
+		Servers: o.Servers, Stranded: CanonicalStranded(o.Stranded)}
+}
+
+// CanonicalStranded is st with what brings each server back in canonical
+// command lines (a copy).
+func CanonicalStranded(st []executor.Stranded) []executor.Stranded {
+	if st == nil {
+		return nil
+	}
+	out := make([]executor.Stranded, len(st))
+	for i, s := range st {
+		s.Recover = views.CanonicalText(s.Recover)
+		out[i] = s
+	}
+	return out
 }
 
 // Classify sorts an executor event into the machine-readable UI's message
@@ -129,7 +184,7 @@ func EventMessage(e executor.Event) string {
 			b.WriteString(" (" + e.Outcome.Reason + ")")
 		}
 		if len(e.Outcome.Next) > 0 {
-			b.WriteString("; next: " + strings.Join(executor.NextCommands(e.Outcome.Next), ", "))
+			b.WriteString("; next: " + strings.Join(views.Commands(e.Outcome.Next), ", "))
 		}
 	case e.Type == "apply_started" || e.Type == "apply_resumed":
 		b.WriteString(strings.ReplaceAll(e.Type, "_", " ") + " plan " + ShortSHA(e.PlanSHA256))
@@ -148,4 +203,43 @@ func EventMessage(e executor.Event) string {
 		b.WriteString(": " + e.Message)
 	}
 	return b.String()
+}
+
+// CanonicalStatus renders, in st itself, the actions every node's message
+// names as canonical command lines (CanonicalText): how `status` shows
+// them in every format.
+func CanonicalStatus(st *executor.Status) {
+	var walk func(n *executor.Node)
+	walk = func(n *executor.Node) {
+		if n == nil {
+			return
+		}
+		n.Message = views.CanonicalText(n.Message)
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	walk(st.Run)
+}
+
+// StatusJSON is an executor.Status as `status -json` writes it: its next
+// actions and what brings each stranded server back as canonical command
+// lines. It has Status's fields, in its order (TestOutcomeJSONFields);
+// the nodes' messages are rendered by CanonicalStatus.
+type StatusJSON struct {
+	V             int                     `json:"v"`
+	PlanSHA256    string                  `json:"plan_sha256"`
+	StopRequested bool                    `json:"stop_requested,omitempty"`
+	Next          []string                `json:"next,omitempty"`
+	Stranded      []executor.Stranded     `json:"stranded,omitempty"`
+	Run           *executor.Node          `json:"run"`
+	Spares        []executor.SpareStatus  `json:"spares,omitempty"`
+	StartedAt     *time.Time              `json:"started_at,omitempty"`
+	Workers       []executor.WorkerStatus `json:"workers,omitempty"`
+}
+
+// NewStatusJSON is st as `status -json` writes it.
+func NewStatusJSON(st *executor.Status) StatusJSON {
+	return StatusJSON{V: st.V, PlanSHA256: st.PlanSHA256, StopRequested: st.StopRequested, Next: views.Commands(st.Next),
+		Stranded: CanonicalStranded(st.Stranded), Run: st.Run, Spares: st.Spares, StartedAt: st.StartedAt, Workers: st.Workers}
 }

@@ -245,7 +245,9 @@ func (v *View) ending(e executor.Event) []string {
 	case executor.OutcomeInterrupted:
 		out = append(out, "Apply interrupted: "+o.Message)
 	default:
-		out = append(out, "Apply ended: "+o.String())
+		ended := *o
+		ended.Next = nil // the commands follow, rendered
+		out = append(out, "Apply ended: "+ended.String())
 	}
 	out = append(out, StrandedLines(o.Stranded, v.opts.Resume)...)
 	for _, n := range o.Next {

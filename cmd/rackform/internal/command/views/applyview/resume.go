@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/state"
 )
@@ -36,10 +37,10 @@ func (r *Resume) Action(a executor.NextAction) executor.NextAction {
 }
 
 // Command is the command line of next action a; a nil Resume gives the
-// canonical one (NextAction.String).
+// canonical one (views.Canonical).
 func (r *Resume) Command(a executor.NextAction) string {
 	if r == nil {
-		return a.String()
+		return views.Canonical(a)
 	}
 	a = r.Action(a)
 	switch a.Kind {
@@ -49,18 +50,25 @@ func (r *Resume) Command(a executor.NextAction) string {
 		return "rackform continue" + r.resumeFlags()
 	case executor.NextApprove:
 		return "rackform approve" + r.resumeFlags() + " " + a.Gate
+	case executor.NextPlan:
+		return views.Replan(a.Target, r.dirFlag())
 	}
-	return a.String()
+	return views.Canonical(a)
 }
 
-// Text rewrites the commands a message names (a state's message, what
-// brings a stranded server back): PLANFILE becomes the plan file (with
-// none, "rackform apply PLANFILE" becomes "rackform continue"), and every
-// rackform apply, continue and approve in it gets the options Command
-// gives them. A nil Resume keeps cmd.
+// Text is a message (what brings a stranded server back) with the actions
+// it names (executor.NextAction.Ref) as Command renders them. A text that
+// names none but writes its commands itself, as the executor's messages
+// did before actions were data, gets the same: PLANFILE becomes the plan
+// file (with none, "rackform apply PLANFILE" becomes "rackform continue"),
+// and every rackform apply, continue and approve in it the options Command
+// gives them. A nil Resume gives views.CanonicalText.
 func (r *Resume) Text(cmd string) string {
 	if r == nil {
-		return cmd
+		return views.CanonicalText(cmd)
+	}
+	if rendered := executor.RenderText(cmd, r.Command); rendered != cmd {
+		return rendered
 	}
 	if r.PlanFile != "" {
 		cmd = strings.ReplaceAll(cmd, "PLANFILE", r.PlanFile)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
 	"github.com/rackform/rackform/executor"
 )
@@ -48,6 +49,7 @@ func TestResumeCommand(t *testing.T) {
 	actions := []executor.NextAction{
 		{Kind: executor.NextApply}, {Kind: executor.NextContinue}, {Kind: executor.NextApprove, Gate: "stage.a.gate.b"},
 		{Kind: executor.NextStatus}, {Kind: executor.NextSkip}, {Kind: executor.NextSkip, Target: "c/r/s1"},
+		{Kind: executor.NextStop}, {Kind: executor.NextPlan, Target: "c/r/s2"}, {Kind: executor.NextForceUnlock, Target: "corrupt-0a1b"},
 	}
 	for _, r := range []*applyview.Resume{
 		{StateDir: ".rackform"}, {StateDir: "st"}, {StateDir: "st", PlanFile: "p.json"},
@@ -56,7 +58,7 @@ func TestResumeCommand(t *testing.T) {
 		{StateDir: "st", Vouch: "-allow-unsigned"},
 	} {
 		for _, a := range actions {
-			if got, want := r.Command(a), r.Text(a.String()); got != want {
+			if got, want := r.Command(a), r.Text(views.Canonical(a)); got != want {
 				t.Errorf("%+v.Command(%+v) = %q, want %q", *r, a, got, want)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/browsertest"
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
@@ -39,7 +40,7 @@ func pausedRun(t *testing.T) (*plan.Plan, *executor.Status, []executor.Entry, ti
 		}
 	}
 	mem := state.NewMemory()
-	res, err := rehearsal.Run(context.Background(), rehearsal.Options{Plan: p, PlanSHA256: sha, Start: executortest.Epoch, StopAtGates: true, Backend: mem})
+	res, err := rehearsal.Run(context.Background(), rehearsal.Options{Command: views.Canonical, Plan: p, PlanSHA256: sha, Start: executortest.Epoch, StopAtGates: true, Backend: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestStatusHTMLRemainderInHeadlessChromium(t *testing.T) {
 func TestStatusTimelineOfAFinishedRun(t *testing.T) {
 	p, _, _, _ := pausedRun(t)
 	mem := state.NewMemory()
-	res, err := rehearsal.Run(context.Background(), rehearsal.Options{Plan: p, PlanSHA256: sha, Start: executortest.Epoch, Backend: mem})
+	res, err := rehearsal.Run(context.Background(), rehearsal.Options{Command: views.Canonical, Plan: p, PlanSHA256: sha, Start: executortest.Epoch, Backend: mem})
 	// (The builder's servers are left drained: completed with failures.)
 	if err != nil || (res.Outcome.Status != executor.OutcomeCompleted && res.Outcome.Status != executor.OutcomeCompletedWithFailures) {
 		t.Fatalf("the run did not finish: %v %+v", err, res)
@@ -174,7 +175,7 @@ func TestStatusTimelineOfAFinishedRun(t *testing.T) {
 // the view draws its schedule.
 func remainderTimeline(t *testing.T, p *plan.Plan, st *executor.Status, journal []executor.Entry, now time.Time) planview.Timeline {
 	t.Helper()
-	res, err := rehearsal.Run(context.Background(), rehearsal.Options{Plan: p, PlanSHA256: sha, Start: now, Journal: journal})
+	res, err := rehearsal.Run(context.Background(), rehearsal.Options{Command: views.Canonical, Plan: p, PlanSHA256: sha, Start: now, Journal: journal})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal"
 	"github.com/rackform/rackform/rehearsal/schedule"
@@ -16,7 +17,7 @@ import (
 // rackform show -format=html does.
 func rehearse(t testing.TB, p *plan.Plan, sha string) *schedule.Schedule {
 	t.Helper()
-	res, err := rehearsal.Run(context.Background(), rehearsal.Options{Plan: p, PlanSHA256: sha, Start: p.CreatedAt})
+	res, err := rehearsal.Run(context.Background(), rehearsal.Options{Command: views.Canonical, Plan: p, PlanSHA256: sha, Start: p.CreatedAt})
 	if err != nil {
 		t.Fatal(err)
 	}

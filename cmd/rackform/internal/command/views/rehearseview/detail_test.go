@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal"
@@ -27,7 +28,7 @@ func brokenRack(t *testing.T) (*plan.Plan, *rehearsal.Result) {
 		t.Fatal(diags)
 	}
 	faults.Name = "fleet-broken-rack.hcl"
-	res, err := rehearsal.Run(context.Background(), rehearsal.Options{Plan: p, PlanSHA256: sha, Faults: faults, Seed: 1, Start: start})
+	res, err := rehearsal.Run(context.Background(), rehearsal.Options{Command: views.Canonical, Plan: p, PlanSHA256: sha, Faults: faults, Seed: 1, Start: start})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestDefaultDetail(t *testing.T) {
 		t.Skip("rehearsing 10,000 servers takes seconds")
 	}
 	p := generated(10, 25, 40)
-	res, err := rehearsal.Run(context.Background(), rehearsal.Options{Plan: p, PlanSHA256: strings.Repeat("ef", 32), Start: start})
+	res, err := rehearsal.Run(context.Background(), rehearsal.Options{Command: views.Canonical, Plan: p, PlanSHA256: strings.Repeat("ef", 32), Start: start})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal"
 )
@@ -79,7 +80,7 @@ func TestGolden(t *testing.T) {
 			var stream bytes.Buffer
 			js := NewJSON(&stream, start)
 			js.Version("0.0.0-test")
-			res, err := rehearsal.Run(context.Background(), rehearsal.Options{Plan: p, PlanSHA256: sha, Faults: faults, Seed: 1, Start: start, Events: js})
+			res, err := rehearsal.Run(context.Background(), rehearsal.Options{Command: views.Canonical, Plan: p, PlanSHA256: sha, Faults: faults, Seed: 1, Start: start, Events: js})
 			if err != nil {
 				t.Fatal(err)
 			}
