@@ -90,12 +90,7 @@ func (ex *expander) expand(b *hcl.Block, attrs hcl.Attributes, ctx *hcl.EvalCont
 	if ex.instances > limit {
 		if !ex.tooMany {
 			ex.tooMany = true
-			*diags = append(*diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Too many instances",
-				Detail:   fmt.Sprintf("The configuration expands to more than %d racks and servers; check the count and for_each arguments.", limit),
-				Subject:  b.DefRange.Ptr(),
-			})
+			*diags = append(*diags, errorAt(b.DefRange, "Too many instances", "The configuration expands to more than %d racks and servers; check the count and for_each arguments.", limit))
 		}
 		return nil
 	}
@@ -105,12 +100,7 @@ func (ex *expander) expand(b *hcl.Block, attrs hcl.Attributes, ctx *hcl.EvalCont
 func (ex *expander) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl.EvalContext, diags *hcl.Diagnostics) []instance {
 	fe, cnt := attrs["for_each"], attrs["count"]
 	if fe != nil && cnt != nil {
-		*diags = append(*diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Invalid combination of \"count\" and \"for_each\"",
-			Detail:   fmt.Sprintf("The %s block sets both count and for_each; use one.", b.Type),
-			Subject:  cnt.NameRange.Ptr(),
-		})
+		*diags = append(*diags, errorAt(cnt.NameRange, "Invalid combination of \"count\" and \"for_each\"", "The %s block sets both count and for_each; use one.", b.Type))
 		return nil
 	}
 	child := func(vars map[string]cty.Value) *hcl.EvalContext {
@@ -300,12 +290,7 @@ func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 		c.Release = s.releases[n]
 		s.requireDecoded(c.Release == nil, rng, kindRelease, n, &diags)
 	} else if content.Attributes["release"] == nil && !s.anyChannel {
-		diags = append(diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Missing release",
-			Detail:   fmt.Sprintf("Cluster %q needs a target: set release = release.NAME.", c.Name),
-			Subject:  b.DefRange.Ptr(),
-		})
+		diags = append(diags, errorAt(b.DefRange, "Missing release", "Cluster %q needs a target: set release = release.NAME.", c.Name))
 	} else if content.Attributes["release"] == nil {
 		// Fine when a channel rollout selects its release; checked once
 		// the rollouts are decoded (checkChannels).
@@ -382,12 +367,7 @@ func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 // passing silently.
 func (s *loadState) requireDecoded(missing bool, rng hcl.Range, kind, name string, diags *hcl.Diagnostics) {
 	if missing {
-		*diags = append(*diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Reference to undeclared " + kindNoun(kind),
-			Detail:   fmt.Sprintf("There is no usable %s named %q.", kindNoun(kind), name),
-			Subject:  rng.Ptr(),
-		})
+		*diags = append(*diags, errorAt(rng, "Reference to undeclared "+kindNoun(kind), "There is no usable %s named %q.", kindNoun(kind), name))
 	}
 }
 

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -146,12 +145,7 @@ func single(blocks hcl.Blocks, typ string, diags *hcl.Diagnostics) *hcl.Block {
 			continue
 		}
 		if found != nil {
-			*diags = append(*diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Duplicate " + typ + " block",
-				Detail:   fmt.Sprintf("Only one %s block is allowed here; the first is at %s.", typ, posString(found.DefRange)),
-				Subject:  b.DefRange.Ptr(),
-			})
+			*diags = append(*diags, errorAt(b.DefRange, "Duplicate "+typ+" block", "Only one %s block is allowed here; the first is at %s.", typ, posString(found.DefRange)))
 			continue
 		}
 		found = b
@@ -232,12 +226,7 @@ func (s *loadState) decodeStrategy(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagn
 		sa := s.attrs(c.Attributes, ctx, &diags)
 		stg := &StrategyStage{Name: sb.Labels[0], DeclRange: sb.DefRange}
 		if first := seen[stg.Name]; first != nil {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Duplicate stage name",
-				Detail:   fmt.Sprintf("Strategy %q already has a stage named %q at %s.", st.Name, stg.Name, posString(first.DeclRange)),
-				Subject:  sb.DefRange.Ptr(),
-			})
+			diags = append(diags, dupDiag("stage", stg.Name, "Strategy "+quote(st.Name), first.DeclRange, sb.DefRange))
 			continue
 		}
 		seen[stg.Name] = stg
