@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"math/big"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -175,7 +177,7 @@ func (ex *expander) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl
 		switch {
 		case ty.IsMapType() || ty.IsObjectType():
 			m := v.AsValueMap()
-			for _, k := range sortedKeys(m) {
+			for _, k := range slices.Sorted(maps.Keys(m)) {
 				add(k, m[k])
 			}
 		case ty.IsSetType():

@@ -2,6 +2,7 @@ package rehearsal
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -442,7 +443,7 @@ func (s *Scenario) Resolve(targets []Target, start time.Time) (*Faults, hcl.Diag
 			f.Component = *fb.Component
 			if checkComps && !comps[f.Component] {
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown component",
-					Detail: fmt.Sprintf("The plan updates no component %q on any server; it updates %s.", f.Component, strings.Join(sortedKeys(comps), ", ")), Subject: fb.rng("component")})
+					Detail: fmt.Sprintf("The plan updates no component %q on any server; it updates %s.", f.Component, strings.Join(slices.Sorted(maps.Keys(comps)), ", ")), Subject: fb.rng("component")})
 			}
 		}
 		if fb.Factor != nil {
@@ -537,15 +538,6 @@ func stringList(expr hcl.Expression, what string) ([]named, hcl.Diagnostics) {
 		out = append(out, named{v.AsString(), e.Range()})
 	}
 	return out, diags
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // PlanTargets are the servers of a plan a scenario may name, with the
