@@ -25,6 +25,28 @@ type Entry struct {
 	Server  *plan.Server
 }
 
+type clusterRef struct {
+	stage *plan.Stage
+	group *plan.Group
+	c     *plan.Cluster
+}
+
+// clusters lists every cluster of p in run order with its stage and
+// group.
+func clusters(p *plan.Plan) []clusterRef {
+	var out []clusterRef
+	for si := range p.Run.Stages {
+		st := &p.Run.Stages[si]
+		for gi := range st.Groups {
+			g := &st.Groups[gi]
+			for ci := range g.Clusters {
+				out = append(out, clusterRef{st, g, &g.Clusters[ci]})
+			}
+		}
+	}
+	return out
+}
+
 // Entries lists every server of p in run order: stages, groups, clusters,
 // phases, scopes, then the scope's start order. A server in no scope (a
 // plan from another tool, say) comes last with nil tree fields, so
@@ -36,25 +58,18 @@ func Entries(p *plan.Plan) []Entry {
 	}
 	seen := make(map[string]bool, len(p.Servers))
 	var out []Entry
-	for si := range p.Run.Stages {
-		st := &p.Run.Stages[si]
-		for gi := range st.Groups {
-			g := &st.Groups[gi]
-			for ci := range g.Clusters {
-				c := &g.Clusters[ci]
-				for pi := range c.Phases {
-					ph := &c.Phases[pi]
-					for sci := range ph.Scopes {
-						sc := &ph.Scopes[sci]
-						for _, a := range sc.Servers {
-							srv := byAddr[a]
-							if srv == nil || seen[a] {
-								continue
-							}
-							seen[a] = true
-							out = append(out, Entry{st, g, c, ph, sc, srv})
-						}
+	for _, cr := range clusters(p) {
+		for pi := range cr.c.Phases {
+			ph := &cr.c.Phases[pi]
+			for sci := range ph.Scopes {
+				sc := &ph.Scopes[sci]
+				for _, a := range sc.Servers {
+					srv := byAddr[a]
+					if srv == nil || seen[a] {
+						continue
 					}
+					seen[a] = true
+					out = append(out, Entry{cr.stage, cr.group, cr.c, ph, sc, srv})
 				}
 			}
 		}
