@@ -284,14 +284,9 @@ func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 	a := s.attrs(content.Attributes, ctx, &diags)
 	c := &Cluster{Name: b.Labels[0], DeclRange: b.DefRange, Labels: a.strMap("labels")}
 	c.Strategy = s.cfg.DefaultStrategy
-	if n, rng, ok := a.ref("strategy", kindStrategy); ok {
-		c.Strategy = s.strategies[n]
-		s.requireDecoded(c.Strategy == nil, rng, kindStrategy, n, &diags)
-	}
-	if n, rng, ok := a.ref("release", kindRelease); ok {
-		c.Release = s.releases[n]
-		s.requireDecoded(c.Release == nil, rng, kindRelease, n, &diags)
-	} else if content.Attributes["release"] == nil && !s.anyChannel {
+	decodedRef(a, kindStrategy, s.strategies, &c.Strategy)
+	decodedRef(a, kindRelease, s.releases, &c.Release)
+	if content.Attributes["release"] == nil && !s.anyChannel {
 		diags = append(diags, errorAt(b.DefRange, "Missing release", "Cluster %q needs a target: set release = release.NAME.", c.Name))
 	} else if content.Attributes["release"] == nil {
 		// Fine when a channel rollout selects its release; checked once
@@ -307,14 +302,9 @@ func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 		}
 		c.Site = region
 	}
-	if n, rng, ok := a.ref("maintenance_window", kindMaintenanceWindow); ok {
-		c.MaintenanceWindow = s.windows[n]
-		s.requireDecoded(c.MaintenanceWindow == nil, rng, kindMaintenanceWindow, n, &diags)
-	}
-	if n, rng, ok := a.ref("provider", kindProvider); ok {
-		c.Provider = s.providers[n]
-		s.requireDecoded(c.Provider == nil, rng, kindProvider, n, &diags)
-	} else if content.Attributes["provider"] == nil {
+	decodedRef(a, kindMaintenanceWindow, s.windows, &c.MaintenanceWindow)
+	decodedRef(a, kindProvider, s.providers, &c.Provider)
+	if content.Attributes["provider"] == nil {
 		// Provider blocks may be decoded after this cluster (they are not
 		// its dependencies), so the default is chosen once all are known.
 		s.defaultProvider = append(s.defaultProvider, c)
@@ -333,10 +323,7 @@ func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 			ra := s.attrs(rc.Attributes, in.ctx, &diags)
 			r := &Rack{Name: instanceName(rb, ra, in), Cluster: c, DeclRange: rb.DefRange, Labels: ra.strMap("labels")}
 			r.MaintenanceWindow = c.MaintenanceWindow
-			if n, rng, ok := ra.ref("maintenance_window", kindMaintenanceWindow); ok {
-				r.MaintenanceWindow = s.windows[n]
-				s.requireDecoded(r.MaintenanceWindow == nil, rng, kindMaintenanceWindow, n, &diags)
-			}
+			decodedRef(ra, kindMaintenanceWindow, s.windows, &r.MaintenanceWindow)
 			for _, sb := range rc.Blocks {
 				schema, decode := serverSchema, s.decodeServer
 				if sb.Type == "device" {
@@ -364,10 +351,21 @@ func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 	return diags
 }
 
+// decodedRef sets *target to the block of kind that attribute kind
+// (strategy = strategy.NAME) refers to, when it is set and a reference;
+// requireDecoded reports a target that failed to decode, and *target is
+// then nil.
+func decodedRef[T any](a *attrs, kind string, decoded map[string]*T, target **T) {
+	if n, rng, ok := a.ref(kind, kind); ok {
+		*target = decoded[n]
+		requireDecoded(*target == nil, rng, kind, n, a.diags)
+	}
+}
+
 // requireDecoded reports a reference whose target failed to decode, which
 // only happens after the target's own errors; it keeps nil pointers from
 // passing silently.
-func (s *loadState) requireDecoded(missing bool, rng hcl.Range, kind, name string, diags *hcl.Diagnostics) {
+func requireDecoded(missing bool, rng hcl.Range, kind, name string, diags *hcl.Diagnostics) {
 	if missing {
 		*diags = append(*diags, errorAt(rng, "Reference to undeclared "+kindNoun(kind), "There is no usable %s named %q.", kindNoun(kind), name))
 	}
@@ -448,10 +446,7 @@ func (s *loadState) decodeMemberRest(b *hcl.Block, c *hcl.BodyContent, in instan
 	}
 	sv.UpdateMethod = a.oneOf("update_method", "", ServerMethods...)
 	sv.MaintenanceWindow = sv.Rack.MaintenanceWindow
-	if n, rng, ok := a.ref("maintenance_window", kindMaintenanceWindow); ok {
-		sv.MaintenanceWindow = s.windows[n]
-		s.requireDecoded(sv.MaintenanceWindow == nil, rng, kindMaintenanceWindow, n, diags)
-	}
+	decodedRef(a, kindMaintenanceWindow, s.windows, &sv.MaintenanceWindow)
 	if cb := single(c.Blocks, "credentials", diags); cb != nil {
 		cc, d := cb.Body.Content(credentialsSchema)
 		*diags = append(*diags, d...)

@@ -600,26 +600,23 @@ func (s *loadState) collect() {
 	for _, d := range s.order {
 		switch d.kind {
 		case kindProvider:
-			if p := s.providers[d.name]; p != nil {
-				s.cfg.Providers = append(s.cfg.Providers, p)
-			}
+			appendDecoded(&s.cfg.Providers, s.providers[d.name])
 		case kindRelease:
-			if r := s.releases[d.name]; r != nil {
-				s.cfg.Releases = append(s.cfg.Releases, r)
-			}
+			appendDecoded(&s.cfg.Releases, s.releases[d.name])
 		case kindStrategy:
-			if r := s.strategies[d.name]; r != nil {
-				s.cfg.Strategies = append(s.cfg.Strategies, r)
-			}
+			appendDecoded(&s.cfg.Strategies, s.strategies[d.name])
 		case kindMaintenanceWindow:
-			if r := s.windows[d.name]; r != nil {
-				s.cfg.MaintenanceWindows = append(s.cfg.MaintenanceWindows, r)
-			}
+			appendDecoded(&s.cfg.MaintenanceWindows, s.windows[d.name])
 		case kindCluster:
-			if r := s.clusters[d.name]; r != nil {
-				s.cfg.Clusters = append(s.cfg.Clusters, r)
-			}
+			appendDecoded(&s.cfg.Clusters, s.clusters[d.name])
 		}
+	}
+}
+
+// appendDecoded appends v to list unless it failed to decode (nil).
+func appendDecoded[T any](list *[]*T, v *T) {
+	if v != nil {
+		*list = append(*list, v)
 	}
 }
 

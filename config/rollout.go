@@ -98,7 +98,7 @@ func (s *loadState) decodeRollout(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 				names, ranges, _ := ga.refList("clusters", kindCluster)
 				for i, n := range names {
 					c := s.clusters[n]
-					s.requireDecoded(c == nil, ranges[i], kindCluster, n, &diags)
+					requireDecoded(c == nil, ranges[i], kindCluster, n, &diags)
 					if c != nil {
 						g.Clusters = append(g.Clusters, c)
 					}

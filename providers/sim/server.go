@@ -8,6 +8,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -422,14 +423,7 @@ func (b *bmc) hostMedia(p, suffix string) *host {
 	return nil
 }
 
-func (b *bmc) refused(method string) bool {
-	for _, m := range b.spec.Refuse {
-		if m == method {
-			return true
-		}
-	}
-	return false
-}
+func (b *bmc) refused(method string) bool { return slices.Contains(b.spec.Refuse, method) }
 
 // offlineUpdate reports whether p is an update the UpdateService takes
 // (SimpleUpdate, a push) while update-offline holds.
