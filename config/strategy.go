@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -273,14 +274,7 @@ func (s *loadState) decodeStrategy(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagn
 	return diags
 }
 
-func validRole(r string) bool {
-	for _, x := range Roles {
-		if x == r {
-			return true
-		}
-	}
-	return false
-}
+func validRole(r string) bool { return slices.Contains(Roles, r) }
 
 // decodeScope reads threshold, failure_budget and on_breach.
 func (s *loadState) decodeScope(c *hcl.BodyContent, a *attrs, def ScopeSettings, blockRange hcl.Range, diags *hcl.Diagnostics) ScopeSettings {

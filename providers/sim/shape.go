@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 )
@@ -113,9 +114,7 @@ func (p *profile) write(s shape) error {
 // both are merged the same way. Neither argument is changed.
 func merge(base, own map[string]any) map[string]any {
 	out := make(map[string]any, len(base)+len(own))
-	for k, v := range base {
-		out[k] = v
-	}
+	maps.Copy(out, base)
 	for k, v := range own {
 		if b, ok := out[k].(map[string]any); ok {
 			if o, ok := v.(map[string]any); ok {
