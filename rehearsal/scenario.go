@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -285,12 +284,7 @@ func (rb *randomBlock) check() hcl.Diagnostics {
 		if m.v == nil {
 			continue
 		}
-		keys := make([]string, 0, len(*m.v))
-		for k := range *m.v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(*m.v)) {
 			p := (*m.v)[k]
 			if !slices.Contains(StepKinds(), k) {
 				diags = append(diags, errorAt(rangeOf(m.name), "Unknown step kind", "%s names %q; a step kind is one of %s.", m.name, k, strings.Join(StepKinds(), ", ")))

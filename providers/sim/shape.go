@@ -3,7 +3,7 @@ package sim
 import (
 	"fmt"
 	"maps"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -188,19 +188,9 @@ func metadataDocument(p *profile) []byte {
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
 	b.WriteString(`<edmx:Edmx xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx" Version="4.0">` + "\n")
-	files := make([]string, 0, len(ns))
-	for f := range ns {
-		files = append(files, f)
-	}
-	sort.Strings(files)
-	for _, f := range files {
+	for _, f := range slices.Sorted(maps.Keys(ns)) {
 		fmt.Fprintf(&b, "  <edmx:Reference Uri=\"http://redfish.dmtf.org/schemas/v1/%s_v1.xml\">\n", f)
-		names := make([]string, 0, len(ns[f]))
-		for n := range ns[f] {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
+		for _, n := range slices.Sorted(maps.Keys(ns[f])) {
 			if n == "RedfishExtensions.v1_0_0" {
 				fmt.Fprintf(&b, "    <edmx:Include Namespace=%q Alias=\"Redfish\"/>\n", n)
 				continue

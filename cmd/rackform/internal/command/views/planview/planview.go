@@ -5,8 +5,9 @@ package planview
 
 import (
 	"fmt"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -163,12 +164,7 @@ func NotObservedLine(p *plan.Plan) string {
 			delete(by, c)
 		}
 	}
-	rest := make([]string, 0, len(by))
-	for c := range by {
-		rest = append(rest, c)
-	}
-	sort.Strings(rest)
-	for _, c := range rest {
+	for _, c := range slices.Sorted(maps.Keys(by)) {
 		parts = append(parts, fmt.Sprintf("%d %s", by[c], strings.ReplaceAll(c, "_", " ")))
 	}
 	// Devices are counted against the devices, servers against the
