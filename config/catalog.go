@@ -287,8 +287,7 @@ func ReadCatalog(src, caFile, dir string) ([]*Release, hcl.Diagnostics) {
 	s := newLoadState(l, &Config{Path: dir, Dir: dir})
 	name, body, err := s.readCatalogSource(src, caFile)
 	if err != nil {
-		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read the catalog",
-			Detail: fmt.Sprintf("Reading the catalog source %q: %v.", src, err)}}
+		return nil, hcl.Diagnostics{plainError("Cannot read the catalog", "Reading the catalog source %q: %v.", src, err)}
 	}
 	return s.catalogFile(name, body, &hcl.EvalContext{})
 }

@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"math/big"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -90,12 +92,7 @@ func (ex *expander) expand(b *hcl.Block, attrs hcl.Attributes, ctx *hcl.EvalCont
 	if ex.instances > limit {
 		if !ex.tooMany {
 			ex.tooMany = true
-			*diags = append(*diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Too many instances",
-				Detail:   fmt.Sprintf("The configuration expands to more than %d racks and servers; check the count and for_each arguments.", limit),
-				Subject:  b.DefRange.Ptr(),
-			})
+			*diags = append(*diags, errorAt(b.DefRange, "Too many instances", "The configuration expands to more than %d racks and servers; check the count and for_each arguments.", limit))
 		}
 		return nil
 	}
@@ -105,12 +102,7 @@ func (ex *expander) expand(b *hcl.Block, attrs hcl.Attributes, ctx *hcl.EvalCont
 func (ex *expander) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl.EvalContext, diags *hcl.Diagnostics) []instance {
 	fe, cnt := attrs["for_each"], attrs["count"]
 	if fe != nil && cnt != nil {
-		*diags = append(*diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Invalid combination of \"count\" and \"for_each\"",
-			Detail:   fmt.Sprintf("The %s block sets both count and for_each; use one.", b.Type),
-			Subject:  cnt.NameRange.Ptr(),
-		})
+		*diags = append(*diags, errorAt(cnt.NameRange, "Invalid combination of \"count\" and \"for_each\"", "The %s block sets both count and for_each; use one.", b.Type))
 		return nil
 	}
 	child := func(vars map[string]cty.Value) *hcl.EvalContext {
@@ -185,7 +177,7 @@ func (ex *expander) expandInstances(b *hcl.Block, attrs hcl.Attributes, ctx *hcl
 		switch {
 		case ty.IsMapType() || ty.IsObjectType():
 			m := v.AsValueMap()
-			for _, k := range sortedKeys(m) {
+			for _, k := range slices.Sorted(maps.Keys(m)) {
 				add(k, m[k])
 			}
 		case ty.IsSetType():
@@ -292,20 +284,10 @@ func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 	a := s.attrs(content.Attributes, ctx, &diags)
 	c := &Cluster{Name: b.Labels[0], DeclRange: b.DefRange, Labels: a.strMap("labels")}
 	c.Strategy = s.cfg.DefaultStrategy
-	if n, rng, ok := a.ref("strategy", kindStrategy); ok {
-		c.Strategy = s.strategies[n]
-		s.requireDecoded(c.Strategy == nil, rng, kindStrategy, n, &diags)
-	}
-	if n, rng, ok := a.ref("release", kindRelease); ok {
-		c.Release = s.releases[n]
-		s.requireDecoded(c.Release == nil, rng, kindRelease, n, &diags)
-	} else if content.Attributes["release"] == nil && !s.anyChannel {
-		diags = append(diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Missing release",
-			Detail:   fmt.Sprintf("Cluster %q needs a target: set release = release.NAME.", c.Name),
-			Subject:  b.DefRange.Ptr(),
-		})
+	decodedRef(a, kindStrategy, s.strategies, &c.Strategy)
+	decodedRef(a, kindRelease, s.releases, &c.Release)
+	if content.Attributes["release"] == nil && !s.anyChannel {
+		diags = append(diags, errorAt(b.DefRange, "Missing release", "Cluster %q needs a target: set release = release.NAME.", c.Name))
 	} else if content.Attributes["release"] == nil {
 		// Fine when a channel rollout selects its release; checked once
 		// the rollouts are decoded (checkChannels).
@@ -320,14 +302,9 @@ func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 		}
 		c.Site = region
 	}
-	if n, rng, ok := a.ref("maintenance_window", kindMaintenanceWindow); ok {
-		c.MaintenanceWindow = s.windows[n]
-		s.requireDecoded(c.MaintenanceWindow == nil, rng, kindMaintenanceWindow, n, &diags)
-	}
-	if n, rng, ok := a.ref("provider", kindProvider); ok {
-		c.Provider = s.providers[n]
-		s.requireDecoded(c.Provider == nil, rng, kindProvider, n, &diags)
-	} else if content.Attributes["provider"] == nil {
+	decodedRef(a, kindMaintenanceWindow, s.windows, &c.MaintenanceWindow)
+	decodedRef(a, kindProvider, s.providers, &c.Provider)
+	if content.Attributes["provider"] == nil {
 		// Provider blocks may be decoded after this cluster (they are not
 		// its dependencies), so the default is chosen once all are known.
 		s.defaultProvider = append(s.defaultProvider, c)
@@ -346,10 +323,7 @@ func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 			ra := s.attrs(rc.Attributes, in.ctx, &diags)
 			r := &Rack{Name: instanceName(rb, ra, in), Cluster: c, DeclRange: rb.DefRange, Labels: ra.strMap("labels")}
 			r.MaintenanceWindow = c.MaintenanceWindow
-			if n, rng, ok := ra.ref("maintenance_window", kindMaintenanceWindow); ok {
-				r.MaintenanceWindow = s.windows[n]
-				s.requireDecoded(r.MaintenanceWindow == nil, rng, kindMaintenanceWindow, n, &diags)
-			}
+			decodedRef(ra, kindMaintenanceWindow, s.windows, &r.MaintenanceWindow)
 			for _, sb := range rc.Blocks {
 				schema, decode := serverSchema, s.decodeServer
 				if sb.Type == "device" {
@@ -377,17 +351,23 @@ func (s *loadState) decodeCluster(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 	return diags
 }
 
+// decodedRef sets *target to the block of kind that attribute kind
+// (strategy = strategy.NAME) refers to, when it is set and a reference;
+// requireDecoded reports a target that failed to decode, and *target is
+// then nil.
+func decodedRef[T any](a *attrs, kind string, decoded map[string]*T, target **T) {
+	if n, rng, ok := a.ref(kind, kind); ok {
+		*target = decoded[n]
+		requireDecoded(*target == nil, rng, kind, n, a.diags)
+	}
+}
+
 // requireDecoded reports a reference whose target failed to decode, which
 // only happens after the target's own errors; it keeps nil pointers from
 // passing silently.
-func (s *loadState) requireDecoded(missing bool, rng hcl.Range, kind, name string, diags *hcl.Diagnostics) {
+func requireDecoded(missing bool, rng hcl.Range, kind, name string, diags *hcl.Diagnostics) {
 	if missing {
-		*diags = append(*diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Reference to undeclared " + kindNoun(kind),
-			Detail:   fmt.Sprintf("There is no usable %s named %q.", kindNoun(kind), name),
-			Subject:  rng.Ptr(),
-		})
+		*diags = append(*diags, errorAt(rng, "Reference to undeclared "+kindNoun(kind), "There is no usable %s named %q.", kindNoun(kind), name))
 	}
 }
 
@@ -466,10 +446,7 @@ func (s *loadState) decodeMemberRest(b *hcl.Block, c *hcl.BodyContent, in instan
 	}
 	sv.UpdateMethod = a.oneOf("update_method", "", ServerMethods...)
 	sv.MaintenanceWindow = sv.Rack.MaintenanceWindow
-	if n, rng, ok := a.ref("maintenance_window", kindMaintenanceWindow); ok {
-		sv.MaintenanceWindow = s.windows[n]
-		s.requireDecoded(sv.MaintenanceWindow == nil, rng, kindMaintenanceWindow, n, diags)
-	}
+	decodedRef(a, kindMaintenanceWindow, s.windows, &sv.MaintenanceWindow)
 	if cb := single(c.Blocks, "credentials", diags); cb != nil {
 		cc, d := cb.Body.Content(credentialsSchema)
 		*diags = append(*diags, d...)

@@ -253,11 +253,7 @@ func (l *Loader) Load(path string) (*Config, hcl.Diagnostics) {
 	for _, name := range names {
 		src, err := l.readConfigFile(name)
 		if err != nil {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Failed to read configuration file",
-				Detail:   fmt.Sprintf("Cannot read %s: %v.", name, err),
-			})
+			diags = append(diags, plainError("Failed to read configuration file", "Cannot read %s: %v.", name, err))
 			continue
 		}
 		cfg.Files = append(cfg.Files, SourceFile{Name: name, Bytes: src})
@@ -285,52 +281,44 @@ func (l *Loader) readConfigFile(name string) ([]byte, error) {
 	return ReadSource(name)
 }
 
-// configFiles lists the files of path in name order and the configuration
+// configFiles lists the files of p in name order and the configuration
 // directory, from the disk or from LoadOptions.FS.
 func (l *Loader) configFiles(p string) ([]string, string, hcl.Diagnostics) {
-	if l.opts.FS == nil {
-		return configFiles(p)
+	// in names where the files are read in errors: nothing for the disk.
+	stat, readDir, join, dir, in := os.Stat, os.ReadDir, filepath.Join, filepath.Dir, ""
+	if fsys := l.opts.FS; fsys != nil {
+		p = path.Clean(filepath.ToSlash(p))
+		stat = func(name string) (fs.FileInfo, error) { return fs.Stat(fsys, name) }
+		readDir = func(name string) ([]fs.DirEntry, error) { return fs.ReadDir(fsys, name) }
+		join, dir, in = path.Join, path.Dir, " in "+l.fsName()
 	}
-	p = path.Clean(filepath.ToSlash(p))
-	info, err := fs.Stat(l.opts.FS, p)
+	info, err := stat(p)
 	if err != nil {
-		return nil, "", hcl.Diagnostics{{
-			Severity: hcl.DiagError,
-			Summary:  "Configuration not found",
-			Detail:   fmt.Sprintf("Cannot read %s in %s: %v.", p, l.fsName(), err),
-		}}
+		return nil, "", hcl.Diagnostics{plainError("Configuration not found", "Cannot read %s%s: %v.", p, in, err)}
 	}
 	if !info.IsDir() {
 		if !strings.HasSuffix(p, FileSuffix) {
-			return nil, "", hcl.Diagnostics{{
-				Severity: hcl.DiagError,
-				Summary:  "Not a configuration file",
-				Detail:   fmt.Sprintf("%s does not end in %s; rackform reads only *%s files.", p, FileSuffix, FileSuffix),
-			}}
+			return nil, "", hcl.Diagnostics{plainError("Not a configuration file", "%s does not end in %s; rackform reads only *%s files.", p, FileSuffix, FileSuffix)}
 		}
-		return []string{p}, path.Dir(p), nil
+		return []string{p}, dir(p), nil
 	}
-	entries, err := fs.ReadDir(l.opts.FS, p)
+	entries, err := readDir(p)
 	if err != nil {
-		return nil, p, hcl.Diagnostics{{
-			Severity: hcl.DiagError,
-			Summary:  "Cannot read configuration directory",
-			Detail:   fmt.Sprintf("Cannot list %s in %s: %v.", p, l.fsName(), err),
-		}}
+		return nil, p, hcl.Diagnostics{plainError("Cannot read configuration directory", "Cannot list %s%s: %v.", p, in, err)}
 	}
 	var names []string
 	for _, e := range entries {
 		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), FileSuffix) {
-			names = append(names, path.Join(p, e.Name()))
+			names = append(names, join(p, e.Name()))
 		}
 	}
 	sort.Strings(names)
 	if len(names) == 0 {
-		return nil, p, hcl.Diagnostics{{
-			Severity: hcl.DiagError,
-			Summary:  "No configuration files",
-			Detail:   fmt.Sprintf("%s in %s contains no *%s files.", p, l.fsName(), FileSuffix),
-		}}
+		where := "The directory " + p
+		if in != "" {
+			where = p + in
+		}
+		return nil, p, hcl.Diagnostics{plainError("No configuration files", "%s contains no *%s files.", where, FileSuffix)}
 	}
 	return names, p, nil
 }
@@ -366,50 +354,4 @@ func (m MemFS) ReadFile(name string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
 	}
 	return append([]byte(nil), b...), nil
-}
-
-// configFiles lists the files of path in name order and the configuration
-// directory.
-func configFiles(path string) ([]string, string, hcl.Diagnostics) {
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, "", hcl.Diagnostics{{
-			Severity: hcl.DiagError,
-			Summary:  "Configuration not found",
-			Detail:   fmt.Sprintf("Cannot read %s: %v.", path, err),
-		}}
-	}
-	if !info.IsDir() {
-		if !strings.HasSuffix(path, FileSuffix) {
-			return nil, "", hcl.Diagnostics{{
-				Severity: hcl.DiagError,
-				Summary:  "Not a configuration file",
-				Detail:   fmt.Sprintf("%s does not end in %s; rackform reads only *%s files.", path, FileSuffix, FileSuffix),
-			}}
-		}
-		return []string{path}, filepath.Dir(path), nil
-	}
-	entries, err := os.ReadDir(path)
-	if err != nil {
-		return nil, path, hcl.Diagnostics{{
-			Severity: hcl.DiagError,
-			Summary:  "Cannot read configuration directory",
-			Detail:   fmt.Sprintf("Cannot list %s: %v.", path, err),
-		}}
-	}
-	var names []string
-	for _, e := range entries {
-		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), FileSuffix) {
-			names = append(names, filepath.Join(path, e.Name()))
-		}
-	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		return nil, path, hcl.Diagnostics{{
-			Severity: hcl.DiagError,
-			Summary:  "No configuration files",
-			Detail:   fmt.Sprintf("The directory %s contains no *%s files.", path, FileSuffix),
-		}}
-	}
-	return names, path, nil
 }

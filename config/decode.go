@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"math/big"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -266,16 +265,6 @@ func (a *attrs) quantity(name string, fallback hcl.Range) Quantity {
 	}
 	q.Value = n
 	return q
-}
-
-// sortedKeys returns map keys sorted, for deterministic order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // ref resolves an attribute that must refer to a block of kind, such as

@@ -236,29 +236,23 @@ var lengthFunc = function.New(&function.Spec{
 	},
 })
 
-var startsWithFunc = function.New(&function.Spec{
-	Description: "Reports whether a string starts with a prefix.",
-	Params: []function.Parameter{
-		{Name: "str", Type: cty.String},
-		{Name: "prefix", Type: cty.String},
-	},
-	Type: function.StaticReturnType(cty.Bool),
-	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-		return cty.BoolVal(strings.HasPrefix(args[0].AsString(), args[1].AsString())), nil
-	},
-})
+var (
+	startsWithFunc = affixFunc("Reports whether a string starts with a prefix.", "prefix", strings.HasPrefix)
+	endsWithFunc   = affixFunc("Reports whether a string ends with a suffix.", "suffix", strings.HasSuffix)
+)
 
-var endsWithFunc = function.New(&function.Spec{
-	Description: "Reports whether a string ends with a suffix.",
-	Params: []function.Parameter{
-		{Name: "str", Type: cty.String},
-		{Name: "suffix", Type: cty.String},
-	},
-	Type: function.StaticReturnType(cty.Bool),
-	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-		return cty.BoolVal(strings.HasSuffix(args[0].AsString(), args[1].AsString())), nil
-	},
-})
+// affixFunc is startswith or endswith: whether str has the affix, as has
+// tells.
+func affixFunc(description, affix string, has func(s, affix string) bool) function.Function {
+	return function.New(&function.Spec{
+		Description: description,
+		Params:      []function.Parameter{{Name: "str", Type: cty.String}, {Name: affix, Type: cty.String}},
+		Type:        function.StaticReturnType(cty.Bool),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			return cty.BoolVal(has(args[0].AsString(), args[1].AsString())), nil
+		},
+	})
+}
 
 // envFunc returns env(NAME): the value of an environment variable, marked
 // sensitive because env is how credentials are referenced. An unset

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -54,13 +53,7 @@ func seedLimitErrors(st *Strategy, a *attrs) hcl.Diagnostics {
 		if x.Attribute != "drain.timeout" {
 			rng = a.rng(x.Attribute, x.Range)
 		}
-		diags = append(diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Above the seed limit for " + x.What,
-			Detail: fmt.Sprintf("Strategy %q sets %s = %q, above the %s the upgrade allows for %s (so that a rack spends at most 30 minutes on cordon, drain and shutdown). Lower it, or set exceed_seed_limits = true in the strategy to allow it; the plan then warns.",
-				st.Name, x.Attribute, fmtDuration(x.Value), fmtDuration(x.Limit), x.What),
-			Subject: rng.Ptr(),
-		})
+		diags = append(diags, errorAt(rng, "Above the seed limit for "+x.What, "Strategy %q sets %s = %q, above the %s the upgrade allows for %s (so that a rack spends at most 30 minutes on cordon, drain and shutdown). Lower it, or set exceed_seed_limits = true in the strategy to allow it; the plan then warns.", st.Name, x.Attribute, fmtDuration(x.Value), fmtDuration(x.Limit), x.What))
 	}
 	return diags
 }

@@ -199,12 +199,7 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 		if len(b.Labels) > 0 {
 			d.name = b.Labels[0]
 			if !validObjectName(d.name) {
-				refDiags = append(refDiags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Invalid name",
-					Detail:   fmt.Sprintf("%q is not a valid %s name: a name starts with a letter or digit and contains only letters, digits, '-', '_', '.' and ':'.", d.name, b.Type),
-					Subject:  b.LabelRanges[0].Ptr(),
-				})
+				refDiags = append(refDiags, errorAt(b.LabelRanges[0], "Invalid name", "%q is not a valid %s name: a name starts with a letter or digit and contains only letters, digits, '-', '_', '.' and ':'.", d.name, b.Type))
 			}
 		}
 		refDiags = append(refDiags, s.declare(d)...)
@@ -219,12 +214,7 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 			}
 			name, ok := traversalName(tr)
 			if !ok {
-				refDiags = append(refDiags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Invalid reference",
-					Detail:   fmt.Sprintf("A reference to a %s must be followed by its name, as in %s.NAME.", root, root),
-					Subject:  tr.SourceRange().Ptr(),
-				})
+				refDiags = append(refDiags, errorAt(tr.SourceRange(), "Invalid reference", "A reference to a %s must be followed by its name, as in %s.NAME.", root, root))
 				continue
 			}
 			if root == kindVar {
@@ -307,19 +297,9 @@ func (s *loadState) declare(d *decl) hcl.Diagnostics {
 		case kindLocal:
 			what = "A local value named " + quote(d.name)
 		case kindCatalog:
-			return hcl.Diagnostics{{
-				Severity: hcl.DiagError,
-				Summary:  "Duplicate catalog block",
-				Detail:   fmt.Sprintf("Only one catalog block is allowed; the first is at %s.", posString(first.rng)),
-				Subject:  d.rng.Ptr(),
-			}}
+			return hcl.Diagnostics{errorAt(d.rng, "Duplicate catalog block", "Only one catalog block is allowed; the first is at %s.", posString(first.rng))}
 		}
-		return hcl.Diagnostics{{
-			Severity: hcl.DiagError,
-			Summary:  "Duplicate " + kindNoun(d.kind) + " name",
-			Detail:   fmt.Sprintf("%s was already declared at %s. Names must be unique within their kind.", what, posString(first.rng)),
-			Subject:  d.rng.Ptr(),
-		}}
+		return hcl.Diagnostics{errorAt(d.rng, "Duplicate "+kindNoun(d.kind)+" name", "%s was already declared at %s. Names must be unique within their kind.", what, posString(first.rng))}
 	}
 	d.index = len(s.order)
 	s.decls[key] = d
@@ -484,12 +464,7 @@ func topoSort(nodes []*decl) ([]*decl, hcl.Diagnostics) {
 			key := strings.Join(members, ",")
 			if !reported[key] {
 				reported[key] = true
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Reference cycle",
-					Detail:   fmt.Sprintf("These declarations refer to each other, so none can be evaluated first: %s.", strings.Join(names, " → ")),
-					Subject:  cycle[0].rng.Ptr(),
-				})
+				diags = append(diags, errorAt(cycle[0].rng, "Reference cycle", "These declarations refer to each other, so none can be evaluated first: %s.", strings.Join(names, " → ")))
 			}
 			return
 		}
@@ -625,26 +600,23 @@ func (s *loadState) collect() {
 	for _, d := range s.order {
 		switch d.kind {
 		case kindProvider:
-			if p := s.providers[d.name]; p != nil {
-				s.cfg.Providers = append(s.cfg.Providers, p)
-			}
+			appendDecoded(&s.cfg.Providers, s.providers[d.name])
 		case kindRelease:
-			if r := s.releases[d.name]; r != nil {
-				s.cfg.Releases = append(s.cfg.Releases, r)
-			}
+			appendDecoded(&s.cfg.Releases, s.releases[d.name])
 		case kindStrategy:
-			if r := s.strategies[d.name]; r != nil {
-				s.cfg.Strategies = append(s.cfg.Strategies, r)
-			}
+			appendDecoded(&s.cfg.Strategies, s.strategies[d.name])
 		case kindMaintenanceWindow:
-			if r := s.windows[d.name]; r != nil {
-				s.cfg.MaintenanceWindows = append(s.cfg.MaintenanceWindows, r)
-			}
+			appendDecoded(&s.cfg.MaintenanceWindows, s.windows[d.name])
 		case kindCluster:
-			if r := s.clusters[d.name]; r != nil {
-				s.cfg.Clusters = append(s.cfg.Clusters, r)
-			}
+			appendDecoded(&s.cfg.Clusters, s.clusters[d.name])
 		}
+	}
+}
+
+// appendDecoded appends v to list unless it failed to decode (nil).
+func appendDecoded[T any](list *[]*T, v *T) {
+	if v != nil {
+		*list = append(*list, v)
 	}
 }
 

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -58,14 +59,7 @@ type Provider struct {
 }
 
 // IsSensitive reports whether attribute name holds a sensitive value.
-func (p *Provider) IsSensitive(name string) bool {
-	for _, s := range p.SensitiveAttrs {
-		if s == name {
-			return true
-		}
-	}
-	return false
-}
+func (p *Provider) IsSensitive(name string) bool { return slices.Contains(p.SensitiveAttrs, name) }
 
 // Release is a named, versioned bundle of component targets.
 type Release struct {
@@ -100,15 +94,7 @@ type Release struct {
 // release without sites is available everywhere, a cluster without a site
 // sees only releases available everywhere.
 func (r *Release) AvailableAt(site string) bool {
-	if len(r.Sites) == 0 {
-		return true
-	}
-	for _, s := range r.Sites {
-		if s == site {
-			return true
-		}
-	}
-	return false
+	return len(r.Sites) == 0 || slices.Contains(r.Sites, site)
 }
 
 // Runtime returns the release's runtime component, or nil.

@@ -78,8 +78,7 @@ func checkInput(name string, in inputValue) hcl.Diagnostics {
 	if err == nil {
 		return nil
 	}
-	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid value for input variable",
-		Detail: fmt.Sprintf("The value for variable %q (from %s) nests brackets, braces, parentheses or strings more than %d levels deep; rackform refuses it rather than parse it.", name, in.source, regularfile.MaxDepth)}}
+	return hcl.Diagnostics{plainError("Invalid value for input variable", "The value for variable %q (from %s) nests brackets, braces, parentheses or strings more than %d levels deep; rackform refuses it rather than parse it.", name, in.source, regularfile.MaxDepth)}
 }
 
 // checkJSON refuses JSON read from anywhere (a catalog, fetched or read)

@@ -212,23 +212,13 @@ func (s *loadState) decodeReleaseBlock(b *hcl.Block, ctx *hcl.EvalContext, schem
 	for _, cb := range content.Blocks {
 		c := s.decodeComponent(cb, r, ctx, &diags)
 		if first := seen[c.Name]; first != nil {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Duplicate component name",
-				Detail:   fmt.Sprintf("Release %q already has a component named %q at %s.", r.Name, c.Name, posString(first.DeclRange)),
-				Subject:  cb.DefRange.Ptr(),
-			})
+			diags = append(diags, dupDiag("component", c.Name, "Release "+quote(r.Name), first.DeclRange, cb.DefRange))
 			continue
 		}
 		seen[c.Name] = c
 		if c.Kind == KindRuntime {
 			if runtime != nil {
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "More than one runtime component",
-					Detail:   fmt.Sprintf("Release %q already has the runtime component %q at %s; a release carries at most one runtime image.", r.Name, runtime.Name, posString(runtime.DeclRange)),
-					Subject:  cb.DefRange.Ptr(),
-				})
+				diags = append(diags, errorAt(cb.DefRange, "More than one runtime component", "Release %q already has the runtime component %q at %s; a release carries at most one runtime image.", r.Name, runtime.Name, posString(runtime.DeclRange)))
 			} else {
 				runtime = c
 			}

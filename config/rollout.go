@@ -1,8 +1,6 @@
 package config
 
 import (
-	"fmt"
-
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -100,7 +98,7 @@ func (s *loadState) decodeRollout(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 				names, ranges, _ := ga.refList("clusters", kindCluster)
 				for i, n := range names {
 					c := s.clusters[n]
-					s.requireDecoded(c == nil, ranges[i], kindCluster, n, &diags)
+					requireDecoded(c == nil, ranges[i], kindCluster, n, &diags)
 					if c != nil {
 						g.Clusters = append(g.Clusters, c)
 					}
@@ -109,24 +107,10 @@ func (s *loadState) decodeRollout(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 			}
 		}
 		if len(st.Groups) == 0 {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Empty stage",
-				Detail:   fmt.Sprintf("Stage %q of rollout %q has no group; add a group with clusters = [cluster.NAME].", st.Name, ro.Name),
-				Subject:  sb.DefRange.Ptr(),
-			})
+			diags = append(diags, errorAt(sb.DefRange, "Empty stage", "Stage %q of rollout %q has no group; add a group with clusters = [cluster.NAME].", st.Name, ro.Name))
 		}
 		ro.Stages = append(ro.Stages, st)
 	}
 	s.cfg.Rollouts = append(s.cfg.Rollouts, ro)
 	return diags
-}
-
-func dupDiag(what, name, owner string, first, again hcl.Range) *hcl.Diagnostic {
-	return &hcl.Diagnostic{
-		Severity: hcl.DiagError,
-		Summary:  "Duplicate " + what + " name",
-		Detail:   fmt.Sprintf("%s already has a %s named %q at %s.", owner, what, name, posString(first)),
-		Subject:  again.Ptr(),
-	}
 }

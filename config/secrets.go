@@ -143,11 +143,7 @@ func (s *secretSet) showsSensitiveSource(d *hcl.Diagnostic) bool {
 
 func linesOverlap(a, b hcl.Range) bool {
 	lines := func(r hcl.Range) (int, int) {
-		end := r.End.Line
-		if end < r.Start.Line {
-			end = r.Start.Line
-		}
-		return r.Start.Line, end
+		return r.Start.Line, max(r.End.Line, r.Start.Line)
 	}
 	as, ae := lines(a)
 	bs, be := lines(b)

@@ -63,12 +63,7 @@ func decodeSettings(blocks []*hcl.Block) (*Backend, hcl.Diagnostics) {
 		diags = append(diags, d...)
 		for _, bb := range content.Blocks {
 			if out != nil {
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Duplicate backend block",
-					Detail:   fmt.Sprintf("A configuration has one state backend; the first is at %s.", posString(out.Range)),
-					Subject:  bb.DefRange.Ptr(),
-				})
+				diags = append(diags, errorAt(bb.DefRange, "Duplicate backend block", "A configuration has one state backend; the first is at %s.", posString(out.Range)))
 				continue
 			}
 			be, d := decodeBackend(bb)
@@ -90,12 +85,7 @@ func decodeBackend(b *hcl.Block) (*Backend, hcl.Diagnostics) {
 			known = append(known, fmt.Sprintf("%q", k))
 		}
 		sort.Strings(known)
-		return nil, hcl.Diagnostics{{
-			Severity: hcl.DiagError,
-			Summary:  "Unknown state backend",
-			Detail:   fmt.Sprintf("There is no state backend %q. The backends are %s.", typ, strings.Join(known, " and ")),
-			Subject:  b.LabelRanges[0].Ptr(),
-		}}
+		return nil, hcl.Diagnostics{errorAt(b.LabelRanges[0], "Unknown state backend", "There is no state backend %q. The backends are %s.", typ, strings.Join(known, " and "))}
 	}
 	be := &Backend{Type: typ, Range: b.DefRange}
 	attrs, diags := b.Body.JustAttributes()
@@ -109,12 +99,7 @@ func decodeBackend(b *hcl.Block) (*Backend, hcl.Diagnostics) {
 	for _, a := range sortedAttrs(attrs) {
 		switch {
 		case typ == BackendPostgres && (a.Name == "conn_str" || a.Name == "connection_string" || a.Name == "password"):
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Connection string in the configuration",
-				Detail:   fmt.Sprintf("The postgres backend reads its connection string from the environment variable %s only: it may hold a password, and the configuration is copied into every plan. Remove %s and set %s where rackform runs.", EnvPGConnStr, a.Name, EnvPGConnStr),
-				Subject:  a.NameRange.Ptr(),
-			})
+			diags = append(diags, errorAt(a.NameRange, "Connection string in the configuration", "The postgres backend reads its connection string from the environment variable %s only: it may hold a password, and the configuration is copied into every plan. Remove %s and set %s where rackform runs.", EnvPGConnStr, a.Name, EnvPGConnStr))
 			continue
 		case !allowed[a.Name]:
 			detail := fmt.Sprintf("The %s backend takes no attribute %q.", typ, a.Name)
@@ -126,19 +111,14 @@ func decodeBackend(b *hcl.Block) (*Backend, hcl.Diagnostics) {
 		}
 		v, d := a.Expr.Value(nil)
 		if d.HasErrors() {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Backend settings are literals",
-				Detail:   fmt.Sprintf("%s must be a literal value: backend settings are read without variables or functions, so that the commands continuing a run can read them from the plan.", a.Name),
-				Subject:  a.Expr.Range().Ptr(),
-			})
+			diags = append(diags, errorAt(a.Expr.Range(), "Backend settings are literals", "%s must be a literal value: backend settings are read without variables or functions, so that the commands continuing a run can read them from the plan.", a.Name))
 			continue
 		}
 		switch a.Name {
 		case "lease_duration":
 			s, ok := literalString(v)
 			if !ok {
-				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid lease_duration", Detail: "lease_duration is a duration string, such as \"30s\".", Subject: a.Expr.Range().Ptr()})
+				diags = append(diags, errorAt(a.Expr.Range(), "Invalid lease_duration", "lease_duration is a duration string, such as \"30s\"."))
 				continue
 			}
 			d, err := parseDuration(s)

@@ -1,7 +1,7 @@
 package config
 
 import (
-	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -146,12 +146,7 @@ func single(blocks hcl.Blocks, typ string, diags *hcl.Diagnostics) *hcl.Block {
 			continue
 		}
 		if found != nil {
-			*diags = append(*diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Duplicate " + typ + " block",
-				Detail:   fmt.Sprintf("Only one %s block is allowed here; the first is at %s.", typ, posString(found.DefRange)),
-				Subject:  b.DefRange.Ptr(),
-			})
+			*diags = append(*diags, errorAt(b.DefRange, "Duplicate "+typ+" block", "Only one %s block is allowed here; the first is at %s.", typ, posString(found.DefRange)))
 			continue
 		}
 		found = b
@@ -232,12 +227,7 @@ func (s *loadState) decodeStrategy(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagn
 		sa := s.attrs(c.Attributes, ctx, &diags)
 		stg := &StrategyStage{Name: sb.Labels[0], DeclRange: sb.DefRange}
 		if first := seen[stg.Name]; first != nil {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Duplicate stage name",
-				Detail:   fmt.Sprintf("Strategy %q already has a stage named %q at %s.", st.Name, stg.Name, posString(first.DeclRange)),
-				Subject:  sb.DefRange.Ptr(),
-			})
+			diags = append(diags, dupDiag("stage", stg.Name, "Strategy "+quote(st.Name), first.DeclRange, sb.DefRange))
 			continue
 		}
 		seen[stg.Name] = stg
@@ -284,14 +274,7 @@ func (s *loadState) decodeStrategy(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagn
 	return diags
 }
 
-func validRole(r string) bool {
-	for _, x := range Roles {
-		if x == r {
-			return true
-		}
-	}
-	return false
-}
+func validRole(r string) bool { return slices.Contains(Roles, r) }
 
 // decodeScope reads threshold, failure_budget and on_breach.
 func (s *loadState) decodeScope(c *hcl.BodyContent, a *attrs, def ScopeSettings, blockRange hcl.Range, diags *hcl.Diagnostics) ScopeSettings {

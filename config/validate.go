@@ -60,6 +60,18 @@ func errorAt(rng hcl.Range, summary, format string, args ...any) *hcl.Diagnostic
 	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: rng.Ptr()}
 }
 
+// plainError is an error with no place in the configuration's text: a
+// file that cannot be read, a command-line option.
+func plainError(summary, format string, args ...any) *hcl.Diagnostic {
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...)}
+}
+
+// dupDiag is the error of a name declared twice in one owner ("Rollout
+// \"r\"" already has a stage named ...), at the second declaration.
+func dupDiag(what, name, owner string, first, again hcl.Range) *hcl.Diagnostic {
+	return errorAt(again, "Duplicate "+what+" name", "%s already has a %s named %q at %s.", owner, what, name, posString(first))
+}
+
 func warningAt(rng hcl.Range, summary, format string, args ...any) *hcl.Diagnostic {
 	return &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: rng.Ptr()}
 }

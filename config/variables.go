@@ -55,21 +55,11 @@ func (s *loadState) loadVariables(blocks []*hcl.Block) hcl.Diagnostics {
 	for _, b := range blocks {
 		name := b.Labels[0]
 		if first, ok := decls[name]; ok {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Duplicate variable name",
-				Detail:   fmt.Sprintf("A variable named %q was already declared at %s. Names must be unique within their kind.", name, posString(first.v.DeclRange)),
-				Subject:  b.DefRange.Ptr(),
-			})
+			diags = append(diags, errorAt(b.DefRange, "Duplicate variable name", "A variable named %q was already declared at %s. Names must be unique within their kind.", name, posString(first.v.DeclRange)))
 			continue
 		}
 		if !hclsyntax.ValidIdentifier(name) {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid name",
-				Detail:   fmt.Sprintf("%q is not a valid variable name: a name starts with a letter or underscore and contains only letters, digits, underscores and dashes.", name),
-				Subject:  b.LabelRanges[0].Ptr(),
-			})
+			diags = append(diags, errorAt(b.LabelRanges[0], "Invalid name", "%q is not a valid variable name: a name starts with a letter or underscore and contains only letters, digits, underscores and dashes.", name))
 			continue
 		}
 		vd, d := decodeVariable(b)
@@ -112,12 +102,7 @@ func (s *loadState) loadVariables(blocks []*hcl.Block) hcl.Diagnostics {
 		}
 		for _, a := range attrs {
 			if decls[a.Name] == nil {
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagWarning,
-					Summary:  "Value for undeclared variable",
-					Detail:   fmt.Sprintf("The file %s sets %q, but no variable of that name is declared; the value is ignored.", path, a.Name),
-					Subject:  a.NameRange.Ptr(),
-				})
+				diags = append(diags, warningAt(a.NameRange, "Value for undeclared variable", "The file %s sets %q, but no variable of that name is declared; the value is ignored.", path, a.Name))
 				continue
 			}
 			inputs[a.Name] = append(inputs[a.Name], inputValue{expr: a.Expr, source: "var-file " + path, rng: a.Expr.Range().Ptr()})
@@ -136,11 +121,7 @@ func (s *loadState) loadVariables(blocks []*hcl.Block) hcl.Diagnostics {
 			continue
 		}
 		if decls[name] == nil {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Value for undeclared variable",
-				Detail:   fmt.Sprintf("A -var option sets %q, but no variable of that name is declared.", name),
-			})
+			diags = append(diags, plainError("Value for undeclared variable", "A -var option sets %q, but no variable of that name is declared.", name))
 			continue
 		}
 		inputs[name] = append(inputs[name], inputValue{raw: raw, source: "-var"})
@@ -177,12 +158,7 @@ func (s *loadState) loadVariables(blocks []*hcl.Block) hcl.Diagnostics {
 			continue
 		}
 		if val == cty.NilVal {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "No value for required variable",
-				Detail:   fmt.Sprintf("The variable %q has no default, so it must be set with -var, -var-file or the environment variable %s%s.", v.Name, EnvVarPrefix, v.Name),
-				Subject:  v.DeclRange.Ptr(),
-			})
+			diags = append(diags, errorAt(v.DeclRange, "No value for required variable", "The variable %q has no default, so it must be set with -var, -var-file or the environment variable %s%s.", v.Name, EnvVarPrefix, v.Name))
 			s.vars[v.Name] = cty.DynamicVal
 			continue
 		}
@@ -273,12 +249,7 @@ func decodeVariable(b *hcl.Block) (*variableDecl, hcl.Diagnostics) {
 		if !d.HasErrors() {
 			conv, err := convert.Convert(val, v.Type)
 			if err != nil {
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Invalid default value for variable",
-					Detail:   fmt.Sprintf("The default value does not match the variable's type %s: %s.", typeexpr.TypeString(v.Type), convertErr(err, v.Sensitive)),
-					Subject:  a.Expr.Range().Ptr(),
-				})
+				diags = append(diags, errorAt(a.Expr.Range(), "Invalid default value for variable", "The default value does not match the variable's type %s: %s.", typeexpr.TypeString(v.Type), convertErr(err, v.Sensitive)))
 			} else {
 				if vd.defaults != nil {
 					conv = vd.defaults.Apply(conv)
@@ -310,12 +281,7 @@ func decodeConst(a *hcl.Attribute, ty cty.Type, set func(cty.Value)) hcl.Diagnos
 		if err != nil {
 			msg = err.Error()
 		}
-		return append(diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Incorrect attribute value type",
-			Detail:   fmt.Sprintf("Inappropriate value for attribute %q: %s.", a.Name, msg),
-			Subject:  a.Expr.Range().Ptr(),
-		})
+		return append(diags, errorAt(a.Expr.Range(), "Incorrect attribute value type", "Inappropriate value for attribute %q: %s.", a.Name, msg))
 	}
 	set(conv)
 	return diags
@@ -333,11 +299,7 @@ func wholeFile(name string, src []byte) hcl.Range {
 func readVarFile(parser *hclparse.Parser, path string) ([]*hcl.Attribute, []byte, hcl.Diagnostics) {
 	src, err := ReadSource(path)
 	if err != nil {
-		return nil, nil, hcl.Diagnostics{{
-			Severity: hcl.DiagError,
-			Summary:  "Failed to read variables file",
-			Detail:   fmt.Sprintf("Cannot read the -var-file %s: %v.", path, err),
-		}}
+		return nil, nil, hcl.Diagnostics{plainError("Failed to read variables file", "Cannot read the -var-file %s: %v.", path, err)}
 	}
 	var f *hcl.File
 	var diags hcl.Diagnostics
@@ -370,11 +332,7 @@ func parseInput(v *Variable, in inputValue) (cty.Value, hcl.Diagnostics) {
 	expr, diags := hclsyntax.ParseExpression([]byte(in.raw), inputFilename(v.Name), hcl.InitialPos)
 	if diags.HasErrors() {
 		if v.Sensitive {
-			return cty.NilVal, hcl.Diagnostics{{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid value for input variable",
-				Detail:   fmt.Sprintf("The value for variable %q (from %s) is not a valid expression; the value is sensitive and not shown.", v.Name, in.source),
-			}}
+			return cty.NilVal, hcl.Diagnostics{plainError("Invalid value for input variable", "The value for variable %q (from %s) is not a valid expression; the value is sensitive and not shown.", v.Name, in.source)}
 		}
 		return cty.NilVal, diags
 	}
@@ -401,12 +359,7 @@ func checkValidation(vd *variableDecl, b *hcl.Block, ctx *hcl.EvalContext, unset
 		return diags
 	}
 	if err != nil || ok.IsNull() || !ok.IsKnown() {
-		return append(diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Invalid validation condition",
-			Detail:   "The condition of a validation rule must be true or false.",
-			Subject:  cond.Expr.Range().Ptr(),
-		})
+		return append(diags, errorAt(cond.Expr.Range(), "Invalid validation condition", "The condition of a validation rule must be true or false."))
 	}
 	if ok.True() {
 		return diags

@@ -19,6 +19,10 @@ type recorder struct {
 	tree  []treeNode
 	nodes map[string]*nodeRec
 
+	// failOnBreach are the scopes whose breached threshold fails the run
+	// (on_breach = "fail") rather than pausing it.
+	failOnBreach map[string]bool
+
 	marks []*schedule.Mark
 	open  map[string]*schedule.Mark // by kind + ID
 	met   map[string]bool
@@ -47,7 +51,7 @@ type nodeRec struct {
 }
 
 func newRecorder(p *plan.Plan, command func(executor.NextAction) string) *recorder {
-	r := &recorder{p: p, command: command, nodes: map[string]*nodeRec{}, open: map[string]*schedule.Mark{}, met: map[string]bool{}, noOpening: map[string]bool{}}
+	r := &recorder{p: p, command: command, nodes: map[string]*nodeRec{}, failOnBreach: map[string]bool{}, open: map[string]*schedule.Mark{}, met: map[string]bool{}, noOpening: map[string]bool{}}
 	add := func(kind, id, parent, name, scope string) {
 		r.tree = append(r.tree, treeNode{kind, id, parent, name, scope})
 	}
@@ -61,6 +65,7 @@ func newRecorder(p *plan.Plan, command func(executor.NextAction) string) *record
 					add(schedule.KindPhase, ph.ID, c.ID, phaseName(ph), "")
 					for _, sc := range ph.Scopes {
 						add(schedule.KindScope, sc.ID, ph.ID, ScopeLabel(c.Name, ph, sc), sc.Kind)
+						r.failOnBreach[sc.ID] = sc.OnBreach == "fail"
 						for _, addr := range sc.Servers {
 							add(schedule.KindServer, addr, sc.ID, addr, "")
 						}
@@ -205,18 +210,8 @@ func (r *recorder) thresholdMet(scope string, c *executor.Counts, at time.Time) 
 
 func (r *recorder) breach(e executor.Event) {
 	res := schedule.ResultPaused
-	for _, st := range r.p.Run.Stages {
-		for _, g := range st.Groups {
-			for _, c := range g.Clusters {
-				for _, ph := range c.Phases {
-					for _, sc := range ph.Scopes {
-						if sc.ID == e.ID && sc.OnBreach == "fail" {
-							res = schedule.ResultFailed
-						}
-					}
-				}
-			}
-		}
+	if r.failOnBreach[e.ID] {
+		res = schedule.ResultFailed
 	}
 	r.marks = append(r.marks, &schedule.Mark{Kind: schedule.MarkThreshold, ID: e.ID, At: e.Time, Until: e.Time, Result: res,
 		Reason: executor.ReasonThreshold, Message: "threshold breached: " + e.Message, Counts: counts(e.Counts)})

@@ -7,6 +7,7 @@ import (
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
+	"github.com/rackform/rackform/rehearsal/schedule"
 )
 
 // A rehearsal can take over a real run where its journal leaves it
@@ -61,19 +62,13 @@ func (r *recorder) replay(j *journal) {
 	parents := map[string]string{}
 	for _, t := range r.tree {
 		kinds[t.id], parents[t.id] = executor.Kind(t.kind), t.parent
+		if t.kind == schedule.KindScope {
+			kinds[t.id+".pause"] = executor.KindPause
+		}
 	}
 	for _, st := range r.p.Run.Stages {
 		for _, g := range st.Gates {
 			kinds[g.ID] = executor.KindGate
-		}
-		for _, g := range st.Groups {
-			for _, c := range g.Clusters {
-				for _, ph := range c.Phases {
-					for _, sc := range ph.Scopes {
-						kinds[sc.ID+".pause"] = executor.KindPause
-					}
-				}
-			}
 		}
 	}
 	for _, rec := range j.recs {

@@ -2,8 +2,8 @@ package rehearsal
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -134,8 +134,7 @@ func ParseScenario(src []byte, filename string) (*Scenario, hcl.Diagnostics) {
 	diags = append(diags, gohcl.DecodeBody(f.Body, nil, &raw)...)
 	s.Description, s.faults = raw.Description, raw.Faults
 	if len(raw.Random) > 1 {
-		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Duplicate random block",
-			Detail: "A scenario has at most one random block; put every step kind's probability in it.", Subject: &raw.Random[1].DefRange})
+		diags = append(diags, errorAt(&raw.Random[1].DefRange, "Duplicate random block", "A scenario has at most one random block; put every step kind's probability in it."))
 	}
 	if len(raw.Random) > 0 {
 		s.random = raw.Random[0]
@@ -193,57 +192,46 @@ func (fb *faultBlock) check() hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	takes, ok := kindAttrs[fb.Kind]
 	if !ok {
-		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Unknown fault kind",
-			Detail:  fmt.Sprintf("There is no fault %q; a fault is one of %s.", fb.Kind, strings.Join(FaultKinds(), ", ")),
-			Subject: &fb.KindRange}}
+		return hcl.Diagnostics{errorAt(&fb.KindRange, "Unknown fault kind", "There is no fault %q; a fault is one of %s.", fb.Kind, strings.Join(FaultKinds(), ", "))}
 	}
 	set := map[string]bool{"component": fb.Component != nil, "factor": fb.Factor != nil, "steps": fb.Steps != nil, "at": fb.At != nil, "for": fb.For != nil}
 	for _, name := range []string{"component", "factor", "steps", "at", "for"} {
 		if set[name] && !slices.Contains(takes, name) {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Attribute not used by this fault",
-				Detail:  fmt.Sprintf("A %s fault has no %s.%s", fb.Kind, name, takesText(fb.Kind, takes)),
-				Subject: fb.rng(name)})
+			diags = append(diags, errorAt(fb.rng(name), "Attribute not used by this fault", "A %s fault has no %s.%s", fb.Kind, name, takesText(fb.Kind, takes)))
 		}
 	}
 	if !exprSet(fb.Servers) && !exprSet(fb.Racks) && !exprSet(fb.Clusters) {
-		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Fault without servers",
-			Detail: fmt.Sprintf("Say which servers the %s fault hits: servers (addresses such as \"east/e01/e01-s3\"), racks (\"east/e01\") or clusters (\"east\"), narrowed by roles if need be.", fb.Kind), Subject: &fb.DefRange})
+		diags = append(diags, errorAt(&fb.DefRange, "Fault without servers", "Say which servers the %s fault hits: servers (addresses such as \"east/e01/e01-s3\"), racks (\"east/e01\") or clusters (\"east\"), narrowed by roles if need be.", fb.Kind))
 	}
 	if fb.Roles != nil {
 		for _, r := range *fb.Roles {
 			if !slices.Contains(roles, r) {
-				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown role",
-					Detail: fmt.Sprintf("roles names %q; a role is one of %s.", r, strings.Join(roles, ", ")), Subject: fb.rng("roles")})
+				diags = append(diags, errorAt(fb.rng("roles"), "Unknown role", "roles names %q; a role is one of %s.", r, strings.Join(roles, ", ")))
 			}
 		}
 	}
 	if fb.Kind == FaultSlow {
 		if fb.Factor == nil {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing factor",
-				Detail: "A slow fault needs factor: how many times its estimate each step takes (e.g. 3).", Subject: &fb.DefRange})
+			diags = append(diags, errorAt(&fb.DefRange, "Missing factor", "A slow fault needs factor: how many times its estimate each step takes (e.g. 3)."))
 		} else if *fb.Factor <= 0 || *fb.Factor > 1000 {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid factor",
-				Detail: fmt.Sprintf("factor is %v; it must be above 0 and at most 1000.", *fb.Factor), Subject: fb.rng("factor")})
+			diags = append(diags, errorAt(fb.rng("factor"), "Invalid factor", "factor is %v; it must be above 0 and at most 1000.", *fb.Factor))
 		}
 		if fb.Steps != nil {
 			for _, k := range *fb.Steps {
 				if !slices.Contains(StepKinds(), k) {
-					diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown step kind",
-						Detail: fmt.Sprintf("steps names %q; a step kind is one of %s.", k, strings.Join(StepKinds(), ", ")), Subject: fb.rng("steps")})
+					diags = append(diags, errorAt(fb.rng("steps"), "Unknown step kind", "steps names %q; a step kind is one of %s.", k, strings.Join(StepKinds(), ", ")))
 				}
 			}
 		}
 	}
 	if fb.For != nil {
 		if d, err := time.ParseDuration(*fb.For); err != nil || d <= 0 {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid duration",
-				Detail: fmt.Sprintf("for is %q; it must be a positive Go duration such as \"20m\" or \"2h30m\".", *fb.For), Subject: fb.rng("for")})
+			diags = append(diags, errorAt(fb.rng("for"), "Invalid duration", "for is %q; it must be a positive Go duration such as \"20m\" or \"2h30m\".", *fb.For))
 		}
 	}
 	if fb.At != nil {
 		if _, _, err := parseAt(*fb.At); err != nil {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid time",
-				Detail: fmt.Sprintf("at is %q; %s.", *fb.At, err), Subject: fb.rng("at")})
+			diags = append(diags, errorAt(fb.rng("at"), "Invalid time", "at is %q; %s.", *fb.At, err))
 		}
 	}
 	return diags
@@ -296,29 +284,20 @@ func (rb *randomBlock) check() hcl.Diagnostics {
 		if m.v == nil {
 			continue
 		}
-		keys := make([]string, 0, len(*m.v))
-		for k := range *m.v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(*m.v)) {
 			p := (*m.v)[k]
 			if !slices.Contains(StepKinds(), k) {
-				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown step kind",
-					Detail: fmt.Sprintf("%s names %q; a step kind is one of %s.", m.name, k, strings.Join(StepKinds(), ", ")), Subject: rangeOf(m.name)})
+				diags = append(diags, errorAt(rangeOf(m.name), "Unknown step kind", "%s names %q; a step kind is one of %s.", m.name, k, strings.Join(StepKinds(), ", ")))
 			} else if p < 0 || p > 1 {
-				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid probability",
-					Detail: fmt.Sprintf("%s.%s is %v; a probability is between 0 and 1.", m.name, k, p), Subject: rangeOf(m.name)})
+				diags = append(diags, errorAt(rangeOf(m.name), "Invalid probability", "%s.%s is %v; a probability is between 0 and 1.", m.name, k, p))
 			}
 		}
 	}
 	switch {
 	case rb.Slow != nil && rb.Factor == nil:
-		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing factor",
-			Detail: "The random block's slow needs factor: how many times its estimate a slow step takes (e.g. 3).", Subject: &rb.DefRange})
+		diags = append(diags, errorAt(&rb.DefRange, "Missing factor", "The random block's slow needs factor: how many times its estimate a slow step takes (e.g. 3)."))
 	case rb.Factor != nil && (*rb.Factor <= 0 || *rb.Factor > 1000):
-		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid factor",
-			Detail: fmt.Sprintf("factor is %v; it must be above 0 and at most 1000.", *rb.Factor), Subject: rangeOf("factor")})
+		diags = append(diags, errorAt(rangeOf("factor"), "Invalid factor", "factor is %v; it must be above 0 and at most 1000.", *rb.Factor))
 	}
 	return diags
 }
@@ -432,17 +411,14 @@ func (s *Scenario) Resolve(targets []Target, start time.Time) (*Faults, hcl.Diag
 			}
 		}
 		if total += len(hit); total > MaxFaults {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Too many faults",
-				Detail:  fmt.Sprintf("With this fault the scenario gives the plan's servers more than %d faults, the most a rehearsal takes (each costs memory and time at every step of its server); say each fault once, for the servers, racks or clusters it hits.", MaxFaults),
-				Subject: &fb.DefRange})
+			diags = append(diags, errorAt(&fb.DefRange, "Too many faults", "With this fault the scenario gives the plan's servers more than %d faults, the most a rehearsal takes (each costs memory and time at every step of its server); say each fault once, for the servers, racks or clusters it hits.", MaxFaults))
 			return &Faults{Name: s.Name}, diags
 		}
 		f := Fault{Kind: fb.Kind, Range: fb.DefRange, Factor: 1}
 		if fb.Component != nil {
 			f.Component = *fb.Component
 			if checkComps && !comps[f.Component] {
-				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown component",
-					Detail: fmt.Sprintf("The plan updates no component %q on any server; it updates %s.", f.Component, strings.Join(sortedKeys(comps), ", ")), Subject: fb.rng("component")})
+				diags = append(diags, errorAt(fb.rng("component"), "Unknown component", "The plan updates no component %q on any server; it updates %s.", f.Component, strings.Join(slices.Sorted(maps.Keys(comps)), ", ")))
 			}
 		}
 		if fb.Factor != nil {
@@ -523,29 +499,18 @@ func stringList(expr hcl.Expression, what string) ([]named, hcl.Diagnostics) {
 	}
 	elems, diags := hcl.ExprList(expr)
 	if diags.HasErrors() {
-		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid " + what + "s",
-			Detail: fmt.Sprintf("%ss must be a list of strings, e.g. [\"a\", \"b\"].", what), Subject: expr.Range().Ptr()}}
+		return nil, hcl.Diagnostics{errorAt(expr.Range().Ptr(), "Invalid "+what+"s", "%ss must be a list of strings, e.g. [\"a\", \"b\"].", what)}
 	}
 	var out []named
 	for _, e := range elems {
 		v, d := e.Value(nil)
 		if d.HasErrors() || v.IsNull() || !v.IsKnown() || v.Type() != cty.String {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid " + what,
-				Detail: fmt.Sprintf("Each of %ss is a string.", what), Subject: e.Range().Ptr()})
+			diags = append(diags, errorAt(e.Range().Ptr(), "Invalid "+what, "Each of %ss is a string.", what))
 			continue
 		}
 		out = append(out, named{v.AsString(), e.Range()})
 	}
 	return out, diags
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // PlanTargets are the servers of a plan a scenario may name, with the
@@ -562,4 +527,9 @@ func PlanTargets(p *plan.Plan) []Target {
 		out = append(out, t)
 	}
 	return out
+}
+
+// errorAt is an error in the scenario file at subject.
+func errorAt(subject *hcl.Range, summary, format string, args ...any) *hcl.Diagnostic {
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: subject}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net"
 	"strconv"
 	"strings"
@@ -249,16 +250,7 @@ func (b *bmc) snapshot() Stats {
 	s.SessionsOpen = len(b.sessions.list)
 	s.Boots, s.Resets, s.Reimages = b.power.boots, b.power.resets, b.power.reimages
 	s.SessionsCreated, s.SessionsDeleted, s.SessionsRefused = b.sessions.created, b.sessions.deleted, b.sessions.refused
-	if s.Flashes != nil {
-		s.Flashes = make(map[string]int, len(b.stats.Flashes))
-		for k, v := range b.stats.Flashes {
-			s.Flashes[k] = v
-		}
-		s.MemberFlashes = make(map[string]int, len(b.stats.MemberFlashes))
-		for k, v := range b.stats.MemberFlashes {
-			s.MemberFlashes[k] = v
-		}
-	}
+	s.Flashes, s.MemberFlashes = maps.Clone(b.stats.Flashes), maps.Clone(b.stats.MemberFlashes)
 	if len(b.hosts) == 0 {
 		s.PowerState, s.Health = powerOn, b.devHealth // a device: always on
 	} else {

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 )
 
@@ -142,7 +143,7 @@ func (inv *inventory) targetsAllowed() []string {
 		}
 	}
 	for i, c := range inv.comps {
-		if c.canUpdate() && (inv.prof.targetsOnly == nil || contains(inv.prof.targetsOnly, c.id)) {
+		if c.canUpdate() && (inv.prof.targetsOnly == nil || slices.Contains(inv.prof.targetsOnly, c.id)) {
 			out = append(out, inv.memberPath(i))
 		}
 	}

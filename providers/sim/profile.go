@@ -212,6 +212,21 @@ func loadProfiles() (map[string]*profile, error) {
 	return out, nil
 }
 
+// profileShapes write each profile (profiles_*.go), by name.
+var profileShapes = map[string]func(*profile) shape{
+	ProfileDMTF:      (*profile).dmtf,
+	ProfileILO5:      (*profile).ilo5,
+	ProfileAMI:       (*profile).ami,
+	ProfileOpenBMC:   (*profile).openbmc,
+	ProfileBasic:     (*profile).basic,
+	ProfileCrayEX:    (*profile).crayex,
+	ProfileIDRAC:     (*profile).idrac,
+	ProfileXCC:       (*profile).xcc,
+	ProfileHGX:       (*profile).hgx,
+	ProfileSushy:     (*profile).sushy,
+	ProfileSlingshot: (*profile).slingshot,
+}
+
 // configure writes the profile: where things live, which update methods
 // exist, the inventory and the documents (profiles_*.go). Versions are the
 // strings the real BMCs report (see the package documentation).
@@ -219,33 +234,11 @@ func (p *profile) configure() error {
 	p.taskMonitor = func(id string) string { return "/redfish/v1/TaskService/TaskMonitors/" + id }
 	p.managerVersion = func(v string) string { return v }
 	p.transferProtocol = actionParam{allowable: []string{"HTTP", "HTTPS"}}
-	var s shape
-	switch p.name {
-	case ProfileDMTF:
-		s = p.dmtf()
-	case ProfileILO5:
-		s = p.ilo5()
-	case ProfileAMI:
-		s = p.ami()
-	case ProfileOpenBMC:
-		s = p.openbmc()
-	case ProfileBasic:
-		s = p.basic()
-	case ProfileCrayEX:
-		s = p.crayex()
-	case ProfileIDRAC:
-		s = p.idrac()
-	case ProfileXCC:
-		s = p.xcc()
-	case ProfileHGX:
-		s = p.hgx()
-	case ProfileSushy:
-		s = p.sushy()
-	case ProfileSlingshot:
-		s = p.slingshot()
-	default:
+	shapeOf, ok := profileShapes[p.name]
+	if !ok {
 		return fmt.Errorf("unknown profile %q", p.name)
 	}
+	s := shapeOf(p)
 	if err := p.write(s); err != nil {
 		return fmt.Errorf("profile %s: %w", p.name, err)
 	}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"maps"
 	"strings"
 	"time"
 )
@@ -9,9 +10,7 @@ import (
 // the maps along the path: the shared profile documents are never mutated.
 func with(doc map[string]any, v any, keys ...string) map[string]any {
 	out := make(map[string]any, len(doc)+1)
-	for k, x := range doc {
-		out[k] = x
-	}
+	maps.Copy(out, doc)
 	if len(keys) == 1 {
 		out[keys[0]] = v
 		return out
@@ -24,15 +23,11 @@ func with(doc map[string]any, v any, keys ...string) map[string]any {
 func ref(p string) map[string]any { return map[string]any{"@odata.id": p} }
 
 func collection(p, odataType, name string, members []string) map[string]any {
-	refs := make([]any, len(members))
-	for i, m := range members {
-		refs[i] = ref(m)
-	}
 	return map[string]any{
 		"@odata.id":           p,
 		"@odata.type":         odataType,
 		"Name":                name,
-		"Members":             refs,
+		"Members":             refs(members),
 		"Members@odata.count": len(members),
 	}
 }
@@ -87,10 +82,7 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 		if pr.noSystems {
 			return nil, false // a device serves no Systems collection
 		}
-		members := make([]string, len(b.hosts))
-		for i, h := range b.hosts {
-			members[i] = h.path
-		}
+		members := b.hostPaths()
 		doc := with(pr.docs[p], refs(members), "Members")
 		return with(doc, len(members), "Members@odata.count"), true
 	case pr.managerPath:
@@ -112,24 +104,13 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 			if i, ok := b.inv.component(ComponentBMC); ok {
 				images := b.inv.softwareImages(ComponentBMC)
 				doc = with(doc, ref(b.inv.memberPath(i)), "Links", "ActiveSoftwareImage")
-				doc = with(doc, refs(images), "Links", "SoftwareImages")
-				if _, ok := at(doc, "Links", "SoftwareImages@odata.count").(int); ok {
-					doc = with(doc, len(images), "Links", "SoftwareImages@odata.count")
-				}
+				doc = withLinks(doc, "SoftwareImages", images)
 			}
 		}
 		if pr.noSystems {
 			return doc, true
 		}
-		servers := make([]string, len(b.hosts))
-		for i, h := range b.hosts {
-			servers[i] = h.path
-		}
-		doc = with(doc, refs(servers), "Links", "ManagerForServers")
-		if _, ok := at(doc, "Links", "ManagerForServers@odata.count").(float64); ok {
-			doc = with(doc, len(servers), "Links", "ManagerForServers@odata.count")
-		}
-		return doc, true
+		return withLinks(doc, "ManagerForServers", b.hostPaths()), true
 	case pr.managerPath + "/ResetActionInfo":
 		if doc, ok := pr.docs[p]; ok {
 			return doc, true
@@ -146,14 +127,7 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 			return with(doc, b.devHealth, "Status", "Health"), true
 		}
 		if _, ok := at(doc, "Links", "ComputerSystems").([]any); ok || len(b.hosts) > 1 {
-			systems := make([]string, len(b.hosts))
-			for i, h := range b.hosts {
-				systems[i] = h.path
-			}
-			doc = with(doc, refs(systems), "Links", "ComputerSystems")
-			if _, ok := at(doc, "Links", "ComputerSystems@odata.count").(float64); ok {
-				doc = with(doc, len(systems), "Links", "ComputerSystems@odata.count")
-			}
+			doc = withLinks(doc, "ComputerSystems", b.hostPaths())
 		}
 		return doc, true
 	case "/redfish/v1/UpdateService":
@@ -225,6 +199,25 @@ func (b *bmc) render(p string, now time.Time) (map[string]any, bool) {
 
 // managerResetTypes are the Manager.Reset types every profile accepts.
 var managerResetTypes = []string{"ForceRestart", "GracefulRestart"}
+
+// withLinks sets doc's Links/name to references to paths, and
+// Links/name@odata.count to their number where doc counts them.
+func withLinks(doc map[string]any, name string, paths []string) map[string]any {
+	doc = with(doc, refs(paths), "Links", name)
+	if at(doc, "Links", name+"@odata.count") != nil {
+		doc = with(doc, len(paths), "Links", name+"@odata.count")
+	}
+	return doc
+}
+
+// hostPaths are the paths of the BMC's systems.
+func (b *bmc) hostPaths() []string {
+	out := make([]string, len(b.hosts))
+	for i, h := range b.hosts {
+		out[i] = h.path
+	}
+	return out
+}
 
 func refs(paths []string) []any {
 	out := make([]any, len(paths))

@@ -8,6 +8,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -422,14 +423,7 @@ func (b *bmc) hostMedia(p, suffix string) *host {
 	return nil
 }
 
-func (b *bmc) refused(method string) bool {
-	for _, m := range b.spec.Refuse {
-		if m == method {
-			return true
-		}
-	}
-	return false
-}
+func (b *bmc) refused(method string) bool { return slices.Contains(b.spec.Refuse, method) }
 
 // offlineUpdate reports whether p is an update the UpdateService takes
 // (SimpleUpdate, a push) while update-offline holds.
@@ -581,11 +575,11 @@ func (b *bmc) patch(w http.ResponseWriter, r *http.Request, p string) {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		if t := req.Boot.BootSourceOverrideTarget; t != nil && !contains(bootTargets, *t) {
+		if t := req.Boot.BootSourceOverrideTarget; t != nil && !slices.Contains(bootTargets, *t) {
 			writeParamError(w, http.StatusBadRequest, "Base.1.8.PropertyValueNotInList", fmt.Sprintf("The value %q for the property BootSourceOverrideTarget is not in the list of acceptable values.", *t), "BootSourceOverrideTarget", *t)
 			return
 		}
-		if e := req.Boot.BootSourceOverrideEnabled; e != nil && !contains(bootEnabled, *e) {
+		if e := req.Boot.BootSourceOverrideEnabled; e != nil && !slices.Contains(bootEnabled, *e) {
 			writeParamError(w, http.StatusBadRequest, "Base.1.8.PropertyValueNotInList", fmt.Sprintf("The value %q for the property BootSourceOverrideEnabled is not in the list of acceptable values.", *e), "BootSourceOverrideEnabled", *e)
 			return
 		}
@@ -646,12 +640,3 @@ var (
 	bootTargets = []string{"None", "Pxe", "Cd", "Usb", "Hdd", "BiosSetup", "Utilities", "Diags", "UefiShell", "UefiTarget", "SDCard", "UefiHttp", "RemoteDrive", "UefiBootNext", "Floppy"}
 	bootEnabled = []string{"Disabled", "Once", "Continuous"}
 )
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}

@@ -2,7 +2,8 @@ package sim
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -113,9 +114,7 @@ func (p *profile) write(s shape) error {
 // both are merged the same way. Neither argument is changed.
 func merge(base, own map[string]any) map[string]any {
 	out := make(map[string]any, len(base)+len(own))
-	for k, v := range base {
-		out[k] = v
-	}
+	maps.Copy(out, base)
 	for k, v := range own {
 		if b, ok := out[k].(map[string]any); ok {
 			if o, ok := v.(map[string]any); ok {
@@ -189,19 +188,9 @@ func metadataDocument(p *profile) []byte {
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
 	b.WriteString(`<edmx:Edmx xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx" Version="4.0">` + "\n")
-	files := make([]string, 0, len(ns))
-	for f := range ns {
-		files = append(files, f)
-	}
-	sort.Strings(files)
-	for _, f := range files {
+	for _, f := range slices.Sorted(maps.Keys(ns)) {
 		fmt.Fprintf(&b, "  <edmx:Reference Uri=\"http://redfish.dmtf.org/schemas/v1/%s_v1.xml\">\n", f)
-		names := make([]string, 0, len(ns[f]))
-		for n := range ns[f] {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
+		for _, n := range slices.Sorted(maps.Keys(ns[f])) {
 			if n == "RedfishExtensions.v1_0_0" {
 				fmt.Fprintf(&b, "    <edmx:Include Namespace=%q Alias=\"Redfish\"/>\n", n)
 				continue

@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,7 +68,7 @@ func (b *bmc) simpleUpdate(w http.ResponseWriter, r *http.Request) {
 	if !req.check(w, b.prof.multiTarget) {
 		return
 	}
-	if b.prof.refuseManagerTargets && contains(req.targets(), b.prof.managerPath) {
+	if b.prof.refuseManagerTargets && slices.Contains(req.targets(), b.prof.managerPath) {
 		writeError(w, http.StatusBadRequest, "Base.1.0.GeneralError", "Manager is not currently a supported Target.")
 		return
 	}
@@ -81,7 +82,7 @@ func (b *bmc) simpleUpdate(w http.ResponseWriter, r *http.Request) {
 	}
 	if targets.allowable != nil {
 		for _, t := range req.Targets {
-			if !contains(targets.allowable, cleanPath(t)) {
+			if !slices.Contains(targets.allowable, cleanPath(t)) {
 				writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterValueNotInList", "The value \""+t+"\" for the parameter Targets is not in the list of acceptable values (the updateable items: "+strings.Join(targets.allowable, ", ")+").", "Targets", t)
 				return
 			}

@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -427,7 +429,7 @@ func (c *simCommand) specs() ([]sim.BMCSpec, error) {
 		}
 	}
 	if len(profileFor) > 0 {
-		return nil, fmt.Errorf("-profile-for names %s, not BMCs of this fleet (bmc-%0*d..bmc-%0*d)", strings.Join(sortedNames(boolSet(profileFor)), ", "), width, 1, width, c.n)
+		return nil, fmt.Errorf("-profile-for names %s, not BMCs of this fleet (bmc-%0*d..bmc-%0*d)", strings.Join(slices.Sorted(maps.Keys(boolSet(profileFor))), ", "), width, 1, width, c.n)
 	}
 	if len(atTarget) > 0 {
 		var unknown []string

@@ -387,12 +387,3 @@ func nameSet(list string) map[string]bool {
 	}
 	return set
 }
-
-func sortedNames(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for n := range set {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -134,7 +136,7 @@ func startProvider(ctx context.Context, decl *config.Provider, start ProviderSta
 // plan expects of a provider's binary: a plugin that restarts from another
 // binary is refused (PinnedRestart).
 func (r *Providers) Supervise(start ProviderStarter, pinned func(name string) string, note func(string)) {
-	for _, name := range sortedKeys(r.ByName) {
+	for _, name := range slices.Sorted(maps.Keys(r.ByName)) {
 		decl := r.decls[name]
 		restart := PinnedRestart(func(ctx context.Context) (providers.Provider, plan.Provider, func(), error) {
 			p, info, stop, d := startProvider(ctx, decl, start)
@@ -153,20 +155,11 @@ func (r *Providers) Supervise(start ProviderStarter, pinned func(name string) st
 		r.stopOf[name] = s.Close
 	}
 	r.stops = r.stops[:0]
-	for _, name := range sortedKeys(r.stopOf) {
+	for _, name := range slices.Sorted(maps.Keys(r.stopOf)) {
 		if stop := r.stopOf[name]; stop != nil {
 			r.stops = append(r.stops, stop)
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func providerDiags(name, what string, pd providers.Diagnostics, subject *hcl.Range) hcl.Diagnostics {

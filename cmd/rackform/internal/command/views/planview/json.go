@@ -531,9 +531,7 @@ func BuildJSON(p *plan.Plan, sha string) PlanJSON {
 	for _, f := range p.Config.DataFiles {
 		out.Configuration.DataFiles = append(out.Configuration.DataFiles, JSONFile{f.Name, f.SHA256})
 	}
-	for k, v := range p.Inputs.Variables {
-		out.Variables[k] = v
-	}
+	maps.Copy(out.Variables, p.Inputs.Variables)
 	for _, pr := range p.Providers {
 		out.Providers[pr.Name] = JSONProvider{Version: pr.Version, Source: pr.Source, SHA256: pr.SHA256}
 	}
@@ -675,9 +673,7 @@ func serverJSON(s *plan.Server) JSONServer {
 	if o := s.UpgradeWhenCritical; o != nil {
 		js.UpgradeWhenCritical = &JSONCriticalOverride{Reason: o.Reason}
 	}
-	for k, v := range s.Labels {
-		js.Labels[k] = v
-	}
+	maps.Copy(js.Labels, s.Labels)
 	for _, c := range s.Observed.Components {
 		state := c.State
 		if state == "" {

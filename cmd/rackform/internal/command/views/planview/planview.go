@@ -5,8 +5,9 @@ package planview
 
 import (
 	"fmt"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +26,28 @@ type Entry struct {
 	Server  *plan.Server
 }
 
+type clusterRef struct {
+	stage *plan.Stage
+	group *plan.Group
+	c     *plan.Cluster
+}
+
+// clusters lists every cluster of p in run order with its stage and
+// group.
+func clusters(p *plan.Plan) []clusterRef {
+	var out []clusterRef
+	for si := range p.Run.Stages {
+		st := &p.Run.Stages[si]
+		for gi := range st.Groups {
+			g := &st.Groups[gi]
+			for ci := range g.Clusters {
+				out = append(out, clusterRef{st, g, &g.Clusters[ci]})
+			}
+		}
+	}
+	return out
+}
+
 // Entries lists every server of p in run order: stages, groups, clusters,
 // phases, scopes, then the scope's start order. A server in no scope (a
 // plan from another tool, say) comes last with nil tree fields, so
@@ -36,25 +59,18 @@ func Entries(p *plan.Plan) []Entry {
 	}
 	seen := make(map[string]bool, len(p.Servers))
 	var out []Entry
-	for si := range p.Run.Stages {
-		st := &p.Run.Stages[si]
-		for gi := range st.Groups {
-			g := &st.Groups[gi]
-			for ci := range g.Clusters {
-				c := &g.Clusters[ci]
-				for pi := range c.Phases {
-					ph := &c.Phases[pi]
-					for sci := range ph.Scopes {
-						sc := &ph.Scopes[sci]
-						for _, a := range sc.Servers {
-							srv := byAddr[a]
-							if srv == nil || seen[a] {
-								continue
-							}
-							seen[a] = true
-							out = append(out, Entry{st, g, c, ph, sc, srv})
-						}
+	for _, cr := range clusters(p) {
+		for pi := range cr.c.Phases {
+			ph := &cr.c.Phases[pi]
+			for sci := range ph.Scopes {
+				sc := &ph.Scopes[sci]
+				for _, a := range sc.Servers {
+					srv := byAddr[a]
+					if srv == nil || seen[a] {
+						continue
 					}
+					seen[a] = true
+					out = append(out, Entry{cr.stage, cr.group, cr.c, ph, sc, srv})
 				}
 			}
 		}
@@ -148,12 +164,7 @@ func NotObservedLine(p *plan.Plan) string {
 			delete(by, c)
 		}
 	}
-	rest := make([]string, 0, len(by))
-	for c := range by {
-		rest = append(rest, c)
-	}
-	sort.Strings(rest)
-	for _, c := range rest {
+	for _, c := range slices.Sorted(maps.Keys(by)) {
 		parts = append(parts, fmt.Sprintf("%d %s", by[c], strings.ReplaceAll(c, "_", " ")))
 	}
 	// Devices are counted against the devices, servers against the

@@ -13,15 +13,9 @@ import (
 // They head the plan, before the tree.
 func QuorumLines(p *plan.Plan) []string {
 	var out []string
-	for _, st := range p.Run.Stages {
-		for _, g := range st.Groups {
-			for i := range g.Clusters {
-				c := &g.Clusters[i]
-				if c.Quorum == nil {
-					continue
-				}
-				out = append(out, quorumLine(c.Name, c.Quorum))
-			}
+	for _, cr := range clusters(p) {
+		if cr.c.Quorum != nil {
+			out = append(out, quorumLine(cr.c.Name, cr.c.Quorum))
 		}
 	}
 	return out

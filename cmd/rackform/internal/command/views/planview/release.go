@@ -16,13 +16,9 @@ type ReleaseLine struct {
 // decided, in run order; empty when none did.
 func Releases(p *plan.Plan) []ReleaseLine {
 	var out []ReleaseLine
-	for _, st := range p.Run.Stages {
-		for _, g := range st.Groups {
-			for i := range g.Clusters {
-				if c := &g.Clusters[i]; c.Release != nil {
-					out = append(out, ReleaseLine{c.Name, c.Release})
-				}
-			}
+	for _, cr := range clusters(p) {
+		if cr.c.Release != nil {
+			out = append(out, ReleaseLine{cr.c.Name, cr.c.Release})
 		}
 	}
 	return out

@@ -74,26 +74,6 @@ func WindowFit(c *plan.Cluster, now time.Time) (window, fits, next string) {
 	return window, fits, next
 }
 
-type clusterRef struct {
-	stage *plan.Stage
-	group *plan.Group
-	c     *plan.Cluster
-}
-
-func clusters(p *plan.Plan) []clusterRef {
-	var out []clusterRef
-	for si := range p.Run.Stages {
-		st := &p.Run.Stages[si]
-		for gi := range st.Groups {
-			g := &st.Groups[gi]
-			for ci := range g.Clusters {
-				out = append(out, clusterRef{st, g, &g.Clusters[ci]})
-			}
-		}
-	}
-	return out
-}
-
 // distinct joins the distinct values in first-seen order.
 func distinct(vals []string) string {
 	var out []string
