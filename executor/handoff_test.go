@@ -52,8 +52,8 @@ type handOffs struct {
 	n       int
 	mu      sync.Mutex
 	cond    *sync.Cond
-	arrived int // updates at their hand-off
-	entered int // hand-offs begun
+	arrived int             // updates at their hand-off
+	entered int             // hand-offs begun
 	durable map[string]bool // task URIs in a committed append
 	early   int             // hand-offs answered before their URI was
 }
