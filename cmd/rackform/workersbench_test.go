@@ -51,7 +51,12 @@ import (
 // drove each group, the wall time against the rehearsed schedule of the
 // same plan (divided by the speed), PostgreSQL's statements
 // (pg_stat_statements) and transactions (pg_stat_database) per step, and
-// the most files each process held open. It runs only with
+// the most files each process held open; then where the wall time from
+// the window's opening went (workersbench_timeline_test.go: the critical
+// group of each stage from the journal against the rehearsal, the mean
+// step by kind, the journal's latency, the CPU of each kind of process and
+// PostgreSQL's waits; RACKFORM_BENCH_JOURNAL=FILE keeps the journal). It
+// runs only with
 // RACKFORM_BENCH_WORKERS=1 (make bench-workers). RACKFORM_BENCH_KILL=D kills
 // the last worker (SIGKILL) D after the window opened and reports how long
 // its groups took to be adopted against the lease (15s).
@@ -140,6 +145,9 @@ func TestWorkersBench(t *testing.T) {
 		smp.add(fmt.Sprintf("apply %d", i+1), ws[i].cmd.Process.Pid)
 	}
 	joined := time.Since(start)
+	if time.Now().After(opens) {
+		t.Logf("the late workers joined %v after the canary window opened: its groups had started on the first worker, so they are not rebalanced (raise RACKFORM_BENCH_WINDOW)", time.Since(opens).Round(time.Second))
+	}
 	killed, killedID := "", ""
 	if kill > 0 {
 		killed, killedID = killWorker(t, conn, ws[applies-1], opens, kill, smp)
