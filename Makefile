@@ -77,7 +77,7 @@ WORKERS_SPEED ?= 3000
 WINDOW ?= 4m
 LATE ?= 10s
 KILL ?=
-bench-workers: ## several workers on one run: N servers (N=20000) on `rackform sim -config` processes of PER_SIM BMCs (5000), applied by APPLIES `rackform apply` processes (4; the others -join LATE=10s after the first) on PostgreSQL at WORKERS_SPEED (3000); KILL=80s kills the last worker 80s after the canary window opens (WINDOW=4m after the start); flashes, steps twice, wall vs rehearsed, statements and transactions per step
+bench-workers: ## several workers on one run: N servers (N=20000) on `rackform sim -config` processes of PER_SIM BMCs (5000), applied by APPLIES `rackform apply` processes (4; the others -join LATE=10s after the first) on PostgreSQL at WORKERS_SPEED (3000); KILL=80s kills the last worker 80s after the canary window opens (WINDOW=4m after the start); flashes, steps twice, wall vs rehearsed and where it goes (the critical path against the rehearsal, CPU by process, PostgreSQL waits), statements and transactions per step
 	RACKFORM_BENCH_WORKERS=1 RACKFORM_BENCH_N=$(WORKERS_N) RACKFORM_BENCH_APPLIES=$(APPLIES) RACKFORM_BENCH_PER_SIM=$(PER_SIM) RACKFORM_BENCH_SPEED=$(WORKERS_SPEED) RACKFORM_BENCH_WINDOW=$(WINDOW) RACKFORM_BENCH_LATE=$(LATE) RACKFORM_BENCH_KILL=$(KILL) \
 		$(GO) test -count=1 -timeout 120m -run '^TestWorkersBench$$' -v ./cmd/rackform
 

@@ -306,17 +306,20 @@ func (r *runner) loop(ctx, hard context.Context) (Outcome, error) {
 		}
 		select {
 		case m := <-r.msgs:
-			r.handle(hard, m)
 			// Take what else has arrived, so one pass (and one fsync)
-			// covers many results.
+			// covers many results, and one append the task URIs that
+			// arrived together (each update waits for its own to be
+			// durable: work.go, handoff).
+			tasks := r.take(hard, m, nil)
 			for more := true; more && r.err == nil; {
 				select {
 				case m := <-r.msgs:
-					r.handle(hard, m)
+					tasks = r.take(hard, m, tasks)
 				default:
 					more = false
 				}
 			}
+			r.recordTasks(hard, tasks)
 		case <-r.o.Clock.At(wake):
 		case <-graceful:
 		case <-hard.Done():

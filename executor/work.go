@@ -263,15 +263,48 @@ func (wk *worker) progress(ctx context.Context, m msg) {
 func (r *runner) recordTask(ctx context.Context, m msg) error {
 	r.emit(ctx, &Record{Type: recTaskURI, Server: m.o.sv.id, Op: m.o.op, TaskURI: m.task})
 	r.flush(ctx)
-	if r.err == nil {
-		m.o.taskRecorded = true
-		if r.graceful {
-			// The BMC took the request; polling its task is left to the
-			// next apply.
-			r.abandon(m.o)
-		}
-	}
+	r.taskRecorded(m)
 	return r.err
+}
+
+// take handles m, except a task hand-off on the wall clock, whose record
+// is written but left for recordTasks to make durable with the others
+// that arrived with it: one append for all of them instead of one each
+// (a rack's updates hand their tasks over together).
+func (r *runner) take(ctx context.Context, m msg, tasks []msg) []msg {
+	if m.task == "" || m.ack == nil {
+		r.handle(ctx, m)
+		return tasks
+	}
+	r.emit(ctx, &Record{Type: recTaskURI, Server: m.o.sv.id, Op: m.o.op, TaskURI: m.task})
+	return append(tasks, m)
+}
+
+// recordTasks makes the task records take wrote durable in one append,
+// then answers each hand-off: its update polls its task from then on.
+func (r *runner) recordTasks(ctx context.Context, tasks []msg) {
+	if len(tasks) == 0 {
+		return
+	}
+	r.flush(ctx)
+	for _, m := range tasks {
+		r.taskRecorded(m)
+		m.ack <- r.err
+	}
+}
+
+// taskRecorded marks m's task journaled once the append that carried it
+// succeeded.
+func (r *runner) taskRecorded(m msg) {
+	if r.err != nil {
+		return
+	}
+	m.o.taskRecorded = true
+	if r.graceful {
+		// The BMC took the request; polling its task is left to the
+		// next apply.
+		r.abandon(m.o)
+	}
 }
 
 func (r *runner) progressEvent(m msg) {

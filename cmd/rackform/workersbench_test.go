@@ -51,7 +51,12 @@ import (
 // drove each group, the wall time against the rehearsed schedule of the
 // same plan (divided by the speed), PostgreSQL's statements
 // (pg_stat_statements) and transactions (pg_stat_database) per step, and
-// the most files each process held open. It runs only with
+// the most files each process held open; then where the wall time from
+// the window's opening went (workersbench_timeline_test.go: the critical
+// group of each stage from the journal against the rehearsal, the mean
+// step by kind, the journal's latency, the CPU of each kind of process and
+// PostgreSQL's waits; RACKFORM_BENCH_JOURNAL=FILE keeps the journal). It
+// runs only with
 // RACKFORM_BENCH_WORKERS=1 (make bench-workers). RACKFORM_BENCH_KILL=D kills
 // the last worker (SIGKILL) D after the window opened and reports how long
 // its groups took to be adopted against the lease (15s).
@@ -124,6 +129,7 @@ func TestWorkersBench(t *testing.T) {
 	// The database's counters before, and a sampler of claims and files.
 	before := dbCounters(t, conn, db, stmts)
 	smp := &benchSampler{conn: conn, peakFD: map[string]int{}, pids: map[string]int{}}
+	smp.prof.opens = opens
 	for i, s := range sims {
 		smp.pids[fmt.Sprintf("sim %d", i+1)] = s.Process.Pid
 	}
@@ -139,6 +145,9 @@ func TestWorkersBench(t *testing.T) {
 		smp.add(fmt.Sprintf("apply %d", i+1), ws[i].cmd.Process.Pid)
 	}
 	joined := time.Since(start)
+	if time.Now().After(opens) {
+		t.Logf("the late workers joined %v after the canary window opened: its groups had started on the first worker, so they are not rebalanced (raise RACKFORM_BENCH_WINDOW)", time.Since(opens).Round(time.Second))
+	}
 	killed, killedID := "", ""
 	if kill > 0 {
 		killed, killedID = killWorker(t, conn, ws[applies-1], opens, kill, smp)
@@ -158,7 +167,9 @@ func TestWorkersBench(t *testing.T) {
 	}
 	wall := time.Since(start)
 	fromOpen := time.Since(opens)
+	ended := time.Now()
 	stop()
+	cpu := smp.prof.line(fromOpen)
 	time.Sleep(2 * time.Second) // the backends' statistics reach the counters
 	after := dbCounters(t, conn, db, stmts)
 
@@ -183,9 +194,11 @@ func TestWorkersBench(t *testing.T) {
 	// The journal: steps started twice, who drove each cluster.
 	p := readPlan(t, filepath.Join(runners[0].work, "plan.json"))
 	kinds := map[string]string{} // "server step:N" → the step's kind
+	estimates := map[string]time.Duration{}
 	for _, sv := range p.Servers {
 		for _, st := range sv.Steps {
 			kinds[fmt.Sprintf("%s step:%d", sv.Address, st.Index)] = string(st.Kind)
+			estimates[string(st.Kind)] = time.Duration(st.Estimate)
 		}
 	}
 	steps, _ := journalSteps(t, conn)
@@ -245,14 +258,17 @@ func TestWorkersBench(t *testing.T) {
 	xacts := after.commits - before.commits - smp.queries.Load()
 	line := fmt.Sprintf("workers bench: N=%d servers, %d clusters, %d sims (≤%d BMCs each), %d applies, speed %.0f; plan %v; "+
 		"apply wall %v from the first start (late workers joined after %v), %v from the canary window's opening; rehearsed %v / speed = %v (wall ÷ rehearsed %.2f); "+
-		"steps %d (started twice: %d; cut off on the killed worker and started again by the adopter, by kind: %v), steps by worker %v, canary groups driven by %d workers (max held by the first before the others joined: %d); "+
+		"steps %d (started twice: %d; cut off on the killed worker and started again by the adopter, by kind: %v), steps by worker %v, canary groups driven by %d workers (max held by the first before the others joined: %d); %s; "+
 		"%sBIOS flashes per server %v; PostgreSQL: %d transactions committed (%.2f per step), %s; peak open files %v; load %s",
 		n, clusters, len(sims), perSim, applies, speed, planned.Round(100*time.Millisecond),
 		wall.Round(100*time.Millisecond), joined.Round(100*time.Millisecond), fromOpen.Round(100*time.Millisecond), rehearsed, time.Duration(float64(rehearsed)/speed).Round(10*time.Millisecond), fromOpen.Seconds()/(rehearsed.Seconds()/speed),
-		total, twice, rerun, perWorker, len(canaryBy), smp.firstMax,
+		total, twice, rerun, perWorker, len(canaryBy), smp.firstMax, smp.balance.line(),
 		killed, flashed, xacts, float64(xacts)/float64(total), statementsLine(before, after, total), smp.peaks(), loadavg())
 	t.Log(line)
 	fmt.Println(line)
+	tl := benchTimeline(benchJournal(t, conn), kinds, estimates, res.Schedule, opens, ended, speed) + "  " + cpu + "; load " + loadavg()
+	t.Log(tl)
+	fmt.Println(tl)
 }
 
 func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
@@ -462,7 +478,8 @@ func enableStatements(t *testing.T) bool {
 // benchDB is what the database counted for one database.
 type benchDB struct {
 	commits, rollbacks int64
-	calls              map[string]int64 // statements by normalized text
+	calls              map[string]int64   // statements by normalized text
+	ms                 map[string]float64 // their total execution time (lock waits included)
 }
 
 func dbCounters(t *testing.T, conn, db string, stmts bool) benchDB {
@@ -487,19 +504,21 @@ func dbCounters(t *testing.T, conn, db string, stmts bool) benchDB {
 		t.Logf("pg_stat_statements: %v", err)
 		return d
 	}
-	rows, err := c.Query(ctx, `SELECT query, calls FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+	rows, err := c.Query(ctx, `SELECT query, calls, total_exec_time FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
 		WHERE d.datname = $1 AND query NOT LIKE '%bench-sampler%' AND query NOT LIKE '%pg_stat%'`, db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.calls = map[string]int64{}
+	d.calls, d.ms = map[string]int64{}, map[string]float64{}
 	for rows.Next() {
 		var q string
 		var n int64
-		if err := rows.Scan(&q, &n); err != nil {
+		var ms float64
+		if err := rows.Scan(&q, &n, &ms); err != nil {
 			t.Fatal(err)
 		}
 		d.calls[q] += n
+		d.ms[q] += ms
 	}
 	return d
 }
@@ -513,13 +532,14 @@ func statementsLine(before, after benchDB, steps int) string {
 	type q struct {
 		text string
 		n    int64
+		ms   float64
 	}
 	var qs []q
 	var sum int64
 	for text, n := range after.calls {
 		d := n - before.calls[text]
 		if d > 0 {
-			qs = append(qs, q{text, d})
+			qs = append(qs, q{text, d, after.ms[text] - before.ms[text]})
 			sum += d
 		}
 	}
@@ -530,7 +550,7 @@ func statementsLine(before, after benchDB, steps int) string {
 		if len(s) > 60 {
 			s = s[:60] + "…"
 		}
-		top = append(top, fmt.Sprintf("%.2f/step %q", float64(x.n)/float64(steps), s))
+		top = append(top, fmt.Sprintf("%.2f/step %q (mean %.3f ms, %.1f s in all)", float64(x.n)/float64(steps), s, x.ms/float64(x.n), x.ms/1000))
 	}
 	return fmt.Sprintf("%d statements (%.2f per step; most: %s)", sum, float64(sum)/float64(steps), strings.Join(top, ", "))
 }
@@ -544,7 +564,9 @@ type benchSampler struct {
 	pids     map[string]int
 	peakFD   map[string]int
 	firstMax int
+	balance  benchBalance
 	queries  countInt
+	prof     benchProfile
 }
 
 type countInt struct {
@@ -572,25 +594,32 @@ func (s *benchSampler) run(t *testing.T) (stop func()) {
 			return
 		}
 		defer c.Close(context.Background())
+		s.prof.start(ctx, c)
+		s.queries.add()
 		others := false
 		for ctx.Err() == nil {
-			rows, err := c.Query(ctx, `/* bench-sampler */ SELECT count(*) FROM rackform.claims c JOIN rackform.workers w ON w.id = c.worker
+			rows, err := c.Query(ctx, `/* bench-sampler */ SELECT count(c.unit) FROM rackform.workers w LEFT JOIN rackform.claims c ON c.worker = w.id
 				WHERE w.lease_expires > now() GROUP BY w.id ORDER BY min(w.since)`)
 			s.queries.add()
 			if err == nil {
 				held, _ := pgx.CollectRows(rows, pgx.RowTo[int64])
-				if len(held) > 1 {
-					others = true
+				for _, h := range held[min(1, len(held)):] {
+					others = others || h > 0
 				}
-				if !others && len(held) == 1 {
+				if !others && len(held) > 0 {
 					s.firstMax = max(s.firstMax, int(held[0]))
+				}
+				if time.Now().Before(s.prof.opens) {
+					s.balance.sample(held) // nothing started yet: every group may move
 				}
 			}
 			s.mu.Lock()
 			for name, pid := range s.pids {
 				s.peakFD[name] = max(s.peakFD[name], openFiles(pid))
 			}
+			s.prof.sample(ctx, c, s.pids)
 			s.mu.Unlock()
+			s.queries.add()
 			select {
 			case <-ctx.Done():
 			case <-time.After(500 * time.Millisecond):

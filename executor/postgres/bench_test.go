@@ -2,7 +2,10 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rackform/rackform/internal/pgtest"
@@ -54,4 +57,47 @@ func BenchmarkAppend(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkAppendWorkers measures what one run's journal takes from four
+// workers appending at once (each its own pool, as four apply processes):
+// the time per append of the run as a whole, so appends/s = 1/(ns/op).
+// Every append of a run locks the run's row until its commit (positions
+// grow in commit order, see Append), so the four wait for one another's
+// commits: this is the run's journal ceiling, whatever the number of
+// workers.
+func BenchmarkAppendWorkers(b *testing.B) {
+	pgtest.Need(b, srv)
+	ctx := context.Background()
+	db, err := srv.NewDatabase(ctx, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	const workers = 4
+	sha := strings.Repeat("e", 64)
+	var bes []*Backend
+	for i := range workers {
+		be := open(b, Options{ConnString: srv.SocketConn(db)})
+		if err := be.Join(ctx, worker(fmt.Sprintf("bench-%d", i))); err != nil {
+			b.Fatal(err)
+		}
+		bes = append(bes, be)
+	}
+	var left atomic.Int64
+	left.Store(int64(b.N))
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for _, be := range bes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for left.Add(-1) >= 0 {
+				if _, err := be.Append(ctx, sha, benchRecord); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
