@@ -83,7 +83,7 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (*plan.Plan, hc
 		opts.Parallelism = 0
 	}
 	now := opts.Now.UTC()
-	p := &planning{cfg: cfg, opts: opts, now: now, report: &reporter{}, targets: map[string][]target{}, members: map[string]map[string]int{}, failedProviders: map[string]bool{}}
+	p := &planning{cfg: cfg, opts: opts, now: now, report: &reporter{}, targets: map[string][]target{}, lists: plan.NewInterner(), members: map[string]map[string]int{}, failedProviders: map[string]bool{}}
 	return p.run(ctx)
 }
 
@@ -115,6 +115,9 @@ type planning struct {
 	members map[string]map[string]int
 	// channel chooses the clusters' releases (channel.go).
 	channel *channelResolver
+	// lists shares equal step, change and component lists between
+	// servers (plan.Interner): what changes one copies it first.
+	lists *plan.Interner
 }
 
 // reporter collects one Plan call's diagnostics: the planning and each
