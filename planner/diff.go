@@ -146,8 +146,11 @@ func (p *planning) diff() {
 		}
 		outcome := o.EffectiveOutcome()
 		ps.Outcome, ps.Identity, ps.Auth = outcome, o.Identity, o.Auth
-		comps, others := decidedOn(s.Cluster.Release, sortedComponents(o.Components))
-		comps = p.lists.Components(comps)
+		comps, others := o.Components, p.others[addr]
+		if _, kept := p.others[addr]; !kept {
+			comps, others = decidedOn(s.Cluster.Release, sortedComponents(o.Components))
+			comps = p.lists.Components(comps)
+		}
 		ps.Observed = plan.Observed{Reachable: outcome == providers.OutcomeObserved, PowerState: o.PowerState, Health: o.Health,
 			Components: comps, Others: others, System: o.System}
 		if outcome == providers.OutcomeObserved {

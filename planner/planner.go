@@ -99,6 +99,10 @@ type planning struct {
 	inScope []*config.Server
 	// observed holds each in-scope server's observation by address.
 	observed map[string]*providers.Observation
+	// others are, by address, the digests of what observations reduced
+	// as they arrived (keep) do not hold any more; an observation with
+	// no entry holds everything reported.
+	others map[string]*plan.Others
 	// servers are the plan's servers by address.
 	servers map[string]*plan.Server
 	// unavail are the servers skipped (or blocking) because they are
