@@ -64,6 +64,34 @@ func CheckPlanSHA(sha string) error {
 	return nil
 }
 
+// Scanner is a Backend that can hand a journal's records over one at a
+// time, so a reader of a long journal (the executor rebuilding a run of
+// 100,000 servers, a rehearsal continuing its own) never holds all of
+// them at once. Scan calls fn with each complete record after position
+// after (-1: all), in order, as Read would return them; Data is valid
+// only during the call. An error from fn ends the scan with it.
+type Scanner interface {
+	Scan(ctx context.Context, sha string, after int64, fn func(Entry) error) error
+}
+
+// ScanJournal calls fn with each record of the plan's journal after
+// position after: through b's Scan when it has one, else from Read.
+func ScanJournal(ctx context.Context, b Backend, sha string, after int64, fn func(Entry) error) error {
+	if s, ok := b.(Scanner); ok {
+		return s.Scan(ctx, sha, after, fn)
+	}
+	entries, err := b.Read(ctx, sha, after)
+	if err != nil {
+		return err
+	}
+	for _, en := range entries {
+		if err := fn(en); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Entry is one journal record with its position.
 type Entry struct {
 	Pos  int64

@@ -73,7 +73,7 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 		}
 		if sv.srv.Role == "compute" {
 			// Only what the BMC confirmed is claimed.
-			if st := s.steps[opPowerOff]; st != nil && st.State == Completed && s.offConfirmed {
+			if st := s.step(opPowerOff); st != nil && st.State == Completed && s.offConfirmed {
 				msg += "; powered off"
 			} else if st != nil && st.State == Failed {
 				msg += "; power off was asked and failed: " + st.Message
@@ -131,7 +131,7 @@ func (r *runner) barrier(st *plan.Step) []string {
 		down := true
 		for _, x := range n.srv.Steps {
 			if x.Kind == plan.StepShutdown {
-				xs := n.sv.steps[stepOp(x.Index)]
+				xs := n.sv.step(stepOp(x.Index))
 				down = xs != nil && xs.State == Completed
 			}
 		}
@@ -180,7 +180,7 @@ func (r *runner) skipServer(ctx context.Context, sv *node) {
 	msg := "skipped by the operator after its steps began"
 	var back, failed []string
 	for _, a := range []string{safetyPowerOn, safetyWaitReady, safetyUncordon} {
-		st := s.steps[safetyOp(a)]
+		st := s.step(safetyOp(a))
 		switch {
 		case st == nil:
 		case st.State == Completed:

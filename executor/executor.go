@@ -32,29 +32,39 @@ func (e *Executor) load(ctx context.Context) (*model, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	entries, err := e.o.Backend.Read(ctx, e.o.PlanSHA256, -1)
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return nil, 0, fmt.Errorf("reading the journal of plan %s: %w", short(e.o.PlanSHA256), err)
-	}
 	cursor := int64(-1)
-	for i, en := range entries {
+	// A record that does not decode is the last line of a crashed writer
+	// when nothing follows it: it announced nothing that was acted on
+	// (actions follow the fsync). Anywhere else the journal is corrupt.
+	var unreadable, replay error
+	err = ScanJournal(ctx, e.o.Backend, e.o.PlanSHA256, -1, func(en Entry) error {
+		if unreadable != nil {
+			replay = unreadable
+			return replay
+		}
 		cursor = en.Pos
 		if crashDebris(en.Data) {
-			continue
+			return nil
 		}
 		r, err := DecodeRecord(en.Data)
 		if err != nil {
-			if i == len(entries)-1 {
-				// The last line of a crashed writer; it announced nothing
-				// that was acted on (actions follow the fsync).
-				e.o.Logger.Warn("ignoring an unreadable last journal record", "plan", short(e.o.PlanSHA256), "pos", en.Pos)
-				continue
-			}
-			return nil, 0, fmt.Errorf("journal of plan %s is corrupt at position %d: %w", short(e.o.PlanSHA256), en.Pos, err)
+			unreadable = fmt.Errorf("journal of plan %s is corrupt at position %d: %w", short(e.o.PlanSHA256), en.Pos, err)
+			return nil
 		}
 		if err := m.apply(r, en.Pos); err != nil {
-			return nil, 0, fmt.Errorf("journal of plan %s at position %d: %w", short(e.o.PlanSHA256), en.Pos, err)
+			replay = fmt.Errorf("journal of plan %s at position %d: %w", short(e.o.PlanSHA256), en.Pos, err)
+			return replay
 		}
+		return nil
+	})
+	switch {
+	case replay != nil:
+		return nil, 0, replay
+	case err != nil && !errors.Is(err, ErrNotFound):
+		return nil, 0, fmt.Errorf("reading the journal of plan %s: %w", short(e.o.PlanSHA256), err)
+	}
+	if unreadable != nil {
+		e.o.Logger.Warn("ignoring an unreadable last journal record", "plan", short(e.o.PlanSHA256), "pos", cursor)
 	}
 	return m, cursor, nil
 }

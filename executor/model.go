@@ -412,7 +412,22 @@ func (m *model) apply(r *Record, pos int64) error {
 func (m *model) stopRequested() bool { return m.lastStop > m.lastResume }
 
 // opKey names one operation on a server in the journal.
-func stepOp(index int) string         { return "step:" + strconv.Itoa(index) }
+func stepOp(index int) string {
+	if index >= 0 && index < len(stepOps) {
+		return stepOps[index]
+	}
+	return "step:" + strconv.Itoa(index)
+}
+
+// stepOps are the ops of the first steps, made once: every server's
+// status holds its steps' ops.
+var stepOps = func() (ops [64]string) {
+	for i := range ops {
+		ops[i] = "step:" + strconv.Itoa(i)
+	}
+	return ops
+}()
+
 func remedyOp(k int, a string) string { return "remedy:" + strconv.Itoa(k) + ":" + a }
 
 const opPowerOff = "power_off"

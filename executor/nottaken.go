@@ -204,10 +204,10 @@ func unconfirmed(sv *node, op string) []unconfirmedUpdate {
 	if st == nil || st.Kind != plan.StepWaitReady || !strings.HasPrefix(op, "step:") {
 		return nil
 	}
-	wait := s.pos[st.Index]
+	wait := s.posOfIndex(st.Index)
 	var out []unconfirmedUpdate
 	for _, n := range s.vanished {
-		if i, ok := s.pos[n]; ok {
+		if i, ok := s.posOf(n); ok {
 			u := unconfirmedUpdate{step: &s.p.Steps[i], why: vanishedWhy, again: s.canRestage(i, wait), lost: true}
 			if s.noTask[n] {
 				u.why, u.lost = noTaskWhy, false
@@ -226,13 +226,13 @@ func unconfirmed(sv *node, op string) []unconfirmedUpdate {
 		}
 		out = append(out, x)
 	}
-	slices.SortStableFunc(out, func(a, b unconfirmedUpdate) int { return s.pos[a.step.Index] - s.pos[b.step.Index] })
+	slices.SortStableFunc(out, func(a, b unconfirmedUpdate) int { return s.posOfIndex(a.step.Index) - s.posOfIndex(b.step.Index) })
 	return out
 }
 
 // completed reports whether op completed.
 func (s *serverRun) completed(op string) bool {
-	st := s.steps[op]
+	st := s.step(op)
 	return st != nil && st.State == Completed
 }
 

@@ -59,7 +59,7 @@ func (s *serverRun) retryStaged(r *Record) error {
 		return fmt.Errorf("journal: server %s: a retry of staged updates names none", s.p.Address)
 	}
 	for _, n := range r.Steps {
-		if i, ok := s.pos[n]; !ok || s.p.Steps[i].Kind != plan.StepUpdate {
+		if i, ok := s.posOf(n); !ok || s.p.Steps[i].Kind != plan.StepUpdate {
 			return fmt.Errorf("journal: server %s has no update step %d to send again", s.p.Address, n)
 		}
 	}
@@ -68,7 +68,7 @@ func (s *serverRun) retryStaged(r *Record) error {
 	s.inflight, s.taskURI, s.inflightSince = "", "", time.Time{}
 	s.restage, s.resent, s.restageWhy, s.restaged = slices.Clone(r.Steps), map[int]bool{}, r.Message, true
 	// Sent again in the plan's order, each once.
-	slices.SortFunc(s.restage, func(a, b int) int { return s.pos[a] - s.pos[b] })
+	slices.SortFunc(s.restage, func(a, b int) int { return s.posOfIndex(a) - s.posOfIndex(b) })
 	s.restage = slices.Compact(s.restage)
 	return nil
 }

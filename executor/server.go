@@ -19,8 +19,6 @@ import (
 // wait_ready again (rule 30), then power off (compute) and fail.
 type serverRun struct {
 	p *plan.Server
-	// pos maps a plan step Index to its position in p.Steps.
-	pos map[int]int
 	// actions are the remediation actions for the role ("reboot",
 	// "reimage"), reimage only when the plan has a reimage step.
 	actions []string
@@ -62,8 +60,13 @@ type serverRun struct {
 	// earlier attempt started on the BMC.
 	inflightSince time.Time
 
-	ops   []string // ops in the order first started, for Status
-	steps map[string]*StepStatus
+	// stepSt is the status of each plan step, by position in p.Steps;
+	// others that of every other op (remediation, safety, restage,
+	// takeover, power_off), extraOps those started, in the order first
+	// started: Status lists the plan's steps, then these.
+	stepSt   []StepStatus
+	others   map[string]*StepStatus
+	extraOps []string
 
 	// retries counts, by op, the retries of an update that did not take
 	// effect; vanished lists the staged updates whose BMC task vanished:
@@ -123,15 +126,13 @@ type StepStatus struct {
 }
 
 func newServerRun(p *plan.Server, set plan.Settings) *serverRun {
-	s := &serverRun{p: p, pos: map[int]int{}, steps: map[string]*StepStatus{}, retries: map[string]int{}, noTask: map[int]bool{}}
+	s := &serverRun{p: p, stepSt: make([]StepStatus, len(p.Steps))}
 	hasReimage := false
 	for i, st := range p.Steps {
-		s.pos[st.Index] = i
 		if st.Kind == plan.StepReimage {
 			hasReimage = true
 		}
-		s.steps[stepOp(st.Index)] = &StepStatus{Op: stepOp(st.Index), Kind: string(st.Kind), Component: st.Component, State: NotStarted}
-		s.ops = append(s.ops, stepOp(st.Index))
+		s.stepSt[i] = StepStatus{Op: stepOp(st.Index), Kind: string(st.Kind), Component: st.Component, State: NotStarted}
 	}
 	s.actions, s.skippedActions = rollout.RemedyActions(set, p.Role, hasReimage)
 	s.hasUncordon = len(set.UncordonHook) > 0
@@ -160,8 +161,51 @@ func parseOp(op string) (kind string, n int, action string) {
 	return parts[0], 0, ""
 }
 
+// posOf is the position in p.Steps of the plan step numbered index.
+func (s *serverRun) posOf(index int) (int, bool) {
+	if i := index - 1; i >= 0 && i < len(s.p.Steps) && s.p.Steps[i].Index == index {
+		return i, true // steps are numbered 1, 2, … in order
+	}
+	for i := range s.p.Steps {
+		if s.p.Steps[i].Index == index {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// posOfIndex is posOf's position, 0 when the plan has no such step.
+func (s *serverRun) posOfIndex(index int) int {
+	i, _ := s.posOf(index)
+	return i
+}
+
+// step is the status of op, nil when op is no plan step and has not
+// been started.
+func (s *serverRun) step(op string) *StepStatus {
+	if n, ok := strings.CutPrefix(op, "step:"); ok {
+		if k, err := strconv.Atoi(n); err == nil {
+			if i, ok := s.posOf(k); ok {
+				return &s.stepSt[i]
+			}
+		}
+	}
+	return s.others[op]
+}
+
+// opStatuses calls fn with the status of each op: the plan's steps in
+// order, then the others in the order first started.
+func (s *serverRun) opStatuses(fn func(op string, st *StepStatus)) {
+	for i := range s.stepSt {
+		fn(s.stepSt[i].Op, &s.stepSt[i])
+	}
+	for _, op := range s.extraOps {
+		fn(op, s.others[op])
+	}
+}
+
 func (s *serverRun) status(op string) *StepStatus {
-	st := s.steps[op]
+	st := s.step(op)
 	if st == nil {
 		st = &StepStatus{Op: op, State: NotStarted}
 		kind, _, action := parseOp(op)
@@ -173,7 +217,10 @@ func (s *serverRun) status(op string) *StepStatus {
 		case op == opPowerOff:
 			st.Kind = "power_off"
 		}
-		s.steps[op] = st
+		if s.others == nil {
+			s.others = map[string]*StepStatus{}
+		}
+		s.others[op] = st
 	}
 	return st
 }
@@ -184,8 +231,8 @@ func (s *serverRun) apply(r *Record) error {
 		s.observed = true
 		return nil
 	case recStepStarted:
-		if _, known := s.steps[r.Op]; !known {
-			s.ops = append(s.ops, r.Op)
+		if s.step(r.Op) == nil {
+			s.extraOps = append(s.extraOps, r.Op)
 		}
 		st := s.status(r.Op)
 		st.State, st.Attempts, st.TaskURI, st.Message = Running, st.Attempts+1, "", ""
@@ -198,6 +245,9 @@ func (s *serverRun) apply(r *Record) error {
 		}
 		s.inflight, s.taskURI = r.Op, ""
 		if r.Retry > 0 {
+			if s.retries == nil {
+				s.retries = map[string]int{}
+			}
 			s.retries[r.Op] = r.Retry
 		}
 		if kind, k, action := parseOp(r.Op); kind == "remedy" && action != "wait_ready" {
@@ -226,7 +276,7 @@ func (s *serverRun) apply(r *Record) error {
 		case kind == "step":
 			if s.resending(n) {
 				s.resent[n] = true // the plan's steps go on after the retry
-			} else if i, ok := s.pos[n]; ok {
+			} else if i, ok := s.posOf(n); ok {
 				s.pc = i + 1
 			}
 			switch r.TaskState {
@@ -234,7 +284,12 @@ func (s *serverRun) apply(r *Record) error {
 				if !slices.Contains(s.vanished, n) {
 					s.vanished = append(s.vanished, n)
 				}
-				s.noTask[n] = r.TaskState == taskNone
+				if r.TaskState == taskNone {
+					if s.noTask == nil {
+						s.noTask = map[int]bool{}
+					}
+					s.noTask[n] = true
+				}
 			}
 		case kind == "remedy" && action == "wait_ready":
 			// Said when the server completes: the BMC confirmed it healthy
@@ -254,7 +309,7 @@ func (s *serverRun) apply(r *Record) error {
 	st.State, st.Message = Failed, r.Error
 	switch {
 	case kind == "step":
-		i, ok := s.pos[n]
+		i, ok := s.posOf(n)
 		if !ok {
 			return fmt.Errorf("journal: server %s has no step %d", s.p.Address, n)
 		}
@@ -312,11 +367,11 @@ func (s *serverRun) exposure(op, kind string) {
 // or "" when it is back (or nothing more can be done for it).
 func (s *serverRun) nextSafety() string {
 	tried := func(a string) bool {
-		st := s.steps[safetyOp(a)]
+		st := s.step(safetyOp(a))
 		return st != nil && (st.State == Completed || st.State == Failed)
 	}
 	failed := func(a string) bool {
-		st := s.steps[safetyOp(a)]
+		st := s.step(safetyOp(a))
 		return st != nil && st.State == Failed
 	}
 	switch {
@@ -339,7 +394,7 @@ func (s *serverRun) stepFor(op string) *plan.Step {
 	kind, n, action := parseOp(op)
 	switch kind {
 	case "step":
-		if i, ok := s.pos[n]; ok {
+		if i, ok := s.posOf(n); ok {
 			return &s.p.Steps[i]
 		}
 	case "remedy":

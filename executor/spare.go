@@ -26,13 +26,13 @@ const ReasonReplaced = "replaced"
 
 // takeoverOp finds the spare's takeover op and its state, if any.
 func takeoverOp(spare *node) (op string, st *StepStatus) {
-	for _, o := range spare.sv.ops {
+	for _, o := range spare.sv.extraOps {
 		if strings.HasPrefix(o, opTakeover) {
-			return o, spare.sv.steps[o]
+			return o, spare.sv.step(o)
 		}
 	}
 	if strings.HasPrefix(spare.sv.inflight, opTakeover) {
-		return spare.sv.inflight, spare.sv.steps[spare.sv.inflight]
+		return spare.sv.inflight, spare.sv.step(spare.sv.inflight)
 	}
 	return "", nil
 }

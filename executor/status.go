@@ -82,9 +82,9 @@ func snapshot(n *node) *Node {
 		out.Counts = n.counts()
 	}
 	if n.sv != nil {
-		for _, op := range n.sv.ops {
-			out.Steps = append(out.Steps, *n.sv.steps[op])
-		}
+		n.sv.opStatuses(func(_ string, st *StepStatus) {
+			out.Steps = append(out.Steps, *st)
+		})
 	}
 	for _, k := range n.kids {
 		out.Children = append(out.Children, snapshot(k))

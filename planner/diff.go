@@ -146,7 +146,11 @@ func (p *planning) diff() {
 		}
 		outcome := o.EffectiveOutcome()
 		ps.Outcome, ps.Identity, ps.Auth = outcome, o.Identity, o.Auth
-		comps, others := decidedOn(s.Cluster.Release, sortedComponents(o.Components))
+		comps, others := o.Components, p.others[addr]
+		if _, kept := p.others[addr]; !kept {
+			comps, others = decidedOn(s.Cluster.Release, sortedComponents(o.Components))
+			comps = p.lists.Components(comps)
+		}
 		ps.Observed = plan.Observed{Reachable: outcome == providers.OutcomeObserved, PowerState: o.PowerState, Health: o.Health,
 			Components: comps, Others: others, System: o.System}
 		if outcome == providers.OutcomeObserved {
@@ -474,6 +478,7 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 		return
 	}
 	ps.Action = plan.ActionUpgrade
+	ps.Changes = p.lists.Changes(ps.Changes)
 	p.targets[ps.Address] = targets
 	p.layout(s, ps, targets, nil)
 }
@@ -507,7 +512,8 @@ type target struct {
 // elsewhere are shared components another server on its BMC flashes
 // (no step here, and not expected by its wait_ready).
 func (p *planning) layout(s *config.Server, ps *plan.Server, targets []target, elsewhere map[string]bool) {
-	ps.Steps, ps.Reboots = p.steps(s, targets, elsewhere)
+	steps, reboots := p.steps(s, targets, elsewhere)
+	ps.Steps, ps.Reboots = p.lists.Steps(steps), reboots
 	ps.Estimate = 0
 	for _, st := range ps.Steps {
 		ps.Estimate += st.Estimate

@@ -24,11 +24,12 @@ type Estimator interface {
 // learn gives each of a server's steps the learned estimate of its class,
 // where there is one: the median, capped by the step's timeout like the
 // defaults. id is who the server's BMC says it is.
-func learn(est Estimator, id providers.Identity, steps []plan.Step) {
+func learn(est Estimator, id providers.Identity, steps []plan.Step) []plan.Step {
 	if est == nil {
-		return
+		return steps
 	}
-	plan.Learn(id, steps, est.Lookup)
+	steps, _ = plan.Learn(id, steps, est.Lookup)
+	return steps
 }
 
 // history is what the plan says of its learned estimates: the runs read

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
 
@@ -21,6 +22,7 @@ import (
 // unreachable rather than dropped.
 func (p *planning) observe(ctx context.Context) {
 	p.observed = make(map[string]*providers.Observation, len(p.inScope))
+	p.others = make(map[string]*plan.Others, len(p.inScope))
 	p.observeServers(ctx, p.inScope)
 }
 
@@ -29,6 +31,7 @@ func (p *planning) observe(ctx context.Context) {
 func (p *planning) observeServers(ctx context.Context, servers []*config.Server) {
 	for _, s := range servers {
 		delete(p.observed, address(s))
+		delete(p.others, address(s))
 	}
 	byProvider := map[string][]*config.Server{}
 	var names []string
@@ -52,6 +55,10 @@ func (p *planning) observeServers(ctx context.Context, servers []*config.Server)
 	}
 	sort.Strings(names)
 
+	byAddr := make(map[string]*config.Server, len(servers))
+	for _, s := range servers {
+		byAddr[address(s)] = s
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	type failure struct {
@@ -85,6 +92,9 @@ func (p *planning) observeServers(ctx context.Context, servers []*config.Server)
 					// replace a good observation with a worse one.
 					if _, dup := p.observed[o.Server]; !dup {
 						p.observed[o.Server] = o
+						if s := byAddr[o.Server]; s != nil && p.rollout.Channel == "" {
+							p.keep(s, o)
+						}
 					}
 					return nil
 				})
@@ -109,6 +119,21 @@ func (p *planning) observeServers(ctx context.Context, servers []*config.Server)
 		subject := rangePtrOf(decl)
 		p.report.errorf(subject, "Provider failed to observe", "Provider %q could not observe the servers: %s.", f.name, strings.Join(msgs, "; "))
 	}
+}
+
+// keep reduces an observation as soon as it arrives to what the plan
+// keeps of it (decidedOn: the components its release decides on, a
+// digest of the rest), as the diff would, so that a fleet's observations
+// are never all held whole: 24 inventory members of 100,000 servers are
+// 350 MB. Its fingerprint is taken first, from everything reported. Not
+// with a channel, whose release is chosen from the observations.
+func (p *planning) keep(s *config.Server, o *providers.Observation) {
+	if o.EffectiveOutcome() == providers.OutcomeObserved && o.Fingerprint == "" {
+		o.Fingerprint = fingerprint(o)
+	}
+	comps, others := decidedOn(s.Cluster.Release, sortedComponents(o.Components))
+	o.Components = p.lists.Components(comps)
+	p.others[o.Server] = others
 }
 
 func rangePtrOf(decl *config.Provider) *hcl.Range {

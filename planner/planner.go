@@ -83,7 +83,7 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (*plan.Plan, hc
 		opts.Parallelism = 0
 	}
 	now := opts.Now.UTC()
-	p := &planning{cfg: cfg, opts: opts, now: now, report: &reporter{}, targets: map[string][]target{}, members: map[string]map[string]int{}, failedProviders: map[string]bool{}}
+	p := &planning{cfg: cfg, opts: opts, now: now, report: &reporter{}, targets: map[string][]target{}, lists: plan.NewInterner(), members: map[string]map[string]int{}, failedProviders: map[string]bool{}}
 	return p.run(ctx)
 }
 
@@ -99,6 +99,10 @@ type planning struct {
 	inScope []*config.Server
 	// observed holds each in-scope server's observation by address.
 	observed map[string]*providers.Observation
+	// others are, by address, the digests of what observations reduced
+	// as they arrived (keep) do not hold any more; an observation with
+	// no entry holds everything reported.
+	others map[string]*plan.Others
 	// servers are the plan's servers by address.
 	servers map[string]*plan.Server
 	// unavail are the servers skipped (or blocking) because they are
@@ -115,6 +119,9 @@ type planning struct {
 	members map[string]map[string]int
 	// channel chooses the clusters' releases (channel.go).
 	channel *channelResolver
+	// lists shares equal step, change and component lists between
+	// servers (plan.Interner): what changes one copies it first.
+	lists *plan.Interner
 }
 
 // reporter collects one Plan call's diagnostics: the planning and each

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -111,6 +112,7 @@ func (p *planning) assignShared(run plan.Run) bool {
 			}
 			elsewhere[addr][k.component] = true
 			ps := p.servers[addr]
+			ps.Changes = slices.Clone(ps.Changes) // shared with servers planned alike
 			for i := range ps.Changes {
 				if ps.Changes[i].Component == k.component {
 					ps.Changes[i].FlashedBy = oaddr
@@ -173,6 +175,7 @@ func (p *planning) assignShared(run plan.Run) bool {
 		}
 		changed = true
 		ps := p.servers[addr]
+		ps.Steps = slices.Clone(ps.Steps) // shared with servers planned alike
 		for i := range ps.Steps {
 			if ps.Steps[i].Shared {
 				ps.Steps[i].After = after

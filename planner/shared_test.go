@@ -126,3 +126,48 @@ func TestSharedComponentWarnsAboutServersOutsideThePlan(t *testing.T) {
 		t.Errorf("warnings: %q", got)
 	}
 }
+
+// Servers planned alike share their steps, changes and observed
+// components in memory (plan.Interner), as the plan file's tables share
+// them; giving a shared step its barrier (After) copies that server's
+// steps first, so a server that shared them keeps its own barrier.
+func TestServersPlannedAlikeShareTheirLists(t *testing.T) {
+	src := fixture{racks: withCP([]string{"r1", "a:c", "b:c", "d:c"}, []string{"r2", "n0:c", "n1:c", "m0:c", "m1:c"})}.String()
+	// n0 and n1 are two systems behind one BMC, m0 and m1 behind another.
+	for name, bmc := range map[string]string{"n0": "127.9.0.1", "n1": "127.9.0.1", "m0": "127.9.0.2", "m1": "127.9.0.2"} {
+		i := strings.Index(src, `server "`+name+`" {`)
+		j := i + strings.Index(src[i:], "bmc  = \"")
+		k := j + strings.Index(src[j:], "\n")
+		src = src[:j] + `bmc  = "https://` + bmc + `:8443"
+      system = "` + name + `"` + src[k:]
+	}
+	p, diags := planFakes(t, loadText(t, src), func(addr string, o *providers.Observation) {
+		if strings.HasPrefix(addr, "c/r2/") {
+			for i := range o.Components {
+				o.Components[i].Shared = o.Components[i].SoftwareID == "BIOS"
+			}
+		}
+	}, nil)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	a := serverByAddr(p, "c/r1/a")
+	for _, addr := range []string{"c/r1/b", "c/r1/d"} {
+		o := serverByAddr(p, addr)
+		if &o.Steps[0] != &a.Steps[0] || &o.Changes[0] != &a.Changes[0] || &o.Observed.Components[0] != &a.Observed.Components[0] {
+			t.Errorf("%s does not share its lists with %s, planned alike", addr, a.Address)
+		}
+	}
+	after := map[string][]string{}
+	for _, s := range p.Servers {
+		for _, st := range s.Steps {
+			if st.Shared {
+				after[s.Address] = st.After
+			}
+		}
+	}
+	want := map[string][]string{"c/r2/n1": {"c/r2/n0"}, "c/r2/m1": {"c/r2/m0"}}
+	if diff := cmp.Diff(want, after); diff != "" {
+		t.Errorf("shared steps and their barriers (-want +got):\n%s", diff)
+	}
+}

@@ -166,7 +166,7 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 		add(plan.Step{Kind: plan.StepUncordon, Timeout: plan.Duration(st.Uncordon.Timeout), Estimate: capped(estimateUncordon, st.Uncordon.Timeout)})
 	}
 	if ps := p.servers[address(s)]; ps != nil {
-		learn(p.opts.Estimates, ps.Identity, out)
+		out = learn(p.opts.Estimates, ps.Identity, out)
 	}
 	return out, reboots
 }

@@ -60,6 +60,7 @@ type Fleet struct {
 	mu      sync.Mutex
 	servers map[string]*server
 	bmcs    map[string]*bmc
+	changes changes
 }
 
 var _ providers.Provider = (*Fleet)(nil)
@@ -95,8 +96,11 @@ type staged struct {
 type server struct {
 	p   *plan.Server
 	bmc *bmc
+	// changes shares component lists between servers (the fleet's).
+	changes *changes
 	// comps are the server's components now; a shared one's version is
-	// its BMC's.
+	// its BMC's. Read-only: the plan's list until an update changes it,
+	// then one servers changed alike share (changes).
 	comps         []providers.Component
 	power, health string
 	staged        []staged
@@ -108,7 +112,7 @@ type server struct {
 	// calls counts Apply calls by kind and component: the random draws
 	// are per server and per call, so the order in which goroutines run
 	// never changes them.
-	calls map[string]int
+	calls []callCount
 	tasks int
 
 	neverReady        bool
@@ -128,12 +132,15 @@ func NewFleet(p *plan.Plan, faults *Faults, clock Sleeper, seed uint64) *Fleet {
 		ps := &p.Servers[i]
 		b := f.bmcs[ps.BMC]
 		if b == nil {
-			b = &bmc{url: ps.BMC, shared: map[string]string{}}
+			b = &bmc{url: ps.BMC}
 			f.bmcs[ps.BMC] = b
 		}
-		s := &server{p: ps, bmc: b, comps: slices.Clone(ps.Observed.Components), power: ps.Observed.PowerState, health: ps.Observed.Health, calls: map[string]int{}}
+		s := &server{p: ps, bmc: b, changes: &f.changes, comps: ps.Observed.Components, power: ps.Observed.PowerState, health: ps.Observed.Health}
 		for _, c := range s.comps {
 			if _, ok := b.shared[c.ID]; c.Shared && !ok {
+				if b.shared == nil {
+					b.shared = map[string]string{}
+				}
 				b.shared[c.ID] = c.Version
 			}
 		}
@@ -290,6 +297,26 @@ func (s *server) conditionHolds(cs []condition, t time.Time) bool {
 	return false
 }
 
+// callCount is how many Apply calls of a kind and component a server
+// had (a few kinds and components each: a list, not a map per server).
+type callCount struct {
+	kind, component string
+	n               int
+}
+
+// count counts one more call of kind and component and returns how many
+// there were. f.mu is held.
+func (s *server) count(kind, component string) int {
+	for i := range s.calls {
+		if c := &s.calls[i]; c.kind == kind && c.component == component {
+			c.n++
+			return c.n
+		}
+	}
+	s.calls = append(s.calls, callCount{kind, component, 1})
+	return 1
+}
+
 // components are the server's components now, a shared one at its BMC's
 // version. f.mu is held.
 func (s *server) components() []providers.Component {
@@ -380,9 +407,7 @@ func (f *Fleet) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(
 // takes and whether it fails, from the plan's estimate and the faults.
 func (f *Fleet) call(s *server, kind, component string) (time.Duration, bool) {
 	f.mu.Lock()
-	key := kind + "\x00" + component
-	s.calls[key]++
-	n := s.calls[key]
+	n := s.count(kind, component)
 	f.mu.Unlock()
 	d := estimate(s.p, kind, component)
 	for _, sl := range s.slow {
@@ -531,16 +556,48 @@ func (s *server) bootBack(st providers.Step, now time.Time) {
 // set sets the version of every component m selects (a shared one on the
 // BMC). f.mu is held.
 func (s *server) set(m providers.Match, v string) {
-	for i, c := range s.comps {
-		if !m.Selects(c) {
-			continue
-		}
-		if c.Shared {
+	for _, c := range s.comps {
+		if c.Shared && m.Selects(c) {
 			s.bmc.shared[c.ID] = v
-		} else {
-			s.comps[i].Version = v
 		}
 	}
+	s.comps = s.changes.set(s.comps, m, v)
+}
+
+// changes shares the lists servers' updates leave: a fleet of 100,000
+// servers holds a handful of distinct ones.
+type changes map[change][]providers.Component
+
+// change is a list and one update of it.
+type change struct {
+	list *providers.Component
+	n    int
+	m    providers.Match
+	v    string
+}
+
+// set returns comps with the version of every component m selects (but
+// a shared one, whose version is its BMC's) set to v, as a list of its
+// own: comps is never changed.
+func (c *changes) set(comps []providers.Component, m providers.Match, v string) []providers.Component {
+	if len(comps) == 0 {
+		return comps
+	}
+	k := change{&comps[0], len(comps), m, v}
+	if out, ok := (*c)[k]; ok {
+		return out
+	}
+	out := slices.Clone(comps)
+	for i, x := range out {
+		if !x.Shared && m.Selects(x) {
+			out[i].Version = v
+		}
+	}
+	if *c == nil {
+		*c = changes{}
+	}
+	(*c)[k] = out
+	return out
 }
 
 // boot resets (or reimages, or powers on) the host and boots it: a boot

@@ -353,6 +353,7 @@ func cmdPlanEdit(ts *testscript.TestScript, neg bool, args []string) {
 		idx, err := strconv.Atoi(args[3])
 		ts.Check(err)
 		found := false
+		s.Steps = slices.Clone(s.Steps) // shared with servers planned alike
 		for i := range s.Steps {
 			if s.Steps[i].Index == idx {
 				s.Steps[i].Target.Version = args[4]

@@ -97,6 +97,17 @@ func TestScaleBench(t *testing.T) {
 	floorBMCs = envInt(t, "RACKFORM_BENCH_FLOOR_BMCS", 4096)
 	t.Cleanup(func() { floorBMCs = 0 })
 	t.Logf("| %d | plan | %s | (floor next) | | %d MB | %s | %d | %s |", n, pr.wall.Round(10*time.Millisecond), pr.rss.total>>20, pr.cpu.Round(10*time.Millisecond), st.Size()/int64(n), loadavg())
+	// RACKFORM_BENCH_KEEP=DIR: the plan file is kept as DIR/plan.json,
+	// to profile show, rehearse or status of it again without planning.
+	if keep := os.Getenv("RACKFORM_BENCH_KEEP"); keep != "" {
+		b, err := os.ReadFile(planFile)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(keep, "plan.json"), b, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	floor := benchFloor(t, f, got.Recorded, password, 1)
 	got.Recorded = nil
 	row("plan", pr, floor, st.Size())

@@ -388,13 +388,15 @@ func (d *Dir) LockHolder(context.Context) (*executor.LockInfo, error) {
 	return &h, nil
 }
 
-// Memory is an in-memory Backend for tests and benchmarks. Positions are
-// byte offsets as in Dir, so journal sizes are comparable.
+// Memory is an in-memory Backend for tests, benchmarks and rehearsals.
+// Positions are byte offsets as in Dir, so journal sizes are comparable.
+// Journals are held compressed (memjournal.go): a rehearsal of 100,000
+// servers writes millions of records.
 type Memory struct {
 	mu       sync.Mutex
 	plans    map[string][]byte
 	current  string
-	journals map[string][]executor.Entry
+	journals map[string]*memJournal
 	lock     *executor.LockInfo
 }
 
@@ -402,7 +404,7 @@ var _ executor.Backend = (*Memory)(nil)
 
 // NewMemory returns an empty Memory backend.
 func NewMemory() *Memory {
-	return &Memory{plans: map[string][]byte{}, journals: map[string][]executor.Entry{}}
+	return &Memory{plans: map[string][]byte{}, journals: map[string]*memJournal{}}
 }
 
 // SavePlan implements executor.Backend.
@@ -445,38 +447,48 @@ func (m *Memory) Append(_ context.Context, sha string, records ...[]byte) ([]int
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	j := m.journals[sha]
-	var end int64
-	if len(j) > 0 {
-		end = j[len(j)-1].Pos
+	if j == nil {
+		j = &memJournal{}
+		m.journals[sha] = j
 	}
 	pos := make([]int64, len(records))
 	for i, r := range records {
-		end += int64(len(r)) + 1
-		pos[i] = end
-		j = append(j, executor.Entry{Pos: end, Data: bytes.Clone(r)})
+		pos[i] = j.append(r)
 	}
-	m.journals[sha] = j
 	return pos, nil
 }
 
 // Read implements executor.Backend.
-func (m *Memory) Read(_ context.Context, sha string, after int64) ([]executor.Entry, error) {
+func (m *Memory) Read(ctx context.Context, sha string, after int64) ([]executor.Entry, error) {
+	var out []executor.Entry
+	err := m.Scan(ctx, sha, after, func(en executor.Entry) error {
+		out = append(out, executor.Entry{Pos: en.Pos, Data: bytes.Clone(en.Data)})
+		return nil
+	})
+	return out, err
+}
+
+// Scan implements executor.Scanner: the records are read back one block
+// at a time, never all at once.
+func (m *Memory) Scan(_ context.Context, sha string, after int64, fn func(executor.Entry) error) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	j := m.journals[sha]
-	i := sort.Search(len(j), func(i int) bool { return j[i].Pos > after })
-	return append([]executor.Entry(nil), j[i:]...), nil
+	var snap memJournal
+	if j != nil {
+		snap = j.snapshot(after)
+	}
+	m.mu.Unlock()
+	return snap.scan(after, fn)
 }
 
 // Size is the journal's size in bytes.
 func (m *Memory) Size(sha string) int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	j := m.journals[sha]
-	if len(j) == 0 {
-		return 0
+	if j := m.journals[sha]; j != nil {
+		return j.end
 	}
-	return j[len(j)-1].Pos
+	return 0
 }
 
 // Lock implements executor.Backend.

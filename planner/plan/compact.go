@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/rackform/rackform/providers"
@@ -29,9 +30,9 @@ import (
 //	  "changes":[0,1],"steps":[0,1,2,3]},...]
 //
 // Decode expands the positions again, so every reader gets the same Plan
-// as from an earlier format (steps are copies, never shared between
-// servers). `rackform show -json` prints a keyed view of the expanded plan
-// (cmd/rackform/internal/command/views/planview).
+// as from an earlier format; servers that name the same positions share
+// one list, read-only (intern.go). `rackform show -json` prints a keyed
+// view of the expanded plan (cmd/rackform/internal/command/views/planview).
 
 // compactTables is "tables" as Decode reads it.
 type compactTables struct {
@@ -138,30 +139,39 @@ func marshalCompact(c *Plan) ([]byte, error) {
 	// components, changes and steps, in that order (their counts are the
 	// server's own).
 	var refs []int
-	add := func(t *table, s *Server, v any) error {
-		b, err := enc.marshal(v)
-		if err != nil {
-			return fmt.Errorf("encoding plan: server %s: %w", s.Address, err)
+	// A list servers share (intern.go) is encoded once: its positions
+	// are looked up by its first element.
+	known := map[any][]int{}
+	add := func(t *table, s *Server, first any, n int, v func(i int) any) error {
+		if n == 0 {
+			return nil
 		}
-		refs = append(refs, t.add(b))
+		if r, ok := known[first]; ok && len(r) == n {
+			refs = append(refs, r...)
+			return nil
+		}
+		start := len(refs)
+		for i := 0; i < n; i++ {
+			b, err := enc.marshal(v(i))
+			if err != nil {
+				return fmt.Errorf("encoding plan: server %s: %w", s.Address, err)
+			}
+			refs = append(refs, t.add(b))
+		}
+		known[first] = slices.Clone(refs[start:])
 		return nil
 	}
 	for i := range c.Servers {
 		s := &c.Servers[i]
-		for _, v := range s.Observed.Components {
-			if err := add(&comps, s, v); err != nil {
-				return nil, err
-			}
+		cs, chs, sts := s.Observed.Components, s.Changes, s.Steps
+		if err := add(&comps, s, firstOf(cs), len(cs), func(i int) any { return &cs[i] }); err != nil {
+			return nil, err
 		}
-		for _, v := range s.Changes {
-			if err := add(&changes, s, v); err != nil {
-				return nil, err
-			}
+		if err := add(&changes, s, firstOf(chs), len(chs), func(i int) any { return &chs[i] }); err != nil {
+			return nil, err
 		}
-		for _, v := range s.Steps {
-			if err := add(&steps, s, v.fileForm()); err != nil {
-				return nil, err
-			}
+		if err := add(&steps, s, firstOf(sts), len(sts), func(i int) any { return sts[i].fileForm() }); err != nil {
+			return nil, err
 		}
 	}
 
@@ -218,6 +228,14 @@ func marshalCompact(c *Plan) ([]byte, error) {
 	// Room for the signature and checksum values, filled in place.
 	out.Grow(256)
 	return out.Bytes(), nil
+}
+
+// firstOf is a pointer to list's first element, nil for an empty list.
+func firstOf[T any](list []T) *T {
+	if len(list) == 0 {
+		return nil
+	}
+	return &list[0]
 }
 
 func writeServers(out *bytes.Buffer, enc *canonical, servers []Server, refs []int) error {
@@ -306,65 +324,24 @@ func decodeCompact(file []byte, format string) (*Plan, error) {
 		p.Servers = make([]Server, len(w.Servers))
 	}
 	t := &w.Tables
+	var comps refLists[providers.Component]
+	var changes refLists[Change]
+	var steps refLists[Step]
 	for i := range w.Servers {
 		ws := &w.Servers[i]
 		s := &p.Servers[i]
 		*s = Server(ws.serverFields)
 		s.Observed = Observed(ws.Observed.observedFields)
-		bad := func(what string, n int) error {
-			return &DecodeError{Reason: fmt.Sprintf("the plan does not match format %s: server %s names %s %d, which its tables do not hold", format, s.Address, what, n)}
-		}
-		if n := len(ws.Observed.Components); n > 0 {
-			s.Observed.Components = make([]providers.Component, n)
-			for j, k := range ws.Observed.Components {
-				if k < 0 || k >= len(t.Components) {
-					return nil, bad("component", k)
-				}
-				s.Observed.Components[j] = t.Components[k]
+		var err error
+		if s.Observed.Components, err = comps.expand(ws.Observed.Components, t.Components, "component"); err == nil {
+			if s.Changes, err = changes.expand(ws.Changes, t.Changes, "change"); err == nil {
+				s.Steps, err = steps.expand(ws.Steps, t.Steps, "step")
 			}
 		}
-		if n := len(ws.Changes); n > 0 {
-			s.Changes = make([]Change, n)
-			for j, k := range ws.Changes {
-				if k < 0 || k >= len(t.Changes) {
-					return nil, bad("change", k)
-				}
-				s.Changes[j] = t.Changes[k]
-			}
-		}
-		if n := len(ws.Steps); n > 0 {
-			s.Steps = make([]Step, n)
-			for j, k := range ws.Steps {
-				if k < 0 || k >= len(t.Steps) {
-					return nil, bad("step", k)
-				}
-				s.Steps[j] = t.Steps[k].clone()
-			}
+		if err != nil {
+			return nil, &DecodeError{Reason: fmt.Sprintf("the plan does not match format %s: server %s names %v, which its tables do not hold", format, s.Address, err)}
 		}
 		*ws = compactServer{}
 	}
 	return &p, nil
-}
-
-// clone copies a step so that no slice or pointer is shared with s.
-func (s Step) clone() Step {
-	if s.Match != nil {
-		m := *s.Match
-		s.Match = &m
-	}
-	s.Targets = cloneNonNil(s.Targets)
-	s.After = cloneNonNil(s.After)
-	s.Expect = cloneNonNil(s.Expect)
-	if s.Learned != nil {
-		l := *s.Learned
-		s.Learned = &l
-	}
-	return s
-}
-
-func cloneNonNil[T any](s []T) []T {
-	if s == nil {
-		return nil
-	}
-	return append(make([]T, 0, len(s)), s...)
 }

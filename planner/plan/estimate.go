@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -132,14 +133,18 @@ type History struct {
 // Learn gives each of a server's steps the estimate lookup learned for
 // its class, where it has one: the median, capped by the step's timeout
 // as the defaults are. id is who the server's BMC says it is. It returns
-// how many steps it gave a learned estimate. plan and rehearse both learn
-// with it.
-func Learn(id providers.Identity, steps []Step, lookup func(EstimateKey) (Learned, bool)) int {
+// the steps, a copy when any changed (a list may be shared with other
+// servers: intern.go), and how many steps it gave a learned estimate.
+// plan and rehearse both learn with it.
+func Learn(id providers.Identity, steps []Step, lookup func(EstimateKey) (Learned, bool)) ([]Step, int) {
 	n := 0
 	for i := range steps {
 		l, ok := lookup(KeyOf(id, steps, i))
 		if !ok {
 			continue
+		}
+		if n == 0 {
+			steps = slices.Clone(steps)
 		}
 		st := &steps[i]
 		d := time.Duration(l.Median)
@@ -149,5 +154,5 @@ func Learn(id providers.Identity, steps []Step, lookup func(EstimateKey) (Learne
 		st.Estimate, st.Learned = Duration(d), &l
 		n++
 	}
-	return n
+	return steps, n
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers"
 )
 
 // A plan says what changes twice: each server's Changes and the Steps apply
@@ -20,40 +21,82 @@ import (
 // change lists as a change of its own. p is not modified; what is
 // unchanged is shared.
 func asApplied(p *plan.Plan) *plan.Plan {
-	flash := map[string]map[string][]plan.Step{}
-	for i := range p.Servers {
-		s := &p.Servers[i]
-		for _, st := range s.Steps {
-			if !st.IsFlash() {
-				continue
+	var byAddr map[string]*plan.Server
+	server := func(addr string) *plan.Server {
+		if byAddr == nil {
+			byAddr = make(map[string]*plan.Server, len(p.Servers))
+			for i := range p.Servers {
+				byAddr[p.Servers[i].Address] = &p.Servers[i]
 			}
-			if flash[s.Address] == nil {
-				flash[s.Address] = map[string][]plan.Step{}
-			}
-			flash[s.Address][st.Component] = append(flash[s.Address][st.Component], st)
 		}
+		return byAddr[addr]
 	}
+	// Servers planned alike share their lists (plan.Interner), and so
+	// their applied changes: each is worked out once.
+	type lists struct {
+		changes                  *plan.Change
+		steps                    *plan.Step
+		comps                    *providers.Component
+		nChanges, nSteps, nComps int
+		action                   plan.Action
+	}
+	done := map[lists][]plan.Change{}
 	q := *p
 	q.Servers = slices.Clone(p.Servers)
 	for i := range q.Servers {
 		s := &q.Servers[i]
-		if len(s.Changes) > 0 || len(flash[s.Address]) > 0 {
-			s.Changes = appliedChanges(s, flash)
+		if len(s.Changes) == 0 && len(s.Steps) == 0 {
+			continue
 		}
+		own := !slices.ContainsFunc(s.Changes, func(c plan.Change) bool { return c.FlashedBy != "" })
+		k := lists{firstOf(s.Changes), firstOf(s.Steps), firstOf(s.Observed.Components), len(s.Changes), len(s.Steps), len(s.Observed.Components), s.Action}
+		if out, ok := done[k]; ok && own {
+			s.Changes = out
+			continue
+		}
+		out := appliedChanges(s, server)
+		if slices.Equal(out, s.Changes) {
+			out = s.Changes
+		}
+		if own {
+			done[k] = out
+		}
+		s.Changes = out
 	}
 	return &q
 }
 
-func appliedChanges(s *plan.Server, flash map[string]map[string][]plan.Step) []plan.Change {
+func firstOf[T any](list []T) *T {
+	if len(list) == 0 {
+		return nil
+	}
+	return &list[0]
+}
+
+// flashes are the steps of s that flash component, in order.
+func flashes(s *plan.Server, component string) []plan.Step {
+	var out []plan.Step
+	for _, st := range s.Steps {
+		if st.IsFlash() && st.Component == component {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+func appliedChanges(s *plan.Server, server func(addr string) *plan.Server) []plan.Change {
 	out := make([]plan.Change, 0, len(s.Changes))
 	listed := map[string]bool{}
 	for _, c := range s.Changes {
 		listed[c.Component] = true
-		by := s.Address
+		by := s
 		if c.FlashedBy != "" {
-			by = c.FlashedBy
+			by = server(c.FlashedBy)
 		}
-		sts := flash[by][c.Component]
+		var sts []plan.Step
+		if by != nil {
+			sts = flashes(by, c.Component)
+		}
 		if len(sts) == 0 {
 			out = append(out, c)
 			continue

@@ -23,6 +23,7 @@ func TestViewsShowTheVersionsStepsFlash(t *testing.T) {
 		edit func(s *plan.Server, i int, from, to string) []string
 	}{
 		{"a step's version edited", func(s *plan.Server, i int, from, to string) []string {
+			s.Steps = slices.Clone(s.Steps) // shared with servers planned alike
 			s.Steps[i].Target.Version = "7.99.99"
 			return []string{"bmc " + from + " → 7.99.99"}
 		}},

@@ -413,15 +413,17 @@ func summaryJSON(p *plan.Plan) JSONSummary {
 }
 
 // WriteJSON writes p's machine-readable representation (indented, one
-// document). sha is the plan file's SHA-256. The servers are encoded one
-// at a time into the document around them, with the same bytes as
-// encoding the whole at once: the document of 100,000 servers is most
-// of a gigabyte, and encoding/json indents a value only once all of it
-// is encoded.
+// document). sha is the plan file's SHA-256. The servers are made and
+// encoded one at a time into the document around them, with the same
+// bytes as encoding the whole at once: the document of 100,000 servers
+// is most of a gigabyte, its model more, and encoding/json indents a
+// value only once all of it is encoded.
 func WriteJSON(w io.Writer, p *plan.Plan, sha string) error {
-	doc := BuildJSON(p, sha)
-	servers := doc.Servers
-	doc.Servers = map[string]JSONServer{}
+	doc, entries := document(asApplied(p), sha)
+	servers := make(map[string]int, len(entries))
+	for i, e := range entries {
+		servers[e.Server.Address] = i
+	}
 	around, err := indented(doc, "")
 	if err != nil {
 		return err
@@ -460,7 +462,7 @@ func WriteJSON(w io.Writer, p *plan.Plan, sha string) error {
 			return err
 		}
 		bw.WriteString(": ")
-		if err := write(servers[k]); err != nil {
+		if err := write(placed(entries[servers[k]], servers[k])); err != nil {
 			return err
 		}
 	}
@@ -493,7 +495,18 @@ func orEmpty[T any](s []T) []T {
 
 // BuildJSON makes p's machine-readable representation.
 func BuildJSON(p *plan.Plan, sha string) PlanJSON {
-	p = asApplied(p)
+	out, entries := document(asApplied(p), sha)
+	for i, e := range entries {
+		js := placed(e, i)
+		out.Servers[js.Address] = js
+	}
+	return out
+}
+
+// document is p's machine-readable representation but for its servers,
+// and the entries each is made from in run order (placed): the servers of
+// 100,000 are made one at a time as they are written. p is as applied.
+func document(p *plan.Plan, sha string) (PlanJSON, []Entry) {
 	out := PlanJSON{
 		FormatVersion: JSONFormatVersion, PlanFormatVersion: p.FormatVersion, RackformVersion: p.RackformVersion,
 		PlanSHA256: sha, SignedBy: p.SignedBy, CreatedAt: p.CreatedAt, NotAfter: p.NotAfter,
@@ -582,23 +595,29 @@ func BuildJSON(p *plan.Plan, sha string) PlanJSON {
 	// order.
 	entries := Entries(p)
 	inCluster := map[string][]string{}
-	for i, e := range entries {
-		js := serverJSON(e.Server)
-		js.Order = -1
+	for _, e := range entries {
 		if e.Scope != nil {
-			js.Stage, js.Group, js.Phase, js.PhaseKind, js.Scope = e.Stage.ID, e.Group.ID, e.Phase.ID, string(e.Phase.Kind), e.Scope.ID
-			js.Order = i
 			out.RunOrder = append(out.RunOrder, e.Server.Address)
-			inCluster[js.Cluster] = append(inCluster[js.Cluster], js.Address)
+			inCluster[e.Server.Cluster] = append(inCluster[e.Server.Cluster], e.Server.Address)
 		}
-		out.Servers[js.Address] = js
 	}
 	for name, c := range out.Clusters {
 		c.Servers = append(c.Servers, inCluster[name]...)
 		out.Clusters[name] = c
 	}
 	out.Images = imagesJSON(entries)
-	return out
+	return out, entries
+}
+
+// placed is the server of entry i of the run order, placed in the run.
+func placed(e Entry, i int) JSONServer {
+	js := serverJSON(e.Server)
+	js.Order = -1
+	if e.Scope != nil {
+		js.Stage, js.Group, js.Phase, js.PhaseKind, js.Scope = e.Stage.ID, e.Group.ID, e.Phase.ID, string(e.Phase.Kind), e.Scope.ID
+		js.Order = i
+	}
+	return js
 }
 
 func clusterJSON(st *plan.Stage, g *plan.Group, c *plan.Cluster, out *PlanJSON) JSONCluster {
