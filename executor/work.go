@@ -262,8 +262,8 @@ func (wk *worker) progress(ctx context.Context, m msg) {
 
 func (r *runner) recordTask(ctx context.Context, m msg) error {
 	r.emit(ctx, &Record{Type: recTaskURI, Server: m.o.sv.id, Op: m.o.op, TaskURI: m.task})
-	r.flush(ctx)
-	r.taskRecorded(m)
+	m.ack = nil // answered here, by the error returned
+	r.recordTasks(ctx, []msg{m})
 	return r.err
 }
 
@@ -281,29 +281,25 @@ func (r *runner) take(ctx context.Context, m msg, tasks []msg) []msg {
 }
 
 // recordTasks makes the task records take wrote durable in one append,
-// then answers each hand-off: its update polls its task from then on.
+// marks each task journaled if the append succeeded, then answers each
+// hand-off (an ack): its update polls its task from then on.
 func (r *runner) recordTasks(ctx context.Context, tasks []msg) {
 	if len(tasks) == 0 {
 		return
 	}
 	r.flush(ctx)
 	for _, m := range tasks {
-		r.taskRecorded(m)
-		m.ack <- r.err
-	}
-}
-
-// taskRecorded marks m's task journaled once the append that carried it
-// succeeded.
-func (r *runner) taskRecorded(m msg) {
-	if r.err != nil {
-		return
-	}
-	m.o.taskRecorded = true
-	if r.graceful {
-		// The BMC took the request; polling its task is left to the
-		// next apply.
-		r.abandon(m.o)
+		if r.err == nil {
+			m.o.taskRecorded = true
+			if r.graceful {
+				// The BMC took the request; polling its task is left to
+				// the next apply.
+				r.abandon(m.o)
+			}
+		}
+		if m.ack != nil {
+			m.ack <- r.err
+		}
 	}
 }
 
