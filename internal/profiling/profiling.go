@@ -20,6 +20,9 @@ const heapSampleInterval = 250 * time.Millisecond
 // Start starts the CPU profile into cpuPath and samples the heap
 // into heapPath (kept when the heap in use is the largest seen), and
 // returns what stops them and writes the files; nil when neither is asked.
+// At the stop the heap is also written to heapPath+".end": its allocations
+// (-sample_index=alloc_space) are the whole run's, where the largest
+// heap's are those up to that moment.
 func Start(cpuPath, heapPath string, logger hclog.Logger) func() {
 	if cpuPath == "" && heapPath == "" {
 		return nil
@@ -76,6 +79,12 @@ func Start(cpuPath, heapPath string, logger hclog.Logger) func() {
 		once.Do(func() {
 			close(done)
 			wg.Wait()
+			if heapPath != "" {
+				if f, err := os.Create(heapPath + ".end"); err == nil {
+					_ = pprof.Lookup("heap").WriteTo(f, 0)
+					f.Close()
+				}
+			}
 			if cpu != nil {
 				pprof.StopCPUProfile()
 				cpu.Close()
