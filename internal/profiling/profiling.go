@@ -42,21 +42,21 @@ func Start(cpuPath, heapPath string, logger hclog.Logger) func() {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	var largest uint64
-	writeHeap := func() {
+	writeHeap := func(path string) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		if ms.HeapInuse <= largest {
+		if ms.HeapInuse <= largest && path == heapPath {
 			return
 		}
-		largest = ms.HeapInuse
-		f, err := os.Create(heapPath)
+		largest = max(largest, ms.HeapInuse)
+		f, err := os.Create(path)
 		if err != nil {
 			logger.Error("cannot write the heap profile", "file", heapPath, "error", err)
 			return
 		}
 		defer f.Close()
 		_ = pprof.Lookup("heap").WriteTo(f, 0)
-		_ = os.WriteFile(heapPath+".txt", fmt.Appendf(nil, "heap in use %d MB, stacks %d MB, sys %d MB, %d goroutines, %d collections at %s\n", ms.HeapInuse>>20, ms.StackInuse>>20, ms.Sys>>20, runtime.NumGoroutine(), ms.NumGC, time.Now().Format(time.RFC3339)), 0o644)
+		_ = os.WriteFile(path+".txt", fmt.Appendf(nil, "heap in use %d MB, stacks %d MB, sys %d MB, %d goroutines, %d collections at %s\n", ms.HeapInuse>>20, ms.StackInuse>>20, ms.Sys>>20, runtime.NumGoroutine(), ms.NumGC, time.Now().Format(time.RFC3339)), 0o644)
 	}
 	if heapPath != "" {
 		wg.Add(1)
@@ -69,7 +69,7 @@ func Start(cpuPath, heapPath string, logger hclog.Logger) func() {
 				case <-done:
 					return
 				case <-t.C:
-					writeHeap()
+					writeHeap(heapPath)
 				}
 			}
 		}()
@@ -80,10 +80,7 @@ func Start(cpuPath, heapPath string, logger hclog.Logger) func() {
 			close(done)
 			wg.Wait()
 			if heapPath != "" {
-				if f, err := os.Create(heapPath + ".end"); err == nil {
-					_ = pprof.Lookup("heap").WriteTo(f, 0)
-					f.Close()
-				}
+				writeHeap(heapPath + ".end")
 			}
 			if cpu != nil {
 				pprof.StopCPUProfile()
