@@ -106,9 +106,10 @@ func targetFromProto(t *pb.Target) providers.Target {
 // in common is converted once and shared: a fleet's servers of one role
 // carry the same updates and credentials, and their copies, held while the
 // provider observes, were the part of a plugin's heap that grows with the
-// fleet (at 100,000 servers about 110 MB of a 320 MiB memory limit, which
-// the collector then ran against far more often). The provider reads
-// targets and never changes them.
+// fleet (22 MB of its sampled heap at 20,000 servers, 1.1 KB a server; at
+// 100,000 the plugin's heap sat at its memory limit and the collector took
+// 29% of its CPU, 18% since). The provider reads targets and never changes
+// them.
 func targetsFromProto(ts []*pb.Target) []providers.Target {
 	r := &targetReader{creds: map[providers.Credentials]*providers.Credentials{}, updates: map[string][]providers.UpdateIntent{}}
 	out := make([]providers.Target, len(ts))
