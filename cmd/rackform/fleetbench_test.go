@@ -731,8 +731,12 @@ func tail(s string, n int) string {
 // binary that both map), and total the largest memory the processes held at
 // one sample: their anonymous pages plus the largest file-backed share of
 // one of them (the CLI and plugin are one executable, whose pages the
-// kernel keeps once).
-type treeRSS struct{ cli, plugin, sum, total, cliFile, pluginFile int64 }
+// kernel keeps once). pluginCPU is the CPU time the children had used at
+// the last sample (user and system; within 100 ms of their end).
+type treeRSS struct {
+	cli, plugin, sum, total, cliFile, pluginFile int64
+	pluginCPU                                    time.Duration
+}
 
 // watchTreeRSS samples the resident memory of pid and its child processes
 // every 100 ms until stop.
@@ -762,6 +766,11 @@ func watchTreeRSS(pid int, stop <-chan struct{}) treeRSS {
 			}
 		}
 		var anon, file int64
+		var childCPU time.Duration
+		for _, p := range pids[1:] {
+			childCPU += procCPU(p)
+		}
+		best.pluginCPU = max(best.pluginCPU, childCPU)
 		for _, p := range pids {
 			b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/status")
 			st := statusKB(b)
@@ -791,6 +800,26 @@ func watchTreeRSS(pid int, stop <-chan struct{}) treeRSS {
 		case <-tick.C:
 		}
 	}
+}
+
+// procCPU is the user and system CPU time process p has used, 0 when it is
+// gone (/proc/PID/stat fields 14 and 15, in clock ticks of 1/100 s).
+func procCPU(p int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // statusKB reads the "Name: N kB" lines of /proc/PID/status, in bytes.

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -88,8 +89,9 @@ func TestScaleBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("plan: %d sessions left open, %.1f TLS handshakes and %.1f requests per server; peak RSS CLI %d MB, plugin %d MB; floor next",
-		got.Open, float64(got.Connections)/float64(n), float64(got.Requests)/float64(n), pr.rss.cli>>20, pr.rss.plugin>>20)
+	t.Logf("plan: %d sessions left open, %.1f TLS handshakes and %.1f requests per server; peak RSS CLI %d MB, plugin %d MB; CPU CLI %v, plugin %v (%.2f ms per server); floor next",
+		got.Open, float64(got.Connections)/float64(n), float64(got.Requests)/float64(n), pr.rss.cli>>20, pr.rss.plugin>>20,
+		(pr.cpu - pr.rss.pluginCPU).Round(10*time.Millisecond), pr.rss.pluginCPU.Round(10*time.Millisecond), float64(pr.rss.pluginCPU.Microseconds())/1000/float64(n))
 	// The floor asks RACKFORM_BENCH_FLOOR_BMCS BMCs at once (default
 	// 4,096: rackform's default is 1,536 here; at 100,000 every BMC the
 	// open files allow, 19,000, outlasts the simulator's handshake
@@ -108,9 +110,17 @@ func TestScaleBench(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	before := selfCPU()
 	floor := benchFloor(t, f, got.Recorded, password, 1)
+	floorCPU := selfCPU() - before
+	t.Logf("floor: %v, CPU %v (%.2f ms per server; this process: the floor client alone while it runs)", floor.Round(10*time.Millisecond),
+		floorCPU.Round(10*time.Millisecond), float64(floorCPU.Microseconds())/1000/float64(n))
 	got.Recorded = nil
 	row("plan", pr, floor, st.Size())
+	if os.Getenv("RACKFORM_BENCH_PLAN_ONLY") != "" {
+		// Plan and the floor only, for measuring plan again and again.
+		return
+	}
 
 	for _, format := range []string{"text", "json", "markdown", "html"} {
 		profile("show-" + format)
@@ -142,6 +152,15 @@ func TestScaleBench(t *testing.T) {
 	table := "| N | command | wall | floor | ratio | peak RSS (CLI + plugin) | CPU | bytes / server | load |\n|---|---|---|---|---|---|---|---|---|\n" + strings.Join(rows, "\n")
 	t.Log("\n" + table)
 	fmt.Println(table)
+}
+
+// selfCPU is the user and system CPU time this process has used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // startStoppedApply starts apply of planFile, records a stop as soon as

@@ -20,6 +20,9 @@ const heapSampleInterval = 250 * time.Millisecond
 // Start starts the CPU profile into cpuPath and samples the heap
 // into heapPath (kept when the heap in use is the largest seen), and
 // returns what stops them and writes the files; nil when neither is asked.
+// At the stop the heap is also written to heapPath+".end": its allocations
+// (-sample_index=alloc_space) are the whole run's, where the largest
+// heap's are those up to that moment.
 func Start(cpuPath, heapPath string, logger hclog.Logger) func() {
 	if cpuPath == "" && heapPath == "" {
 		return nil
@@ -39,21 +42,21 @@ func Start(cpuPath, heapPath string, logger hclog.Logger) func() {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	var largest uint64
-	writeHeap := func() {
+	writeHeap := func(path string) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		if ms.HeapInuse <= largest {
+		if ms.HeapInuse <= largest && path == heapPath {
 			return
 		}
-		largest = ms.HeapInuse
-		f, err := os.Create(heapPath)
+		largest = max(largest, ms.HeapInuse)
+		f, err := os.Create(path)
 		if err != nil {
 			logger.Error("cannot write the heap profile", "file", heapPath, "error", err)
 			return
 		}
 		defer f.Close()
 		_ = pprof.Lookup("heap").WriteTo(f, 0)
-		_ = os.WriteFile(heapPath+".txt", fmt.Appendf(nil, "heap in use %d MB, stacks %d MB, sys %d MB, %d goroutines, %d collections at %s\n", ms.HeapInuse>>20, ms.StackInuse>>20, ms.Sys>>20, runtime.NumGoroutine(), ms.NumGC, time.Now().Format(time.RFC3339)), 0o644)
+		_ = os.WriteFile(path+".txt", fmt.Appendf(nil, "heap in use %d MB, stacks %d MB, sys %d MB, %d goroutines, %d collections at %s\n", ms.HeapInuse>>20, ms.StackInuse>>20, ms.Sys>>20, runtime.NumGoroutine(), ms.NumGC, time.Now().Format(time.RFC3339)), 0o644)
 	}
 	if heapPath != "" {
 		wg.Add(1)
@@ -66,7 +69,7 @@ func Start(cpuPath, heapPath string, logger hclog.Logger) func() {
 				case <-done:
 					return
 				case <-t.C:
-					writeHeap()
+					writeHeap(heapPath)
 				}
 			}
 		}()
@@ -76,6 +79,9 @@ func Start(cpuPath, heapPath string, logger hclog.Logger) func() {
 		once.Do(func() {
 			close(done)
 			wg.Wait()
+			if heapPath != "" {
+				writeHeap(heapPath + ".end")
+			}
 			if cpu != nil {
 				pprof.StopCPUProfile()
 				cpu.Close()

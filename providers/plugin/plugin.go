@@ -100,6 +100,9 @@ func Serve(p providers.Provider, logger hclog.Logger) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(memoryLimit)
 	}
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	exitWithHost(p, logger)
 	goplugin.Serve(ServeConfig(p, logger))
 }
@@ -129,6 +132,17 @@ func ServeConfig(p providers.Provider, logger hclog.Logger) *goplugin.ServeConfi
 // cost a sixth more CPU (and at 1,000 servers without $expand, half
 // more); 320 MiB holds it near 330 MB for a few percent.
 const memoryLimit = 320 << 20
+
+// gcPercent is the plugin's GOGC (the GOGC environment variable replaces
+// it): the heap may grow to three times what is live before a collection,
+// up to memoryLimit, which then decides. A collection's cost is mostly
+// fixed by what is in flight (the goroutine stacks and connections of the
+// servers being observed), not by the garbage, so fewer of them is less
+// CPU. Measured at 20,000 servers (make bench-scale, CPU profile of the
+// plugin): the collector's share went from 21% at 100 to 15% at 200, the
+// plugin's peak RSS from 269 MB to 321 MB (it sits at memoryLimit from
+// about 20,000 servers on either way).
+const gcPercent = 200
 
 // EnvLogLevel carries the host logger's level to the plugin, so the plugin
 // does not format lines the host would drop.

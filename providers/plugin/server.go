@@ -108,10 +108,7 @@ func (s *stream[T]) finish(m *T) error {
 // Observe implements pb.ProviderServer.
 func (s *GRPCServer) Observe(req *pb.ObserveRequest, srv pb.Provider_ObserveServer) error {
 	out := &stream[pb.ObserveResponse]{send: srv.Send}
-	r := &providers.ObserveRequest{Concurrency: int(req.GetConcurrency())}
-	for _, t := range req.GetTargets() {
-		r.Targets = append(r.Targets, targetFromProto(t))
-	}
+	r := &providers.ObserveRequest{Concurrency: int(req.GetConcurrency()), Targets: targetsFromProto(req.GetTargets())}
 	var diags providers.Diagnostics
 	func() {
 		defer s.recoverPanic("Observe", "", &diags)

@@ -63,7 +63,7 @@ var dellID = regexp.MustCompile(`^(Installed|Previous|Current|Available)-[0-9]+-
 // ownState decides a member's state from what it says of itself.
 func ownState(id, name, description, version, status, dellStatus string) (state, sign string) {
 	words := signWords(id, name, description)
-	pending := words["pending"] || words["staging"] || words["staged"]
+	pending := words.has("pending") || words.has("staging") || words.has("staged")
 	switch status {
 	case "Absent", "UnavailableOffline":
 		return providers.StateAbsent, "Status.State " + status
@@ -107,49 +107,76 @@ func ownState(id, name, description, version, status, dellStatus string) (state,
 	switch {
 	case pending:
 		return providers.StatePending, "named " + firstWord(words, "pending", "staging", "staged")
-	case words["previous"] || words["rollback"]:
+	case words.has("previous") || words.has("rollback"):
 		return providers.StatePrevious, "named " + firstWord(words, "previous", "rollback")
-	case words["backup"] || words["golden"] || words["redundant"] || words["recovery"]:
+	case words.has("backup") || words.has("golden") || words.has("redundant") || words.has("recovery"):
 		return providers.StateStandby, "named " + firstWord(words, "backup", "golden", "redundant", "recovery")
 	}
 	return providers.StateActive, ""
 }
 
-// signWords are the words of a member's Id, Name and Description, lower
-// case, split at anything not a letter or digit and where a lower-case
-// letter meets an upper-case one ("SystemRomBackup": system, rom, backup),
-// so "VBIOS" or "Backplane" never read as "BIOS" or "backup".
-func signWords(texts ...string) map[string]bool {
-	out := map[string]bool{}
-	for _, t := range texts {
-		var w []rune
-		flush := func() {
-			if len(w) > 0 {
-				out[strings.ToLower(string(w))] = true
-				w = w[:0]
-			}
+// signNames are the words a member's Id, Name and Description are read
+// for (steps 4 above, and isBIOSMember's names).
+var signNames = [...]string{"pending", "staging", "staged", "previous", "rollback", "backup", "golden", "redundant", "recovery", "bios", "uefi"}
+
+// signs is the set of signNames that texts hold as whole words.
+type signs uint16
+
+func (s signs) has(word string) bool {
+	for i, n := range signNames {
+		if n == word {
+			return s&(1<<i) != 0
 		}
-		prev := rune(0)
-		for _, r := range t {
+	}
+	return false
+}
+
+// signWords finds signNames among the words of a member's Id, Name and
+// Description, in any case; words are split at anything not a letter or
+// digit and where a lower-case letter meets an upper-case one
+// ("SystemRomBackup": system, rom, backup), so "VBIOS" or "Backplane"
+// never read as "BIOS" or "backup". It allocates nothing: it runs for
+// every member of every server.
+func signWords(texts ...string) signs {
+	var out signs
+	for _, t := range texts {
+		start, prev := -1, rune(0)
+		for i, r := range t {
 			switch {
 			case !unicode.IsLetter(r) && !unicode.IsDigit(r):
-				flush()
+				out |= signOf(t, start, i)
+				start = -1
 			case unicode.IsUpper(r) && unicode.IsLower(prev):
-				flush()
-				w = append(w, r)
-			default:
-				w = append(w, r)
+				out |= signOf(t, start, i)
+				start = i
+			case start < 0:
+				start = i
 			}
 			prev = r
 		}
-		flush()
+		out |= signOf(t, start, len(t))
 	}
 	return out
 }
 
-func firstWord(words map[string]bool, candidates ...string) string {
+// signOf is the sign the word t[start:end] is, if any (none when start < 0).
+func signOf(t string, start, end int) signs {
+	if start < 0 {
+		return 0
+	}
+	w := t[start:end]
+	for i, n := range signNames {
+		// Equal byte lengths with an ASCII name: EqualFold is ASCII case folding here.
+		if len(w) == len(n) && strings.EqualFold(w, n) {
+			return 1 << i
+		}
+	}
+	return 0
+}
+
+func firstWord(words signs, candidates ...string) string {
 	for _, c := range candidates {
-		if words[c] {
+		if words.has(c) {
 			return c
 		}
 	}
@@ -247,5 +274,5 @@ func isBIOSMember(it invItem, sys *systemInfo) bool {
 		return true
 	}
 	w := signWords(it.ID, it.Name)
-	return w["bios"] || w["uefi"] || strings.EqualFold(it.Name, "System ROM") || (sys.BiosVersion != "" && it.Version == sys.BiosVersion)
+	return w.has("bios") || w.has("uefi") || strings.EqualFold(it.Name, "System ROM") || (sys.BiosVersion != "" && it.Version == sys.BiosVersion)
 }

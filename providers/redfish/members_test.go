@@ -3,6 +3,7 @@ package redfish
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -260,5 +261,33 @@ func TestBiosLinksDecide(t *testing.T) {
 	observeAll(t, configure(t, Options{}, map[string]any{"ca_bundle": caPEM(plain)}), providers.Target{Name: "s", Endpoint: plain.URL})
 	if n := count(plain.Log(), "GET /redfish/v1/Systems/1/Bios"); n != 0 {
 		t.Errorf("the Bios resource was read %d times where the members decide", n)
+	}
+}
+
+// TestSignWords: sign words are whole words of the Id, Name and
+// Description in any case, split at punctuation and where a lower-case
+// letter meets an upper-case one, never part of a longer word.
+func TestSignWords(t *testing.T) {
+	for _, c := range []struct {
+		texts []string
+		want  []string
+	}{
+		{[]string{"SystemRomBackup"}, []string{"backup"}},
+		{[]string{"VBIOS", "Backplane", "UEFIx", "Stagingarea"}, nil},
+		{[]string{"Installed-159-1.8.2__BIOS.Setup.1-1"}, []string{"bios"}},
+		{[]string{"Staging_BMC", "bmc-Pending"}, []string{"staging", "pending"}},
+		{[]string{"", "Redundant System ROM", "uefi"}, []string{"redundant", "uefi"}},
+		{[]string{"Ünïcode·Golden", "PREVIOUSrollback"}, []string{"golden"}},
+		{[]string{"RecoveryImage", "stagedFW", "previous"}, []string{"recovery", "staged", "previous"}},
+	} {
+		got := signWords(c.texts...)
+		for _, n := range signNames {
+			if want := slices.Contains(c.want, n); got.has(n) != want {
+				t.Errorf("signWords(%q) has %q: %v, want %v", c.texts, n, got.has(n), want)
+			}
+		}
+	}
+	if signWords("bios").has("bio") {
+		t.Error("a word that is no sign name is found")
 	}
 }

@@ -44,14 +44,16 @@ func (p *Provider) Observe(ctx context.Context, req *providers.ObserveRequest, f
 	var groups [][]providers.Target
 	index := map[string]int{}
 	p.mu.Lock()
-	for _, t := range req.Targets {
+	for i, t := range req.Targets {
 		key := p.keyOf(t)
-		if i, ok := index[key]; ok && key != "" {
-			groups[i] = append(groups[i], t)
+		if g, ok := index[key]; ok && key != "" {
+			groups[g] = append(groups[g], t)
 			continue
 		}
 		index[key] = len(groups)
-		groups = append(groups, []providers.Target{t})
+		// The request's own target, not a copy (a fleet is mostly units of
+		// one); a second one appends to a copy (cap 1).
+		groups = append(groups, req.Targets[i:i+1:i+1])
 	}
 	p.mu.Unlock()
 	conc = min(conc, len(groups))
