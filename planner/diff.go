@@ -3,6 +3,8 @@ package planner
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -469,7 +471,7 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 		}
 		targets = append(targets, target{c: c, up: up1, shared: shared, moving: ids})
 	}
-	p.members[ps.Address] = counts
+	p.members[ps.Address] = p.sameCounts(counts)
 	if !ok {
 		return
 	}
@@ -479,8 +481,29 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 	}
 	ps.Action = plan.ActionUpgrade
 	ps.Changes = p.lists.Changes(ps.Changes)
-	p.targets[ps.Address] = targets
 	p.layout(s, ps, targets, nil)
+	if slices.ContainsFunc(targets, func(t target) bool { return t.shared }) {
+		// Laid out again once the owner of each shared component on
+		// its BMC is known (shared.go).
+		p.targets[ps.Address] = targets
+	} else {
+		// What the BMC said of its updates is in the steps now.
+		o.Updates = nil
+	}
+}
+
+// sameCounts returns counts, or an equal map kept before: the servers
+// of a fleet have a handful of distinct member counts.
+func (p *planning) sameCounts(counts map[string]int) map[string]int {
+	var key strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(counts)) {
+		fmt.Fprintf(&key, "%s\x00%d\x00", name, counts[name])
+	}
+	if kept, ok := p.counts[key.String()]; ok {
+		return kept
+	}
+	p.counts[key.String()] = counts
+	return counts
 }
 
 // membersWithSigns names members with their state and the sign that said

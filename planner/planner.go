@@ -83,7 +83,7 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (*plan.Plan, hc
 		opts.Parallelism = 0
 	}
 	now := opts.Now.UTC()
-	p := &planning{cfg: cfg, opts: opts, now: now, report: &reporter{}, targets: map[string][]target{}, lists: plan.NewInterner(), members: map[string]map[string]int{}, failedProviders: map[string]bool{}}
+	p := &planning{cfg: cfg, opts: opts, now: now, report: &reporter{}, targets: map[string][]target{}, lists: plan.NewInterner(), members: map[string]map[string]int{}, counts: map[string]map[string]int{}, failedProviders: map[string]bool{}}
 	return p.run(ctx)
 }
 
@@ -117,6 +117,8 @@ type planning struct {
 	// members are, by server address, how many active members each
 	// in-scope component's rule selects: what apply must find again.
 	members map[string]map[string]int
+	// counts keeps one copy of each distinct members map (sameCounts).
+	counts map[string]map[string]int
 	// channel chooses the clusters' releases (channel.go).
 	channel *channelResolver
 	// lists shares equal step, change and component lists between
