@@ -82,6 +82,9 @@ func snapshot(n *node) *Node {
 		out.Counts = n.counts()
 	}
 	if n.sv != nil {
+		if k := len(n.sv.stepSt) + len(n.sv.extraOps); k > 0 {
+			out.Steps = make([]StepStatus, 0, k)
+		}
 		n.sv.opStatuses(func(_ string, st *StepStatus) {
 			out.Steps = append(out.Steps, *st)
 		})
