@@ -76,15 +76,20 @@ func (e *Executor) Status(ctx context.Context) (*Status, error) {
 	return st, nil
 }
 
+// snapshot is n's part of a Status. The model is Status's own, made for
+// it and dropped after: a server's step statuses are handed over, not
+// copied, when it has no others (100,000 servers' steps are 80 MB).
 func snapshot(n *node) *Node {
 	out := &Node{ID: n.id, Kind: n.kind, Name: n.name, State: n.st}
 	if n.sc != nil {
 		out.Counts = n.counts()
 	}
-	if n.sv != nil {
-		if k := len(n.sv.stepSt) + len(n.sv.extraOps); k > 0 {
-			out.Steps = make([]StepStatus, 0, k)
-		}
+	switch {
+	case n.sv == nil:
+	case len(n.sv.extraOps) == 0 && len(n.sv.stepSt) > 0:
+		out.Steps = n.sv.stepSt
+	case len(n.sv.extraOps) > 0:
+		out.Steps = make([]StepStatus, 0, len(n.sv.stepSt)+len(n.sv.extraOps))
 		n.sv.opStatuses(func(_ string, st *StepStatus) {
 			out.Steps = append(out.Steps, *st)
 		})
