@@ -99,11 +99,6 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 	}
 	defer run.Close()
 	b, p, e := run.backend, run.plan, run.exec
-	st, err := e.Status(ctx)
-	if err != nil {
-		return c.fail("%s", err)
-	}
-	applyview.CanonicalStatus(st)
 	if c.format == "html" {
 		now := time.Now
 		if c.now != nil {
@@ -113,13 +108,26 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		if err != nil {
 			return c.fail("reading the run's journal: %s", err)
 		}
+		// The rest of the run rehearsed first and its model dropped
+		// before the status's is made: of 100,000 servers each is
+		// hundreds of MB.
 		rehearsed, from, why := rehearseRemainder(ctx, p, run.sha, entries, now().UTC(), c.approveAfter)
+		st, err := e.Status(ctx)
+		if err != nil {
+			return c.fail("%s", err)
+		}
+		applyview.CanonicalStatus(st)
 		tl := applyview.StatusTimeline(p, st, rehearsed, from, why)
 		if err := applyview.WriteStatusHTML(c.Stdout, p, st, &tl); err != nil {
 			return c.fail("writing the status: %s", err)
 		}
 		return ExitOK
 	}
+	st, err := e.Status(ctx)
+	if err != nil {
+		return c.fail("%s", err)
+	}
+	applyview.CanonicalStatus(st)
 	var workers []executor.WorkerStatus
 	if cl, ok := b.Backend.(executor.Claimer); ok {
 		ws, err := cl.Workers(ctx, run.sha)
