@@ -25,13 +25,13 @@ func TestTimedFaultsHoldWithinTheirSpell(t *testing.T) {
 	}
 	var got []int
 	for _, at := range []time.Duration{0, 90 * time.Second, 3 * time.Minute, 5*time.Minute + 30*time.Second, 7 * time.Minute} {
-		clk.t = t0.Add(at)
+		clk.Set(t0.Add(at))
 		got = append(got, call(t, "GET", u+"/redfish/v1/Systems", nil, true).status)
 	}
 	if d := cmp.Diff([]int{200, 503, 200, 503, 200}, got); d != "" {
 		t.Errorf("statuses across two busy spells (-want +got):\n%s", d)
 	}
-	clk.t = t0.Add(11 * time.Minute)
+	clk.Set(t0.Add(11 * time.Minute))
 	if _, err := client.Get(u + "/redfish/v1/"); err == nil {
 		t.Error("a BMC that is down answered")
 	}
