@@ -493,16 +493,6 @@ func orEmpty[T any](s []T) []T {
 	return s
 }
 
-// BuildJSON makes p's machine-readable representation.
-func BuildJSON(p *plan.Plan, sha string) PlanJSON {
-	out, entries := document(asApplied(p), sha)
-	for i, e := range entries {
-		js := placed(e, i)
-		out.Servers[js.Address] = js
-	}
-	return out
-}
-
 // document is p's machine-readable representation but for its servers,
 // and the entries each is made from in run order (placed): the servers of
 // 100,000 are made one at a time as they are written. p is as applied.
