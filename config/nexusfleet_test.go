@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rackform/rackform/internal/nexusfleet"
 )
 
 // A fleet written the way examples/nexus-lab writes one, at any size: one
@@ -24,115 +26,19 @@ var (
 	fleetServers = flag.Int("fleet-servers", 100_000, "the number of servers TestWriteNexusFleet writes")
 )
 
-const (
-	fleetPerRack    = 30
-	fleetPerCluster = 8
-)
-
-// nexusFleetLayout is how n servers are laid out: racks[i] is the number
-// of servers of rack i, clusters[j] the number of racks of cluster j.
-// Racks hold at most fleetPerRack servers, clusters fleetPerCluster racks,
-// and a remainder of fewer than four racks joins the cluster before it, so
-// every cluster has racks enough for the usual control-plane placement.
-func nexusFleetLayout(n int) (racks, clusters []int) {
-	nr := (n + fleetPerRack - 1) / fleetPerRack
-	for i := range nr {
-		racks = append(racks, n/nr+btoi(i < n%nr))
-	}
-	for left := nr; left > 0; {
-		k := min(left, fleetPerCluster)
-		if left-k > 0 && left-k < 4 {
-			k = left
-		}
-		clusters = append(clusters, k)
-		left -= k
-	}
-	return racks, clusters
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // nexusFleetFiles returns the files of an n-server configuration, keyed by
-// name, beside the nexus-lab example's release.rf.hcl, strategy.rf.hcl and
-// variables.rf.hcl.
+// name (internal/nexusfleet), its BMCs on loopback addresses.
 func nexusFleetFiles(t testing.TB, n int) map[string]string {
 	t.Helper()
-	files := map[string]string{}
-	for _, name := range []string{"release.rf.hcl", "strategy.rf.hcl", "variables.rf.hcl"} {
-		b, err := os.ReadFile(filepath.Join("..", "examples", "nexus-lab", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[name] = string(b)
-	}
-	racks, clusters := nexusFleetLayout(n)
-	var csv, hcl strings.Builder
-	csv.WriteString("name,cluster,rack,bmc,role,node_name\n")
-	hcl.WriteString(`variable "bmc_username" {
-  type    = string
-  default = "admin"
-}
-
-provider "redfish" {
-  username      = var.bmc_username
+	files, err := nexusfleet.Files(nexusfleet.Fleet{Servers: n, Examples: filepath.Join("..", "examples"), Provider: `  username      = var.bmc_username
   password      = env("RACKFORM_BMC_PASSWORD")
   concurrency   = 64
   per_bmc_limit = 2
   poll_interval = var.bmc_poll_interval
-}
-
-locals {
-  inventory = csvdecode(file("inventory.csv"))
-}
-`)
-	rack, server := 0, 0
-	for ci, nracks := range clusters {
-		cluster := fmt.Sprintf("c%03d", ci+1)
-		fmt.Fprintf(&hcl, `
-cluster %q {
-  strategy = strategy.nexus
-  release  = release.r4_6_1
-  provider = provider.redfish
-
-  rack "inventory" {
-    for_each = toset(distinct([for s in local.inventory : s.rack if s.cluster == %q]))
-
-    server "inventory" {
-      for_each  = [for s in local.inventory : s if s.rack == each.key]
-      bmc       = each.value.bmc
-      role      = each.value.role
-      node_name = each.value.node_name
-    }
-  }
-}
-`, cluster, cluster)
-		for r := range nracks {
-			rackName := fmt.Sprintf("%s-r%02d", cluster, r+1)
-			for sn := range racks[rack] {
-				role := "compute"
-				switch {
-				case sn == 0 && r < 3:
-					role = "control_plane"
-				case sn == 0 && r == 3:
-					role = "control_plane_spare"
-				case sn == 1:
-					role = "management"
-				}
-				name := fmt.Sprintf("%s-s%02d", rackName, sn+1)
-				fmt.Fprintf(&csv, "%s,%s,%s,https://10.%d.%d.%d:8443,%s,node-%s\n",
-					name, cluster, rackName, server>>16, server>>8&255, server&255, role, name)
-				server++
-			}
-			rack++
-		}
+`})
+	if err != nil {
+		t.Fatal(err)
 	}
-	files["main.rf.hcl"] = hcl.String()
-	files["inventory.csv"] = csv.String()
 	return files
 }
 
@@ -162,7 +68,7 @@ func TestWriteNexusFleet(t *testing.T) {
 // file's order.
 func TestNexusFleet(t *testing.T) {
 	const n = 1000 // 34 racks: 3 clusters of 8 and one of 10
-	racks, clusters := nexusFleetLayout(n)
+	racks, clusters := nexusfleet.Layout(n)
 	if len(racks) != 34 || fmt.Sprint(clusters) != "[8 8 8 10]" {
 		t.Fatalf("layout: %d racks, clusters %v", len(racks), clusters)
 	}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rackform/rackform/internal/nexusfleet"
 )
 
 // TestScaleBench is the benchmark of a large fleet, what a user runs at N
@@ -210,104 +212,26 @@ func startStoppedApply(t *testing.T, bin, password, planFile, state string) cliR
 }
 
 // writeScaleConfig writes the fleet f as config's TestWriteNexusFleet lays
-// one out (racks of 30 servers, clusters of 8 racks, a remainder of fewer
-// than four racks joining the cluster before it; each cluster filtering
-// its racks from the one inventory), with the nexus-lab example's release,
-// strategy and variables, and the provider trusting the fleet's CAs at its
-// default concurrency.
+// one out (internal/nexusfleet: racks of 30 servers, clusters of 8 racks,
+// each cluster filtering its racks from the one inventory), the provider
+// trusting the fleet's CAs at its default concurrency.
 func writeScaleConfig(t *testing.T, dir string, f *benchFleet) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	const perRack, perCluster = 30, 8
-	n := len(f.bmcs)
-	nr := (n + perRack - 1) / perRack
-	var clusters []int
-	for left := nr; left > 0; {
-		k := min(left, perCluster)
-		if left-k > 0 && left-k < 4 {
-			k = left
-		}
-		clusters = append(clusters, k)
-		left -= k
+	files, err := nexusfleet.Files(nexusfleet.Fleet{
+		Servers: len(f.bmcs), Examples: examplesDir,
+		Provider: fmt.Sprintf("  username  = var.bmc_username\n  password  = env(\"RACKFORM_BMC_PASSWORD\")\n  ca_bundle = %q\n", filepath.Join(dir, "ca.pem")),
+		BMC:      func(i int) string { return f.bmcs[i].URL },
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	var csv, hcl strings.Builder
-	csv.WriteString("name,cluster,rack,bmc,role,node_name\n")
-	fmt.Fprintf(&hcl, `variable "bmc_username" {
-  type    = string
-  default = "admin"
-}
-
-provider "redfish" {
-  username  = var.bmc_username
-  password  = env("RACKFORM_BMC_PASSWORD")
-  ca_bundle = %q
-}
-
-locals {
-  inventory = csvdecode(file("inventory.csv"))
-}
-`, filepath.Join(dir, "ca.pem"))
-	rack, server := 0, 0
-	for ci, nracks := range clusters {
-		cluster := fmt.Sprintf("c%03d", ci+1)
-		fmt.Fprintf(&hcl, `
-cluster %q {
-  strategy = strategy.nexus
-  release  = release.r4_6_1
-  provider = provider.redfish
-
-  rack "inventory" {
-    for_each = toset(distinct([for s in local.inventory : s.rack if s.cluster == %q]))
-
-    server "inventory" {
-      for_each  = [for s in local.inventory : s if s.rack == each.key]
-      bmc       = each.value.bmc
-      role      = each.value.role
-      node_name = each.value.node_name
-    }
-  }
-}
-`, cluster, cluster)
-		for r := range nracks {
-			rackName := fmt.Sprintf("%s-r%02d", cluster, r+1)
-			size := n/nr + btoi(rack < n%nr)
-			for sn := range size {
-				role := "compute"
-				switch {
-				case sn == 0 && r < 3:
-					role = "control_plane"
-				case sn == 0 && r == 3:
-					role = "control_plane_spare"
-				case sn == 1:
-					role = "management"
-				}
-				name := fmt.Sprintf("%s-s%02d", rackName, sn+1)
-				fmt.Fprintf(&csv, "%s,%s,%s,%s,%s,node-%s\n", name, cluster, rackName, f.bmcs[server].URL, role, name)
-				server++
-			}
-			rack++
-		}
-	}
-	files := map[string][]byte{"main.rf.hcl": []byte(hcl.String()), "inventory.csv": []byte(csv.String()), "ca.pem": f.ca}
-	for _, name := range []string{"release.rf.hcl", "strategy.rf.hcl", "variables.rf.hcl"} {
-		b, err := os.ReadFile(filepath.Join(examplesDir, "nexus-lab", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[name] = b
-	}
+	files["ca.pem"] = string(f.ca)
 	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
