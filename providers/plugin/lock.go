@@ -80,6 +80,12 @@ func (e *HashMismatchError) Error() string {
 // lockLimit bounds a lock file: a pin is about 150 bytes.
 var lockLimit = regularfile.Limit{Bytes: 1 << 20, What: "a plugin lock file"}
 
+// NewLock is a lock held in memory; from says where its pins came from,
+// for messages.
+func NewLock(pins map[string]Pin, from string) *Lock {
+	return &Lock{Providers: pins, path: from}
+}
+
 // LoadLock reads a lock file (a regular file: a FIFO would block, a
 // device never end). A missing file is an empty lock: nothing is
 // pinned yet.

@@ -22,6 +22,7 @@ import (
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/internal/version"
 	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers/plugin"
 )
 
 // runOpts are the options of the commands that drive a run: apply,
@@ -252,12 +253,8 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 	if start == nil {
 		// Plugins are pinned by the plan, not by a lock file in the working
 		// directory (the configuration's directory is a snapshot in memory).
-		pins, cleanPins, err := run.PlanPins(p)
-		defer cleanPins()
-		if err != nil {
-			return m.fail("pinning the plan's provider plugins: %s", err)
-		}
-		start = pluginStarter(pins, m.Getenv, m.Stderr)
+		pins := run.PlanLock(p)
+		start = pluginStarter(func() (*plugin.Lock, error) { return pins, nil }, m.Getenv, m.Stderr)
 	}
 	// A plugin that dies is restarted from the binary the plan pinned, and
 	// configured as at the start (run.Supervise).

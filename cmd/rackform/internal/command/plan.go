@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -18,6 +19,7 @@ import (
 	"github.com/rackform/rackform/internal/version"
 	"github.com/rackform/rackform/planner"
 	"github.com/rackform/rackform/planner/plan"
+	"github.com/rackform/rackform/providers/plugin"
 )
 
 // Exit codes of plan -detailed-exitcode.
@@ -199,7 +201,9 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 
 	start := c.start
 	if start == nil {
-		start = pluginStarter(cfg.Dir, c.Getenv, c.Stderr)
+		start = pluginStarter(func() (*plugin.Lock, error) {
+			return plugin.LoadLock(filepath.Join(cfg.Dir, plugin.LockFile))
+		}, c.Getenv, c.Stderr)
 	}
 	running := &run.Providers{}
 	// With credentials missing the planner refuses before observing; no

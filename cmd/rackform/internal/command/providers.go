@@ -17,8 +17,9 @@ import (
 
 // pluginStarter starts providers out of process: the built-in redfish
 // provider by re-executing this binary, any other from the plugins
-// directory, pinned by the lock file beside the configuration.
-func pluginStarter(cfgDir string, getenv func(string) string, stderr io.Writer) run.ProviderStarter {
+// directory, pinned by pins: the lock file beside the configuration when
+// planning, the plan's own pins when applying.
+func pluginStarter(pins func() (*plugin.Lock, error), getenv func(string) string, stderr io.Writer) run.ProviderStarter {
 	return func(ctx context.Context, decl *config.Provider) (providers.Provider, plan.Provider, func(), error) {
 		// The host's own log of plugin lifecycle and plugin log lines:
 		// quiet (warnings and errors) unless the plugin log level asks for
@@ -50,7 +51,7 @@ func pluginStarter(cfgDir string, getenv func(string) string, stderr io.Writer) 
 			if bin == nil {
 				return nil, info, nil, fmt.Errorf("no plugin binary %s%s in %s", plugin.BinaryPrefix, decl.Name, plugin.Dir("", getenv))
 			}
-			lock, err := plugin.LoadLock(filepath.Join(cfgDir, plugin.LockFile))
+			lock, err := pins()
 			if err != nil {
 				return nil, info, nil, err
 			}

@@ -192,24 +192,16 @@ func snapshotFS(snap plan.Snapshot) (config.MemFS, error) {
 	return mem, nil
 }
 
-// PlanPins writes a plugin lock file pinning every external provider to
-// the SHA-256 the plan was made with, in a private temporary directory, for
-// pluginStarter: apply starts only the plugins the plan names, whatever
-// lock file the working directory holds now.
-func PlanPins(p *plan.Plan) (string, func(), error) {
-	dir, err := os.MkdirTemp("", "rackform-pins-")
-	if err != nil {
-		return "", func() {}, err
-	}
-	cleanup := func() { os.RemoveAll(dir) }
-	lock := &plugin.Lock{Providers: map[string]plugin.Pin{}}
+// PlanLock pins every external provider to the SHA-256 the plan was made
+// with, for pluginStarter: apply starts only the plugins the plan names,
+// whatever lock file the working directory holds now. The pins stay in
+// memory: an apply that is killed leaves nothing behind.
+func PlanLock(p *plan.Plan) *plugin.Lock {
+	pins := map[string]plugin.Pin{}
 	for _, pp := range p.Providers {
 		if pp.Source != "builtin" {
-			lock.Providers[pp.Name] = plugin.Pin{SHA256: pp.SHA256}
+			pins[pp.Name] = plugin.Pin{SHA256: pp.SHA256}
 		}
 	}
-	if err := lock.Write(filepath.Join(dir, plugin.LockFile)); err != nil {
-		return "", cleanup, err
-	}
-	return dir, cleanup, nil
+	return plugin.NewLock(pins, "the plan")
 }

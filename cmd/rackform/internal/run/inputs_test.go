@@ -184,22 +184,26 @@ func TestLoadSnapshotDataFiles(t *testing.T) {
 	}
 }
 
-// TestPlanPins: external plugins are pinned to the plan's hashes.
-func TestPlanPins(t *testing.T) {
+// TestPlanLock: external plugins are pinned to the plan's hashes, in
+// memory: nothing is written that a killed apply would leave behind.
+func TestPlanLock(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
 	p := &plan.Plan{Providers: []plan.Provider{
 		{Name: "redfish", Source: "builtin", SHA256: "aa"},
 		{Name: "acme", Source: "rackform-provider-acme", SHA256: strings.Repeat("b", 64)},
 	}}
-	dir, cleanup, err := PlanPins(p)
-	defer cleanup()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lock, err := plugin.LoadLock(filepath.Join(dir, plugin.LockFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lock := PlanLock(p)
 	if len(lock.Providers) != 1 || lock.Providers["acme"].SHA256 != strings.Repeat("b", 64) {
 		t.Errorf("pins %v, want acme only, at the plan's hash", lock.Providers)
+	}
+	spec, err := lock.Spec(plugin.Binary{Name: "acme", Path: "rackform-provider-acme"})
+	if err != nil || spec.SHA256 != strings.Repeat("b", 64) {
+		t.Errorf("Spec = %+v, %v; want acme at the plan's hash", spec, err)
+	}
+	if _, err := lock.Spec(plugin.Binary{Name: "other", Path: "rackform-provider-other"}); err == nil || !strings.Contains(err.Error(), "the plan") {
+		t.Errorf("Spec of a provider the plan does not pin: %v, want a refusal naming the plan", err)
+	}
+	if left, _ := os.ReadDir(os.Getenv("TMPDIR")); len(left) != 0 {
+		t.Errorf("PlanLock left %d entries in the temporary directory", len(left))
 	}
 }
