@@ -207,12 +207,21 @@ func parseDotted(s string) ([]uint64, error) {
 	if s == "" {
 		return nil, fmt.Errorf("empty version is not a dotted version")
 	}
+	return parseFields(s, "a dotted version (integers separated by dots)", func(f string) (uint64, bool) {
+		n, err := strconv.ParseUint(f, 10, 64)
+		return n, err == nil && f != "" && f[0] != '+'
+	})
+}
+
+// parseFields reads s's dot-separated fields with field, or says which
+// field is not one of a version of the form named.
+func parseFields(s, form string, field func(string) (uint64, bool)) ([]uint64, error) {
 	fields := strings.Split(s, ".")
 	parts := make([]uint64, len(fields))
 	for i, f := range fields {
-		n, err := strconv.ParseUint(f, 10, 64)
-		if err != nil || f == "" || f[0] == '+' {
-			return nil, fmt.Errorf("%q is not a dotted version (integers separated by dots): field %d is %q", s, i+1, f)
+		n, ok := field(f)
+		if !ok {
+			return nil, fmt.Errorf("%q is not %s: field %d is %q", s, form, i+1, f)
 		}
 		parts[i] = n
 	}
