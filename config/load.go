@@ -541,30 +541,29 @@ func (s *loadState) evalContextFor(d *decl) *hcl.EvalContext {
 	return &hcl.EvalContext{Variables: vars, Functions: s.fns}
 }
 
+// blockDecoders decode each kind of top-level block.
+var blockDecoders = map[string]func(*loadState, *hcl.Block, *hcl.EvalContext) hcl.Diagnostics{
+	kindProvider:          (*loadState).decodeProvider,
+	kindRelease:           (*loadState).decodeRelease,
+	kindCatalog:           (*loadState).decodeCatalog,
+	kindStrategy:          (*loadState).decodeStrategy,
+	kindMaintenanceWindow: (*loadState).decodeWindow,
+	kindCluster:           (*loadState).decodeCluster,
+	kindRollout:           (*loadState).decodeRollout,
+}
+
 func (s *loadState) evaluate(d *decl) hcl.Diagnostics {
 	ctx := s.evalContextFor(d)
-	switch d.kind {
-	case kindLocal:
+	if d.kind == kindLocal {
 		v, diags := s.filters.value(d.expr, ctx)
 		if diags.HasErrors() {
 			v = cty.DynamicVal
 		}
 		s.locals[d.name] = v
 		return diags
-	case kindProvider:
-		return s.decodeProvider(d.block, ctx)
-	case kindRelease:
-		return s.decodeRelease(d.block, ctx)
-	case kindCatalog:
-		return s.decodeCatalog(d.block, ctx)
-	case kindStrategy:
-		return s.decodeStrategy(d.block, ctx)
-	case kindMaintenanceWindow:
-		return s.decodeWindow(d.block, ctx)
-	case kindCluster:
-		return s.decodeCluster(d.block, ctx)
-	case kindRollout:
-		return s.decodeRollout(d.block, ctx)
+	}
+	if decode, ok := blockDecoders[d.kind]; ok {
+		return decode(s, d.block, ctx)
 	}
 	return nil
 }
