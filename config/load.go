@@ -1,7 +1,10 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -406,27 +409,14 @@ func declTraversals(d *decl) []hcl.Traversal {
 }
 
 func sortedSyntaxAttrs(attrs hclsyntax.Attributes) []*hclsyntax.Attribute {
-	out := make([]*hclsyntax.Attribute, 0, len(attrs))
-	for _, a := range attrs {
-		out = append(out, a)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].SrcRange.Start.Byte < out[j].SrcRange.Start.Byte })
-	return out
+	return slices.SortedFunc(maps.Values(attrs), func(a, b *hclsyntax.Attribute) int { return a.SrcRange.Start.Byte - b.SrcRange.Start.Byte })
 }
 
 // sortedAttrs returns attributes in source order (hcl.Attributes is a map).
 func sortedAttrs(attrs hcl.Attributes) []*hcl.Attribute {
-	out := make([]*hcl.Attribute, 0, len(attrs))
-	for _, a := range attrs {
-		out = append(out, a)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Range.Filename != out[j].Range.Filename {
-			return out[i].Range.Filename < out[j].Range.Filename
-		}
-		return out[i].Range.Start.Byte < out[j].Range.Start.Byte
+	return slices.SortedFunc(maps.Values(attrs), func(a, b *hcl.Attribute) int {
+		return cmp.Or(strings.Compare(a.Range.Filename, b.Range.Filename), a.Range.Start.Byte-b.Range.Start.Byte)
 	})
-	return out
 }
 
 // topoSort orders declarations so each comes after what it references,
@@ -584,13 +574,9 @@ func (s *loadState) assignDefaultProviders() {
 
 // collectDataFiles fills Config.DataFiles, sorted by name.
 func (s *loadState) collectDataFiles() {
-	s.cfg.DataFiles = s.cfg.DataFiles[:0]
-	for name, b := range s.fn.dataFiles {
-		s.cfg.DataFiles = append(s.cfg.DataFiles, SourceFile{Name: name, Bytes: b})
-	}
-	sort.Slice(s.cfg.DataFiles, func(i, j int) bool { return s.cfg.DataFiles[i].Name < s.cfg.DataFiles[j].Name })
-	if len(s.cfg.DataFiles) == 0 {
-		s.cfg.DataFiles = nil
+	s.cfg.DataFiles = nil
+	for _, name := range slices.Sorted(maps.Keys(s.fn.dataFiles)) {
+		s.cfg.DataFiles = append(s.cfg.DataFiles, SourceFile{Name: name, Bytes: s.fn.dataFiles[name]})
 	}
 }
 
