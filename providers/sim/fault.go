@@ -110,18 +110,15 @@ type Fault struct {
 }
 
 func (ft Fault) validate() error {
-	if ft.Kind == FaultNone {
+	switch {
+	case ft.Kind == FaultNone:
 		return nil
+	case !slices.Contains(FaultKinds(), ft.Kind):
+		return fmt.Errorf("unknown fault kind %q", ft.Kind)
+	case ft.Count < 0 || ft.Limit < 0 || ft.Latency < 0 || ft.Factor < 0:
+		return fmt.Errorf("fault %s: negative argument", ft.Kind)
 	}
-	for _, k := range FaultKinds() {
-		if k == ft.Kind {
-			if ft.Count < 0 || ft.Limit < 0 || ft.Latency < 0 || ft.Factor < 0 {
-				return fmt.Errorf("fault %s: negative argument", ft.Kind)
-			}
-			return nil
-		}
-	}
-	return fmt.Errorf("unknown fault kind %q", ft.Kind)
+	return nil
 }
 
 // ParseFault parses KIND[:ARG], the -fault flag's form: ARG is a duration for
