@@ -7,6 +7,7 @@ package version
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -432,7 +433,7 @@ func SkippedMinors(from, to Version, known []Version) []string {
 	fromMinor := [2]uint64{from.Major(), from.Minor()}
 	toMinor := [2]uint64{to.Major(), to.Minor()}
 	between := func(m [2]uint64) bool {
-		return less(fromMinor, m) && less(m, toMinor)
+		return slices.Compare(fromMinor[:], m[:]) < 0 && slices.Compare(m[:], toMinor[:]) < 0
 	}
 	var out []string
 	if len(known) > 0 {
@@ -451,7 +452,7 @@ func SkippedMinors(from, to Version, known []Version) []string {
 				ms = append(ms, m)
 			}
 		}
-		sortMinors(ms)
+		slices.SortFunc(ms, func(a, b [2]uint64) int { return slices.Compare(a[:], b[:]) })
 		for _, m := range ms {
 			out = append(out, fmt.Sprintf("%d.%d", m[0], m[1]))
 		}
@@ -464,23 +465,6 @@ func SkippedMinors(from, to Version, known []Version) []string {
 		out = append(out, fmt.Sprintf("%d.%d", from.Major(), m))
 	}
 	return out
-}
-
-func less(a, b [2]uint64) bool { return a[0] < b[0] || (a[0] == b[0] && a[1] < b[1]) }
-
-func sortMinors(ms [][2]uint64) {
-	for i := 1; i < len(ms); i++ {
-		for j := i; j > 0 && less(ms[j], ms[j-1]); j-- {
-			ms[j], ms[j-1] = ms[j-1], ms[j]
-		}
-	}
-}
-
-// EqualStrings reports whether got is the version want under the named
-// scheme (pattern is the regular expression of the pattern scheme, ""
-// otherwise): Target.Matches, for callers that hold the scheme by name.
-func EqualStrings(scheme, pattern, want, got string) (bool, error) {
-	return Target{Version: want, Scheme: Scheme(scheme), Pattern: pattern}.Matches(got)
 }
 
 // Deciding returns the first built-in scheme, in the order semver, dotted,
