@@ -5,6 +5,7 @@
 package version
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -384,19 +385,9 @@ func Compare(a, b Version) (int, error) {
 func compareFields(a, b Version) int {
 	n := max(a.fields(), b.fields())
 	for i := 0; i < n; i++ {
-		if c := cmpUint(a.field(i), b.field(i)); c != 0 {
+		if c := cmp.Compare(a.field(i), b.field(i)); c != 0 {
 			return c
 		}
-	}
-	return 0
-}
-
-func cmpUint(x, y uint64) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
 	}
 	return 0
 }
