@@ -284,12 +284,9 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 }
 
 func overlapsAny(r hcl.Range, rs []hcl.Range) bool {
-	for _, o := range rs {
-		if r.Filename == o.Filename && r.Start.Byte < o.End.Byte && o.Start.Byte < r.End.Byte {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(rs, func(o hcl.Range) bool {
+		return r.Filename == o.Filename && r.Start.Byte < o.End.Byte && o.Start.Byte < r.End.Byte
+	})
 }
 
 func (s *loadState) declare(d *decl) hcl.Diagnostics {

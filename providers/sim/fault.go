@@ -313,12 +313,7 @@ func (fs *faultSet) take(k FaultKind, reqNo uint64) (Fault, bool) {
 
 // has reports whether kind k is set on the BMC, without using it.
 func (fs *faultSet) has(k FaultKind) bool {
-	for _, ft := range fs.list {
-		if ft.Kind == k && fs.holds(ft) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(fs.list, func(ft Fault) bool { return ft.Kind == k && fs.holds(ft) })
 }
 
 // updateOffline is the Status.State the UpdateService reports under
