@@ -267,13 +267,8 @@ func (fs *faultSet) set(ft Fault) {
 		fs.list = nil
 		return
 	}
-	out := fs.list[:0:0]
-	for _, o := range fs.list {
-		if o.Kind != ft.Kind || o.Timed != ft.Timed {
-			out = append(out, o)
-		}
-	}
-	fs.list = append(out, ft)
+	same := func(o Fault) bool { return o.Kind == ft.Kind && o.Timed == ft.Timed }
+	fs.list = append(slices.DeleteFunc(slices.Clone(fs.list), same), ft)
 }
 
 // take returns the fault of kind k that applies to the BMC now (set on the
