@@ -33,7 +33,11 @@ import (
 
 var catalogSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
-		{Name: "releases"}, {Name: "scheme"}, {Name: "version_pattern"}, {Name: "source"}, {Name: "ca_file"},
+		{Name: "releases"},
+		{Name: "scheme"},
+		{Name: "version_pattern"},
+		{Name: "source"},
+		{Name: "ca_file"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: kindRelease, LabelNames: []string{"name"}}},
 }
@@ -42,10 +46,15 @@ var catalogSchema = &hcl.BodySchema{
 // be left out (the label is the version), minor and sites are its own.
 var catalogReleaseSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
-		{Name: "version"}, {Name: "scheme"}, {Name: "version_pattern"}, {Name: "allow_downgrade"}, {Name: "upgrade_from"},
-		{Name: "minor"}, {Name: "sites"},
+		{Name: "version"},
+		{Name: "scheme"},
+		{Name: "version_pattern"},
+		{Name: "allow_downgrade"},
+		{Name: "upgrade_from"},
+		{Name: "minor"},
+		{Name: "sites"},
 	},
-	Blocks: releaseSchema.Blocks,
+	Blocks: []hcl.BlockHeaderSchema{{Type: "component", LabelNames: []string{"name"}}},
 }
 
 // catalogFileSchema is the top level of a catalog file.

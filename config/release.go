@@ -14,16 +14,29 @@ import (
 
 var releaseSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
-		{Name: "version", Required: true}, {Name: "scheme"}, {Name: "version_pattern"}, {Name: "allow_downgrade"}, {Name: "upgrade_from"},
+		{Name: "version", Required: true},
+		{Name: "scheme"},
+		{Name: "version_pattern"},
+		{Name: "allow_downgrade"},
+		{Name: "upgrade_from"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "component", LabelNames: []string{"name"}}},
 }
 
 var componentSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
-		{Name: "version", Required: true}, {Name: "scheme"}, {Name: "version_pattern"},
-		{Name: "image"}, {Name: "sha256"}, {Name: "apply_time"}, {Name: "reboot"}, {Name: "method"}, {Name: "kind"},
-		{Name: "allow_downgrade"}, {Name: "allow_change"}, {Name: "devices"},
+		{Name: "version", Required: true},
+		{Name: "scheme"},
+		{Name: "version_pattern"},
+		{Name: "image"},
+		{Name: "sha256"},
+		{Name: "apply_time"},
+		{Name: "reboot"},
+		{Name: "method"},
+		{Name: "kind"},
+		{Name: "allow_downgrade"},
+		{Name: "allow_change"},
+		{Name: "devices"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "match"}},
 }

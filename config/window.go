@@ -136,7 +136,10 @@ func (w *MaintenanceWindow) Priority(now time.Time) WindowPriority {
 }
 
 var windowSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "start", Required: true}, {Name: "duration", Required: true}, {Name: "recurrence"}, {Name: "timezone"},
+	{Name: "start", Required: true},
+	{Name: "duration", Required: true},
+	{Name: "recurrence"},
+	{Name: "timezone"},
 }}
 
 func (s *loadState) decodeWindow(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagnostics {
