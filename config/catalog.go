@@ -70,21 +70,7 @@ func (s *loadState) decodeCatalog(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 	a := s.attrs(content.Attributes, ctx, &diags)
 	c := &Catalog{DeclRange: b.DefRange}
 	f, _ := a.format(version.Format{Scheme: version.Semver}, b.DefRange)
-	if list, ok := a.strList("releases"); ok && f.Scheme != "" {
-		exprs, _ := hcl.ExprList(content.Attributes["releases"].Expr)
-		for i, v := range list {
-			parsed, err := f.Parse(v)
-			if err != nil {
-				rng := a.rng("releases", b.DefRange)
-				if len(exprs) == len(list) {
-					rng = exprs[i].Range()
-				}
-				a.errorf(rng, "Invalid version", "releases[%d] does not parse under the %q scheme: %v.", i, f.Scheme, err)
-				continue
-			}
-			c.Releases = append(c.Releases, parsed)
-		}
-	}
+	c.Releases, _ = a.versionList("releases", f, b.DefRange)
 	if content.Attributes["releases"] == nil && content.Attributes["source"] == nil && len(content.Blocks) == 0 {
 		a.errorf(b.DefRange, "Empty catalog", "A catalog lists releases: set releases = [VERSION, …], declare release blocks inside it, or read them from a file with source = \"catalog.json\".")
 	}

@@ -426,31 +426,30 @@ func (s *loadState) decodeMember(b *hcl.Block, c *hcl.BodyContent, in instance, 
 		// value, and 100,000 contexts would stay alive for nothing.
 		s.origins.generated[sv] = instance{key: in.key, value: in.value}
 	}
-	noun := "Server"
-	if b.Type == "device" {
-		noun = "Device"
-	}
 	if bmc, ok := a.str("bmc"); ok {
 		if err := checkBMC(bmc); err != nil {
-			a.errorf(sv.BMCRange, "Invalid BMC URL", "%s %s: %s", noun, s.origins.serverRef(sv), err.Error())
+			a.errorf(sv.BMCRange, "Invalid BMC URL", "%s %s: %s", memberNoun(b), s.origins.serverRef(sv), err.Error())
 		}
 		sv.BMC = bmc
 	}
 	return sv, a
 }
 
-func (s *loadState) decodeMemberRest(b *hcl.Block, c *hcl.BodyContent, in instance, sv *Server, a *attrs, diags *hcl.Diagnostics) {
-	noun := "Server"
+// memberNoun is what messages call a server or a device block.
+func memberNoun(b *hcl.Block) string {
 	if b.Type == "device" {
-		noun = "Device"
+		return "Device"
 	}
+	return "Server"
+}
+
+func (s *loadState) decodeMemberRest(b *hcl.Block, c *hcl.BodyContent, in instance, sv *Server, a *attrs, diags *hcl.Diagnostics) {
+	noun := memberNoun(b)
 	sv.UpdateMethod = a.oneOf("update_method", "", ServerMethods...)
 	sv.MaintenanceWindow = sv.Rack.MaintenanceWindow
 	decodedRef(a, kindMaintenanceWindow, s.windows, &sv.MaintenanceWindow)
 	if cb := single(c.Blocks, "credentials", diags); cb != nil {
-		cc, d := cb.Body.Content(credentialsSchema)
-		*diags = append(*diags, d...)
-		ca := s.attrs(cc.Attributes, in.ctx, diags)
+		cc, ca := s.content(cb.Body, credentialsSchema, in.ctx, diags)
 		cred := &Credentials{}
 		if v, ok := ca.value("username", cty.String, true); ok {
 			u, m := v.Unmark()

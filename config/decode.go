@@ -29,6 +29,14 @@ func (s *loadState) attrs(m hcl.Attributes, ctx *hcl.EvalContext, diags *hcl.Dia
 	return &attrs{secrets: s.secrets, m: m, ctx: ctx, diags: diags}
 }
 
+// content is a nested block's body decoded with schema, and its
+// attributes to evaluate with ctx; diagnostics go to diags.
+func (s *loadState) content(body hcl.Body, schema *hcl.BodySchema, ctx *hcl.EvalContext, diags *hcl.Diagnostics) (*hcl.BodyContent, *attrs) {
+	c, d := body.Content(schema)
+	*diags = append(*diags, d...)
+	return c, s.attrs(c.Attributes, ctx, diags)
+}
+
 // errorf reports an error at r. When r is an attribute's value (or an
 // element of a list value), the diagnostic carries that expression and the
 // context it was evaluated in, so renderers can say what its references
@@ -75,6 +83,24 @@ func (a *attrs) rng(name string, fallback hcl.Range) hcl.Range {
 		return at.Expr.Range()
 	}
 	return fallback
+}
+
+// elemRanges are the ranges of the n elements of the list attribute
+// name: each element's own when the syntax is a literal list of n, else
+// the attribute's value's (fallback when it is unset).
+func (a *attrs) elemRanges(name string, n int, fallback hcl.Range) []hcl.Range {
+	out := make([]hcl.Range, n)
+	var exprs []hcl.Expression
+	if at := a.m[name]; at != nil {
+		exprs, _ = hcl.ExprList(at.Expr)
+	}
+	for i := range out {
+		out[i] = a.rng(name, fallback)
+		if len(exprs) == n {
+			out[i] = exprs[i].Range()
+		}
+	}
+	return out
 }
 
 // value evaluates name converted to ty. Sensitive values are refused
@@ -304,17 +330,13 @@ func (a *attrs) refList(name, kind string) ([]string, []hcl.Range, bool) {
 		a.errorf(at.Expr.Range(), "Invalid reference", "%q must be a list of %s references, as in [%s.NAME].", name, kindNoun(kind), kind)
 		return nil, nil, false
 	}
-	// Element ranges come from the syntax when it is a literal list.
-	exprs, _ := hcl.ExprList(at.Expr)
+	elems := a.elemRanges(name, v.LengthInt(), at.Expr.Range())
 	var names []string
 	var ranges []hcl.Range
 	i := 0
 	for it := v.ElementIterator(); it.Next(); i++ {
 		_, e := it.Element()
-		r := at.Expr.Range()
-		if i < len(exprs) && len(exprs) == v.LengthInt() {
-			r = exprs[i].Range()
-		}
+		r := elems[i]
 		n, ok := refName(e, kind)
 		if !ok {
 			a.errorf(r, "Invalid reference", "Each element of %q must refer to a %s, as in %s.NAME.", name, kindNoun(kind), kind)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -282,10 +283,5 @@ func elementAttr(expr hclsyntax.Expression, name string) string {
 }
 
 func refersTo(expr hclsyntax.Expression, name string) bool {
-	for _, tr := range expr.Variables() {
-		if tr.RootName() == name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(expr.Variables(), func(tr hcl.Traversal) bool { return tr.RootName() == name })
 }

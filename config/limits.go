@@ -105,9 +105,7 @@ func (s *loadState) decodeTriggers(blocks hcl.Blocks, ctx *hcl.EvalContext, diag
 	if b == nil {
 		return out
 	}
-	c, d := b.Body.Content(triggersSchema)
-	*diags = append(*diags, d...)
-	a := s.attrs(c.Attributes, ctx, diags)
+	_, a := s.content(b.Body, triggersSchema, ctx, diags)
 	out.Provisioning = a.duration("provisioning", out.Provisioning)
 	out.ReadOnlyFilesystem = a.duration("read_only_filesystem", out.ReadOnlyFilesystem)
 	out.UnknownState = a.duration("unknown_state", out.UnknownState)

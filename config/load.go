@@ -1,7 +1,10 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -281,12 +284,9 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 }
 
 func overlapsAny(r hcl.Range, rs []hcl.Range) bool {
-	for _, o := range rs {
-		if r.Filename == o.Filename && r.Start.Byte < o.End.Byte && o.Start.Byte < r.End.Byte {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(rs, func(o hcl.Range) bool {
+		return r.Filename == o.Filename && r.Start.Byte < o.End.Byte && o.Start.Byte < r.End.Byte
+	})
 }
 
 func (s *loadState) declare(d *decl) hcl.Diagnostics {
@@ -406,27 +406,14 @@ func declTraversals(d *decl) []hcl.Traversal {
 }
 
 func sortedSyntaxAttrs(attrs hclsyntax.Attributes) []*hclsyntax.Attribute {
-	out := make([]*hclsyntax.Attribute, 0, len(attrs))
-	for _, a := range attrs {
-		out = append(out, a)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].SrcRange.Start.Byte < out[j].SrcRange.Start.Byte })
-	return out
+	return slices.SortedFunc(maps.Values(attrs), func(a, b *hclsyntax.Attribute) int { return a.SrcRange.Start.Byte - b.SrcRange.Start.Byte })
 }
 
 // sortedAttrs returns attributes in source order (hcl.Attributes is a map).
 func sortedAttrs(attrs hcl.Attributes) []*hcl.Attribute {
-	out := make([]*hcl.Attribute, 0, len(attrs))
-	for _, a := range attrs {
-		out = append(out, a)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Range.Filename != out[j].Range.Filename {
-			return out[i].Range.Filename < out[j].Range.Filename
-		}
-		return out[i].Range.Start.Byte < out[j].Range.Start.Byte
+	return slices.SortedFunc(maps.Values(attrs), func(a, b *hcl.Attribute) int {
+		return cmp.Or(strings.Compare(a.Range.Filename, b.Range.Filename), a.Range.Start.Byte-b.Range.Start.Byte)
 	})
-	return out
 }
 
 // topoSort orders declarations so each comes after what it references,
@@ -541,30 +528,29 @@ func (s *loadState) evalContextFor(d *decl) *hcl.EvalContext {
 	return &hcl.EvalContext{Variables: vars, Functions: s.fns}
 }
 
+// blockDecoders decode each kind of top-level block.
+var blockDecoders = map[string]func(*loadState, *hcl.Block, *hcl.EvalContext) hcl.Diagnostics{
+	kindProvider:          (*loadState).decodeProvider,
+	kindRelease:           (*loadState).decodeRelease,
+	kindCatalog:           (*loadState).decodeCatalog,
+	kindStrategy:          (*loadState).decodeStrategy,
+	kindMaintenanceWindow: (*loadState).decodeWindow,
+	kindCluster:           (*loadState).decodeCluster,
+	kindRollout:           (*loadState).decodeRollout,
+}
+
 func (s *loadState) evaluate(d *decl) hcl.Diagnostics {
 	ctx := s.evalContextFor(d)
-	switch d.kind {
-	case kindLocal:
+	if d.kind == kindLocal {
 		v, diags := s.filters.value(d.expr, ctx)
 		if diags.HasErrors() {
 			v = cty.DynamicVal
 		}
 		s.locals[d.name] = v
 		return diags
-	case kindProvider:
-		return s.decodeProvider(d.block, ctx)
-	case kindRelease:
-		return s.decodeRelease(d.block, ctx)
-	case kindCatalog:
-		return s.decodeCatalog(d.block, ctx)
-	case kindStrategy:
-		return s.decodeStrategy(d.block, ctx)
-	case kindMaintenanceWindow:
-		return s.decodeWindow(d.block, ctx)
-	case kindCluster:
-		return s.decodeCluster(d.block, ctx)
-	case kindRollout:
-		return s.decodeRollout(d.block, ctx)
+	}
+	if decode, ok := blockDecoders[d.kind]; ok {
+		return decode(s, d.block, ctx)
 	}
 	return nil
 }
@@ -585,13 +571,9 @@ func (s *loadState) assignDefaultProviders() {
 
 // collectDataFiles fills Config.DataFiles, sorted by name.
 func (s *loadState) collectDataFiles() {
-	s.cfg.DataFiles = s.cfg.DataFiles[:0]
-	for name, b := range s.fn.dataFiles {
-		s.cfg.DataFiles = append(s.cfg.DataFiles, SourceFile{Name: name, Bytes: b})
-	}
-	sort.Slice(s.cfg.DataFiles, func(i, j int) bool { return s.cfg.DataFiles[i].Name < s.cfg.DataFiles[j].Name })
-	if len(s.cfg.DataFiles) == 0 {
-		s.cfg.DataFiles = nil
+	s.cfg.DataFiles = nil
+	for _, name := range slices.Sorted(maps.Keys(s.fn.dataFiles)) {
+		s.cfg.DataFiles = append(s.cfg.DataFiles, SourceFile{Name: name, Bytes: s.fn.dataFiles[name]})
 	}
 }
 

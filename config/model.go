@@ -412,12 +412,7 @@ func (c *Cluster) Servers() []*Server {
 
 // Rack returns the rack named name, or nil.
 func (c *Cluster) Rack(name string) *Rack {
-	for _, r := range c.Racks {
-		if r.Name == name {
-			return r
-		}
-	}
-	return nil
+	return find(c.Racks, name, func(r *Rack) string { return r.Name })
 }
 
 // Rack is a rack with its servers in declared order.

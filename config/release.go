@@ -115,6 +115,28 @@ func (a *attrs) versionIn(name string, f version.Format, from string) (version.V
 	return parsed, true
 }
 
+// versionList reads the list attribute name as versions under f, with
+// each one's range; an element that does not parse is reported at itself
+// and left out.
+func (a *attrs) versionList(name string, f version.Format, fallback hcl.Range) ([]version.Version, []hcl.Range) {
+	list, ok := a.strList(name)
+	if !ok || f.Scheme == "" {
+		return nil, nil
+	}
+	elems := a.elemRanges(name, len(list), fallback)
+	var out []version.Version
+	var ranges []hcl.Range
+	for i, v := range list {
+		parsed, err := f.Parse(v)
+		if err != nil {
+			a.errorf(elems[i], "Invalid version", "%s[%d] does not parse under the %q scheme: %v.", name, i, f.Scheme, err)
+			continue
+		}
+		out, ranges = append(out, parsed), append(ranges, elems[i])
+	}
+	return out, ranges
+}
+
 // suggestScheme is a sentence saying which scheme reads v.
 func suggestScheme(v string) string {
 	if sc := version.Deciding(v); sc != "" {
@@ -183,39 +205,15 @@ func (s *loadState) decodeReleaseBlock(b *hcl.Block, ctx *hcl.EvalContext, schem
 	}
 	r.VersionRange = a.rng("version", b.DefRange)
 	r.AllowDowngrade = a.boolean("allow_downgrade", false)
-	if from, ok := a.strList("upgrade_from"); ok {
-		exprs, _ := hcl.ExprList(content.Attributes["upgrade_from"].Expr)
-		for i, fv := range from {
-			if f.Scheme == "" {
-				break
-			}
-			v, err := f.Parse(fv)
-			if err != nil {
-				rng := a.rng("upgrade_from", b.DefRange)
-				if len(exprs) == len(from) {
-					rng = exprs[i].Range()
-				}
-				a.errorf(rng, "Invalid version", "upgrade_from[%d] does not parse under the %q scheme: %v.", i, r.Scheme, err)
-				continue
-			}
-			r.UpgradeFrom = append(r.UpgradeFrom, v)
-			rng := a.rng("upgrade_from", b.DefRange)
-			if len(exprs) == len(from) {
-				rng = exprs[i].Range()
-			}
-			r.upgradeFromRanges = append(r.upgradeFromRanges, rng)
-		}
-	}
+	r.UpgradeFrom, r.upgradeFromRanges = a.versionList("upgrade_from", f, b.DefRange)
 
-	seen := map[string]*Component{}
+	seen := map[string]hcl.Range{}
 	var runtime *Component
 	for _, cb := range content.Blocks {
 		c := s.decodeComponent(cb, r, ctx, &diags)
-		if first := seen[c.Name]; first != nil {
-			diags = append(diags, dupDiag("component", c.Name, "Release "+quote(r.Name), first.DeclRange, cb.DefRange))
+		if !claim(seen, "component", c.Name, "Release "+quote(r.Name), cb.DefRange, &diags) {
 			continue
 		}
-		seen[c.Name] = c
 		if c.Kind == KindRuntime {
 			if runtime != nil {
 				diags = append(diags, errorAt(cb.DefRange, "More than one runtime component", "Release %q already has the runtime component %q at %s; a release carries at most one runtime image.", r.Name, runtime.Name, posString(runtime.DeclRange)))
@@ -229,9 +227,7 @@ func (s *loadState) decodeReleaseBlock(b *hcl.Block, ctx *hcl.EvalContext, schem
 }
 
 func (s *loadState) decodeComponent(b *hcl.Block, r *Release, ctx *hcl.EvalContext, diags *hcl.Diagnostics) *Component {
-	content, d := b.Body.Content(componentSchema)
-	*diags = append(*diags, d...)
-	a := s.attrs(content.Attributes, ctx, diags)
+	content, a := s.content(b.Body, componentSchema, ctx, diags)
 	c := &Component{Name: b.Labels[0], Release: r, DeclRange: b.DefRange}
 	f, explicit := a.format(version.Format{Scheme: r.Scheme, Pattern: r.Pattern}, b.DefRange)
 	c.Scheme, c.Pattern = f.Scheme, f.Pattern
@@ -269,9 +265,7 @@ func (s *loadState) decodeComponent(b *hcl.Block, r *Release, ctx *hcl.EvalConte
 		a.errorf(b.DefRange, "Missing match block", "Component %q needs a match block saying how to find it in the BMC's firmware inventory: software_id, id or name.", c.Name)
 	case 1:
 		mb := content.Blocks[0]
-		mc, d := mb.Body.Content(matchSchema)
-		*diags = append(*diags, d...)
-		ma := s.attrs(mc.Attributes, ctx, diags)
+		_, ma := s.content(mb.Body, matchSchema, ctx, diags)
 		c.Match.SoftwareID, _ = ma.str("software_id")
 		c.Match.ID, _ = ma.str("id")
 		c.Match.Name, _ = ma.str("name")

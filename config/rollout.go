@@ -54,47 +54,36 @@ func (s *loadState) decodeRollout(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagno
 				"%s says how rollout %q selects releases from a channel; it has no channel. Set channel = %q, %q or %q, or remove %s.", name, ro.Name, ChannelStable, ChannelRapid, ChannelFirmware, name)
 		}
 	}
-	stages := map[string]*Stage{}
+	owner := "Rollout " + quote(ro.Name)
+	stages := map[string]hcl.Range{}
 	// Names of gates and groups are addresses for approve/skip, so they
 	// are unique across the rollout, not just the stage.
-	gates := map[string]*Approval{}
-	groups := map[string]*Group{}
+	gates := map[string]hcl.Range{}
+	groups := map[string]hcl.Range{}
 	for _, sb := range content.Blocks {
 		st := &Stage{Name: sb.Labels[0], DeclRange: sb.DefRange}
-		if first := stages[st.Name]; first != nil {
-			diags = append(diags, dupDiag("stage", st.Name, "Rollout "+quote(ro.Name), first.DeclRange, sb.DefRange))
+		if !claim(stages, "stage", st.Name, owner, sb.DefRange, &diags) {
 			continue
 		}
-		stages[st.Name] = st
-		sc, d := sb.Body.Content(rolloutStageSchema)
-		diags = append(diags, d...)
-		sa := s.attrs(sc.Attributes, ctx, &diags)
+		sc, sa := s.content(sb.Body, rolloutStageSchema, ctx, &diags)
 		st.AfterStageWait = sa.duration("after_stage_wait", 0)
 		for _, blk := range sc.Blocks {
 			switch blk.Type {
 			case "approval":
 				ap := &Approval{Name: blk.Labels[0], DeclRange: blk.DefRange}
-				if first := gates[ap.Name]; first != nil {
-					diags = append(diags, dupDiag("approval", ap.Name, "Rollout "+quote(ro.Name), first.DeclRange, blk.DefRange))
+				if !claim(gates, "approval", ap.Name, owner, blk.DefRange, &diags) {
 					continue
 				}
-				gates[ap.Name] = ap
-				ac, d := blk.Body.Content(approvalSchema)
-				diags = append(diags, d...)
-				aa := s.attrs(ac.Attributes, ctx, &diags)
+				_, aa := s.content(blk.Body, approvalSchema, ctx, &diags)
 				ap.When = aa.oneOf("when", "before", "before", "after")
 				ap.Description, _ = aa.str("description")
 				st.Approvals = append(st.Approvals, ap)
 			case "group":
 				g := &Group{Name: blk.Labels[0], DeclRange: blk.DefRange}
-				if first := groups[g.Name]; first != nil {
-					diags = append(diags, dupDiag("group", g.Name, "Rollout "+quote(ro.Name), first.DeclRange, blk.DefRange))
+				if !claim(groups, "group", g.Name, owner, blk.DefRange, &diags) {
 					continue
 				}
-				groups[g.Name] = g
-				gc, d := blk.Body.Content(groupSchema)
-				diags = append(diags, d...)
-				ga := s.attrs(gc.Attributes, ctx, &diags)
+				_, ga := s.content(blk.Body, groupSchema, ctx, &diags)
 				names, ranges, _ := ga.refList("clusters", kindCluster)
 				for i, n := range names {
 					c := s.clusters[n]

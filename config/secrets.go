@@ -1,7 +1,9 @@
 package config
 
 import (
-	"sort"
+	"cmp"
+	"maps"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -79,16 +81,9 @@ func (s *secretSet) scrub(diags hcl.Diagnostics) hcl.Diagnostics {
 	if len(s.values) == 0 {
 		return diags
 	}
-	secrets := make([]string, 0, len(s.values))
-	for v := range s.values {
-		secrets = append(secrets, v)
-	}
 	// Longest first, so a secret containing another is replaced whole.
-	sort.Slice(secrets, func(i, j int) bool {
-		if len(secrets[i]) != len(secrets[j]) {
-			return len(secrets[i]) > len(secrets[j])
-		}
-		return secrets[i] < secrets[j]
+	secrets := slices.SortedFunc(maps.Keys(s.values), func(a, b string) int {
+		return cmp.Or(cmp.Compare(len(b), len(a)), strings.Compare(a, b))
 	})
 	for _, d := range diags {
 		d.Summary = redactTokens(d.Summary, secrets)

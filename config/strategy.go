@@ -170,9 +170,7 @@ func (s *loadState) decodeStrategy(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagn
 	st.Compute.VerifyTimeout = st.VerifyTimeout
 
 	if cb := single(content.Blocks, "control_plane", &diags); cb != nil {
-		c, d := cb.Body.Content(controlPlaneSchema)
-		diags = append(diags, d...)
-		ca := s.attrs(c.Attributes, ctx, &diags)
+		c, ca := s.content(cb.Body, controlPlaneSchema, ctx, &diags)
 		st.ControlPlane.OnBreach = ca.oneOf("on_breach", st.ControlPlane.OnBreach, OnBreachPause, OnBreachFail)
 		st.ControlPlane.VerifyTimeout = ca.duration("verify_timeout", st.ControlPlane.VerifyTimeout)
 		st.ControlPlane.Remediation = s.decodeRemediation(c.Blocks, ctx, st.ControlPlane.Remediation, &diags)
@@ -181,9 +179,7 @@ func (s *loadState) decodeStrategy(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagn
 		st.ControlPlane.TakeoverHook, _ = ca.strList("takeover_command")
 	}
 	if mb := single(content.Blocks, "management", &diags); mb != nil {
-		c, d := mb.Body.Content(managementSchema)
-		diags = append(diags, d...)
-		ma := s.attrs(c.Attributes, ctx, &diags)
+		c, ma := s.content(mb.Body, managementSchema, ctx, &diags)
 		m := &st.Management
 		m.Groups = ma.integer("groups", m.Groups, 1, 100)
 		m.Batches = ma.integer("batches", m.Batches, 1, 100)
@@ -192,9 +188,7 @@ func (s *loadState) decodeStrategy(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagn
 		m.Remediation = s.decodeRemediation(c.Blocks, ctx, m.Remediation, &diags)
 	}
 	if cb := single(content.Blocks, "compute", &diags); cb != nil {
-		c, d := cb.Body.Content(computeSchema)
-		diags = append(diags, d...)
-		ca := s.attrs(c.Attributes, ctx, &diags)
+		c, ca := s.content(cb.Body, computeSchema, ctx, &diags)
 		cp := &st.Compute
 		cp.Order = ca.oneOf("order", cp.Order, OrderAlphanumeric, OrderNatural)
 		if q := ca.quantity("max_unavailable", cb.DefRange); !q.Unset {
@@ -217,20 +211,16 @@ func (s *loadState) decodeStrategy(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagn
 	if hb := single(content.Blocks, "uncordon", &diags); hb != nil {
 		st.Uncordon = s.decodeHook(hb, ctx, DefaultHookTimeout, &diags)
 	}
-	seen := map[string]*StrategyStage{}
+	seen := map[string]hcl.Range{}
 	for _, sb := range content.Blocks {
 		if sb.Type != "stage" {
 			continue
 		}
-		c, d := sb.Body.Content(stageSchema)
-		diags = append(diags, d...)
-		sa := s.attrs(c.Attributes, ctx, &diags)
+		c, sa := s.content(sb.Body, stageSchema, ctx, &diags)
 		stg := &StrategyStage{Name: sb.Labels[0], DeclRange: sb.DefRange}
-		if first := seen[stg.Name]; first != nil {
-			diags = append(diags, dupDiag("stage", stg.Name, "Strategy "+quote(st.Name), first.DeclRange, sb.DefRange))
+		if !claim(seen, "stage", stg.Name, "Strategy "+quote(st.Name), sb.DefRange, &diags) {
 			continue
 		}
-		seen[stg.Name] = stg
 		stg.Roles, _ = sa.strList("roles")
 		for _, r := range stg.Roles {
 			if !validRole(r) {
@@ -239,14 +229,7 @@ func (s *loadState) decodeStrategy(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagn
 		}
 		stg.Racks, _ = sa.strList("racks")
 		if len(stg.Racks) > 0 {
-			exprs, _ := hcl.ExprList(c.Attributes["racks"].Expr)
-			for i := range stg.Racks {
-				r := sa.rng("racks", sb.DefRange)
-				if len(exprs) == len(stg.Racks) {
-					r = exprs[i].Range()
-				}
-				s.stageRacks[stg] = append(s.stageRacks[stg], r)
-			}
+			s.stageRacks[stg] = sa.elemRanges("racks", len(stg.Racks), sb.DefRange)
 		}
 		stg.Labels = sa.strMap("labels")
 		stg.BatchSize = sa.quantity("batch_size", sb.DefRange)
@@ -281,9 +264,7 @@ func (s *loadState) decodeScope(c *hcl.BodyContent, a *attrs, def ScopeSettings,
 	out := def
 	out.Threshold.Range = blockRange
 	if tb := single(c.Blocks, "threshold", diags); tb != nil {
-		tc, d := tb.Body.Content(thresholdBodySchema)
-		*diags = append(*diags, d...)
-		ta := s.attrs(tc.Attributes, a.ctx, diags)
+		_, ta := s.content(tb.Body, thresholdBodySchema, a.ctx, diags)
 		typ := ta.oneOf("type", "", "count", "percent")
 		if typ != "" {
 			if v, ok := ta.value("value", cty.Number, false); ok {
@@ -315,9 +296,7 @@ func (s *loadState) decodeRemediation(blocks hcl.Blocks, ctx *hcl.EvalContext, d
 	if rb == nil {
 		return def
 	}
-	c, d := rb.Body.Content(remediationBodySchema)
-	*diags = append(*diags, d...)
-	a := s.attrs(c.Attributes, ctx, diags)
+	_, a := s.content(rb.Body, remediationBodySchema, ctx, diags)
 	return Remediation{
 		Reboots:  a.integer("reboots", def.Reboots, 0, 10),
 		Reimages: a.integer("reimages", def.Reimages, 0, 10),

@@ -66,10 +66,17 @@ func plainError(summary, format string, args ...any) *hcl.Diagnostic {
 	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...)}
 }
 
-// dupDiag is the error of a name declared twice in one owner ("Rollout
-// \"r\"" already has a stage named ...), at the second declaration.
-func dupDiag(what, name, owner string, first, again hcl.Range) *hcl.Diagnostic {
-	return errorAt(again, "Duplicate "+what+" name", "%s already has a %s named %q at %s.", owner, what, name, posString(first))
+// claim records name, declared at rng, in seen and reports true; a name
+// seen before is declared twice in one owner ("Rollout \"r\"" already
+// has a stage named ...): claim reports that at the second declaration
+// and returns false.
+func claim(seen map[string]hcl.Range, what, name, owner string, rng hcl.Range, diags *hcl.Diagnostics) bool {
+	if first, ok := seen[name]; ok {
+		*diags = append(*diags, errorAt(rng, "Duplicate "+what+" name", "%s already has a %s named %q at %s.", owner, what, name, posString(first)))
+		return false
+	}
+	seen[name] = rng
+	return true
 }
 
 func warningAt(rng hcl.Range, summary, format string, args ...any) *hcl.Diagnostic {

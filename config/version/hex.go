@@ -28,16 +28,7 @@ func parseHex(s string) ([]uint64, error) {
 	if s == "" {
 		return nil, fmt.Errorf("an empty string is not a hexadecimal version")
 	}
-	fields := strings.Split(s, ".")
-	parts := make([]uint64, len(fields))
-	for i, f := range fields {
-		n, ok := hexField(f)
-		if !ok {
-			return nil, fmt.Errorf("%q is not a hexadecimal version (hexadecimal numbers of at most %d digits separated by dots, each optionally after 0x): field %d is %q", s, maxHexField, i+1, f)
-		}
-		parts[i] = n
-	}
-	return parts, nil
+	return parseFields(s, fmt.Sprintf("a hexadecimal version (hexadecimal numbers of at most %d digits separated by dots, each optionally after 0x)", maxHexField), hexField)
 }
 
 // hexField reads one field: optional 0x, then hexadecimal digits.

@@ -118,7 +118,7 @@ func TestHexAgreesWithDottedOnDecimalDigits(t *testing.T) {
 	}
 }
 
-func TestEqualStringsHex(t *testing.T) {
+func TestTargetMatchesHex(t *testing.T) {
 	for _, c := range []struct {
 		want, got string
 		eq, err   bool
@@ -129,9 +129,9 @@ func TestEqualStringsHex(t *testing.T) {
 		{"96.00.89.00.01", "96.00.61.00.01", false, false},
 		{"96.00.89.00.01", "G520.0200.00.05", false, true},
 	} {
-		eq, err := EqualStrings("hex", "", c.want, c.got)
+		eq, err := Target{Version: c.want, Scheme: Hex}.Matches(c.got)
 		if eq != c.eq || (err != nil) != c.err {
-			t.Errorf("EqualStrings(hex, %q, %q) = %v, %v; want %v, error %v", c.want, c.got, eq, err, c.eq, c.err)
+			t.Errorf("Target{%q, hex}.Matches(%q) = %v, %v; want %v, error %v", c.want, c.got, eq, err, c.eq, c.err)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package version
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -107,7 +108,7 @@ func comparePre(a, b preRelease) int {
 		}
 		return uint64(p.kind)
 	}
-	if c := cmpUint(rank(a), rank(b)); c != 0 || a.kind == 0 {
+	if c := cmp.Compare(rank(a), rank(b)); c != 0 || a.kind == 0 {
 		return c
 	}
 	if a.hasNum != b.hasNum {
@@ -116,7 +117,7 @@ func comparePre(a, b preRelease) int {
 		}
 		return -1
 	}
-	return cmpUint(a.num, b.num)
+	return cmp.Compare(a.num, b.num)
 }
 
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
@@ -464,30 +465,30 @@ func compareVendor(a, b Version) (int, error) {
 	if c := compareFields(a, b); c != 0 {
 		return c, nil
 	}
-	if c := cmpUint(uint64(a.letter), uint64(b.letter)); c != 0 {
+	if c := cmp.Compare(a.letter, b.letter); c != 0 {
 		return c, nil
 	}
 	if a.hasRelease && b.hasRelease {
 		if why := releaseUndecidable(a, b); why != "" {
 			return undecidable("%s", why)
 		}
-		if c := cmpUint(a.release, b.release); c != 0 {
+		if c := cmp.Compare(a.release, b.release); c != 0 {
 			return c, nil
 		}
 	}
 	if c := comparePre(a.pre, b.pre); c != 0 {
 		return c, nil
 	}
-	if c := cmpUint(a.distance, b.distance); c != 0 {
+	if c := cmp.Compare(a.distance, b.distance); c != 0 {
 		return c, nil
 	}
 	if a.hasBuild && b.hasBuild {
-		if c := cmpUint(a.build, b.build); c != 0 {
+		if c := cmp.Compare(a.build, b.build); c != 0 {
 			return c, nil
 		}
 	}
 	if a.hasRev && b.hasRev {
-		if c := cmpUint(a.rev, b.rev); c != 0 {
+		if c := cmp.Compare(a.rev, b.rev); c != 0 {
 			return c, nil
 		}
 	}

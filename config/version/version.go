@@ -5,8 +5,10 @@
 package version
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -207,12 +209,21 @@ func parseDotted(s string) ([]uint64, error) {
 	if s == "" {
 		return nil, fmt.Errorf("empty version is not a dotted version")
 	}
+	return parseFields(s, "a dotted version (integers separated by dots)", func(f string) (uint64, bool) {
+		n, err := strconv.ParseUint(f, 10, 64)
+		return n, err == nil && f != "" && f[0] != '+'
+	})
+}
+
+// parseFields reads s's dot-separated fields with field, or says which
+// field is not one of a version of the form named.
+func parseFields(s, form string, field func(string) (uint64, bool)) ([]uint64, error) {
 	fields := strings.Split(s, ".")
 	parts := make([]uint64, len(fields))
 	for i, f := range fields {
-		n, err := strconv.ParseUint(f, 10, 64)
-		if err != nil || f == "" || f[0] == '+' {
-			return nil, fmt.Errorf("%q is not a dotted version (integers separated by dots): field %d is %q", s, i+1, f)
+		n, ok := field(f)
+		if !ok {
+			return nil, fmt.Errorf("%q is not %s: field %d is %q", s, form, i+1, f)
 		}
 		parts[i] = n
 	}
@@ -374,19 +385,9 @@ func Compare(a, b Version) (int, error) {
 func compareFields(a, b Version) int {
 	n := max(a.fields(), b.fields())
 	for i := 0; i < n; i++ {
-		if c := cmpUint(a.field(i), b.field(i)); c != 0 {
+		if c := cmp.Compare(a.field(i), b.field(i)); c != 0 {
 			return c
 		}
-	}
-	return 0
-}
-
-func cmpUint(x, y uint64) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
 	}
 	return 0
 }
@@ -423,7 +424,7 @@ func SkippedMinors(from, to Version, known []Version) []string {
 	fromMinor := [2]uint64{from.Major(), from.Minor()}
 	toMinor := [2]uint64{to.Major(), to.Minor()}
 	between := func(m [2]uint64) bool {
-		return less(fromMinor, m) && less(m, toMinor)
+		return slices.Compare(fromMinor[:], m[:]) < 0 && slices.Compare(m[:], toMinor[:]) < 0
 	}
 	var out []string
 	if len(known) > 0 {
@@ -442,7 +443,7 @@ func SkippedMinors(from, to Version, known []Version) []string {
 				ms = append(ms, m)
 			}
 		}
-		sortMinors(ms)
+		slices.SortFunc(ms, func(a, b [2]uint64) int { return slices.Compare(a[:], b[:]) })
 		for _, m := range ms {
 			out = append(out, fmt.Sprintf("%d.%d", m[0], m[1]))
 		}
@@ -455,23 +456,6 @@ func SkippedMinors(from, to Version, known []Version) []string {
 		out = append(out, fmt.Sprintf("%d.%d", from.Major(), m))
 	}
 	return out
-}
-
-func less(a, b [2]uint64) bool { return a[0] < b[0] || (a[0] == b[0] && a[1] < b[1]) }
-
-func sortMinors(ms [][2]uint64) {
-	for i := 1; i < len(ms); i++ {
-		for j := i; j > 0 && less(ms[j], ms[j-1]); j-- {
-			ms[j], ms[j-1] = ms[j-1], ms[j]
-		}
-	}
-}
-
-// EqualStrings reports whether got is the version want under the named
-// scheme (pattern is the regular expression of the pattern scheme, ""
-// otherwise): Target.Matches, for callers that hold the scheme by name.
-func EqualStrings(scheme, pattern, want, got string) (bool, error) {
-	return Target{Version: want, Scheme: Scheme(scheme), Pattern: pattern}.Matches(got)
 }
 
 // Deciding returns the first built-in scheme, in the order semver, dotted,

@@ -487,7 +487,7 @@ func TestSkippedMinors(t *testing.T) {
 	}
 }
 
-func TestEqualStrings(t *testing.T) {
+func TestTargetMatchesByScheme(t *testing.T) {
 	const hpe = `(?P<family>[A-Z]\d+) v(\d+)\.(\d+)(?: \(.*\))?`
 	cases := []struct {
 		scheme, pattern, want, got string
@@ -512,9 +512,9 @@ func TestEqualStrings(t *testing.T) {
 		{"opaque", "", "build-7f3a", "build-7f3b", false, false},
 	}
 	for _, c := range cases {
-		eq, err := EqualStrings(c.scheme, c.pattern, c.want, c.got)
+		eq, err := Target{Version: c.want, Scheme: Scheme(c.scheme), Pattern: c.pattern}.Matches(c.got)
 		if eq != c.eq || (err != nil) != c.err {
-			t.Errorf("EqualStrings(%q, %q, %q, %q) = %v, %v; want %v, error %v", c.scheme, c.pattern, c.want, c.got, eq, err, c.eq, c.err)
+			t.Errorf("Target{%q, %q, %q}.Matches(%q) = %v, %v; want %v, error %v", c.want, c.scheme, c.pattern, c.got, eq, err, c.eq, c.err)
 		}
 	}
 }
@@ -625,9 +625,9 @@ func FuzzParse(f *testing.F) {
 			if (e1 == nil) != (e2 == nil) || ab != -ba {
 				t.Fatalf("%s: Compare(%q, %q) = %d, %v but reversed %d, %v", fm.Scheme, a, b, ab, e1, ba, e2)
 			}
-			eq, err := EqualStrings(string(fm.Scheme), fm.Pattern, a, b)
+			eq, err := Target{Version: a, Scheme: fm.Scheme, Pattern: fm.Pattern}.Matches(b)
 			if err != nil || eq != (e1 == nil && ab == 0) {
-				t.Fatalf("%s: EqualStrings(%q, %q) = %v, %v; Compare %d, %v", fm.Scheme, a, b, eq, err, ab, e1)
+				t.Fatalf("%s: Target{%q}.Matches(%q) = %v, %v; Compare %d, %v", fm.Scheme, a, b, eq, err, ab, e1)
 			}
 		}
 	})

@@ -2,17 +2,12 @@ package mockup
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 )
 
 // WriteError answers a Redfish error body with one message, as BMCs do.
 func WriteError(w http.ResponseWriter, status int, messageID, message string) {
-	writeError(w, status, messageID, message)
-}
-
-func writeError(w http.ResponseWriter, status int, messageID, message string) {
 	body := map[string]any{"error": map[string]any{
 		"code":    messageID,
 		"message": message,
@@ -26,10 +21,6 @@ func writeError(w http.ResponseWriter, status int, messageID, message string) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body)
-}
-
-func decodeJSON(r *http.Request, v any) error {
-	return json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(v)
 }
 
 func jsonEscape(s string) string {

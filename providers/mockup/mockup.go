@@ -13,6 +13,8 @@ package mockup
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -113,14 +115,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodPost && p == SessionsURI {
 		if !h.opts.Sessions {
-			writeError(w, http.StatusMethodNotAllowed, "Base.1.8.OperationNotAllowed", "This service has no sessions: use Basic authentication.")
+			WriteError(w, http.StatusMethodNotAllowed, "Base.1.8.OperationNotAllowed", "This service has no sessions: use Basic authentication.")
 			return
 		}
 		h.login(w, r)
 		return
 	}
-	if p != "/redfish/v1" && p != "/redfish" && !h.authorized(r) {
-		writeError(w, http.StatusUnauthorized, "Base.1.8.NoValidSession", "There is no valid session established with the implementation.")
+	if p != "/redfish/v1" && p != "/redfish" && !h.Authorized(r) {
+		WriteError(w, http.StatusUnauthorized, "Base.1.8.NoValidSession", "There is no valid session established with the implementation.")
 		return
 	}
 	if h.opts.Sessions && r.Method == http.MethodDelete && strings.HasPrefix(p, SessionsURI+"/") {
@@ -135,7 +137,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.mu.Unlock()
 		if !found {
-			writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+p+" was not found.")
+			WriteError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+p+" was not found.")
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -143,17 +145,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeError(w, http.StatusMethodNotAllowed, "Base.1.8.OperationNotAllowed", "The mockup serves a capture: only GET is supported.")
+		WriteError(w, http.StatusMethodNotAllowed, "Base.1.8.OperationNotAllowed", "The mockup serves a capture: only GET is supported.")
 		return
 	}
 	f := h.File(p)
 	if f == "" {
-		writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+p+" was not found.")
+		WriteError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+p+" was not found.")
 		return
 	}
 	b, err := os.ReadFile(f)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "Base.1.8.InternalError", "The capture file could not be read.")
+		WriteError(w, http.StatusInternalServerError, "Base.1.8.InternalError", "The capture file could not be read.")
 		return
 	}
 	if strings.HasSuffix(f, ".xml") {
@@ -166,12 +168,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	var body struct{ UserName, Password string }
-	if err := decodeJSON(r, &body); err != nil {
-		writeError(w, http.StatusBadRequest, "Base.1.8.MalformedJSON", "The request body submitted was malformed JSON.")
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&body); err != nil {
+		WriteError(w, http.StatusBadRequest, "Base.1.8.MalformedJSON", "The request body submitted was malformed JSON.")
 		return
 	}
 	if h.opts.Username != "" && (body.UserName != h.opts.Username || body.Password != h.opts.Password) {
-		writeError(w, http.StatusUnauthorized, "Base.1.8.InsufficientPrivilege", "The user name or password is not valid.")
+		WriteError(w, http.StatusUnauthorized, "Base.1.8.InsufficientPrivilege", "The user name or password is not valid.")
 		return
 	}
 	var rb [12]byte
@@ -191,9 +193,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 
 // Authorized reports whether r carries valid credentials (always true
 // when the handler has no Username).
-func (h *Handler) Authorized(r *http.Request) bool { return h.authorized(r) }
-
-func (h *Handler) authorized(r *http.Request) bool {
+func (h *Handler) Authorized(r *http.Request) bool {
 	if h.opts.Username == "" {
 		return true
 	}

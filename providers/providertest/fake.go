@@ -339,9 +339,6 @@ func (f *Fake) Stop(context.Context) providers.Diagnostics {
 	return nil
 }
 
-// Matches reports whether m selects c, per providers.Match.
-func Matches(m providers.Match, c providers.Component) bool { return m.Selects(c) }
-
 // FakeFleet is the fleet FakeFixture expects a Fake to serve.
 func FakeFleet() []FakeServer {
 	return []FakeServer{

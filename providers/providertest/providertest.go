@@ -328,15 +328,29 @@ func (s *suite) fingerprintStable(t *testing.T) {
 	if s.first == nil {
 		t.Skip("observe failed")
 	}
-	again, _ := s.observeAll(t, s.targets())
+	s.compareFingerprints(t, "")
+}
+
+// compareFingerprints observes every server again and compares each
+// fingerprint with the first observation's: the server updated ("" for
+// none) must have changed, every other must not have.
+func (s *suite) compareFingerprints(t *testing.T, updated string) {
+	now, _ := s.observeAll(t, s.targets())
 	for _, sv := range s.f.Servers {
-		a, b := s.first[sv.Target.Name], again[sv.Target.Name]
-		if a == nil || b == nil {
-			t.Errorf("server %q missing from an observation", sv.Target.Name)
+		name := sv.Target.Name
+		before, after := s.first[name], now[name]
+		if before == nil || after == nil {
+			t.Errorf("server %q missing from an observation", name)
 			continue
 		}
-		if a.Fingerprint != b.Fingerprint {
-			t.Errorf("server %q: fingerprint changed between two observations of the same state: %s then %s", sv.Target.Name, a.Fingerprint, b.Fingerprint)
+		changed := before.Fingerprint != after.Fingerprint
+		switch {
+		case name == updated && !changed:
+			t.Errorf("server %q: fingerprint unchanged after a version changed (%s)", name, after.Fingerprint)
+		case name != updated && changed && updated == "":
+			t.Errorf("server %q: fingerprint changed between two observations of the same state: %s then %s", name, before.Fingerprint, after.Fingerprint)
+		case name != updated && changed:
+			t.Errorf("server %q: fingerprint changed although nothing was done to it", name)
 		}
 	}
 }
@@ -382,21 +396,7 @@ func (s *suite) fingerprintChanges(t *testing.T) {
 	if s.first == nil || !s.applied {
 		t.Skip("observe or apply failed")
 	}
-	now, _ := s.observeAll(t, s.targets())
-	for _, sv := range s.f.Servers {
-		before, after := s.first[sv.Target.Name], now[sv.Target.Name]
-		if before == nil || after == nil {
-			t.Errorf("server %q missing from an observation", sv.Target.Name)
-			continue
-		}
-		changed := before.Fingerprint != after.Fingerprint
-		if sv.Target.Name == s.target.Name && !changed {
-			t.Errorf("server %q: fingerprint unchanged after a version changed (%s)", sv.Target.Name, after.Fingerprint)
-		}
-		if sv.Target.Name != s.target.Name && changed {
-			t.Errorf("server %q: fingerprint changed although nothing was done to it", sv.Target.Name)
-		}
-	}
+	s.compareFingerprints(t, s.target.Name)
 }
 
 func (s *suite) task(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -227,12 +228,7 @@ func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
 }
 
 func knownKey(k string) bool {
-	for _, c := range componentKeys {
-		if strings.EqualFold(c, k) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(componentKeys, func(c string) bool { return strings.EqualFold(c, k) })
 }
 
 func (b *bmc) versionsNow() map[string]string {

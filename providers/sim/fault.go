@@ -110,18 +110,15 @@ type Fault struct {
 }
 
 func (ft Fault) validate() error {
-	if ft.Kind == FaultNone {
+	switch {
+	case ft.Kind == FaultNone:
 		return nil
+	case !slices.Contains(FaultKinds(), ft.Kind):
+		return fmt.Errorf("unknown fault kind %q", ft.Kind)
+	case ft.Count < 0 || ft.Limit < 0 || ft.Latency < 0 || ft.Factor < 0:
+		return fmt.Errorf("fault %s: negative argument", ft.Kind)
 	}
-	for _, k := range FaultKinds() {
-		if k == ft.Kind {
-			if ft.Count < 0 || ft.Limit < 0 || ft.Latency < 0 || ft.Factor < 0 {
-				return fmt.Errorf("fault %s: negative argument", ft.Kind)
-			}
-			return nil
-		}
-	}
-	return fmt.Errorf("unknown fault kind %q", ft.Kind)
+	return nil
 }
 
 // ParseFault parses KIND[:ARG], the -fault flag's form: ARG is a duration for
@@ -270,13 +267,8 @@ func (fs *faultSet) set(ft Fault) {
 		fs.list = nil
 		return
 	}
-	out := fs.list[:0:0]
-	for _, o := range fs.list {
-		if o.Kind != ft.Kind || o.Timed != ft.Timed {
-			out = append(out, o)
-		}
-	}
-	fs.list = append(out, ft)
+	same := func(o Fault) bool { return o.Kind == ft.Kind && o.Timed == ft.Timed }
+	fs.list = append(slices.DeleteFunc(slices.Clone(fs.list), same), ft)
 }
 
 // take returns the fault of kind k that applies to the BMC now (set on the
@@ -316,12 +308,7 @@ func (fs *faultSet) take(k FaultKind, reqNo uint64) (Fault, bool) {
 
 // has reports whether kind k is set on the BMC, without using it.
 func (fs *faultSet) has(k FaultKind) bool {
-	for _, ft := range fs.list {
-		if ft.Kind == k && fs.holds(ft) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(fs.list, func(ft Fault) bool { return ft.Kind == k && fs.holds(ft) })
 }
 
 // updateOffline is the Status.State the UpdateService reports under

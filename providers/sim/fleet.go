@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"maps"
 	"math"
 	"net"
@@ -282,7 +283,7 @@ func (f *Fleet) Start(ctx context.Context) error {
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			return context.WithValue(ctx, connKey{}, c.LocalAddr().String())
 		},
-		ErrorLog: discardLogger(),
+		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	if f.certs != nil {
 		f.srv.TLSConfig = &tls.Config{GetCertificate: f.certs.certificate, MinVersion: tls.VersionTLS12}

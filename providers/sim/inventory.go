@@ -153,13 +153,19 @@ func (inv *inventory) targetsAllowed() []string {
 // dropStaged discards the images staged for the next host reset; a BMC's
 // own firmware, which its restart activates, stays..
 func (inv *inventory) dropStaged() {
-	keep := inv.pending[:0]
-	for _, p := range inv.pending {
-		if inv.comps[p.comp].activation == activateBMC {
-			keep = append(keep, p)
+	inv.pending = slices.DeleteFunc(inv.pending, func(p pending) bool { return inv.comps[p.comp].activation != activateBMC })
+}
+
+// activate makes current the pending images that are due (by the image
+// and its component), in the order they were staged; the rest stay.
+func (inv *inventory) activate(due func(p pending, c component) bool) {
+	inv.pending = slices.DeleteFunc(inv.pending, func(p pending) bool {
+		if due(p, inv.comps[p.comp]) {
+			inv.setVersion(p.comp, p.version)
+			return true
 		}
-	}
-	inv.pending = keep
+		return false
+	})
 }
 
 func (inv *inventory) renderInventory(i int) map[string]any {

@@ -75,15 +75,9 @@ func (hp *hostPower) boot(h *host, t time.Time) {
 			return
 		}
 		h.power = powerOn
-		keep := hp.inv.pending[:0]
-		for _, p := range hp.inv.pending {
-			if c := hp.inv.comps[p.comp]; c.sys == h.idx || (c.sys < 0 && c.activation != activateBMC) || (c.sys < 0 && p.onReset) {
-				hp.inv.setVersion(p.comp, p.version)
-			} else {
-				keep = append(keep, p)
-			}
-		}
-		hp.inv.pending = keep
+		hp.inv.activate(func(p pending, c component) bool {
+			return c.sys == h.idx || (c.sys < 0 && c.activation != activateBMC) || (c.sys < 0 && p.onReset)
+		})
 		if reimage != "" {
 			if i, ok := hp.inv.hostComponent(h, ComponentRuntime); ok {
 				hp.inv.versions[i] = reimage

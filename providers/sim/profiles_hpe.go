@@ -48,9 +48,8 @@ func (p *profile) ilo5() shape {
 		systemDoc: obj{"Name": "Computer System", "BiosVersion": "", "Boot": obj{"BootSourceOverrideMode": "UEFI"}},
 		managerDoc: obj{"Model": "iLO 5", "Actions": obj{"#Manager.Reset": obj{"ResetType@Redfish.AllowableValues": managerResetTypes}},
 			"Links": obj{"ManagerForChassis": []any{ref("/redfish/v1/Chassis/1")}, "ManagerInChassis": ref("/redfish/v1/Chassis/1")}},
-		chassisDoc: obj{"Manufacturer": "HPE", "Model": "ProLiant DL325 Gen10 Plus", "PowerState": "On",
-			"Links": obj{"ComputerSystems": []any{}, "ManagedBy": []any{ref("/redfish/v1/Managers/1")}}},
-		update: obj{"Description": "iLO Update Service"},
+		chassisDoc: obj{"Manufacturer": "HPE", "Model": "ProLiant DL325 Gen10 Plus", "PowerState": "On"},
+		update:     obj{"Description": "iLO Update Service"},
 		// iLO tags every resource with an ETag and an @odata.context; the
 		// simulator renders both for inventory members.
 		inventory: obj{"@odata.context": "", "@odata.etag": "", "Status": obj{"State": "Enabled", "Health": "OK"}},
@@ -108,12 +107,11 @@ func (p *profile) crayex() shape {
 		managerDoc: obj{"ManagerType": "EnclosureManager", "Description": "Shasta Manager",
 			"Actions": obj{"#Manager.Reset": obj{"ResetType@Redfish.AllowableValues": managerResetTypes}},
 			"Links":   obj{"ManagerInChassis": ref("/redfish/v1/Chassis/Enclosure")}},
-		chassisDoc: obj{"ChassisType": "Enclosure", "Manufacturer": "HPE", "Model": "BardPeakNC", "Description": "BardPeakNC",
-			"Links": obj{"ComputerSystems": []any{}, "ManagedBy": []any{ref("/redfish/v1/Managers/BMC")}}},
-		update:    obj{"Description": "Redfish Update Service", "Status": obj{"State": "Enabled", "Health": "OK"}},
-		inventory: obj{"Status": obj{"State": "Enabled", "Health": "OK"}, "RelatedItem@odata.count": 1},
-		tasks:     obj{"Description": "Task Service", "CompletedTaskOverWritePolicy": "Manual", "LifeCycleEventOnTaskStateChange": true},
-		sessions:  obj{"Description": "Session Service", "SessionTimeout": 1800},
+		chassisDoc: obj{"ChassisType": "Enclosure", "Manufacturer": "HPE", "Model": "BardPeakNC", "Description": "BardPeakNC"},
+		update:     obj{"Description": "Redfish Update Service", "Status": obj{"State": "Enabled", "Health": "OK"}},
+		inventory:  obj{"Status": obj{"State": "Enabled", "Health": "OK"}, "RelatedItem@odata.count": 1},
+		tasks:      obj{"Description": "Task Service", "CompletedTaskOverWritePolicy": "Manual", "LifeCycleEventOnTaskStateChange": true},
+		sessions:   obj{"Description": "Session Service", "SessionTimeout": 1800},
 	}
 }
 

@@ -115,8 +115,7 @@ func (p *profile) dmtf() shape {
 		systemDoc: obj{"BiosVersion": "", "Boot": obj{"BootSourceOverrideMode": "UEFI"}, "Links": obj{"Chassis": []any{ref("/redfish/v1/Chassis/1U")}}},
 		managerDoc: obj{"Model": "Joo Janta 200", "PowerState": "On", "Actions": obj{"#Manager.Reset": obj{"ResetType@Redfish.AllowableValues": managerResetTypes}},
 			"Links": obj{"ManagerForChassis": []any{ref("/redfish/v1/Chassis/1U")}, "ManagerInChassis": ref("/redfish/v1/Chassis/1U")}},
-		chassisDoc: obj{"Manufacturer": "Contoso", "Model": "3500RX", "PowerState": "On",
-			"Links": obj{"ComputerSystems": []any{}, "ManagedBy": []any{ref("/redfish/v1/Managers/BMC")}}},
+		chassisDoc: obj{"Manufacturer": "Contoso", "Model": "3500RX", "PowerState": "On"},
 		update:     obj{"Status": obj{"State": "Enabled", "Health": "OK"}},
 		inventory:  obj{"Manufacturer": "Contoso"},
 		tasks:      obj{"CompletedTaskOverWritePolicy": "Manual", "LifeCycleEventOnTaskStateChange": true},
@@ -162,7 +161,7 @@ func (p *profile) ami() shape {
 		systemDoc:  obj{"BiosVersion": "", "Boot": obj{"BootSourceOverrideMode": "UEFI"}},
 		managerDoc: obj{"Model": "410810600", "Links": obj{"ManagerForChassis": []any{ref("/redfish/v1/Chassis/Self")}, "ManagerInChassis": ref("/redfish/v1/Chassis/Self")}},
 		chassisDoc: obj{"Manufacturer": "GIGABYTE", "Model": "H262-Z63-00",
-			"Links": obj{"ComputerSystems": []any{}, "ComputerSystems@odata.count": 1, "ManagedBy": []any{ref("/redfish/v1/Managers/Self")}, "ManagedBy@odata.count": 1}},
+			"Links": obj{"ComputerSystems@odata.count": 1, "ManagedBy@odata.count": 1}},
 		update:    obj{"Status": obj{"State": "Enabled", "Health": "OK"}},
 		inventory: obj{},
 		tasks:     obj{"CompletedTaskOverWritePolicy": "Oldest", "LifeCycleEventOnTaskStateChange": true},
@@ -222,11 +221,10 @@ func (p *profile) openbmc() shape {
 			"Links": obj{"ActiveSoftwareImage": ref(fw + "5d0869c4"), "SoftwareImages": []any{ref(fw + "5d0869c4"), ref(fw + "a3f1d5b2")}, "SoftwareImages@odata.count": 2,
 				"ManagerForChassis": []any{ref("/redfish/v1/Chassis/chassis")}, "ManagerForChassis@odata.count": 1, "ManagerForServers@odata.count": 1,
 				"ManagerInChassis": ref("/redfish/v1/Chassis/chassis")}},
-		chassisDoc: obj{"Links": obj{"ComputerSystems": []any{}, "ManagedBy": []any{ref("/redfish/v1/Managers/bmc")}}},
-		update:     obj{"HttpPushUriOptions": obj{"HttpPushUriApplyTime": obj{"ApplyTime": "OnReset"}}, "MaxImageSizeBytes": 419430400},
-		inventory:  obj{"RelatedItem@odata.count": 1},
-		tasks:      obj{"CompletedTaskOverWritePolicy": "Oldest", "LifeCycleEventOnTaskStateChange": true},
-		sessions:   obj{"SessionTimeout": 1800},
+		update:    obj{"HttpPushUriOptions": obj{"HttpPushUriApplyTime": obj{"ApplyTime": "OnReset"}}, "MaxImageSizeBytes": 419430400},
+		inventory: obj{"RelatedItem@odata.count": 1},
+		tasks:     obj{"CompletedTaskOverWritePolicy": "Oldest", "LifeCycleEventOnTaskStateChange": true},
+		sessions:  obj{"SessionTimeout": 1800},
 	}
 }
 
@@ -251,7 +249,7 @@ func (p *profile) basic() shape {
 		root:       obj{"UUID": ""},
 		systemDoc:  obj{"BiosVersion": "", "Boot": obj{"BootSourceOverrideMode": "UEFI"}},
 		managerDoc: obj{"Model": "ASPEED"},
-		chassisDoc: obj{"Manufacturer": "Supermicro", "Model": "X11DPU", "Links": obj{"ComputerSystems": []any{}, "ManagedBy": []any{ref("/redfish/v1/Managers/1")}}},
+		chassisDoc: obj{"Manufacturer": "Supermicro", "Model": "X11DPU"},
 		update:     obj{"Status": obj{"State": "Enabled", "Health": "OK"}},
 		tasks:      obj{"CompletedTaskOverWritePolicy": "Oldest"},
 		// An older BMC's session service is there but disabled: it takes

@@ -47,7 +47,6 @@ func (p *profile) sushy() shape {
 		root:       obj{"Name": "Root Service", "UUID": ""},
 		systemDoc:  obj{"BiosVersion": "", "Boot": obj{"BootSourceOverrideMode": "UEFI"}},
 		managerDoc: obj{"Model": "Joo Janta 200"},
-		chassisDoc: obj{"Links": obj{"ComputerSystems": []any{}, "ManagedBy": []any{ref("/redfish/v1/Managers/58893887-8974-2487-2389-841168418919")}}},
 		update:     obj{},
 		tasks:      obj{},
 		sessions:   obj{"SessionTimeout": 1800},

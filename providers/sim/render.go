@@ -318,15 +318,12 @@ func (b *bmc) renderMedia(h *host) map[string]any {
 		}
 	}
 	inserted := h.media.image != ""
-	connected := "NotConnected"
-	name := ""
-	if inserted {
-		connected = "URI"
-		name = h.media.image[strings.LastIndex(h.media.image, "/")+1:]
-	}
 	var image any
+	connected, name := "NotConnected", ""
 	if inserted {
 		image = h.media.image
+		connected = "URI"
+		name = h.media.image[strings.LastIndex(h.media.image, "/")+1:]
 	}
 	doc = with(doc, image, "Image")
 	doc = with(doc, name, "ImageName")

@@ -26,15 +26,7 @@ func (b *bmc) bmcReset(t time.Time) {
 		b.tasks.list = nil
 	}
 	b.clock.at(b.bmcDown, func(time.Time) {
-		keep := b.inv.pending[:0]
-		for _, p := range b.inv.pending {
-			if b.inv.comps[p.comp].activation == activateBMC {
-				b.inv.setVersion(p.comp, p.version)
-			} else {
-				keep = append(keep, p)
-			}
-		}
-		b.inv.pending = keep
+		b.inv.activate(func(_ pending, c component) bool { return c.activation == activateBMC })
 	})
 }
 

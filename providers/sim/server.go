@@ -5,19 +5,12 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
-	"log"
 	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 )
-
-func discardLogger() *log.Logger { return log.New(discard{}, "", 0) }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // recorder remembers the status for stats and the request log.
 type recorder struct {
@@ -186,6 +179,11 @@ func writeError(w http.ResponseWriter, status int, id, msg string) {
 	writeParamError(w, status, id, msg, "")
 }
 
+// writeMissing answers that there is no resource at p.
+func writeMissing(w http.ResponseWriter, status int, p string) {
+	writeError(w, status, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+p+" was not found.")
+}
+
 // writeParamError answers a Redfish error body whose message is about a
 // parameter or property: its ExtendedInfo names it in RelatedProperties
 // and MessageArgs (the value first, when given, as Base messages do).
@@ -280,7 +278,7 @@ func (b *bmc) route(w http.ResponseWriter, r *http.Request) {
 	methods, doc := b.allowed(p, now)
 	b.mu.Unlock()
 	if methods == nil {
-		writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+p+" was not found.")
+		writeMissing(w, http.StatusNotFound, p)
 		return
 	}
 	w.Header().Set("Allow", allowHeader(methods))
@@ -328,7 +326,7 @@ func (b *bmc) get(w http.ResponseWriter, r *http.Request, p string, now time.Tim
 			w.Header().Set(k, v)
 		}
 		if doc == nil {
-			writeError(w, status, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+p+" was not found.")
+			writeMissing(w, status, p)
 			return
 		}
 		writeJSON(w, status, doc)
@@ -356,7 +354,7 @@ func (b *bmc) get(w http.ResponseWriter, r *http.Request, p string, now time.Tim
 	}
 	b.mu.Unlock()
 	if !ok {
-		writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+p+" was not found.")
+		writeMissing(w, http.StatusNotFound, p)
 		return
 	}
 	if !onlyOK {
@@ -370,10 +368,7 @@ func (b *bmc) get(w http.ResponseWriter, r *http.Request, p string, now time.Tim
 // ".", "*", "~", optionally with ($levels=1).
 func expandRequested(r *http.Request) bool {
 	v := r.URL.Query().Get("$expand")
-	if v == "" {
-		return false
-	}
-	return strings.HasPrefix(v, ".") || strings.HasPrefix(v, "*") || strings.HasPrefix(v, "~")
+	return v != "" && strings.ContainsRune(".*~", rune(v[0]))
 }
 
 func (b *bmc) expandMembers(doc map[string]any, now time.Time) map[string]any {
@@ -468,20 +463,11 @@ func (b *bmc) post(w http.ResponseWriter, r *http.Request, p string) {
 			writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterMissing", "The action InsertMedia requires the parameter Image to be present in the request body.", "Image")
 			return
 		}
-		b.mu.Lock()
-		h.media.image = req.Image
-		if req.Inserted != nil && !*req.Inserted {
-			h.media.image = ""
-		}
-		b.mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
+		b.insertMedia(w, h, &req.Image, req.Inserted)
 		return
 	}
 	if h := b.hostMedia(p, "/Actions/VirtualMedia.EjectMedia"); h != nil {
-		b.mu.Lock()
-		h.media.image = ""
-		b.mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
+		b.insertMedia(w, h, new(""), nil)
 		return
 	}
 	switch {
@@ -521,7 +507,7 @@ func (b *bmc) post(w http.ResponseWriter, r *http.Request, p string) {
 			writeError(w, http.StatusMethodNotAllowed, "Base.1.8.OperationNotAllowed", "POST is not allowed on "+p+".")
 			return
 		}
-		writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+p+" was not found.")
+		writeMissing(w, http.StatusNotFound, p)
 	}
 }
 
@@ -603,21 +589,26 @@ func (b *bmc) patch(w http.ResponseWriter, r *http.Request, p string) {
 			Image    *string
 			Inserted *bool
 		}
-		if !decodeBody(w, r, &req) {
-			return
+		if decodeBody(w, r, &req) {
+			b.insertMedia(w, h, req.Image, req.Inserted)
 		}
-		b.mu.Lock()
-		if req.Image != nil {
-			h.media.image = *req.Image
-		}
-		if req.Inserted != nil && !*req.Inserted {
-			h.media.image = ""
-		}
-		b.mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	writeError(w, http.StatusMethodNotAllowed, "Base.1.8.OperationNotAllowed", "PATCH is not allowed on "+p+".")
+}
+
+// insertMedia sets h's virtual media image (nil leaves it) and answers;
+// Inserted false ejects it.
+func (b *bmc) insertMedia(w http.ResponseWriter, h *host, image *string, inserted *bool) {
+	b.mu.Lock()
+	if image != nil {
+		h.media.image = *image
+	}
+	if inserted != nil && !*inserted {
+		h.media.image = ""
+	}
+	b.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (b *bmc) delete(w http.ResponseWriter, r *http.Request, p string) {
@@ -630,7 +621,7 @@ func (b *bmc) delete(w http.ResponseWriter, r *http.Request, p string) {
 	found := b.sessions.remove(id)
 	b.mu.Unlock()
 	if !found {
-		writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+p+" was not found.")
+		writeMissing(w, http.StatusNotFound, p)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -94,7 +94,12 @@ func (p *profile) write(s shape) error {
 		"Links":       managerLinks,
 		"Actions":     map[string]any{"#Manager.Reset": map[string]any{"target": p.managerPath + "/Actions/Manager.Reset"}},
 	}, s.managerDoc))
-	p.docs[p.chassisPath] = resource(p.chassisPath, "Chassis", s.chassis, "Chassis", merge(map[string]any{"ChassisType": "RackMount"}, s.chassisDoc))
+	chassis := map[string]any{"ChassisType": "RackMount"}
+	if !p.noSystems {
+		// ComputerSystems is rendered from the BMC's hosts.
+		chassis["Links"] = map[string]any{"ComputerSystems": []any{}, "ManagedBy": []any{ref(p.managerPath)}}
+	}
+	p.docs[p.chassisPath] = resource(p.chassisPath, "Chassis", s.chassis, "Chassis", merge(chassis, s.chassisDoc))
 	p.docs["/redfish/v1/UpdateService"] = resource("/redfish/v1/UpdateService", "UpdateService", "UpdateService", "Update Service", merge(map[string]any{"ServiceEnabled": true}, s.update))
 	p.docs["/redfish/v1/TaskService"] = resource("/redfish/v1/TaskService", "TaskService", "TaskService", "Task Service", merge(map[string]any{"ServiceEnabled": true}, s.tasks))
 	p.docs["/redfish/v1/SessionService"] = resource("/redfish/v1/SessionService", "SessionService", "SessionService", "Session Service", merge(map[string]any{"ServiceEnabled": true}, s.sessions))

@@ -12,11 +12,13 @@ import (
 	"time"
 )
 
+// updateParams are an update's parameters, as decoded from a request and
+// as its Task's Payload shows them again (in the order of their names).
 type updateParams struct {
-	ImageURI         string
-	Targets          []string
-	TransferProtocol string
-	ApplyTime        string `json:"@Redfish.OperationApplyTime"`
+	ApplyTime        string   `json:"@Redfish.OperationApplyTime,omitempty"`
+	ImageURI         string   `json:",omitempty"`
+	Targets          []string `json:",omitempty"`
+	TransferProtocol string   `json:",omitempty"`
 }
 
 // check refuses an apply time the simulator does not implement and, on a
@@ -61,7 +63,7 @@ func (b *bmc) simpleUpdate(w http.ResponseWriter, r *http.Request) {
 	case req.TransferProtocol == "" && transfer.required:
 		writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterMissing", "The action SimpleUpdate requires the parameter TransferProtocol to be present in the request body (one of "+strings.Join(transfer.allowable, ", ")+").", "TransferProtocol")
 		return
-	case req.TransferProtocol != "" && transfer.allowable != nil && !containsFold(transfer.allowable, req.TransferProtocol):
+	case req.TransferProtocol != "" && transfer.allowable != nil && !slices.ContainsFunc(transfer.allowable, func(x string) bool { return strings.EqualFold(x, req.TransferProtocol) }):
 		writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterValueNotInList", "The value \""+req.TransferProtocol+"\" for the parameter TransferProtocol is not in the list of acceptable values ("+strings.Join(transfer.allowable, ", ")+").", "TransferProtocol", req.TransferProtocol)
 		return
 	}
@@ -115,32 +117,10 @@ func (b *bmc) simpleUpdate(w http.ResponseWriter, r *http.Request) {
 	b.accept(w, image, req.targets(), req.ApplyTime, taskPayload{targetURI: r.URL.Path, jsonBody: req.jsonBody()})
 }
 
-func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // jsonBody renders the parameters a client sent, as a Task's
 // Payload.JsonBody shows the request (a string holding JSON).
 func (p *updateParams) jsonBody() string {
-	m := map[string]any{}
-	if p.ImageURI != "" {
-		m["ImageURI"] = p.ImageURI
-	}
-	if len(p.Targets) > 0 {
-		m["Targets"] = p.Targets
-	}
-	if p.TransferProtocol != "" {
-		m["TransferProtocol"] = p.TransferProtocol
-	}
-	if p.ApplyTime != "" {
-		m["@Redfish.OperationApplyTime"] = p.ApplyTime
-	}
-	b, _ := json.Marshal(m)
+	b, _ := json.Marshal(p)
 	return string(b)
 }
 
