@@ -80,10 +80,8 @@ func hasGate(st plan.Stage, after bool) bool {
 
 func eligible(c *plan.Cluster) int {
 	n := 0
-	for _, ph := range c.Phases {
-		for _, sc := range ph.Scopes {
-			n += sc.Eligible
-		}
+	for _, sc := range c.Scopes() {
+		n += sc.Eligible
 	}
 	return n
 }

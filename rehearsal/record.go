@@ -286,18 +286,14 @@ func (r *recorder) schedule(end time.Time) *schedule.Schedule {
 		}
 		s.Marks = append(s.Marks, mm)
 	}
-	for _, st := range r.p.Run.Stages {
-		for _, g := range st.Groups {
-			for _, c := range g.Clusters {
-				s.Windows = append(s.Windows, r.window(c, end))
-			}
-		}
+	for c := range r.p.Run.Clusters() {
+		s.Windows = append(s.Windows, r.window(c, end))
 	}
 	return s
 }
 
 // window says how a cluster's work fits its maintenance window.
-func (r *recorder) window(c plan.Cluster, end time.Time) schedule.ClusterWindow {
+func (r *recorder) window(c *plan.Cluster, end time.Time) schedule.ClusterWindow {
 	w := schedule.ClusterWindow{Cluster: c.ID, Name: c.Name, Windows: []schedule.Interval{}, Fits: true}
 	for _, iv := range c.Windows {
 		w.Windows = append(w.Windows, schedule.Interval{Start: iv.Start, End: iv.End})
