@@ -36,7 +36,7 @@ func TestImportRules(t *testing.T) {
 		{"providers", []string{"github.com/hashicorp/go-plugin", "google.golang.org/grpc"}, "the contract is plain data"},
 		{"config/version", []string{"config!", "config/", "planner", "executor", "providers", "cmd"}, "version comparison is a leaf every layer may share"},
 		{"rehearsal/...", []string{"config!", "config/", "planner!", "providers/plugin", "providers/redfish", "providers/sim", "github.com/hashicorp/go-plugin", "github.com/stmcginnis/gofish", "cmd"}, "a rehearsal runs the plan's own executor against its own simulated fleet: it needs the plan, the executor and the provider contract, never the configuration, the planner or a real provider"},
-		{"rehearsal/schedule", []string{"executor", "planner", "providers", "config", "internal", "cmd"}, "the schedule is pure data, for any view to draw"},
+		{"rehearsal/schedule", []string{"executor", "rehearsal!", "providers/plugin", "providers/redfish", "providers/sim", "config!", "config/", "planner!", "internal", "cmd"}, "the schedule is pure data, for any view to draw: it imports only the plan, whose durations and intervals it writes (and what the plan imports)"},
 		{"executor/rollout", []string{"executor!", "executor/state", "executor/postgres", "executor/history", "executor/executortest", "executor/backendtest", "rehearsal", "providers/plugin", "providers/redfish", "providers/sim", "config!", "config/", "planner!", "internal", "cmd"}, "the rollout rules are decisions over the plan's data and the clock, shared by the executor and rehearsal: they import only the plan (and what it imports)"},
 	}
 	for _, r := range rules {
