@@ -3,6 +3,7 @@ package planner
 import (
 	"container/heap"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -367,10 +368,10 @@ func (pb *phaseBuilder) strategyStages(c *config.Cluster, servers []*config.Serv
 // selects reports whether a strategy stage's selectors match s; an empty
 // selector matches everything.
 func selects(stg *config.StrategyStage, s *config.Server) bool {
-	if len(stg.Roles) > 0 && !contains(stg.Roles, s.Role) {
+	if len(stg.Roles) > 0 && !slices.Contains(stg.Roles, s.Role) {
 		return false
 	}
-	if len(stg.Racks) > 0 && !contains(stg.Racks, s.Rack.Name) {
+	if len(stg.Racks) > 0 && !slices.Contains(stg.Racks, s.Rack.Name) {
 		return false
 	}
 	for k, v := range stg.Labels {
