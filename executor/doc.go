@@ -9,7 +9,7 @@
 //		Plan: p, PlanSHA256: sha, PlanFile: file,       // plan.Decode'd, plan.SHA256(file)
 //		Providers: map[string]providers.Provider{...},  // by plan.Server.Provider
 //		Backend:   dir,                                 // state.Open(".rackform")
-//		Events:    executor.NewJSONSink(os.Stdout),     // or a TTY/plain view's Sink
+//		Events:    view,                                // a Sink: the CLI's JSON, live or plain view
 //		LockTimeout: flagLockTimeout,
 //	})
 //	out, err := e.Run(ctx, hard)  // ctx: first SIGINT/SIGTERM; hard: second
@@ -228,7 +228,7 @@
 //
 // # Events
 //
-// Event is one JSON line (NewJSONSink), version "v": 1, with "time" and
+// Event is one JSON line (encoding/json), version "v": 1, with "time" and
 // "type" plus the fields that type uses: id, kind, parent, state, reason,
 // message, until, counts (scope numbers on scope and server events),
 // server, op, step_kind, component, task_uri, percent, plan_sha256, target,

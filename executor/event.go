@@ -1,11 +1,6 @@
 package executor
 
-import (
-	"encoding/json"
-	"io"
-	"sync"
-	"time"
-)
+import "time"
 
 // EventVersion is the event schema version ("v").
 const EventVersion = 1
@@ -43,27 +38,6 @@ type Event struct {
 	Target     string   `json:"target,omitempty"`
 	By         string   `json:"by,omitempty"`
 	Outcome    *Outcome `json:"outcome,omitempty"`
-}
-
-// JSONSink writes events as JSON lines (the `-json` stream).
-type JSONSink struct {
-	mu  sync.Mutex
-	enc *json.Encoder
-}
-
-// NewJSONSink writes to w.
-func NewJSONSink(w io.Writer) *JSONSink {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return &JSONSink{enc: enc}
-}
-
-// Event implements Sink. Write errors are dropped: the journal, not the
-// event stream, is the record.
-func (s *JSONSink) Event(e Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_ = s.enc.Encode(e)
 }
 
 // verb names a state transition in event types: "server_started",

@@ -56,7 +56,7 @@ func TestGoldenEventStream(t *testing.T) {
 	b.Stage("prod").Gate("qa", "before").Group(b, "east").Cluster("c2").Scope(S{Name: "r01", Servers: 1})
 	h.plan = b.Plan()
 	var events bytes.Buffer
-	sink := executor.NewJSONSink(&events)
+	sink := jsonSink(&events)
 	run := func() executor.Outcome {
 		o := h.options()
 		o.Events = sink

@@ -3,6 +3,8 @@ package executor_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -195,3 +197,11 @@ func addr(rack string, i int) string { return "c1/" + rack + "/" + rack + "-s0" 
 func rackID(name string) string { return "cluster.c1.compute.rack." + name }
 
 var _ = time.Second
+
+// jsonSink writes events as JSON lines, as the golden files hold them.
+// The executor calls a Sink from one goroutine: it needs no lock.
+func jsonSink(w io.Writer) executor.Sink {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return executor.SinkFunc(func(e executor.Event) { _ = enc.Encode(e) })
+}

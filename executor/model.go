@@ -142,12 +142,24 @@ func buildModel(p *plan.Plan) (*model, error) {
 		byAddr[s.Address] = s
 		index[s.Address] = i
 	}
-	add := func(parent *node, id, name string, kind Kind) (*node, error) {
-		if id == "" {
-			return nil, fmt.Errorf("plan: a %s under %s has no id", kind, parent.id)
+	// The first fault of the plan's run tree is bad, returned once the
+	// tree is built: a node without an id or with one used before, a
+	// server the plan does not describe or that is in two scopes.
+	var bad error
+	fail := func(err error) {
+		if bad == nil {
+			bad = err
 		}
-		if _, dup := m.nodes[id]; dup {
-			return nil, fmt.Errorf("plan: %q appears twice in the run tree", id)
+	}
+	add := func(parent *node, id, name string, kind Kind) *node {
+		_, dup := m.nodes[id]
+		switch {
+		case id == "":
+			fail(fmt.Errorf("plan: a %s under %s has no id", kind, parent.id))
+		case dup && kind == KindServer:
+			fail(fmt.Errorf("plan: server %s is in two scopes", id))
+		case dup:
+			fail(fmt.Errorf("plan: %q appears twice in the run tree", id))
 		}
 		n := &node{id: id, name: name, kind: kind, parent: parent, st: State{Name: NotStarted}, at: -1, dirty: true}
 		m.nodes[id] = n
@@ -156,66 +168,46 @@ func buildModel(p *plan.Plan) (*model, error) {
 		if parent != nil {
 			parent.kids = append(parent.kids, n)
 		}
-		return n, nil
+		return n
 	}
-	run, _ := add(nil, "run", p.Run.Name, KindRun)
+	run := add(nil, "run", p.Run.Name, KindRun)
 	m.run = run
 	for si := range p.Run.Stages {
 		ps := &p.Run.Stages[si]
-		st, err := add(run, ps.ID, ps.Name, KindStage)
-		if err != nil {
-			return nil, err
-		}
+		st := add(run, ps.ID, ps.Name, KindStage)
 		st.stage = ps
 		for gi := range ps.Gates {
 			if !rollout.GateAfter(ps.Gates[gi]) {
-				g, err := add(st, ps.Gates[gi].ID, ps.Gates[gi].Name, KindGate)
-				if err != nil {
-					return nil, err
-				}
+				g := add(st, ps.Gates[gi].ID, ps.Gates[gi].Name, KindGate)
 				g.gate = &ps.Gates[gi]
 				st.before = append(st.before, g)
 			}
 		}
 		for gi := range ps.Groups {
 			pg := &ps.Groups[gi]
-			g, err := add(st, pg.ID, pg.Name, KindGroup)
-			if err != nil {
-				return nil, err
-			}
+			g := add(st, pg.ID, pg.Name, KindGroup)
 			st.groups = append(st.groups, g)
 			for ci := range pg.Clusters {
 				pc := &pg.Clusters[ci]
-				c, err := add(g, pc.ID, pc.Name, KindCluster)
-				if err != nil {
-					return nil, err
-				}
+				c := add(g, pc.ID, pc.Name, KindCluster)
 				c.cluster = pc
 				g.clusters = append(g.clusters, c)
 				for phi := range pc.Phases {
 					pp := &pc.Phases[phi]
-					ph, err := add(c, pp.ID, string(pp.Kind), KindPhase)
-					if err != nil {
-						return nil, err
-					}
+					ph := add(c, pp.ID, string(pp.Kind), KindPhase)
 					for sci := range pp.Scopes {
 						psc := &pp.Scopes[sci]
-						sc, err := add(ph, psc.ID, psc.Name, KindScope)
-						if err != nil {
-							return nil, err
-						}
+						sc := add(ph, psc.ID, psc.Name, KindScope)
 						sc.scope = psc
 						sc.sc = &scopeRun{last: sci == len(pp.Scopes)-1}
 						ph.scopes = append(ph.scopes, sc)
 						for _, addr := range psc.Servers {
 							ps := byAddr[addr]
 							if ps == nil {
-								return nil, fmt.Errorf("plan: scope %s lists server %q, which the plan does not describe", psc.ID, addr)
+								fail(fmt.Errorf("plan: scope %s lists server %q, which the plan does not describe", psc.ID, addr))
+								continue
 							}
-							sv, err := add(sc, addr, ps.Name, KindServer)
-							if err != nil {
-								return nil, fmt.Errorf("plan: server %s is in two scopes", addr)
-							}
+							sv := add(sc, addr, ps.Name, KindServer)
 							sv.srv, sv.index = ps, index[addr]
 							sv.sv = newServerRun(ps, pc.Settings)
 							m.servers[addr] = sv
@@ -238,18 +230,10 @@ func buildModel(p *plan.Plan) (*model, error) {
 							}
 						}
 						if psc.WaitAfter > 0 {
-							w, err := add(ph, psc.ID+".wait", "wait after "+psc.Name, KindWait)
-							if err != nil {
-								return nil, err
-							}
-							sc.wait = w
+							sc.wait = add(ph, psc.ID+".wait", "wait after "+psc.Name, KindWait)
 						}
 						if rollout.PausesAfter(pp, sci) {
-							pa, err := add(ph, psc.ID+".pause", "pause after "+psc.Name, KindPause)
-							if err != nil {
-								return nil, err
-							}
-							sc.pause = pa
+							sc.pause = add(ph, psc.ID+".pause", "pause after "+psc.Name, KindPause)
 						}
 					}
 				}
@@ -257,21 +241,17 @@ func buildModel(p *plan.Plan) (*model, error) {
 		}
 		for gi := range ps.Gates {
 			if rollout.GateAfter(ps.Gates[gi]) {
-				g, err := add(st, ps.Gates[gi].ID, ps.Gates[gi].Name, KindGate)
-				if err != nil {
-					return nil, err
-				}
+				g := add(st, ps.Gates[gi].ID, ps.Gates[gi].Name, KindGate)
 				g.gate = &ps.Gates[gi]
 				st.after = append(st.after, g)
 			}
 		}
 		if ps.AfterWait > 0 {
-			w, err := add(st, ps.ID+".wait", "wait after "+ps.Name, KindWait)
-			if err != nil {
-				return nil, err
-			}
-			st.wait = w
+			st.wait = add(st, ps.ID+".wait", "wait after "+ps.Name, KindWait)
 		}
+	}
+	if bad != nil {
+		return nil, bad
 	}
 	return m, nil
 }

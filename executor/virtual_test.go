@@ -56,7 +56,7 @@ func (f *virtualFleet) options() executor.Options {
 		Plan: f.plan, PlanSHA256: sha, Backend: f.backend, Clock: f.clock, Holder: "tester@host",
 		Providers: map[string]providers.Provider{"fake": &executortest.Timed{Provider: f.prov, Clock: f.clock, Took: took}},
 		Hooks:     &executortest.TimedHooks{HookRunner: executortest.NewHooks(), Clock: f.clock, Took: took},
-		Events:    executor.NewJSONSink(&f.events),
+		Events:    jsonSink(&f.events),
 	}
 }
 

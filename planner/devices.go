@@ -31,13 +31,5 @@ func (pb *phaseBuilder) devicesPhase(c *config.Cluster, devices []*config.Server
 	if len(devices) == 0 {
 		return ph
 	}
-	cs := c.Strategy.Compute
-	var out []plan.Scope
-	for _, r := range rackOrder(c, devices, cs.Order, cs.CanaryRack) {
-		sc := pb.newScope(id+".rack."+r.name, "rack", r.name, r.name, r.servers)
-		pb.thresholds(&sc, cs.ScopeSettings, cs.MaxUnavailable, "devices of rack "+r.name+" of cluster "+c.Name)
-		out = append(out, sc)
-	}
-	waitsAndPauses(out, cs.WaitAfterRack, cs.PauseAfterRack)
-	return phase(ph, out)
+	return phase(ph, pb.rackScopes(id, c, devices, "devices of "))
 }

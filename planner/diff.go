@@ -380,7 +380,7 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 				continue
 			}
 			moving = append(moving, o)
-			if !contains(seen, o.Version) {
+			if !slices.Contains(seen, o.Version) {
 				seen = append(seen, o.Version)
 			}
 			v, _ := format.Parse(o.Version)
@@ -648,13 +648,4 @@ func describeMatch(m config.Match) string {
 		return fmt.Sprintf("id %q", m.ID)
 	}
 	return fmt.Sprintf("name %q", m.Name)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -105,7 +105,7 @@ func TestLearnedEstimates(t *testing.T) {
 	for name, want := range map[string][]step{
 		"a": {shutdown, {plan.StepUpdate, 7 * m, "update bios on Contoso R640"}, {plan.StepReimage, 25 * m, "reimage runtime on Contoso (any model)"}, waitReady},
 		"c": {shutdown, {plan.StepUpdate, 12 * m, "update bios (any server)"}, {plan.StepReimage, 25 * m, "reimage runtime on Contoso (any model)"}, waitReady},
-		"d": {shutdown, {plan.StepUpdate, 12 * m, "update bios (any server)"}, {plan.StepReimage, estimateReimage, "default"}, waitReady},
+		"d": {shutdown, {plan.StepUpdate, 12 * m, "update bios (any server)"}, {plan.StepReimage, plan.TypicalReimage, "default"}, waitReady},
 	} {
 		if diff := cmp.Diff(want, byName[name]); diff != "" {
 			t.Errorf("server %s's steps (-want +got):\n%s", name, diff)

@@ -3,6 +3,7 @@ package planner
 import (
 	"container/heap"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -138,10 +139,19 @@ func (pb *phaseBuilder) computeScopes(id string, c *config.Cluster, compute []*c
 		pb.report.errorf(rangePtr(c.Strategy.DeclRange), "Unknown canary rack",
 			"Strategy %q names canary_rack %q, but cluster %q has no rack of that name.", c.Strategy.Name, cs.CanaryRack, c.Name)
 	}
+	return pb.rackScopes(id, c, compute, "")
+}
+
+// rackScopes is one scope per rack of servers with the compute settings,
+// in the strategy's order with the canary first, and the wait and the
+// pause after every rack but the last with work; a scope's threshold
+// messages name it as what+"rack R of cluster C".
+func (pb *phaseBuilder) rackScopes(id string, c *config.Cluster, servers []*config.Server, what string) []plan.Scope {
+	cs := c.Strategy.Compute
 	var out []plan.Scope
-	for _, r := range rackOrder(c, compute, cs.Order, cs.CanaryRack) {
+	for _, r := range rackOrder(c, servers, cs.Order, cs.CanaryRack) {
 		sc := pb.newScope(id+".rack."+r.name, "rack", r.name, r.name, r.servers)
-		pb.thresholds(&sc, cs.ScopeSettings, cs.MaxUnavailable, "rack "+r.name+" of cluster "+c.Name)
+		pb.thresholds(&sc, cs.ScopeSettings, cs.MaxUnavailable, what+"rack "+r.name+" of cluster "+c.Name)
 		out = append(out, sc)
 	}
 	waitsAndPauses(out, cs.WaitAfterRack, cs.PauseAfterRack)
@@ -367,10 +377,10 @@ func (pb *phaseBuilder) strategyStages(c *config.Cluster, servers []*config.Serv
 // selects reports whether a strategy stage's selectors match s; an empty
 // selector matches everything.
 func selects(stg *config.StrategyStage, s *config.Server) bool {
-	if len(stg.Roles) > 0 && !contains(stg.Roles, s.Role) {
+	if len(stg.Roles) > 0 && !slices.Contains(stg.Roles, s.Role) {
 		return false
 	}
-	if len(stg.Racks) > 0 && !contains(stg.Racks, s.Rack.Name) {
+	if len(stg.Racks) > 0 && !slices.Contains(stg.Racks, s.Rack.Name) {
 		return false
 	}
 	for k, v := range stg.Labels {

@@ -165,13 +165,13 @@ func TestServerStepsAndEstimate(t *testing.T) {
 	}
 	m := func(d time.Duration) plan.Duration { return plan.Duration(d) }
 	want := []step{
-		{plan.StepDrain, "", m(20 * time.Minute), m(estimateDrain)},
-		{plan.StepShutdown, "", m(10 * time.Minute), m(estimateShutdown)},
-		{plan.StepUpdate, "bios", 0, m(estimateFirmwareUpdate)},
-		{plan.StepUpdate, "bmc", 0, m(estimateFirmwareUpdate)},
-		{plan.StepReimage, "runtime", 0, m(estimateReimage)},
-		{plan.StepWaitReady, "", m(time.Hour), m(estimateWaitReady)},
-		{plan.StepUncordon, "", m(10 * time.Minute), m(estimateUncordon)},
+		{plan.StepDrain, "", m(20 * time.Minute), m(plan.TypicalDrain)},
+		{plan.StepShutdown, "", m(10 * time.Minute), m(plan.TypicalShutdown)},
+		{plan.StepUpdate, "bios", 0, m(plan.TypicalFirmwareUpdate)},
+		{plan.StepUpdate, "bmc", 0, m(plan.TypicalFirmwareUpdate)},
+		{plan.StepReimage, "runtime", 0, m(plan.TypicalReimage)},
+		{plan.StepWaitReady, "", m(time.Hour), m(plan.TypicalWaitReady)},
+		{plan.StepUncordon, "", m(10 * time.Minute), m(plan.TypicalUncordon)},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)

@@ -47,17 +47,11 @@ func bmcKey(bmc string) string { return strings.TrimRight(strings.ToLower(bmc), 
 // assignShared reports whether any server changed.
 func (p *planning) assignShared(run plan.Run) bool {
 	pos := map[string]int{}
-	for _, st := range run.Stages {
-		for _, g := range st.Groups {
-			for _, c := range g.Clusters {
-				for _, ph := range c.Phases {
-					for _, sc := range ph.Scopes {
-						for _, a := range sc.Servers {
-							if _, ok := pos[a]; !ok {
-								pos[a] = len(pos)
-							}
-						}
-					}
+	for c := range run.Clusters() {
+		for _, sc := range c.Scopes() {
+			for _, a := range sc.Servers {
+				if _, ok := pos[a]; !ok {
+					pos[a] = len(pos)
 				}
 			}
 		}

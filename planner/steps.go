@@ -9,24 +9,12 @@ import (
 	"github.com/rackform/rackform/providers"
 )
 
-// The estimate model: a fixed typical duration per step kind, capped by
-// the step's timeout when it has one, unless durations of earlier runs
-// were learned for the step's class (Options.Estimates, estimate.go): then
-// the median of those, capped alike. The numbers are there to compare
-// plans and to size maintenance windows, not to promise a finish time.
-// Waits after racks and stages are added at full length; pauses and
-// approvals count as zero, because they last as long as people take.
-const (
-	estimateDrain           = 5 * time.Minute
-	estimateShutdown        = 3 * time.Minute
-	estimateFirmwareUpdate  = 10 * time.Minute
-	estimateRuntimeUpdate   = 20 * time.Minute
-	estimateReimage         = 30 * time.Minute
-	estimateReset           = 10 * time.Minute
-	estimateWaitReady       = 10 * time.Minute
-	estimateUncordon        = 1 * time.Minute
-	estimateNoRebootRefresh = 2 * time.Minute
-)
+// The estimate model: a fixed typical duration per step kind (plan's
+// Typical*), capped by the step's timeout when it has one, unless
+// durations of earlier runs were learned for the step's class
+// (Options.Estimates, estimate.go): then the median of those, capped
+// alike. Waits after racks and stages are added at full length; pauses
+// and approvals count as zero, because they last as long as people take.
 
 func capped(typical, timeout time.Duration) plan.Duration {
 	if timeout > 0 && timeout < typical {
@@ -89,9 +77,9 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 	}
 	if down {
 		if st.Drain != nil {
-			add(plan.Step{Kind: plan.StepDrain, Timeout: plan.Duration(st.DrainTimeout), Estimate: capped(estimateDrain, st.DrainTimeout)})
+			add(plan.Step{Kind: plan.StepDrain, Timeout: plan.Duration(st.DrainTimeout), Estimate: capped(plan.TypicalDrain, st.DrainTimeout)})
 		}
-		add(plan.Step{Kind: plan.StepShutdown, Timeout: plan.Duration(st.ShutdownTimeout), Estimate: capped(estimateShutdown, st.ShutdownTimeout)})
+		add(plan.Step{Kind: plan.StepShutdown, Timeout: plan.Duration(st.ShutdownTimeout), Estimate: capped(plan.TypicalShutdown, st.ShutdownTimeout)})
 	}
 	// Firmware before the runtime: the new image may need the new firmware.
 	for _, kind := range []string{config.KindFirmware, config.KindRuntime} {
@@ -99,9 +87,9 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 			if c.Kind != kind || c == reimage {
 				continue
 			}
-			est := estimateFirmwareUpdate
+			est := plan.TypicalFirmwareUpdate
 			if c.Kind == config.KindRuntime {
-				est = estimateRuntimeUpdate
+				est = plan.TypicalRuntimeUpdate
 			}
 			method := c.Method
 			if s.UpdateMethod != "" {
@@ -133,19 +121,19 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 		m := p.match(s, reimage)
 		add(plan.Step{
 			Kind: plan.StepReimage, Component: reimage.Name, Match: &m, Target: version.TargetOf(reimage.Version), SHA256: reimage.SHA256,
-			Image: reimage.Image, Method: reimage.Method, Estimate: plan.Duration(estimateReimage),
+			Image: reimage.Image, Method: reimage.Method, Estimate: plan.Duration(plan.TypicalReimage),
 		})
 		reboots = 1
 	case down:
 		// The host is off after shutdown: "On" boots it and applies what
 		// was staged for the next reset.
-		add(plan.Step{Kind: plan.StepReset, ResetType: "On", Estimate: plan.Duration(estimateReset)})
+		add(plan.Step{Kind: plan.StepReset, ResetType: "On", Estimate: plan.Duration(plan.TypicalReset)})
 		reboots = 1
 	}
 	vt := verifyTimeout(st, s)
-	wait := plan.Step{Kind: plan.StepWaitReady, Timeout: plan.Duration(vt), Estimate: capped(estimateWaitReady, vt)}
+	wait := plan.Step{Kind: plan.StepWaitReady, Timeout: plan.Duration(vt), Estimate: capped(plan.TypicalWaitReady, vt)}
 	if !down {
-		wait.Estimate = capped(estimateNoRebootRefresh, vt)
+		wait.Estimate = capped(plan.TypicalNoRebootRefresh, vt)
 	}
 	// Expect every in-scope component at target, not only the changed
 	// ones: a reset must not have rolled anything back.
@@ -163,7 +151,7 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 	}
 	add(wait)
 	if down && st.Uncordon != nil {
-		add(plan.Step{Kind: plan.StepUncordon, Timeout: plan.Duration(st.Uncordon.Timeout), Estimate: capped(estimateUncordon, st.Uncordon.Timeout)})
+		add(plan.Step{Kind: plan.StepUncordon, Timeout: plan.Duration(st.Uncordon.Timeout), Estimate: capped(plan.TypicalUncordon, st.Uncordon.Timeout)})
 	}
 	if ps := p.servers[address(s)]; ps != nil {
 		out = learn(p.opts.Estimates, ps.Identity, out)

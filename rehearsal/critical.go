@@ -80,10 +80,8 @@ func hasGate(st plan.Stage, after bool) bool {
 
 func eligible(c *plan.Cluster) int {
 	n := 0
-	for _, ph := range c.Phases {
-		for _, sc := range ph.Scopes {
-			n += sc.Eligible
-		}
+	for _, sc := range c.Scopes() {
+		n += sc.Eligible
 	}
 	return n
 }
@@ -132,14 +130,6 @@ type groupSim struct {
 	wake time.Time
 }
 
-// Scope states.
-const (
-	scopeNotStarted = iota
-	scopeRunning
-	scopeCompleted
-	scopeSkipped
-)
-
 // Pause states.
 const (
 	pauseNone = iota
@@ -151,10 +141,10 @@ const (
 type scopeSim struct {
 	sc     *plan.Scope
 	durs   []time.Duration
-	ends   []time.Time // of the servers started, each until it is done
-	next   int         // the next server to start
-	done   int         // servers done
-	state  int
+	ends   []time.Time        // of the servers started, each until it is done
+	next   int                // the next server to start
+	done   int                // servers done
+	state  rollout.ScopeState // ScopeWaiting: not started
 	wait   time.Duration
 	waitAt time.Time // when the wait ends (zero: not started)
 	waited bool
@@ -182,19 +172,6 @@ func (cp *path) newScopes(c *plan.Cluster, ph plan.Phase) []*scopeSim {
 // after is the scope's wait and pause, as the rules read them.
 func (s *scopeSim) after() rollout.After {
 	return rollout.After{Wait: s.wait > 0, WaitOver: s.waited, Pause: s.pause != pauseNone, PauseOver: s.pause == pauseDone}
-}
-
-// rule is the scope's state as the rule on the next scope reads it.
-func (s *scopeSim) rule() rollout.ScopeState {
-	switch s.state {
-	case scopeRunning:
-		return rollout.ScopeRunning
-	case scopeCompleted:
-		return rollout.ScopeCompleted
-	case scopeSkipped:
-		return rollout.ScopeSkipped
-	}
-	return rollout.ScopeWaiting
 }
 
 // stageEnd runs a stage's groups from t and returns when the last of them
@@ -364,29 +341,29 @@ func (sim *stageSim) stepPhase(g *groupSim, t time.Time) {
 		s := g.scopes[i]
 		sim.stepScope(g, s, t)
 		a := s.after()
-		done := (s.state == scopeCompleted || s.state == scopeSkipped) && len(s.ends) == 0 && a.Over()
+		done := (s.state == rollout.ScopeCompleted || s.state == rollout.ScopeSkipped) && len(s.ends) == 0 && a.Over()
 		if i == g.first && done {
 			g.first++
 		}
 		met := rollout.Met(s.sc, rollout.Counts{Eligible: len(s.durs), Succeeded: s.done})
-		if !rollout.NextScopeMayStart(s.rule(), len(s.ends), a, met) {
+		if !rollout.NextScopeMayStart(s.state, len(s.ends), a, met) {
 			return
 		}
 	}
 }
 
 func (sim *stageSim) stepScope(g *groupSim, s *scopeSim, t time.Time) {
-	if s.state == scopeNotStarted {
+	if s.state == rollout.ScopeWaiting {
 		if sim.halted() {
 			return
 		}
 		if len(s.durs) == 0 {
-			s.state = scopeSkipped
+			s.state = rollout.ScopeSkipped
 			return
 		}
-		s.state = scopeRunning
+		s.state = rollout.ScopeRunning
 	}
-	if s.state == scopeRunning {
+	if s.state == rollout.ScopeRunning {
 		width := rollout.Slots(s.sc, len(s.durs))
 		for !sim.halted() && s.next < len(s.durs) && len(s.ends) < width {
 			e := t.Add(s.durs[s.next])
@@ -395,10 +372,10 @@ func (sim *stageSim) stepScope(g *groupSim, s *scopeSim, t time.Time) {
 			s.next++
 		}
 		if s.next == len(s.durs) && len(s.ends) == 0 {
-			s.state = scopeCompleted
+			s.state = rollout.ScopeCompleted
 		}
 	}
-	if s.state != scopeCompleted {
+	if s.state != rollout.ScopeCompleted {
 		return
 	}
 	if s.wait > 0 && !s.waited {

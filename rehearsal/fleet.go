@@ -27,14 +27,10 @@ type Sleeper interface {
 }
 
 // How long what the plan has no step for takes (a remediation reboot, a
-// skipped server's power on): the planner's typical durations.
+// skipped server's power on): the plan's typical durations (plan.Typical*),
+// and a minute for a hook.
 const (
-	typicalShutdown  = 3 * time.Minute
-	typicalReset     = 10 * time.Minute
-	typicalReimage   = 30 * time.Minute
-	typicalWaitReady = 10 * time.Minute
-	typicalUpdate    = 10 * time.Minute
-	typicalHook      = time.Minute
+	typicalHook = time.Minute
 	// defaultReadyTimeout is the redfish provider's bound on a wait_ready
 	// whose step gives none.
 	defaultReadyTimeout = 30 * time.Minute
@@ -456,15 +452,15 @@ func estimate(p *plan.Server, kind, component string) time.Duration {
 	}
 	switch kind {
 	case "shutdown":
-		return typicalShutdown
+		return plan.TypicalShutdown
 	case "reset", "power_on":
-		return typicalReset
+		return plan.TypicalReset
 	case "reimage":
-		return typicalReimage
+		return plan.TypicalReimage
 	case "wait_ready":
-		return typicalWaitReady
+		return plan.TypicalWaitReady
 	case "update":
-		return typicalUpdate
+		return plan.TypicalFirmwareUpdate
 	}
 	return typicalHook
 }

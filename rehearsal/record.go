@@ -70,14 +70,14 @@ func newRecorder(p *plan.Plan, command func(executor.NextAction) string) *record
 							add(schedule.KindServer, addr, sc.ID, addr, "")
 						}
 						if sc.WaitAfter > 0 {
-							add(schedule.KindWait, sc.ID+".wait", ph.ID, "wait "+schedule.Duration(sc.WaitAfter).Human()+" after "+ScopeLabel(c.Name, ph, sc), "")
+							add(schedule.KindWait, sc.ID+".wait", ph.ID, "wait "+sc.WaitAfter.Human()+" after "+ScopeLabel(c.Name, ph, sc), "")
 						}
 					}
 				}
 			}
 		}
 		if st.AfterWait > 0 {
-			add(schedule.KindWait, st.ID+".wait", st.ID, "wait "+schedule.Duration(st.AfterWait).Human()+" after stage "+st.Name, "")
+			add(schedule.KindWait, st.ID+".wait", st.ID, "wait "+st.AfterWait.Human()+" after stage "+st.Name, "")
 		}
 	}
 	return r
@@ -286,22 +286,15 @@ func (r *recorder) schedule(end time.Time) *schedule.Schedule {
 		}
 		s.Marks = append(s.Marks, mm)
 	}
-	for _, st := range r.p.Run.Stages {
-		for _, g := range st.Groups {
-			for _, c := range g.Clusters {
-				s.Windows = append(s.Windows, r.window(c, end))
-			}
-		}
+	for c := range r.p.Run.Clusters() {
+		s.Windows = append(s.Windows, r.window(c, end))
 	}
 	return s
 }
 
 // window says how a cluster's work fits its maintenance window.
-func (r *recorder) window(c plan.Cluster, end time.Time) schedule.ClusterWindow {
-	w := schedule.ClusterWindow{Cluster: c.ID, Name: c.Name, Windows: []schedule.Interval{}, Fits: true}
-	for _, iv := range c.Windows {
-		w.Windows = append(w.Windows, schedule.Interval{Start: iv.Start, End: iv.End})
-	}
+func (r *recorder) window(c *plan.Cluster, end time.Time) schedule.ClusterWindow {
+	w := schedule.ClusterWindow{Cluster: c.ID, Name: c.Name, Windows: append([]schedule.Interval{}, c.Windows...), Fits: true}
 	n := r.nodes[c.ID]
 	if n == nil || !n.started {
 		w.Fits = len(c.Windows) == 0
@@ -324,8 +317,7 @@ func (r *recorder) window(c plan.Cluster, end time.Time) schedule.ClusterWindow 
 	}
 	for _, iv := range c.Windows {
 		if iv.Contains(w.Start) {
-			op := schedule.Interval{Start: iv.Start, End: iv.End}
-			w.Opening = &op
+			w.Opening = &iv
 		}
 	}
 	if w.Opening == nil {

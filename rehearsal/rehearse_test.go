@@ -204,7 +204,9 @@ random {
 			t.Fatal(diags)
 		}
 		var b bytes.Buffer
-		res := rehearse(t, Options{Plan: p, Faults: faults, Seed: 7, Events: executor.NewJSONSink(&b)})
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		res := rehearse(t, Options{Plan: p, Faults: faults, Seed: 7, Events: executor.SinkFunc(func(e executor.Event) { _ = enc.Encode(e) })})
 		j, _ := json.Marshal(res.Schedule)
 		b.Write(j)
 		outs = append(outs, b.Bytes())

@@ -4,65 +4,28 @@
 package executortest
 
 import (
-	"sync"
 	"time"
+
+	"github.com/rackform/rackform/internal/vclock"
 )
 
 // Clock is a fake clock. Timers fire when the clock is advanced to or past
 // them; the executor skips it forward (SkipTo) when it would only wait.
-type Clock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []timer
-}
-
-type timer struct {
-	at time.Time
-	ch chan time.Time
-}
+// It is internal/vclock's clock without its actors: it is not an
+// executor.Virtual, so the executor runs on it as on the wall clock.
+type Clock struct{ v *vclock.Clock }
 
 // NewClock starts at t.
-func NewClock(t time.Time) *Clock { return &Clock{now: t} }
+func NewClock(t time.Time) *Clock { return &Clock{vclock.New(t)} }
 
 // Now implements executor.Clock.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
+func (c *Clock) Now() time.Time { return c.v.Now() }
 
 // At implements executor.Clock.
-func (c *Clock) At(t time.Time) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	if !t.After(c.now) {
-		ch <- c.now
-		return ch
-	}
-	c.timers = append(c.timers, timer{t, ch})
-	return ch
-}
+func (c *Clock) At(t time.Time) <-chan time.Time { return c.v.At(t) }
 
 // SkipTo implements executor.Skipper.
-func (c *Clock) SkipTo(t time.Time) { c.set(t) }
+func (c *Clock) SkipTo(t time.Time) { c.v.AdvanceTo(t) }
 
 // Advance moves the clock forward by d, firing due timers.
-func (c *Clock) Advance(d time.Duration) { c.set(c.Now().Add(d)) }
-
-func (c *Clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if t.After(c.now) {
-		c.now = t
-	}
-	kept := c.timers[:0]
-	for _, tm := range c.timers {
-		if !tm.at.After(c.now) {
-			tm.ch <- c.now
-		} else {
-			kept = append(kept, tm)
-		}
-	}
-	c.timers = kept
-}
+func (c *Clock) Advance(d time.Duration) { c.v.AdvanceTo(c.v.Now().Add(d)) }

@@ -335,7 +335,7 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 			if !taken {
 				break
 			}
-			if matchComp(req.Step.Match, s.components[i]) {
+			if req.Step.Match.Selects(s.components[i]) {
 				if s.script.Staged {
 					if s.staged == nil {
 						s.staged = map[string]string{}
@@ -444,7 +444,7 @@ func (s *fakeServer) reports(expect []providers.Expectation) bool {
 	for _, e := range expect {
 		found := false
 		for _, c := range s.components {
-			if matchComp(e.Match, c) && c.Version == e.Target.Version {
+			if e.Match.Selects(c) && c.Version == e.Target.Version {
 				found = true
 			}
 		}
@@ -453,10 +453,6 @@ func (s *fakeServer) reports(expect []providers.Expectation) bool {
 		}
 	}
 	return true
-}
-
-func matchComp(m providers.Match, c providers.Component) bool {
-	return m.Selects(c)
 }
 
 // Task implements providers.Provider.

@@ -68,21 +68,12 @@ type Run struct {
 func (b *Backend) Runs(ctx context.Context) ([]Run, error) {
 	var out []Run
 	err := b.retry(ctx, "listing the runs", func(ctx context.Context) error {
-		out = out[:0]
 		rows, err := b.pool.Query(ctx, `SELECT r.plan_sha256, r.started_at, r.last_append_at FROM `+b.s+`.runs r
 			JOIN `+b.s+`.plans p ON p.sha256 = r.plan_sha256 ORDER BY r.last_append_at DESC`)
-		if err != nil {
-			return err
+		if err == nil {
+			out, err = pgx.CollectRows(rows, pgx.RowToStructByPos[Run])
 		}
-		for rows.Next() {
-			var r Run
-			if err := rows.Scan(&r.PlanSHA256, &r.StartedAt, &r.LastAppendAt); err != nil {
-				rows.Close()
-				return err
-			}
-			out = append(out, r)
-		}
-		return rows.Err()
+		return err
 	})
 	return out, err
 }
@@ -141,19 +132,8 @@ func (b *Backend) Append(ctx context.Context, sha string, records ...[]byte) ([]
 		}
 		if err == nil {
 			var rows pgx.Rows
-			rows, err = res.Query()
-			if err == nil {
-				for rows.Next() {
-					var p int64
-					if err = rows.Scan(&p); err != nil {
-						break
-					}
-					pos = append(pos, p)
-				}
-				rows.Close()
-				if err == nil {
-					err = rows.Err()
-				}
+			if rows, err = res.Query(); err == nil {
+				pos, err = pgx.CollectRows(rows, pgx.RowTo[int64])
 			}
 		}
 		if cerr := res.Close(); err == nil {
@@ -210,20 +190,11 @@ func (b *Backend) Read(ctx context.Context, sha string, after int64) ([]executor
 	}
 	var out []executor.Entry
 	err := b.retry(ctx, "reading the journal", func(ctx context.Context) error {
-		out = out[:0]
 		rows, err := b.pool.Query(ctx, `SELECT pos, record FROM `+b.s+`.journal WHERE plan_sha256 = $1 AND pos > $2 ORDER BY pos`, sha, after)
-		if err != nil {
-			return err
+		if err == nil {
+			out, err = pgx.CollectRows(rows, pgx.RowToStructByPos[executor.Entry])
 		}
-		for rows.Next() {
-			var e executor.Entry
-			if err := rows.Scan(&e.Pos, &e.Data); err != nil {
-				rows.Close()
-				return err
-			}
-			out = append(out, e)
-		}
-		return rows.Err()
+		return err
 	})
 	return out, err
 }

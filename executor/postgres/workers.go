@@ -167,16 +167,12 @@ func (b *Backend) Claims(ctx context.Context, sha string) (map[string]string, in
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
-			var u, w string
-			if err := rows.Scan(&u, &w); err != nil {
-				rows.Close()
-				return err
-			}
+		var u, w string
+		_, err = pgx.ForEachRow(rows, []any{&u, &w}, func() error {
 			held[u] = w
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 		return b.pool.QueryRow(ctx, `SELECT count(*) FROM `+b.s+`.workers WHERE plan_sha256 = $1 AND lease_expires > now()`, sha).Scan(&live)
@@ -188,22 +184,15 @@ func (b *Backend) Claims(ctx context.Context, sha string) (map[string]string, in
 func (b *Backend) Workers(ctx context.Context, sha string) ([]executor.WorkerStatus, error) {
 	var out []executor.WorkerStatus
 	err := b.retry(ctx, "reading the workers", func(ctx context.Context) error {
-		out = out[:0]
 		rows, err := b.pool.Query(ctx, `SELECT id, who, pid, since, lease_expires FROM `+b.s+`.workers
 			WHERE plan_sha256 = $1 AND lease_expires > now() ORDER BY since, id`, sha)
-		if err != nil {
-			return err
+		if err == nil {
+			out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (w executor.WorkerStatus, err error) {
+				err = row.Scan(&w.ID, &w.Who, &w.PID, &w.Since, &w.LeaseExpires)
+				return w, err
+			})
 		}
-		for rows.Next() {
-			var w executor.WorkerStatus
-			if err := rows.Scan(&w.ID, &w.Who, &w.PID, &w.Since, &w.LeaseExpires); err != nil {
-				rows.Close()
-				return err
-			}
-			out = append(out, w)
-		}
-		rows.Close()
-		return rows.Err()
+		return err
 	})
 	if err != nil {
 		return nil, err

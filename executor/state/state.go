@@ -76,7 +76,12 @@ func (d *Dir) Close() error {
 }
 
 // writeFile writes atomically: temp file, fsync, rename, fsync directory.
-func writeFile(path string, b []byte) error {
+func writeFile(path string, b []byte) error { return putFile(path, b, os.Rename) }
+
+// putFile writes b whole to a temp file beside path, fsyncs it, puts it
+// at path with put (os.Rename replaces what is there; os.Link fails when
+// something is) and fsyncs the directory.
+func putFile(path string, b []byte, put func(oldpath, newpath string) error) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, ".tmp-*")
 	if err != nil {
@@ -94,7 +99,7 @@ func writeFile(path string, b []byte) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(f.Name(), path); err != nil {
+	if err := put(f.Name(), path); err != nil {
 		return err
 	}
 	return syncDir(dir)
@@ -314,35 +319,19 @@ func (d *Dir) Lock(_ context.Context, info executor.LockInfo) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(d.path, ".lock-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	tmp.Close()
-	if err := os.Link(tmp.Name(), d.lockPath()); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			h, herr := d.LockHolder(context.Background())
-			var corrupt *executor.CorruptLockError
-			if errors.As(herr, &corrupt) {
-				return corrupt
-			}
-			if herr != nil {
-				return fmt.Errorf("the state is locked and the lock file is unreadable (%v); remove %s if no apply is running", herr, d.lockPath())
-			}
-			return &executor.LockedError{Holder: *h}
+	err = putFile(d.lockPath(), append(b, '\n'), os.Link)
+	if errors.Is(err, os.ErrExist) {
+		h, herr := d.LockHolder(context.Background())
+		var corrupt *executor.CorruptLockError
+		if errors.As(herr, &corrupt) {
+			return corrupt
 		}
-		return err
+		if herr != nil {
+			return fmt.Errorf("the state is locked and the lock file is unreadable (%v); remove %s if no apply is running", herr, d.lockPath())
+		}
+		return &executor.LockedError{Holder: *h}
 	}
-	return syncDir(d.path)
+	return err
 }
 
 // Unlock implements executor.Backend.

@@ -74,14 +74,9 @@ func (c *Catalog) Entry(v string) *CatalogEntry {
 // PendingClusters are the clusters planned pending, in run order.
 func (p *Plan) PendingClusters() []*Cluster {
 	var out []*Cluster
-	for si := range p.Run.Stages {
-		for gi := range p.Run.Stages[si].Groups {
-			g := &p.Run.Stages[si].Groups[gi]
-			for ci := range g.Clusters {
-				if c := &g.Clusters[ci]; c.Release != nil && c.Release.Pending != "" {
-					out = append(out, c)
-				}
-			}
+	for c := range p.Run.Clusters() {
+		if c.Release != nil && c.Release.Pending != "" {
+			out = append(out, c)
 		}
 	}
 	return out

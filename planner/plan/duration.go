@@ -3,6 +3,7 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -12,6 +13,30 @@ type Duration time.Duration
 
 // String formats the duration like time.Duration.
 func (d Duration) String() string { return time.Duration(d).String() }
+
+// Human is the duration for people, to the minute from a minute on:
+// "45s", "42m", "4h12m", "1d15h45m".
+func (d Duration) Human() string {
+	t := time.Duration(d)
+	if t < time.Minute {
+		return t.Round(time.Second).String()
+	}
+	t = t.Round(time.Minute)
+	days := t / (24 * time.Hour)
+	t -= days * 24 * time.Hour
+	s := strings.TrimSuffix(t.String(), "0s")
+	s = strings.TrimSuffix(s, "h0m")
+	if strings.HasSuffix(t.String(), "h0m0s") {
+		s += "h"
+	}
+	switch {
+	case days > 0 && t == 0:
+		return fmt.Sprintf("%dd", days)
+	case days > 0:
+		return fmt.Sprintf("%dd%s", days, s)
+	}
+	return s
+}
 
 // MarshalJSON writes the duration as a string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }

@@ -19,6 +19,26 @@ import (
 // few samples gives way to the same kind and component on that
 // manufacturer's servers of any model, then on any server.
 
+// The typical duration of a step by kind: its estimate when no duration
+// of earlier runs was learned for it (the planner caps it by the step's
+// timeout), and what a rehearsal gives an operation the plan has no step
+// for (a remediation's reboot, a skipped server's power on). The numbers
+// are there to compare plans and to size maintenance windows, not to
+// promise a finish time.
+const (
+	TypicalDrain          = 5 * time.Minute
+	TypicalShutdown       = 3 * time.Minute
+	TypicalFirmwareUpdate = 10 * time.Minute
+	TypicalRuntimeUpdate  = 20 * time.Minute
+	TypicalReimage        = 30 * time.Minute
+	TypicalReset          = 10 * time.Minute
+	TypicalWaitReady      = 10 * time.Minute
+	TypicalUncordon       = 1 * time.Minute
+	// TypicalNoRebootRefresh is a wait_ready after updates that took no
+	// reboot.
+	TypicalNoRebootRefresh = 2 * time.Minute
+)
+
 // EstimateKey is a class of steps whose durations are learned together.
 // A key with Model set is a model's class, with Manufacturer set (and no
 // Model) a vendor's, with neither the kind's on any server. (Format 1.5.)

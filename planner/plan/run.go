@@ -1,6 +1,9 @@
 package plan
 
-import "time"
+import (
+	"iter"
+	"time"
+)
 
 // Run is the ordered tree apply walks: stages → groups → clusters → phases
 // → scopes → servers. Every number (threshold, budget, concurrency, wait) is
@@ -10,6 +13,23 @@ type Run struct {
 	// Scope is "full", "control_plane_only" or "firmware_only".
 	Scope  string  `json:"scope"`
 	Stages []Stage `json:"stages"`
+}
+
+// Clusters yields the run's clusters in run order: stage by stage, group
+// by group.
+func (r *Run) Clusters() iter.Seq[*Cluster] {
+	return func(yield func(*Cluster) bool) {
+		for si := range r.Stages {
+			for gi := range r.Stages[si].Groups {
+				g := &r.Stages[si].Groups[gi]
+				for ci := range g.Clusters {
+					if !yield(&g.Clusters[ci]) {
+						return
+					}
+				}
+			}
+		}
+	}
 }
 
 // Stage runs after the previous stage (rule 1).
@@ -105,6 +125,20 @@ type Settings struct {
 	// Triggers are the remediation triggers' durations (optional; see
 	// remediation.go). Without them wait_ready waits its timeout.
 	Triggers *RemediationTriggers `json:"remediation_triggers,omitempty"`
+}
+
+// Scopes yields the cluster's scopes in run order, each with its phase.
+func (c *Cluster) Scopes() iter.Seq2[*Phase, *Scope] {
+	return func(yield func(*Phase, *Scope) bool) {
+		for pi := range c.Phases {
+			ph := &c.Phases[pi]
+			for si := range ph.Scopes {
+				if !yield(ph, &ph.Scopes[si]) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // PhaseKind names a cluster phase (rule 3).

@@ -4,14 +4,14 @@
 // window waits, thresholds met or breached, with their numbers), and how
 // each cluster fits its maintenance window. `rackform rehearse` renders it
 // as text and as the final line of its -json stream; a timeline draws it.
-// Nothing here runs anything: package rehearsal fills it in.
+// Nothing here runs anything: package rehearsal fills it in. Its durations
+// and intervals are the plan's.
 package schedule
 
 import (
-	"encoding/json"
-	"fmt"
-	"strings"
 	"time"
+
+	"github.com/rackform/rackform/planner/plan"
 )
 
 // FormatVersion is the version of the schedule document. A minor version
@@ -201,55 +201,10 @@ type ClusterWindow struct {
 	Miss string `json:"miss"`
 }
 
-// Interval is a half-open time interval [Start, End).
-type Interval struct {
-	Start time.Time `json:"start"`
-	End   time.Time `json:"end"`
-}
+// Interval is a half-open time interval [Start, End), as the plan writes
+// a window's openings.
+type Interval = plan.Interval
 
-// Duration is a time.Duration written as Go duration text ("1h30m0s").
-type Duration time.Duration
-
-// String formats the duration like time.Duration.
-func (d Duration) String() string { return time.Duration(d).String() }
-
-// Human is the duration for people, to the minute from a minute on:
-// "45s", "42m", "4h12m", "1d15h45m".
-func (d Duration) Human() string {
-	t := time.Duration(d)
-	if t < time.Minute {
-		return t.Round(time.Second).String()
-	}
-	t = t.Round(time.Minute)
-	days := t / (24 * time.Hour)
-	t -= days * 24 * time.Hour
-	s := strings.TrimSuffix(t.String(), "0s")
-	s = strings.TrimSuffix(s, "h0m")
-	if strings.HasSuffix(t.String(), "h0m0s") {
-		s += "h"
-	}
-	switch {
-	case days > 0 && t == 0:
-		return fmt.Sprintf("%dd", days)
-	case days > 0:
-		return fmt.Sprintf("%dd%s", days, s)
-	}
-	return s
-}
-
-// MarshalJSON writes the duration as a string.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
-
-// UnmarshalJSON reads a duration string.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("duration must be a string like \"20m0s\": %w", err)
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	*d = Duration(v)
-	return nil
-}
+// Duration is a time.Duration written as Go duration text ("1h30m0s"), as
+// the plan writes its durations; Human says it for people.
+type Duration = plan.Duration
