@@ -343,6 +343,24 @@ type StrategyStage struct {
 	DeclRange  hcl.Range
 }
 
+// Selects reports whether the stage's selectors (roles, racks, labels)
+// match sv; an empty
+// selector matches every server.
+func (stg *StrategyStage) Selects(sv *Server) bool {
+	if len(stg.Roles) > 0 && !slices.Contains(stg.Roles, sv.Role) {
+		return false
+	}
+	if len(stg.Racks) > 0 && !slices.Contains(stg.Racks, sv.Rack.Name) {
+		return false
+	}
+	for k, v := range stg.Labels {
+		if sv.Labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
 // Strategy is how one cluster is upgraded.
 type Strategy struct {
 	Name string

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"slices"
 	"sort"
 	"strings"
 
@@ -579,7 +578,7 @@ func (v *validator) checkStagesFit(c *Cluster, rng func(hcl.Range) hcl.Range) hc
 		}
 		n := 0
 		for _, sv := range c.Servers() {
-			if taken[sv] || sv.IsDevice() || !stageSelects(stg, sv) {
+			if taken[sv] || sv.IsDevice() || !stg.Selects(sv) {
 				continue // devices go in a phase of their own
 			}
 			taken[sv] = true
@@ -619,23 +618,6 @@ func batchName(n, size int) string {
 		return "one batch"
 	}
 	return fmt.Sprintf("last batch (batch %d)", (n+size-1)/size)
-}
-
-// stageSelects reports whether a stage's selectors match sv; an empty
-// selector matches every server.
-func stageSelects(stg *StrategyStage, sv *Server) bool {
-	if len(stg.Roles) > 0 && !slices.Contains(stg.Roles, sv.Role) {
-		return false
-	}
-	if len(stg.Racks) > 0 && !slices.Contains(stg.Racks, sv.Rack.Name) {
-		return false
-	}
-	for k, v := range stg.Labels {
-		if sv.Labels[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // batchSizes cuts n servers into at most b consecutive batches, each

@@ -3,7 +3,6 @@ package planner
 import (
 	"container/heap"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -318,7 +317,7 @@ func (pb *phaseBuilder) strategyStages(c *config.Cluster, servers []*config.Serv
 	for _, stg := range st.Stages {
 		var cp, rest []*config.Server
 		for _, s := range servers {
-			if taken[s] || !selects(stg, s) {
+			if taken[s] || !stg.Selects(s) {
 				continue
 			}
 			taken[s] = true
@@ -372,21 +371,4 @@ func (pb *phaseBuilder) strategyStages(c *config.Cluster, servers []*config.Serv
 		})
 	}
 	return phases
-}
-
-// selects reports whether a strategy stage's selectors match s; an empty
-// selector matches everything.
-func selects(stg *config.StrategyStage, s *config.Server) bool {
-	if len(stg.Roles) > 0 && !slices.Contains(stg.Roles, s.Role) {
-		return false
-	}
-	if len(stg.Racks) > 0 && !slices.Contains(stg.Racks, s.Rack.Name) {
-		return false
-	}
-	for k, v := range stg.Labels {
-		if s.Labels[k] != v {
-			return false
-		}
-	}
-	return true
 }
