@@ -49,13 +49,9 @@ func (c *approveCommand) Flags() *flag.FlagSet {
 }
 
 func (c *approveCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	rest, code, ok := c.operands(c, args, 1, 1, "takes one gate address, got %d arguments")
 	if !ok {
 		return code
-	}
-	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: approve takes one gate address, got %d arguments\n\n%s\n", len(rest), optionsPointer("approve"))
-		return ExitUsage
 	}
 	gate := rest[0]
 	c.name = "approve"

@@ -3,7 +3,6 @@ package command
 import (
 	"context"
 	"flag"
-	"fmt"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
@@ -85,13 +84,9 @@ func runFlag(fs *flag.FlagSet, v *string) {
 }
 
 func (c *continueCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	_, code, ok := c.operands(c, args, 0, 0, "takes no arguments, got %d")
 	if !ok {
 		return code
-	}
-	if len(rest) != 0 {
-		fmt.Fprintf(c.Stderr, "Error: continue takes no arguments, got %d\n\n%s\n", len(rest), optionsPointer("continue"))
-		return ExitUsage
 	}
 	c.name, c.recheck = "continue", true
 	return c.resume(ctx, c.Meta, func(e *executor.Executor) error { return e.Continue(ctx) })

@@ -106,7 +106,7 @@ func (c *demoCommand) Flags() *flag.FlagSet {
 }
 
 func (c *demoCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	rest, code, ok := c.parseFlags(c, args)
 	if !ok {
 		return code
 	}

@@ -61,7 +61,7 @@ func (c *fmtCommand) Flags() *flag.FlagSet {
 }
 
 func (c *fmtCommand) Run(_ context.Context, args []string) int {
-	paths, code, ok := c.parseFlags(c.Flags(), args, c)
+	paths, code, ok := c.parseFlags(c, args)
 	if !ok {
 		return code
 	}

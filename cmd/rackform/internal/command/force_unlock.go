@@ -50,13 +50,9 @@ func (c *forceUnlockCommand) Flags() *flag.FlagSet {
 }
 
 func (c *forceUnlockCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	rest, code, ok := c.operands(c, args, 1, 1, "takes one lock ID, got %d arguments")
 	if !ok {
 		return code
-	}
-	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: force-unlock takes one lock ID, got %d arguments\n\n%s\n", len(rest), optionsPointer("force-unlock"))
-		return ExitUsage
 	}
 	b, err := run.OpenControl(ctx, c.runEnv(), c.stateDir)
 	if err != nil {

@@ -31,7 +31,7 @@ func (c *providerRedfishCommand) Flags() *flag.FlagSet {
 }
 
 func (c *providerRedfishCommand) Run(_ context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	rest, code, ok := c.parseFlags(c, args)
 	if !ok {
 		return code
 	}

@@ -144,7 +144,7 @@ func (c *simCommand) Flags() *flag.FlagSet {
 }
 
 func (c *simCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	rest, code, ok := c.parseFlags(c, args)
 	if !ok {
 		return code
 	}

@@ -55,13 +55,9 @@ func (c *skipCommand) Flags() *flag.FlagSet {
 }
 
 func (c *skipCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	rest, code, ok := c.operands(c, args, 1, 1, "takes one address, got %d arguments")
 	if !ok {
 		return code
-	}
-	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: skip takes one address, got %d arguments\n\n%s\n", len(rest), optionsPointer("skip"))
-		return ExitUsage
 	}
 	run, err := openRun(ctx, c.Meta, c.planFile, c.stateDir.value, c.stateDir.set, c.runID)
 	if err != nil {

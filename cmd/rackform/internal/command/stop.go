@@ -39,13 +39,9 @@ func (c *stopCommand) Flags() *flag.FlagSet {
 }
 
 func (c *stopCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	_, code, ok := c.operands(c, args, 0, 0, "takes no arguments, got %d")
 	if !ok {
 		return code
-	}
-	if len(rest) != 0 {
-		fmt.Fprintf(c.Stderr, "Error: stop takes no arguments, got %d\n\n%s\n", len(rest), optionsPointer("stop"))
-		return ExitUsage
 	}
 	run, err := openControlRun(ctx, c.Meta, c.stateDir, c.runID)
 	if err != nil {

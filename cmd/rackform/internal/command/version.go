@@ -27,8 +27,7 @@ func (c *versionCommand) Flags() *flag.FlagSet {
 }
 
 func (c *versionCommand) Run(_ context.Context, args []string) int {
-	fs := c.Flags()
-	rest, code, ok := c.parseFlags(fs, args, c)
+	rest, code, ok := c.parseFlags(c, args)
 	if !ok {
 		return code
 	}
