@@ -5,7 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/planner/plan"
@@ -115,19 +117,9 @@ func begun(n *executor.Node, addr string) bool {
 
 // scopeOf is the id of the rack, batch or serial scope holding server addr.
 func scopeOf(p *plan.Plan, addr string) string {
-	for _, st := range p.Run.Stages {
-		for _, g := range st.Groups {
-			for _, c := range g.Clusters {
-				for _, ph := range c.Phases {
-					for _, sc := range ph.Scopes {
-						for _, s := range sc.Servers {
-							if s == addr {
-								return sc.ID
-							}
-						}
-					}
-				}
-			}
+	for _, e := range planview.Scopes(p) {
+		if slices.Contains(e.Scope.Servers, addr) {
+			return e.Scope.ID
 		}
 	}
 	return ""

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal"
@@ -128,22 +129,15 @@ func New(w io.Writer, p *plan.Plan, sha string, opts Options) *View {
 			v.critical[p.Servers[i].Address] = true
 		}
 	}
-	for _, st := range p.Run.Stages {
-		for _, g := range st.Groups {
-			for _, c := range g.Clusters {
-				for _, ph := range c.Phases {
-					for _, sc := range ph.Scopes {
-						r := &row{id: sc.ID, label: rehearsal.ScopeLabel(c.Name, ph, sc), est: time.Duration(sc.Estimate), wait: time.Duration(sc.WaitAfter),
-							counts: executor.Counts{Servers: len(sc.Servers), Eligible: sc.Eligible, Required: sc.Required, Budget: sc.Budget, NotStarted: sc.Eligible, Skipped: len(sc.Servers) - sc.Eligible},
-							state:  executor.State{Name: executor.NotStarted}}
-						v.rows = append(v.rows, r)
-						v.byID[sc.ID] = r
-						for _, s := range sc.Servers {
-							v.servers[s] = sc.ID
-						}
-					}
-				}
-			}
+	for _, e := range planview.Scopes(p) {
+		sc := e.Scope
+		r := &row{id: sc.ID, label: rehearsal.ScopeLabel(e.Cluster.Name, *e.Phase, *sc), est: time.Duration(sc.Estimate), wait: time.Duration(sc.WaitAfter),
+			counts: executor.Counts{Servers: len(sc.Servers), Eligible: sc.Eligible, Required: sc.Required, Budget: sc.Budget, NotStarted: sc.Eligible, Skipped: len(sc.Servers) - sc.Eligible},
+			state:  executor.State{Name: executor.NotStarted}}
+		v.rows = append(v.rows, r)
+		v.byID[sc.ID] = r
+		for _, s := range sc.Servers {
+			v.servers[s] = sc.ID
 		}
 	}
 	if opts.Live && opts.Refresh > 0 {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal"
@@ -24,16 +25,8 @@ func WriteStatus(w io.Writer, p *plan.Plan, st *executor.Status, r *Resume) erro
 		b.WriteString("A stop is requested: nothing new starts; servers in flight finish.\n")
 	}
 	labels := map[string]string{}
-	for _, s := range p.Run.Stages {
-		for _, g := range s.Groups {
-			for _, c := range g.Clusters {
-				for _, ph := range c.Phases {
-					for _, sc := range ph.Scopes {
-						labels[sc.ID] = rehearsal.ScopeLabel(c.Name, ph, sc)
-					}
-				}
-			}
-		}
+	for _, e := range planview.Scopes(p) {
+		labels[e.Scope.ID] = rehearsal.ScopeLabel(e.Cluster.Name, *e.Phase, *e.Scope)
 	}
 	critical := map[string]bool{}
 	for i := range p.Servers {

@@ -76,16 +76,12 @@ func WriteStatusHTML(w io.Writer, p *plan.Plan, st *executor.Status, tl *planvie
 	run.Message = ""
 	notes := map[string]string{}
 	var notices []string
-	for i := range p.Run.Stages {
-		for _, g := range p.Run.Stages[i].Groups {
-			for ci := range g.Clusters {
-				c := &g.Clusters[ci]
-				if n := nodes[c.ID]; n != nil {
-					if note := waitingNote(c, n.State); note != "" {
-						notes[c.Name] = note
-						notices = append(notices, "Cluster "+c.Name+" is "+note+".")
-					}
-				}
+	for _, e := range planview.Clusters(p) {
+		c := e.Cluster
+		if n := nodes[c.ID]; n != nil {
+			if note := waitingNote(c, n.State); note != "" {
+				notes[c.Name] = note
+				notices = append(notices, "Cluster "+c.Name+" is "+note+".")
 			}
 		}
 	}
