@@ -78,7 +78,10 @@ type JSONCritical struct {
 	Reason string `json:"reason"`
 }
 
-// JSONMessage is a warning attached to the plan.
+// JSONMessage is a warning attached to the plan. It, JSONIdentity,
+// JSONRelease, JSONComponent and JSONChange have the fields of the plan's
+// own types in their order, so they are converted from them: only the
+// tags differ (every property present).
 type JSONMessage struct {
 	Summary string `json:"summary"`
 	Detail  string `json:"detail"`
@@ -298,12 +301,7 @@ type JSONServer struct {
 	// UpgradeWhenCritical is set on a server planned although its BMC
 	// reported health Critical: the reviewed reason; null on every other
 	// server (1.2).
-	UpgradeWhenCritical *JSONCriticalOverride `json:"upgrade_when_critical"`
-}
-
-// JSONCriticalOverride is a server's upgrade_when_critical (1.2).
-type JSONCriticalOverride struct {
-	Reason string `json:"reason"`
+	UpgradeWhenCritical *plan.CriticalOverride `json:"upgrade_when_critical"`
 }
 
 // JSONComponent is a component as observed at plan time.
@@ -526,7 +524,7 @@ func document(p *plan.Plan, sha string) (PlanJSON, []Entry) {
 		out.UpgradedAlthoughCritical = append(out.UpgradedAlthoughCritical, JSONCritical{s.Address, s.UpgradeWhenCritical.Reason})
 	}
 	for _, m := range p.Warnings {
-		out.Warnings = append(out.Warnings, JSONMessage{m.Summary, m.Detail, m.Server})
+		out.Warnings = append(out.Warnings, JSONMessage(m))
 	}
 	for _, f := range p.Config.Files {
 		out.Configuration.Files = append(out.Configuration.Files, JSONFile{f.Name, f.SHA256})
@@ -623,8 +621,8 @@ func clusterJSON(st *plan.Stage, g *plan.Group, c *plan.Cluster, out *PlanJSON) 
 		},
 	}
 	if r := c.Release; r != nil {
-		jc.Release = &JSONRelease{Release: r.Release, Version: r.Version, Channel: r.Channel, Selection: r.Selection,
-			Site: r.Site, Why: r.Why, Pending: r.Pending, Hop: r.Hop}
+		jr := JSONRelease(*r)
+		jc.Release = &jr
 	}
 	for role, steps := range s.Remediation {
 		jc.Settings.Remediation[role] = orEmpty(slices.Clone(steps))
@@ -664,7 +662,7 @@ func serverJSON(s *plan.Server) JSONServer {
 		BMC: s.BMC, System: s.System, Provider: s.Provider, Labels: map[string]string{},
 		Action: string(s.Action), Reason: s.Reason, Outcome: s.Outcome, Auth: s.Auth,
 		Health: s.Observed.Health, Power: s.Observed.PowerState,
-		Identity: JSONIdentity{s.Identity.UUID, s.Identity.SerialNumber, s.Identity.Manufacturer, s.Identity.Model}, Inventory: []JSONComponent{},
+		Identity: JSONIdentity(s.Identity), Inventory: []JSONComponent{},
 		Problems: orEmpty(slices.Clone(s.Problems)), Notes: orEmpty(slices.Clone(s.Notes)),
 		Changes: []JSONChange{}, Steps: []JSONStep{}, Reboots: s.Reboots, Estimate: s.Estimate.String(),
 		Windows: orEmpty(slices.Clone(s.Windows)),
@@ -678,22 +676,17 @@ func serverJSON(s *plan.Server) JSONServer {
 		}
 	}
 	js.Observed = js.Outcome == providers.OutcomeObserved
-	js.InventoryOthers = s.Observed.Others
-	if o := s.UpgradeWhenCritical; o != nil {
-		js.UpgradeWhenCritical = &JSONCriticalOverride{Reason: o.Reason}
-	}
+	js.InventoryOthers, js.UpgradeWhenCritical = s.Observed.Others, s.UpgradeWhenCritical
 	maps.Copy(js.Labels, s.Labels)
 	for _, c := range s.Observed.Components {
-		state := c.State
-		if state == "" {
-			state = providers.StateActive
+		jc := JSONComponent(c)
+		if jc.State == "" {
+			jc.State = providers.StateActive
 		}
-		js.Inventory = append(js.Inventory, JSONComponent{ID: c.ID, Name: c.Name, SoftwareID: c.SoftwareID, Version: c.Version, Updateable: c.Updateable, Source: c.Source, Shared: c.Shared,
-			State: state, StateSign: c.StateSign})
+		js.Inventory = append(js.Inventory, jc)
 	}
 	for _, c := range s.Changes {
-		js.Changes = append(js.Changes, JSONChange{Component: c.Component, Kind: c.Kind, From: c.From, To: c.To, Reboot: c.Reboot, Downgrade: c.Downgrade, Unordered: c.Unordered, Shared: c.Shared, FlashedBy: c.FlashedBy,
-			Members: c.Members, Moving: c.Moving})
+		js.Changes = append(js.Changes, JSONChange(c))
 	}
 	for _, st := range s.Steps {
 		count := 0
