@@ -106,13 +106,9 @@ func (c *demoCommand) Flags() *flag.FlagSet {
 }
 
 func (c *demoCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c, args)
+	_, code, ok := c.operands(c, args, 0, 0, "takes no arguments, got %d")
 	if !ok {
 		return code
-	}
-	if len(rest) != 0 {
-		fmt.Fprintf(c.Stderr, "Error: demo takes no arguments, got %q\n\n%s\n", rest, optionsPointer("demo"))
-		return ExitUsage
 	}
 	// Read before helpText, which binds fresh flag storage.
 	speed, port := c.speed, c.port

@@ -144,13 +144,9 @@ func (c *simCommand) Flags() *flag.FlagSet {
 }
 
 func (c *simCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c, args)
+	_, code, ok := c.operands(c, args, 0, 0, "takes no arguments, got %d")
 	if !ok {
 		return code
-	}
-	if len(rest) > 0 {
-		fmt.Fprintf(c.Stderr, "Error: sim takes no arguments, got %q\n\n%s\n", rest, optionsPointer("sim"))
-		return ExitUsage
 	}
 	var specs []sim.BMCSpec
 	var cfg *config.Config
