@@ -141,23 +141,25 @@ func New(w io.Writer, p *plan.Plan, sha string, opts Options) *View {
 		}
 	}
 	if opts.Live && opts.Refresh > 0 {
-		go v.refresh()
+		go v.every(v.opts.Refresh, v.redraw)
 	}
 	if !opts.Live && opts.Heartbeat > 0 && opts.Refresh > 0 {
-		go v.heartbeat()
+		go v.every(max(v.opts.Heartbeat/10, 100*time.Millisecond), func() { v.Tick(v.opts.Now()) })
 	}
 	return v
 }
 
-func (v *View) heartbeat() {
-	t := time.NewTicker(max(v.opts.Heartbeat/10, 100*time.Millisecond))
+// every calls f every d until the view stops: the live view's redraw,
+// the plain view's heartbeat.
+func (v *View) every(d time.Duration, f func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-v.stop:
 			return
 		case <-t.C:
-			v.Tick(v.opts.Now())
+			f()
 		}
 	}
 }
