@@ -335,7 +335,7 @@ func demoRunState(ctx context.Context, dir string) (executor.State, string, erro
 		return executor.State{}, "", err
 	}
 	defer b.Close()
-	s, err := b.Current(ctx)
+	s, err := b.Choose(ctx, "") // the plan applied last
 	if err != nil {
 		return executor.State{}, "", err
 	}

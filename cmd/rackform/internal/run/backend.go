@@ -217,19 +217,6 @@ func (b *Backend) loadStored(ctx context.Context, sha string) (*Stored, error) {
 	return &Stored{Plan: p, SHA256: sha, Bytes: file}, nil
 }
 
-// Current loads the plan the backend applied last, verified like a plan
-// file.
-func (b *Backend) Current(ctx context.Context) (*Stored, error) {
-	sha, err := b.CurrentPlan(ctx)
-	if errors.Is(err, executor.ErrNotFound) {
-		return nil, fmt.Errorf("%s holds no plan; run rackform apply PLANFILE first", b.Where)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return b.loadStored(ctx, sha)
-}
-
 // Choose picks the run a command without a plan file acts on. In the
 // local state directory: the plan applied last (runID must be empty or
 // match it). In PostgreSQL, which several rollouts may share: the run
