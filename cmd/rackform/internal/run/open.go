@@ -234,7 +234,7 @@ func OpenStored(ctx context.Context, runID string, o Options) (*Run, error) {
 		o.StateDir = state.DefaultDir
 	}
 	if want != "" && !o.StateDirSet && o.PGConnStr() == "" {
-		o.StateDir = o.registeredDir(want, o.StateDir)
+		o.StateDir = registeredDir(o.Env, want, o.StateDir)
 	}
 	b, err := OpenControl(ctx, o.Env, o.StateDir)
 	if err != nil {
@@ -286,10 +286,6 @@ func OpenStored(ctx context.Context, runID string, o Options) (*Run, error) {
 // registeredDir is the state directory of the run of plan sha for a
 // command given no -state-dir: dir when it holds that run, else the one
 // the registry of started runs names, when it still holds it.
-func (o Options) registeredDir(sha, dir string) string {
-	return registeredDir(o.Env, sha, dir)
-}
-
 func registeredDir(env Env, sha, dir string) string {
 	if state.Started(dir, sha) {
 		return dir
