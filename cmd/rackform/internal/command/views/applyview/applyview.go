@@ -197,7 +197,7 @@ func (v *View) Tick(now time.Time) {
 			}
 			parts = append(parts, f.server+" "+f.text(at))
 		}
-		what = fmt.Sprintf("%s in flight: %s", Plural(len(fl), "server"), strings.Join(parts, ", "))
+		what = fmt.Sprintf("%s in flight: %s", views.Plural(len(fl), "server"), strings.Join(parts, ", "))
 	} else if v.waiting != "" {
 		what = v.waiting
 	} else {

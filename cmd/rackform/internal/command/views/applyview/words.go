@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/executor"
 )
 
@@ -111,25 +112,17 @@ func HumanState(s executor.State) string {
 	return t
 }
 
-// Plural is "1 server", "2 servers".
-func Plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
 // Members counts servers and devices for people, devices apart: "3
 // servers", "1 device", "5 servers and 2 devices"; without devices it is
-// Plural(servers, "server").
+// views.Plural(servers, "server").
 func Members(servers, devices int) string {
 	switch {
 	case devices == 0:
-		return Plural(servers, "server")
+		return views.Plural(servers, "server")
 	case servers == 0:
-		return Plural(devices, "device")
+		return views.Plural(devices, "device")
 	}
-	return Plural(servers, "server") + " and " + Plural(devices, "device")
+	return views.Plural(servers, "server") + " and " + views.Plural(devices, "device")
 }
 
 // StrandedLines lists the servers left out of service, each with what

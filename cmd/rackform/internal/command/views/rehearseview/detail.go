@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal/schedule"
@@ -171,12 +171,12 @@ func (t *text) clusterSummary(c schedule.Bar, d int) {
 			counts = append(counts, fmt.Sprintf("%d %s", n, word))
 		}
 	}
-	line := fmt.Sprintf("%s and batches (%d shown)", applyview.Plural(scopes, "rack"), shown)
+	line := fmt.Sprintf("%s and batches (%d shown)", views.Plural(scopes, "rack"), shown)
 	if len(counts) > 0 {
 		line += "; servers: " + strings.Join(counts, ", ")
 	}
 	if pauses > 0 {
-		line += fmt.Sprintf("; paused after %s (pause_after_rack), %s held in all", applyview.Plural(pauses, "rack"), held.Human())
+		line += fmt.Sprintf("; paused after %s (pause_after_rack), %s held in all", views.Plural(pauses, "rack"), held.Human())
 	}
 	t.printf("%s%s\n", indent(d), line)
 }
