@@ -63,15 +63,13 @@ func WriteStatusHTML(w io.Writer, p *plan.Plan, st *executor.Status, tl *planvie
 		}
 	}
 	walk(st.Run)
-	state := func(s *plan.Server) executor.State {
-		if n, ok := nodes[s.Address]; ok && n.Kind == executor.KindServer {
-			return n.State
+	cells := StateCells(p, func(address string) (executor.State, bool) {
+		n, ok := nodes[address]
+		if !ok || n.Kind != executor.KindServer {
+			return executor.State{}, false
 		}
-		if s.Action != plan.ActionUpgrade {
-			return executor.State{Name: executor.Skipped, Reason: s.Reason}
-		}
-		return executor.State{Name: executor.NotStarted}
-	}
+		return n.State, true
+	}, "not started", "")
 	run := st.Run.State
 	run.Message = ""
 	notes := map[string]string{}
@@ -85,26 +83,40 @@ func WriteStatusHTML(w io.Writer, p *plan.Plan, st *executor.Status, tl *planvie
 			}
 		}
 	}
-	return planview.WriteHTMLCells(w, p, st.PlanSHA256, planview.Cells{
-		Title:    "rackform status (run " + HumanState(run) + ")",
-		Headline: Headline(p, state, "not started"),
+	cells.Title = "rackform status (run " + HumanState(run) + ")"
+	cells.Notices = notices
+	cells.ClusterNote = func(name string) string { return notes[name] }
+	cells.BarState = func(id string) string {
+		if n := nodes[id]; n != nil {
+			return StatusClass(n.State.Name)
+		}
+		return ""
+	}
+	cells.TimelineTitle = "Timeline (estimated, from plan time; bars coloured by the run's state)"
+	cells.Timeline = tl
+	return planview.WriteHTMLCells(w, p, st.PlanSHA256, cells)
+}
+
+// StateCells colour a plan page's servers by their state: the one known
+// (to a run, or a rehearsal), else the plan's (skipped, or not started:
+// notStarted in the headline). detail ends each server's hover text.
+func StateCells(p *plan.Plan, known func(address string) (executor.State, bool), notStarted, detail string) planview.Cells {
+	state := func(s *plan.Server) executor.State {
+		if st, ok := known(s.Address); ok {
+			return st
+		}
+		if s.Action != plan.ActionUpgrade {
+			return executor.State{Name: executor.Skipped, Reason: s.Reason}
+		}
+		return executor.State{Name: executor.NotStarted}
+	}
+	return planview.Cells{
+		Headline: Headline(p, state, notStarted),
 		Class:    func(s *plan.Server) string { return StatusClass(state(s).Name) },
-		Detail:   func(s *plan.Server) string { x := state(s); return HumanState(x) + messageOf(x) },
+		Detail:   func(s *plan.Server) string { x := state(s); return HumanState(x) + messageOf(x) + detail },
 		Colors:   StatusColors,
 		Legend:   []string{"not-started", "running", "waiting", "done", "failed", "skipped", "stopped"},
-		Notices:  notices,
-		ClusterNote: func(name string) string {
-			return notes[name]
-		},
-		BarState: func(id string) string {
-			if n := nodes[id]; n != nil {
-				return StatusClass(n.State.Name)
-			}
-			return ""
-		},
-		TimelineTitle: "Timeline (estimated, from plan time; bars coloured by the run's state)",
-		Timeline:      tl,
-	})
+	}
 }
 
 // Headline says what happened to the plan's servers: "6 servers
