@@ -207,17 +207,18 @@ type JSONRelease struct {
 	Hop       bool   `json:"hop"`
 }
 
-// JSONSettings are a cluster's per-server settings, every one present.
+// JSONSettings are a cluster's per-server settings, every one present:
+// plan.Settings's fields, so it is converted from them.
 type JSONSettings struct {
-	DrainTimeout    string              `json:"drain_timeout"`
-	ShutdownTimeout string              `json:"shutdown_timeout"`
-	VerifyTimeout   string              `json:"verify_timeout"`
+	DrainTimeout    plan.Duration       `json:"drain_timeout"`
+	ShutdownTimeout plan.Duration       `json:"shutdown_timeout"`
+	VerifyTimeout   plan.Duration       `json:"verify_timeout"`
 	DrainHook       []string            `json:"drain_hook"`
 	UncordonHook    []string            `json:"uncordon_hook"`
-	HookTimeout     string              `json:"hook_timeout"`
+	HookTimeout     plan.Duration       `json:"hook_timeout"`
 	Remediation     map[string][]string `json:"remediation"`
-	// RemediationTriggers is null when the plan has none.
-	RemediationTriggers *plan.RemediationTriggers `json:"remediation_triggers"`
+	// Triggers is null when the plan has none.
+	Triggers *plan.RemediationTriggers `json:"remediation_triggers"`
 }
 
 // JSONPhase is a phase of a cluster, in run order.
@@ -231,6 +232,7 @@ type JSONPhase struct {
 }
 
 // JSONScope is a rack, batch or serial scope: the unit with a threshold.
+// It has plan.Scope's fields, so it is converted from them.
 type JSONScope struct {
 	ID             string         `json:"id"`
 	Kind           string         `json:"kind"`
@@ -243,9 +245,9 @@ type JSONScope struct {
 	Budget         int            `json:"budget"`
 	MaxUnavailable int            `json:"max_unavailable"`
 	OnBreach       string         `json:"on_breach"`
-	WaitAfter      string         `json:"wait_after"`
+	WaitAfter      plan.Duration  `json:"wait_after"`
 	PauseAfter     bool           `json:"pause_after"`
-	Estimate       string         `json:"estimate"`
+	Estimate       plan.Duration  `json:"estimate"`
 }
 
 // JSONServer is a server, keyed by address.
@@ -609,23 +611,20 @@ func placed(e Entry, i int) JSONServer {
 }
 
 func clusterJSON(st *plan.Stage, g *plan.Group, c *plan.Cluster, out *PlanJSON) JSONCluster {
-	s := c.Settings
 	jc := JSONCluster{
 		ID: c.ID, Name: c.Name, Stage: st.ID, Group: g.ID, WindowPriority: c.WindowPriority,
 		Windows: orEmpty(slices.Clone(c.Windows)), Estimate: c.Estimate.String(),
 		Parallelism: map[string]int{}, Quorum: c.Quorum, Phases: []JSONPhase{}, Servers: []string{},
-		Settings: JSONSettings{
-			DrainTimeout: s.DrainTimeout.String(), ShutdownTimeout: s.ShutdownTimeout.String(), VerifyTimeout: s.VerifyTimeout.String(),
-			DrainHook: orEmpty(slices.Clone(s.DrainHook)), UncordonHook: orEmpty(slices.Clone(s.UncordonHook)),
-			HookTimeout: s.HookTimeout.String(), Remediation: map[string][]string{}, RemediationTriggers: s.Triggers,
-		},
+		Settings: JSONSettings(c.Settings),
 	}
+	s := &jc.Settings
+	s.DrainHook, s.UncordonHook, s.Remediation = orEmpty(s.DrainHook), orEmpty(s.UncordonHook), map[string][]string{}
 	if r := c.Release; r != nil {
 		jr := JSONRelease(*r)
 		jc.Release = &jr
 	}
-	for role, steps := range s.Remediation {
-		jc.Settings.Remediation[role] = orEmpty(slices.Clone(steps))
+	for role, steps := range c.Settings.Remediation {
+		s.Remediation[role] = orEmpty(steps)
 	}
 	for pi := range c.Phases {
 		ph := &c.Phases[pi]
@@ -637,12 +636,9 @@ func clusterJSON(st *plan.Stage, g *plan.Group, c *plan.Cluster, out *PlanJSON) 
 		for sci := range ph.Scopes {
 			sc := &ph.Scopes[sci]
 			jp.Parallelism = max(jp.Parallelism, sc.MaxUnavailable)
-			jp.Scopes = append(jp.Scopes, JSONScope{
-				ID: sc.ID, Kind: sc.Kind, Name: sc.Name, Rack: sc.Rack, Servers: orEmpty(slices.Clone(sc.Servers)),
-				Threshold: sc.Threshold, Eligible: sc.Eligible, Required: sc.Required, Budget: sc.Budget,
-				MaxUnavailable: sc.MaxUnavailable, OnBreach: sc.OnBreach, WaitAfter: sc.WaitAfter.String(),
-				PauseAfter: sc.PauseAfter, Estimate: sc.Estimate.String(),
-			})
+			js := JSONScope(*sc)
+			js.Servers = orEmpty(js.Servers)
+			jp.Scopes = append(jp.Scopes, js)
 			if sc.WaitAfter > 0 {
 				out.Waits = append(out.Waits, JSONWait{After: sc.ID, Kind: "scope", Duration: sc.WaitAfter.String(), Cluster: c.Name})
 			}
