@@ -7,9 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -511,14 +512,9 @@ func demoAddrRange(specs []sim.BMCSpec) string {
 }
 
 func demoVersionList(v map[string]string) string {
-	keys := make([]string, 0, len(v))
-	for k := range v {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + " " + v[k]
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(v)) {
+		parts = append(parts, k+" "+v[k])
 	}
 	return strings.Join(parts, ", ")
 }
