@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
 	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/examples"
@@ -354,29 +355,18 @@ func demoRunState(ctx context.Context, dir string) (executor.State, string, erro
 // pausedRack finds the pause node paused after a rack and names its rack:
 // the scope whose id the pause's id extends ("<scope>.pause").
 func pausedRack(run *executor.Node) string {
-	var pause *executor.Node
-	walkNodes(run, func(n *executor.Node) {
-		if pause == nil && n.Kind == executor.KindPause && n.State.Name == executor.Paused && n.State.Reason == executor.ReasonAfterRack {
-			pause = n
+	for pause := range applyview.Nodes(run) {
+		if pause.Kind == executor.KindPause && pause.State.Name == executor.Paused && pause.State.Reason == executor.ReasonAfterRack {
+			name := ""
+			for n := range applyview.Nodes(run) {
+				if n.Kind == executor.KindScope && n.ID+".pause" == pause.ID {
+					name = n.Name
+				}
+			}
+			return name
 		}
-	})
-	if pause == nil {
-		return ""
 	}
-	name := ""
-	walkNodes(run, func(n *executor.Node) {
-		if n.Kind == executor.KindScope && n.ID+".pause" == pause.ID {
-			name = n.Name
-		}
-	})
-	return name
-}
-
-func walkNodes(n *executor.Node, fn func(*executor.Node)) {
-	fn(n)
-	for _, c := range n.Children {
-		walkNodes(c, fn)
-	}
+	return ""
 }
 
 type demoSummary struct {

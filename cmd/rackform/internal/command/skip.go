@@ -99,18 +99,10 @@ func failedSkipHint(p *plan.Plan, addr string, err error) string {
 
 // begun reports whether the server addr (anywhere under n) has started a
 // step.
-func begun(n *executor.Node, addr string) bool {
-	if n.ID == addr && n.Kind == executor.KindServer {
-		for _, s := range n.Steps {
-			if s.State != executor.NotStarted {
-				return true
-			}
-		}
-		return false
-	}
-	for _, c := range n.Children {
-		if begun(c, addr) {
-			return true
+func begun(run *executor.Node, addr string) bool {
+	for n := range applyview.Nodes(run) {
+		if n.ID == addr && n.Kind == executor.KindServer {
+			return slices.ContainsFunc(n.Steps, func(s executor.StepStatus) bool { return s.State != executor.NotStarted })
 		}
 	}
 	return false

@@ -320,11 +320,7 @@ func (v *View) track(e executor.Event) (f *flight, changed bool) {
 func (v *View) Start(st *executor.Status) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	var walk func(n *executor.Node)
-	walk = func(n *executor.Node) {
-		if n == nil {
-			return
-		}
+	for n := range Nodes(st.Run) {
 		if r := v.byID[n.ID]; r != nil && n.Kind == executor.KindScope {
 			r.state = n.State
 			r.state.Message = views.CanonicalText(r.state.Message)
@@ -332,11 +328,7 @@ func (v *View) Start(st *executor.Status) {
 				r.counts = *n.Counts
 			}
 		}
-		for _, c := range n.Children {
-			walk(c)
-		}
 	}
-	walk(st.Run)
 	if st.StartedAt != nil {
 		v.runStart = *st.StartedAt
 	}

@@ -3,6 +3,7 @@ package applyview
 import (
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
@@ -100,4 +101,24 @@ func WriteStatus(w io.Writer, p *plan.Plan, st *executor.Status, r *Resume) erro
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Nodes yields n and every node under it, each before its children.
+func Nodes(n *executor.Node) iter.Seq[*executor.Node] {
+	var walk func(n *executor.Node, yield func(*executor.Node) bool) bool
+	walk = func(n *executor.Node, yield func(*executor.Node) bool) bool {
+		if n == nil {
+			return true
+		}
+		if !yield(n) {
+			return false
+		}
+		for _, c := range n.Children {
+			if !walk(c, yield) {
+				return false
+			}
+		}
+		return true
+	}
+	return func(yield func(*executor.Node) bool) { walk(n, yield) }
 }

@@ -52,17 +52,9 @@ func StatusClass(s executor.StateName) string {
 // state; nil draws the plan's estimate coloured by the run's state.
 func WriteStatusHTML(w io.Writer, p *plan.Plan, st *executor.Status, tl *planview.Timeline) error {
 	nodes := map[string]*executor.Node{}
-	var walk func(n *executor.Node)
-	walk = func(n *executor.Node) {
-		if n == nil {
-			return
-		}
+	for n := range Nodes(st.Run) {
 		nodes[n.ID] = n
-		for _, c := range n.Children {
-			walk(c)
-		}
 	}
-	walk(st.Run)
 	cells := StateCells(p, func(address string) (executor.State, bool) {
 		n, ok := nodes[address]
 		if !ok || n.Kind != executor.KindServer {
