@@ -86,7 +86,7 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 			return fmt.Sprintf("- %s\n", mdEscape(rels[i].Text()))
 		}, "- … (`rackform show PLANFILE` lists every cluster)\n")
 	}
-	writeRiskSummary(&head, p, limit)
+	writeRiskSummary(&head, p)
 	if imgs := images(p); len(imgs) > 0 {
 		head.WriteString("\n**Images**\n\n| component | version | image | sha256 | delivered by |\n|---|---|---|---|---|\n")
 		capped(&head, len(imgs), limit/2, func(i int) string {

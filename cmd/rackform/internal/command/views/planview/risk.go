@@ -96,7 +96,7 @@ func thresholdText(t plan.Threshold) string {
 // the headline numbers, each cluster with its window, the parallelism and
 // thresholds of each phase, gates, waits and pauses, the version changes
 // with counts and the servers not changing with their reasons.
-func writeRiskSummary(b *bytes.Buffer, p *plan.Plan, limit int) {
+func writeRiskSummary(b *bytes.Buffer, p *plan.Plan) {
 	byAddr := make(map[string]*plan.Server, len(p.Servers))
 	for i := range p.Servers {
 		byAddr[p.Servers[i].Address] = &p.Servers[i]
@@ -262,7 +262,6 @@ func writeRiskSummary(b *bytes.Buffer, p *plan.Plan, limit int) {
 			fmt.Fprintf(b, "| %s | %d: %s |\n", mdEscape(r.reason), len(names), list)
 		}
 	}
-	_ = limit
 }
 
 type versionCount struct {
@@ -404,15 +403,10 @@ func detail(p *plan.Plan, budget, limit int) []byte {
 		i = j
 	}
 	if len(outside) > 0 {
-		var full strings.Builder
-		full.WriteString("| server | action | changes | estimate |\n|---|---|---|---|\n")
-		for _, s := range outside {
-			fmt.Fprintf(&full, "| `%s` | %s | %s | %s |\n", s.Address, mdAction(s), mdEscape(mdChanges(s)), mdEstimate(s))
-		}
 		title := fmt.Sprintf("<b>Servers outside the run tree</b>: %s", plural(len(outside), "server", "servers"))
 		blocks = append(blocks, scopeBlock{
 			header: "\n##### Servers outside the run tree\n\n",
-			full:   "<details><summary>" + title + "</summary>\n\n" + full.String() + "\n</details>\n\n",
+			full:   "<details><summary>" + title + "</summary>\n\n" + serverRows(outside) + "\n</details>\n\n",
 			folded: "- " + title + "\n",
 			min:    "- " + title + "\n",
 		})
@@ -522,12 +516,7 @@ func scopeRenderings(e Entry, servers []*plan.Server) (full, folded, minimal str
 	}
 	title := fmt.Sprintf("<b>%s › %s</b> (~%s, %s): %s", PhaseTitle(e.Phase), ScopeTitle(e.Scope), Duration(e.Scope.Estimate), counts, summaryHTML(mdEscape(ScopeRule(e.Scope))))
 
-	var rows strings.Builder
-	rows.WriteString("| server | action | changes | estimate |\n|---|---|---|---|\n")
-	for _, s := range servers {
-		fmt.Fprintf(&rows, "| `%s` | %s | %s | %s |\n", s.Address, mdAction(s), mdEscape(mdChanges(s)), mdEstimate(s))
-	}
-	full = "<details><summary>" + title + "</summary>\n\n" + rows.String() + "\n</details>\n\n"
+	full = "<details><summary>" + title + "</summary>\n\n" + serverRows(servers) + "\n</details>\n\n"
 
 	// Folded: one line per kind of change (or skip reason), naming the
 	// servers by their short names.
@@ -559,6 +548,16 @@ func scopeRenderings(e Entry, servers []*plan.Server) (full, folded, minimal str
 	folded = fb.String()
 	minimal = "- " + title + "\n"
 	return full, folded, minimal
+}
+
+// serverRows is the table of servers, a row each.
+func serverRows(servers []*plan.Server) string {
+	var rows strings.Builder
+	rows.WriteString("| server | action | changes | estimate |\n|---|---|---|---|\n")
+	for _, s := range servers {
+		fmt.Fprintf(&rows, "| `%s` | %s | %s | %s |\n", s.Address, mdAction(s), mdEscape(mdChanges(s)), mdEstimate(s))
+	}
+	return rows.String()
 }
 
 // shellJoin writes argv as a shell would read it back, for a code span in
