@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -287,10 +288,6 @@ func (m *Meta) helpFunc(runners map[string]runner) cli.HelpFunc {
 	return func(cmds map[string]cli.CommandFactory) string {
 		names := make([]string, 0, len(cmds))
 		width := 0
-		hidden := map[string]bool{}
-		for _, h := range hiddenCommands {
-			hidden[h] = true
-		}
 		for name := range cmds {
 			if _, ok := runners[name]; ok {
 				names = append(names, name)
@@ -300,7 +297,7 @@ func (m *Meta) helpFunc(runners map[string]runner) cli.HelpFunc {
 			// A parent of nested commands ("providers"): list its visible
 			// children, since the parent does nothing itself.
 			for child := range runners {
-				if strings.HasPrefix(child, name+" ") && !hidden[child] {
+				if strings.HasPrefix(child, name+" ") && !slices.Contains(hiddenCommands, child) {
 					names = append(names, child)
 					width = max(width, len(child))
 				}
