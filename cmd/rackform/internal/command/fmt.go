@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -69,13 +70,9 @@ func (c *fmtCommand) Run(_ context.Context, args []string) int {
 		c.list, c.write = true, false
 	}
 	stdin := len(paths) == 1 && paths[0] == "-"
-	if !stdin && len(paths) > 1 {
-		for _, p := range paths {
-			if p == "-" {
-				fmt.Fprintf(c.Stderr, "Error: - (stdin) cannot be combined with other paths\n\n%s\n", optionsPointer("fmt"))
-				return ExitUsage
-			}
-		}
+	if !stdin && slices.Contains(paths, "-") {
+		fmt.Fprintf(c.Stderr, "Error: - (stdin) cannot be combined with other paths\n\n%s\n", optionsPointer("fmt"))
+		return ExitUsage
 	}
 	if len(paths) == 0 {
 		paths = []string{"."}
