@@ -222,7 +222,7 @@ func (b *Backend) loadStored(ctx context.Context, sha string) (*Stored, error) {
 // run (or, with none unfinished, the plan applied last); several
 // unfinished runs are listed and -run is required.
 func (b *Backend) Choose(ctx context.Context, runID string) (*Stored, error) {
-	runID = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(runID), "sha256:"))
+	runID = typedSHA256(runID)
 	current := func() (*Stored, error) {
 		sha, err := b.CurrentPlan(ctx)
 		if errors.Is(err, executor.ErrNotFound) {

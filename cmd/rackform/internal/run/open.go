@@ -223,9 +223,9 @@ func OpenStored(ctx context.Context, runID string, o Options) (*Run, error) {
 	if o.Trust.Expect {
 		expect = o.Trust.ExpectSHA256
 	}
-	want := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(expect), "sha256:"))
+	want := typedSHA256(expect)
 	if want != "" {
-		if id := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(runID), "sha256:")); id != "" && !strings.HasPrefix(want, id) {
+		if id := typedSHA256(runID); id != "" && !strings.HasPrefix(want, id) {
 			return nil, fmt.Errorf("-run %s and -expect-sha256 %s name different plans", runID, expect)
 		}
 		runID = want
