@@ -64,7 +64,7 @@ func TestDevicesCountedApart(t *testing.T) {
 func TestPlannedChangeKind(t *testing.T) {
 	p, _, _ := makePlan(t, "../../../../../../examples/gpu-rack")
 	var stream bytes.Buffer
-	if err := NewStreamAt(&stream, fixedNow).Plan(p); err != nil {
+	if err := newStreamAt(&stream, fixedNow).Plan(p); err != nil {
 		t.Fatal(err)
 	}
 	kinds := map[string]string{}

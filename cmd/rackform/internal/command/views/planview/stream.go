@@ -19,13 +19,6 @@ type Stream struct {
 // NewStream returns a stream writing to w, stamping lines with time.Now.
 func NewStream(w io.Writer) *Stream { return &Stream{w: uijson.New(w)} }
 
-// NewStreamAt returns a stream whose lines are stamped by now (tests).
-func NewStreamAt(w io.Writer, now func() time.Time) *Stream {
-	s := NewStream(w)
-	s.w.Now = now
-	return s
-}
-
 // Version starts the stream.
 func (s *Stream) Version(rackform string) error { return s.w.Version(rackform) }
 
