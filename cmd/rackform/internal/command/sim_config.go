@@ -97,11 +97,7 @@ func (c *simCommand) configSpecs(cfg *config.Config, firmware, target map[string
 	c.aliases = map[string]string{}
 	for i, g := range groups {
 		first := g.servers[0]
-		isDown := false
-		for _, s := range g.servers {
-			isDown = isDown || down[s.Name]
-		}
-		if isDown {
+		if slices.ContainsFunc(g.servers, func(s *config.Server) bool { return down[s.Name] }) {
 			continue
 		}
 		profile := profiles[i%len(profiles)]
