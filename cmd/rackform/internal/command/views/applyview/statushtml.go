@@ -138,7 +138,7 @@ func Headline(p *plan.Plan, state func(*plan.Server) executor.State, notStarted 
 		if n := counts[c]; n > 0 {
 			if len(parts) == 0 {
 				// Devices counted apart: "5 servers and 2 devices upgraded".
-				parts = append(parts, fmt.Sprintf("%s %s", Members(n-devices[c], devices[c]), words[c]))
+				parts = append(parts, fmt.Sprintf("%s %s", planview.Members(n-devices[c], devices[c]), words[c]))
 			} else {
 				parts = append(parts, fmt.Sprintf("%d %s", n, words[c]))
 			}

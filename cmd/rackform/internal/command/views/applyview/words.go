@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/executor"
 )
 
@@ -110,19 +109,6 @@ func HumanState(s executor.State) string {
 		t += ": " + r
 	}
 	return t
-}
-
-// Members counts servers and devices for people, devices apart: "3
-// servers", "1 device", "5 servers and 2 devices"; without devices it is
-// views.Plural(servers, "server").
-func Members(servers, devices int) string {
-	switch {
-	case devices == 0:
-		return views.Plural(servers, "server")
-	case servers == 0:
-		return views.Plural(devices, "device")
-	}
-	return views.Plural(servers, "server") + " and " + views.Plural(devices, "device")
 }
 
 // StrandedLines lists the servers left out of service, each with what

@@ -205,14 +205,18 @@ func MembersText(list []*plan.Server) string {
 			devices++
 		}
 	}
-	servers := plural(len(list)-devices, "server", "servers")
+	return Members(len(list)-devices, devices)
+}
+
+// Members is MembersText of so many servers and devices.
+func Members(servers, devices int) string {
 	switch {
 	case devices == 0:
-		return servers
-	case devices == len(list):
+		return plural(servers, "server", "servers")
+	case servers == 0:
 		return plural(devices, "device", "devices")
 	}
-	return servers + " and " + plural(devices, "device", "devices")
+	return plural(servers, "server", "servers") + " and " + plural(devices, "device", "devices")
 }
 
 // Unobserved groups the servers not observed by cause, in report order:
