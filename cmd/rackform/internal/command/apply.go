@@ -105,13 +105,9 @@ func (c *applyCommand) Flags() *flag.FlagSet {
 }
 
 func (c *applyCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	rest, code, ok := c.operands(c, args, 1, 1, "takes one plan file, got %d arguments")
 	if !ok {
 		return code
-	}
-	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: apply takes one plan file, got %d arguments\n\n%s\n", len(rest), optionsPointer("apply"))
-		return ExitUsage
 	}
 	c.name = "apply"
 	name := rest[0]

@@ -32,30 +32,15 @@ continue, the stored plan needs a trusted signature, -expect-sha256 or
 When another apply of the same plan is running, approve only records the
 approval for it and exits 0.
 
-Exit status: as apply: 0 every planned server at target (or skipped before
-it began), 4 completed with failed, skipped-after-start or stranded
-servers, 1 error, refused or failed run, 2 bad arguments or, outside a
-terminal, a stored plan nothing vouches for, 3 paused or stopped, 130
-interrupted.`
+` + resumeExitStatus
 }
 
-func (c *approveCommand) Flags() *flag.FlagSet {
-	fs := flag.NewFlagSet("approve", flag.ContinueOnError)
-	c.runOpts.flags(fs, stateDirResumeUsage)
-	c.resumeFlags(fs)
-	c.habitFlags(fs)
-	runFlag(fs, &c.runID)
-	return fs
-}
+func (c *approveCommand) Flags() *flag.FlagSet { return c.resumeFlags("approve", c.Meta) }
 
 func (c *approveCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	rest, code, ok := c.operands(c, args, 1, 1, "takes one gate address, got %d arguments")
 	if !ok {
 		return code
-	}
-	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: approve takes one gate address, got %d arguments\n\n%s\n", len(rest), optionsPointer("approve"))
-		return ExitUsage
 	}
 	gate := rest[0]
 	c.name = "approve"

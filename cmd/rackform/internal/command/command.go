@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -171,7 +172,8 @@ func cols(s string) int { return utf8.RuneCountInString(s) }
 // and where the options are listed (not the whole help: the error would
 // scroll away above it). ok is false when the command must exit with the
 // returned code.
-func (m *Meta) parseFlags(fs *flag.FlagSet, args []string, r runner) (rest []string, code int, ok bool) {
+func (m *Meta) parseFlags(r runner, args []string) (rest []string, code int, ok bool) {
+	fs := r.Flags()
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -186,6 +188,19 @@ func (m *Meta) parseFlags(fs *flag.FlagSet, args []string, r runner) (rest []str
 		return nil, ExitUsage, false
 	}
 	return fs.Args(), 0, true
+}
+
+// operands is parseFlags, then a check that min to max operands are left:
+// otherwise the error is the command's name, what it takes (takes,
+// formatted with how many it got) and where its options are listed.
+func (m *Meta) operands(r runner, args []string, min, max int, takes string) (rest []string, code int, ok bool) {
+	name := r.Flags().Name() // before parsing: Flags binds fresh storage
+	rest, code, ok = m.parseFlags(r, args)
+	if ok && (len(rest) < min || len(rest) > max) {
+		fmt.Fprintf(m.Stderr, "Error: %s %s\n\n%s\n", name, fmt.Sprintf(takes, len(rest)), optionsPointer(name))
+		return nil, ExitUsage, false
+	}
+	return rest, code, ok
 }
 
 // Main runs rackform with args (without the program name) and returns the
@@ -273,10 +288,6 @@ func (m *Meta) helpFunc(runners map[string]runner) cli.HelpFunc {
 	return func(cmds map[string]cli.CommandFactory) string {
 		names := make([]string, 0, len(cmds))
 		width := 0
-		hidden := map[string]bool{}
-		for _, h := range hiddenCommands {
-			hidden[h] = true
-		}
 		for name := range cmds {
 			if _, ok := runners[name]; ok {
 				names = append(names, name)
@@ -286,7 +297,7 @@ func (m *Meta) helpFunc(runners map[string]runner) cli.HelpFunc {
 			// A parent of nested commands ("providers"): list its visible
 			// children, since the parent does nothing itself.
 			for child := range runners {
-				if strings.HasPrefix(child, name+" ") && !hidden[child] {
+				if strings.HasPrefix(child, name+" ") && !slices.Contains(hiddenCommands, child) {
 					names = append(names, child)
 					width = max(width, len(child))
 				}

@@ -3,7 +3,6 @@ package command
 import (
 	"context"
 	"flag"
-	"fmt"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
@@ -52,31 +51,33 @@ at its site with the components the plan recorded; otherwise it stays
 pending and continue says why. What is installed is always what the plan
 recorded.
 
-Exit status: as apply: 0 every planned server at target (or skipped before
-it began), 4 completed with failed, skipped-after-start or stranded
-servers, 1 error, refused or failed run, 2 bad arguments or, outside a
-terminal, a stored plan nothing vouches for, 3 paused or stopped, 130
-interrupted.`
+` + resumeExitStatus
 }
 
-func (c *continueCommand) Flags() *flag.FlagSet {
-	fs := flag.NewFlagSet("continue", flag.ContinueOnError)
-	c.runOpts.flags(fs, stateDirResumeUsage)
-	c.resumeFlags(fs)
-	c.habitFlags(fs)
-	runFlag(fs, &c.runID)
-	return fs
-}
+func (c *continueCommand) Flags() *flag.FlagSet { return c.resumeFlags("continue", c.Meta) }
 
 // stateDirResumeUsage is -state-dir of continue and approve.
 const stateDirResumeUsage = "The state `DIR` of the run (default: .rackform; with -expect-sha256, when that holds no run of the plan, the state directory the plan's run started in on this machine)."
 
-// resumeFlags are the options continue and approve add to apply's.
-func (o *runOpts) resumeFlags(fs *flag.FlagSet) {
+// resumeFlags are the options of continue and approve (command): apply's,
+// and their own.
+func (o *runOpts) resumeFlags(command string, m *Meta) *flag.FlagSet {
+	fs := flag.NewFlagSet(command, flag.ContinueOnError)
+	o.flags(fs, stateDirResumeUsage)
 	o.expectSHA, o.allowUnsigned = optionalString{}, false
 	fs.Var(&o.expectSHA, "expect-sha256", "Refuse to go on unless the run is of the plan whose SHA-256 is `HASH` (the hash that was reviewed) and the plan the state backend stores hashes to it.")
 	fs.BoolVar(&o.allowUnsigned, "allow-unsigned", false, "Go on with a stored plan that is neither signed by a trusted key nor checked with -expect-sha256 (needed outside a terminal, as for apply). Its checksum only detects corruption.")
+	m.habitFlags(fs)
+	runFlag(fs, &o.runID)
+	return fs
 }
+
+// resumeExitStatus ends the help of continue and approve.
+const resumeExitStatus = `Exit status: as apply: 0 every planned server at target (or skipped before
+it began), 4 completed with failed, skipped-after-start or stranded
+servers, 1 error, refused or failed run, 2 bad arguments or, outside a
+terminal, a stored plan nothing vouches for, 3 paused or stopped, 130
+interrupted.`
 
 // runFlag is -run of the commands without a plan file.
 func runFlag(fs *flag.FlagSet, v *string) {
@@ -85,13 +86,9 @@ func runFlag(fs *flag.FlagSet, v *string) {
 }
 
 func (c *continueCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	_, code, ok := c.operands(c, args, 0, 0, "takes no arguments, got %d")
 	if !ok {
 		return code
-	}
-	if len(rest) != 0 {
-		fmt.Fprintf(c.Stderr, "Error: continue takes no arguments, got %d\n\n%s\n", len(rest), optionsPointer("continue"))
-		return ExitUsage
 	}
 	c.name, c.recheck = "continue", true
 	return c.resume(ctx, c.Meta, func(e *executor.Executor) error { return e.Continue(ctx) })

@@ -77,10 +77,3 @@ func openPlanRun(ctx context.Context, m *Meta, dir string, dirSet bool, file str
 	}
 	return &controlRun{backend: b, plan: p, sha: f.SHA256, exec: e}, nil
 }
-
-func shortSHA(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
-}

@@ -7,13 +7,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
 	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/examples"
@@ -106,13 +108,9 @@ func (c *demoCommand) Flags() *flag.FlagSet {
 }
 
 func (c *demoCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	_, code, ok := c.operands(c, args, 0, 0, "takes no arguments, got %d")
 	if !ok {
 		return code
-	}
-	if len(rest) != 0 {
-		fmt.Fprintf(c.Stderr, "Error: demo takes no arguments, got %q\n\n%s\n", rest, optionsPointer("demo"))
-		return ExitUsage
 	}
 	// Read before helpText, which binds fresh flag storage.
 	speed, port := c.speed, c.port
@@ -339,7 +337,7 @@ func demoRunState(ctx context.Context, dir string) (executor.State, string, erro
 		return executor.State{}, "", err
 	}
 	defer b.Close()
-	s, err := b.Current(ctx)
+	s, err := b.Choose(ctx, "") // the plan applied last
 	if err != nil {
 		return executor.State{}, "", err
 	}
@@ -357,29 +355,18 @@ func demoRunState(ctx context.Context, dir string) (executor.State, string, erro
 // pausedRack finds the pause node paused after a rack and names its rack:
 // the scope whose id the pause's id extends ("<scope>.pause").
 func pausedRack(run *executor.Node) string {
-	var pause *executor.Node
-	walkNodes(run, func(n *executor.Node) {
-		if pause == nil && n.Kind == executor.KindPause && n.State.Name == executor.Paused && n.State.Reason == executor.ReasonAfterRack {
-			pause = n
+	for pause := range applyview.Nodes(run) {
+		if pause.Kind == executor.KindPause && pause.State.Name == executor.Paused && pause.State.Reason == executor.ReasonAfterRack {
+			name := ""
+			for n := range applyview.Nodes(run) {
+				if n.Kind == executor.KindScope && n.ID+".pause" == pause.ID {
+					name = n.Name
+				}
+			}
+			return name
 		}
-	})
-	if pause == nil {
-		return ""
 	}
-	name := ""
-	walkNodes(run, func(n *executor.Node) {
-		if n.Kind == executor.KindScope && n.ID+".pause" == pause.ID {
-			name = n.Name
-		}
-	})
-	return name
-}
-
-func walkNodes(n *executor.Node, fn func(*executor.Node)) {
-	fn(n)
-	for _, c := range n.Children {
-		walkNodes(c, fn)
-	}
+	return ""
 }
 
 type demoSummary struct {
@@ -515,14 +502,9 @@ func demoAddrRange(specs []sim.BMCSpec) string {
 }
 
 func demoVersionList(v map[string]string) string {
-	keys := make([]string, 0, len(v))
-	for k := range v {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + " " + v[k]
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(v)) {
+		parts = append(parts, k+" "+v[k])
 	}
 	return strings.Join(parts, ", ")
 }

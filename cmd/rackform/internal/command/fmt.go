@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -61,7 +62,7 @@ func (c *fmtCommand) Flags() *flag.FlagSet {
 }
 
 func (c *fmtCommand) Run(_ context.Context, args []string) int {
-	paths, code, ok := c.parseFlags(c.Flags(), args, c)
+	paths, code, ok := c.parseFlags(c, args)
 	if !ok {
 		return code
 	}
@@ -69,13 +70,9 @@ func (c *fmtCommand) Run(_ context.Context, args []string) int {
 		c.list, c.write = true, false
 	}
 	stdin := len(paths) == 1 && paths[0] == "-"
-	if !stdin && len(paths) > 1 {
-		for _, p := range paths {
-			if p == "-" {
-				fmt.Fprintf(c.Stderr, "Error: - (stdin) cannot be combined with other paths\n\n%s\n", optionsPointer("fmt"))
-				return ExitUsage
-			}
-		}
+	if !stdin && slices.Contains(paths, "-") {
+		fmt.Fprintf(c.Stderr, "Error: - (stdin) cannot be combined with other paths\n\n%s\n", optionsPointer("fmt"))
+		return ExitUsage
 	}
 	if len(paths) == 0 {
 		paths = []string{"."}

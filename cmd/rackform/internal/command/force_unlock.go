@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
 	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/state"
@@ -50,13 +51,9 @@ func (c *forceUnlockCommand) Flags() *flag.FlagSet {
 }
 
 func (c *forceUnlockCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	rest, code, ok := c.operands(c, args, 1, 1, "takes one lock ID, got %d arguments")
 	if !ok {
 		return code
-	}
-	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: force-unlock takes one lock ID, got %d arguments\n\n%s\n", len(rest), optionsPointer("force-unlock"))
-		return ExitUsage
 	}
 	b, err := run.OpenControl(ctx, c.runEnv(), c.stateDir)
 	if err != nil {
@@ -76,7 +73,7 @@ func (c *forceUnlockCommand) Run(ctx context.Context, args []string) int {
 	case corrupt != nil:
 		fmt.Fprintf(c.Stdout, "Removed the corrupt lock %s (ID %s).\n", corrupt.Where, corrupt.ID())
 	case err == nil:
-		fmt.Fprintf(c.Stdout, "Removed the lock %s held by %s (pid %d) since %s for plan %s.\n", h.ID, h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), shortSHA(h.PlanSHA256))
+		fmt.Fprintf(c.Stdout, "Removed the lock %s held by %s (pid %d) since %s for plan %s.\n", h.ID, h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), applyview.ShortSHA(h.PlanSHA256))
 	}
 	return ExitOK
 }

@@ -50,7 +50,7 @@ func (c *keygenCommand) Flags() *flag.FlagSet {
 }
 
 func (c *keygenCommand) Run(_ context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	rest, code, ok := c.parseFlags(c, args)
 	if !ok {
 		return code
 	}

@@ -117,17 +117,13 @@ func (c *planCommand) Flags() *flag.FlagSet {
 }
 
 func (c *planCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	rest, code, ok := c.operands(c, args, 0, 1, "takes at most one directory, got %d arguments")
 	if !ok {
 		// Usage errors exit 1, so -detailed-exitcode's 2 always means changes.
 		if code == ExitUsage {
 			return ExitError
 		}
 		return code
-	}
-	if len(rest) > 1 {
-		fmt.Fprintf(c.Stderr, "Error: plan takes at most one directory, got %d arguments\n\n%s\n", len(rest), optionsPointer("plan"))
-		return ExitError
 	}
 	if c.onUnreachable != "" && c.onUnreachable != planner.OnUnreachableSkip && c.onUnreachable != planner.OnUnreachableBlock {
 		fmt.Fprintf(c.Stderr, "Error: -on-unreachable must be %q or %q, got %q\n", planner.OnUnreachableSkip, planner.OnUnreachableBlock, c.onUnreachable)

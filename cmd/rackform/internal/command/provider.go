@@ -31,13 +31,9 @@ func (c *providerRedfishCommand) Flags() *flag.FlagSet {
 }
 
 func (c *providerRedfishCommand) Run(_ context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	_, code, ok := c.operands(c, args, 0, 0, "takes no arguments, got %d")
 	if !ok {
 		return code
-	}
-	if len(rest) > 0 {
-		fmt.Fprintf(c.Stderr, "Error: provider redfish takes no arguments\n")
-		return ExitUsage
 	}
 	if !plugin.IsPluginProcess(c.Getenv) {
 		fmt.Fprintln(c.Stderr, "Error: rackform provider redfish serves the built-in Redfish provider to a running rackform, which starts it itself; it is not meant to be run by hand.")

@@ -46,7 +46,7 @@ func (c *providersLockCommand) Flags() *flag.FlagSet {
 }
 
 func (c *providersLockCommand) Run(_ context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	rest, code, ok := c.parseFlags(c, args)
 	if !ok {
 		return code
 	}

@@ -94,13 +94,9 @@ func (c *rehearseCommand) Flags() *flag.FlagSet {
 }
 
 func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	rest, code, ok := c.operands(c, args, 1, 1, "takes one plan file, got %d arguments")
 	if !ok {
 		return code
-	}
-	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: rehearse takes one plan file, got %d arguments\n\n%s\n", len(rest), optionsPointer("rehearse"))
-		return ExitUsage
 	}
 	if c.json {
 		c.format = "json"

@@ -80,13 +80,9 @@ func (c *showCommand) Flags() *flag.FlagSet {
 }
 
 func (c *showCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	rest, code, ok := c.operands(c, args, 1, 1, "takes one plan file, got %d arguments")
 	if !ok {
 		return code
-	}
-	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: show takes one plan file, got %d arguments\n\n%s\n", len(rest), optionsPointer("show"))
-		return ExitUsage
 	}
 	format := c.format
 	if c.json {

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -144,13 +143,9 @@ func (c *simCommand) Flags() *flag.FlagSet {
 }
 
 func (c *simCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	_, code, ok := c.operands(c, args, 0, 0, "takes no arguments, got %d")
 	if !ok {
 		return code
-	}
-	if len(rest) > 0 {
-		fmt.Fprintf(c.Stderr, "Error: sim takes no arguments, got %q\n\n%s\n", rest, optionsPointer("sim"))
-		return ExitUsage
 	}
 	var specs []sim.BMCSpec
 	var cfg *config.Config
@@ -406,13 +401,9 @@ func (c *simCommand) specs() ([]sim.BMCSpec, error) {
 	for i := range specs {
 		name := fmt.Sprintf("bmc-%0*d", width, i+1)
 		fw := map[string]string{}
-		for k, v := range firmware {
-			fw[k] = v
-		}
+		maps.Copy(fw, firmware)
 		if atTarget[name] {
-			for k, v := range target {
-				fw[k] = v
-			}
+			maps.Copy(fw, target)
 			delete(atTarget, name)
 		}
 		profile := profiles[i%len(profiles)]
@@ -429,15 +420,10 @@ func (c *simCommand) specs() ([]sim.BMCSpec, error) {
 		}
 	}
 	if len(profileFor) > 0 {
-		return nil, fmt.Errorf("-profile-for names %s, not BMCs of this fleet (bmc-%0*d..bmc-%0*d)", strings.Join(slices.Sorted(maps.Keys(boolSet(profileFor))), ", "), width, 1, width, c.n)
+		return nil, fmt.Errorf("-profile-for names %s, not BMCs of this fleet (bmc-%0*d..bmc-%0*d)", strings.Join(slices.Sorted(maps.Keys(profileFor)), ", "), width, 1, width, c.n)
 	}
 	if len(atTarget) > 0 {
-		var unknown []string
-		for name := range atTarget {
-			unknown = append(unknown, name)
-		}
-		sort.Strings(unknown)
-		return nil, fmt.Errorf("-at-target names %s, not BMCs of this fleet (bmc-%0*d..bmc-%0*d)", strings.Join(unknown, ", "), width, 1, width, c.n)
+		return nil, fmt.Errorf("-at-target names %s, not BMCs of this fleet (bmc-%0*d..bmc-%0*d)", strings.Join(slices.Sorted(maps.Keys(atTarget)), ", "), width, 1, width, c.n)
 	}
 	return specs, nil
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -96,11 +97,7 @@ func (c *simCommand) configSpecs(cfg *config.Config, firmware, target map[string
 	c.aliases = map[string]string{}
 	for i, g := range groups {
 		first := g.servers[0]
-		isDown := false
-		for _, s := range g.servers {
-			isDown = isDown || down[s.Name]
-		}
-		if isDown {
+		if slices.ContainsFunc(g.servers, func(s *config.Server) bool { return down[s.Name] }) {
 			continue
 		}
 		profile := profiles[i%len(profiles)]
@@ -286,21 +283,12 @@ func (c *simCommand) profileFor() (map[string]string, error) {
 		if !ok || name == "" || p == "" {
 			return nil, fmt.Errorf("-profile-for %q: want NAME=PROFILE", kv)
 		}
-		if all := append(sim.AllProfiles(), sim.DeviceProfiles()...); !contains(all, p) {
+		if all := append(sim.AllProfiles(), sim.DeviceProfiles()...); !slices.Contains(all, p) {
 			return nil, fmt.Errorf("-profile-for %q: unknown profile %q (want one of %s)", kv, p, strings.Join(all, ", "))
 		}
 		out[name] = p
 	}
 	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // releaseComponent is a release component the simulator can report.

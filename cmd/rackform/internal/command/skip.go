@@ -5,7 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/planner/plan"
@@ -55,13 +58,9 @@ func (c *skipCommand) Flags() *flag.FlagSet {
 }
 
 func (c *skipCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	rest, code, ok := c.operands(c, args, 1, 1, "takes one address, got %d arguments")
 	if !ok {
 		return code
-	}
-	if len(rest) != 1 {
-		fmt.Fprintf(c.Stderr, "Error: skip takes one address, got %d arguments\n\n%s\n", len(rest), optionsPointer("skip"))
-		return ExitUsage
 	}
 	run, err := openRun(ctx, c.Meta, c.planFile, c.stateDir.value, c.stateDir.set, c.runID)
 	if err != nil {
@@ -76,7 +75,7 @@ func (c *skipCommand) Run(ctx context.Context, args []string) int {
 		}
 		return code
 	}
-	fmt.Fprintf(c.Stdout, "Skip of %s recorded for plan %s.\n", rest[0], shortSHA(sha))
+	fmt.Fprintf(c.Stdout, "Skip of %s recorded for plan %s.\n", rest[0], applyview.ShortSHA(sha))
 	if st, err := e.Status(ctx); err == nil && begun(st.Run, rest[0]) {
 		fmt.Fprintf(c.Stdout, "%s has begun its steps: the apply finishes the operation in flight, brings it back (power on, wait until healthy, uncordon), then skips it.\n", rest[0])
 	}
@@ -100,18 +99,10 @@ func failedSkipHint(p *plan.Plan, addr string, err error) string {
 
 // begun reports whether the server addr (anywhere under n) has started a
 // step.
-func begun(n *executor.Node, addr string) bool {
-	if n.ID == addr && n.Kind == executor.KindServer {
-		for _, s := range n.Steps {
-			if s.State != executor.NotStarted {
-				return true
-			}
-		}
-		return false
-	}
-	for _, c := range n.Children {
-		if begun(c, addr) {
-			return true
+func begun(run *executor.Node, addr string) bool {
+	for n := range applyview.Nodes(run) {
+		if n.ID == addr && n.Kind == executor.KindServer {
+			return slices.ContainsFunc(n.Steps, func(s executor.StepStatus) bool { return s.State != executor.NotStarted })
 		}
 	}
 	return false
@@ -119,19 +110,9 @@ func begun(n *executor.Node, addr string) bool {
 
 // scopeOf is the id of the rack, batch or serial scope holding server addr.
 func scopeOf(p *plan.Plan, addr string) string {
-	for _, st := range p.Run.Stages {
-		for _, g := range st.Groups {
-			for _, c := range g.Clusters {
-				for _, ph := range c.Phases {
-					for _, sc := range ph.Scopes {
-						for _, s := range sc.Servers {
-							if s == addr {
-								return sc.ID
-							}
-						}
-					}
-				}
-			}
+	for _, e := range planview.Scopes(p) {
+		if slices.Contains(e.Scope.Servers, addr) {
+			return e.Scope.ID
 		}
 	}
 	return ""

@@ -73,13 +73,9 @@ func (c *statusCommand) Flags() *flag.FlagSet {
 }
 
 func (c *statusCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	_, code, ok := c.operands(c, args, 0, 0, "takes no arguments, got %d")
 	if !ok {
 		return code
-	}
-	if len(rest) != 0 {
-		fmt.Fprintf(c.Stderr, "Error: status takes no arguments, got %d\n\n%s\n", len(rest), optionsPointer("status"))
-		return ExitUsage
 	}
 	if c.format != "text" && c.format != "json" && c.format != "html" {
 		fmt.Fprintf(c.Stderr, "Error: -format must be text, json or html, got %q\n", c.format)
@@ -169,7 +165,7 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		case !h.LeaseExpires.IsZero():
 			lease = fmt.Sprintf("; lease renewed until %s", h.LeaseExpires.UTC().Format(time.RFC3339))
 		}
-		fmt.Fprintf(c.Stdout, "Locked by %s (pid %d) since %s for plan %s (lock ID %s%s).\n", h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), shortSHA(h.PlanSHA256), h.ID, lease)
+		fmt.Fprintf(c.Stdout, "Locked by %s (pid %d) since %s for plan %s (lock ID %s%s).\n", h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), applyview.ShortSHA(h.PlanSHA256), h.ID, lease)
 	case errors.As(err, &corrupt):
 		fmt.Fprintf(c.Stdout, "Locked: %s.\n", views.CanonicalText(corrupt.Error()))
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
 	"github.com/rackform/rackform/executor/state"
 )
 
@@ -39,13 +40,9 @@ func (c *stopCommand) Flags() *flag.FlagSet {
 }
 
 func (c *stopCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	_, code, ok := c.operands(c, args, 0, 0, "takes no arguments, got %d")
 	if !ok {
 		return code
-	}
-	if len(rest) != 0 {
-		fmt.Fprintf(c.Stderr, "Error: stop takes no arguments, got %d\n\n%s\n", len(rest), optionsPointer("stop"))
-		return ExitUsage
 	}
 	run, err := openControlRun(ctx, c.Meta, c.stateDir, c.runID)
 	if err != nil {
@@ -57,9 +54,9 @@ func (c *stopCommand) Run(ctx context.Context, args []string) int {
 		return c.controlFailed(err)
 	}
 	if h, err := b.LockHolder(ctx); err == nil {
-		fmt.Fprintf(c.Stdout, "Stop recorded for plan %s. The apply running as %s (pid %d) starts nothing new and ends once the servers in flight finish.\n", shortSHA(sha), h.Who, h.PID)
+		fmt.Fprintf(c.Stdout, "Stop recorded for plan %s. The apply running as %s (pid %d) starts nothing new and ends once the servers in flight finish.\n", applyview.ShortSHA(sha), h.Who, h.PID)
 	} else {
-		fmt.Fprintf(c.Stdout, "Stop recorded for plan %s. No apply is running; the next apply or continue lifts the stop.\n", shortSHA(sha))
+		fmt.Fprintf(c.Stdout, "Stop recorded for plan %s. No apply is running; the next apply or continue lifts the stop.\n", applyview.ShortSHA(sha))
 	}
 	return ExitOK
 }

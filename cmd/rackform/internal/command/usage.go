@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -105,10 +106,6 @@ var errNoCommand = errors.New("no such command")
 // reported on stderr in words (with what was probably meant) and
 // errNoCommand returned.
 func (m *Meta) lookupCommand(runners map[string]runner, args []string) (string, error) {
-	hidden := map[string]bool{}
-	for _, h := range hiddenCommands {
-		hidden[h] = true
-	}
 	for k := len(args); k > 0; k-- {
 		if name := strings.Join(args[:k], " "); runners[name] != nil {
 			return name, nil
@@ -119,7 +116,7 @@ func (m *Meta) lookupCommand(runners map[string]runner, args []string) (string, 
 	parent, typed := "", args[0]
 	var candidates []string
 	for name := range runners {
-		if hidden[name] {
+		if slices.Contains(hiddenCommands, name) {
 			continue
 		}
 		if rest, ok := strings.CutPrefix(name, args[0]+" "); ok {
@@ -137,7 +134,7 @@ func (m *Meta) lookupCommand(runners map[string]runner, args []string) (string, 
 	} else {
 		seen := map[string]bool{}
 		for name := range runners {
-			if first := strings.Fields(name)[0]; !hidden[name] && !seen[first] {
+			if first := strings.Fields(name)[0]; !slices.Contains(hiddenCommands, name) && !seen[first] {
 				seen[first] = true
 				candidates = append(candidates, first)
 			}

@@ -55,13 +55,9 @@ func (c *validateCommand) Flags() *flag.FlagSet {
 }
 
 func (c *validateCommand) Run(ctx context.Context, args []string) int {
-	rest, code, ok := c.parseFlags(c.Flags(), args, c)
+	rest, code, ok := c.operands(c, args, 0, 1, "takes at most one directory, got %d arguments")
 	if !ok {
 		return code
-	}
-	if len(rest) > 1 {
-		fmt.Fprintf(c.Stderr, "Error: validate takes at most one directory, got %d arguments\n\n%s\n", len(rest), optionsPointer("validate"))
-		return ExitUsage
 	}
 	path := "."
 	if len(rest) == 1 {

@@ -27,14 +27,9 @@ func (c *versionCommand) Flags() *flag.FlagSet {
 }
 
 func (c *versionCommand) Run(_ context.Context, args []string) int {
-	fs := c.Flags()
-	rest, code, ok := c.parseFlags(fs, args, c)
+	_, code, ok := c.operands(c, args, 0, 0, "takes no arguments, got %d")
 	if !ok {
 		return code
-	}
-	if len(rest) > 0 {
-		fmt.Fprintf(c.Stderr, "Error: version takes no arguments\n")
-		return ExitUsage
 	}
 	if c.json {
 		if err := versionJSON(c.Stdout); err != nil {

@@ -90,9 +90,7 @@ func OpenLocal(dir string) (*Backend, error) {
 
 // OpenPostgres opens the PostgreSQL state backend RACKFORM_PG_CONN_STR
 // names (plan reads earlier runs there to learn estimates).
-func OpenPostgres(ctx context.Context, env Env) (*Backend, error) { return openPostgres(ctx, env) }
-
-func openPostgres(ctx context.Context, env Env) (*Backend, error) {
+func OpenPostgres(ctx context.Context, env Env) (*Backend, error) {
 	b, err := postgres.Open(ctx, postgres.Options{
 		ConnString: env.PGConnStr(),
 		Schema:     strings.TrimSpace(env.getenv(EnvPGSchema)),
@@ -110,7 +108,7 @@ func openPostgres(ctx context.Context, env Env) (*Backend, error) {
 // dir.
 func OpenControl(ctx context.Context, env Env, dir string) (*Backend, error) {
 	if env.PGConnStr() != "" {
-		return openPostgres(ctx, env)
+		return OpenPostgres(ctx, env)
 	}
 	// Nothing was applied where there is no state directory: say so
 	// rather than make an empty one.
@@ -151,7 +149,7 @@ func OpenForPlan(ctx context.Context, env Env, p *plan.Plan, dir string) (*Backe
 		if env.PGConnStr() == "" {
 			return nil, fmt.Errorf("the plan's configuration keeps the state in PostgreSQL (%s), but %s is not set: set it to the database's connection string (a libpq URL or key=value string)", where, config.EnvPGConnStr)
 		}
-		sb, err := openPostgres(ctx, env)
+		sb, err := OpenPostgres(ctx, env)
 		if err != nil {
 			return nil, err
 		}
@@ -217,19 +215,6 @@ func (b *Backend) loadStored(ctx context.Context, sha string) (*Stored, error) {
 	return &Stored{Plan: p, SHA256: sha, Bytes: file}, nil
 }
 
-// Current loads the plan the backend applied last, verified like a plan
-// file.
-func (b *Backend) Current(ctx context.Context) (*Stored, error) {
-	sha, err := b.CurrentPlan(ctx)
-	if errors.Is(err, executor.ErrNotFound) {
-		return nil, fmt.Errorf("%s holds no plan; run rackform apply PLANFILE first", b.Where)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return b.loadStored(ctx, sha)
-}
-
 // Choose picks the run a command without a plan file acts on. In the
 // local state directory: the plan applied last (runID must be empty or
 // match it). In PostgreSQL, which several rollouts may share: the run
@@ -237,7 +222,7 @@ func (b *Backend) Current(ctx context.Context) (*Stored, error) {
 // run (or, with none unfinished, the plan applied last); several
 // unfinished runs are listed and -run is required.
 func (b *Backend) Choose(ctx context.Context, runID string) (*Stored, error) {
-	runID = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(runID), "sha256:"))
+	runID = typedSHA256(runID)
 	current := func() (*Stored, error) {
 		sha, err := b.CurrentPlan(ctx)
 		if errors.Is(err, executor.ErrNotFound) {

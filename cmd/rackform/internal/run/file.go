@@ -75,8 +75,13 @@ func (f *File) CheckSHA256(expect string) error {
 // SameSHA256 reports whether the hex SHA-256 sha is expect, given as a
 // person or CI variable may write it ("sha256:" prefix, upper case,
 // surrounding space).
-func SameSHA256(sha, expect string) bool {
-	return strings.EqualFold(strings.TrimPrefix(strings.TrimSpace(expect), "sha256:"), sha)
+func SameSHA256(sha, expect string) bool { return typedSHA256(expect) == strings.ToLower(sha) }
+
+// typedSHA256 is a SHA-256 (or the start of one, as -run takes it) as a
+// person or CI variable may write it, in lower case without "sha256:" or
+// surrounding space.
+func typedSHA256(s string) string {
+	return strings.ToLower(strings.TrimPrefix(strings.TrimSpace(s), "sha256:"))
 }
 
 // Decode decodes and checks the plan (format, checksum, signature fields).

@@ -223,9 +223,9 @@ func OpenStored(ctx context.Context, runID string, o Options) (*Run, error) {
 	if o.Trust.Expect {
 		expect = o.Trust.ExpectSHA256
 	}
-	want := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(expect), "sha256:"))
+	want := typedSHA256(expect)
 	if want != "" {
-		if id := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(runID), "sha256:")); id != "" && !strings.HasPrefix(want, id) {
+		if id := typedSHA256(runID); id != "" && !strings.HasPrefix(want, id) {
 			return nil, fmt.Errorf("-run %s and -expect-sha256 %s name different plans", runID, expect)
 		}
 		runID = want
@@ -234,7 +234,7 @@ func OpenStored(ctx context.Context, runID string, o Options) (*Run, error) {
 		o.StateDir = state.DefaultDir
 	}
 	if want != "" && !o.StateDirSet && o.PGConnStr() == "" {
-		o.StateDir = o.registeredDir(want, o.StateDir)
+		o.StateDir = registeredDir(o.Env, want, o.StateDir)
 	}
 	b, err := OpenControl(ctx, o.Env, o.StateDir)
 	if err != nil {
@@ -286,10 +286,6 @@ func OpenStored(ctx context.Context, runID string, o Options) (*Run, error) {
 // registeredDir is the state directory of the run of plan sha for a
 // command given no -state-dir: dir when it holds that run, else the one
 // the registry of started runs names, when it still holds it.
-func (o Options) registeredDir(sha, dir string) string {
-	return registeredDir(o.Env, sha, dir)
-}
-
 func registeredDir(env Env, sha, dir string) string {
 	if state.Started(dir, sha) {
 		return dir

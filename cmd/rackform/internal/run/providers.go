@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -58,12 +57,7 @@ func StartProviders(ctx context.Context, cfg *config.Config, start ProviderStart
 			used[p.Name] = p
 		}
 	}
-	names := make([]string, 0, len(used))
-	for n := range used {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(used)) {
 		decl := used[name]
 		prov, info, stop, d := startProvider(ctx, decl, start)
 		if stop != nil {

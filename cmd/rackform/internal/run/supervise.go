@@ -66,10 +66,6 @@ const (
 // supervisor that restarts it with start (PinnedRestart) when it dies,
 // telling the operator with note. Close ends the plugin it runs then.
 func Supervise(name string, p providers.Provider, stop func(), start func(context.Context) (providers.Provider, func(), error), note func(string)) *Supervised {
-	return newSupervised(name, p, stop, start, note)
-}
-
-func newSupervised(name string, p providers.Provider, stop func(), start func(context.Context) (providers.Provider, func(), error), note func(string)) *Supervised {
 	return &Supervised{name: name, cur: p, stop: stop, start: start, note: note,
 		attempts: restartAttempts, backoff: restartBackoff, maxRestarts: maxRestarts, window: restartWindow,
 		now: time.Now, sleep: sleepCtx}

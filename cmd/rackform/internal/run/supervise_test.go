@@ -52,7 +52,7 @@ type restarter struct {
 }
 
 func (r *restarter) supervisor(first *mortal) *Supervised {
-	s := newSupervised("fake", first, func() { r.stopped++ }, func(ctx context.Context) (providers.Provider, func(), error) {
+	s := Supervise("fake", first, func() { r.stopped++ }, func(ctx context.Context) (providers.Provider, func(), error) {
 		if r.fail > 0 {
 			r.fail--
 			return nil, nil, errors.New("exec: the plugin binary is gone")

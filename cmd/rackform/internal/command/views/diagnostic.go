@@ -321,19 +321,20 @@ func compactValue(v cty.Value) string {
 	case ty.IsPrimitiveType():
 		return string(hclwrite.TokensForValue(v).Bytes())
 	case ty.IsListType() || ty.IsSetType() || ty.IsMapType():
-		return fmt.Sprintf("%s with %s", ty.FriendlyName(), count(v.LengthInt(), "element"))
+		return fmt.Sprintf("%s with %s", ty.FriendlyName(), Plural(v.LengthInt(), "element"))
 	case ty.IsTupleType():
-		return fmt.Sprintf("tuple with %s", count(v.LengthInt(), "element"))
+		return fmt.Sprintf("tuple with %s", Plural(v.LengthInt(), "element"))
 	case ty.IsObjectType():
-		return fmt.Sprintf("object with %s", count(len(ty.AttributeTypes()), "attribute"))
+		return fmt.Sprintf("object with %s", Plural(len(ty.AttributeTypes()), "attribute"))
 	default:
 		return ty.FriendlyName()
 	}
 }
 
-func count(n int, noun string) string {
+// Plural is "1 server", "2 servers".
+func Plural(n int, what string) string {
 	if n == 1 {
-		return "1 " + noun
+		return "1 " + what
 	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return fmt.Sprintf("%d %ss", n, what)
 }

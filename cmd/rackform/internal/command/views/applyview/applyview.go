@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal"
@@ -128,42 +129,37 @@ func New(w io.Writer, p *plan.Plan, sha string, opts Options) *View {
 			v.critical[p.Servers[i].Address] = true
 		}
 	}
-	for _, st := range p.Run.Stages {
-		for _, g := range st.Groups {
-			for _, c := range g.Clusters {
-				for _, ph := range c.Phases {
-					for _, sc := range ph.Scopes {
-						r := &row{id: sc.ID, label: rehearsal.ScopeLabel(c.Name, ph, sc), est: time.Duration(sc.Estimate), wait: time.Duration(sc.WaitAfter),
-							counts: executor.Counts{Servers: len(sc.Servers), Eligible: sc.Eligible, Required: sc.Required, Budget: sc.Budget, NotStarted: sc.Eligible, Skipped: len(sc.Servers) - sc.Eligible},
-							state:  executor.State{Name: executor.NotStarted}}
-						v.rows = append(v.rows, r)
-						v.byID[sc.ID] = r
-						for _, s := range sc.Servers {
-							v.servers[s] = sc.ID
-						}
-					}
-				}
-			}
+	for _, e := range planview.Scopes(p) {
+		sc := e.Scope
+		r := &row{id: sc.ID, label: rehearsal.ScopeLabel(e.Cluster.Name, *e.Phase, *sc), est: time.Duration(sc.Estimate), wait: time.Duration(sc.WaitAfter),
+			counts: executor.Counts{Servers: len(sc.Servers), Eligible: sc.Eligible, Required: sc.Required, Budget: sc.Budget, NotStarted: sc.Eligible, Skipped: len(sc.Servers) - sc.Eligible},
+			state:  executor.State{Name: executor.NotStarted}}
+		v.rows = append(v.rows, r)
+		v.byID[sc.ID] = r
+		for _, s := range sc.Servers {
+			v.servers[s] = sc.ID
 		}
 	}
 	if opts.Live && opts.Refresh > 0 {
-		go v.refresh()
+		go v.every(v.opts.Refresh, v.redraw)
 	}
 	if !opts.Live && opts.Heartbeat > 0 && opts.Refresh > 0 {
-		go v.heartbeat()
+		go v.every(max(v.opts.Heartbeat/10, 100*time.Millisecond), func() { v.Tick(v.opts.Now()) })
 	}
 	return v
 }
 
-func (v *View) heartbeat() {
-	t := time.NewTicker(max(v.opts.Heartbeat/10, 100*time.Millisecond))
+// every calls f every d until the view stops: the live view's redraw,
+// the plain view's heartbeat.
+func (v *View) every(d time.Duration, f func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-v.stop:
 			return
 		case <-t.C:
-			v.Tick(v.opts.Now())
+			f()
 		}
 	}
 }
@@ -201,7 +197,7 @@ func (v *View) Tick(now time.Time) {
 			}
 			parts = append(parts, f.server+" "+f.text(at))
 		}
-		what = fmt.Sprintf("%s in flight: %s", Plural(len(fl), "server"), strings.Join(parts, ", "))
+		what = fmt.Sprintf("%s in flight: %s", views.Plural(len(fl), "server"), strings.Join(parts, ", "))
 	} else if v.waiting != "" {
 		what = v.waiting
 	} else {
@@ -324,11 +320,7 @@ func (v *View) track(e executor.Event) (f *flight, changed bool) {
 func (v *View) Start(st *executor.Status) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	var walk func(n *executor.Node)
-	walk = func(n *executor.Node) {
-		if n == nil {
-			return
-		}
+	for n := range Nodes(st.Run) {
 		if r := v.byID[n.ID]; r != nil && n.Kind == executor.KindScope {
 			r.state = n.State
 			r.state.Message = views.CanonicalText(r.state.Message)
@@ -336,11 +328,7 @@ func (v *View) Start(st *executor.Status) {
 				r.counts = *n.Counts
 			}
 		}
-		for _, c := range n.Children {
-			walk(c)
-		}
 	}
-	walk(st.Run)
 	if st.StartedAt != nil {
 		v.runStart = *st.StartedAt
 	}

@@ -209,17 +209,9 @@ func EventMessage(e executor.Event) string {
 // names as canonical command lines (CanonicalText): how `status` shows
 // them in every format.
 func CanonicalStatus(st *executor.Status) {
-	var walk func(n *executor.Node)
-	walk = func(n *executor.Node) {
-		if n == nil {
-			return
-		}
+	for n := range Nodes(st.Run) {
 		n.Message = views.CanonicalText(n.Message)
-		for _, c := range n.Children {
-			walk(c)
-		}
 	}
-	walk(st.Run)
 }
 
 // StatusJSON is an executor.Status as `status -json` writes it: its next

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/planner/plan"
 )
@@ -34,7 +36,7 @@ func (v *View) lines(e executor.Event) []string {
 				est += time.Duration(st.Estimate)
 			}
 		}
-		out := []string{fmt.Sprintf("%s plan %s: %s to upgrade in %s, %d skipped, estimated %s", verb, ShortSHA(v.sha), Members(up-devices, devices), Plural(racks, "rack"), skip, human(est))}
+		out := []string{fmt.Sprintf("%s plan %s: %s to upgrade in %s, %d skipped, estimated %s", verb, ShortSHA(v.sha), planview.Members(up-devices, devices), views.Plural(racks, "rack"), skip, human(est))}
 		// Servers the plan could not see or held back are named, never
 		// silently left out of the run.
 		var unseen, held []string
@@ -55,10 +57,10 @@ func (v *View) lines(e executor.Event) []string {
 			}
 		}
 		if len(unseen) > 0 {
-			out = append(out, fmt.Sprintf("Not in this run: %s not observed when planned: %s", Members(len(unseen)-unseenDevices, unseenDevices), strings.Join(unseen, ", ")))
+			out = append(out, fmt.Sprintf("Not in this run: %s not observed when planned: %s", planview.Members(len(unseen)-unseenDevices, unseenDevices), strings.Join(unseen, ", ")))
 		}
 		if len(held) > 0 {
-			out = append(out, fmt.Sprintf("Not in this run: %s held back when planned: %s", Members(len(held)-heldDevices, heldDevices), strings.Join(held, ", ")))
+			out = append(out, fmt.Sprintf("Not in this run: %s held back when planned: %s", planview.Members(len(held)-heldDevices, heldDevices), strings.Join(held, ", ")))
 		}
 		if e.Message != "" {
 			out = append(out, "Note: "+e.Message) // a stale lock taken over
@@ -156,7 +158,7 @@ func (v *View) lines(e executor.Event) []string {
 		}
 		switch verb {
 		case "started":
-			return []string{fmt.Sprintf("%s: started: %s, %d must succeed, %d may fail", r.label, Plural(r.counts.Eligible, "server"), r.counts.Required, r.counts.Budget)}
+			return []string{fmt.Sprintf("%s: started: %s, %d must succeed, %d may fail", r.label, views.Plural(r.counts.Eligible, "server"), r.counts.Required, r.counts.Budget)}
 		case "completed", "failed", "paused", "skipped", "stopped":
 			l := fmt.Sprintf("%s: %s: %s", r.label, stateText(r.state), countsText(r.counts))
 			if eta, ok := v.eta(e.Time); ok && verb == "completed" {

@@ -11,20 +11,12 @@ import (
 // The live view: on a terminal, a block of per-scope bars and the servers
 // in flight, redrawn in place (cursor moved back up over what it drew).
 
-func (v *View) refresh() {
-	t := time.NewTicker(v.opts.Refresh)
-	defer t.Stop()
-	for {
-		select {
-		case <-v.stop:
-			return
-		case <-t.C:
-			v.mu.Lock()
-			if !v.closed && !v.ended {
-				v.draw(v.opts.Now())
-			}
-			v.mu.Unlock()
-		}
+// redraw draws the live block again, unless the run ended.
+func (v *View) redraw() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.closed && !v.ended {
+		v.draw(v.opts.Now())
 	}
 }
 

@@ -3,8 +3,10 @@ package applyview
 import (
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal"
@@ -24,16 +26,8 @@ func WriteStatus(w io.Writer, p *plan.Plan, st *executor.Status, r *Resume) erro
 		b.WriteString("A stop is requested: nothing new starts; servers in flight finish.\n")
 	}
 	labels := map[string]string{}
-	for _, s := range p.Run.Stages {
-		for _, g := range s.Groups {
-			for _, c := range g.Clusters {
-				for _, ph := range c.Phases {
-					for _, sc := range ph.Scopes {
-						labels[sc.ID] = rehearsal.ScopeLabel(c.Name, ph, sc)
-					}
-				}
-			}
-		}
+	for _, e := range planview.Scopes(p) {
+		labels[e.Scope.ID] = rehearsal.ScopeLabel(e.Cluster.Name, *e.Phase, *e.Scope)
 	}
 	critical := map[string]bool{}
 	for i := range p.Servers {
@@ -107,4 +101,24 @@ func WriteStatus(w io.Writer, p *plan.Plan, st *executor.Status, r *Resume) erro
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Nodes yields n and every node under it, each before its children.
+func Nodes(n *executor.Node) iter.Seq[*executor.Node] {
+	var walk func(n *executor.Node, yield func(*executor.Node) bool) bool
+	walk = func(n *executor.Node, yield func(*executor.Node) bool) bool {
+		if n == nil {
+			return true
+		}
+		if !yield(n) {
+			return false
+		}
+		for _, c := range n.Children {
+			if !walk(c, yield) {
+				return false
+			}
+		}
+		return true
+	}
+	return func(yield func(*executor.Node) bool) { walk(n, yield) }
 }

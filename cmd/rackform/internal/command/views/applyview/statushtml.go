@@ -52,63 +52,63 @@ func StatusClass(s executor.StateName) string {
 // state; nil draws the plan's estimate coloured by the run's state.
 func WriteStatusHTML(w io.Writer, p *plan.Plan, st *executor.Status, tl *planview.Timeline) error {
 	nodes := map[string]*executor.Node{}
-	var walk func(n *executor.Node)
-	walk = func(n *executor.Node) {
-		if n == nil {
-			return
-		}
+	for n := range Nodes(st.Run) {
 		nodes[n.ID] = n
-		for _, c := range n.Children {
-			walk(c)
+	}
+	cells := StateCells(p, func(address string) (executor.State, bool) {
+		n, ok := nodes[address]
+		if !ok || n.Kind != executor.KindServer {
+			return executor.State{}, false
+		}
+		return n.State, true
+	}, "not started", "")
+	run := st.Run.State
+	run.Message = ""
+	notes := map[string]string{}
+	var notices []string
+	for _, e := range planview.Clusters(p) {
+		c := e.Cluster
+		if n := nodes[c.ID]; n != nil {
+			if note := waitingNote(c, n.State); note != "" {
+				notes[c.Name] = note
+				notices = append(notices, "Cluster "+c.Name+" is "+note+".")
+			}
 		}
 	}
-	walk(st.Run)
+	cells.Title = "rackform status (run " + HumanState(run) + ")"
+	cells.Notices = notices
+	cells.ClusterNote = func(name string) string { return notes[name] }
+	cells.BarState = func(id string) string {
+		if n := nodes[id]; n != nil {
+			return StatusClass(n.State.Name)
+		}
+		return ""
+	}
+	cells.TimelineTitle = "Timeline (estimated, from plan time; bars coloured by the run's state)"
+	cells.Timeline = tl
+	return planview.WriteHTMLCells(w, p, st.PlanSHA256, cells)
+}
+
+// StateCells colour a plan page's servers by their state: the one known
+// (to a run, or a rehearsal), else the plan's (skipped, or not started:
+// notStarted in the headline). detail ends each server's hover text.
+func StateCells(p *plan.Plan, known func(address string) (executor.State, bool), notStarted, detail string) planview.Cells {
 	state := func(s *plan.Server) executor.State {
-		if n, ok := nodes[s.Address]; ok && n.Kind == executor.KindServer {
-			return n.State
+		if st, ok := known(s.Address); ok {
+			return st
 		}
 		if s.Action != plan.ActionUpgrade {
 			return executor.State{Name: executor.Skipped, Reason: s.Reason}
 		}
 		return executor.State{Name: executor.NotStarted}
 	}
-	run := st.Run.State
-	run.Message = ""
-	notes := map[string]string{}
-	var notices []string
-	for i := range p.Run.Stages {
-		for _, g := range p.Run.Stages[i].Groups {
-			for ci := range g.Clusters {
-				c := &g.Clusters[ci]
-				if n := nodes[c.ID]; n != nil {
-					if note := waitingNote(c, n.State); note != "" {
-						notes[c.Name] = note
-						notices = append(notices, "Cluster "+c.Name+" is "+note+".")
-					}
-				}
-			}
-		}
-	}
-	return planview.WriteHTMLCells(w, p, st.PlanSHA256, planview.Cells{
-		Title:    "rackform status (run " + HumanState(run) + ")",
-		Headline: Headline(p, state, "not started"),
+	return planview.Cells{
+		Headline: Headline(p, state, notStarted),
 		Class:    func(s *plan.Server) string { return StatusClass(state(s).Name) },
-		Detail:   func(s *plan.Server) string { x := state(s); return HumanState(x) + messageOf(x) },
+		Detail:   func(s *plan.Server) string { x := state(s); return HumanState(x) + messageOf(x) + detail },
 		Colors:   StatusColors,
 		Legend:   []string{"not-started", "running", "waiting", "done", "failed", "skipped", "stopped"},
-		Notices:  notices,
-		ClusterNote: func(name string) string {
-			return notes[name]
-		},
-		BarState: func(id string) string {
-			if n := nodes[id]; n != nil {
-				return StatusClass(n.State.Name)
-			}
-			return ""
-		},
-		TimelineTitle: "Timeline (estimated, from plan time; bars coloured by the run's state)",
-		Timeline:      tl,
-	})
+	}
 }
 
 // Headline says what happened to the plan's servers: "6 servers
@@ -138,7 +138,7 @@ func Headline(p *plan.Plan, state func(*plan.Server) executor.State, notStarted 
 		if n := counts[c]; n > 0 {
 			if len(parts) == 0 {
 				// Devices counted apart: "5 servers and 2 devices upgraded".
-				parts = append(parts, fmt.Sprintf("%s %s", Members(n-devices[c], devices[c]), words[c]))
+				parts = append(parts, fmt.Sprintf("%s %s", planview.Members(n-devices[c], devices[c]), words[c]))
 			} else {
 				parts = append(parts, fmt.Sprintf("%d %s", n, words[c]))
 			}

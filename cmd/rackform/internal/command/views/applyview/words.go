@@ -111,27 +111,6 @@ func HumanState(s executor.State) string {
 	return t
 }
 
-// Plural is "1 server", "2 servers".
-func Plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
-// Members counts servers and devices for people, devices apart: "3
-// servers", "1 device", "5 servers and 2 devices"; without devices it is
-// Plural(servers, "server").
-func Members(servers, devices int) string {
-	switch {
-	case devices == 0:
-		return Plural(servers, "server")
-	case servers == 0:
-		return Plural(devices, "device")
-	}
-	return Plural(servers, "server") + " and " + Plural(devices, "device")
-}
-
 // StrandedLines lists the servers left out of service, each with what
 // brings it back (with the options of r: Resume.Text).
 func StrandedLines(st []executor.Stranded, r *Resume) []string {

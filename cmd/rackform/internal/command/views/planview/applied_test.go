@@ -70,10 +70,10 @@ func TestViewsShowTheVersionsStepsFlash(t *testing.T) {
 			if err := WriteMarkdown(&md, p, "", 0); err != nil {
 				t.Fatal(err)
 			}
-			if err := WriteHTML(&page, p, ""); err != nil {
+			if err := WriteHTMLCells(&page, p, "", PlanCells()); err != nil {
 				t.Fatal(err)
 			}
-			if err := NewStreamAt(&stream, fixedNow).Plan(p); err != nil {
+			if err := newStreamAt(&stream, fixedNow).Plan(p); err != nil {
 				t.Fatal(err)
 			}
 			js := BuildJSON(p, "")

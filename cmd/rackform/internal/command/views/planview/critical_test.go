@@ -63,7 +63,7 @@ func TestGoldenFormat16(t *testing.T) {
 	}
 
 	var page bytes.Buffer
-	if err := WriteHTML(&page, p, plan.SHA256(b)); err != nil {
+	if err := WriteHTMLCells(&page, p, plan.SHA256(b), PlanCells()); err != nil {
 		t.Fatal(err)
 	}
 	h := page.String()
@@ -84,7 +84,7 @@ func TestGoldenFormat16(t *testing.T) {
 	// A plan without such a server has no such section.
 	page.Reset()
 	p.Servers[3].UpgradeWhenCritical = nil
-	if err := WriteHTML(&page, p, ""); err != nil {
+	if err := WriteHTMLCells(&page, p, "", PlanCells()); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(page.String(), `id="upgraded-although-critical"`) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/uijson"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -63,7 +64,7 @@ func TestDevicesCountedApart(t *testing.T) {
 func TestPlannedChangeKind(t *testing.T) {
 	p, _, _ := makePlan(t, "../../../../../../examples/gpu-rack")
 	var stream bytes.Buffer
-	if err := NewStreamAt(&stream, fixedNow).Plan(p); err != nil {
+	if err := newStreamAt(&stream, fixedNow).Plan(p); err != nil {
 		t.Fatal(err)
 	}
 	kinds := map[string]string{}
@@ -79,7 +80,7 @@ func TestPlannedChangeKind(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &msg); err != nil {
 			t.Fatal(err)
 		}
-		if msg.Type != TypePlannedChange {
+		if msg.Type != uijson.TypePlannedChange {
 			continue
 		}
 		var addr, kind string

@@ -10,16 +10,6 @@ import (
 	"github.com/rackform/rackform/planner/plan"
 )
 
-// WriteHTML renders p as one self-contained HTML page (no network, no
-// script or style from elsewhere): the headline, a rack elevation grid
-// (each server a cell coloured by what the plan does to it, its role
-// marked, details on hover) and a timeline of stages, groups, clusters,
-// their maintenance windows, scopes, waits and gates on the estimated time
-// axis from plan time, as wide as the page. sha is the plan file's SHA-256.
-func WriteHTML(w io.Writer, p *plan.Plan, sha string) error {
-	return WriteHTMLCells(w, p, sha, PlanCells())
-}
-
 // Cells say how the page colours and describes each server and the
 // timeline's bars: by what the plan does (PlanCells), or by the state of a
 // run (rackform status).
@@ -68,8 +58,13 @@ func PlanCells() Cells {
 		TimelineTitle: "Timeline (estimated, from plan time)"}
 }
 
-// WriteHTMLCells is WriteHTML with the grid's cells and the timeline's bars
-// coloured and described by cells.
+// WriteHTMLCells renders p as one self-contained HTML page (no network,
+// no script or style from elsewhere): the headline, a rack elevation grid
+// (each server a cell coloured and described by cells, PlanCells: by what
+// the plan does to it; its role marked, details on hover) and a timeline
+// of stages, groups, clusters, their maintenance windows, scopes, waits
+// and gates on the estimated time axis from plan time, as wide as the
+// page. sha is the plan file's SHA-256.
 func WriteHTMLCells(w io.Writer, p *plan.Plan, sha string, cells Cells) error {
 	return htmlPage.Execute(w, buildHTML(asApplied(p), sha, cells))
 }

@@ -22,7 +22,7 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	for name, dir := range fixtures(t) {
 		p, file, _ := makePlan(t, dir)
 		var b bytes.Buffer
-		if err := WriteHTML(&b, p, plan.SHA256(file)); err != nil {
+		if err := WriteHTMLCells(&b, p, plan.SHA256(file), PlanCells()); err != nil {
 			t.Fatal(err)
 		}
 		if m := regexp.MustCompile(`(?i)(src|href)\s*=|<link|@import|url\(`).FindString(b.String()); m != "" {
@@ -123,7 +123,7 @@ func TestHTMLInHeadlessChromium(t *testing.T) {
 func TestHTMLShowsReleasesAndPending(t *testing.T) {
 	p, file, _ := makePlan(t, "../../../../../../examples/channels")
 	var b bytes.Buffer
-	if err := WriteHTML(&b, p, plan.SHA256(file)); err != nil {
+	if err := WriteHTMLCells(&b, p, plan.SHA256(file), PlanCells()); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()
@@ -156,7 +156,7 @@ func TestHTMLSummarisedGolden(t *testing.T) {
 			p, _, _ := makePlan(t, bigFleet(t, tt.racks, tt.perRack))
 			p.Config.Dir = "big" // not the temporary directory's name
 			var b bytes.Buffer
-			if err := WriteHTML(&b, p, ""); err != nil {
+			if err := WriteHTMLCells(&b, p, "", PlanCells()); err != nil {
 				t.Fatal(err)
 			}
 			page := b.String()

@@ -78,7 +78,10 @@ type JSONCritical struct {
 	Reason string `json:"reason"`
 }
 
-// JSONMessage is a warning attached to the plan.
+// JSONMessage is a warning attached to the plan. It, JSONIdentity,
+// JSONRelease, JSONComponent and JSONChange have the fields of the plan's
+// own types in their order, so they are converted from them: only the
+// tags differ (every property present).
 type JSONMessage struct {
 	Summary string `json:"summary"`
 	Detail  string `json:"detail"`
@@ -204,17 +207,18 @@ type JSONRelease struct {
 	Hop       bool   `json:"hop"`
 }
 
-// JSONSettings are a cluster's per-server settings, every one present.
+// JSONSettings are a cluster's per-server settings, every one present:
+// plan.Settings's fields, so it is converted from them.
 type JSONSettings struct {
-	DrainTimeout    string              `json:"drain_timeout"`
-	ShutdownTimeout string              `json:"shutdown_timeout"`
-	VerifyTimeout   string              `json:"verify_timeout"`
+	DrainTimeout    plan.Duration       `json:"drain_timeout"`
+	ShutdownTimeout plan.Duration       `json:"shutdown_timeout"`
+	VerifyTimeout   plan.Duration       `json:"verify_timeout"`
 	DrainHook       []string            `json:"drain_hook"`
 	UncordonHook    []string            `json:"uncordon_hook"`
-	HookTimeout     string              `json:"hook_timeout"`
+	HookTimeout     plan.Duration       `json:"hook_timeout"`
 	Remediation     map[string][]string `json:"remediation"`
-	// RemediationTriggers is null when the plan has none.
-	RemediationTriggers *plan.RemediationTriggers `json:"remediation_triggers"`
+	// Triggers is null when the plan has none.
+	Triggers *plan.RemediationTriggers `json:"remediation_triggers"`
 }
 
 // JSONPhase is a phase of a cluster, in run order.
@@ -228,6 +232,7 @@ type JSONPhase struct {
 }
 
 // JSONScope is a rack, batch or serial scope: the unit with a threshold.
+// It has plan.Scope's fields, so it is converted from them.
 type JSONScope struct {
 	ID             string         `json:"id"`
 	Kind           string         `json:"kind"`
@@ -240,9 +245,9 @@ type JSONScope struct {
 	Budget         int            `json:"budget"`
 	MaxUnavailable int            `json:"max_unavailable"`
 	OnBreach       string         `json:"on_breach"`
-	WaitAfter      string         `json:"wait_after"`
+	WaitAfter      plan.Duration  `json:"wait_after"`
 	PauseAfter     bool           `json:"pause_after"`
-	Estimate       string         `json:"estimate"`
+	Estimate       plan.Duration  `json:"estimate"`
 }
 
 // JSONServer is a server, keyed by address.
@@ -298,12 +303,7 @@ type JSONServer struct {
 	// UpgradeWhenCritical is set on a server planned although its BMC
 	// reported health Critical: the reviewed reason; null on every other
 	// server (1.2).
-	UpgradeWhenCritical *JSONCriticalOverride `json:"upgrade_when_critical"`
-}
-
-// JSONCriticalOverride is a server's upgrade_when_critical (1.2).
-type JSONCriticalOverride struct {
-	Reason string `json:"reason"`
+	UpgradeWhenCritical *plan.CriticalOverride `json:"upgrade_when_critical"`
 }
 
 // JSONComponent is a component as observed at plan time.
@@ -526,7 +526,7 @@ func document(p *plan.Plan, sha string) (PlanJSON, []Entry) {
 		out.UpgradedAlthoughCritical = append(out.UpgradedAlthoughCritical, JSONCritical{s.Address, s.UpgradeWhenCritical.Reason})
 	}
 	for _, m := range p.Warnings {
-		out.Warnings = append(out.Warnings, JSONMessage{m.Summary, m.Detail, m.Server})
+		out.Warnings = append(out.Warnings, JSONMessage(m))
 	}
 	for _, f := range p.Config.Files {
 		out.Configuration.Files = append(out.Configuration.Files, JSONFile{f.Name, f.SHA256})
@@ -611,23 +611,20 @@ func placed(e Entry, i int) JSONServer {
 }
 
 func clusterJSON(st *plan.Stage, g *plan.Group, c *plan.Cluster, out *PlanJSON) JSONCluster {
-	s := c.Settings
 	jc := JSONCluster{
 		ID: c.ID, Name: c.Name, Stage: st.ID, Group: g.ID, WindowPriority: c.WindowPriority,
 		Windows: orEmpty(slices.Clone(c.Windows)), Estimate: c.Estimate.String(),
 		Parallelism: map[string]int{}, Quorum: c.Quorum, Phases: []JSONPhase{}, Servers: []string{},
-		Settings: JSONSettings{
-			DrainTimeout: s.DrainTimeout.String(), ShutdownTimeout: s.ShutdownTimeout.String(), VerifyTimeout: s.VerifyTimeout.String(),
-			DrainHook: orEmpty(slices.Clone(s.DrainHook)), UncordonHook: orEmpty(slices.Clone(s.UncordonHook)),
-			HookTimeout: s.HookTimeout.String(), Remediation: map[string][]string{}, RemediationTriggers: s.Triggers,
-		},
+		Settings: JSONSettings(c.Settings),
 	}
+	s := &jc.Settings
+	s.DrainHook, s.UncordonHook, s.Remediation = orEmpty(s.DrainHook), orEmpty(s.UncordonHook), map[string][]string{}
 	if r := c.Release; r != nil {
-		jc.Release = &JSONRelease{Release: r.Release, Version: r.Version, Channel: r.Channel, Selection: r.Selection,
-			Site: r.Site, Why: r.Why, Pending: r.Pending, Hop: r.Hop}
+		jr := JSONRelease(*r)
+		jc.Release = &jr
 	}
-	for role, steps := range s.Remediation {
-		jc.Settings.Remediation[role] = orEmpty(slices.Clone(steps))
+	for role, steps := range c.Settings.Remediation {
+		s.Remediation[role] = orEmpty(steps)
 	}
 	for pi := range c.Phases {
 		ph := &c.Phases[pi]
@@ -639,12 +636,9 @@ func clusterJSON(st *plan.Stage, g *plan.Group, c *plan.Cluster, out *PlanJSON) 
 		for sci := range ph.Scopes {
 			sc := &ph.Scopes[sci]
 			jp.Parallelism = max(jp.Parallelism, sc.MaxUnavailable)
-			jp.Scopes = append(jp.Scopes, JSONScope{
-				ID: sc.ID, Kind: sc.Kind, Name: sc.Name, Rack: sc.Rack, Servers: orEmpty(slices.Clone(sc.Servers)),
-				Threshold: sc.Threshold, Eligible: sc.Eligible, Required: sc.Required, Budget: sc.Budget,
-				MaxUnavailable: sc.MaxUnavailable, OnBreach: sc.OnBreach, WaitAfter: sc.WaitAfter.String(),
-				PauseAfter: sc.PauseAfter, Estimate: sc.Estimate.String(),
-			})
+			js := JSONScope(*sc)
+			js.Servers = orEmpty(js.Servers)
+			jp.Scopes = append(jp.Scopes, js)
 			if sc.WaitAfter > 0 {
 				out.Waits = append(out.Waits, JSONWait{After: sc.ID, Kind: "scope", Duration: sc.WaitAfter.String(), Cluster: c.Name})
 			}
@@ -664,7 +658,7 @@ func serverJSON(s *plan.Server) JSONServer {
 		BMC: s.BMC, System: s.System, Provider: s.Provider, Labels: map[string]string{},
 		Action: string(s.Action), Reason: s.Reason, Outcome: s.Outcome, Auth: s.Auth,
 		Health: s.Observed.Health, Power: s.Observed.PowerState,
-		Identity: JSONIdentity{s.Identity.UUID, s.Identity.SerialNumber, s.Identity.Manufacturer, s.Identity.Model}, Inventory: []JSONComponent{},
+		Identity: JSONIdentity(s.Identity), Inventory: []JSONComponent{},
 		Problems: orEmpty(slices.Clone(s.Problems)), Notes: orEmpty(slices.Clone(s.Notes)),
 		Changes: []JSONChange{}, Steps: []JSONStep{}, Reboots: s.Reboots, Estimate: s.Estimate.String(),
 		Windows: orEmpty(slices.Clone(s.Windows)),
@@ -678,22 +672,17 @@ func serverJSON(s *plan.Server) JSONServer {
 		}
 	}
 	js.Observed = js.Outcome == providers.OutcomeObserved
-	js.InventoryOthers = s.Observed.Others
-	if o := s.UpgradeWhenCritical; o != nil {
-		js.UpgradeWhenCritical = &JSONCriticalOverride{Reason: o.Reason}
-	}
+	js.InventoryOthers, js.UpgradeWhenCritical = s.Observed.Others, s.UpgradeWhenCritical
 	maps.Copy(js.Labels, s.Labels)
 	for _, c := range s.Observed.Components {
-		state := c.State
-		if state == "" {
-			state = providers.StateActive
+		jc := JSONComponent(c)
+		if jc.State == "" {
+			jc.State = providers.StateActive
 		}
-		js.Inventory = append(js.Inventory, JSONComponent{ID: c.ID, Name: c.Name, SoftwareID: c.SoftwareID, Version: c.Version, Updateable: c.Updateable, Source: c.Source, Shared: c.Shared,
-			State: state, StateSign: c.StateSign})
+		js.Inventory = append(js.Inventory, jc)
 	}
 	for _, c := range s.Changes {
-		js.Changes = append(js.Changes, JSONChange{Component: c.Component, Kind: c.Kind, From: c.From, To: c.To, Reboot: c.Reboot, Downgrade: c.Downgrade, Unordered: c.Unordered, Shared: c.Shared, FlashedBy: c.FlashedBy,
-			Members: c.Members, Moving: c.Moving})
+		js.Changes = append(js.Changes, JSONChange(c))
 	}
 	for _, st := range s.Steps {
 		count := 0

@@ -60,91 +60,79 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 	// is an exception the reviewer approves by name (rule 50).
 	if crit := UpgradedCritical(p); len(crit) > 0 {
 		fmt.Fprintf(&head, "\n> [!CAUTION]\n> **Upgraded although Critical:** %s:\n", mdEscape(CriticalTitle(len(crit))))
-		for i, s := range crit {
-			item := fmt.Sprintf("> - `%s`: %s\n", s.Address, mdEscape(s.UpgradeWhenCritical.Reason))
-			if head.Len()+len(item) > limit/4 {
-				fmt.Fprintf(&head, "> - … and %d more upgraded although Critical (`rackform show PLANFILE` lists them all)\n", len(crit)-i)
-				break
-			}
-			head.WriteString(item)
-		}
+		capped(&head, len(crit), limit/4, func(i int) string {
+			return fmt.Sprintf("> - `%s`: %s\n", crit[i].Address, mdEscape(crit[i].UpgradeWhenCritical.Reason))
+		}, "> - … and %d more upgraded although Critical (`rackform show PLANFILE` lists them all)\n")
 	}
 	// What was not seen or is held back comes before everything else.
 	if groups := Unobserved(p); len(groups) > 0 {
 		fmt.Fprintf(&head, "\n> [!WARNING]\n> **%s**\n", mdEscape(NotObservedLine(p)))
-		for _, g := range groups {
-			item := fmt.Sprintf("> - %s: %s\n", g[0], mdEscape(g[1]))
-			if head.Len()+len(item) > limit/4 {
-				head.WriteString("> - … (`rackform show PLANFILE` lists every server)\n")
-				break
-			}
-			head.WriteString(item)
-		}
+		capped(&head, len(groups), limit/4, func(i int) string {
+			return fmt.Sprintf("> - %s: %s\n", groups[i][0], mdEscape(groups[i][1]))
+		}, "> - … (`rackform show PLANFILE` lists every server)\n")
 	}
 	if held := HeldBack(p); len(held) > 0 {
 		fmt.Fprintf(&head, "\n> [!CAUTION]\n> **%s held back** for their problems (`-hold-back-errored`); this plan does not upgrade them:\n", MembersText(held))
-		for i, s := range held {
-			item := fmt.Sprintf("> - `%s`: %s\n", s.Address, mdEscape(strings.Join(s.Problems, "; ")))
-			if head.Len()+len(item) > limit/3 {
-				fmt.Fprintf(&head, "> - … and %d more held back (`rackform show PLANFILE` lists them all)\n", len(held)-i)
-				break
-			}
-			head.WriteString(item)
-		}
+		capped(&head, len(held), limit/3, func(i int) string {
+			return fmt.Sprintf("> - `%s`: %s\n", held[i].Address, mdEscape(strings.Join(held[i].Problems, "; ")))
+		}, "> - … and %d more held back (`rackform show PLANFILE` lists them all)\n")
 	}
 	if rels := Releases(p); len(rels) > 0 {
 		fmt.Fprintf(&head, "\n**%s**\n\n", ReleasesTitle(rels))
-		for _, l := range rels {
-			item := fmt.Sprintf("- %s\n", mdEscape(l.Text()))
-			if l.Choice.Pending != "" {
-				item = fmt.Sprintf("- **pending** %s\n", mdEscape(l.Text()))
+		capped(&head, len(rels), limit/4, func(i int) string {
+			if rels[i].Choice.Pending != "" {
+				return fmt.Sprintf("- **pending** %s\n", mdEscape(rels[i].Text()))
 			}
-			if head.Len()+len(item) > limit/4 {
-				head.WriteString("- … (`rackform show PLANFILE` lists every cluster)\n")
-				break
-			}
-			head.WriteString(item)
-		}
+			return fmt.Sprintf("- %s\n", mdEscape(rels[i].Text()))
+		}, "- … (`rackform show PLANFILE` lists every cluster)\n")
 	}
-	writeRiskSummary(&head, p, limit)
+	writeRiskSummary(&head, p)
 	if imgs := images(p); len(imgs) > 0 {
 		head.WriteString("\n**Images**\n\n| component | version | image | sha256 | delivered by |\n|---|---|---|---|---|\n")
-		for i, im := range imgs {
+		capped(&head, len(imgs), limit/2, func(i int) string {
+			im := imgs[i]
 			sum := "`" + im.sha + "`"
 			if im.sha == "" {
 				sum = "none given: not verified"
 			}
-			row := fmt.Sprintf("| %s | %s | `%s` | %s | %s |\n", mdEscape(im.component), mdEscape(im.version), strings.ReplaceAll(im.url, "`", "%60"), sum, mdEscape(im.methods()))
-			if head.Len()+len(row) > limit/2 {
-				fmt.Fprintf(&head, "| … | %d more images | `rackform show PLANFILE` | |\n", len(imgs)-i)
-				break
-			}
-			head.WriteString(row)
-		}
+			return fmt.Sprintf("| %s | %s | `%s` | %s | %s |\n", mdEscape(im.component), mdEscape(im.version), strings.ReplaceAll(im.url, "`", "%60"), sum, mdEscape(im.methods()))
+		}, "| … | %d more images | `rackform show PLANFILE` | |\n")
 	}
 	writeHooks(&head, p)
 	if len(p.Warnings) > 0 {
 		head.WriteString("\n**Warnings**\n\n")
 		// Warnings get at most a quarter of the comment, so a fleet of
 		// unreachable servers still leaves room for the plan itself.
-		for i, m := range p.Warnings {
-			line := m.Summary
-			if m.Detail != "" {
-				line += ": " + m.Detail
+		capped(&head, len(p.Warnings), limit/4, func(i int) string {
+			line := p.Warnings[i].Summary
+			if d := p.Warnings[i].Detail; d != "" {
+				line += ": " + d
 			}
-			item := fmt.Sprintf("- %s\n", mdEscape(line))
-			if head.Len()+len(item) > limit/4 {
-				fmt.Fprintf(&head, "- … and %d more warnings (`rackform show PLANFILE` lists them all)\n", len(p.Warnings)-i)
-				break
-			}
-			head.WriteString(item)
-		}
+			return fmt.Sprintf("- %s\n", mdEscape(line))
+		}, "- … and %d more warnings (`rackform show PLANFILE` lists them all)\n")
 	}
 
 	out := head
 	out.Write(detail(p, limit-head.Len(), limit))
 	_, err := w.Write(out.Bytes())
 	return err
+}
+
+// capped writes n items to head while it stays within budget bytes; the
+// first item that does not fit is replaced by more, a line saying how
+// many were left out when it has a %d.
+func capped(head *bytes.Buffer, n, budget int, item func(i int) string, more string) {
+	for i := range n {
+		it := item(i)
+		if head.Len()+len(it) > budget {
+			if strings.Contains(more, "%d") {
+				more = fmt.Sprintf(more, n-i)
+			}
+			head.WriteString(more)
+			return
+		}
+		head.WriteString(it)
+	}
 }
 
 func mdAction(s *plan.Server) string {

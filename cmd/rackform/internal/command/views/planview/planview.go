@@ -26,22 +26,32 @@ type Entry struct {
 	Server  *plan.Server
 }
 
-type clusterRef struct {
-	stage *plan.Stage
-	group *plan.Group
-	c     *plan.Cluster
-}
-
-// clusters lists every cluster of p in run order with its stage and
-// group.
-func clusters(p *plan.Plan) []clusterRef {
-	var out []clusterRef
+// Clusters lists every cluster of p in run order, placed in the run tree
+// (an Entry with no phase, scope or server).
+func Clusters(p *plan.Plan) []Entry {
+	var out []Entry
 	for si := range p.Run.Stages {
 		st := &p.Run.Stages[si]
 		for gi := range st.Groups {
 			g := &st.Groups[gi]
 			for ci := range g.Clusters {
-				out = append(out, clusterRef{st, g, &g.Clusters[ci]})
+				out = append(out, Entry{Stage: st, Group: g, Cluster: &g.Clusters[ci]})
+			}
+		}
+	}
+	return out
+}
+
+// Scopes lists every rack, batch or serial scope of p in run order,
+// placed in the run tree (an Entry with no server).
+func Scopes(p *plan.Plan) []Entry {
+	var out []Entry
+	for _, e := range Clusters(p) {
+		for pi := range e.Cluster.Phases {
+			e.Phase = &e.Cluster.Phases[pi]
+			for sci := range e.Phase.Scopes {
+				e.Scope = &e.Phase.Scopes[sci]
+				out = append(out, e)
 			}
 		}
 	}
@@ -59,20 +69,15 @@ func Entries(p *plan.Plan) []Entry {
 	}
 	seen := make(map[string]bool, len(p.Servers))
 	var out []Entry
-	for _, cr := range clusters(p) {
-		for pi := range cr.c.Phases {
-			ph := &cr.c.Phases[pi]
-			for sci := range ph.Scopes {
-				sc := &ph.Scopes[sci]
-				for _, a := range sc.Servers {
-					srv := byAddr[a]
-					if srv == nil || seen[a] {
-						continue
-					}
-					seen[a] = true
-					out = append(out, Entry{cr.stage, cr.group, cr.c, ph, sc, srv})
-				}
+	for _, e := range Scopes(p) {
+		for _, a := range e.Scope.Servers {
+			srv := byAddr[a]
+			if srv == nil || seen[a] {
+				continue
 			}
+			seen[a] = true
+			e.Server = srv
+			out = append(out, e)
 		}
 	}
 	for i := range p.Servers {
@@ -200,14 +205,18 @@ func MembersText(list []*plan.Server) string {
 			devices++
 		}
 	}
-	servers := plural(len(list)-devices, "server", "servers")
+	return Members(len(list)-devices, devices)
+}
+
+// Members is MembersText of so many servers and devices.
+func Members(servers, devices int) string {
 	switch {
 	case devices == 0:
-		return servers
-	case devices == len(list):
+		return plural(servers, "server", "servers")
+	case servers == 0:
 		return plural(devices, "device", "devices")
 	}
-	return servers + " and " + plural(devices, "device", "devices")
+	return plural(servers, "server", "servers") + " and " + plural(devices, "device", "devices")
 }
 
 // Unobserved groups the servers not observed by cause, in report order:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -127,7 +128,7 @@ func TestGolden(t *testing.T) {
 			if err := WriteMarkdown(&md, p, plan.SHA256(file), 0); err != nil {
 				t.Fatal(err)
 			}
-			s := NewStreamAt(&stream, fixedNow)
+			s := newStreamAt(&stream, fixedNow)
 			if err := s.Version("0.0.0-test"); err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +152,7 @@ func TestGolden(t *testing.T) {
 			}
 			golden(t, name+".show.json", shown.Bytes())
 			var page bytes.Buffer
-			if err := WriteHTML(&page, p, plan.SHA256(file)); err != nil {
+			if err := WriteHTMLCells(&page, p, plan.SHA256(file), PlanCells()); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, name+".html", page.Bytes())
@@ -481,7 +482,7 @@ func renderGoldenFormat(t *testing.T, v string) (text, md *bytes.Buffer) {
 	if err := WriteMarkdown(md, p, plan.SHA256(b), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := NewStreamAt(&stream, fixedNow).Plan(p); err != nil {
+	if err := newStreamAt(&stream, fixedNow).Plan(p); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "format-"+v+".txt", text.Bytes())
@@ -571,4 +572,11 @@ func TestNotObservedLineNamesEveryCause(t *testing.T) {
 	if len(groups) != 2 || groups[1] != [2]string{"1 answered without what the plan needs", "b"} {
 		t.Errorf("Unobserved = %q", groups)
 	}
+}
+
+// newStreamAt returns a stream whose lines are stamped by now.
+func newStreamAt(w io.Writer, now func() time.Time) *Stream {
+	s := NewStream(w)
+	s.w.Now = now
+	return s
 }

@@ -13,9 +13,9 @@ import (
 // They head the plan, before the tree.
 func QuorumLines(p *plan.Plan) []string {
 	var out []string
-	for _, cr := range clusters(p) {
-		if cr.c.Quorum != nil {
-			out = append(out, quorumLine(cr.c.Name, cr.c.Quorum))
+	for _, cr := range Clusters(p) {
+		if cr.Cluster.Quorum != nil {
+			out = append(out, quorumLine(cr.Cluster.Name, cr.Cluster.Quorum))
 		}
 	}
 	return out

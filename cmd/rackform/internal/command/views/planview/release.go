@@ -16,9 +16,9 @@ type ReleaseLine struct {
 // decided, in run order; empty when none did.
 func Releases(p *plan.Plan) []ReleaseLine {
 	var out []ReleaseLine
-	for _, cr := range clusters(p) {
-		if cr.c.Release != nil {
-			out = append(out, ReleaseLine{cr.c.Name, cr.c.Release})
+	for _, cr := range Clusters(p) {
+		if cr.Cluster.Release != nil {
+			out = append(out, ReleaseLine{cr.Cluster.Name, cr.Cluster.Release})
 		}
 	}
 	return out

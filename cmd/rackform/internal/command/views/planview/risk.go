@@ -96,7 +96,7 @@ func thresholdText(t plan.Threshold) string {
 // the headline numbers, each cluster with its window, the parallelism and
 // thresholds of each phase, gates, waits and pauses, the version changes
 // with counts and the servers not changing with their reasons.
-func writeRiskSummary(b *bytes.Buffer, p *plan.Plan, limit int) {
+func writeRiskSummary(b *bytes.Buffer, p *plan.Plan) {
 	byAddr := make(map[string]*plan.Server, len(p.Servers))
 	for i := range p.Servers {
 		byAddr[p.Servers[i].Address] = &p.Servers[i]
@@ -107,7 +107,7 @@ func writeRiskSummary(b *bytes.Buffer, p *plan.Plan, limit int) {
 			reboots += s.Reboots
 		}
 	}
-	cls := clusters(p)
+	cls := Clusters(p)
 	var gates, waits, pauses []string
 	var onBreach []string
 	maxGroups := 0
@@ -128,14 +128,14 @@ func writeRiskSummary(b *bytes.Buffer, p *plan.Plan, limit int) {
 		}
 	}
 	for _, cr := range cls {
-		for _, ph := range cr.c.Phases {
+		for _, ph := range cr.Cluster.Phases {
 			var w []string
 			for _, sc := range ph.Scopes {
 				if sc.WaitAfter > 0 {
 					w = append(w, Duration(sc.WaitAfter))
 				}
 				if sc.PauseAfter {
-					pauses = append(pauses, fmt.Sprintf("after %s of cluster `%s` until `rackform continue`", ScopeTitle(&sc), cr.c.Name))
+					pauses = append(pauses, fmt.Sprintf("after %s of cluster `%s` until `rackform continue`", ScopeTitle(&sc), cr.Cluster.Name))
 				}
 			}
 			if len(w) > 0 {
@@ -143,7 +143,7 @@ func writeRiskSummary(b *bytes.Buffer, p *plan.Plan, limit int) {
 				if len(ph.Scopes) > 0 && ph.Scopes[0].Kind == "rack" {
 					what = "rack"
 				}
-				waits = append(waits, fmt.Sprintf("%s after %s in %s of cluster `%s`", distinct(w), plural(len(w), what, what+"s"), strings.ToLower(PhaseTitle(&ph)), cr.c.Name))
+				waits = append(waits, fmt.Sprintf("%s after %s in %s of cluster `%s`", distinct(w), plural(len(w), what, what+"s"), strings.ToLower(PhaseTitle(&ph)), cr.Cluster.Name))
 			}
 		}
 	}
@@ -168,7 +168,7 @@ func writeRiskSummary(b *bytes.Buffer, p *plan.Plan, limit int) {
 	b.WriteString("\n**Clusters and windows**\n\n| cluster | stage › group | changing | reboots | estimate | window at plan time | fits its window | next opens |\n|---|---|---|---|---|---|---|---|\n")
 	for _, cr := range cls {
 		changing, rb := 0, 0
-		for _, ph := range cr.c.Phases {
+		for _, ph := range cr.Cluster.Phases {
 			for _, sc := range ph.Scopes {
 				for _, a := range sc.Servers {
 					if s := byAddr[a]; s != nil && s.Action == plan.ActionUpgrade {
@@ -178,13 +178,13 @@ func writeRiskSummary(b *bytes.Buffer, p *plan.Plan, limit int) {
 				}
 			}
 		}
-		window, fits, next := WindowFit(cr.c, p.CreatedAt)
-		fmt.Fprintf(b, "| `%s` | `%s` › `%s` | %d | %d | ~%s | %s | %s | %s |\n", cr.c.Name, cr.stage.Name, cr.group.Name, changing, rb, Duration(cr.c.Estimate), window, fits, next)
+		window, fits, next := WindowFit(cr.Cluster, p.CreatedAt)
+		fmt.Fprintf(b, "| `%s` | `%s` › `%s` | %d | %d | ~%s | %s | %s | %s |\n", cr.Cluster.Name, cr.Stage.Name, cr.Group.Name, changing, rb, Duration(cr.Cluster.Estimate), window, fits, next)
 	}
 
 	b.WriteString("\n**Parallelism and thresholds**\n\n| cluster | phase | scopes | changing | at once | must succeed | may fail | on breach | after each |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, cr := range cls {
-		for _, ph := range cr.c.Phases {
+		for _, ph := range cr.Cluster.Phases {
 			var atOnce, th, budget, breach, after []string
 			eligible, required := 0, 0
 			for _, sc := range ph.Scopes {
@@ -218,11 +218,11 @@ func writeRiskSummary(b *bytes.Buffer, p *plan.Plan, limit int) {
 				after = []string{"—"}
 			}
 			if eligible == 0 {
-				fmt.Fprintf(b, "| `%s` | %s | %d | 0 | — | — | — | — | — |\n", cr.c.Name, PhaseTitle(&ph), len(ph.Scopes))
+				fmt.Fprintf(b, "| `%s` | %s | %d | 0 | — | — | — | — | — |\n", cr.Cluster.Name, PhaseTitle(&ph), len(ph.Scopes))
 				continue
 			}
 			fmt.Fprintf(b, "| `%s` | %s | %d | %d | %s | %d of %d (threshold %s) | %s per scope | %s | %s |\n",
-				cr.c.Name, PhaseTitle(&ph), len(ph.Scopes), eligible, distinct(atOnce), required, eligible, distinct(th), distinct(budget), distinct(breach), distinct(after))
+				cr.Cluster.Name, PhaseTitle(&ph), len(ph.Scopes), eligible, distinct(atOnce), required, eligible, distinct(th), distinct(budget), distinct(breach), distinct(after))
 		}
 	}
 
@@ -262,7 +262,6 @@ func writeRiskSummary(b *bytes.Buffer, p *plan.Plan, limit int) {
 			fmt.Fprintf(b, "| %s | %d: %s |\n", mdEscape(r.reason), len(names), list)
 		}
 	}
-	_ = limit
 }
 
 type versionCount struct {
@@ -349,13 +348,13 @@ func skipReasons(p *plan.Plan) []skipReason {
 // cluster, so a reviewer sees what runs on the fleet besides the updates.
 func writeHooks(b *bytes.Buffer, p *plan.Plan) {
 	var rows []string
-	for _, cr := range clusters(p) {
-		st := cr.c.Settings
+	for _, cr := range Clusters(p) {
+		st := cr.Cluster.Settings
 		if len(st.DrainHook) > 0 {
-			rows = append(rows, fmt.Sprintf("| `%s` | drain | `%s` |\n", cr.c.Name, shellJoin(st.DrainHook)))
+			rows = append(rows, fmt.Sprintf("| `%s` | drain | `%s` |\n", cr.Cluster.Name, shellJoin(st.DrainHook)))
 		}
 		if len(st.UncordonHook) > 0 {
-			rows = append(rows, fmt.Sprintf("| `%s` | uncordon | `%s` |\n", cr.c.Name, shellJoin(st.UncordonHook)))
+			rows = append(rows, fmt.Sprintf("| `%s` | uncordon | `%s` |\n", cr.Cluster.Name, shellJoin(st.UncordonHook)))
 		}
 	}
 	if len(rows) == 0 {
@@ -404,15 +403,10 @@ func detail(p *plan.Plan, budget, limit int) []byte {
 		i = j
 	}
 	if len(outside) > 0 {
-		var full strings.Builder
-		full.WriteString("| server | action | changes | estimate |\n|---|---|---|---|\n")
-		for _, s := range outside {
-			fmt.Fprintf(&full, "| `%s` | %s | %s | %s |\n", s.Address, mdAction(s), mdEscape(mdChanges(s)), mdEstimate(s))
-		}
 		title := fmt.Sprintf("<b>Servers outside the run tree</b>: %s", plural(len(outside), "server", "servers"))
 		blocks = append(blocks, scopeBlock{
 			header: "\n##### Servers outside the run tree\n\n",
-			full:   "<details><summary>" + title + "</summary>\n\n" + full.String() + "\n</details>\n\n",
+			full:   "<details><summary>" + title + "</summary>\n\n" + serverRows(outside) + "\n</details>\n\n",
 			folded: "- " + title + "\n",
 			min:    "- " + title + "\n",
 		})
@@ -522,12 +516,7 @@ func scopeRenderings(e Entry, servers []*plan.Server) (full, folded, minimal str
 	}
 	title := fmt.Sprintf("<b>%s › %s</b> (~%s, %s): %s", PhaseTitle(e.Phase), ScopeTitle(e.Scope), Duration(e.Scope.Estimate), counts, summaryHTML(mdEscape(ScopeRule(e.Scope))))
 
-	var rows strings.Builder
-	rows.WriteString("| server | action | changes | estimate |\n|---|---|---|---|\n")
-	for _, s := range servers {
-		fmt.Fprintf(&rows, "| `%s` | %s | %s | %s |\n", s.Address, mdAction(s), mdEscape(mdChanges(s)), mdEstimate(s))
-	}
-	full = "<details><summary>" + title + "</summary>\n\n" + rows.String() + "\n</details>\n\n"
+	full = "<details><summary>" + title + "</summary>\n\n" + serverRows(servers) + "\n</details>\n\n"
 
 	// Folded: one line per kind of change (or skip reason), naming the
 	// servers by their short names.
@@ -559,6 +548,16 @@ func scopeRenderings(e Entry, servers []*plan.Server) (full, folded, minimal str
 	folded = fb.String()
 	minimal = "- " + title + "\n"
 	return full, folded, minimal
+}
+
+// serverRows is the table of servers, a row each.
+func serverRows(servers []*plan.Server) string {
+	var rows strings.Builder
+	rows.WriteString("| server | action | changes | estimate |\n|---|---|---|---|\n")
+	for _, s := range servers {
+		fmt.Fprintf(&rows, "| `%s` | %s | %s | %s |\n", s.Address, mdAction(s), mdEscape(mdChanges(s)), mdEstimate(s))
+	}
+	return rows.String()
 }
 
 // shellJoin writes argv as a shell would read it back, for a code span in

@@ -10,35 +10,14 @@ import (
 	"github.com/rackform/rackform/planner/plan"
 )
 
-// StreamVersion is the version of the `plan -json` stream: the
-// machine-readable UI's (uijson.Version), shared with `apply -json`.
-const StreamVersion = uijson.Version
-
-// Message types of the stream, one JSON object per line in the envelope
-// of Terraform's machine-readable UI ("@level", "@message", "@module",
-// "@timestamp", "type"; see package uijson and docs/json.md).
-const (
-	TypeVersion       = uijson.TypeVersion
-	TypeDiagnostic    = uijson.TypeDiagnostic
-	TypePlannedChange = uijson.TypePlannedChange
-	TypeChangeSummary = uijson.TypeChangeSummary
-	TypePlanFile      = uijson.TypePlanFile
-)
-
-// Stream writes the JSON-lines form of plan.
+// Stream writes the JSON-lines form of plan: the machine-readable UI
+// (package uijson, docs/json.md) that `apply -json` shares.
 type Stream struct {
 	w *uijson.Writer
 }
 
 // NewStream returns a stream writing to w, stamping lines with time.Now.
 func NewStream(w io.Writer) *Stream { return &Stream{w: uijson.New(w)} }
-
-// NewStreamAt returns a stream whose lines are stamped by now (tests).
-func NewStreamAt(w io.Writer, now func() time.Time) *Stream {
-	s := NewStream(w)
-	s.w.Now = now
-	return s
-}
 
 // Version starts the stream.
 func (s *Stream) Version(rackform string) error { return s.w.Version(rackform) }
@@ -54,7 +33,7 @@ func (s *Stream) Diagnostics(diags []*views.Diagnostic) error {
 		if d.Detail != "" {
 			msg += ": " + d.Detail
 		}
-		if err := s.w.Write(TypeDiagnostic, level, msg, time.Time{}, struct {
+		if err := s.w.Write(uijson.TypeDiagnostic, level, msg, time.Time{}, struct {
 			Diagnostic *views.Diagnostic `json:"diagnostic"`
 		}{d}); err != nil {
 			return err
@@ -114,7 +93,7 @@ func (s *Stream) Plan(p *plan.Plan) error {
 		if e.Scope != nil {
 			pc.Stage, pc.Group, pc.Phase, pc.Scope = e.Stage.ID, e.Group.ID, e.Phase.ID, e.Scope.ID
 		}
-		if err := s.w.Write(TypePlannedChange, level(e.Server), e.Server.Address+": "+ServerDetail(e.Server), time.Time{}, struct {
+		if err := s.w.Write(uijson.TypePlannedChange, level(e.Server), e.Server.Address+": "+ServerDetail(e.Server), time.Time{}, struct {
 			Change PlannedChange `json:"change"`
 		}{pc}); err != nil {
 			return err
@@ -124,7 +103,7 @@ func (s *Stream) Plan(p *plan.Plan) error {
 	if p.Summary.NotObserved > 0 || p.Summary.HeldBack > 0 {
 		lvl = uijson.LevelWarn
 	}
-	return s.w.Write(TypeChangeSummary, lvl, "Plan: "+SummaryLine(p), time.Time{}, struct {
+	return s.w.Write(uijson.TypeChangeSummary, lvl, "Plan: "+SummaryLine(p), time.Time{}, struct {
 		Changes planSummary `json:"changes"`
 	}{planSummary{Operation: "plan", JSONSummary: summaryJSON(p)}})
 }
@@ -155,7 +134,7 @@ func (s *Stream) PlanFile(path, sha, signedBy string) error {
 	if signedBy != "" {
 		msg += ", signed by " + signedBy
 	}
-	return s.w.Write(TypePlanFile, uijson.LevelInfo, msg, time.Time{}, struct {
+	return s.w.Write(uijson.TypePlanFile, uijson.LevelInfo, msg, time.Time{}, struct {
 		Path     string `json:"path,omitempty"`
 		SHA256   string `json:"sha256"`
 		SignedBy string `json:"signed_by,omitempty"`

@@ -87,14 +87,17 @@ func PlanTimeline(p *plan.Plan) Timeline {
 	}
 	extend := func(t time.Duration) { tl.Length = max(tl.Length, t) }
 	var at time.Duration
-	for si := range p.Run.Stages {
-		st := &p.Run.Stages[si]
+	gates := func(st *plan.Stage, when string) {
 		for _, g := range st.Gates {
-			if g.When == "before" {
-				row(TimelineRow{ID: g.ID, Kind: "gate", Depth: 1, Label: fmt.Sprintf("approval gate %s, before stage %s", g.Name, st.Name),
-					Bars: []TimelineBar{{Kind: "gate", ID: g.ID, From: at, To: at, Title: "approval gate " + g.ID + " before stage " + st.Name + ": rackform approve " + g.ID}}})
+			if (g.When == "before") == (when == "before") {
+				row(TimelineRow{ID: g.ID, Kind: "gate", Depth: 1, Label: fmt.Sprintf("approval gate %s, %s stage %s", g.Name, when, st.Name),
+					Bars: []TimelineBar{{Kind: "gate", ID: g.ID, From: at, To: at, Title: "approval gate " + g.ID + " " + when + " stage " + st.Name + ": rackform approve " + g.ID}}})
 			}
 		}
+	}
+	for si := range p.Run.Stages {
+		st := &p.Run.Stages[si]
+		gates(st, "before")
 		stageRow := len(tl.Rows)
 		row(TimelineRow{ID: st.ID, Kind: "stage"})
 		start, longest := at, time.Duration(0)
@@ -170,12 +173,7 @@ func PlanTimeline(p *plan.Plan) Timeline {
 			sr.Bars = append(sr.Bars, TimelineBar{Kind: "wait", ID: st.ID + ".wait", From: at, To: at + time.Duration(st.AfterWait), Title: "wait " + Duration(st.AfterWait) + " after stage " + st.Name})
 			at += time.Duration(st.AfterWait)
 		}
-		for _, g := range st.Gates {
-			if g.When != "before" {
-				row(TimelineRow{ID: g.ID, Kind: "gate", Depth: 1, Label: fmt.Sprintf("approval gate %s, after stage %s", g.Name, st.Name),
-					Bars: []TimelineBar{{Kind: "gate", ID: g.ID, From: at, To: at, Title: "approval gate " + g.ID + " after stage " + st.Name + ": rackform approve " + g.ID}}})
-			}
-		}
+		gates(st, "after")
 	}
 	extend(at)
 	// Windows reach as far as the plan is valid: on the axis they show

@@ -148,7 +148,7 @@ func timelinePages(t *testing.T) map[string]struct {
 		sha string
 	}{"fleet": {fleet, plan.SHA256(file)}, "10000 servers": {large, "0123456789abcdef"}} {
 		var b bytes.Buffer
-		if err := WriteHTML(&b, tc.p, tc.sha); err != nil {
+		if err := WriteHTMLCells(&b, tc.p, tc.sha, PlanCells()); err != nil {
 			t.Fatal(err)
 		}
 		out[name] = struct {
@@ -222,7 +222,7 @@ func TestHTMLTimelineLabelsInHeadlessChromium(t *testing.T) {
 func TestHTMLTextContrastInHeadlessChromium(t *testing.T) {
 	p, file, _ := makePlan(t, "../../../../../../examples/fleet")
 	var b bytes.Buffer
-	if err := WriteHTML(&b, p, plan.SHA256(file)); err != nil {
+	if err := WriteHTMLCells(&b, p, plan.SHA256(file), PlanCells()); err != nil {
 		t.Fatal(err)
 	}
 	for name, page := range map[string][]byte{"estimate": b.Bytes(), "rehearsed": rehearsedPage(t, p, plan.SHA256(file), rehearse(t, p, plan.SHA256(file)))} {

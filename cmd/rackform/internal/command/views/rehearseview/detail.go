@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal/schedule"
 )
@@ -41,25 +42,16 @@ const (
 // up to 100 servers to upgrade, racks for up to 100 racks and batches,
 // clusters beyond.
 func DefaultDetail(p *plan.Plan) Detail {
-	servers, scopes := 0, 0
+	servers := 0
 	for _, s := range p.Servers {
 		if s.Action == plan.ActionUpgrade {
 			servers++
 		}
 	}
-	for _, st := range p.Run.Stages {
-		for _, g := range st.Groups {
-			for _, c := range g.Clusters {
-				for _, ph := range c.Phases {
-					scopes += len(ph.Scopes)
-				}
-			}
-		}
-	}
 	switch {
 	case servers <= serversShown:
 		return DetailServers
-	case scopes <= scopesShown:
+	case len(planview.Scopes(p)) <= scopesShown:
 		return DetailRacks
 	}
 	return DetailClusters
@@ -125,13 +117,9 @@ func (t *text) clusterSummary(c schedule.Bar, d int) {
 		return
 	}
 	var pc *plan.Cluster
-	for si := range t.p.Run.Stages {
-		for gi := range t.p.Run.Stages[si].Groups {
-			for ci := range t.p.Run.Stages[si].Groups[gi].Clusters {
-				if x := &t.p.Run.Stages[si].Groups[gi].Clusters[ci]; x.ID == c.ID {
-					pc = x
-				}
-			}
+	for _, e := range planview.Clusters(t.p) {
+		if e.Cluster.ID == c.ID {
+			pc = e.Cluster
 		}
 	}
 	if pc == nil {
@@ -183,12 +171,12 @@ func (t *text) clusterSummary(c schedule.Bar, d int) {
 			counts = append(counts, fmt.Sprintf("%d %s", n, word))
 		}
 	}
-	line := fmt.Sprintf("%s and batches (%d shown)", applyview.Plural(scopes, "rack"), shown)
+	line := fmt.Sprintf("%s and batches (%d shown)", views.Plural(scopes, "rack"), shown)
 	if len(counts) > 0 {
 		line += "; servers: " + strings.Join(counts, ", ")
 	}
 	if pauses > 0 {
-		line += fmt.Sprintf("; paused after %s (pause_after_rack), %s held in all", applyview.Plural(pauses, "rack"), held.Human())
+		line += fmt.Sprintf("; paused after %s (pause_after_rack), %s held in all", views.Plural(pauses, "rack"), held.Human())
 	}
 	t.printf("%s%s\n", indent(d), line)
 }

@@ -26,44 +26,25 @@ func WriteHTML(w io.Writer, p *plan.Plan, s *schedule.Schedule) error {
 		}
 		bars[b.ID] = b
 	}
-	state := func(sv *plan.Server) executor.State {
-		if b, ok := servers[sv.Address]; ok {
-			return executor.State{Name: executor.StateName(b.State), Reason: b.Reason, Message: b.Message}
-		}
-		if sv.Action != plan.ActionUpgrade {
-			return executor.State{Name: executor.Skipped, Reason: sv.Reason}
-		}
-		return executor.State{Name: executor.NotStarted}
-	}
-	title := "rackform rehearse (ended " + strings.ReplaceAll(s.Outcome.Status, "_", " ")
+	cells := applyview.StateCells(p, func(address string) (executor.State, bool) {
+		b, ok := servers[address]
+		return executor.State{Name: executor.StateName(b.State), Reason: b.Reason, Message: b.Message}, ok
+	}, "not reached", " (rehearsed)")
+	cells.Title = "rackform rehearse (ended " + strings.ReplaceAll(s.Outcome.Status, "_", " ")
 	if s.Outcome.Reason != "" {
-		title += ": " + strings.ReplaceAll(s.Outcome.Reason, "_", " ")
+		cells.Title += ": " + strings.ReplaceAll(s.Outcome.Reason, "_", " ")
 	}
-	title += ")"
-	cells := planview.Cells{
-		Title:    title,
-		Headline: "rehearsed: " + applyview.Headline(p, state, "not reached"),
-		Class:    func(sv *plan.Server) string { return applyview.StatusClass(state(sv).Name) },
-		Detail: func(sv *plan.Server) string {
-			st := state(sv)
-			out := applyview.HumanState(st)
-			if st.Message != "" {
-				out += "; " + st.Message
-			}
-			return out + " (rehearsed)"
-		},
-		Colors: applyview.StatusColors,
-		Legend: []string{"not-started", "running", "waiting", "done", "failed", "skipped", "stopped"},
-		// What did not complete takes its state's colour (a failed or
-		// paused rack stands out); the rest is drawn as planned.
-		BarState: func(id string) string {
-			if b, ok := bars[id]; ok && b.State != string(executor.Completed) {
-				return applyview.StatusClass(executor.StateName(b.State))
-			}
-			return ""
-		},
-		KeepBarKeys: true,
+	cells.Title += ")"
+	cells.Headline = "rehearsed: " + cells.Headline
+	// What did not complete takes its state's colour (a failed or paused
+	// rack stands out); the rest is drawn as planned.
+	cells.BarState = func(id string) string {
+		if b, ok := bars[id]; ok && b.State != string(executor.Completed) {
+			return applyview.StatusClass(executor.StateName(b.State))
+		}
+		return ""
 	}
+	cells.KeepBarKeys = true
 	for _, m := range s.Marks {
 		if m.Kind == schedule.MarkThreshold && m.Result != schedule.ResultMet {
 			cells.Notices = append(cells.Notices, fmt.Sprintf("Rehearsed, %s breaches its threshold at %s: %s.", scopeName(s, m.ID),

@@ -77,7 +77,7 @@ func (t *text) header() {
 	s := t.s
 	up, skip, racks := applyview.Summary(t.p)
 	t.printf("%s plan %s: %s to upgrade in %s, %d skipped; the plan estimates %s\n", t.st.Wrap("Rehearsal of", views.ANSIBold), applyview.ShortSHA(s.PlanSHA256),
-		applyview.Plural(up, "server"), applyview.Plural(racks, "rack"), skip, s.PlanEstimate.Human())
+		views.Plural(up, "server"), views.Plural(racks, "rack"), skip, s.PlanEstimate.Human())
 	scenario := "no faults"
 	if s.Scenario != "" {
 		scenario = fmt.Sprintf("faults from %s (seed %d)", s.Scenario, s.Seed)
