@@ -296,6 +296,17 @@ func wholeFile(name string, src []byte) hcl.Range {
 	}
 }
 
+// VarFileNames lists the variables a -var-file sets, without evaluating
+// their values (apply checks that sensitive variables are given again).
+func VarFileNames(path string) ([]string, hcl.Diagnostics) {
+	attrs, _, diags := readVarFile(hclparse.NewParser(), path)
+	names := make([]string, len(attrs))
+	for i, a := range attrs {
+		names[i] = a.Name
+	}
+	return names, diags
+}
+
 func readVarFile(parser *hclparse.Parser, path string) ([]*hcl.Attribute, []byte, hcl.Diagnostics) {
 	src, err := ReadSource(path)
 	if err != nil {

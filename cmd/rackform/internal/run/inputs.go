@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclparse"
 
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/planner/plan"
@@ -50,24 +49,16 @@ func CheckInputs(p *plan.Plan, vars, varFiles []string, getenv func(string) stri
 		name, _, _ := strings.Cut(v, "=")
 		given[strings.TrimSpace(name)] = true
 	}
-	parser := hclparse.NewParser()
 	for _, path := range varFiles {
-		src, err := config.ReadSource(path)
-		if err != nil {
-			return fmt.Errorf("cannot read the -var-file %s: %v", path, err)
+		names, diags := config.VarFileNames(path)
+		for _, d := range diags {
+			if d.Severity == hcl.DiagError {
+				// The summary only: a detail may quote the file, and it
+				// may hold a secret.
+				return fmt.Errorf("the -var-file %s cannot be read or parsed: %s", path, d.Summary)
+			}
 		}
-		var f *hcl.File
-		var diags hcl.Diagnostics
-		if strings.HasSuffix(path, ".json") {
-			f, diags = parser.ParseJSON(src, path)
-		} else {
-			f, diags = parser.ParseHCL(src, path)
-		}
-		if diags.HasErrors() || f == nil {
-			return fmt.Errorf("the -var-file %s cannot be parsed", path)
-		}
-		attrs, _ := f.Body.JustAttributes()
-		for n := range attrs {
+		for _, n := range names {
 			given[n] = true
 		}
 	}

@@ -43,6 +43,10 @@ func TestCheckInputs(t *testing.T) {
 	if err := os.WriteFile(varFile, []byte(`bmc_password = "s3cret-value"`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	broken := filepath.Join(dir, "broken.rfvars.hcl")
+	if err := os.WriteFile(broken, []byte(`bmc_password = "s3cret-value`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	env := map[string]string{"VAULT_TOKEN": "t"}
 	for _, tc := range []struct {
 		name     string
@@ -54,6 +58,8 @@ func TestCheckInputs(t *testing.T) {
 		{"missing sensitive", nil, nil, env, "the sensitive variables bmc_password are not stored in the plan"},
 		{"by -var", []string{"bmc_password=s3cret-value"}, nil, env, ""},
 		{"by -var-file", nil, []string{varFile}, env, ""},
+		{"unparsable -var-file", nil, []string{broken}, env, "the -var-file " + broken + " cannot be read or parsed: "},
+		{"missing -var-file", nil, []string{filepath.Join(dir, "none.hcl")}, env, "cannot be read or parsed: Failed to read variables file"},
 		{"by environment", nil, nil, map[string]string{"VAULT_TOKEN": "t", "RACKFORM_VAR_bmc_password": "x"}, ""},
 		{"env() unset", []string{"bmc_password=x"}, nil, nil, "the configuration reads the environment variables VAULT_TOKEN"},
 		{"non-sensitive -var", []string{"bmc_password=x", "user=root"}, nil, env, "-var user: the variable is not sensitive"},
