@@ -3,8 +3,6 @@ package planner
 import (
 	"fmt"
 	"net/url"
-	"slices"
-	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -14,29 +12,6 @@ import (
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
-
-// The causes a server is not upgraded for without being at target, in the
-// order they are reported: what could not be observed first (it hides the
-// most), then what was observed unhealthy.
-var causeOrder = []string{
-	providers.OutcomeUnreachable,
-	providers.OutcomeUnusableAnswer,
-	providers.OutcomeCredentialsRefused,
-	providers.OutcomeInventoryUnavailable,
-	providers.OutcomeSystemUnresolved,
-	plan.ReasonUnhealthy,
-}
-
-// causeText names a cause in a count ("5 unreachable, 2 credentials
-// refused").
-var causeText = map[string]string{
-	providers.OutcomeUnreachable:          "unreachable",
-	providers.OutcomeUnusableAnswer:       "answered without what the plan needs",
-	providers.OutcomeCredentialsRefused:   "credentials refused",
-	providers.OutcomeInventoryUnavailable: "inventory unavailable",
-	providers.OutcomeSystemUnresolved:     "system unresolved",
-	plan.ReasonUnhealthy:                  "unhealthy",
-}
 
 // misconfiguration reports whether an outcome is a configuration problem
 // (credentials, a BMC without usable inventory, a system the server does
@@ -119,15 +94,11 @@ func (p *planning) reportUnavailable() {
 	var out hcl.Diagnostics
 	// An outcome this rackform does not know (a newer plugin) is still
 	// reported, after the known ones: never dropped.
-	causes := append([]string(nil), causeOrder...)
-	var extra []string
+	causes := map[string]bool{}
 	for g := range by {
-		if !slices.Contains(causes, g.cause) && !slices.Contains(extra, g.cause) {
-			extra = append(extra, g.cause)
-		}
+		causes[g.cause] = true
 	}
-	sort.Strings(extra)
-	for _, cause := range append(causes, extra...) {
+	for _, cause := range plan.CausesInOrder(causes) {
 		for _, g := range []group{{cause, true, false}, {cause, false, false}, {cause, true, true}, {cause, false, true}} {
 			list := by[g]
 			if len(list) == 0 {
@@ -291,29 +262,6 @@ func causeAdvice(cause string, block, device, holdBack bool) string {
 	return "They are planned as skipped and count for no threshold; the plan is not \"no changes\" while they are unseen."
 }
 
-// causeCounts is "5 unreachable, 2 credentials refused", in report order.
-func causeCounts(by map[string]int) string {
-	var parts []string
-	seen := map[string]bool{}
-	for _, c := range causeOrder {
-		if n := by[c]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, causeText[c]))
-			seen[c] = true
-		}
-	}
-	var rest []string
-	for c := range by {
-		if !seen[c] && by[c] > 0 {
-			rest = append(rest, c)
-		}
-	}
-	sort.Strings(rest)
-	for _, c := range rest {
-		parts = append(parts, fmt.Sprintf("%d %s", by[c], strings.ReplaceAll(c, "_", " ")))
-	}
-	return strings.Join(parts, ", ")
-}
-
 // checkClustersObserved fails the plan for a cluster none of whose
 // in-scope servers could be observed: nothing it says about that cluster
 // would be true.
@@ -354,6 +302,6 @@ func (p *planning) checkClustersObserved() {
 		}
 		p.report.errorf(rangePtr(c.DeclRange), "No server of cluster "+c.Name+" observed",
 			"None of the %d in-scope servers of cluster %q could be observed (%s), so nothing this plan would say about it is known. %s, or -exclude %s.",
-			t.n, c.Name, causeCounts(t.causes), fix, c.Name)
+			t.n, c.Name, plan.CauseCounts(t.causes), fix, c.Name)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -565,6 +566,65 @@ type Summary struct {
 	// SharedUpdates counts updates of shared components, once per BMC
 	// and component. (Format 1.3.)
 	SharedUpdates int `json:"shared_updates,omitempty"`
+}
+
+// causeOrder is the order counts of servers not observed (and unhealthy)
+// list their causes in, the most telling first; causeWords their words.
+var causeOrder = []string{
+	providers.OutcomeUnreachable,
+	providers.OutcomeUnusableAnswer,
+	providers.OutcomeCredentialsRefused,
+	providers.OutcomeInventoryUnavailable,
+	providers.OutcomeSystemUnresolved,
+	ReasonUnhealthy,
+}
+
+var causeWords = map[string]string{
+	providers.OutcomeUnreachable:          "unreachable",
+	providers.OutcomeUnusableAnswer:       "answered without what the plan needs",
+	providers.OutcomeCredentialsRefused:   "credentials refused",
+	providers.OutcomeInventoryUnavailable: "inventory unavailable",
+	providers.OutcomeSystemUnresolved:     "system unresolved",
+	ReasonUnhealthy:                       "unhealthy",
+}
+
+// CauseWords names a cause in a count ("credentials refused"); one this
+// rackform has no words for (a newer plugin's) reads as its name.
+func CauseWords(cause string) string {
+	if w, ok := causeWords[cause]; ok {
+		return w
+	}
+	return strings.ReplaceAll(cause, "_", " ")
+}
+
+// CausesInOrder lists the causes of by in report order: the known ones
+// first, then any other by name, so none is ever dropped.
+func CausesInOrder[V any](by map[string]V) []string {
+	var out, rest []string
+	for _, c := range causeOrder {
+		if _, ok := by[c]; ok {
+			out = append(out, c)
+		}
+	}
+	for c := range by {
+		if !slices.Contains(causeOrder, c) {
+			rest = append(rest, c)
+		}
+	}
+	slices.Sort(rest)
+	return append(out, rest...)
+}
+
+// CauseCounts is "5 unreachable, 2 credentials refused": the causes with a
+// count, in report order.
+func CauseCounts(by map[string]int) string {
+	var parts []string
+	for _, c := range CausesInOrder(by) {
+		if by[c] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", by[c], CauseWords(c)))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // NotObservedBy counts the plan's servers not observed by cause (a

@@ -5,9 +5,7 @@ package planview
 
 import (
 	"fmt"
-	"maps"
 	"path"
-	"slices"
 	"strings"
 	"time"
 
@@ -142,17 +140,6 @@ func SummaryLine(p *plan.Plan) string {
 	return line
 }
 
-// causeOrder and causeText name the causes a server is not observed for.
-var causeOrder = []string{providers.OutcomeUnreachable, providers.OutcomeUnusableAnswer, providers.OutcomeCredentialsRefused, providers.OutcomeInventoryUnavailable, providers.OutcomeSystemUnresolved}
-
-var causeText = map[string]string{
-	providers.OutcomeUnreachable:          "unreachable",
-	providers.OutcomeUnusableAnswer:       "answered without what the plan needs",
-	providers.OutcomeCredentialsRefused:   "credentials refused",
-	providers.OutcomeInventoryUnavailable: "inventory unavailable",
-	providers.OutcomeSystemUnresolved:     "system unresolved",
-}
-
 // NotObservedLine is "7 of 40 servers not observed: 5 unreachable, 2
 // credentials refused", or "" when every server was observed. A cause
 // this rackform has no words for (a newer plugin's) is still counted.
@@ -160,17 +147,6 @@ func NotObservedLine(p *plan.Plan) string {
 	s := p.Summary
 	if s.NotObserved == 0 {
 		return ""
-	}
-	by := p.NotObservedBy()
-	var parts []string
-	for _, c := range causeOrder {
-		if n := by[c]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, causeText[c]))
-			delete(by, c)
-		}
-	}
-	for _, c := range slices.Sorted(maps.Keys(by)) {
-		parts = append(parts, fmt.Sprintf("%d %s", by[c], strings.ReplaceAll(c, "_", " ")))
 	}
 	// Devices are counted against the devices, servers against the
 	// servers; a plan of servers only reads as it always did.
@@ -193,7 +169,7 @@ func NotObservedLine(p *plan.Plan) string {
 	default:
 		noun = "servers and devices"
 	}
-	return fmt.Sprintf("%d of %d %s not observed: %s", s.NotObserved, total, noun, strings.Join(parts, ", "))
+	return fmt.Sprintf("%d of %d %s not observed: %s", s.NotObserved, total, noun, plan.CauseCounts(p.NotObservedBy()))
 }
 
 // MembersText counts servers for people, devices apart: "3 servers", "1
@@ -230,10 +206,8 @@ func Unobserved(p *plan.Plan) [][2]string {
 		by[s.Reason] = append(by[s.Reason], s.Address)
 	}
 	var out [][2]string
-	for _, c := range causeOrder {
-		if list := by[c]; len(list) > 0 {
-			out = append(out, [2]string{fmt.Sprintf("%d %s", len(list), causeText[c]), strings.Join(list, ", ")})
-		}
+	for _, c := range plan.CausesInOrder(by) {
+		out = append(out, [2]string{fmt.Sprintf("%d %s", len(by[c]), plan.CauseWords(c)), strings.Join(by[c], ", ")})
 	}
 	return out
 }
