@@ -19,6 +19,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/internal/regularfile"
 )
 
 // DefaultDir is the state directory apply uses unless told otherwise.
@@ -75,36 +76,6 @@ func (d *Dir) Close() error {
 	return errors.Join(errs...)
 }
 
-// writeFile writes atomically: temp file, fsync, rename, fsync directory.
-func writeFile(path string, b []byte) error { return putFile(path, b, os.Rename) }
-
-// putFile writes b whole to a temp file beside path, fsyncs it, puts it
-// at path with put (os.Rename replaces what is there; os.Link fails when
-// something is) and fsyncs the directory.
-func putFile(path string, b []byte, put func(oldpath, newpath string) error) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := put(f.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
 func syncDir(dir string) error {
 	f, err := os.Open(dir)
 	if err != nil {
@@ -121,11 +92,11 @@ func (d *Dir) SavePlan(_ context.Context, sha string, file []byte) error {
 	}
 	p := filepath.Join(d.path, "plans", sha+".json")
 	if old, err := os.ReadFile(p); err != nil || !bytes.Equal(old, file) {
-		if err := writeFile(p, file); err != nil {
+		if err := regularfile.Write(p, file, 0o600); err != nil {
 			return fmt.Errorf("saving plan %s: %w", sha, err)
 		}
 	}
-	return writeFile(filepath.Join(d.path, "current"), []byte(sha+"\n"))
+	return regularfile.Write(filepath.Join(d.path, "current"), []byte(sha+"\n"), 0o600)
 }
 
 // LoadPlan implements executor.Backend.
@@ -319,7 +290,7 @@ func (d *Dir) Lock(_ context.Context, info executor.LockInfo) error {
 	if err != nil {
 		return err
 	}
-	err = putFile(d.lockPath(), append(b, '\n'), os.Link)
+	err = regularfile.Create(d.lockPath(), append(b, '\n'), 0o600)
 	if errors.Is(err, os.ErrExist) {
 		h, herr := d.LockHolder(context.Background())
 		var corrupt *executor.CorruptLockError

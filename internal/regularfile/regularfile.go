@@ -1,7 +1,9 @@
 // Package regularfile reads the files a user names (a plan, a key, a
 // configuration, variables, data or scenario file): only a regular file,
 // at once and without blocking, up to a size bound, and checks that its
-// nesting is shallow enough for the parser before it is parsed.
+// nesting is shallow enough for the parser before it is parsed. It also
+// writes the files rackform keeps (the state directory's, the run
+// registry's, a plugin lock file) whole or not at all.
 package regularfile
 
 import (

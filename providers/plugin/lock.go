@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/rackform/rackform/internal/regularfile"
@@ -176,23 +175,7 @@ func (l *Lock) Marshal() []byte {
 // Write writes the lock file atomically (a temporary file renamed over
 // path), so a crash never leaves half a lock file.
 func (l *Lock) Write(path string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("writing lock file: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename this is a no-op
-	if _, err := tmp.Write(l.Marshal()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing lock file %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing lock file %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing lock file %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := regularfile.Write(path, l.Marshal(), 0o644); err != nil {
 		return fmt.Errorf("writing lock file %s: %w", path, err)
 	}
 	l.path = path

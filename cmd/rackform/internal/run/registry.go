@@ -12,6 +12,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/rackform/rackform/executor/state"
+	"github.com/rackform/rackform/internal/regularfile"
 )
 
 // EnvRunRegistry names the directory of the registry of started runs
@@ -127,19 +128,7 @@ func (g *registry) write(sha string, e entry) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(g.dir, ".entry-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), g.path(sha))
+	return regularfile.Write(g.path(sha), append(b, '\n'), 0o600)
 }
 
 // canonical is dir as an absolute path with symbolic links resolved (in
