@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rackform/rackform/planner/plan"
 )
 
 // Backend stores plans, journals and the lock. It is deliberately small and
@@ -127,17 +129,10 @@ func (e *LockedError) Error() string {
 	h := e.Holder
 	if !h.LeaseExpires.IsZero() {
 		return fmt.Sprintf("the state is locked by %s (pid %d) since %s, applying plan %s; its lease runs until %s and is renewed while that apply runs: if it is gone, the lease expires and the next apply takes over, or run now: %s",
-			h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), short(h.PlanSHA256), h.LeaseExpires.UTC().Format(time.RFC3339), NextAction{Kind: NextForceUnlock, Target: h.ID}.Ref())
+			h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), plan.ShortSHA(h.PlanSHA256), h.LeaseExpires.UTC().Format(time.RFC3339), NextAction{Kind: NextForceUnlock, Target: h.ID}.Ref())
 	}
 	return fmt.Sprintf("the state is locked by %s (pid %d) since %s, applying plan %s; if that apply is gone, run: %s",
-		h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), short(h.PlanSHA256), NextAction{Kind: NextForceUnlock, Target: h.ID}.Ref())
-}
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
+		h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), plan.ShortSHA(h.PlanSHA256), NextAction{Kind: NextForceUnlock, Target: h.ID}.Ref())
 }
 
 // CorruptLockError is a lock record that cannot be read (a torn write, a

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/rackform/rackform/planner/plan"
 )
 
 // Control operations record a request in the journal, after checking it
@@ -23,7 +25,7 @@ func (e *Executor) control(ctx context.Context, rec *Record) error {
 		return err
 	}
 	if _, err := e.o.Backend.Append(ctx, e.o.PlanSHA256, b); err != nil {
-		return fmt.Errorf("recording %s for plan %s: %w", rec.Type, short(e.o.PlanSHA256), err)
+		return fmt.Errorf("recording %s for plan %s: %w", rec.Type, plan.ShortSHA(e.o.PlanSHA256), err)
 	}
 	// The request's own event, in this process's stream: the run this
 	// process then drives replays the record as history, and an apply
@@ -41,7 +43,7 @@ func (e *Executor) started(ctx context.Context, op string) (*model, error) {
 		return nil, err
 	}
 	if m.records == 0 {
-		return nil, &RefusedError{Op: op, Reason: "plan " + short(e.o.PlanSHA256) + " has not been applied yet; run " + NextAction{Kind: NextApply}.Ref()}
+		return nil, &RefusedError{Op: op, Reason: "plan " + plan.ShortSHA(e.o.PlanSHA256) + " has not been applied yet; run " + NextAction{Kind: NextApply}.Ref()}
 	}
 	switch m.run.st.Name {
 	case Completed, Skipped:

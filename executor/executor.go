@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/rackform/rackform/planner/plan"
 )
 
 // Executor applies one plan. Run drives it; Continue, Approve, Stop and Skip
@@ -20,7 +22,7 @@ func New(opts Options) (*Executor, error) {
 		return nil, err
 	}
 	if _, err := buildModel(opts.Plan); err != nil {
-		return nil, fmt.Errorf("plan %s: %w", short(opts.PlanSHA256), err)
+		return nil, fmt.Errorf("plan %s: %w", plan.ShortSHA(opts.PlanSHA256), err)
 	}
 	return &Executor{o: opts}, nil
 }
@@ -48,11 +50,11 @@ func (e *Executor) load(ctx context.Context) (*model, int64, error) {
 		}
 		r, err := DecodeRecord(en.Data)
 		if err != nil {
-			unreadable = fmt.Errorf("journal of plan %s is corrupt at position %d: %w", short(e.o.PlanSHA256), en.Pos, err)
+			unreadable = fmt.Errorf("journal of plan %s is corrupt at position %d: %w", plan.ShortSHA(e.o.PlanSHA256), en.Pos, err)
 			return nil
 		}
 		if err := m.apply(r, en.Pos); err != nil {
-			replay = fmt.Errorf("journal of plan %s at position %d: %w", short(e.o.PlanSHA256), en.Pos, err)
+			replay = fmt.Errorf("journal of plan %s at position %d: %w", plan.ShortSHA(e.o.PlanSHA256), en.Pos, err)
 			return replay
 		}
 		return nil
@@ -61,10 +63,10 @@ func (e *Executor) load(ctx context.Context) (*model, int64, error) {
 	case replay != nil:
 		return nil, 0, replay
 	case err != nil && !errors.Is(err, ErrNotFound):
-		return nil, 0, fmt.Errorf("reading the journal of plan %s: %w", short(e.o.PlanSHA256), err)
+		return nil, 0, fmt.Errorf("reading the journal of plan %s: %w", plan.ShortSHA(e.o.PlanSHA256), err)
 	}
 	if unreadable != nil {
-		e.o.Logger.Warn("ignoring an unreadable last journal record", "plan", short(e.o.PlanSHA256), "pos", cursor)
+		e.o.Logger.Warn("ignoring an unreadable last journal record", "plan", plan.ShortSHA(e.o.PlanSHA256), "pos", cursor)
 	}
 	return m, cursor, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+
+	"github.com/rackform/rackform/planner/plan"
 )
 
 // The journal of a Run: every state change is a record, applied to the
@@ -93,7 +95,7 @@ func (j *journal) commit(ctx context.Context) ([]*opRun, error) {
 		}
 		j.pending = j.pending[:0]
 		if err != nil {
-			return nil, fmt.Errorf("writing the journal of plan %s: %w", short(j.sha), err)
+			return nil, fmt.Errorf("writing the journal of plan %s: %w", plan.ShortSHA(j.sha), err)
 		}
 	}
 	launch := j.launch
@@ -107,7 +109,7 @@ func (j *journal) commit(ctx context.Context) ([]*opRun, error) {
 func (j *journal) read(ctx context.Context, applied func(*Record)) error {
 	entries, err := j.b.Read(ctx, j.sha, j.cursor)
 	if err != nil {
-		return fmt.Errorf("reading the journal of plan %s: %w", short(j.sha), err)
+		return fmt.Errorf("reading the journal of plan %s: %w", plan.ShortSHA(j.sha), err)
 	}
 	for _, en := range entries {
 		j.cursor = en.Pos
@@ -120,7 +122,7 @@ func (j *journal) read(ctx context.Context, applied func(*Record)) error {
 		}
 		rec, err := DecodeRecord(en.Data)
 		if err != nil {
-			return fmt.Errorf("journal of plan %s is corrupt at position %d: %w", short(j.sha), en.Pos, err)
+			return fmt.Errorf("journal of plan %s is corrupt at position %d: %w", plan.ShortSHA(j.sha), en.Pos, err)
 		}
 		if err := j.m.apply(rec, en.Pos); err != nil {
 			return err

@@ -110,7 +110,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	}
 	leader := err == nil
 	if err != nil && !(o.Join && claimer != nil && errors.As(err, &le) && le.Holder.PlanSHA256 == o.PlanSHA256) {
-		return Outcome{}, fmt.Errorf("locking the state for plan %s: %w", short(o.PlanSHA256), err)
+		return Outcome{}, fmt.Errorf("locking the state for plan %s: %w", plan.ShortSHA(o.PlanSHA256), err)
 	}
 	var wm *workerMode
 	if claimer != nil {
@@ -119,7 +119,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 			if leader {
 				_ = o.Backend.Unlock(context.WithoutCancel(hard), info.ID)
 			}
-			return Outcome{}, fmt.Errorf("joining the run of plan %s as a worker: %w", short(o.PlanSHA256), err)
+			return Outcome{}, fmt.Errorf("joining the run of plan %s as a worker: %w", plan.ShortSHA(o.PlanSHA256), err)
 		}
 		defer func() {
 			if err := claimer.Leave(context.WithoutCancel(hard)); err != nil {
@@ -133,7 +133,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	tookOver := ""
 	if replaced != nil {
 		tookOver = fmt.Sprintf("took over the lock %s of %s (pid %d, since %s, plan %s): %s",
-			replaced.ID, replaced.Who, replaced.PID, replaced.Since.UTC().Format(time.RFC3339), short(replaced.PlanSHA256), GoneReason(*replaced))
+			replaced.ID, replaced.Who, replaced.PID, replaced.Since.UTC().Format(time.RFC3339), plan.ShortSHA(replaced.PlanSHA256), GoneReason(*replaced))
 		o.Logger.Warn(tookOver)
 	}
 	defer func() {
@@ -150,29 +150,29 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	}
 	switch m.run.st.Name {
 	case Completed, Skipped:
-		return Outcome{}, fmt.Errorf("plan %s: %w", short(o.PlanSHA256), ErrAlreadyApplied)
+		return Outcome{}, fmt.Errorf("plan %s: %w", plan.ShortSHA(o.PlanSHA256), ErrAlreadyApplied)
 	case Failed:
-		return Outcome{}, fmt.Errorf("plan %s: %w", short(o.PlanSHA256), ErrRunFailed)
+		return Outcome{}, fmt.Errorf("plan %s: %w", plan.ShortSHA(o.PlanSHA256), ErrRunFailed)
 	}
 	// not_after is about trusting what plan observed when a run starts; a
 	// started run (its journal exists) may always be resumed or continued:
 	// every server is observed again before its first step anyway.
 	if na := o.Plan.NotAfter; !na.IsZero() && m.records == 0 && o.Clock.Now().After(na) && !o.AllowExpired {
-		return Outcome{}, fmt.Errorf("plan %s: %w (not_after %s); plan again", short(o.PlanSHA256), ErrExpired, na.UTC().Format(time.RFC3339))
+		return Outcome{}, fmt.Errorf("plan %s: %w (not_after %s); plan again", plan.ShortSHA(o.PlanSHA256), ErrExpired, na.UTC().Format(time.RFC3339))
 	}
 	if m.records == 0 {
 		// A run already started from an older plan may be resumed; a new
 		// one needs what 1.3 records (methods, identities).
 		if err := plan.Applicable(o.Plan); err != nil {
-			return Outcome{}, fmt.Errorf("plan %s: %w", short(o.PlanSHA256), err)
+			return Outcome{}, fmt.Errorf("plan %s: %w", plan.ShortSHA(o.PlanSHA256), err)
 		}
 	}
 	if o.PlanFile != nil {
 		if err := o.Backend.SavePlan(hard, o.PlanSHA256, o.PlanFile); err != nil {
-			return Outcome{}, fmt.Errorf("storing plan %s: %w", short(o.PlanSHA256), err)
+			return Outcome{}, fmt.Errorf("storing plan %s: %w", plan.ShortSHA(o.PlanSHA256), err)
 		}
 	}
-	o.Logger.Info("applying plan", "plan", short(o.PlanSHA256), "resumed", m.records > 0, "holder", o.Holder)
+	o.Logger.Info("applying plan", "plan", plan.ShortSHA(o.PlanSHA256), "resumed", m.records > 0, "holder", o.Holder)
 	r := &runner{e: e, o: o, m: m, sha: o.PlanSHA256, j: newJournal(o.Backend, o.PlanSHA256, m, o.Clock, cursor),
 		ops: newOpTable(), msgs: make(chan msg, 256), skipsAt: 0,
 		down: map[string]string{}, interrupts: map[string]int{}, remNoted: map[*node]bool{}, barNoted: map[*node]bool{}, w: wm}

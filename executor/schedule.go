@@ -40,7 +40,7 @@ func (sch *scheduler) reconcile(ctx context.Context) {
 		if i == 100000 {
 			// Decisions converge in a few passes; this only guards against
 			// a journal edited into a contradiction.
-			sch.r.err = fmt.Errorf("plan %s: the scheduler did not settle; the journal may be inconsistent", short(sch.r.sha))
+			sch.r.err = fmt.Errorf("plan %s: the scheduler did not settle; the journal may be inconsistent", plan.ShortSHA(sch.r.sha))
 			return
 		}
 		sch.r.changed = false

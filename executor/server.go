@@ -505,7 +505,7 @@ func drift(p *plan.Server, obs *providers.Observation) string {
 	}
 	slices.Sort(diffs)
 	if len(diffs) == 0 {
-		return fmt.Sprintf("fingerprint %s → %s", short(p.Fingerprint), short(obs.Fingerprint))
+		return fmt.Sprintf("fingerprint %s → %s", plan.ShortSHA(p.Fingerprint), plan.ShortSHA(obs.Fingerprint))
 	}
 	return strings.Join(diffs, ", ")
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rackform/rackform/planner/plan"
 )
 
 // Several workers on one run (Claimer). Every apply of the run is a
@@ -133,7 +135,7 @@ func (cw *crew) claimPass(ctx context.Context) bool {
 	if len(done) > 0 {
 		slices.Sort(done)
 		if err := w.c.Release(ctx, cw.r.sha, done); err != nil {
-			cw.r.err = fmt.Errorf("releasing groups of plan %s: %w", short(cw.r.sha), err)
+			cw.r.err = fmt.Errorf("releasing groups of plan %s: %w", plan.ShortSHA(cw.r.sha), err)
 			return false
 		}
 		for _, id := range done {
@@ -170,7 +172,7 @@ func (cw *crew) claimPass(ctx context.Context) bool {
 	w.seen, w.claimedAt = ids, now
 	_, live, err := w.c.Claims(ctx, cw.r.sha)
 	if err != nil {
-		cw.r.err = fmt.Errorf("reading the claims of plan %s: %w", short(cw.r.sha), err)
+		cw.r.err = fmt.Errorf("reading the claims of plan %s: %w", plan.ShortSHA(cw.r.sha), err)
 		return false
 	}
 	live = max(live, 1)
@@ -180,7 +182,7 @@ func (cw *crew) claimPass(ctx context.Context) bool {
 	}
 	held, adopted, err := w.c.Claim(ctx, cw.r.sha, ids, share)
 	if err != nil {
-		cw.r.err = fmt.Errorf("claiming groups of plan %s: %w", short(cw.r.sha), err)
+		cw.r.err = fmt.Errorf("claiming groups of plan %s: %w", plan.ShortSHA(cw.r.sha), err)
 		return false
 	}
 	var fresh []string
@@ -233,7 +235,7 @@ func (cw *crew) claimPass(ctx context.Context) bool {
 	}
 	if len(ended) > 0 {
 		if err := w.c.Release(ctx, cw.r.sha, ended); err != nil {
-			cw.r.err = fmt.Errorf("releasing groups of plan %s: %w", short(cw.r.sha), err)
+			cw.r.err = fmt.Errorf("releasing groups of plan %s: %w", plan.ShortSHA(cw.r.sha), err)
 			return false
 		}
 	}
@@ -258,7 +260,7 @@ func (cw *crew) rebalance(ctx context.Context, n int, spare []string, live int) 
 		delete(cw.r.w.held, id)
 	}
 	if err := cw.r.w.c.Release(ctx, cw.r.sha, give); err != nil {
-		cw.r.err = fmt.Errorf("releasing groups of plan %s: %w", short(cw.r.sha), err)
+		cw.r.err = fmt.Errorf("releasing groups of plan %s: %w", plan.ShortSHA(cw.r.sha), err)
 		return false
 	}
 	cw.r.o.Logger.Info(fmt.Sprintf("%d workers on the run: released %d groups not started for the others to claim: %s", live, len(give), strings.Join(give, ", ")))
@@ -335,7 +337,7 @@ func (cw *crew) tryLead(ctx context.Context) {
 		return
 	}
 	if err != nil {
-		cw.r.err = fmt.Errorf("locking the state for plan %s: %w", short(cw.r.sha), err)
+		cw.r.err = fmt.Errorf("locking the state for plan %s: %w", plan.ShortSHA(cw.r.sha), err)
 		return
 	}
 	cw.r.w.leader = true
@@ -344,7 +346,7 @@ func (cw *crew) tryLead(ctx context.Context) {
 	msg := "this worker leads the run (the leader's lock was free)"
 	if replaced != nil {
 		msg = fmt.Sprintf("took over the lock %s of %s (pid %d, since %s, plan %s): %s", replaced.ID, replaced.Who, replaced.PID,
-			replaced.Since.UTC().Format(time.RFC3339), short(replaced.PlanSHA256), GoneReason(*replaced))
+			replaced.Since.UTC().Format(time.RFC3339), plan.ShortSHA(replaced.PlanSHA256), GoneReason(*replaced))
 		cw.r.o.Logger.Warn(msg)
 	}
 	cw.r.emit(ctx, &Record{Type: recRunStarted, PlanSHA256: cw.r.sha, PID: os.Getpid(), By: cw.r.workerLabel(), Message: msg})
@@ -377,7 +379,7 @@ func (cw *crew) othersBusy(ctx context.Context, out Outcome) bool {
 	w := cw.r.w
 	claims, _, err := w.c.Claims(ctx, cw.r.sha)
 	if err != nil {
-		cw.r.err = fmt.Errorf("reading the claims of plan %s: %w", short(cw.r.sha), err)
+		cw.r.err = fmt.Errorf("reading the claims of plan %s: %w", plan.ShortSHA(cw.r.sha), err)
 		return false
 	}
 	halted := cw.r.m.stopRequested() || cw.r.m.breaches > 0 || cw.r.m.pauses > 0

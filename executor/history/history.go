@@ -111,7 +111,7 @@ func Load(ctx context.Context, sources []Source, opts Options) (*Estimates, erro
 		}
 		samples, err := measure(ctx, f.src, f.PlanSHA256)
 		if err != nil {
-			e.skipped = append(e.skipped, fmt.Sprintf("the run of plan %s in %s was not read: %v", short(f.PlanSHA256), f.src, err))
+			e.skipped = append(e.skipped, fmt.Sprintf("the run of plan %s in %s was not read: %v", plan.ShortSHA(f.PlanSHA256), f.src, err))
 			continue
 		}
 		e.runs++
@@ -269,7 +269,7 @@ func measure(ctx context.Context, src Source, sha string) ([]sample, error) {
 		return nil, err
 	}
 	if got := plan.SHA256(file); got != sha {
-		return nil, fmt.Errorf("its plan file does not hash to its name (%s)", short(got))
+		return nil, fmt.Errorf("its plan file does not hash to its name (%s)", plan.ShortSHA(got))
 	}
 	p, err := plan.Decode(file)
 	if err != nil {
@@ -351,11 +351,4 @@ func measure(ctx context.Context, src Source, sha string) ([]sample, error) {
 		out = append(out, sample{plan.KeyOf(s.Identity, s.Steps, i), d})
 	}
 	return out, nil
-}
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }

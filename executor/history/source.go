@@ -16,6 +16,7 @@ import (
 
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/state"
+	"github.com/rackform/rackform/planner/plan"
 )
 
 // A Source holds the journals of earlier runs and the plans they ran.
@@ -176,7 +177,7 @@ func (f *files) LoadPlan(_ context.Context, sha string) ([]byte, error) {
 	}
 	name, ok := f.plans[sha]
 	if !ok {
-		return nil, fmt.Errorf("no plan file in %s has SHA-256 %s: %w", f.dir, short(sha), executor.ErrNotFound)
+		return nil, fmt.Errorf("no plan file in %s has SHA-256 %s: %w", f.dir, plan.ShortSHA(sha), executor.ErrNotFound)
 	}
 	return os.ReadFile(name)
 }

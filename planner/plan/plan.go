@@ -657,3 +657,11 @@ func (s *Summary) Count(cause string) {
 		s.SystemUnresolved++
 	}
 }
+
+// ShortSHA is the start of a plan's SHA-256, as messages name plans.
+func ShortSHA(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
 	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/state"
+	"github.com/rackform/rackform/planner/plan"
 )
 
 // forceUnlockCommand removes a state lock left by an apply that is gone.
@@ -73,7 +73,7 @@ func (c *forceUnlockCommand) Run(ctx context.Context, args []string) int {
 	case corrupt != nil:
 		fmt.Fprintf(c.Stdout, "Removed the corrupt lock %s (ID %s).\n", corrupt.Where, corrupt.ID())
 	case err == nil:
-		fmt.Fprintf(c.Stdout, "Removed the lock %s held by %s (pid %d) since %s for plan %s.\n", h.ID, h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), applyview.ShortSHA(h.PlanSHA256))
+		fmt.Fprintf(c.Stdout, "Removed the lock %s held by %s (pid %d) since %s for plan %s.\n", h.ID, h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), plan.ShortSHA(h.PlanSHA256))
 	}
 	return ExitOK
 }

@@ -75,7 +75,7 @@ func (c *skipCommand) Run(ctx context.Context, args []string) int {
 		}
 		return code
 	}
-	fmt.Fprintf(c.Stdout, "Skip of %s recorded for plan %s.\n", rest[0], applyview.ShortSHA(sha))
+	fmt.Fprintf(c.Stdout, "Skip of %s recorded for plan %s.\n", rest[0], plan.ShortSHA(sha))
 	if st, err := e.Status(ctx); err == nil && begun(st.Run, rest[0]) {
 		fmt.Fprintf(c.Stdout, "%s has begun its steps: the apply finishes the operation in flight, brings it back (power on, wait until healthy, uncordon), then skips it.\n", rest[0])
 	}

@@ -165,7 +165,7 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		case !h.LeaseExpires.IsZero():
 			lease = fmt.Sprintf("; lease renewed until %s", h.LeaseExpires.UTC().Format(time.RFC3339))
 		}
-		fmt.Fprintf(c.Stdout, "Locked by %s (pid %d) since %s for plan %s (lock ID %s%s).\n", h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), applyview.ShortSHA(h.PlanSHA256), h.ID, lease)
+		fmt.Fprintf(c.Stdout, "Locked by %s (pid %d) since %s for plan %s (lock ID %s%s).\n", h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), plan.ShortSHA(h.PlanSHA256), h.ID, lease)
 	case errors.As(err, &corrupt):
 		fmt.Fprintf(c.Stdout, "Locked: %s.\n", views.CanonicalText(corrupt.Error()))
 	}

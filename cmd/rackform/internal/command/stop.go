@@ -5,8 +5,8 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
 	"github.com/rackform/rackform/executor/state"
+	"github.com/rackform/rackform/planner/plan"
 )
 
 // stopCommand asks the running apply to stop.
@@ -54,9 +54,9 @@ func (c *stopCommand) Run(ctx context.Context, args []string) int {
 		return c.controlFailed(err)
 	}
 	if h, err := b.LockHolder(ctx); err == nil {
-		fmt.Fprintf(c.Stdout, "Stop recorded for plan %s. The apply running as %s (pid %d) starts nothing new and ends once the servers in flight finish.\n", applyview.ShortSHA(sha), h.Who, h.PID)
+		fmt.Fprintf(c.Stdout, "Stop recorded for plan %s. The apply running as %s (pid %d) starts nothing new and ends once the servers in flight finish.\n", plan.ShortSHA(sha), h.Who, h.PID)
 	} else {
-		fmt.Fprintf(c.Stdout, "Stop recorded for plan %s. No apply is running; the next apply or continue lifts the stop.\n", applyview.ShortSHA(sha))
+		fmt.Fprintf(c.Stdout, "Stop recorded for plan %s. No apply is running; the next apply or continue lifts the stop.\n", plan.ShortSHA(sha))
 	}
 	return ExitOK
 }

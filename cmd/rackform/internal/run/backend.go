@@ -200,17 +200,17 @@ type Stored struct {
 func (b *Backend) loadStored(ctx context.Context, sha string) (*Stored, error) {
 	file, err := b.LoadPlan(ctx, sha)
 	if err != nil {
-		return nil, fmt.Errorf("loading plan %s from %s: %w", short(sha), b.Where, err)
+		return nil, fmt.Errorf("loading plan %s from %s: %w", plan.ShortSHA(sha), b.Where, err)
 	}
 	if len(file) > MaxPlanSize {
-		return nil, tooLarge(fmt.Sprintf("the stored plan %s in %s", short(sha), b.Where), int64(len(file)))
+		return nil, tooLarge(fmt.Sprintf("the stored plan %s in %s", plan.ShortSHA(sha), b.Where), int64(len(file)))
 	}
 	if got := plan.SHA256(file); got != sha {
-		return nil, fmt.Errorf("the stored plan %s in %s does not hash to its name (%s); it was modified", short(sha), b.Where, short(got))
+		return nil, fmt.Errorf("the stored plan %s in %s does not hash to its name (%s); it was modified", plan.ShortSHA(sha), b.Where, plan.ShortSHA(got))
 	}
 	p, err := plan.Decode(file)
 	if err != nil {
-		return nil, fmt.Errorf("the stored plan %s is not usable: %w", short(sha), err)
+		return nil, fmt.Errorf("the stored plan %s is not usable: %w", plan.ShortSHA(sha), err)
 	}
 	return &Stored{Plan: p, SHA256: sha, Bytes: file}, nil
 }
@@ -232,7 +232,7 @@ func (b *Backend) Choose(ctx context.Context, runID string) (*Stored, error) {
 			return nil, err
 		}
 		if runID != "" && !strings.HasPrefix(sha, runID) {
-			return nil, fmt.Errorf("%s holds the run of plan %s, not %s", b.Where, short(sha), runID)
+			return nil, fmt.Errorf("%s holds the run of plan %s, not %s", b.Where, plan.ShortSHA(sha), runID)
 		}
 		return b.loadStored(ctx, sha)
 	}
@@ -287,7 +287,7 @@ func (b *Backend) Choose(ctx context.Context, runID string) (*Stored, error) {
 	}
 	var lines []string
 	for _, u := range unfinished {
-		lines = append(lines, fmt.Sprintf("  -run %s  %s", short(u.s.SHA256), u.state))
+		lines = append(lines, fmt.Sprintf("  -run %s  %s", plan.ShortSHA(u.s.SHA256), u.state))
 	}
 	return nil, fmt.Errorf("%s holds %d unfinished runs; choose one with -run ID (the start of its plan's SHA-256):\n%s", b.Where, len(unfinished), strings.Join(lines, "\n"))
 }
@@ -317,7 +317,7 @@ func (b *Backend) listRuns(ctx context.Context, runs []postgres.Run) string {
 	}
 	var parts []string
 	for _, r := range runs {
-		s := short(r.PlanSHA256)
+		s := plan.ShortSHA(r.PlanSHA256)
 		if st, err := b.loadStored(ctx, r.PlanSHA256); err == nil {
 			if rs, err := runState(ctx, b, st.Plan, r.PlanSHA256); err == nil {
 				s += " (" + rs.String() + ")"
@@ -326,12 +326,4 @@ func (b *Backend) listRuns(ctx context.Context, runs []postgres.Run) string {
 		parts = append(parts, s)
 	}
 	return "the runs are: " + strings.Join(parts, ", ")
-}
-
-// short is the start of a SHA-256, as messages name plans.
-func short(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
 }

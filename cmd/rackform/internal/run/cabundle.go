@@ -104,9 +104,9 @@ func caMismatch(pp plan.Provider, ca CABundle) error {
 	}
 	switch {
 	case pp.CABundleSHA256 == "":
-		return fmt.Errorf("provider %q: %s (%s) has SHA-256 %s, but the plan was made without a CA bundle: apply trusts only the CAs that were reviewed; plan again", pp.Name, what, CABundleAttr, short(ca.SHA256))
+		return fmt.Errorf("provider %q: %s (%s) has SHA-256 %s, but the plan was made without a CA bundle: apply trusts only the CAs that were reviewed; plan again", pp.Name, what, CABundleAttr, plan.ShortSHA(ca.SHA256))
 	case ca.SHA256 == "":
-		return fmt.Errorf("provider %q: the plan was made trusting the CA bundle %s (SHA-256 %s), and the provider has none now: plan again", pp.Name, pp.CABundle, short(pp.CABundleSHA256))
+		return fmt.Errorf("provider %q: the plan was made trusting the CA bundle %s (SHA-256 %s), and the provider has none now: plan again", pp.Name, pp.CABundle, plan.ShortSHA(pp.CABundleSHA256))
 	}
-	return fmt.Errorf("provider %q: %s (%s) has SHA-256 %s, but the plan was made trusting the bundle with SHA-256 %s: the CAs that verify the BMCs' certificates changed after review; restore the reviewed file, or plan again", pp.Name, what, CABundleAttr, short(ca.SHA256), short(pp.CABundleSHA256))
+	return fmt.Errorf("provider %q: %s (%s) has SHA-256 %s, but the plan was made trusting the bundle with SHA-256 %s: the CAs that verify the BMCs' certificates changed after review; restore the reviewed file, or plan again", pp.Name, what, CABundleAttr, plan.ShortSHA(ca.SHA256), plan.ShortSHA(pp.CABundleSHA256))
 }

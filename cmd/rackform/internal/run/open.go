@@ -134,10 +134,10 @@ func Open(ctx context.Context, f *File, p *plan.Plan, o Options) (*Run, error) {
 			return nil, expired(p, f.SHA256)
 		}
 		if err := plan.Applicable(p); err != nil {
-			return nil, fmt.Errorf("plan %s: %w", short(f.SHA256), err)
+			return nil, fmt.Errorf("plan %s: %w", plan.ShortSHA(f.SHA256), err)
 		}
 		if o.Rerun {
-			return nil, fmt.Errorf("plan %s: -rerun starts a failed run again, and this plan has no run in the state directory %s", short(f.SHA256), o.StateDir)
+			return nil, fmt.Errorf("plan %s: -rerun starts a failed run again, and this plan has no run in the state directory %s", plan.ShortSHA(f.SHA256), o.StateDir)
 		}
 	}
 	release := func() {}
@@ -264,7 +264,7 @@ func OpenStored(ctx context.Context, runID string, o Options) (*Run, error) {
 	if b.PG != nil {
 		where = b.Where
 	}
-	warning, err := o.Trust.Check(&File{Name: "the plan " + short(s.SHA256) + " in " + where, Bytes: s.Bytes, SHA256: s.SHA256}, s.Plan)
+	warning, err := o.Trust.Check(&File{Name: "the plan " + plan.ShortSHA(s.SHA256) + " in " + where, Bytes: s.Bytes, SHA256: s.SHA256}, s.Plan)
 	if err != nil {
 		b.Close()
 		return nil, err
@@ -346,14 +346,14 @@ func (r *Run) check(ctx context.Context) error {
 	r.Control, r.State = ctl, st.Run.State
 	switch r.State.Name {
 	case executor.Completed, executor.Skipped:
-		return fmt.Errorf("plan %s: %w", short(r.SHA256), executor.ErrAlreadyApplied)
+		return fmt.Errorf("plan %s: %w", plan.ShortSHA(r.SHA256), executor.ErrAlreadyApplied)
 	case executor.Failed:
 		if !r.o.Rerun {
-			return fmt.Errorf("plan %s: %w (or run it again: rackform apply -rerun PLANFILE)", short(r.SHA256), executor.ErrRunFailed)
+			return fmt.Errorf("plan %s: %w (or run it again: rackform apply -rerun PLANFILE)", plan.ShortSHA(r.SHA256), executor.ErrRunFailed)
 		}
 	default:
 		if r.o.Rerun {
-			return fmt.Errorf("plan %s: -rerun starts a failed run again, and this run is %s", short(r.SHA256), r.State.String())
+			return fmt.Errorf("plan %s: -rerun starts a failed run again, and this run is %s", plan.ShortSHA(r.SHA256), r.State.String())
 		}
 	}
 	if r.State.Name != executor.NotStarted {
@@ -368,7 +368,7 @@ func (r *Run) check(ctx context.Context) error {
 	// a new one needs what format 1.3 records (delivery, identity) in
 	// the compact form of 1.4 (the observation it compares against).
 	if err := plan.Applicable(r.Plan); err != nil {
-		return fmt.Errorf("plan %s: %w", short(r.SHA256), err)
+		return fmt.Errorf("plan %s: %w", plan.ShortSHA(r.SHA256), err)
 	}
 	return nil
 }
@@ -378,7 +378,7 @@ func expiredAt(p *plan.Plan, clock executor.Clock) bool {
 }
 
 func expired(p *plan.Plan, sha string) error {
-	return fmt.Errorf("plan %s expired at %s (made %s); plan again: what it observed is too old to trust", short(sha), p.NotAfter.UTC().Format(time.RFC3339), p.CreatedAt.UTC().Format(time.RFC3339))
+	return fmt.Errorf("plan %s expired at %s (made %s); plan again: what it observed is too old to trust", plan.ShortSHA(sha), p.NotAfter.UTC().Format(time.RFC3339), p.CreatedAt.UTC().Format(time.RFC3339))
 }
 
 // Busy looks at the state lock before anything is started. Without
@@ -446,7 +446,7 @@ func (r *Run) Prepare() (*Prepared, error) {
 			return out, fmt.Errorf("provider %q: %s", pp.Name, err)
 		}
 		if got != pp.SHA256 {
-			return out, fmt.Errorf("provider %q: the plugin binary (%s) hashes to %s, but the plan was made with %s; apply runs only the provider code that made the plan: plan again with this rackform", pp.Name, pp.Source, short(got), short(pp.SHA256))
+			return out, fmt.Errorf("provider %q: the plugin binary (%s) hashes to %s, but the plan was made with %s; apply runs only the provider code that made the plan: plan again with this rackform", pp.Name, pp.Source, plan.ShortSHA(got), plan.ShortSHA(pp.SHA256))
 		}
 	}
 	cfg, loader, cleanup, diags := LoadSnapshot(p, o.Vars, o.VarFiles, o.Getenv)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/internal/regularfile"
+	"github.com/rackform/rackform/planner/plan"
 )
 
 // EnvRunRegistry names the directory of the registry of started runs
@@ -98,7 +99,7 @@ type EntryError struct {
 
 func (e *EntryError) Error() string {
 	return fmt.Sprintf("the entry of plan %s in the registry of started runs, %s, cannot be read or is damaged (%v): it may name the state directory of a run of this plan started on this machine, and a second run would upgrade its servers again. If that run exists, go on with it in its state directory (rackform continue -state-dir DIR, or apply with -state-dir DIR); if you are sure this plan was never applied on this machine, remove %s and apply again",
-		short(e.SHA256), e.Entry, e.Err, e.Entry)
+		plan.ShortSHA(e.SHA256), e.Entry, e.Err, e.Entry)
 }
 
 func (e *EntryError) Unwrap() error { return e.Err }
@@ -118,7 +119,7 @@ func (e *UnusableError) Error() string {
 		where = "its directory"
 	}
 	return fmt.Sprintf("the registry of started runs cannot be used (%v): it is how a plan is applied once on this machine whatever state directory each apply is given, so plan %s, which has no run in this state directory, is not started here. Make %s a directory this user can write, or set %s to one (the same for every apply on this machine)",
-		e.Err, short(e.SHA256), where, EnvRunRegistry)
+		e.Err, plan.ShortSHA(e.SHA256), where, EnvRunRegistry)
 }
 
 func (e *UnusableError) Unwrap() error { return e.Err }
@@ -163,7 +164,7 @@ type AlreadyStartedError struct {
 
 func (e *AlreadyStartedError) Error() string {
 	if e.StateDir == "" {
-		return fmt.Sprintf("plan %s is being applied now on this machine, from another state directory (the registry of started runs, %s, is being written): a second run would upgrade its servers again", short(e.SHA256), e.Entry)
+		return fmt.Sprintf("plan %s is being applied now on this machine, from another state directory (the registry of started runs, %s, is being written): a second run would upgrade its servers again", plan.ShortSHA(e.SHA256), e.Entry)
 	}
 	now := "was started"
 	if e.Running {
@@ -174,7 +175,7 @@ func (e *AlreadyStartedError) Error() string {
 		seen = "it is the state directory the plan records"
 	}
 	return fmt.Sprintf("plan %s %s on this machine with the state directory %s: a second run would upgrade its servers again. Go on with that run (rackform continue -state-dir %s, or apply with -state-dir %s); if it is abandoned and its state directory removed, this run may start (%s)",
-		short(e.SHA256), now, displayDir(e.StateDir), displayDir(e.StateDir), displayDir(e.StateDir), seen)
+		plan.ShortSHA(e.SHA256), now, displayDir(e.StateDir), displayDir(e.StateDir), displayDir(e.StateDir), seen)
 }
 
 // claim records that the run of plan sha lives in the state directory

@@ -259,7 +259,7 @@ func PinnedRestart(start func(ctx context.Context) (providers.Provider, plan.Pro
 		}
 		if pinMismatch(info.SHA256, pinned) {
 			stop()
-			return nil, nil, fmt.Errorf("the plugin binary (%s) now hashes to %s, not %s as when the plan was made", info.Source, short(info.SHA256), short(pinned))
+			return nil, nil, fmt.Errorf("the plugin binary (%s) now hashes to %s, not %s as when the plan was made", info.Source, plan.ShortSHA(info.SHA256), plan.ShortSHA(pinned))
 		}
 		return p, stop, nil
 	}
@@ -269,7 +269,7 @@ func PinnedRestart(start func(ctx context.Context) (providers.Provider, plan.Pro
 // hashes to another SHA-256 than the one the plan was made with.
 func (r *Run) CheckPinned(info plan.Provider) error {
 	if want := r.PinnedSHA256(info.Name); pinMismatch(info.SHA256, want) {
-		return fmt.Errorf("provider %q: the started plugin hashes to %s, but the plan was made with %s", info.Name, short(info.SHA256), short(want))
+		return fmt.Errorf("provider %q: the started plugin hashes to %s, but the plan was made with %s", info.Name, plan.ShortSHA(info.SHA256), plan.ShortSHA(want))
 	}
 	return nil
 }

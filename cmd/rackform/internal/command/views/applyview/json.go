@@ -9,6 +9,7 @@ import (
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/uijson"
 	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/planner/plan"
 )
 
 // JSON is the `apply -json` (and -json-into) stream: the executor's
@@ -187,7 +188,7 @@ func EventMessage(e executor.Event) string {
 			b.WriteString("; next: " + strings.Join(views.Commands(e.Outcome.Next), ", "))
 		}
 	case e.Type == "apply_started" || e.Type == "apply_resumed":
-		b.WriteString(strings.ReplaceAll(e.Type, "_", " ") + " plan " + ShortSHA(e.PlanSHA256))
+		b.WriteString(strings.ReplaceAll(e.Type, "_", " ") + " plan " + plan.ShortSHA(e.PlanSHA256))
 		if e.By != "" {
 			b.WriteString(" by " + e.By)
 		}

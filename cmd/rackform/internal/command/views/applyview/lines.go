@@ -36,7 +36,7 @@ func (v *View) lines(e executor.Event) []string {
 				est += time.Duration(st.Estimate)
 			}
 		}
-		out := []string{fmt.Sprintf("%s plan %s: %s to upgrade in %s, %d skipped, estimated %s", verb, ShortSHA(v.sha), planview.Members(up-devices, devices), views.Plural(racks, "rack"), skip, human(est))}
+		out := []string{fmt.Sprintf("%s plan %s: %s to upgrade in %s, %d skipped, estimated %s", verb, plan.ShortSHA(v.sha), planview.Members(up-devices, devices), views.Plural(racks, "rack"), skip, human(est))}
 		// Servers the plan could not see or held back are named, never
 		// silently left out of the run.
 		var unseen, held []string

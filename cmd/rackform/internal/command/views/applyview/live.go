@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/planner/plan"
 )
 
 // The live view: on a terminal, a block of per-scope bars and the servers
@@ -54,7 +55,7 @@ func (v *View) draw(now time.Time) {
 		elapsed = v.etaTime(now).Sub(v.origin())
 	}
 	eta, _ := v.eta(v.etaTime(now))
-	fmt.Fprintf(&b, "plan %s  elapsed %s  ETA %s\n", ShortSHA(v.sha), clock(elapsed), human(eta))
+	fmt.Fprintf(&b, "plan %s  elapsed %s  ETA %s\n", plan.ShortSHA(v.sha), clock(elapsed), human(eta))
 	var shown []*row
 	done, waiting := 0, 0
 	for _, r := range v.rows {

@@ -21,7 +21,7 @@ func WriteStatus(w io.Writer, p *plan.Plan, st *executor.Status, r *Resume) erro
 	var b strings.Builder
 	run := st.Run.State
 	run.Message = ""
-	fmt.Fprintf(&b, "Plan %s: run %s\n", ShortSHA(st.PlanSHA256), stateText(run))
+	fmt.Fprintf(&b, "Plan %s: run %s\n", plan.ShortSHA(st.PlanSHA256), stateText(run))
 	if st.StopRequested {
 		b.WriteString("A stop is requested: nothing new starts; servers in flight finish.\n")
 	}

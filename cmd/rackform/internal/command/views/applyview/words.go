@@ -52,13 +52,6 @@ func clock(d time.Duration) string {
 	return fmt.Sprintf("%02d:%02d", s/60, s%60)
 }
 
-func ShortSHA(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
-}
-
 // stateWords and reasonWords say states and their reasons for people.
 var stateWords = map[executor.StateName]string{
 	executor.NotStarted: "not started",

@@ -76,7 +76,7 @@ func (t *text) printf(format string, args ...any) { fmt.Fprintf(t.w, format, arg
 func (t *text) header() {
 	s := t.s
 	up, skip, racks := applyview.Summary(t.p)
-	t.printf("%s plan %s: %s to upgrade in %s, %d skipped; the plan estimates %s\n", t.st.Wrap("Rehearsal of", views.ANSIBold), applyview.ShortSHA(s.PlanSHA256),
+	t.printf("%s plan %s: %s to upgrade in %s, %d skipped; the plan estimates %s\n", t.st.Wrap("Rehearsal of", views.ANSIBold), plan.ShortSHA(s.PlanSHA256),
 		views.Plural(up, "server"), views.Plural(racks, "rack"), skip, s.PlanEstimate.Human())
 	scenario := "no faults"
 	if s.Scenario != "" {
