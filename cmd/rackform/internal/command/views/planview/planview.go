@@ -45,12 +45,8 @@ func Clusters(p *plan.Plan) []Entry {
 func Scopes(p *plan.Plan) []Entry {
 	var out []Entry
 	for _, e := range Clusters(p) {
-		for pi := range e.Cluster.Phases {
-			e.Phase = &e.Cluster.Phases[pi]
-			for sci := range e.Phase.Scopes {
-				e.Scope = &e.Phase.Scopes[sci]
-				out = append(out, e)
-			}
+		for e.Phase, e.Scope = range e.Cluster.Scopes() {
+			out = append(out, e)
 		}
 	}
 	return out
