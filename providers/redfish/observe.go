@@ -283,18 +283,21 @@ func attribute(items []invItem, sys *systemInfo, ids []string) ([]invItem, bool)
 	self := path.Base(sys.URI)
 	isSelf := func(id string) bool { return id == self || id == sys.ID }
 	known := func(id string) bool { return isSelf(id) || slices.Contains(ids, id) }
-	out := make([]invItem, 0, len(items))
+	prefixes := append([]string{sys.ID}, ids...)
+	out := items[:0] // filtered in place: items are the caller's to give
 	for _, it := range items {
 		owner := ""
 		for _, r := range it.Related {
-			if rest, ok := strings.CutPrefix(r, "/redfish/v1/Systems/"); ok && known(strings.SplitN(rest, "/", 2)[0]) {
-				owner = strings.SplitN(rest, "/", 2)[0]
-				break
+			if rest, ok := strings.CutPrefix(r, "/redfish/v1/Systems/"); ok {
+				if id, _, _ := strings.Cut(rest, "/"); known(id) {
+					owner = id
+					break
+				}
 			}
 		}
 		if owner == "" {
-			for _, id := range append([]string{sys.ID}, ids...) {
-				if strings.HasPrefix(it.ID, id+".") || strings.HasPrefix(it.ID, id+"_") {
+			for _, id := range prefixes {
+				if rest, ok := strings.CutPrefix(it.ID, id); ok && rest != "" && (rest[0] == '.' || rest[0] == '_') {
 					owner = id
 				}
 			}

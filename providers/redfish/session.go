@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -83,7 +84,11 @@ func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if token == "" && !basic {
 		return a.next.RoundTrip(req)
 	}
-	r := req.Clone(req.Context())
+	// A shallow copy with its own Header, not req.Clone: nothing below
+	// changes the URL, the body or the header values gofish set.
+	r := req.WithContext(req.Context())
+	r.Header = make(http.Header, len(req.Header)+1)
+	maps.Copy(r.Header, req.Header)
 	if basic {
 		r.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(a.b.creds.Username+":"+a.b.creds.Password)))
 	} else {
