@@ -64,6 +64,10 @@ type bmc interface {
 	// Auth is how the BMC is authenticated (providers.AuthSession or
 	// AuthBasic), "" before the first login.
 	Auth() string
+	// Serial connects, as any read would first, and reports whether the
+	// BMC answers one request at a time: HTTP/1.x on its connection, where
+	// reads made at once only queue behind each other.
+	Serial(ctx context.Context) (bool, error)
 }
 
 // systemInfo is the part of a ComputerSystem the provider uses.

@@ -24,15 +24,7 @@ func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
 			if err != nil {
 				return err
 			}
-			links = []string{}
-			for _, l := range []string{us.FirmwareInventory.ID, us.SoftwareInventory.ID} {
-				if l != "" {
-					links = append(links, l)
-				}
-			}
-			b.mu.Lock()
-			b.inventories = links
-			b.mu.Unlock()
+			links = inventoryLinks(us)
 		}
 		var missing error
 		// Ids are unique within one collection, not across both: an iLO
@@ -89,3 +81,15 @@ var invDocs = sync.Pool{New: func() any { return new([]invDoc) }}
 
 // maxPooledMembers bounds the arrays kept in invDocs.
 const maxPooledMembers = 256
+
+// inventoryLinks are the UpdateService's FirmwareInventory and
+// SoftwareInventory links, the ones it has.
+func inventoryLinks(us *updateServiceDoc) []string {
+	links := []string{}
+	for _, l := range []string{us.FirmwareInventory.ID, us.SoftwareInventory.ID} {
+		if l != "" {
+			links = append(links, l)
+		}
+	}
+	return links
+}

@@ -144,24 +144,24 @@ func (p *Provider) observeOne(ctx context.Context, b bmc, t providers.Target) *p
 		obs.Diagnostics = p.fail(t, outcomeSummary(outcome), err)
 		return obs
 	}
+	serial, err := b.Serial(ctx)
+	if err != nil {
+		return failed(outcomeOf(err), err)
+	}
 	// The UpdateService is read beside the state: they do not depend on
-	// each other, and a BMC speaking HTTP/2 answers both at once.
+	// each other, and a BMC speaking HTTP/2 answers both at once. Read
+	// first on a BMC that answers one request at a time, it also gives
+	// the inventory its links.
 	var (
-		us     *updateInfo
-		uerr   error
-		usDone chan struct{}
+		us   *updateInfo
+		uerr error
 	)
+	usRead := func() {}
 	if len(t.Updates) > 0 {
-		usDone = make(chan struct{})
-		go func() {
-			defer close(usDone)
-			us, uerr = b.UpdateService(ctx)
-		}()
+		usRead = beside(serial, func() { us, uerr = b.UpdateService(ctx) })
 	}
 	st, err := p.readState(ctx, b, t)
-	if usDone != nil {
-		<-usDone
-	}
+	usRead()
 	if err != nil {
 		return failed(outcomeOf(err), err)
 	}
@@ -222,18 +222,18 @@ func (p *Provider) readState(ctx context.Context, b bmc, t providers.Target) (*s
 	if t.Device != "" {
 		return p.readDeviceState(ctx, b)
 	}
+	serial, err := b.Serial(ctx)
+	if err != nil {
+		return nil, err
+	}
 	// The inventory does not depend on the system: read both at once.
 	var (
-		items   []invItem
-		invErr  error
-		invDone = make(chan struct{})
+		items  []invItem
+		invErr error
 	)
-	go func() {
-		defer close(invDone)
-		items, invErr = b.Inventory(ctx)
-	}()
+	invRead := beside(serial, func() { items, invErr = b.Inventory(ctx) })
 	sys, err := b.System(ctx, t.System)
-	<-invDone
+	invRead()
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +246,26 @@ func (p *Provider) readState(ctx context.Context, b bmc, t providers.Target) (*s
 		return nil, err
 	}
 	return st, nil
+}
+
+// beside starts fn, a read the caller's next ones do not depend on, and
+// returns what waits for it: in a goroutine of its own when the BMC
+// answers requests at once (HTTP/2), so that they overlap; right away
+// when it answers one at a time (serial: HTTP/1.x on its one
+// connection), where reads made together would only queue, and a
+// goroutine each is memory and collector work at thousands of servers
+// observed at once.
+func beside(serial bool, fn func()) (wait func()) {
+	if serial {
+		fn()
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	return func() { <-done }
 }
 
 // inventoryFallback sorts an inventory read's error: none; one the

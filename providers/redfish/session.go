@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stmcginnis/gofish"
@@ -54,6 +55,10 @@ type gofishBMC struct {
 	// usCall is the UpdateService read in flight, shared by its callers.
 	usCall *usRead
 
+	// multiplexed says the BMC's last answer came over HTTP/2, where
+	// requests made at once are answered at once (Serial).
+	multiplexed atomic.Bool
+
 	authMu sync.RWMutex
 	token  string
 	// useBasic makes authTransport send Basic credentials (sessions unsupported).
@@ -81,9 +86,19 @@ func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	a.b.authMu.RLock()
 	token, basic := a.b.token, a.b.useBasic
 	a.b.authMu.RUnlock()
-	if token == "" && !basic {
-		return a.next.RoundTrip(req)
+	r := req
+	if token != "" || basic {
+		r = a.withAuth(req, token, basic)
 	}
+	resp, err := a.next.RoundTrip(r)
+	if err == nil {
+		a.b.multiplexed.Store(resp.ProtoMajor >= 2)
+	}
+	return resp, err
+}
+
+// withAuth is req with the session token or Basic credentials added.
+func (a *authTransport) withAuth(req *http.Request, token string, basic bool) *http.Request {
 	// A shallow copy with its own Header, not req.Clone: nothing below
 	// changes the URL, the body or the header values gofish set.
 	r := req.WithContext(req.Context())
@@ -94,7 +109,7 @@ func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	} else {
 		r.Header.Set("X-Auth-Token", token)
 	}
-	return a.next.RoundTrip(r)
+	return r
 }
 
 func (b *gofishBMC) setAuth(token string, basic bool) {
@@ -103,13 +118,29 @@ func (b *gofishBMC) setAuth(token string, basic bool) {
 	b.authMu.Unlock()
 }
 
-// conn returns the connected client, connecting (service root + session)
-// on first use.
+// conn returns the connected client, bound to ctx, connecting (service
+// root + session) on first use.
 func (b *gofishBMC) conn(ctx context.Context) (*gofish.APIClient, int, error) {
+	api, gen, err := b.connected(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return api.WithContext(ctx), gen, nil
+}
+
+func (b *gofishBMC) Serial(ctx context.Context) (bool, error) {
+	if _, _, err := b.connected(ctx); err != nil {
+		return false, err
+	}
+	return !b.multiplexed.Load(), nil
+}
+
+// connected is conn's client, not bound to a context.
+func (b *gofishBMC) connected(ctx context.Context) (*gofish.APIClient, int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.api != nil {
-		return b.api.WithContext(ctx), b.gen, nil
+		return b.api, b.gen, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
@@ -146,7 +177,7 @@ func (b *gofishBMC) conn(ctx context.Context) (*gofish.APIClient, int, error) {
 	}
 	b.api = api
 	b.gen++
-	return api.WithContext(ctx), b.gen, nil
+	return api, b.gen, nil
 }
 
 // login authenticates: with a session, or with Basic auth on every
