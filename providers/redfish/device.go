@@ -93,14 +93,11 @@ func (b *gofishBMC) Device(ctx context.Context) (*systemInfo, *managerInfo, erro
 // a member to). The Manager's links say which image runs where they name
 // it; its FirmwareVersion stands in for a BMC member the inventory lacks.
 func (p *Provider) readDeviceState(ctx context.Context, b bmc) (*state, error) {
-	serial, err := b.Serial(ctx)
-	if err != nil {
-		return nil, err
-	}
 	var (
 		items  []invItem
 		invErr error
 	)
+	serial, _ := b.Serial()
 	invRead := beside(serial, func() { items, invErr = b.Inventory(ctx) })
 	dev, m, err := b.Device(ctx)
 	invRead()

@@ -144,21 +144,20 @@ func (p *Provider) observeOne(ctx context.Context, b bmc, t providers.Target) *p
 		obs.Diagnostics = p.fail(t, outcomeSummary(outcome), err)
 		return obs
 	}
-	serial, err := b.Serial(ctx)
-	if err != nil {
-		return failed(outcomeOf(err), err)
-	}
 	// The UpdateService is read beside the state: they do not depend on
-	// each other, and a BMC speaking HTTP/2 answers both at once. Read
-	// first on a BMC that answers one request at a time, it also gives
-	// the inventory its links.
+	// each other, and a BMC speaking HTTP/2 answers both at once. On a BMC
+	// not connected yet it is read first: the inventory's links come from
+	// it (one read serves both), so the inventory could not be read
+	// sooner anyway, and its read connects, after which the state's reads
+	// know whether they can overlap.
 	var (
 		us   *updateInfo
 		uerr error
 	)
 	usRead := func() {}
 	if len(t.Updates) > 0 {
-		usRead = beside(serial, func() { us, uerr = b.UpdateService(ctx) })
+		serial, connected := b.Serial()
+		usRead = beside(serial || !connected, func() { us, uerr = b.UpdateService(ctx) })
 	}
 	st, err := p.readState(ctx, b, t)
 	usRead()
@@ -222,15 +221,13 @@ func (p *Provider) readState(ctx context.Context, b bmc, t providers.Target) (*s
 	if t.Device != "" {
 		return p.readDeviceState(ctx, b)
 	}
-	serial, err := b.Serial(ctx)
-	if err != nil {
-		return nil, err
-	}
-	// The inventory does not depend on the system: read both at once.
+	// The inventory does not depend on the system: both are read at once
+	// unless the BMC answers one request at a time (beside).
 	var (
 		items  []invItem
 		invErr error
 	)
+	serial, _ := b.Serial()
 	invRead := beside(serial, func() { items, invErr = b.Inventory(ctx) })
 	sys, err := b.System(ctx, t.System)
 	invRead()
@@ -249,12 +246,13 @@ func (p *Provider) readState(ctx context.Context, b bmc, t providers.Target) (*s
 }
 
 // beside starts fn, a read the caller's next ones do not depend on, and
-// returns what waits for it: in a goroutine of its own when the BMC
-// answers requests at once (HTTP/2), so that they overlap; right away
-// when it answers one at a time (serial: HTTP/1.x on its one
+// returns what waits for it: right away when the BMC is known to answer
+// one request at a time (serial: connected over HTTP/1.x, on its one
 // connection), where reads made together would only queue, and a
 // goroutine each is memory and collector work at thousands of servers
-// observed at once.
+// observed at once; otherwise in a goroutine of its own, so that they
+// overlap (HTTP/2), or each connects in turn as before (not connected
+// yet, or a connection that failed).
 func beside(serial bool, fn func()) (wait func()) {
 	if serial {
 		fn()

@@ -41,7 +41,7 @@ func TestReadsOverlapOnlyOverHTTP2(t *testing.T) {
 			switch {
 			case strings.HasPrefix(path, "/redfish/v1/Systems"):
 				once.Do(func() { close(systems) })
-			case path == "/redfish/v1/UpdateService" && h2:
+			case path == "/redfish/v1/UpdateService/FirmwareInventory" && h2:
 				// Answered once the System is asked for too, or after a
 				// while when it is not (the reads do not overlap).
 				select {
@@ -72,7 +72,7 @@ func TestReadsOverlapOnlyOverHTTP2(t *testing.T) {
 			t.Errorf("HTTP/2 %v: the BMC was asked over HTTP/%v", h2, protos)
 		}
 		if h2 && !overlapped {
-			t.Errorf("HTTP/2: the UpdateService and System reads did not overlap")
+			t.Errorf("HTTP/2: the inventory and System reads did not overlap")
 		}
 		for uri, n := range reads {
 			if n > 1 {

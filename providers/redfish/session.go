@@ -118,29 +118,20 @@ func (b *gofishBMC) setAuth(token string, basic bool) {
 	b.authMu.Unlock()
 }
 
-// conn returns the connected client, bound to ctx, connecting (service
-// root + session) on first use.
+func (b *gofishBMC) Serial() (serial, connected bool) {
+	b.mu.Lock()
+	connected = b.api != nil
+	b.mu.Unlock()
+	return connected && !b.multiplexed.Load(), connected
+}
+
+// conn returns the connected client, connecting (service root + session)
+// on first use.
 func (b *gofishBMC) conn(ctx context.Context) (*gofish.APIClient, int, error) {
-	api, gen, err := b.connected(ctx)
-	if err != nil {
-		return nil, 0, err
-	}
-	return api.WithContext(ctx), gen, nil
-}
-
-func (b *gofishBMC) Serial(ctx context.Context) (bool, error) {
-	if _, _, err := b.connected(ctx); err != nil {
-		return false, err
-	}
-	return !b.multiplexed.Load(), nil
-}
-
-// connected is conn's client, not bound to a context.
-func (b *gofishBMC) connected(ctx context.Context) (*gofish.APIClient, int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.api != nil {
-		return b.api, b.gen, nil
+		return b.api.WithContext(ctx), b.gen, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
@@ -177,7 +168,7 @@ func (b *gofishBMC) connected(ctx context.Context) (*gofish.APIClient, int, erro
 	}
 	b.api = api
 	b.gen++
-	return api, b.gen, nil
+	return api.WithContext(ctx), b.gen, nil
 }
 
 // login authenticates: with a session, or with Basic auth on every
