@@ -186,11 +186,17 @@ func observationToProto(o *providers.Observation) *pb.Observation {
 		System:      o.System,
 		Auth:        o.Auth,
 	}
-	for _, c := range o.Components {
-		out.Components = append(out.Components, &pb.Component{
-			Id: c.ID, Name: c.Name, SoftwareId: c.SoftwareID, Version: c.Version, Updateable: c.Updateable,
-			Source: c.Source, Shared: c.Shared, State: c.State, StateSign: c.StateSign,
-		})
+	if len(o.Components) > 0 {
+		// One array for every component of the server, not one
+		// allocation each: a plan sends a few dozen per server.
+		cs := make([]pb.Component, len(o.Components))
+		out.Components = make([]*pb.Component, len(o.Components))
+		for i, c := range o.Components {
+			pc := &cs[i]
+			pc.Id, pc.Name, pc.SoftwareId, pc.Version, pc.Updateable = c.ID, c.Name, c.SoftwareID, c.Version, c.Updateable
+			pc.Source, pc.Shared, pc.State, pc.StateSign = c.Source, c.Shared, c.State, c.StateSign
+			out.Components[i] = pc
+		}
 	}
 	for _, s := range o.Systems {
 		out.Systems = append(out.Systems, &pb.SystemRef{Id: s.ID, Uuid: s.UUID, Name: s.Name})

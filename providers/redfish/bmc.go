@@ -64,6 +64,12 @@ type bmc interface {
 	// Auth is how the BMC is authenticated (providers.AuthSession or
 	// AuthBasic), "" before the first login.
 	Auth() string
+	// Serial reports whether the BMC answers one request at a time
+	// (HTTP/1.x on its connection, where reads made at once only queue
+	// behind each other), as far as connected says it is known: a BMC not
+	// connected yet, or whose connection failed, is not known. It makes
+	// no request.
+	Serial() (serial, connected bool)
 }
 
 // systemInfo is the part of a ComputerSystem the provider uses.

@@ -94,16 +94,13 @@ func (b *gofishBMC) Device(ctx context.Context) (*systemInfo, *managerInfo, erro
 // it; its FirmwareVersion stands in for a BMC member the inventory lacks.
 func (p *Provider) readDeviceState(ctx context.Context, b bmc) (*state, error) {
 	var (
-		items   []invItem
-		invErr  error
-		invDone = make(chan struct{})
+		items  []invItem
+		invErr error
 	)
-	go func() {
-		defer close(invDone)
-		items, invErr = b.Inventory(ctx)
-	}()
+	serial, _ := b.Serial()
+	invRead := beside(serial, func() { items, invErr = b.Inventory(ctx) })
 	dev, m, err := b.Device(ctx)
-	<-invDone
+	invRead()
 	if err != nil {
 		return nil, err
 	}

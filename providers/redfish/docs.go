@@ -76,6 +76,12 @@ func decodeGet(c *gofish.APIClient, uri string, v any) (malformed bool, err erro
 	buf := bodyPool.Get().(*bytes.Buffer)
 	defer putBody(buf)
 	buf.Reset()
+	if n := resp.ContentLength; n > 0 && n < maxBodyBytes {
+		// One allocation of the body's size (when the pooled buffer is
+		// smaller), not a buffer doubled up to it; ReadFrom wants MinRead
+		// bytes free before each read, the last one (EOF) included.
+		buf.Grow(int(n) + bytes.MinRead)
+	}
 	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, maxBodyBytes)); err != nil {
 		return true, err // cut off by the connection: as bad as garbled
 	}
@@ -124,10 +130,26 @@ func readMembers[T any, PT interface {
 	*T
 	entity() *entityDoc
 }](ctx context.Context, c *gofish.APIClient, uri string) ([]T, error) {
-	var page collectionDoc[T]
-	err := getJSON(ctx, c, schemas.BuildQuery(c, uri, true), &page)
-	if err != nil && schemas.BuildQuery(c, uri, true) != uri {
-		page = collectionDoc[T]{}
+	return readMembersInto[T, PT](ctx, c, uri, nil)
+}
+
+// readMembersInto is readMembers decoding the first page into buf's
+// capacity (zeroed first), so a caller that reads a collection on every
+// server can reuse one array instead of growing a new one each time. The
+// members returned share buf.
+func readMembersInto[T any, PT interface {
+	*T
+	entity() *entityDoc
+}](ctx context.Context, c *gofish.APIClient, uri string, buf []T) ([]T, error) {
+	first := func() collectionDoc[T] {
+		clear(buf[:cap(buf)]) // decoding merges into what an element holds
+		return collectionDoc[T]{Members: buf[:0]}
+	}
+	page := first()
+	query := schemas.BuildQuery(c, uri, true)
+	err := getJSON(ctx, c, query, &page)
+	if err != nil && query != uri {
+		page = first()
 		err = getJSON(ctx, c, uri, &page)
 	}
 	fails := schemas.NewCollectionError()
@@ -173,6 +195,10 @@ func readMembers[T any, PT interface {
 			}
 		}
 		wg.Wait()
+		if out == nil {
+			// The first page's members, kept in place.
+			out = page.Members[:0]
+		}
 		for i, m := range page.Members {
 			if keep[i] {
 				out = append(out, m)

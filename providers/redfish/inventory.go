@@ -4,7 +4,9 @@ import (
 	"context"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/stmcginnis/gofish"
 )
@@ -22,15 +24,7 @@ func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
 			if err != nil {
 				return err
 			}
-			links = []string{}
-			for _, l := range []string{us.FirmwareInventory.ID, us.SoftwareInventory.ID} {
-				if l != "" {
-					links = append(links, l)
-				}
-			}
-			b.mu.Lock()
-			b.inventories = links
-			b.mu.Unlock()
+			links = inventoryLinks(us)
 		}
 		var missing error
 		// Ids are unique within one collection, not across both: an iLO
@@ -40,8 +34,13 @@ func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
 		// ("SoftwareInventory/1"), so id = "1" selects the firmware only.
 		taken := map[string]bool{}
 		var itemsTaken []string
+		docs := invDocs.Get().(*[]invDoc)
+		defer invDocs.Put(docs)
 		for _, l := range links {
-			items, err := readMembers[invDoc](ctx, c, l)
+			items, err := readMembersInto(ctx, c, l, *docs)
+			if cap(items) > cap(*docs) && cap(items) <= maxPooledMembers {
+				*docs = items[:0]
+			}
 			if err != nil && statusOf(collErr(err)) == http.StatusNotFound {
 				// One inventory missing (FirmwareInventory on unlicensed
 				// BMCs): the other still counts.
@@ -51,8 +50,10 @@ func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
 			if err != nil {
 				return &inventoryError{uri: l, err: collErr(err)}
 			}
-			for _, it := range items {
-				item := memberOf(&it)
+			// Grown once per collection, to what it adds.
+			out = slices.Grow(out, len(items))
+			for i := range items {
+				item := memberOf(&items[i])
 				if taken[item.ID] {
 					item.ID = path.Base(strings.TrimSuffix(l, "/")) + "/" + item.ID
 				}
@@ -70,4 +71,25 @@ func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
 		return nil
 	})
 	return out, err
+}
+
+// invDocs holds the arrays inventory pages are decoded into: every server
+// reads one or two, and a fresh array grown member by member was a tenth
+// of what a plan allocates per server. The members are copied out
+// (memberOf) before the array goes back.
+var invDocs = sync.Pool{New: func() any { return new([]invDoc) }}
+
+// maxPooledMembers bounds the arrays kept in invDocs.
+const maxPooledMembers = 256
+
+// inventoryLinks are the UpdateService's FirmwareInventory and
+// SoftwareInventory links, the ones it has.
+func inventoryLinks(us *updateServiceDoc) []string {
+	links := []string{}
+	for _, l := range []string{us.FirmwareInventory.ID, us.SoftwareInventory.ID} {
+		if l != "" {
+			links = append(links, l)
+		}
+	}
+	return links
 }

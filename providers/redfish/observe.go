@@ -145,23 +145,22 @@ func (p *Provider) observeOne(ctx context.Context, b bmc, t providers.Target) *p
 		return obs
 	}
 	// The UpdateService is read beside the state: they do not depend on
-	// each other, and a BMC speaking HTTP/2 answers both at once.
+	// each other, and a BMC speaking HTTP/2 answers both at once. On a BMC
+	// not connected yet it is read first: the inventory's links come from
+	// it (one read serves both), so the inventory could not be read
+	// sooner anyway, and its read connects, after which the state's reads
+	// know whether they can overlap.
 	var (
-		us     *updateInfo
-		uerr   error
-		usDone chan struct{}
+		us   *updateInfo
+		uerr error
 	)
+	usRead := func() {}
 	if len(t.Updates) > 0 {
-		usDone = make(chan struct{})
-		go func() {
-			defer close(usDone)
-			us, uerr = b.UpdateService(ctx)
-		}()
+		serial, connected := b.Serial()
+		usRead = beside(serial || !connected, func() { us, uerr = b.UpdateService(ctx) })
 	}
 	st, err := p.readState(ctx, b, t)
-	if usDone != nil {
-		<-usDone
-	}
+	usRead()
 	if err != nil {
 		return failed(outcomeOf(err), err)
 	}
@@ -222,18 +221,16 @@ func (p *Provider) readState(ctx context.Context, b bmc, t providers.Target) (*s
 	if t.Device != "" {
 		return p.readDeviceState(ctx, b)
 	}
-	// The inventory does not depend on the system: read both at once.
+	// The inventory does not depend on the system: both are read at once
+	// unless the BMC answers one request at a time (beside).
 	var (
-		items   []invItem
-		invErr  error
-		invDone = make(chan struct{})
+		items  []invItem
+		invErr error
 	)
-	go func() {
-		defer close(invDone)
-		items, invErr = b.Inventory(ctx)
-	}()
+	serial, _ := b.Serial()
+	invRead := beside(serial, func() { items, invErr = b.Inventory(ctx) })
 	sys, err := b.System(ctx, t.System)
-	<-invDone
+	invRead()
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +243,27 @@ func (p *Provider) readState(ctx context.Context, b bmc, t providers.Target) (*s
 		return nil, err
 	}
 	return st, nil
+}
+
+// beside starts fn, a read the caller's next ones do not depend on, and
+// returns what waits for it: right away when the BMC is known to answer
+// one request at a time (serial: connected over HTTP/1.x, on its one
+// connection), where reads made together would only queue, and a
+// goroutine each is memory and collector work at thousands of servers
+// observed at once; otherwise in a goroutine of its own, so that they
+// overlap (HTTP/2), or each connects in turn as before (not connected
+// yet, or a connection that failed).
+func beside(serial bool, fn func()) (wait func()) {
+	if serial {
+		fn()
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	return func() { <-done }
 }
 
 // inventoryFallback sorts an inventory read's error: none; one the
@@ -283,18 +301,21 @@ func attribute(items []invItem, sys *systemInfo, ids []string) ([]invItem, bool)
 	self := path.Base(sys.URI)
 	isSelf := func(id string) bool { return id == self || id == sys.ID }
 	known := func(id string) bool { return isSelf(id) || slices.Contains(ids, id) }
-	out := make([]invItem, 0, len(items))
+	prefixes := append([]string{sys.ID}, ids...)
+	out := items[:0] // filtered in place: items are the caller's to give
 	for _, it := range items {
 		owner := ""
 		for _, r := range it.Related {
-			if rest, ok := strings.CutPrefix(r, "/redfish/v1/Systems/"); ok && known(strings.SplitN(rest, "/", 2)[0]) {
-				owner = strings.SplitN(rest, "/", 2)[0]
-				break
+			if rest, ok := strings.CutPrefix(r, "/redfish/v1/Systems/"); ok {
+				if id, _, _ := strings.Cut(rest, "/"); known(id) {
+					owner = id
+					break
+				}
 			}
 		}
 		if owner == "" {
-			for _, id := range append([]string{sys.ID}, ids...) {
-				if strings.HasPrefix(it.ID, id+".") || strings.HasPrefix(it.ID, id+"_") {
+			for _, id := range prefixes {
+				if rest, ok := strings.CutPrefix(it.ID, id); ok && rest != "" && (rest[0] == '.' || rest[0] == '_') {
 					owner = id
 				}
 			}

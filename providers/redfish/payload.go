@@ -1,11 +1,12 @@
 package redfish
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/rackform/rackform/providers"
@@ -36,18 +37,32 @@ func normalizeInventory(id, name, softwareID, version string, updateable bool) p
 // fingerprint hashes what matters for drift: the sorted (id, version) pairs,
 // power and health. Names and order of the BMC's listing do not count.
 func fingerprint(power, health string, comps []providers.Component) string {
-	pairs := make([]string, 0, len(comps))
+	// The text hashed is "power\x00<power>\nhealth\x00<health>\n" and
+	// then each "<id>\x00<version>\n", the pairs sorted as strings. It is
+	// built in two buffers, not a string per pair: this runs for every
+	// server of a plan.
+	size := 0
 	for _, c := range comps {
-		pairs = append(pairs, c.ID+"\x00"+c.Version)
+		size += len(c.ID) + len(c.Version) + 2
 	}
-	sort.Strings(pairs)
-	h := sha256.New()
-	h.Write([]byte("power\x00" + power + "\nhealth\x00" + health + "\n"))
-	for _, p := range pairs {
-		h.Write([]byte(p))
-		h.Write([]byte{'\n'})
+	pairs := make([]byte, 0, size)
+	spans := make([][2]int, len(comps))
+	for i, c := range comps {
+		start := len(pairs)
+		pairs = append(append(append(pairs, c.ID...), 0), c.Version...)
+		spans[i] = [2]int{start, len(pairs)}
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+	slices.SortFunc(spans, func(a, b [2]int) int { return bytes.Compare(pairs[a[0]:a[1]], pairs[b[0]:b[1]]) })
+	text := make([]byte, 0, len(power)+len(health)+16+size)
+	text = append(append(append(append(append(text, "power\x00"...), power...), "\nhealth\x00"...), health...), '\n')
+	for _, sp := range spans {
+		text = append(append(text, pairs[sp[0]:sp[1]]...), '\n')
+	}
+	sum := sha256.Sum256(text)
+	var out [len("sha256:") + 2*sha256.Size]byte
+	copy(out[:], "sha256:")
+	hex.Encode(out[len("sha256:"):], sum[:])
+	return string(out[:])
 }
 
 // rawTask is a Redfish Task as far as the provider reads it.

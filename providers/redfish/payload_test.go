@@ -63,6 +63,17 @@ func TestFingerprint(t *testing.T) {
 	a := []providers.Component{{ID: "BMC", Name: "iLO 5", Version: "2.46"}, {ID: "BIOS", Version: "A43"}}
 	b := []providers.Component{{ID: "BIOS", Name: "System ROM", Version: "A43"}, {ID: "BMC", Version: "2.46"}}
 	base := fingerprint("On", "OK", a)
+	// Plan files keep fingerprints and apply compares them with a new
+	// read: the text hashed never changes (sha256 of
+	// "power\x00On\nhealth\x00OK\nBIOS\x00A43\nBMC\x002.46\n").
+	if want := "sha256:56d0630d4b7387a07f695f9d302d765e4f83e36401c751ab44a159198f802fe7"; base != want {
+		t.Errorf("fingerprint = %s, want %s", base, want)
+	}
+	// Pairs sort as the strings "<id>\x00<version>".
+	odd := []providers.Component{{ID: "AB", Version: "1"}, {ID: "A", Version: "\x00"}, {ID: "A"}}
+	if got, want := fingerprint("", "", odd), "sha256:9bcef484dcf24296d7e978be01e475357da2c5120d45d77545e588573e232aa4"; got != want {
+		t.Errorf("fingerprint of %v = %s, want %s", odd, got, want)
+	}
 	if got := fingerprint("On", "OK", b); got != base {
 		t.Errorf("order or names changed the fingerprint: %s vs %s", got, base)
 	}

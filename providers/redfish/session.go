@@ -5,9 +5,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stmcginnis/gofish"
@@ -53,6 +55,10 @@ type gofishBMC struct {
 	// usCall is the UpdateService read in flight, shared by its callers.
 	usCall *usRead
 
+	// multiplexed says the BMC's last answer came over HTTP/2, where
+	// requests made at once are answered at once (Serial).
+	multiplexed atomic.Bool
+
 	authMu sync.RWMutex
 	token  string
 	// useBasic makes authTransport send Basic credentials (sessions unsupported).
@@ -80,22 +86,43 @@ func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	a.b.authMu.RLock()
 	token, basic := a.b.token, a.b.useBasic
 	a.b.authMu.RUnlock()
-	if token == "" && !basic {
-		return a.next.RoundTrip(req)
+	r := req
+	if token != "" || basic {
+		r = a.withAuth(req, token, basic)
 	}
-	r := req.Clone(req.Context())
+	resp, err := a.next.RoundTrip(r)
+	if err == nil {
+		a.b.multiplexed.Store(resp.ProtoMajor >= 2)
+	}
+	return resp, err
+}
+
+// withAuth is req with the session token or Basic credentials added.
+func (a *authTransport) withAuth(req *http.Request, token string, basic bool) *http.Request {
+	// A shallow copy with its own Header, not req.Clone: nothing below
+	// changes the URL, the body or the header values gofish set.
+	r := req.WithContext(req.Context())
+	r.Header = make(http.Header, len(req.Header)+1)
+	maps.Copy(r.Header, req.Header)
 	if basic {
 		r.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(a.b.creds.Username+":"+a.b.creds.Password)))
 	} else {
 		r.Header.Set("X-Auth-Token", token)
 	}
-	return a.next.RoundTrip(r)
+	return r
 }
 
 func (b *gofishBMC) setAuth(token string, basic bool) {
 	b.authMu.Lock()
 	b.token, b.useBasic = token, basic
 	b.authMu.Unlock()
+}
+
+func (b *gofishBMC) Serial() (serial, connected bool) {
+	b.mu.Lock()
+	connected = b.api != nil
+	b.mu.Unlock()
+	return connected && !b.multiplexed.Load(), connected
 }
 
 // conn returns the connected client, connecting (service root + session)

@@ -40,7 +40,9 @@ type applyTimeSupported struct {
 
 // updateService reads the UpdateService document. Concurrent reads on one
 // BMC (an observation reads it for the update plan and for the inventory
-// links at the same moment) share one request.
+// links at the same moment) share one request, and the inventory links
+// are kept from the first read, so an observation that reads it for the
+// update plan first does not read it again for them.
 func (b *gofishBMC) updateService(ctx context.Context, c *gofish.APIClient) (*updateServiceDoc, error) {
 	b.mu.Lock()
 	call := b.usCall
@@ -51,6 +53,9 @@ func (b *gofishBMC) updateService(ctx context.Context, c *gofish.APIClient) (*up
 		call.doc, call.err = b.readUpdateService(ctx, c)
 		b.mu.Lock()
 		b.usCall = nil
+		if call.err == nil && b.inventories == nil {
+			b.inventories = inventoryLinks(call.doc)
+		}
 		b.mu.Unlock()
 		close(call.done)
 	} else {

@@ -1,0 +1,89 @@
+package redfish
+
+import (
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rackform/rackform/providers"
+)
+
+// TestReadsOverlapOnlyOverHTTP2: the reads of an observation that do not
+// depend on each other overlap on a BMC that answers over HTTP/2, and run
+// one after another over HTTP/1.1 (they would only queue on its one
+// connection); either way each document is read once and the observation
+// is the same.
+func TestReadsOverlapOnlyOverHTTP2(t *testing.T) {
+	var want *providers.Observation
+	for _, h2 := range []bool{false, true} {
+		var (
+			mu         sync.Mutex
+			reads      = map[string]int{}
+			protos     = map[int]bool{}
+			overlapped bool
+			systems    = make(chan struct{})
+			once       sync.Once
+		)
+		m := newMockupServer(t, "dmtf/public-rackmount1", intercept(func(w http.ResponseWriter, r *http.Request) bool {
+			path := strings.TrimSuffix(r.URL.Path, "/")
+			mu.Lock()
+			protos[r.ProtoMajor] = true
+			if r.Method == http.MethodGet {
+				reads[r.URL.RequestURI()]++
+			}
+			mu.Unlock()
+			switch {
+			case strings.HasPrefix(path, "/redfish/v1/Systems"):
+				once.Do(func() { close(systems) })
+			case path == "/redfish/v1/UpdateService/FirmwareInventory" && h2:
+				// Answered once the System is asked for too, or after a
+				// while when it is not (the reads do not overlap).
+				select {
+				case <-systems:
+					mu.Lock()
+					overlapped = true
+					mu.Unlock()
+				case <-time.After(10 * time.Second):
+				}
+			}
+			return false
+		}))
+		srv := m.Server.Server
+		if h2 {
+			srv = httptest.NewUnstartedServer(m.Config.Handler)
+			srv.EnableHTTP2 = true
+			srv.StartTLS()
+			t.Cleanup(srv.Close)
+		}
+		ca := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+		p := configure(t, Options{}, map[string]any{"ca_bundle": ca})
+		o := observeAll(t, p, providers.Target{Name: "s1", Endpoint: srv.URL, Updates: []providers.UpdateIntent{{Component: "BMC"}}})[0]
+		if !o.Reachable {
+			t.Fatalf("HTTP/2 %v: not observed: %v", h2, o.Diagnostics.Err())
+		}
+		mu.Lock()
+		if h2 != protos[2] || h2 == protos[1] {
+			t.Errorf("HTTP/2 %v: the BMC was asked over HTTP/%v", h2, protos)
+		}
+		if h2 && !overlapped {
+			t.Errorf("HTTP/2: the inventory and System reads did not overlap")
+		}
+		for uri, n := range reads {
+			if n > 1 {
+				t.Errorf("HTTP/2 %v: %s read %d times, want once", h2, uri, n)
+			}
+		}
+		mu.Unlock()
+		if want == nil {
+			want = o
+		} else if diff := cmp.Diff(want, o); diff != "" {
+			t.Errorf("the observation over HTTP/2 differs (-HTTP/1.1 +HTTP/2):\n%s", diff)
+		}
+	}
+}
