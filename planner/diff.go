@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -294,9 +293,15 @@ func decidedOn(rel *config.Release, comps []providers.Component) ([]providers.Co
 	return kept, plan.OthersOf(comps, kept)
 }
 
+// sortedComponents returns in sorted by id (stable), in itself when it
+// already is (providers report in id order): lists are read-only.
 func sortedComponents(in []providers.Component) []providers.Component {
-	out := append([]providers.Component(nil), in...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	byID := func(a, b providers.Component) int { return strings.Compare(a.ID, b.ID) }
+	if slices.IsSortedFunc(in, byID) {
+		return in
+	}
+	out := slices.Clone(in)
+	slices.SortStableFunc(out, byID)
 	return out
 }
 

@@ -20,7 +20,6 @@ import (
 // the plan file writes for it (two lists that encode alike decode alike).
 // The zero value is not ready: use NewInterner.
 type Interner struct {
-	enc     *canonical
 	key     []byte
 	steps   map[string][]Step
 	changes map[string][]Change
@@ -30,43 +29,49 @@ type Interner struct {
 // NewInterner returns an empty Interner.
 func NewInterner() *Interner {
 	return &Interner{
-		enc: newCanonical(), steps: map[string][]Step{}, changes: map[string][]Change{},
+		steps: map[string][]Step{}, changes: map[string][]Change{},
 		comps: map[string][]providers.Component{},
 	}
 }
 
 // Steps returns the kept list equal to steps, keeping steps when none is.
 func (in *Interner) Steps(steps []Step) []Step {
-	return intern(in, in.steps, steps, func(s *Step) any { return s.fileForm() })
+	return intern(in, in.steps, steps, appendStep)
 }
 
 // Changes returns the kept list equal to changes, keeping changes when
 // none is.
 func (in *Interner) Changes(changes []Change) []Change {
-	return intern(in, in.changes, changes, func(c *Change) any { return c })
+	return intern(in, in.changes, changes, appendNoError(appendChange))
 }
 
 // Components returns the kept list equal to comps, keeping comps when
 // none is.
 func (in *Interner) Components(comps []providers.Component) []providers.Component {
-	return intern(in, in.comps, comps, func(c *providers.Component) any { return c })
+	return intern(in, in.comps, comps, appendNoError(appendComponent))
 }
 
-func intern[T any](in *Interner, kept map[string][]T, list []T, form func(*T) any) []T {
+// appendNoError is an encoder that cannot fail as one that can.
+func appendNoError[T any](f func([]byte, *T) []byte) func([]byte, *T) ([]byte, error) {
+	return func(dst []byte, v *T) ([]byte, error) { return f(dst, v), nil }
+}
+
+func intern[T any](in *Interner, kept map[string][]T, list []T, encode func([]byte, *T) ([]byte, error)) []T {
 	if len(list) == 0 {
 		return list
 	}
-	in.key = in.key[:0]
+	key := in.key[:0]
 	for i := range list {
-		b, err := in.enc.marshal(form(&list[i]))
-		if err != nil {
+		var err error
+		if key, err = encode(key, &list[i]); err != nil {
 			// Not comparable by its bytes (the writer will say why):
 			// kept as it is, shared with nothing.
 			return list
 		}
 		// Compact JSON holds no raw newline: one ends each element.
-		in.key = append(append(in.key, b...), '\n')
+		key = append(key, '\n')
 	}
+	in.key = key
 	if k, ok := kept[string(in.key)]; ok {
 		return k
 	}
