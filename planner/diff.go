@@ -149,7 +149,7 @@ func (p *planning) diff() {
 		ps.Outcome, ps.Identity, ps.Auth = outcome, o.Identity, o.Auth
 		comps, others := o.Components, p.others[addr]
 		if _, kept := p.others[addr]; !kept {
-			comps, others = decidedOn(s.Cluster.Release, sortedComponents(o.Components))
+			comps, others = decidedOn(s.Cluster.Release, o.Components)
 			comps = p.lists.Components(comps)
 		}
 		ps.Observed = plan.Observed{Reachable: outcome == providers.OutcomeObserved, PowerState: o.PowerState, Health: o.Health,
@@ -274,12 +274,14 @@ func ternary(c bool, a, b string) string {
 }
 
 // decidedOn splits a server's observed components into those the plan
-// decides on, which it records (every component a release component
-// matches, in scope or not), and a count and digest of the rest. Without
-// a release (the configuration is in error) everything is recorded.
+// decides on, which it records in id order (every component a release
+// component matches, in scope or not), and a count and digest of the
+// rest. Without a release (the configuration is in error) everything is
+// recorded. comps are as the provider reported them: only what is kept
+// is sorted, which is the same as keeping from the sorted list.
 func decidedOn(rel *config.Release, comps []providers.Component) ([]providers.Component, *plan.Others) {
 	if rel == nil || len(comps) == 0 {
-		return comps, nil
+		return sortedComponents(comps), nil
 	}
 	var kept []providers.Component
 	for _, o := range comps {
@@ -290,13 +292,15 @@ func decidedOn(rel *config.Release, comps []providers.Component) ([]providers.Co
 			}
 		}
 	}
+	slices.SortStableFunc(kept, byID)
 	return kept, plan.OthersOf(comps, kept)
 }
 
+func byID(a, b providers.Component) int { return strings.Compare(a.ID, b.ID) }
+
 // sortedComponents returns in sorted by id (stable), in itself when it
-// already is (providers report in id order): lists are read-only.
+// already is: lists are read-only.
 func sortedComponents(in []providers.Component) []providers.Component {
-	byID := func(a, b providers.Component) int { return strings.Compare(a.ID, b.ID) }
 	if slices.IsSortedFunc(in, byID) {
 		return in
 	}
@@ -541,7 +545,7 @@ type target struct {
 // (no step here, and not expected by its wait_ready).
 func (p *planning) layout(s *config.Server, ps *plan.Server, targets []target, elsewhere map[string]bool) {
 	steps, reboots := p.steps(s, targets, elsewhere)
-	ps.Steps, ps.Reboots = p.lists.Steps(steps), reboots
+	ps.Steps, ps.Reboots = p.lists.StepsOf(steps), reboots
 	ps.Estimate = 0
 	for _, st := range ps.Steps {
 		ps.Estimate += st.Estimate

@@ -124,6 +124,9 @@ type planning struct {
 	// lists shares equal step, change and component lists between
 	// servers (plan.Interner): what changes one copies it first.
 	lists *plan.Interner
+	// stepBuf is where steps lays out a server's steps, reused: lists
+	// keeps a copy of those no server had before.
+	stepBuf []plan.Step
 }
 
 // reporter collects one Plan call's diagnostics: the planning and each

@@ -45,7 +45,8 @@ func verifyTimeout(st *config.Strategy, s *config.Server) time.Duration {
 // shutdown when the host goes down, one update per changed firmware
 // component, the runtime reimage, one reset that applies what was staged,
 // wait until healthy at every target version, uncordon. It returns the
-// steps and the number of host reboots.
+// steps, in p.stepBuf until the next call, and the number of host
+// reboots.
 func (p *planning) steps(s *config.Server, targets []target, elsewhere map[string]bool) ([]plan.Step, int) {
 	st := s.Cluster.Strategy
 	down := false
@@ -70,7 +71,8 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 			reimage = c
 		}
 	}
-	var out []plan.Step
+	// Laid out in p's buffer (see layout), not in a list of their own.
+	out := p.stepBuf[:0]
 	add := func(step plan.Step) {
 		step.Index = len(out) + 1
 		out = append(out, step)
@@ -153,6 +155,7 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 	if down && st.Uncordon != nil {
 		add(plan.Step{Kind: plan.StepUncordon, Timeout: plan.Duration(st.Uncordon.Timeout), Estimate: capped(plan.TypicalUncordon, st.Uncordon.Timeout)})
 	}
+	p.stepBuf = out
 	if ps := p.servers[address(s)]; ps != nil {
 		out = learn(p.opts.Estimates, ps.Identity, out)
 	}

@@ -1,9 +1,13 @@
 package plan
 
 import (
+	"cmp"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -140,6 +144,23 @@ func TestOthersOfDigest(t *testing.T) {
 	}
 	if got == nil || got.Count != 3 || got.SHA256 != SHA256(want) {
 		t.Errorf("OthersOf = %+v, want count 3 and sha256 %s of %s", got, SHA256(want), want)
+	}
+	// Members equal in every sorted field but their state: the digest
+	// is that of the list in id order, whatever order they came in.
+	// (More than a dozen: fewer are sorted by insertion, which is stable.)
+	ties := []providers.Component{{ID: "A", Version: "0"}}
+	for i := range 30 {
+		ties = append(ties, providers.Component{ID: fmt.Sprintf("GPU%d", i%3), Version: "1", StateSign: strconv.Itoa(i)})
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 20 {
+		shuffled := slices.Clone(ties)
+		r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		inOrder := slices.Clone(shuffled)
+		slices.SortStableFunc(inOrder, func(a, b providers.Component) int { return cmp.Compare(a.ID, b.ID) })
+		if got := OthersOf(shuffled, ties[:1]); *got != *OthersOf(inOrder, ties[:1]) || got.Count != 30 {
+			t.Fatalf("OthersOf(%v) = %+v, not that of the list in id order", shuffled, got)
+		}
 	}
 	if OthersOf(all[:1], all[:1]) != nil {
 		t.Error("OthersOf of nothing left is not nil")

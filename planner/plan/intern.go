@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/rackform/rackform/providers"
@@ -36,19 +37,40 @@ func NewInterner() *Interner {
 
 // Steps returns the kept list equal to steps, keeping steps when none is.
 func (in *Interner) Steps(steps []Step) []Step {
-	return intern(in, in.steps, steps, appendStep)
+	kept, _ := intern(in, in.steps, steps, appendStep)
+	return kept
+}
+
+// StepsOf is Steps for a list the caller builds in a buffer it reuses:
+// when none is kept equal to it, a copy is kept and returned. A fleet's
+// servers mostly share their steps, so most of them allocate nothing.
+func (in *Interner) StepsOf(buf []Step) []Step {
+	if len(buf) == 0 {
+		return buf[:0:0]
+	}
+	kept, found := intern(in, in.steps, buf, appendStep)
+	if found {
+		return kept
+	}
+	kept = slices.Clone(buf)
+	if len(in.key) > 0 { // kept under in.key (not when it cannot be encoded)
+		in.steps[string(in.key)] = kept
+	}
+	return kept
 }
 
 // Changes returns the kept list equal to changes, keeping changes when
 // none is.
 func (in *Interner) Changes(changes []Change) []Change {
-	return intern(in, in.changes, changes, appendNoError(appendChange))
+	kept, _ := intern(in, in.changes, changes, appendNoError(appendChange))
+	return kept
 }
 
 // Components returns the kept list equal to comps, keeping comps when
 // none is.
 func (in *Interner) Components(comps []providers.Component) []providers.Component {
-	return intern(in, in.comps, comps, appendNoError(appendComponent))
+	kept, _ := intern(in, in.comps, comps, appendNoError(appendComponent))
+	return kept
 }
 
 // appendNoError is an encoder that cannot fail as one that can.
@@ -56,9 +78,12 @@ func appendNoError[T any](f func([]byte, *T) []byte) func([]byte, *T) ([]byte, e
 	return func(dst []byte, v *T) ([]byte, error) { return f(dst, v), nil }
 }
 
-func intern[T any](in *Interner, kept map[string][]T, list []T, encode func([]byte, *T) ([]byte, error)) []T {
+// intern returns the kept list equal to list and true, else list, kept
+// unless it cannot be encoded, and false; in.key is list's key, empty
+// when it cannot be encoded.
+func intern[T any](in *Interner, kept map[string][]T, list []T, encode func([]byte, *T) ([]byte, error)) ([]T, bool) {
 	if len(list) == 0 {
-		return list
+		return list, true
 	}
 	key := in.key[:0]
 	for i := range list {
@@ -66,17 +91,18 @@ func intern[T any](in *Interner, kept map[string][]T, list []T, encode func([]by
 		if key, err = encode(key, &list[i]); err != nil {
 			// Not comparable by its bytes (the writer will say why):
 			// kept as it is, shared with nothing.
-			return list
+			in.key = key[:0]
+			return list, false
 		}
 		// Compact JSON holds no raw newline: one ends each element.
 		key = append(key, '\n')
 	}
 	in.key = key
-	if k, ok := kept[string(in.key)]; ok {
-		return k
+	if k, ok := kept[string(key)]; ok {
+		return k, true
 	}
-	kept[string(in.key)] = list
-	return list
+	kept[string(key)] = list
+	return list, false
 }
 
 // refLists shares the lists Decode expands from table positions: servers

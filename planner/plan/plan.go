@@ -371,7 +371,8 @@ type Others struct {
 }
 
 // OthersOf returns the Others of all less the components whose ID is
-// among recorded's, or nil when nothing is left.
+// among recorded's, or nil when nothing is left. The order of all does
+// not matter.
 func OthersOf(all, recorded []providers.Component) *Others {
 	// A server records a handful of components: a scan of them costs
 	// less than a set of their ids, for each of 100,000 servers.
@@ -383,21 +384,21 @@ func OthersOf(all, recorded []providers.Component) *Others {
 		}
 		return false
 	}
-	n := 0
-	for i := range all {
-		if !isRecorded(all[i].ID) {
-			n++
-		}
-	}
-	if n == 0 {
-		return nil
-	}
-	rest := make([]providers.Component, 0, n)
+	// On the stack for a server's inventory of up to 64 members.
+	var restBuf [64]providers.Component
+	rest := restBuf[:0]
 	for _, c := range all {
 		if !isRecorded(c.ID) {
 			rest = append(rest, c)
 		}
 	}
+	if len(rest) == 0 {
+		return nil
+	}
+	// In id order first, whatever order all is in, so that the ties of
+	// the sort below (members that differ only in state) fall as they
+	// do for a list sorted by id: the digest is all's, not its order's.
+	slices.SortStableFunc(rest, func(a, b providers.Component) int { return cmp.Compare(a.ID, b.ID) })
 	slices.SortFunc(rest, func(a, b providers.Component) int {
 		return cmp.Or(cmp.Compare(a.ID, b.ID), cmp.Compare(a.Source, b.Source), cmp.Compare(a.SoftwareID, b.SoftwareID),
 			cmp.Compare(a.Name, b.Name), cmp.Compare(a.Version, b.Version))
