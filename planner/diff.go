@@ -367,12 +367,13 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 		}
 		counts[c.Name] = len(active)
 		format := c.Version.Format()
-		tgt := version.TargetOf(c.Version)
-		// moving are the active members not at the target; below those
-		// older than it, for the minor rule; differs is set when an opaque
-		// member is not the target.
+		tgt := p.want(c)
+		// moving are the active members not at the target; lowest the
+		// oldest of those older than it, for the minor rule; differs is
+		// set when an opaque member is not the target.
 		var moving []providers.Component
-		var below []version.Version
+		var lowest version.Version
+		minorRule := c.Kind == config.KindRuntime && c.Version.HasMinors()
 		var seen []string
 		down, up, differs, undecidable := false, false, false, false
 		for _, o := range active {
@@ -404,8 +405,14 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 						c.Name, o.Version, o.ID, schemeName(c), c.Version, undecidableReason(err), orderAdvice(c, o.Version)),
 					ps.Address)
 			case order < 0:
+				if !up {
+					lowest = v
+				} else if minorRule {
+					if order, err := version.Compare(v, lowest); err == nil && order < 0 {
+						lowest = v
+					}
+				}
 				up = true
-				below = append(below, v)
 			case order > 0:
 				down = true
 			}
@@ -453,13 +460,7 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 				ps.Address)
 			continue
 		}
-		if c.Kind == config.KindRuntime && up && c.Version.HasMinors() {
-			lowest := below[0]
-			for _, v := range below[1:] {
-				if order, err := version.Compare(v, lowest); err == nil && order < 0 {
-					lowest = v
-				}
-			}
+		if minorRule && up {
 			if missing := p.skippedMinors(lowest, c.Version); len(missing) > 0 {
 				ok = false
 				f.add("minor\x00"+s.Cluster.Name+"\x00"+lowest.MinorString(), hcl.DiagError, rangePtr(rel.VersionRange), "Minor version skipped",
