@@ -324,6 +324,8 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 	rel := p.channel.releaseOf(s.Cluster)
 	ok := true
 	var targets []target
+	// The server's changes, in p's buffer until they are interned.
+	changes := p.changeBuf[:0]
 	counts := map[string]int{}
 	if s.IsDevice() && len(p.inScopeComponents(rel, s)) == 0 {
 		f.add("nocomponent\x00"+s.Cluster.Name+"\x00"+s.Kind, hcl.DiagWarning, rangePtr(rel.DeclRange), "No component for the device",
@@ -471,7 +473,7 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 			}
 		}
 		shared := isShared(active)
-		ps.Changes = append(ps.Changes, plan.Change{
+		changes = append(changes, plan.Change{
 			Component: c.Name, Kind: c.Kind, From: from, To: c.Version.String(), Reboot: c.Reboot, Downgrade: down, Unordered: differs,
 			Shared: shared, Members: len(active), Moving: len(moving),
 		})
@@ -481,16 +483,20 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 		}
 		targets = append(targets, target{c: c, up: up1, shared: shared, moving: ids})
 	}
+	p.changeBuf = changes
 	p.members[ps.Address] = p.sameCounts(counts)
 	if !ok {
+		if len(changes) > 0 {
+			ps.Changes = slices.Clone(changes)
+		}
 		return
 	}
-	if len(ps.Changes) == 0 {
+	if len(changes) == 0 {
 		ps.Action, ps.Reason = plan.ActionSkip, plan.ReasonAtTarget
 		return
 	}
 	ps.Action = plan.ActionUpgrade
-	ps.Changes = p.lists.Changes(ps.Changes)
+	ps.Changes = p.lists.ChangesOf(changes)
 	p.layout(s, ps, targets, nil)
 	if slices.ContainsFunc(targets, func(t target) bool { return t.shared }) {
 		// Laid out again once the owner of each shared component on

@@ -128,6 +128,9 @@ type planning struct {
 	// stepBuf is where steps lays out a server's steps, reused: lists
 	// keeps a copy of those no server had before.
 	stepBuf []plan.Step
+	// changeBuf is where diffServer collects a server's changes, reused
+	// alike.
+	changeBuf []plan.Change
 	// wants holds each component's version.Target, made once: every
 	// server's diff, updates and wait_ready name it.
 	wants map[*config.Component]version.Target

@@ -45,18 +45,28 @@ func (in *Interner) Steps(steps []Step) []Step {
 // when none is kept equal to it, a copy is kept and returned. A fleet's
 // servers mostly share their steps, so most of them allocate nothing.
 func (in *Interner) StepsOf(buf []Step) []Step {
+	return internCopy(in, in.steps, buf, appendStep)
+}
+
+// ChangesOf is Changes for a list in a buffer the caller reuses, as
+// StepsOf.
+func (in *Interner) ChangesOf(buf []Change) []Change {
+	return internCopy(in, in.changes, buf, appendNoError(appendChange))
+}
+
+func internCopy[T any](in *Interner, kept map[string][]T, buf []T, encode func([]byte, *T) ([]byte, error)) []T {
 	if len(buf) == 0 {
 		return buf[:0:0]
 	}
-	kept, found := intern(in, in.steps, buf, appendStep)
+	list, found := intern(in, kept, buf, encode)
 	if found {
-		return kept
+		return list
 	}
-	kept = slices.Clone(buf)
+	list = slices.Clone(buf)
 	if len(in.key) > 0 { // kept under in.key (not when it cannot be encoded)
-		in.steps[string(in.key)] = kept
+		kept[string(in.key)] = list
 	}
-	return kept
+	return list
 }
 
 // Changes returns the kept list equal to changes, keeping changes when
