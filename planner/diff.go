@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -150,7 +149,7 @@ func (p *planning) diff() {
 		ps.Outcome, ps.Identity, ps.Auth = outcome, o.Identity, o.Auth
 		comps, others := o.Components, p.others[addr]
 		if _, kept := p.others[addr]; !kept {
-			comps, others = decidedOn(s.Cluster.Release, sortedComponents(o.Components))
+			comps, others = decidedOn(s.Cluster.Release, o.Components)
 			comps = p.lists.Components(comps)
 		}
 		ps.Observed = plan.Observed{Reachable: outcome == providers.OutcomeObserved, PowerState: o.PowerState, Health: o.Health,
@@ -275,12 +274,14 @@ func ternary(c bool, a, b string) string {
 }
 
 // decidedOn splits a server's observed components into those the plan
-// decides on, which it records (every component a release component
-// matches, in scope or not), and a count and digest of the rest. Without
-// a release (the configuration is in error) everything is recorded.
+// decides on, which it records in id order (every component a release
+// component matches, in scope or not), and a count and digest of the
+// rest. Without a release (the configuration is in error) everything is
+// recorded. comps are as the provider reported them: only what is kept
+// is sorted, which is the same as keeping from the sorted list.
 func decidedOn(rel *config.Release, comps []providers.Component) ([]providers.Component, *plan.Others) {
 	if rel == nil || len(comps) == 0 {
-		return comps, nil
+		return sortedComponents(comps), nil
 	}
 	var kept []providers.Component
 	for _, o := range comps {
@@ -291,12 +292,20 @@ func decidedOn(rel *config.Release, comps []providers.Component) ([]providers.Co
 			}
 		}
 	}
+	slices.SortStableFunc(kept, byID)
 	return kept, plan.OthersOf(comps, kept)
 }
 
+func byID(a, b providers.Component) int { return strings.Compare(a.ID, b.ID) }
+
+// sortedComponents returns in sorted by id (stable), in itself when it
+// already is: lists are read-only.
 func sortedComponents(in []providers.Component) []providers.Component {
-	out := append([]providers.Component(nil), in...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	if slices.IsSortedFunc(in, byID) {
+		return in
+	}
+	out := slices.Clone(in)
+	slices.SortStableFunc(out, byID)
 	return out
 }
 
@@ -315,6 +324,8 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 	rel := p.channel.releaseOf(s.Cluster)
 	ok := true
 	var targets []target
+	// The server's changes, in p's buffer until they are interned.
+	changes := p.changeBuf[:0]
 	counts := map[string]int{}
 	if s.IsDevice() && len(p.inScopeComponents(rel, s)) == 0 {
 		f.add("nocomponent\x00"+s.Cluster.Name+"\x00"+s.Kind, hcl.DiagWarning, rangePtr(rel.DeclRange), "No component for the device",
@@ -358,12 +369,13 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 		}
 		counts[c.Name] = len(active)
 		format := c.Version.Format()
-		tgt := version.TargetOf(c.Version)
-		// moving are the active members not at the target; below those
-		// older than it, for the minor rule; differs is set when an opaque
-		// member is not the target.
+		tgt := p.want(c)
+		// moving are the active members not at the target; lowest the
+		// oldest of those older than it, for the minor rule; differs is
+		// set when an opaque member is not the target.
 		var moving []providers.Component
-		var below []version.Version
+		var lowest version.Version
+		minorRule := c.Kind == config.KindRuntime && c.Version.HasMinors()
 		var seen []string
 		down, up, differs, undecidable := false, false, false, false
 		for _, o := range active {
@@ -395,8 +407,14 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 						c.Name, o.Version, o.ID, schemeName(c), c.Version, undecidableReason(err), orderAdvice(c, o.Version)),
 					ps.Address)
 			case order < 0:
+				if !up {
+					lowest = v
+				} else if minorRule {
+					if order, err := version.Compare(v, lowest); err == nil && order < 0 {
+						lowest = v
+					}
+				}
 				up = true
-				below = append(below, v)
 			case order > 0:
 				down = true
 			}
@@ -444,13 +462,7 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 				ps.Address)
 			continue
 		}
-		if c.Kind == config.KindRuntime && up && c.Version.HasMinors() {
-			lowest := below[0]
-			for _, v := range below[1:] {
-				if order, err := version.Compare(v, lowest); err == nil && order < 0 {
-					lowest = v
-				}
-			}
+		if minorRule && up {
 			if missing := p.skippedMinors(lowest, c.Version); len(missing) > 0 {
 				ok = false
 				f.add("minor\x00"+s.Cluster.Name+"\x00"+lowest.MinorString(), hcl.DiagError, rangePtr(rel.VersionRange), "Minor version skipped",
@@ -461,7 +473,7 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 			}
 		}
 		shared := isShared(active)
-		ps.Changes = append(ps.Changes, plan.Change{
+		changes = append(changes, plan.Change{
 			Component: c.Name, Kind: c.Kind, From: from, To: c.Version.String(), Reboot: c.Reboot, Downgrade: down, Unordered: differs,
 			Shared: shared, Members: len(active), Moving: len(moving),
 		})
@@ -471,16 +483,20 @@ func (p *planning) diffServer(s *config.Server, ps *plan.Server, o *providers.Ob
 		}
 		targets = append(targets, target{c: c, up: up1, shared: shared, moving: ids})
 	}
+	p.changeBuf = changes
 	p.members[ps.Address] = p.sameCounts(counts)
 	if !ok {
+		if len(changes) > 0 {
+			ps.Changes = slices.Clone(changes)
+		}
 		return
 	}
-	if len(ps.Changes) == 0 {
+	if len(changes) == 0 {
 		ps.Action, ps.Reason = plan.ActionSkip, plan.ReasonAtTarget
 		return
 	}
 	ps.Action = plan.ActionUpgrade
-	ps.Changes = p.lists.Changes(ps.Changes)
+	ps.Changes = p.lists.ChangesOf(changes)
 	p.layout(s, ps, targets, nil)
 	if slices.ContainsFunc(targets, func(t target) bool { return t.shared }) {
 		// Laid out again once the owner of each shared component on
@@ -536,7 +552,7 @@ type target struct {
 // (no step here, and not expected by its wait_ready).
 func (p *planning) layout(s *config.Server, ps *plan.Server, targets []target, elsewhere map[string]bool) {
 	steps, reboots := p.steps(s, targets, elsewhere)
-	ps.Steps, ps.Reboots = p.lists.Steps(steps), reboots
+	ps.Steps, ps.Reboots = p.lists.StepsOf(steps), reboots
 	ps.Estimate = 0
 	for _, st := range ps.Steps {
 		ps.Estimate += st.Estimate

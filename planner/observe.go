@@ -131,7 +131,7 @@ func (p *planning) keep(s *config.Server, o *providers.Observation) {
 	if o.EffectiveOutcome() == providers.OutcomeObserved && o.Fingerprint == "" {
 		o.Fingerprint = fingerprint(o)
 	}
-	comps, others := decidedOn(s.Cluster.Release, sortedComponents(o.Components))
+	comps, others := decidedOn(s.Cluster.Release, o.Components)
 	o.Components = p.lists.Components(comps)
 	p.others[o.Server] = others
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -83,7 +84,7 @@ func Plan(ctx context.Context, cfg *config.Config, opts Options) (*plan.Plan, hc
 		opts.Parallelism = 0
 	}
 	now := opts.Now.UTC()
-	p := &planning{cfg: cfg, opts: opts, now: now, report: &reporter{}, targets: map[string][]target{}, lists: plan.NewInterner(), members: map[string]map[string]int{}, counts: map[string]map[string]int{}, failedProviders: map[string]bool{}}
+	p := &planning{cfg: cfg, opts: opts, now: now, report: &reporter{}, targets: map[string][]target{}, lists: plan.NewInterner(), wants: map[*config.Component]version.Target{}, members: map[string]map[string]int{}, counts: map[string]map[string]int{}, failedProviders: map[string]bool{}}
 	return p.run(ctx)
 }
 
@@ -124,6 +125,15 @@ type planning struct {
 	// lists shares equal step, change and component lists between
 	// servers (plan.Interner): what changes one copies it first.
 	lists *plan.Interner
+	// stepBuf is where steps lays out a server's steps, reused: lists
+	// keeps a copy of those no server had before.
+	stepBuf []plan.Step
+	// changeBuf is where diffServer collects a server's changes, reused
+	// alike.
+	changeBuf []plan.Change
+	// wants holds each component's version.Target, made once: every
+	// server's diff, updates and wait_ready name it.
+	wants map[*config.Component]version.Target
 }
 
 // reporter collects one Plan call's diagnostics: the planning and each

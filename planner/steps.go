@@ -45,7 +45,8 @@ func verifyTimeout(st *config.Strategy, s *config.Server) time.Duration {
 // shutdown when the host goes down, one update per changed firmware
 // component, the runtime reimage, one reset that applies what was staged,
 // wait until healthy at every target version, uncordon. It returns the
-// steps and the number of host reboots.
+// steps, in p.stepBuf until the next call, and the number of host
+// reboots.
 func (p *planning) steps(s *config.Server, targets []target, elsewhere map[string]bool) ([]plan.Step, int) {
 	st := s.Cluster.Strategy
 	down := false
@@ -70,7 +71,8 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 			reimage = c
 		}
 	}
-	var out []plan.Step
+	// Laid out in p's buffer (see layout), not in a list of their own.
+	out := p.stepBuf[:0]
 	add := func(step plan.Step) {
 		step.Index = len(out) + 1
 		out = append(out, step)
@@ -98,7 +100,7 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 			for _, batch := range updateBatches(how[c]) {
 				m := p.match(s, c)
 				step := plan.Step{
-					Kind: plan.StepUpdate, Component: c.Name, Match: &m, Target: version.TargetOf(c.Version), SHA256: c.SHA256,
+					Kind: plan.StepUpdate, Component: c.Name, Match: &m, Target: p.want(c), SHA256: c.SHA256,
 					Image: c.Image, ApplyTime: c.ApplyTime, Method: method, Estimate: plan.Duration(est),
 					Shared: how[c].shared, Members: batch.members, Targets: batch.targets,
 				}
@@ -120,7 +122,7 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 		// Reimaging boots the host, which also applies staged firmware.
 		m := p.match(s, reimage)
 		add(plan.Step{
-			Kind: plan.StepReimage, Component: reimage.Name, Match: &m, Target: version.TargetOf(reimage.Version), SHA256: reimage.SHA256,
+			Kind: plan.StepReimage, Component: reimage.Name, Match: &m, Target: p.want(reimage), SHA256: reimage.SHA256,
 			Image: reimage.Image, Method: reimage.Method, Estimate: plan.Duration(plan.TypicalReimage),
 		})
 		reboots = 1
@@ -146,17 +148,29 @@ func (p *planning) steps(s *config.Server, targets []target, elsewhere map[strin
 			continue // verified by the server whose step flashes it
 		}
 		wait.Expect = append(wait.Expect, providers.Expectation{
-			Component: c.Name, Match: p.match(s, c), Target: version.TargetOf(c.Version),
+			Component: c.Name, Match: p.match(s, c), Target: p.want(c),
 		})
 	}
 	add(wait)
 	if down && st.Uncordon != nil {
 		add(plan.Step{Kind: plan.StepUncordon, Timeout: plan.Duration(st.Uncordon.Timeout), Estimate: capped(plan.TypicalUncordon, st.Uncordon.Timeout)})
 	}
+	p.stepBuf = out
 	if ps := p.servers[address(s)]; ps != nil {
 		out = learn(p.opts.Estimates, ps.Identity, out)
 	}
 	return out, reboots
+}
+
+// want is c's target version, made once per planning (Targets are
+// read-only).
+func (p *planning) want(c *config.Component) version.Target {
+	t, ok := p.wants[c]
+	if !ok {
+		t = version.TargetOf(c.Version)
+		p.wants[c] = t
+	}
+	return t
 }
 
 // match is c's rule as apply checks it on s: with the count of active

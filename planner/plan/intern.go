@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/rackform/rackform/providers"
@@ -20,7 +21,6 @@ import (
 // the plan file writes for it (two lists that encode alike decode alike).
 // The zero value is not ready: use NewInterner.
 type Interner struct {
-	enc     *canonical
 	key     []byte
 	steps   map[string][]Step
 	changes map[string][]Change
@@ -30,48 +30,89 @@ type Interner struct {
 // NewInterner returns an empty Interner.
 func NewInterner() *Interner {
 	return &Interner{
-		enc: newCanonical(), steps: map[string][]Step{}, changes: map[string][]Change{},
+		steps: map[string][]Step{}, changes: map[string][]Change{},
 		comps: map[string][]providers.Component{},
 	}
 }
 
 // Steps returns the kept list equal to steps, keeping steps when none is.
 func (in *Interner) Steps(steps []Step) []Step {
-	return intern(in, in.steps, steps, func(s *Step) any { return s.fileForm() })
+	kept, _ := intern(in, in.steps, steps, appendStep)
+	return kept
+}
+
+// StepsOf is Steps for a list the caller builds in a buffer it reuses:
+// when none is kept equal to it, a copy is kept and returned. A fleet's
+// servers mostly share their steps, so most of them allocate nothing.
+func (in *Interner) StepsOf(buf []Step) []Step {
+	return internCopy(in, in.steps, buf, appendStep)
+}
+
+// ChangesOf is Changes for a list in a buffer the caller reuses, as
+// StepsOf.
+func (in *Interner) ChangesOf(buf []Change) []Change {
+	return internCopy(in, in.changes, buf, appendNoError(appendChange))
+}
+
+func internCopy[T any](in *Interner, kept map[string][]T, buf []T, encode func([]byte, *T) ([]byte, error)) []T {
+	if len(buf) == 0 {
+		return buf[:0:0]
+	}
+	list, found := intern(in, kept, buf, encode)
+	if found {
+		return list
+	}
+	list = slices.Clone(buf)
+	if len(in.key) > 0 { // kept under in.key (not when it cannot be encoded)
+		kept[string(in.key)] = list
+	}
+	return list
 }
 
 // Changes returns the kept list equal to changes, keeping changes when
 // none is.
 func (in *Interner) Changes(changes []Change) []Change {
-	return intern(in, in.changes, changes, func(c *Change) any { return c })
+	kept, _ := intern(in, in.changes, changes, appendNoError(appendChange))
+	return kept
 }
 
 // Components returns the kept list equal to comps, keeping comps when
 // none is.
 func (in *Interner) Components(comps []providers.Component) []providers.Component {
-	return intern(in, in.comps, comps, func(c *providers.Component) any { return c })
+	kept, _ := intern(in, in.comps, comps, appendNoError(appendComponent))
+	return kept
 }
 
-func intern[T any](in *Interner, kept map[string][]T, list []T, form func(*T) any) []T {
+// appendNoError is an encoder that cannot fail as one that can.
+func appendNoError[T any](f func([]byte, *T) []byte) func([]byte, *T) ([]byte, error) {
+	return func(dst []byte, v *T) ([]byte, error) { return f(dst, v), nil }
+}
+
+// intern returns the kept list equal to list and true, else list, kept
+// unless it cannot be encoded, and false; in.key is list's key, empty
+// when it cannot be encoded.
+func intern[T any](in *Interner, kept map[string][]T, list []T, encode func([]byte, *T) ([]byte, error)) ([]T, bool) {
 	if len(list) == 0 {
-		return list
+		return list, true
 	}
-	in.key = in.key[:0]
+	key := in.key[:0]
 	for i := range list {
-		b, err := in.enc.marshal(form(&list[i]))
-		if err != nil {
+		var err error
+		if key, err = encode(key, &list[i]); err != nil {
 			// Not comparable by its bytes (the writer will say why):
 			// kept as it is, shared with nothing.
-			return list
+			in.key = key[:0]
+			return list, false
 		}
 		// Compact JSON holds no raw newline: one ends each element.
-		in.key = append(append(in.key, b...), '\n')
+		key = append(key, '\n')
 	}
-	if k, ok := kept[string(in.key)]; ok {
-		return k
+	in.key = key
+	if k, ok := kept[string(key)]; ok {
+		return k, true
 	}
-	kept[string(in.key)] = list
-	return list
+	kept[string(key)] = list
+	return list, false
 }
 
 // refLists shares the lists Decode expands from table positions: servers

@@ -60,3 +60,29 @@ func TestLearnCopiesSharedSteps(t *testing.T) {
 		t.Error("steps with nothing learned are copied")
 	}
 }
+
+// StepsOf keeps a copy of a list laid out in a reused buffer, never the
+// buffer, and returns the kept list for an equal one.
+func TestInternerStepsOfCopies(t *testing.T) {
+	in := NewInterner()
+	buf := []Step{{Index: 1, Kind: StepShutdown}, {Index: 2, Kind: StepWaitReady, Estimate: Duration(time.Minute)}}
+	first := in.StepsOf(buf)
+	if &first[0] == &buf[0] {
+		t.Fatal("StepsOf kept the caller's buffer")
+	}
+	buf[0].Kind = StepDrain // the buffer reused for another server
+	if first[0].Kind != StepShutdown {
+		t.Fatal("the kept list changed with the buffer")
+	}
+	buf[0].Kind = StepShutdown
+	if again := in.StepsOf(buf); &again[0] != &first[0] {
+		t.Error("an equal list was not given the kept one")
+	}
+	if again := in.Steps([]Step{{Index: 1, Kind: StepShutdown}, {Index: 2, Kind: StepWaitReady, Estimate: Duration(time.Minute)}}); &again[0] != &first[0] {
+		t.Error("Steps does not find the list StepsOf kept")
+	}
+	buf[0].Kind = StepDrain
+	if other := in.StepsOf(buf); &other[0] == &first[0] || &other[0] == &buf[0] || other[0].Kind != StepDrain {
+		t.Errorf("a different list: got %v", other)
+	}
+}

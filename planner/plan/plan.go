@@ -4,12 +4,10 @@
 package plan
 
 import (
-	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -374,33 +372,49 @@ type Others struct {
 }
 
 // OthersOf returns the Others of all less the components whose ID is
-// among recorded's, or nil when nothing is left.
+// among recorded's, or nil when nothing is left. The order of all does
+// not matter.
 func OthersOf(all, recorded []providers.Component) *Others {
-	ids := make(map[string]bool, len(recorded))
-	for _, c := range recorded {
-		ids[c.ID] = true
+	// A server records a handful of components: a scan of them costs
+	// less than a set of their ids, for each of 100,000 servers.
+	isRecorded := func(id string) bool {
+		for i := range recorded {
+			if recorded[i].ID == id {
+				return true
+			}
+		}
+		return false
 	}
-	var rest []providers.Component
+	// On the stack for a server's inventory of up to 64 members.
+	var restBuf [64]providers.Component
+	rest := restBuf[:0]
 	for _, c := range all {
-		if !ids[c.ID] {
+		if !isRecorded(c.ID) {
 			rest = append(rest, c)
 		}
 	}
 	if len(rest) == 0 {
 		return nil
 	}
+	// In id order first, whatever order all is in, so that the ties of
+	// the sort below (members that differ only in state) fall as they
+	// do for a list sorted by id: the digest is all's, not its order's.
+	slices.SortStableFunc(rest, func(a, b providers.Component) int { return cmp.Compare(a.ID, b.ID) })
 	slices.SortFunc(rest, func(a, b providers.Component) int {
 		return cmp.Or(cmp.Compare(a.ID, b.ID), cmp.Compare(a.Source, b.Source), cmp.Compare(a.SoftwareID, b.SoftwareID),
 			cmp.Compare(a.Name, b.Name), cmp.Compare(a.Version, b.Version))
 	})
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(rest); err != nil {
-		// A Component is strings and booleans: it always encodes.
-		panic(err)
+	// Encoded on the stack: the digest is all that is kept.
+	var scratch [8 << 10]byte
+	b := append(scratch[:0], '[')
+	for i := range rest {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendComponent(b, &rest[i])
 	}
-	sum := sha256.Sum256(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	b = append(b, ']')
+	sum := sha256.Sum256(b)
 	return &Others{Count: len(rest), SHA256: hex.EncodeToString(sum[:])}
 }
 
