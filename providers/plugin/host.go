@@ -51,6 +51,9 @@ type Client struct {
 	*GRPCClient
 	pc     *goplugin.Client
 	logger hclog.Logger
+	// sockets is the directory of the plugin's gRPC socket, removed by
+	// Close.
+	sockets string
 }
 
 var _ providers.Provider = (*Client)(nil)
@@ -92,6 +95,15 @@ func Start(ctx context.Context, spec Spec, logger hclog.Logger) (*Client, error)
 	if lvl := logger.GetLevel(); lvl != hclog.NoLevel && lvl != hclog.Off {
 		cmd.Env = append(cmd.Env, EnvLogLevel+"="+lvl.String())
 	}
+	// The plugin's gRPC socket goes in a directory of its own, removed
+	// with the plugin: a plugin that is killed cannot remove its socket,
+	// and the sockets of killed plugins would pile up in the temporary
+	// directory.
+	sockets, err := os.MkdirTemp("", "rackform-plugin-")
+	if err != nil {
+		return nil, fmt.Errorf("starting provider %q: %w", spec.Name, err)
+	}
+	cmd.Env = append(cmd.Env, goplugin.EnvUnixSocketDir+"="+sockets)
 	tail := &tailBuffer{max: 4 << 10}
 	pc := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  Handshake(),
@@ -110,14 +122,16 @@ func Start(ctx context.Context, spec Spec, logger hclog.Logger) (*Client, error)
 	c, err := dispense(pc, spec.Name)
 	if err != nil {
 		pc.Kill()
+		os.RemoveAll(sockets)
 		return nil, startError(spec, err, tail.String())
 	}
 	if err := ctx.Err(); err != nil {
 		pc.Kill()
+		os.RemoveAll(sockets)
 		return nil, fmt.Errorf("starting provider %q: %w", spec.Name, err)
 	}
 	c.exited = pc.Exited
-	return &Client{GRPCClient: c, pc: pc, logger: logger}, nil
+	return &Client{GRPCClient: c, pc: pc, logger: logger, sockets: sockets}, nil
 }
 
 func dispense(pc *goplugin.Client, name string) (*GRPCClient, error) {
@@ -177,6 +191,7 @@ func (c *Client) Close() {
 		cancel()
 	}
 	c.pc.Kill()
+	os.RemoveAll(c.sockets)
 }
 
 // Exited reports whether the plugin process has ended.

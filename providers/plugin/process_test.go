@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -300,5 +302,30 @@ func TestProcessLargeFleet(t *testing.T) {
 	}
 	if len(seen) != n {
 		t.Errorf("got %d observations, want %d", len(seen), n)
+	}
+}
+
+// TestKilledPluginLeavesNoSocket: a plugin killed outright cannot remove
+// its gRPC socket; Close removes the directory it was made in, so killed
+// plugins leave nothing in the temporary directory.
+func TestKilledPluginLeavesNoSocket(t *testing.T) {
+	c, _ := startFake(t)
+	entries, err := os.ReadDir(c.sockets)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("the plugin's socket directory holds %v (%v), want its one socket", entries, err)
+	}
+	if err := syscall.Kill(c.pc.ReattachConfig().Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !c.Exited() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if left, _ := os.ReadDir(c.sockets); len(left) != 1 {
+		t.Fatalf("after SIGKILL the socket directory holds %v: the test kills nothing that would leave a socket", left)
+	}
+	c.Close()
+	if _, err := os.Stat(c.sockets); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after Close the plugin's socket directory is still there (%v)", err)
 	}
 }
