@@ -173,12 +173,24 @@ func TestCheckStepsCountsTheRest(t *testing.T) {
 // Every plan the repository keeps (every format, and the views' fixtures
 // made by the planner) passes: the check refuses edits, not plans.
 func TestCheckStepsAcceptsStoredPlans(t *testing.T) {
+	for f, p := range storedPlans(t) {
+		if err := CheckSteps(p); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// storedPlans decodes every plan the repository keeps: every format, and
+// the views' fixtures made by the planner.
+func storedPlans(t *testing.T) map[string]*Plan {
+	t.Helper()
 	files, _ := filepath.Glob("testdata/*.plan.json")
 	views, _ := filepath.Glob("../../cmd/rackform/internal/command/views/*/testdata/*.plan.json")
 	files = append(files, views...)
 	if len(files) < 5 {
 		t.Fatalf("only %d stored plans found", len(files))
 	}
+	plans := make(map[string]*Plan, len(files))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -188,8 +200,7 @@ func TestCheckStepsAcceptsStoredPlans(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		if err := CheckSteps(p); err != nil {
-			t.Errorf("%s: %v", f, err)
-		}
+		plans[f] = p
 	}
+	return plans
 }

@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -48,22 +46,8 @@ func checkAppenders(t *testing.T, what string, comps []providers.Component, chan
 // The hand-written encoders write what encoding/json writes for every
 // component, change and step of every plan the repository keeps.
 func TestAppendersMatchStoredPlans(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*.plan.json")
-	views, _ := filepath.Glob("../../cmd/rackform/internal/command/views/*/testdata/*.plan.json")
-	files = append(files, views...)
-	if len(files) < 5 {
-		t.Fatalf("only %d stored plans found", len(files))
-	}
 	steps := 0
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := Decode(b)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+	for f, p := range storedPlans(t) {
 		for _, s := range p.Servers {
 			checkAppenders(t, f+" "+s.Address, s.Observed.Components, s.Changes, s.Steps)
 			steps += len(s.Steps)
