@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"bytes"
-	"encoding/json"
 	"strconv"
 
 	"github.com/rackform/rackform/providers"
@@ -33,12 +31,8 @@ func appendString(dst []byte, s string) []byte {
 }
 
 func appendStringSlow(dst []byte, s string) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	// A string always encodes.
-	_ = enc.Encode(s)
-	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+	b, _ := providers.MarshalRaw(s) // a string always encodes
+	return append(dst, b...)
 }
 
 // field appends a key, preceded by a comma unless it is the object's
