@@ -37,50 +37,32 @@ func NewInterner() *Interner {
 
 // Steps returns the kept list equal to steps, keeping steps when none is.
 func (in *Interner) Steps(steps []Step) []Step {
-	kept, _ := intern(in, in.steps, steps, appendStep)
-	return kept
+	return intern(in, in.steps, steps, true, appendStep)
 }
 
 // StepsOf is Steps for a list the caller builds in a buffer it reuses:
 // when none is kept equal to it, a copy is kept and returned. A fleet's
 // servers mostly share their steps, so most of them allocate nothing.
 func (in *Interner) StepsOf(buf []Step) []Step {
-	return internCopy(in, in.steps, buf, appendStep)
+	return intern(in, in.steps, buf, false, appendStep)
 }
 
 // ChangesOf is Changes for a list in a buffer the caller reuses, as
 // StepsOf.
 func (in *Interner) ChangesOf(buf []Change) []Change {
-	return internCopy(in, in.changes, buf, appendNoError(appendChange))
-}
-
-func internCopy[T any](in *Interner, kept map[string][]T, buf []T, encode func([]byte, *T) ([]byte, error)) []T {
-	if len(buf) == 0 {
-		return buf[:0:0]
-	}
-	list, found := intern(in, kept, buf, encode)
-	if found {
-		return list
-	}
-	list = slices.Clone(buf)
-	if len(in.key) > 0 { // kept under in.key (not when it cannot be encoded)
-		kept[string(in.key)] = list
-	}
-	return list
+	return intern(in, in.changes, buf, false, appendNoError(appendChange))
 }
 
 // Changes returns the kept list equal to changes, keeping changes when
 // none is.
 func (in *Interner) Changes(changes []Change) []Change {
-	kept, _ := intern(in, in.changes, changes, appendNoError(appendChange))
-	return kept
+	return intern(in, in.changes, changes, true, appendNoError(appendChange))
 }
 
 // Components returns the kept list equal to comps, keeping comps when
 // none is.
 func (in *Interner) Components(comps []providers.Component) []providers.Component {
-	kept, _ := intern(in, in.comps, comps, appendNoError(appendComponent))
-	return kept
+	return intern(in, in.comps, comps, true, appendNoError(appendComponent))
 }
 
 // appendNoError is an encoder that cannot fail as one that can.
@@ -88,12 +70,18 @@ func appendNoError[T any](f func([]byte, *T) []byte) func([]byte, *T) ([]byte, e
 	return func(dst []byte, v *T) ([]byte, error) { return f(dst, v), nil }
 }
 
-// intern returns the kept list equal to list and true, else list, kept
-// unless it cannot be encoded, and false; in.key is list's key, empty
-// when it cannot be encoded.
-func intern[T any](in *Interner, kept map[string][]T, list []T, encode func([]byte, *T) ([]byte, error)) ([]T, bool) {
+// intern returns the kept list equal to list, else list itself, kept
+// unless it cannot be encoded. A list the caller does not own (a buffer
+// it reuses) is copied before it is kept or returned.
+func intern[T any](in *Interner, kept map[string][]T, list []T, owned bool, encode func([]byte, *T) ([]byte, error)) []T {
+	own := func() []T {
+		if owned {
+			return list
+		}
+		return slices.Clone(list)
+	}
 	if len(list) == 0 {
-		return list, true
+		return list[:0:0]
 	}
 	key := in.key[:0]
 	for i := range list {
@@ -102,17 +90,18 @@ func intern[T any](in *Interner, kept map[string][]T, list []T, encode func([]by
 			// Not comparable by its bytes (the writer will say why):
 			// kept as it is, shared with nothing.
 			in.key = key[:0]
-			return list, false
+			return own()
 		}
 		// Compact JSON holds no raw newline: one ends each element.
 		key = append(key, '\n')
 	}
 	in.key = key
 	if k, ok := kept[string(key)]; ok {
-		return k, true
+		return k
 	}
-	kept[string(key)] = list
-	return list, false
+	l := own()
+	kept[string(key)] = l
+	return l
 }
 
 // refLists shares the lists Decode expands from table positions: servers
