@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/executortest"
@@ -192,11 +191,7 @@ func (h *harness) startOrder() []string {
 	return out
 }
 
-func addr(rack string, i int) string { return "c1/" + rack + "/" + rack + "-s0" + string(rune('0'+i)) }
-
 func rackID(name string) string { return "cluster.c1.compute.rack." + name }
-
-var _ = time.Second
 
 // jsonSink writes events as JSON lines, as the golden files hold them.
 // The executor calls a Sink from one goroutine: it needs no lock.
