@@ -352,6 +352,28 @@ func TestFirmwareChannelFirmwareOnly(t *testing.T) {
 	}
 }
 
+// Observed is called once, when the planner needs its providers no more:
+// after a channel's second observation, never before (plan stops the
+// plugins there).
+func TestObservedAfterTheLastObservation(t *testing.T) {
+	cfg := loadText(t, channelFleet(`channel = "firmware"`, "east-1:east")+channelCatalog(""))
+	provs, fake := runningFleet(cfg, map[string]string{"east-1": "4.5.3"})
+	var calls, observesBefore []int
+	p, diags := planWith(t, cfg, nil, func(o *Options) {
+		o.Providers = provs
+		o.Observed = func() {
+			calls = append(calls, len(calls))
+			observesBefore = append(observesBefore, fake.ObserveCalls())
+		}
+	})
+	if diags.HasErrors() || p == nil {
+		t.Fatal(diags.Error())
+	}
+	if len(calls) != 1 || observesBefore[0] != 2 {
+		t.Errorf("Observed called %d times, after %v observations; want once, after both", len(calls), observesBefore)
+	}
+}
+
 // Recorded by value: the plan holds the catalog entries its clusters were
 // planned to, and the pending cluster's servers are planned in full (apply
 // holds them until the release is available).

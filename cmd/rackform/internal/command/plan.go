@@ -224,6 +224,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) int {
 	}
 	p, pd := planner.Plan(ctx, cfg, planner.Options{
 		Providers:       running.ByName,
+		Observed:        running.Close,
 		ProviderInfo:    running.Info,
 		Now:             now(),
 		RackformVersion: version.String(),

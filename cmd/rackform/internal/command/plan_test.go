@@ -102,6 +102,31 @@ func TestPlanExitCodes(t *testing.T) {
 	}
 }
 
+// Plan stops its provider plugins once every server is observed, before it
+// builds and writes the plan (a plugin observing 100,000 servers holds a
+// few hundred MB), and stops each once.
+func TestPlanStopsProvidersOnceObserved(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "plan.json")
+	inner := fakeStarter(t, planTestDir, behindState, nil)
+	var stops []string
+	start := func(ctx context.Context, decl *config.Provider) (providers.Provider, plan.Provider, func(), error) {
+		prov, info, _, err := inner(ctx, decl)
+		return prov, info, func() {
+			when := "before the plan was written"
+			if _, err := os.Stat(out); err == nil {
+				when = "after the plan was written"
+			}
+			stops = append(stops, decl.Name+" "+when)
+		}, err
+	}
+	if code, _, stderr := runPlan(t, start, "-out", out, planTestDir); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if len(stops) != 1 || stops[0] != "redfish before the plan was written" {
+		t.Errorf("provider stops = %q, want one, before the plan was written", stops)
+	}
+}
+
 func TestPlanOutAndShow(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "plan.json")
 	configured := map[string]string{}
