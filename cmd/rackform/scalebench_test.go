@@ -95,7 +95,7 @@ func TestScaleBench(t *testing.T) {
 		got.Open, float64(got.Connections)/float64(n), float64(got.Requests)/float64(n), pr.rss.cli>>20, pr.rss.plugin>>20,
 		(pr.cpu - pr.rss.pluginCPU).Round(10*time.Millisecond), pr.rss.pluginCPU.Round(10*time.Millisecond), float64(pr.rss.pluginCPU.Microseconds())/1000/float64(n))
 	// The floor asks RACKFORM_BENCH_FLOOR_BMCS BMCs at once (default
-	// 4,096: rackform's default is 1,536 here; at 100,000 every BMC the
+	// 4,096: rackform's default is 2,560 here; at 100,000 every BMC the
 	// open files allow, 19,000, outlasts the simulator's handshake
 	// timeout on two cores).
 	floorBMCs = envInt(t, "RACKFORM_BENCH_FLOOR_BMCS", 4096)

@@ -98,13 +98,13 @@ func TestAutoConcurrency(t *testing.T) {
 		mem   int64
 		want  int
 	}{
-		{20000, 24 << 30, 1536},   // the memory budget bounds it: 192 MiB / 128 KiB
+		{20000, 24 << 30, 2560},   // the memory budget bounds it: 320 MiB / 128 KiB
 		{1000, 24 << 30, 372},     // file descriptors bound it
-		{1 << 20, 1 << 30, 1536},  // a quarter of 1 GiB is more than the budget
+		{1 << 20, 1 << 30, 2048},  // a quarter of 1 GiB is less than the budget
 		{1 << 20, 256 << 20, 512}, // memory bounds it: a quarter of 256 MiB / 128 KiB
 		{1024, 0, 384},            // memory unknown
 		{300, 1 << 20, 64},        // never below 64
-		{0, 0, 1536},              // nothing known: the memory budget alone
+		{0, 0, 2560},              // nothing known: the memory budget alone
 	} {
 		if got := autoConcurrency(c.files, c.mem); got != c.want {
 			t.Errorf("autoConcurrency(%d files, %d bytes) = %d, want %d", c.files, c.mem, got, c.want)
