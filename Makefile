@@ -83,8 +83,8 @@ bench-workers: ## several workers on one run: N servers (N=20000) on `rackform s
 
 SCALE_N ?= $(if $(filter command line environment,$(origin N)),$(N),10000)
 SCALE_PER_SIM ?= 8000
-bench-scale: ## a large fleet, what a user runs: plan of N servers (N=10000; 100000 works) in nexus-lab's shape against shard processes of SCALE_PER_SIM simulated HTTPS BMCs (8000; L=200ms, M=24, with expand) vs the floor in the same run, then show (text, json, markdown, html), rehearse and status of it: wall, ratio, peak RSS of CLI+plugin, CPU, bytes per server
-	RACKFORM_BENCH_SCALE=1 RACKFORM_BENCH_N=$(SCALE_N) RACKFORM_BENCH_PER_SIM=$(SCALE_PER_SIM) RACKFORM_BENCH_LATENCY=$(L) RACKFORM_BENCH_MEMBERS=$(M) \
+bench-scale: ## a large fleet, what a user runs: plan of N servers (N=10000; 100000 works) in nexus-lab's shape against shard processes of SCALE_PER_SIM simulated HTTPS BMCs (8000; L=200ms, M=24, with expand) vs the floor in the same run (ROUNDS=3: plan and the floor three times in turn, the median ratio), then show (text, json, markdown, html), rehearse and status of it: wall, ratio, peak RSS of CLI+plugin, CPU, bytes per server
+	RACKFORM_BENCH_SCALE=1 RACKFORM_BENCH_N=$(SCALE_N) RACKFORM_BENCH_PER_SIM=$(SCALE_PER_SIM) RACKFORM_BENCH_LATENCY=$(L) RACKFORM_BENCH_MEMBERS=$(M) RACKFORM_BENCH_ROUNDS=$(ROUNDS) \
 		RACKFORM_BENCH_BIN=$(BIN_BENCH) $(GO) test -count=1 -timeout 120m -run '^TestScaleBench$$' -v ./cmd/rackform
 
 RACKS ?= 4

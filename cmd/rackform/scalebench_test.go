@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -84,23 +85,50 @@ func TestScaleBench(t *testing.T) {
 		rows = append(rows, line)
 	}
 
-	profile("plan")
-	pr := runCLI(t, bin, password, "plan", "-no-color", "-out", planFile, cfg)
-	got := f.collect(t)
-	st, err := os.Stat(planFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("plan: %d sessions left open, %.1f TLS handshakes and %.1f requests per server; peak RSS CLI %d MB, plugin %d MB; CPU CLI %v, plugin %v (%.2f ms per server); floor next",
-		got.Open, float64(got.Connections)/float64(n), float64(got.Requests)/float64(n), pr.rss.cli>>20, pr.rss.plugin>>20,
-		(pr.cpu - pr.rss.pluginCPU).Round(10*time.Millisecond), pr.rss.pluginCPU.Round(10*time.Millisecond), float64(pr.rss.pluginCPU.Microseconds())/1000/float64(n))
 	// The floor asks RACKFORM_BENCH_FLOOR_BMCS BMCs at once (default
 	// 4,096: rackform's default is 2,560 here; at 100,000 every BMC the
 	// open files allow, 19,000, outlasts the simulator's handshake
 	// timeout on two cores).
 	floorBMCs = envInt(t, "RACKFORM_BENCH_FLOOR_BMCS", 4096)
 	t.Cleanup(func() { floorBMCs = 0 })
-	t.Logf("| %d | plan | %s | (floor next) | | %d MB | %s | %d | %s |", n, pr.wall.Round(10*time.Millisecond), pr.rss.total>>20, pr.cpu.Round(10*time.Millisecond), st.Size()/int64(n), loadavg())
+	// RACKFORM_BENCH_ROUNDS (make bench-scale ROUNDS=3) plans and times
+	// the floor that many times in turn and reports each round and the
+	// median ratio: on a shared machine one round's ratio moves by a
+	// tenth from run to run.
+	rounds := max(1, envInt(t, "RACKFORM_BENCH_ROUNDS", 1))
+	var (
+		pr     cliRun
+		st     os.FileInfo
+		ratios []float64
+	)
+	for round := 1; round <= rounds; round++ {
+		if round > 1 {
+			f.record(t) // the simulators count and record this round afresh
+		}
+		profile("plan")
+		pr = runCLI(t, bin, password, "plan", "-no-color", "-out", planFile, cfg)
+		got := f.collect(t)
+		var err error
+		if st, err = os.Stat(planFile); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("plan (round %d of %d): %d sessions left open, %.1f TLS handshakes and %.1f requests per server; peak RSS CLI %d MB, plugin %d MB; CPU CLI %v, plugin %v (%.2f ms per server); floor next",
+			round, rounds, got.Open, float64(got.Connections)/float64(n), float64(got.Requests)/float64(n), pr.rss.cli>>20, pr.rss.plugin>>20,
+			(pr.cpu - pr.rss.pluginCPU).Round(10*time.Millisecond), pr.rss.pluginCPU.Round(10*time.Millisecond), float64(pr.rss.pluginCPU.Microseconds())/1000/float64(n))
+		t.Logf("| %d | plan | %s | (floor next) | | %d MB | %s | %d | %s |", n, pr.wall.Round(10*time.Millisecond), pr.rss.total>>20, pr.cpu.Round(10*time.Millisecond), st.Size()/int64(n), loadavg())
+		before := selfCPU()
+		floor := benchFloor(t, f, got.Recorded, password, 1)
+		floorCPU := selfCPU() - before
+		t.Logf("floor: %v, CPU %v (%.2f ms per server; this process: the floor client alone while it runs)", floor.Round(10*time.Millisecond),
+			floorCPU.Round(10*time.Millisecond), float64(floorCPU.Microseconds())/1000/float64(n))
+		got.Recorded = nil
+		row("plan", pr, floor, st.Size())
+		ratios = append(ratios, pr.wall.Seconds()/floor.Seconds())
+	}
+	if rounds > 1 {
+		sorted := slices.Sorted(slices.Values(ratios))
+		t.Logf("plan against the floor over %d rounds: median %.2f× (%s)", rounds, sorted[len(sorted)/2], fmtRatios(ratios))
+	}
 	// RACKFORM_BENCH_KEEP=DIR: the plan file is kept as DIR/plan.json,
 	// to profile show, rehearse or status of it again without planning.
 	if keep := os.Getenv("RACKFORM_BENCH_KEEP"); keep != "" {
@@ -112,13 +140,6 @@ func TestScaleBench(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before := selfCPU()
-	floor := benchFloor(t, f, got.Recorded, password, 1)
-	floorCPU := selfCPU() - before
-	t.Logf("floor: %v, CPU %v (%.2f ms per server; this process: the floor client alone while it runs)", floor.Round(10*time.Millisecond),
-		floorCPU.Round(10*time.Millisecond), float64(floorCPU.Microseconds())/1000/float64(n))
-	got.Recorded = nil
-	row("plan", pr, floor, st.Size())
 	if os.Getenv("RACKFORM_BENCH_PLAN_ONLY") != "" {
 		// Plan and the floor only, for measuring plan again and again.
 		return
@@ -234,4 +255,13 @@ func writeScaleConfig(t *testing.T, dir string, f *benchFleet) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// fmtRatios is each round's ratio in run order, "1.17×, 1.09×, 1.24×".
+func fmtRatios(ratios []float64) string {
+	parts := make([]string, len(ratios))
+	for i, r := range ratios {
+		parts[i] = fmt.Sprintf("%.2f×", r)
+	}
+	return strings.Join(parts, ", ")
 }
