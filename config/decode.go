@@ -94,8 +94,9 @@ func (a *attrs) elemRanges(name string, n int, fallback hcl.Range) []hcl.Range {
 	if at := a.m[name]; at != nil {
 		exprs, _ = hcl.ExprList(at.Expr)
 	}
+	whole := a.rng(name, fallback)
 	for i := range out {
-		out[i] = a.rng(name, fallback)
+		out[i] = whole
 		if len(exprs) == n {
 			out[i] = exprs[i].Range()
 		}

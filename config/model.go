@@ -344,8 +344,7 @@ type StrategyStage struct {
 }
 
 // Selects reports whether the stage's selectors (roles, racks, labels)
-// match sv; an empty
-// selector matches every server.
+// match sv; an empty selector matches every server.
 func (stg *StrategyStage) Selects(sv *Server) bool {
 	if len(stg.Roles) > 0 && !slices.Contains(stg.Roles, sv.Role) {
 		return false

@@ -28,8 +28,12 @@ func parseHex(s string) ([]uint64, error) {
 	if s == "" {
 		return nil, fmt.Errorf("an empty string is not a hexadecimal version")
 	}
-	return parseFields(s, fmt.Sprintf("a hexadecimal version (hexadecimal numbers of at most %d digits separated by dots, each optionally after 0x)", maxHexField), hexField)
+	return parseFields(s, hexForm, hexField)
 }
+
+// hexForm names the form in parseHex's errors, made once: versions are
+// parsed for every member of every server.
+var hexForm = fmt.Sprintf("a hexadecimal version (hexadecimal numbers of at most %d digits separated by dots, each optionally after 0x)", maxHexField)
 
 // hexField reads one field: optional 0x, then hexadecimal digits.
 func hexField(f string) (uint64, bool) {

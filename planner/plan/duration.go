@@ -21,21 +21,17 @@ func (d Duration) Human() string {
 	if t < time.Minute {
 		return t.Round(time.Second).String()
 	}
-	t = t.Round(time.Minute)
-	days := t / (24 * time.Hour)
-	t -= days * 24 * time.Hour
-	s := strings.TrimSuffix(t.String(), "0s")
-	s = strings.TrimSuffix(s, "h0m")
-	if strings.HasSuffix(t.String(), "h0m0s") {
-		s += "h"
+	mins := int64(t.Round(time.Minute) / time.Minute)
+	var b strings.Builder
+	for _, u := range []struct {
+		n      int64
+		suffix string
+	}{{mins / (24 * 60), "d"}, {mins / 60 % 24, "h"}, {mins % 60, "m"}} {
+		if u.n > 0 {
+			fmt.Fprintf(&b, "%d%s", u.n, u.suffix)
+		}
 	}
-	switch {
-	case days > 0 && t == 0:
-		return fmt.Sprintf("%dd", days)
-	case days > 0:
-		return fmt.Sprintf("%dd%s", days, s)
-	}
-	return s
+	return b.String()
 }
 
 // MarshalJSON writes the duration as a string.

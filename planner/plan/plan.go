@@ -373,7 +373,9 @@ type Others struct {
 
 // OthersOf returns the Others of all less the components whose ID is
 // among recorded's, or nil when nothing is left. The order of all does
-// not matter.
+// not matter, except among members alike in their id and every field
+// sorted on (differing in state only): the digest follows the order
+// those came in.
 func OthersOf(all, recorded []providers.Component) *Others {
 	// A server records a handful of components: a scan of them costs
 	// less than a set of their ids, for each of 100,000 servers.

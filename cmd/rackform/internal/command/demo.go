@@ -357,13 +357,12 @@ func demoRunState(ctx context.Context, dir string) (executor.State, string, erro
 func pausedRack(run *executor.Node) string {
 	for pause := range applyview.Nodes(run) {
 		if pause.Kind == executor.KindPause && pause.State.Name == executor.Paused && pause.State.Reason == executor.ReasonAfterRack {
-			name := ""
 			for n := range applyview.Nodes(run) {
 				if n.Kind == executor.KindScope && n.ID+".pause" == pause.ID {
-					name = n.Name
+					return n.Name
 				}
 			}
-			return name
+			return ""
 		}
 	}
 	return ""
