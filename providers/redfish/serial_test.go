@@ -1,6 +1,7 @@
 package redfish
 
 import (
+	"context"
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
@@ -18,7 +19,8 @@ import (
 // depend on each other overlap on a BMC that answers over HTTP/2, and run
 // one after another over HTTP/1.1 (they would only queue on its one
 // connection); either way each document is read once and the observation
-// is the same.
+// is the same. Over HTTP/1.1 the BMC cannot see the difference between
+// the two: TestSerialOnlyOverHTTP1 checks that half.
 func TestReadsOverlapOnlyOverHTTP2(t *testing.T) {
 	var want *providers.Observation
 	for _, h2 := range []bool{false, true} {
@@ -84,6 +86,62 @@ func TestReadsOverlapOnlyOverHTTP2(t *testing.T) {
 			want = o
 		} else if diff := cmp.Diff(want, o); diff != "" {
 			t.Errorf("the observation over HTTP/2 differs (-HTTP/1.1 +HTTP/2):\n%s", diff)
+		}
+	}
+}
+
+// TestSerialOnlyOverHTTP1 checks what makes a server's reads run one after
+// another over HTTP/1.1, which the BMC cannot tell apart from reads queued
+// on its one connection (MaxConnsPerHost 1): once connected, a BMC that
+// answered over HTTP/1.1 is serial and one over HTTP/2 is not, and beside
+// runs a serial read before it returns and any other in a goroutine.
+func TestSerialOnlyOverHTTP1(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		m := newMockupServer(t, "dmtf/public-rackmount1")
+		srv := m.Server.Server
+		if h2 {
+			srv = httptest.NewUnstartedServer(m.Config.Handler)
+			srv.EnableHTTP2 = true
+			srv.StartTLS()
+			t.Cleanup(srv.Close)
+		}
+		ca := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+		p := configure(t, Options{}, map[string]any{"ca_bundle": ca})
+		b, release, err := p.acquire(providers.Target{Name: "s1", Endpoint: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if serial, connected := b.Serial(); serial || connected {
+			t.Errorf("HTTP/2 %v: before the first read: serial %v, connected %v; want neither", h2, serial, connected)
+		}
+		if _, err := b.System(context.Background(), ""); err != nil {
+			t.Fatal(err)
+		}
+		if serial, connected := b.Serial(); serial == h2 || !connected {
+			t.Errorf("HTTP/2 %v: once connected: serial %v, connected %v; want serial %v", h2, serial, connected, !h2)
+		}
+		if d := release(context.Background()); d != nil {
+			t.Errorf("HTTP/2 %v: logout: %s", h2, d.Detail)
+		}
+	}
+
+	for _, serial := range []bool{true, false} {
+		ran, inTurn := false, make(chan bool, 1)
+		block := make(chan struct{})
+		wait := beside(serial, func() {
+			if !serial {
+				<-block // returns only once beside has
+			}
+			ran = true
+		})
+		inTurn <- ran
+		close(block)
+		wait()
+		if got := <-inTurn; got != serial {
+			t.Errorf("beside(serial %v): the read had run when beside returned: %v", serial, got)
+		}
+		if !ran {
+			t.Errorf("beside(serial %v): the read never ran", serial)
 		}
 	}
 }
