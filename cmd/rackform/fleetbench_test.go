@@ -305,6 +305,30 @@ func (f *benchFleet) collect(t *testing.T) simShardReport {
 	return sum
 }
 
+// cpu is the user and system CPU the shard processes have used so far
+// (0 where /proc cannot be read): what serving a command's requests cost
+// the simulators, which share the machine with it.
+func (f *benchFleet) cpu() time.Duration {
+	var total time.Duration
+	for _, s := range f.shards {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+		if err != nil {
+			return 0
+		}
+		// Fields 14 and 15 (utime, stime, in clock ticks of 1/100 s on
+		// Linux) follow the command name, which ends at the last ')'.
+		fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(fields) < 13 {
+			return 0
+		}
+		for _, x := range fields[11:13] {
+			ticks, _ := strconv.ParseInt(x, 10, 64)
+			total += time.Duration(ticks) * 10 * time.Millisecond
+		}
+	}
+	return total
+}
+
 func (f *benchFleet) close() {
 	for _, s := range f.shards {
 		s.in.Close()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -106,7 +107,9 @@ func TestScaleBench(t *testing.T) {
 			f.record(t) // the simulators count and record this round afresh
 		}
 		profile("plan")
+		simsBefore := f.cpu()
 		pr = runCLI(t, bin, password, "plan", "-no-color", "-out", planFile, cfg)
+		simsPlan := f.cpu() - simsBefore
 		got := f.collect(t)
 		var err error
 		if st, err = os.Stat(planFile); err != nil {
@@ -116,11 +119,15 @@ func TestScaleBench(t *testing.T) {
 			round, rounds, got.Open, float64(got.Connections)/float64(n), float64(got.Requests)/float64(n), pr.rss.cli>>20, pr.rss.plugin>>20,
 			(pr.cpu - pr.rss.pluginCPU).Round(10*time.Millisecond), pr.rss.pluginCPU.Round(10*time.Millisecond), float64(pr.rss.pluginCPU.Microseconds())/1000/float64(n))
 		t.Logf("| %d | plan | %s | (floor next) | | %d MB | %s | %d | %s |", n, pr.wall.Round(10*time.Millisecond), pr.rss.total>>20, pr.cpu.Round(10*time.Millisecond), st.Size()/int64(n), loadavg())
-		before := selfCPU()
+		stopProfile := profileFloor(t, profiles)
+		before, simsBefore := selfCPU(), f.cpu()
 		floor := benchFloor(t, f, got.Recorded, password, 1)
-		floorCPU := selfCPU() - before
+		floorCPU, simsFloor := selfCPU()-before, f.cpu()-simsBefore
+		stopProfile()
 		t.Logf("floor: %v, CPU %v (%.2f ms per server; this process: the floor client alone while it runs)", floor.Round(10*time.Millisecond),
 			floorCPU.Round(10*time.Millisecond), float64(floorCPU.Microseconds())/1000/float64(n))
+		t.Logf("the simulators' CPU serving them: plan %v (%.2f ms per server), floor %v (%.2f ms per server)", simsPlan.Round(10*time.Millisecond),
+			float64(simsPlan.Microseconds())/1000/float64(n), simsFloor.Round(10*time.Millisecond), float64(simsFloor.Microseconds())/1000/float64(n))
 		got.Recorded = nil
 		row("plan", pr, floor, st.Size())
 		ratios = append(ratios, pr.wall.Seconds()/floor.Seconds())
@@ -175,6 +182,28 @@ func TestScaleBench(t *testing.T) {
 	table := "| N | command | wall | floor | ratio | peak RSS (CLI + plugin) | CPU | bytes / server | load |\n|---|---|---|---|---|---|---|---|---|\n" + strings.Join(rows, "\n")
 	t.Log("\n" + table)
 	fmt.Println(table)
+}
+
+// profileFloor writes the floor client's CPU profile to DIR/floor.cpu
+// (dir "": none) until the returned func is called, to set beside the
+// plugin's: what the plugin does that the floor does not.
+func profileFloor(t *testing.T, dir string) (stop func()) {
+	if dir == "" {
+		return func() {}
+	}
+	out, err := os.Create(filepath.Join(dir, "floor.cpu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := out.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // selfCPU is the user and system CPU time this process has used.
