@@ -69,7 +69,7 @@ func benchObserve(b *testing.B, n int, lat time.Duration, conc int) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		p := New(Options{})
+		p := New(Options{CountRequests: true})
 		if d := p.Configure(ctx, &providers.ConfigureRequest{Config: cfg}); d.HasErrors() {
 			b.Fatal(d.Err())
 		}

@@ -59,7 +59,7 @@ func TestObserveMockups(t *testing.T) {
 	for _, profile := range []string{"dmtf/public-rackmount1", "csm/DL325", "csm/Gigabyte", "csm/OpenBMC-stock"} {
 		t.Run(profile, func(t *testing.T) {
 			m := newMockupServer(t, profile)
-			p := configure(t, Options{}, map[string]any{"ca_bundle": caPEM(m)})
+			p := configure(t, Options{CountRequests: true}, map[string]any{"ca_bundle": caPEM(m)})
 			target := providers.Target{Name: "r01-c01", Endpoint: m.URL}
 			obs := observeAll(t, p, target)
 			if len(obs) != 1 {

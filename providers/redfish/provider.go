@@ -68,6 +68,11 @@ type Options struct {
 	// Transport, when set, replaces the TLS-configured HTTP transport under
 	// the provider's retry and limit layer (tests: fault injection, counting).
 	Transport http.RoundTripper
+	// CountRequests keeps each BMC's request count for RequestCount (tests
+	// and benchmarks). Without it nothing is kept of a BMC once its
+	// connections are closed, so the provider's memory does not grow with
+	// the servers it has read.
+	CountRequests bool
 }
 
 // Provider implements providers.Provider over Redfish.
@@ -75,6 +80,7 @@ type Provider struct {
 	log   hclog.Logger
 	clock Clock
 	base  http.RoundTripper
+	count bool // Options.CountRequests
 
 	mu sync.Mutex
 	// stop is cancelled by Stop: every Observe, Apply and Task call derives
@@ -119,7 +125,7 @@ var _ providers.Provider = (*Provider)(nil)
 // New returns an unconfigured provider; Configure must run before Observe,
 // Apply or Task.
 func New(opts Options) *Provider {
-	p := &Provider{log: opts.Logger, clock: opts.Clock, base: opts.Transport, bmcs: map[string]*bmcEntry{}, hostUse: map[string]int{}}
+	p := &Provider{log: opts.Logger, clock: opts.Clock, base: opts.Transport, count: opts.CountRequests, bmcs: map[string]*bmcEntry{}, hostUse: map[string]int{}}
 	p.stop, p.stopCancel = context.WithCancel(context.Background())
 	if p.log == nil {
 		p.log = hclog.NewNullLogger()
@@ -169,6 +175,9 @@ func (p *Provider) Configure(ctx context.Context, req *providers.ConfigureReques
 	}
 	tr := newTransport(base, retryPolicy{MaxAttempts: cfg.MaxAttempts, BaseDelay: cfg.BaseDelay, MaxDelay: cfg.MaxDelay},
 		cfg.Timeout, cfg.PerBMCLimit, p.clock, p.log)
+	if p.count {
+		tr.counts = map[string]int64{}
+	}
 	if owned != nil {
 		// Redfish requests are a few hundred bytes and answers are read
 		// in large reads: small buffers serve them as well as net/http's
@@ -279,8 +288,12 @@ func (p *Provider) logoutFailed(endpoint string, err error) providers.Diagnostic
 }
 
 // RequestCount reports how many HTTP requests (attempts included) went to
-// the BMC at endpoint since Configure; benchmarks and tests use it.
+// the BMC at endpoint since Configure; benchmarks and tests use it. It is
+// -1 unless Options.CountRequests was set.
 func (p *Provider) RequestCount(endpoint string) int64 {
+	if !p.count {
+		return -1
+	}
 	p.mu.Lock()
 	tr := p.tr
 	p.mu.Unlock()

@@ -339,6 +339,9 @@ func TestFaultMatrix(t *testing.T) {
 				d, out := observeRun(t, env)
 				// The per-BMC limit lets requests overlap at most 2 deep.
 				n := env.p.RequestCount(env.targets["c01"].Endpoint)
+				if n <= 0 {
+					t.Errorf("%d requests counted", n)
+				}
 				if el, min := time.Since(start), time.Duration(n)*30*time.Millisecond/2; el < min {
 					t.Errorf("observe took %v for %d requests: the latency was not applied", el, n)
 				}
@@ -417,6 +420,7 @@ func TestFaultMatrix(t *testing.T) {
 			if c.popts != nil {
 				popts = c.popts()
 			}
+			popts.CountRequests = true
 			env := startSim(t, c.opts, []sim.BMCSpec{{Name: "c01", Profile: sim.ProfileILO5, PowerOn: true}}, c.attrs, popts)
 			if c.fault.Kind != "" {
 				if err := env.fleet.SetFault("c01", c.fault); err != nil {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/rackform/rackform/providers"
 )
 
 // fakeClock advances only when slept on, recording each sleep.
@@ -270,5 +272,34 @@ func TestTransportRetriesMalformedJSON(t *testing.T) {
 				t.Errorf("%d calls, body %q; want %d calls, valid %v", calls.Load(), b, c.wantCalls, c.wantValid)
 			}
 		})
+	}
+}
+
+// TestNothingKeptOfABMCOnceRead: once a server is observed and its session
+// deleted, the provider keeps no state of its BMC (a fleet's plan would
+// otherwise grow the plugin's memory with every server read), unless
+// asked to count requests, when only the count stays.
+func TestNothingKeptOfABMCOnceRead(t *testing.T) {
+	for _, count := range []bool{false, true} {
+		m := newMockupServer(t, "dmtf/public-rackmount1")
+		p := configure(t, Options{CountRequests: count}, map[string]any{"ca_bundle": caPEM(m)})
+		if o := observeAll(t, p, providers.Target{Name: "s1", Endpoint: m.URL})[0]; !o.Reachable {
+			t.Fatalf("not observed: %v", o.Diagnostics.Err())
+		}
+		p.mu.Lock()
+		tr := p.tr
+		p.mu.Unlock()
+		tr.mu.Lock()
+		hosts := len(tr.hosts)
+		tr.mu.Unlock()
+		if hosts != 0 {
+			t.Errorf("count %v: the transport keeps the state of %d BMCs after their servers were read, want none", count, hosts)
+		}
+		switch n := p.RequestCount(m.URL); {
+		case count && n < 3:
+			t.Errorf("counting: %d requests counted for an observation (service root, session, system ...)", n)
+		case !count && n != -1:
+			t.Errorf("not counting: RequestCount = %d, want -1", n)
+		}
 	}
 }
