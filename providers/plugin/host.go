@@ -98,8 +98,9 @@ func Start(ctx context.Context, spec Spec, logger hclog.Logger) (*Client, error)
 	// The plugin's gRPC socket goes in a directory of its own, removed
 	// with the plugin: a plugin that is killed cannot remove its socket,
 	// and the sockets of killed plugins would pile up in the temporary
-	// directory.
-	sockets, err := os.MkdirTemp("", "rackform-plugin-")
+	// directory. Those of hosts killed with their plugins are swept when
+	// the next one is made (newSocketDir).
+	sockets, err := newSocketDir()
 	if err != nil {
 		return nil, fmt.Errorf("starting provider %q: %w", spec.Name, err)
 	}

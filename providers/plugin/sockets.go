@@ -1,0 +1,50 @@
+package plugin
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// socketDirPrefix begins the name of each plugin's socket directory in the
+// temporary directory; the host's process id follows, then a random part.
+const socketDirPrefix = "rackform-plugin-"
+
+// newSocketDir makes the directory of one plugin's gRPC socket, named for
+// this host process, after removing those of hosts no longer running.
+func newSocketDir() (string, error) {
+	sweepSockets(os.TempDir())
+	return os.MkdirTemp("", socketDirPrefix+strconv.Itoa(os.Getpid())+"-")
+}
+
+// sweepSockets removes from dir the socket directories of rackform hosts
+// that are gone. A host killed outright (SIGKILL, the OOM killer, a CI job
+// cancelled) cannot remove its plugin's directory, and its plugin dies
+// with it; without the sweep one would be left in the temporary directory
+// for every such kill. Only a directory named for a process that no
+// longer runs is removed: not one of this process, of a live process, of
+// an unknown name or older form, nor anything but a directory (a link
+// named like one is left as it is); and, in a shared temporary directory,
+// not another user's, which the sticky bit protects.
+func sweepSockets(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), socketDirPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		digits, _, ok := strings.Cut(rest, "-")
+		if !ok {
+			continue // the form without a process id: whose is unknown
+		}
+		pid, err := strconv.Atoi(digits)
+		if err != nil || pid <= 0 || pid == os.Getpid() || processRunning(pid) {
+			continue
+		}
+		_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+}
