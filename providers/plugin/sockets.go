@@ -1,10 +1,13 @@
 package plugin
 
 import (
+	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // socketDirPrefix begins the name of each plugin's socket directory in the
@@ -23,7 +26,7 @@ func newSocketDir() (string, error) {
 // cancelled) cannot remove its plugin's directory, and its plugin dies
 // with it; without the sweep one would be left in the temporary directory
 // for every such kill. Only a directory named for a process that no
-// longer runs is removed: not one of this process, of a live process, of
+// longer runs, whose socket no longer answers, is removed: not one of this process, of a live process, of
 // an unknown name or older form, nor anything but a directory (a link
 // named like one is left as it is); and, in a shared temporary directory,
 // not another user's, which the sticky bit protects.
@@ -45,6 +48,28 @@ func sweepSockets(dir string) {
 		if err != nil || pid <= 0 || pid == os.Getpid() || processRunning(pid) {
 			continue
 		}
-		_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+		if path := filepath.Join(dir, e.Name()); !listening(path) {
+			_ = os.RemoveAll(path)
+		}
 	}
+}
+
+// listening reports whether a socket in dir accepts connections: a
+// process id that does not run here may be a host in another PID
+// namespace sharing this temporary directory, whose plugin still serves.
+func listening(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return true // unreadable: not ours to judge
+	}
+	for _, e := range entries {
+		if e.Type()&fs.ModeSocket == 0 {
+			continue
+		}
+		if c, err := net.DialTimeout("unix", filepath.Join(dir, e.Name()), time.Second); err == nil {
+			c.Close()
+			return true
+		}
+	}
+	return false
 }

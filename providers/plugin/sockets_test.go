@@ -5,6 +5,7 @@ package plugin
 import (
 	"errors"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,6 +58,27 @@ func TestSweepSocketsRemovesOnlyTheDeadHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	stay = append(stay, file, link, filepath.Join(dir, "elsewhere", "plugin123"))
+	// A process id that does not run here, but a socket that answers: a
+	// host in another PID namespace sharing the temporary directory.
+	serving := filepath.Join(dir, socketDirPrefix+dead+"-888")
+	if err := os.Mkdir(serving, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", filepath.Join(serving, "plugin1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	stay = append(stay, serving)
 
 	sweepSockets(dir)
 	if _, err := os.Lstat(gone); !errors.Is(err, fs.ErrNotExist) {
