@@ -12,7 +12,11 @@ import (
 
 // socketDirPrefix begins the name of each plugin's socket directory in the
 // temporary directory; the host's process id follows, then a random part.
-const socketDirPrefix = "rackform-plugin-"
+// It is short on purpose: a Unix socket's path is limited to 108 bytes,
+// and a long TMPDIR (macOS's, a CI job's work directory) leaves little
+// room; with a 7-digit process id the name is no longer than the one it
+// replaced ("rackform-plugin-" and the random part).
+const socketDirPrefix = "rfplug-"
 
 // newSocketDir makes the directory of one plugin's gRPC socket, named for
 // this host process, after removing those of hosts no longer running.
