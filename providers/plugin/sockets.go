@@ -30,10 +30,11 @@ func newSocketDir() (string, error) {
 // cancelled) cannot remove its plugin's directory, and its plugin dies
 // with it; without the sweep one would be left in the temporary directory
 // for every such kill. Only a directory named for a process that no
-// longer runs, whose socket no longer answers, is removed: not one of this process, of a live process, of
-// an unknown name or older form, nor anything but a directory (a link
-// named like one is left as it is); and, in a shared temporary directory,
-// not another user's, which the sticky bit protects.
+// longer runs, whose socket no longer answers, is removed: not one of this
+// process, of a live process, of an unknown name or older form, nor
+// anything but a directory (a link named like one is left as it is); and,
+// in a shared temporary directory, not another user's, which the sticky
+// bit protects.
 func sweepSockets(dir string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {

@@ -56,15 +56,7 @@ func TestReadsOverlapOnlyOverHTTP2(t *testing.T) {
 			}
 			return false
 		}))
-		srv := m.Server.Server
-		if h2 {
-			srv = httptest.NewUnstartedServer(m.Config.Handler)
-			srv.EnableHTTP2 = true
-			srv.StartTLS()
-			t.Cleanup(srv.Close)
-		}
-		ca := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
-		p := configure(t, Options{}, map[string]any{"ca_bundle": ca})
+		srv, p := serveOver(t, m, h2)
 		o := observeAll(t, p, providers.Target{Name: "s1", Endpoint: srv.URL, Updates: []providers.UpdateIntent{{Component: "BMC"}}})[0]
 		if !o.Reachable {
 			t.Fatalf("HTTP/2 %v: not observed: %v", h2, o.Diagnostics.Err())
@@ -98,15 +90,7 @@ func TestReadsOverlapOnlyOverHTTP2(t *testing.T) {
 func TestSerialOnlyOverHTTP1(t *testing.T) {
 	for _, h2 := range []bool{false, true} {
 		m := newMockupServer(t, "dmtf/public-rackmount1")
-		srv := m.Server.Server
-		if h2 {
-			srv = httptest.NewUnstartedServer(m.Config.Handler)
-			srv.EnableHTTP2 = true
-			srv.StartTLS()
-			t.Cleanup(srv.Close)
-		}
-		ca := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
-		p := configure(t, Options{}, map[string]any{"ca_bundle": ca})
+		srv, p := serveOver(t, m, h2)
 		b, release, err := p.acquire(providers.Target{Name: "s1", Endpoint: srv.URL})
 		if err != nil {
 			t.Fatal(err)
@@ -144,4 +128,19 @@ func TestSerialOnlyOverHTTP1(t *testing.T) {
 			t.Errorf("beside(serial %v): the read never ran", serial)
 		}
 	}
+}
+
+// serveOver serves m's tree over HTTP/2 when h2 (m itself answers over
+// HTTP/1.1 only) and returns the server and a provider trusting it.
+func serveOver(t *testing.T, m *mockupServer, h2 bool) (*httptest.Server, *Provider) {
+	t.Helper()
+	srv := m.Server.Server
+	if h2 {
+		srv = httptest.NewUnstartedServer(m.Config.Handler)
+		srv.EnableHTTP2 = true
+		srv.StartTLS()
+		t.Cleanup(srv.Close)
+	}
+	ca := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+	return srv, configure(t, Options{}, map[string]any{"ca_bundle": ca})
 }
