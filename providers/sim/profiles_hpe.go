@@ -44,34 +44,57 @@ func (p *profile) ilo5() shape {
 			"SoftwareInventory": "v1_2_0", "TaskService": "v1_1_1", "SessionService": "v1_0_0", "ActionInfo": "v1_1_2"},
 		manufacturer: "HPE", model: "ProLiant DL325 Gen10 Plus",
 		root: obj{"Name": "HPE RESTful Root Service", "UUID": "", "Vendor": "HPE", "Product": "ProLiant DL325 Gen10 Plus",
-			"ProtocolFeaturesSupported": queryFeatures(expandOneLevel(false, false), false)},
+			"ProtocolFeaturesSupported": queryFeatures(expandOneLevel(false, false), false, false)},
 		systemDoc: obj{"Name": "Computer System", "BiosVersion": "", "Boot": obj{"BootSourceOverrideMode": "UEFI"}},
-		managerDoc: obj{"Model": "iLO 5", "Actions": obj{"#Manager.Reset": obj{"ResetType@Redfish.AllowableValues": managerResetTypes}},
+		managerDoc: obj{"Model": "iLO 5", "Actions": listsResetTypes,
 			"Links": obj{"ManagerForChassis": []any{ref("/redfish/v1/Chassis/1")}, "ManagerInChassis": ref("/redfish/v1/Chassis/1")}},
 		chassisDoc: obj{"Manufacturer": "HPE", "Model": "ProLiant DL325 Gen10 Plus", "PowerState": "On"},
 		update:     obj{"Description": "iLO Update Service"},
 		// iLO tags every resource with an ETag and an @odata.context; the
 		// simulator renders both for inventory members.
-		inventory: obj{"@odata.context": "", "@odata.etag": "", "Status": obj{"State": "Enabled", "Health": "OK"}},
+		inventory: obj{"@odata.context": "", "@odata.etag": "", "Status": enabledOK()},
 		tasks:     obj{"Description": "iLO Task Service", "CompletedTaskOverWritePolicy": "Manual", "LifeCycleEventOnTaskStateChange": true},
 		sessions:  obj{"Description": "Session Service"},
 	}
 }
 
+// crayController writes what the Cray controllers share: crayex's nC and
+// slingshot's sC, whose captures serve the same service root, Manager,
+// update, task and session services, and the SimpleUpdate at a
+// non-standard target, kept as the vendor has it (the Service Validator
+// reports it as an Action URI error). TransferProtocol is required.
+func (p *profile) crayController() shape {
+	p.simpleUpdatePath = "/redfish/v1/UpdateService/Actions/SimpleUpdate"
+	p.actionInfo, p.targetsAllowable = true, true
+	p.transferProtocol = actionParam{required: true, allowable: []string{"HTTP", "HTTPS"}}
+	p.managerVersion = nil // the captures' Manager has no FirmwareVersion
+	return shape{
+		manager: "BMC", chassis: "Enclosure",
+		redfishVersion: "1.2.0",
+		versions: map[string]string{"ServiceRoot": "v1_2_0", "Manager": "v1_3_2", "Chassis": "v1_5_1", "UpdateService": "v1_2_0",
+			"SoftwareInventory": "v1_1_0", "TaskService": "v1_1_0", "SessionService": "v1_1_3", "ActionInfo": "v1_0_1"},
+		manufacturer: "HPE",
+		root:         obj{"Description": "The service root for all Redfish requests on this host"},
+		managerDoc: obj{"ManagerType": "EnclosureManager", "Description": "Shasta Manager",
+			"Actions": listsResetTypes,
+			"Links":   obj{"ManagerInChassis": ref("/redfish/v1/Chassis/Enclosure")}},
+		chassisDoc: obj{"ChassisType": "Enclosure", "Manufacturer": "HPE"},
+		update:     obj{"Description": "Redfish Update Service", "Status": enabledOK()},
+		inventory:  obj{"Status": enabledOK()},
+		tasks:      obj{"Description": "Task Service", "LifeCycleEventOnTaskStateChange": true},
+		sessions:   obj{"Description": "Session Service"},
+	}
+}
+
 func (p *profile) crayex() shape {
+	s := p.crayController()
 	p.systemIDs = "Node%d"
 	p.vmediaUnderSystem, p.vmediaID = true, "CD1"
-	// The Cray nC BMC's SimpleUpdate target is not the standard
-	// .../Actions/UpdateService.SimpleUpdate: kept as the vendor has it
-	// (the Service Validator reports it as an Action URI error).
-	p.simpleUpdatePath = "/redfish/v1/UpdateService/Actions/SimpleUpdate"
-	p.actionInfo, p.targetsAllowable, p.relatedItems = true, true, true
-	p.transferProtocol = actionParam{required: true, allowable: []string{"HTTP", "HTTPS"}}
-	p.managerVersion = nil // the capture's Manager has no FirmwareVersion
+	p.relatedItems = true
 	p.serialPrefix = "GE2110"
 	p.components = []component{
-		{key: ComponentBMC, id: "BMC", name: "BMC", activation: activateBMC, version: "nc.1.6.16-21-prod-master.arm.2022-01-25T16:23:33+00:00.28331ff"},
-		{key: ComponentBIOS, id: "BIOS", name: "BIOS", activation: activateHost, version: "ex235a.bios-1.3.6", perSystem: true},
+		plainBMC("nc.1.6.16-21-prod-master.arm.2022-01-25T16:23:33+00:00.28331ff"),
+		plainBIOS("ex235a.bios-1.3.6"),
 		{key: ComponentCPLD, id: "FPGA0", name: "nFPGA", version: "4.05", upd: updNo},
 		{key: "Bootloader", id: "Bootloader", name: "Bootloader", version: "1.11-tlnc", upd: updNo},
 		runtimeComponent("Runtime"),
@@ -96,23 +119,13 @@ func (p *profile) crayex() shape {
 			"RelatedItem@odata.count": "likewise",
 		},
 	}
-	return shape{
-		system: "Node0", manager: "BMC", chassis: "Enclosure",
-		redfishVersion: "1.2.0",
-		versions: map[string]string{"ServiceRoot": "v1_2_0", "ComputerSystem": "v1_13_0", "Manager": "v1_3_2", "Chassis": "v1_5_1", "UpdateService": "v1_2_0",
-			"SoftwareInventory": "v1_1_0", "TaskService": "v1_1_0", "SessionService": "v1_1_3", "ActionInfo": "v1_0_1"},
-		manufacturer: "HPE", model: "HPE CRAY EX235a",
-		root:      obj{"Description": "The service root for all Redfish requests on this host"},
-		systemDoc: obj{"BiosVersion": ""},
-		managerDoc: obj{"ManagerType": "EnclosureManager", "Description": "Shasta Manager",
-			"Actions": obj{"#Manager.Reset": obj{"ResetType@Redfish.AllowableValues": managerResetTypes}},
-			"Links":   obj{"ManagerInChassis": ref("/redfish/v1/Chassis/Enclosure")}},
-		chassisDoc: obj{"ChassisType": "Enclosure", "Manufacturer": "HPE", "Model": "BardPeakNC", "Description": "BardPeakNC"},
-		update:     obj{"Description": "Redfish Update Service", "Status": obj{"State": "Enabled", "Health": "OK"}},
-		inventory:  obj{"Status": obj{"State": "Enabled", "Health": "OK"}, "RelatedItem@odata.count": 1},
-		tasks:      obj{"Description": "Task Service", "CompletedTaskOverWritePolicy": "Manual", "LifeCycleEventOnTaskStateChange": true},
-		sessions:   obj{"Description": "Session Service", "SessionTimeout": 1800},
-	}
+	s.system, s.versions["ComputerSystem"], s.model = "Node0", "v1_13_0", "HPE CRAY EX235a"
+	s.systemDoc = obj{"BiosVersion": ""}
+	s.chassisDoc = merge(s.chassisDoc, obj{"Model": "BardPeakNC", "Description": "BardPeakNC"})
+	s.inventory["RelatedItem@odata.count"] = 1
+	s.tasks["CompletedTaskOverWritePolicy"] = "Manual"
+	s.sessions["SessionTimeout"] = 1800
+	return s
 }
 
 // slingshot is a device, not a server: the controller of an HPE Slingshot
@@ -126,38 +139,23 @@ func (p *profile) crayex() shape {
 // word), Bootloader and the FPGA (not updateable) and the Debian
 // Packages. Flashing BMC restarts the controller.
 func (p *profile) slingshot() shape {
+	s := p.crayController()
 	p.noSystems = true
 	p.vmediaUnderSystem = true // no virtual media at all: nothing boots
-	p.simpleUpdatePath = "/redfish/v1/UpdateService/Actions/SimpleUpdate"
-	p.actionInfo, p.targetsAllowable = true, true
-	p.transferProtocol = actionParam{required: true, allowable: []string{"HTTP", "HTTPS"}}
-	p.managerVersion = nil // the capture's Manager has no FirmwareVersion
 	p.serialPrefix = "HB1922"
+	bmc := plainBMC("sc.1.7.2-118-slingshot-release.arm64.2022-04-11T09:19:12+00:00.735ee40")
+	bmc.softwareID = "sc:*:*:*"
 	p.components = []component{
-		{key: ComponentBMC, id: "BMC", name: "BMC", activation: activateBMC, softwareID: "sc:*:*:*",
-			version: "sc.1.7.2-118-slingshot-release.arm64.2022-04-11T09:19:12+00:00.735ee40"},
+		bmc,
 		{key: "Recovery", id: "Recovery", name: "Recovery", activation: activateNow,
 			version: "rec.1.2.cronomatic-dev.arm64.2020-02-27T21:41:10+00:00.f0f4281a"},
 		{key: "Bootloader", id: "Bootloader", name: "Bootloader", version: "1.4-sc-ros", upd: updNo},
 		{key: ComponentCPLD, id: "FPGA0", name: "sFPGA-CDO", version: "1.05", upd: updNo},
 		{key: "Packages", id: "Packages", name: "Packages", activation: activateNow, version: "na"},
 	}
-	return shape{
-		manager: "BMC", chassis: "Enclosure",
-		redfishVersion: "1.2.0",
-		versions: map[string]string{"ServiceRoot": "v1_2_0", "Manager": "v1_3_2", "Chassis": "v1_5_1", "UpdateService": "v1_2_0",
-			"SoftwareInventory": "v1_1_0", "TaskService": "v1_1_0", "SessionService": "v1_1_3", "ActionInfo": "v1_0_1"},
-		manufacturer: "HPE", model: "HPE_Slingshot_1_Switch_Blade",
-		root: obj{"Description": "The service root for all Redfish requests on this host"},
-		managerDoc: obj{"ManagerType": "EnclosureManager", "Description": "Shasta Manager",
-			"Actions": obj{"#Manager.Reset": obj{"ResetType@Redfish.AllowableValues": managerResetTypes}},
-			"Links":   obj{"ManagerInChassis": ref("/redfish/v1/Chassis/Enclosure")}},
-		chassisDoc: obj{"ChassisType": "Enclosure", "Manufacturer": "HPE", "Model": "HPE_Slingshot_1_Switch_Blade",
-			"Description": "HPE_Slingshot_1_Switch_Blade", "PartNumber": "102000002.A", "PowerState": "On",
-			"Status": obj{"State": "Enabled", "Health": "OK"}},
-		update:    obj{"Description": "Redfish Update Service", "Status": obj{"State": "Enabled", "Health": "OK"}},
-		inventory: obj{"Status": obj{"State": "Enabled", "Health": "OK"}},
-		tasks:     obj{"Description": "Task Service", "CompletedTaskOverWritePolicy": "Oldest", "LifeCycleEventOnTaskStateChange": true},
-		sessions:  obj{"Description": "Session Service", "SessionTimeout": 30},
-	}
+	s.model = "HPE_Slingshot_1_Switch_Blade"
+	s.chassisDoc = merge(s.chassisDoc, obj{"Model": s.model, "Description": s.model, "PartNumber": "102000002.A", "PowerState": "On", "Status": enabledOK()})
+	s.tasks["CompletedTaskOverWritePolicy"] = "Oldest"
+	s.sessions["SessionTimeout"] = 30
+	return s
 }

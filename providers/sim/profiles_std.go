@@ -28,18 +28,42 @@ func expandOneLevel(all, links bool) obj {
 
 // queryFeatures is ProtocolFeaturesSupported as the simulator serves it:
 // $expand as given (nil: not offered), only supported, and none of
-// excerpt, $filter or $select (a capture that offers them is answered
-// false: the simulator implements none). excerpt says whether the capture
-// names ExcerptQuery at all.
-func queryFeatures(expand obj, excerpt bool) obj {
+// excerpt, $filter, $select or deep operations (a capture that offers them
+// is answered false: the simulator implements none). excerpt and deep say
+// whether the capture names ExcerptQuery and DeepOperations at all.
+func queryFeatures(expand obj, excerpt, deep bool) obj {
 	f := obj{"FilterQuery": false, "OnlyMemberQuery": true, "SelectQuery": false}
 	if excerpt {
 		f["ExcerptQuery"] = false // the capture names it
+	}
+	if deep {
+		f["DeepOperations"] = obj{"DeepPATCH": false, "DeepPOST": false}
 	}
 	if expand != nil {
 		f["ExpandQuery"] = expand
 	}
 	return f
+}
+
+// enabledOK is the Status of a resource that is there and healthy.
+func enabledOK() obj { return obj{"State": "Enabled", "Health": "OK"} }
+
+// listsResetTypes is the Manager.Reset action of a capture that lists its
+// reset types (render.go serves managerResetTypes there).
+var listsResetTypes = obj{"#Manager.Reset": obj{"ResetType@Redfish.AllowableValues": managerResetTypes}}
+
+// credentialParams are the SimpleUpdate parameters of a capture that takes
+// the image server's credentials.
+var credentialParams = []any{obj{"Name": "Username", "Required": false, "DataType": "String"}, obj{"Name": "Password", "Required": false, "DataType": "String"}}
+
+// plainBMC and plainBIOS are the BMC's and the host's firmware where the
+// inventory calls them BMC and BIOS.
+func plainBMC(version string) component {
+	return component{key: ComponentBMC, id: "BMC", name: "BMC", activation: activateBMC, version: version}
+}
+
+func plainBIOS(version string) component {
+	return component{key: ComponentBIOS, id: "BIOS", name: "BIOS", activation: activateHost, version: version, perSystem: true}
 }
 
 // The additions every profile shares: what the simulator serves whatever
@@ -111,16 +135,16 @@ func (p *profile) dmtf() shape {
 		versions: map[string]string{"ServiceRoot": "v1_20_0", "ComputerSystem": "v1_27_0", "Manager": "v1_24_0", "Chassis": "v1_28_0", "UpdateService": "v1_17_0",
 			"SoftwareInventory": "v1_13_0", "TaskService": "v1_3_0", "SessionService": "v1_2_0", "ActionInfo": "v1_5_0"},
 		manufacturer: "Contoso", model: "3500",
-		root:      obj{"UUID": "", "ProtocolFeaturesSupported": queryFeatures(expandOneLevel(true, true), true)},
+		root:      obj{"UUID": "", "ProtocolFeaturesSupported": queryFeatures(expandOneLevel(true, true), true, false)},
 		systemDoc: obj{"BiosVersion": "", "Boot": obj{"BootSourceOverrideMode": "UEFI"}, "Links": obj{"Chassis": []any{ref("/redfish/v1/Chassis/1U")}}},
-		managerDoc: obj{"Model": "Joo Janta 200", "PowerState": "On", "Actions": obj{"#Manager.Reset": obj{"ResetType@Redfish.AllowableValues": managerResetTypes}},
+		managerDoc: obj{"Model": "Joo Janta 200", "PowerState": "On", "Actions": listsResetTypes,
 			"Links": obj{"ManagerForChassis": []any{ref("/redfish/v1/Chassis/1U")}, "ManagerInChassis": ref("/redfish/v1/Chassis/1U")}},
 		chassisDoc: obj{"Manufacturer": "Contoso", "Model": "3500RX", "PowerState": "On"},
-		update:     obj{"Status": obj{"State": "Enabled", "Health": "OK"}},
+		update:     obj{"Status": enabledOK()},
 		inventory:  obj{"Manufacturer": "Contoso"},
 		tasks:      obj{"CompletedTaskOverWritePolicy": "Manual", "LifeCycleEventOnTaskStateChange": true},
-		sessions:   obj{"Status": obj{"State": "Enabled", "Health": "OK"}, "SessionTimeout": 1800},
-		actionInfo: []any{obj{"Name": "Username", "Required": false, "DataType": "String"}, obj{"Name": "Password", "Required": false, "DataType": "String"}},
+		sessions:   obj{"Status": enabledOK(), "SessionTimeout": 1800},
+		actionInfo: credentialParams,
 	}
 }
 
@@ -138,8 +162,8 @@ func (p *profile) ami() shape {
 	p.strictTransfer = &actionParam{required: true, allowable: []string{"HTTP", "FTP"}}
 	p.serialPrefix = "GJG9NF"
 	p.components = []component{
-		{key: ComponentBMC, id: "BMC", name: "BMC", activation: activateBMC, version: "12.84.13"},
-		{key: ComponentBIOS, id: "BIOS", name: "BIOS", activation: activateHost, version: "C27", perSystem: true},
+		plainBMC("12.84.13"),
+		plainBIOS("C27"),
 		{key: ComponentCPLD, id: "MB_CPLD1", name: "MB_CPLD1", activation: activateNow, version: "ff"},
 		{key: "BPB_CPLD", id: "BPB_CPLD1", name: "BPB_CPLD1", version: "0a", upd: updNo},
 		{key: ComponentNIC, id: "NIC", name: "NIC", activation: activateNow, version: "1.0.0"},
@@ -157,12 +181,12 @@ func (p *profile) ami() shape {
 		versions: map[string]string{"ServiceRoot": "v1_5_1", "ComputerSystem": "v1_7_0", "Manager": "v1_5_2", "Chassis": "v1_9_1", "UpdateService": "v1_5_0",
 			"SoftwareInventory": "v1_2_1", "TaskService": "v1_1_3", "SessionService": "v1_1_5", "ActionInfo": "v1_1_1"},
 		manufacturer: "GIGABYTE", model: "H262-Z63-00",
-		root:       obj{"UUID": "", "Vendor": "AMI", "Product": "AMI Redfish Server", "ProtocolFeaturesSupported": queryFeatures(expandOneLevel(true, true), true)},
+		root:       obj{"UUID": "", "Vendor": "AMI", "Product": "AMI Redfish Server", "ProtocolFeaturesSupported": queryFeatures(expandOneLevel(true, true), true, false)},
 		systemDoc:  obj{"BiosVersion": "", "Boot": obj{"BootSourceOverrideMode": "UEFI"}},
 		managerDoc: obj{"Model": "410810600", "Links": obj{"ManagerForChassis": []any{ref("/redfish/v1/Chassis/Self")}, "ManagerInChassis": ref("/redfish/v1/Chassis/Self")}},
 		chassisDoc: obj{"Manufacturer": "GIGABYTE", "Model": "H262-Z63-00",
 			"Links": obj{"ComputerSystems@odata.count": 1, "ManagedBy@odata.count": 1}},
-		update:    obj{"Status": obj{"State": "Enabled", "Health": "OK"}},
+		update:    obj{"Status": enabledOK()},
 		inventory: obj{},
 		tasks:     obj{"CompletedTaskOverWritePolicy": "Oldest", "LifeCycleEventOnTaskStateChange": true},
 		sessions:  obj{"SessionTimeout": 1800},
@@ -213,8 +237,7 @@ func (p *profile) openbmc() shape {
 		versions: map[string]string{"ServiceRoot": "v1_15_0", "ComputerSystem": "v1_16_0", "Manager": "v1_14_0", "Chassis": "v1_22_0", "UpdateService": "v1_11_1",
 			"SoftwareInventory": "v1_1_0", "TaskService": "v1_1_4", "SessionService": "v1_0_2", "ActionInfo": "v1_1_2"},
 		manufacturer: "OpenBMC", model: "OpenBmc",
-		root: obj{"UUID": "", "ProtocolFeaturesSupported": merge(queryFeatures(obj{"ExpandAll": false, "Levels": false, "Links": false, "NoLinks": false}, true),
-			obj{"DeepOperations": obj{"DeepPATCH": false, "DeepPOST": false}}),
+		root: obj{"UUID": "", "ProtocolFeaturesSupported": queryFeatures(obj{"ExpandAll": false, "Levels": false, "Links": false, "NoLinks": false}, true, true),
 			"Links": obj{"ManagerProvidingService": ref("/redfish/v1/Managers/bmc")}},
 		systemDoc: obj{"Boot": obj{"BootSourceOverrideMode": "UEFI"}},
 		managerDoc: obj{"Model": "OpenBmc", "PowerState": "On",
@@ -236,8 +259,8 @@ func (p *profile) basic() shape {
 	p.serialPrefix = "S"
 	p.taskMonitor = func(id string) string { return "/redfish/v1/TaskService/Tasks/" + id }
 	p.components = []component{
-		{key: ComponentBMC, id: "BMC", name: "BMC", activation: activateBMC, version: "1.71.11"},
-		{key: ComponentBIOS, id: "BIOS", name: "BIOS", activation: activateHost, version: "3.4", perSystem: true},
+		plainBMC("1.71.11"),
+		plainBIOS("3.4"),
 		runtimeComponent("Runtime"),
 	}
 	return shape{
@@ -250,7 +273,7 @@ func (p *profile) basic() shape {
 		systemDoc:  obj{"BiosVersion": "", "Boot": obj{"BootSourceOverrideMode": "UEFI"}},
 		managerDoc: obj{"Model": "ASPEED"},
 		chassisDoc: obj{"Manufacturer": "Supermicro", "Model": "X11DPU"},
-		update:     obj{"Status": obj{"State": "Enabled", "Health": "OK"}},
+		update:     obj{"Status": enabledOK()},
 		tasks:      obj{"CompletedTaskOverWritePolicy": "Oldest"},
 		// An older BMC's session service is there but disabled: it takes
 		// HTTP Basic authentication only. The Protocol Validator reports

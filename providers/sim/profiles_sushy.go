@@ -34,8 +34,8 @@ func (p *profile) sushy() shape {
 	p.taskMonitor = func(id string) string { return "/redfish/v1/TaskService/Tasks/" + id }
 	p.serialPrefix = "VBMC"
 	p.components = []component{
-		{key: ComponentBMC, id: "BMC", name: "BMC", activation: activateBMC, version: "1.00"},
-		{key: ComponentBIOS, id: "BIOS", name: "BIOS", activation: activateHost, version: "1.0.0", perSystem: true},
+		plainBMC("1.00"),
+		plainBIOS("1.0.0"),
 		runtimeComponent("Runtime"),
 	}
 	return shape{
