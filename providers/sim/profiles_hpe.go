@@ -39,9 +39,7 @@ func (p *profile) ilo5() shape {
 	}
 	return shape{
 		system: "1", manager: "1", chassis: "1",
-		redfishVersion: "1.6.0",
-		versions: map[string]string{"ServiceRoot": "v1_5_1", "ComputerSystem": "v1_10_0", "Manager": "v1_5_1", "Chassis": "v1_10_2", "UpdateService": "v1_6_0",
-			"SoftwareInventory": "v1_2_0", "TaskService": "v1_1_1", "SessionService": "v1_0_0", "ActionInfo": "v1_1_2"},
+		schemas:      schemas{redfish: "1.6.0", root: "v1_5_1", system: "v1_10_0", manager: "v1_5_1", chassis: "v1_10_2", update: "v1_6_0", inventory: "v1_2_0", tasks: "v1_1_1", sessions: "v1_0_0", actionInfo: "v1_1_2"},
 		manufacturer: "HPE", model: "ProLiant DL325 Gen10 Plus",
 		root: obj{"Name": "HPE RESTful Root Service", "UUID": "", "Vendor": "HPE", "Product": "ProLiant DL325 Gen10 Plus",
 			"ProtocolFeaturesSupported": queryFeatures(expandOneLevel(false, false), false, false)},
@@ -70,9 +68,7 @@ func (p *profile) crayController() shape {
 	p.managerVersion = nil // the captures' Manager has no FirmwareVersion
 	return shape{
 		manager: "BMC", chassis: "Enclosure",
-		redfishVersion: "1.2.0",
-		versions: map[string]string{"ServiceRoot": "v1_2_0", "Manager": "v1_3_2", "Chassis": "v1_5_1", "UpdateService": "v1_2_0",
-			"SoftwareInventory": "v1_1_0", "TaskService": "v1_1_0", "SessionService": "v1_1_3", "ActionInfo": "v1_0_1"},
+		schemas:      schemas{redfish: "1.2.0", root: "v1_2_0", manager: "v1_3_2", chassis: "v1_5_1", update: "v1_2_0", inventory: "v1_1_0", tasks: "v1_1_0", sessions: "v1_1_3", actionInfo: "v1_0_1"},
 		manufacturer: "HPE",
 		root:         obj{"Description": "The service root for all Redfish requests on this host"},
 		managerDoc: obj{"ManagerType": "EnclosureManager", "Description": "Shasta Manager",
@@ -119,7 +115,7 @@ func (p *profile) crayex() shape {
 			"RelatedItem@odata.count": "likewise",
 		},
 	}
-	s.system, s.versions["ComputerSystem"], s.model = "Node0", "v1_13_0", "HPE CRAY EX235a"
+	s.system, s.schemas.system, s.model = "Node0", "v1_13_0", "HPE CRAY EX235a"
 	s.systemDoc = obj{"BiosVersion": ""}
 	s.chassisDoc = merge(s.chassisDoc, obj{"Model": "BardPeakNC", "Description": "BardPeakNC"})
 	s.inventory["RelatedItem@odata.count"] = 1

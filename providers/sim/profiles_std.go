@@ -131,9 +131,7 @@ func (p *profile) dmtf() shape {
 	}
 	return shape{
 		system: "437XR1138R2", manager: "BMC", chassis: "1U",
-		redfishVersion: "1.15.0",
-		versions: map[string]string{"ServiceRoot": "v1_20_0", "ComputerSystem": "v1_27_0", "Manager": "v1_24_0", "Chassis": "v1_28_0", "UpdateService": "v1_17_0",
-			"SoftwareInventory": "v1_13_0", "TaskService": "v1_3_0", "SessionService": "v1_2_0", "ActionInfo": "v1_5_0"},
+		schemas:      schemas{redfish: "1.15.0", root: "v1_20_0", system: "v1_27_0", manager: "v1_24_0", chassis: "v1_28_0", update: "v1_17_0", inventory: "v1_13_0", tasks: "v1_3_0", sessions: "v1_2_0", actionInfo: "v1_5_0"},
 		manufacturer: "Contoso", model: "3500",
 		root:      obj{"UUID": "", "ProtocolFeaturesSupported": queryFeatures(expandOneLevel(true, true), true, false)},
 		systemDoc: obj{"BiosVersion": "", "Boot": obj{"BootSourceOverrideMode": "UEFI"}, "Links": obj{"Chassis": []any{ref("/redfish/v1/Chassis/1U")}}},
@@ -177,9 +175,7 @@ func (p *profile) ami() shape {
 	}
 	return shape{
 		system: "Self", manager: "Self", chassis: "Self",
-		redfishVersion: "1.7.0",
-		versions: map[string]string{"ServiceRoot": "v1_5_1", "ComputerSystem": "v1_7_0", "Manager": "v1_5_2", "Chassis": "v1_9_1", "UpdateService": "v1_5_0",
-			"SoftwareInventory": "v1_2_1", "TaskService": "v1_1_3", "SessionService": "v1_1_5", "ActionInfo": "v1_1_1"},
+		schemas:      schemas{redfish: "1.7.0", root: "v1_5_1", system: "v1_7_0", manager: "v1_5_2", chassis: "v1_9_1", update: "v1_5_0", inventory: "v1_2_1", tasks: "v1_1_3", sessions: "v1_1_5", actionInfo: "v1_1_1"},
 		manufacturer: "GIGABYTE", model: "H262-Z63-00",
 		root:       obj{"UUID": "", "Vendor": "AMI", "Product": "AMI Redfish Server", "ProtocolFeaturesSupported": queryFeatures(expandOneLevel(true, true), true, false)},
 		systemDoc:  obj{"BiosVersion": "", "Boot": obj{"BootSourceOverrideMode": "UEFI"}},
@@ -233,9 +229,7 @@ func (p *profile) openbmc() shape {
 	const fw = "/redfish/v1/UpdateService/FirmwareInventory/"
 	return shape{
 		system: "system", manager: "bmc", chassis: "chassis",
-		redfishVersion: "1.17.0",
-		versions: map[string]string{"ServiceRoot": "v1_15_0", "ComputerSystem": "v1_16_0", "Manager": "v1_14_0", "Chassis": "v1_22_0", "UpdateService": "v1_11_1",
-			"SoftwareInventory": "v1_1_0", "TaskService": "v1_1_4", "SessionService": "v1_0_2", "ActionInfo": "v1_1_2"},
+		schemas:      schemas{redfish: "1.17.0", root: "v1_15_0", system: "v1_16_0", manager: "v1_14_0", chassis: "v1_22_0", update: "v1_11_1", inventory: "v1_1_0", tasks: "v1_1_4", sessions: "v1_0_2", actionInfo: "v1_1_2"},
 		manufacturer: "OpenBMC", model: "OpenBmc",
 		root: obj{"UUID": "", "ProtocolFeaturesSupported": queryFeatures(obj{"ExpandAll": false, "Levels": false, "Links": false, "NoLinks": false}, true, true),
 			"Links": obj{"ManagerProvidingService": ref("/redfish/v1/Managers/bmc")}},
@@ -265,9 +259,7 @@ func (p *profile) basic() shape {
 	}
 	return shape{
 		system: "1", manager: "1", chassis: "1",
-		redfishVersion: "1.0.1",
-		versions: map[string]string{"ServiceRoot": "v1_1_0", "ComputerSystem": "v1_3_0", "Manager": "v1_3_0", "Chassis": "v1_5_0", "UpdateService": "v1_2_0",
-			"SoftwareInventory": "v1_2_0", "TaskService": "v1_1_0", "SessionService": "v1_1_0", "ActionInfo": "v1_1_0"},
+		schemas:      schemas{redfish: "1.0.1", root: "v1_1_0", system: "v1_3_0", manager: "v1_3_0", chassis: "v1_5_0", update: "v1_2_0", inventory: "v1_2_0", tasks: "v1_1_0", sessions: "v1_1_0", actionInfo: "v1_1_0"},
 		manufacturer: "Supermicro", model: "SYS-6019P-WTR",
 		root:       obj{"UUID": ""},
 		systemDoc:  obj{"BiosVersion": "", "Boot": obj{"BootSourceOverrideMode": "UEFI"}},

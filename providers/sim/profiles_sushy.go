@@ -40,9 +40,7 @@ func (p *profile) sushy() shape {
 	}
 	return shape{
 		system: "3d1c5f1e-8e0f-4f3c-9a4c-2f6a1f2b7c10", manager: "58893887-8974-2487-2389-841168418919", chassis: "15693887-7984-9484-3272-842188918912",
-		redfishVersion: "1.5.0",
-		versions: map[string]string{"ServiceRoot": "v1_5_0", "ComputerSystem": "v1_13_0", "Manager": "v1_3_1", "Chassis": "v1_5_0", "UpdateService": "v1_2_0",
-			"SoftwareInventory": "v1_2_0", "TaskService": "v1_1_0", "SessionService": "v1_1_0", "ActionInfo": "v1_1_2"},
+		schemas:      schemas{redfish: "1.5.0", root: "v1_5_0", system: "v1_13_0", manager: "v1_3_1", chassis: "v1_5_0", update: "v1_2_0", inventory: "v1_2_0", tasks: "v1_1_0", sessions: "v1_1_0", actionInfo: "v1_1_2"},
 		manufacturer: "Sushy Emulator", model: "Virtual Machine",
 		root:       obj{"Name": "Root Service", "UUID": ""},
 		systemDoc:  obj{"BiosVersion": "", "Boot": obj{"BootSourceOverrideMode": "UEFI"}},

@@ -92,9 +92,7 @@ func (p *profile) idrac() shape {
 	}
 	return shape{
 		system: "System.Embedded.1", manager: "iDRAC.Embedded.1", chassis: "System.Embedded.1",
-		redfishVersion: "1.13.1",
-		versions: map[string]string{"ServiceRoot": "v1_10_0", "ComputerSystem": "v1_16_0", "Manager": "v1_12_0", "Chassis": "v1_16_0", "UpdateService": "v1_9_0",
-			"SoftwareInventory": "v1_4_0", "TaskService": "v1_2_0", "SessionService": "v1_1_8", "ActionInfo": "v1_1_2"},
+		schemas:      schemas{redfish: "1.13.1", root: "v1_10_0", system: "v1_16_0", manager: "v1_12_0", chassis: "v1_16_0", update: "v1_9_0", inventory: "v1_4_0", tasks: "v1_2_0", sessions: "v1_1_8", actionInfo: "v1_1_2"},
 		manufacturer: "Dell Inc.", model: "PowerEdge R750",
 		root: obj{"Vendor": "Dell", "Product": "Integrated Dell Remote Access Controller",
 			"ProtocolFeaturesSupported": queryFeatures(expandOneLevel(true, true), true, true)},
@@ -156,9 +154,7 @@ func (p *profile) xcc() shape {
 	}
 	return shape{
 		system: "1", manager: "1", chassis: "1",
-		redfishVersion: "1.15.0",
-		versions: map[string]string{"ServiceRoot": "v1_13_0", "ComputerSystem": "v1_17_0", "Manager": "v1_14_0", "Chassis": "v1_19_0", "UpdateService": "v1_11_0",
-			"SoftwareInventory": "v1_5_0", "TaskService": "v1_2_0", "SessionService": "v1_1_8", "ActionInfo": "v1_1_2"},
+		schemas:      schemas{redfish: "1.15.0", root: "v1_13_0", system: "v1_17_0", manager: "v1_14_0", chassis: "v1_19_0", update: "v1_11_0", inventory: "v1_5_0", tasks: "v1_2_0", sessions: "v1_1_8", actionInfo: "v1_1_2"},
 		manufacturer: "Lenovo", model: "ThinkSystem SR670 V2",
 		root: obj{"UUID": "", "Vendor": "Lenovo",
 			"ProtocolFeaturesSupported": queryFeatures(expandOneLevel(true, true), true, true)},
@@ -228,9 +224,7 @@ func (p *profile) hgx() shape {
 	}
 	return shape{
 		system: "1", manager: "1", chassis: "1",
-		redfishVersion: "1.11.0",
-		versions: map[string]string{"ServiceRoot": "v1_9_0", "ComputerSystem": "v1_14_0", "Manager": "v1_11_0", "Chassis": "v1_14_0", "UpdateService": "v1_8_4",
-			"SoftwareInventory": "v1_3_0", "TaskService": "v1_1_5", "SessionService": "v1_1_7", "ActionInfo": "v1_1_2"},
+		schemas:      schemas{redfish: "1.11.0", root: "v1_9_0", system: "v1_14_0", manager: "v1_11_0", chassis: "v1_14_0", update: "v1_8_4", inventory: "v1_3_0", tasks: "v1_1_5", sessions: "v1_1_7", actionInfo: "v1_1_2"},
 		manufacturer: "Supermicro", model: "SYS-821GE-TNHR",
 		root:      obj{"UUID": "", "ProtocolFeaturesSupported": queryFeatures(expandOneLevel(true, true), true, true)},
 		systemDoc: obj{"BiosVersion": "", "Bios": ref("/redfish/v1/Systems/1/Bios"), "Boot": obj{"BootSourceOverrideMode": "UEFI"}},

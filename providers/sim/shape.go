@@ -18,11 +18,7 @@ import (
 // shape is the facts one profile's documents are written from.
 type shape struct {
 	system, manager, chassis string // the first system's, the manager's and the chassis' Ids
-	redfishVersion           string
-	// versions are the schema versions the documents declare, by type
-	// ("ServiceRoot": "v1_5_1"): the capture's, or (listed in the
-	// profile's additions) the first that defines every property served.
-	versions map[string]string
+	schemas                  schemas
 	// manufacturer and model are the system's.
 	manufacturer, model string
 	// Each resource's own properties, merged over what write puts there.
@@ -32,25 +28,29 @@ type shape struct {
 	actionInfo []any
 }
 
+// schemas are what the documents declare: the RedfishVersion, and the
+// schema version of each type ("v1_5_1" for ServiceRoot, root): the
+// capture's, or (listed in the profile's additions) the first that defines
+// every property served.
+type schemas struct {
+	redfish                                                                        string
+	root, system, manager, chassis, update, inventory, tasks, sessions, actionInfo string
+}
+
 // write builds the profile's documents from s.
 func (p *profile) write(s shape) error {
-	typ := func(t string) (string, error) {
-		v, ok := s.versions[t]
-		if !ok {
-			return "", fmt.Errorf("no schema version for %s", t)
-		}
-		return "#" + t + "." + v + "." + t, nil
-	}
+	v := s.schemas
 	types := map[string]string{}
-	for _, t := range []string{"ServiceRoot", "ComputerSystem", "Manager", "Chassis", "UpdateService", "SoftwareInventory", "TaskService", "SessionService", "ActionInfo"} {
-		if t == "ComputerSystem" && p.noSystems {
+	for _, tv := range [][2]string{{"ServiceRoot", v.root}, {"ComputerSystem", v.system}, {"Manager", v.manager}, {"Chassis", v.chassis}, {"UpdateService", v.update},
+		{"SoftwareInventory", v.inventory}, {"TaskService", v.tasks}, {"SessionService", v.sessions}, {"ActionInfo", v.actionInfo}} {
+		t := tv[0]
+		switch {
+		case t == "ComputerSystem" && p.noSystems:
 			continue
+		case tv[1] == "":
+			return fmt.Errorf("no schema version for %s", t)
 		}
-		v, err := typ(t)
-		if err != nil {
-			return err
-		}
-		types[t] = v
+		types[t] = "#" + t + "." + tv[1] + "." + t
 	}
 	p.systemPath = "/redfish/v1/Systems/" + s.system
 	p.managerPath = "/redfish/v1/Managers/" + s.manager
@@ -63,7 +63,7 @@ func (p *profile) write(s shape) error {
 		"@odata.type":    types["ServiceRoot"],
 		"Id":             "RootService",
 		"Name":           "Root Service",
-		"RedfishVersion": s.redfishVersion,
+		"RedfishVersion": v.redfish,
 		"Systems":        ref("/redfish/v1/Systems"),
 		"Chassis":        ref("/redfish/v1/Chassis"),
 		"Managers":       ref("/redfish/v1/Managers"),
