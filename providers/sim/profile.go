@@ -132,7 +132,7 @@ type profile struct {
 	vmediaUnderSystem                    bool   // VirtualMedia under the system (dmtf, crayex) or the manager
 	vmediaID                             string
 	vmediaColl, vmediaPath               string // the first system's
-	simpleUpdatePath                     string // "" when the profile has no SimpleUpdate
+	simpleUpdatePath                     string // the schema's (standardSimpleUpdate) unless the profile says; "" for none
 	actionInfo                           bool   // SimpleUpdate has a SimpleUpdateActionInfo
 	transferProtocol                     actionParam
 	strictTransfer                       *actionParam // the capture's, with BMCSpec.StrictTransferProtocol
@@ -234,6 +234,7 @@ func (p *profile) configure() error {
 	p.taskMonitor = func(id string) string { return "/redfish/v1/TaskService/TaskMonitors/" + id }
 	p.managerVersion = func(v string) string { return v }
 	p.transferProtocol = actionParam{allowable: []string{"HTTP", "HTTPS"}}
+	p.simpleUpdatePath = standardSimpleUpdate
 	shapeOf, ok := profileShapes[p.name]
 	if !ok {
 		return fmt.Errorf("unknown profile %q", p.name)

@@ -9,7 +9,6 @@ import "strings"
 
 func (p *profile) ilo5() shape {
 	p.vmediaID = "2"
-	p.simpleUpdatePath = standardSimpleUpdate
 	p.pushPath = "/cgi-bin/uploadFile"
 	p.multipartPath = "/cgi-bin/uploadFile"
 	p.monitorVanishes = true
@@ -58,11 +57,10 @@ func (p *profile) ilo5() shape {
 
 // crayController writes what the Cray controllers share: crayex's nC and
 // slingshot's sC, whose captures serve the same service root, Manager,
-// update, task and session services, and the SimpleUpdate at a
-// non-standard target, kept as the vendor has it (the Service Validator
-// reports it as an Action URI error). TransferProtocol is required.
+// update, task and session services, and the SimpleUpdate at the short
+// target. TransferProtocol is required.
 func (p *profile) crayController() shape {
-	p.simpleUpdatePath = "/redfish/v1/UpdateService/Actions/SimpleUpdate"
+	p.simpleUpdatePath = shortSimpleUpdate
 	p.actionInfo, p.targetsAllowable = true, true
 	p.transferProtocol = actionParam{required: true, allowable: []string{"HTTP", "HTTPS"}}
 	p.managerVersion = nil // the captures' Manager has no FirmwareVersion

@@ -13,6 +13,11 @@ type obj = map[string]any
 // it as the schema does.
 const standardSimpleUpdate = "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate"
 
+// shortSimpleUpdate is the SimpleUpdate target of AMI's and Cray's BMCs,
+// not the standard one: kept as the vendors have it (the Service
+// Validator reports it as an Action URI error).
+const shortSimpleUpdate = "/redfish/v1/UpdateService/Actions/SimpleUpdate"
+
 // runtimeComponent is the runtime OS image every profile carries beside
 // its firmware (the release's runtime, on the host), under the inventory
 // id id.
@@ -105,7 +110,6 @@ var commonAdditions = map[string]map[string]string{
 
 func (p *profile) dmtf() shape {
 	p.vmediaUnderSystem, p.vmediaID = true, "CD1"
-	p.simpleUpdatePath = standardSimpleUpdate
 	p.actionInfo, p.targetsAllowable, p.relatedItems = true, true, true
 	p.transferProtocol = actionParam{allowable: []string{"FTP", "SFTP", "HTTP", "HTTPS", "SCP", "TFTP"}}
 	p.pushPath = "/FWUpdate"
@@ -148,10 +152,7 @@ func (p *profile) dmtf() shape {
 
 func (p *profile) ami() shape {
 	p.vmediaID = "CD1"
-	// The AMI capture's SimpleUpdate target is not the standard
-	// .../Actions/UpdateService.SimpleUpdate: kept as the vendor has it
-	// (the Service Validator reports it as an Action URI error).
-	p.simpleUpdatePath = "/redfish/v1/UpdateService/Actions/SimpleUpdate"
+	p.simpleUpdatePath = shortSimpleUpdate
 	p.actionInfo = true
 	// The Gigabyte capture's ActionInfo: TransferProtocol is required,
 	// HTTP or FTP. That is BMCSpec.StrictTransferProtocol; by default the
@@ -200,6 +201,7 @@ func (p *profile) ami() shape {
 
 func (p *profile) openbmc() shape {
 	p.vmediaID = "1"
+	p.simpleUpdatePath = "" // the capture's UpdateService has no Actions
 	p.pushPath = "/redfish/v1/UpdateService/update"
 	p.multipartPath = "/redfish/v1/UpdateService/update"
 	p.relatedItems = true
@@ -245,18 +247,23 @@ func (p *profile) openbmc() shape {
 	}
 }
 
-func (p *profile) basic() shape {
-	p.vmediaID = "CD1"
-	p.simpleUpdatePath = standardSimpleUpdate
-	p.actionInfo, p.targetsAllowable, p.targetsRequired, p.targetsSystemManager = true, true, true, true
-	p.noInventory, p.noSessions, p.acceptNoContent, p.forgetTasks = true, true, true, true
-	p.serialPrefix = "S"
+// withoutInventory writes what a BMC without a firmware inventory does
+// (basic, sushy): its versions are ComputerSystem.BiosVersion and
+// Manager.FirmwareVersion, SimpleUpdate requires Targets, the System (for
+// BIOS) or the Manager (for BMC), and an accepted update answers 204 with
+// a Location to a Task that is already Completed.
+func (p *profile) withoutInventory(bmcVersion, biosVersion string) {
+	p.noInventory, p.acceptNoContent = true, true
+	p.targetsSystemManager, p.targetsAllowable, p.targetsRequired = true, true, true
 	p.taskMonitor = func(id string) string { return "/redfish/v1/TaskService/Tasks/" + id }
-	p.components = []component{
-		plainBMC("1.71.11"),
-		plainBIOS("3.4"),
-		runtimeComponent("Runtime"),
-	}
+	p.components = []component{plainBMC(bmcVersion), plainBIOS(biosVersion), runtimeComponent("Runtime")}
+}
+
+func (p *profile) basic() shape {
+	p.withoutInventory("1.71.11", "3.4")
+	p.vmediaID = "CD1"
+	p.actionInfo, p.noSessions, p.forgetTasks = true, true, true
+	p.serialPrefix = "S"
 	return shape{
 		system: "1", manager: "1", chassis: "1",
 		schemas:      schemas{redfish: "1.0.1", root: "v1_1_0", system: "v1_3_0", manager: "v1_3_0", chassis: "v1_5_0", update: "v1_2_0", inventory: "v1_2_0", tasks: "v1_1_0", sessions: "v1_1_0", actionInfo: "v1_1_0"},

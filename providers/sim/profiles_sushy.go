@@ -22,22 +22,14 @@ package sim
 // second field (1.0.0 → 1.1.0) whatever the image says; here, as in every
 // profile, the image's name says the version it installs.
 func (p *profile) sushy() shape {
+	p.withoutInventory("1.00", "1.0.0")
 	p.vmediaID = "Cd"
-	p.simpleUpdatePath = standardSimpleUpdate
 	// The Protocol Validator reports the refused login (401): it is what
 	// this profile is for.
 	p.basicOnLogin = true
-	p.noInventory, p.inventoryLinks = true, true
-	p.targetsSystemManager, p.targetsAllowable, p.targetsRequired, p.refuseManagerTargets = true, true, true, true
-	p.acceptNoContent, p.noApplyTime = true, true
+	p.inventoryLinks, p.refuseManagerTargets, p.noApplyTime = true, true, true
 	p.deadPushURI = "/redfish/v1/UpdateService/FirmwareInventory"
-	p.taskMonitor = func(id string) string { return "/redfish/v1/TaskService/Tasks/" + id }
 	p.serialPrefix = "VBMC"
-	p.components = []component{
-		plainBMC("1.00"),
-		plainBIOS("1.0.0"),
-		runtimeComponent("Runtime"),
-	}
 	return shape{
 		system: "3d1c5f1e-8e0f-4f3c-9a4c-2f6a1f2b7c10", manager: "58893887-8974-2487-2389-841168418919", chassis: "15693887-7984-9484-3272-842188918912",
 		schemas:      schemas{redfish: "1.5.0", root: "v1_5_0", system: "v1_13_0", manager: "v1_3_1", chassis: "v1_5_0", update: "v1_2_0", inventory: "v1_2_0", tasks: "v1_1_0", sessions: "v1_1_0", actionInfo: "v1_1_2"},

@@ -65,7 +65,6 @@ func dellComponent(key, componentID, fqdd, name, version string, act activation,
 
 func (p *profile) idrac() shape {
 	p.vmediaUnderSystem, p.vmediaID = true, "1"
-	p.simpleUpdatePath = standardSimpleUpdate
 	p.transferProtocol = actionParam{allowable: []string{"HTTP", "NFS", "CIFS", "TFTP", "HTTPS"}}
 	// iDRAC's HttpPushUri is the FirmwareInventory collection: a pushed
 	// image is staged there as Available-..., and a SimpleUpdate whose
@@ -121,7 +120,6 @@ func lenovoSplit(v string) (build, version string) {
 
 func (p *profile) xcc() shape {
 	p.vmediaID = "EXT1"
-	p.simpleUpdatePath = standardSimpleUpdate
 	p.actionInfo, p.targetsAllowable = true, true
 	// The capture's ActionInfo allows only the backup bank as a Target:
 	// every other member is updated by an image without Targets.
@@ -174,7 +172,6 @@ func (p *profile) xcc() shape {
 
 func (p *profile) hgx() shape {
 	p.vmediaID = "CD1"
-	p.simpleUpdatePath = standardSimpleUpdate
 	p.actionInfo, p.targetsAllowable, p.systemManagerTargets, p.multiTarget = true, true, true, true
 	p.transferProtocol = actionParam{allowable: []string{"HTTP", "HTTPS", "FTP"}}
 	p.multipartPath = "/redfish/v1/UpdateService/upload"
