@@ -186,6 +186,7 @@ type profile struct {
 	managerVersion    func(v string) string // Manager.FirmwareVersion from the BMC version; nil: omitted
 	taskMonitor       func(id string) string
 	components        []component
+	runtimeID         string // the runtime image's inventory Id ("Runtime" unless the profile says)
 	inventoryTemplate map[string]any
 	metadata          []byte
 	// additions are the properties this profile serves that its capture
@@ -235,11 +236,15 @@ func (p *profile) configure() error {
 	p.managerVersion = func(v string) string { return v }
 	p.transferProtocol = actionParam{allowable: []string{"HTTP", "HTTPS"}}
 	p.simpleUpdatePath = standardSimpleUpdate
+	p.runtimeID = "Runtime"
 	shapeOf, ok := profileShapes[p.name]
 	if !ok {
 		return fmt.Errorf("unknown profile %q", p.name)
 	}
 	s := shapeOf(p)
+	if !p.noSystems {
+		p.components = append(p.components, runtimeComponent(p.runtimeID))
+	}
 	if err := p.write(s); err != nil {
 		return fmt.Errorf("profile %s: %w", p.name, err)
 	}

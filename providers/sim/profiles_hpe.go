@@ -13,6 +13,7 @@ func (p *profile) ilo5() shape {
 	p.multipartPath = "/cgi-bin/uploadFile"
 	p.monitorVanishes = true
 	p.serialPrefix = "MXQ"
+	p.runtimeID = "1"
 	// iLO's Manager says "iLO 5 v2.46" where its inventory says
 	// "2.46 May 11 2021".
 	p.managerVersion = func(v string) string {
@@ -28,7 +29,6 @@ func (p *profile) ilo5() shape {
 		{key: "TPM", id: "9", name: "TPM Firmware", version: "73.64", upd: updOmit},
 		{key: ComponentNIC, id: "10", name: "Marvell FastLinQ 41000 Series - 2P 25GbE SFP28 QL41232HLCU-HC MD2 Adapter - NIC", activation: activateNow, version: "08.50.78"},
 		{key: "Video", id: "12", name: "Embedded Video Controller", version: "2.5", upd: updNo},
-		runtimeComponent("1"),
 	}
 	p.additions = map[string]map[string]string{
 		"UpdateService": {
@@ -91,7 +91,6 @@ func (p *profile) crayex() shape {
 		plainBIOS("ex235a.bios-1.3.6"),
 		{key: ComponentCPLD, id: "FPGA0", name: "nFPGA", version: "4.05", upd: updNo},
 		{key: "Bootloader", id: "Bootloader", name: "Bootloader", version: "1.11-tlnc", upd: updNo},
-		runtimeComponent("Runtime"),
 	}
 	p.additions = map[string]map[string]string{
 		"ComputerSystem": {

@@ -18,9 +18,9 @@ const standardSimpleUpdate = "/redfish/v1/UpdateService/Actions/UpdateService.Si
 // Validator reports it as an Action URI error).
 const shortSimpleUpdate = "/redfish/v1/UpdateService/Actions/SimpleUpdate"
 
-// runtimeComponent is the runtime OS image every profile carries beside
-// its firmware (the release's runtime, on the host), under the inventory
-// id id.
+// runtimeComponent is the runtime OS image every server profile carries
+// after its firmware (the release's runtime, on the host), under the
+// inventory id id (the profile's runtimeID).
 func runtimeComponent(id string) component {
 	return component{key: ComponentRuntime, id: id, name: "Runtime OS image", software: true, activation: activateHost, version: "1.0.0", perSystem: true}
 }
@@ -121,7 +121,6 @@ func (p *profile) dmtf() shape {
 		{key: ComponentNIC, id: "NIC", name: "Contoso NIC Firmware", activation: activateNow, version: "1.0.0"},
 		{key: ComponentCPLD, id: "CPLD", name: "Contoso CPLD Firmware", activation: activateNow, version: "1.0"},
 		{key: "RoT", id: "AC-RoT0", name: "AC-RoT0 firmware", version: "1.11", upd: updNo},
-		runtimeComponent("Runtime"),
 	}
 	p.additions = map[string]map[string]string{
 		"UpdateService": {
@@ -166,7 +165,6 @@ func (p *profile) ami() shape {
 		{key: ComponentCPLD, id: "MB_CPLD1", name: "MB_CPLD1", activation: activateNow, version: "ff"},
 		{key: "BPB_CPLD", id: "BPB_CPLD1", name: "BPB_CPLD1", version: "0a", upd: updNo},
 		{key: ComponentNIC, id: "NIC", name: "NIC", activation: activateNow, version: "1.0.0"},
-		runtimeComponent("Runtime"),
 	}
 	p.additions = map[string]map[string]string{
 		"FirmwareInventory": {
@@ -206,6 +204,7 @@ func (p *profile) openbmc() shape {
 	p.multipartPath = "/redfish/v1/UpdateService/update"
 	p.relatedItems = true
 	p.serialPrefix = "OBMC"
+	p.runtimeID = "runtime_active"
 	p.taskMonitor = func(id string) string { return "/redfish/v1/TaskService/Tasks/" + id + "/Monitor" }
 	p.components = []component{
 		{key: ComponentBMC, id: "5d0869c4", name: "Software Inventory", activation: activateBMC, version: "2.15.0-dev-686-g100c36de90"},
@@ -213,7 +212,6 @@ func (p *profile) openbmc() shape {
 		{key: ComponentCPLD, id: "cpld_active", name: "Software Inventory", activation: activateNow, version: "1.0"},
 		{key: ComponentNIC, id: "nic_active", name: "Software Inventory", activation: activateNow, version: "1.0.0"},
 		{key: "BMCBackup", id: "a3f1d5b2", name: "Software Inventory", version: "2.14.0-dev-312-g2f4e6c1d07", upd: updNo},
-		runtimeComponent("runtime_active"),
 	}
 	p.additions = map[string]map[string]string{
 		"ComputerSystem": {
@@ -256,7 +254,7 @@ func (p *profile) withoutInventory(bmcVersion, biosVersion string) {
 	p.noInventory, p.acceptNoContent = true, true
 	p.targetsSystemManager, p.targetsAllowable, p.targetsRequired = true, true, true
 	p.taskMonitor = func(id string) string { return "/redfish/v1/TaskService/Tasks/" + id }
-	p.components = []component{plainBMC(bmcVersion), plainBIOS(biosVersion), runtimeComponent("Runtime")}
+	p.components = []component{plainBMC(bmcVersion), plainBIOS(biosVersion)}
 }
 
 func (p *profile) basic() shape {

@@ -87,7 +87,6 @@ func (p *profile) idrac() shape {
 		dellComponent(ComponentCPLD, "27763", "CPLD.Embedded.1", "System CPLD", "1.0.5", activateNow),
 		dellComponent("LC", "28897", "USC.Embedded.1:LC.Embedded.1", "Lifecycle Controller", "6.00.30.00", activateNow),
 		dellComponent("Backplane", "107649", "RAID.Backplane.Firmware.1", "BP15G+ 0:1", "3.48", activateNow, twinCurrent),
-		runtimeComponent("Runtime"),
 	}
 	return shape{
 		system: "System.Embedded.1", manager: "iDRAC.Embedded.1", chassis: "System.Embedded.1",
@@ -148,7 +147,6 @@ func (p *profile) xcc() shape {
 		{key: "LXPM", id: "LXPM", name: "Firmware:LXPM", softwareID: "LXPM-XWL1-4", version: "18E-3.21", activation: activateNow},
 		{key: ComponentNIC, id: "Slot_15.Bundle", name: "Firmware:DEVICE-NetworkAdapter", softwareID: "DEVICE-15B30128-10", version: "24.41.1000", activation: activateNow},
 		{key: "PSU", id: "PSU1", name: "POWER-PSU1", softwareID: "POWER-DETA7200-10", version: "7.52", activation: activateNow},
-		runtimeComponent("Runtime"),
 	}
 	return shape{
 		system: "1", manager: "1", chassis: "1",
@@ -208,7 +206,6 @@ func (p *profile) hgx() shape {
 	for i := 0; i < 4; i++ {
 		p.components = append(p.components, component{key: "NVSwitch", id: fmt.Sprintf("HGX_FW_NVSwitch_%d", i), name: "Software Inventory", softwareID: "0x0070", version: "96.10.35.00.01", activation: activateHost})
 	}
-	p.components = append(p.components, runtimeComponent("Runtime"))
 	// The capture's ActionInfo lists the System, the Manager and these
 	// members (BMC, BIOS, the CPLDs and every HGX_FW_ member) as Targets;
 	// not the copies (Golden, Staging, Backup), the NICs or the host-side
