@@ -26,31 +26,23 @@ func renderAccounts(p, user string) (map[string]any, bool) {
 	const accounts, roles = accountServicePath + "/Accounts", accountServicePath + "/Roles"
 	switch p {
 	case accountServicePath:
-		return map[string]any{
-			"@odata.id":      p,
-			"@odata.type":    "#AccountService.v1_5_0.AccountService",
-			"Id":             "AccountService",
-			"Name":           "Account Service",
+		return resource(p, "#AccountService.v1_5_0.AccountService", "AccountService", "Account Service", map[string]any{
 			"ServiceEnabled": true,
 			"Status":         map[string]any{"State": "Enabled", "Health": "OK"},
 			"Accounts":       ref(accounts),
 			"Roles":          ref(roles),
-		}, true
+		}), true
 	case accounts:
 		return collection(p, "#ManagerAccountCollection.ManagerAccountCollection", "Accounts Collection", []string{accounts + "/1"}), true
 	case accounts + "/1":
-		return map[string]any{
-			"@odata.id":   p,
-			"@odata.type": "#ManagerAccount.v1_3_0.ManagerAccount",
-			"Id":          "1",
-			"Name":        "User Account",
-			"UserName":    user,
-			"RoleId":      "Administrator",
-			"Enabled":     true,
-			"Locked":      false,
-			"Password":    nil,
-			"Links":       map[string]any{"Role": ref(roles + "/Administrator")},
-		}, true
+		return resource(p, "#ManagerAccount.v1_3_0.ManagerAccount", "1", "User Account", map[string]any{
+			"UserName": user,
+			"RoleId":   "Administrator",
+			"Enabled":  true,
+			"Locked":   false,
+			"Password": nil,
+			"Links":    map[string]any{"Role": ref(roles + "/Administrator")},
+		}), true
 	case roles:
 		members := make([]string, len(standardRoles))
 		for i, r := range standardRoles {
@@ -61,15 +53,11 @@ func renderAccounts(p, user string) (map[string]any, bool) {
 	if id, ok := strings.CutPrefix(p, roles+"/"); ok {
 		for _, r := range standardRoles {
 			if r.id == id {
-				return map[string]any{
-					"@odata.id":          p,
-					"@odata.type":        "#Role.v1_2_0.Role",
-					"Id":                 r.id,
-					"Name":               r.id + " User Role",
+				return resource(p, "#Role.v1_2_0.Role", r.id, r.id+" User Role", map[string]any{
 					"RoleId":             r.id,
 					"IsPredefined":       true,
 					"AssignedPrivileges": r.privileges,
-				}, true
+				}), true
 			}
 		}
 	}

@@ -156,15 +156,8 @@ func newBMC(f *Fleet, s BMCSpec, p *profile) (*bmc, error) {
 			h.uuid = deterministicUUID(s.Name, "system", h.id)
 		}
 		h.serial = serialNumber(p.serialPrefix, s.Name, "system", h.id)
-		h.vmediaColl = p.managerPath + "/VirtualMedia"
-		if p.vmediaUnderSystem {
-			h.vmediaColl = h.path + "/VirtualMedia"
-		}
-		if !p.vmediaUnderSystem && i > 0 {
-			h.vmediaColl = "" // one manager's media serves the first system
-		}
-		if h.vmediaColl != "" {
-			h.vmediaPath = h.vmediaColl + "/" + p.vmediaID
+		if p.vmediaUnderSystem || i == 0 { // else one manager's media serves the first system
+			h.vmediaColl, h.vmediaPath = p.vmedia(h.path)
 		}
 		b.hosts = append(b.hosts, h)
 	}
@@ -231,17 +224,24 @@ func knownKey(k string) bool {
 	return slices.ContainsFunc(componentKeys, func(c string) bool { return strings.EqualFold(c, k) })
 }
 
-func (b *bmc) versionsNow() map[string]string {
+// lock takes b.mu and brings the BMC's timeline to now, which it
+// returns: whatever was due by then has happened.
+func (b *bmc) lock() time.Time {
 	b.mu.Lock()
+	now := b.fleet.opts.Now()
+	b.clock.advance(now)
+	return now
+}
+
+func (b *bmc) versionsNow() map[string]string {
+	b.lock()
 	defer b.mu.Unlock()
-	b.clock.advance(b.fleet.opts.Now())
 	return b.inv.versionMap()
 }
 
 func (b *bmc) snapshot() Stats {
-	b.mu.Lock()
+	b.lock()
 	defer b.mu.Unlock()
-	b.clock.advance(b.fleet.opts.Now())
 	s := b.stats
 	s.SessionsOpen = len(b.sessions.list)
 	s.Boots, s.Resets, s.Reimages = b.power.boots, b.power.resets, b.power.reimages
@@ -275,9 +275,7 @@ func (l *bmcListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.b.mu.Lock()
-		now := l.b.fleet.opts.Now()
-		l.b.clock.advance(now)
+		now := l.b.lock()
 		down := l.b.down(now)
 		if !down {
 			l.b.stats.Connections++

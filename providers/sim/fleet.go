@@ -450,9 +450,8 @@ func (f *Fleet) SystemPowerState(name, system string) (power, health string) {
 	if !ok {
 		return "", ""
 	}
-	b.mu.Lock()
+	b.lock()
 	defer b.mu.Unlock()
-	b.clock.advance(f.opts.Now())
 	for _, h := range b.hosts {
 		if system == "" || h.id == system {
 			return h.power, h.health

@@ -252,14 +252,20 @@ func (p *profile) configure() error {
 		p.components[i].sys = -1
 	}
 	p.manufacturer, p.model = s.manufacturer, s.model
-	p.vmediaColl = p.managerPath + "/VirtualMedia"
-	if p.vmediaUnderSystem {
-		p.vmediaColl = p.systemPath + "/VirtualMedia"
-	}
-	p.vmediaPath = p.vmediaColl + "/" + p.vmediaID
+	p.vmediaColl, p.vmediaPath = p.vmedia(p.systemPath)
 	p.expand, _ = at(p.docs["/redfish/v1"], "ProtocolFeaturesSupported", "ExpandQuery", "Levels").(bool)
 	p.metadata = metadataDocument(p)
 	return nil
+}
+
+// vmedia is where the system at systemPath finds its virtual media: the
+// collection, under the system or the manager, and the one medium in it.
+func (p *profile) vmedia(systemPath string) (coll, path string) {
+	coll = p.managerPath + "/VirtualMedia"
+	if p.vmediaUnderSystem {
+		coll = systemPath + "/VirtualMedia"
+	}
+	return coll, coll + "/" + p.vmediaID
 }
 
 func inventoryPath(c component) string { return inventoryPrefix(c) + c.id }

@@ -22,6 +22,14 @@ func with(doc map[string]any, v any, keys ...string) map[string]any {
 
 func ref(p string) map[string]any { return map[string]any{"@odata.id": p} }
 
+// resource is a Redfish resource's document: what names it, then props
+// (which may name it otherwise).
+func resource(p, odataType, id, name string, props map[string]any) map[string]any {
+	doc := map[string]any{"@odata.id": p, "@odata.type": odataType, "Id": id, "Name": name}
+	maps.Copy(doc, props)
+	return doc
+}
+
 func collection(p, odataType, name string, members []string) map[string]any {
 	return map[string]any{
 		"@odata.id":           p,
@@ -246,15 +254,9 @@ func asString(v any) string {
 }
 
 func actionInfo(p, id string, values []string) map[string]any {
-	return map[string]any{
-		"@odata.id":   p,
-		"@odata.type": "#ActionInfo.v1_1_2.ActionInfo",
-		"Id":          id,
-		"Name":        "Reset Action Info",
-		"Parameters": []any{map[string]any{
-			"Name": "ResetType", "Required": true, "DataType": "String", "AllowableValues": values,
-		}},
-	}
+	return resource(p, "#ActionInfo.v1_1_2.ActionInfo", id, "Reset Action Info", map[string]any{"Parameters": []any{map[string]any{
+		"Name": "ResetType", "Required": true, "DataType": "String", "AllowableValues": values,
+	}}})
 }
 
 func (b *bmc) renderSystem(h *host) map[string]any {
@@ -309,13 +311,8 @@ func (b *bmc) renderSystem(h *host) map[string]any {
 func (b *bmc) renderMedia(h *host) map[string]any {
 	doc := b.prof.docs[b.prof.vmediaPath]
 	if doc == nil || len(b.hosts) > 1 {
-		doc = map[string]any{
-			"@odata.id":   h.vmediaPath,
-			"@odata.type": "#VirtualMedia.v1_3_0.VirtualMedia",
-			"Id":          h.vmediaPath[strings.LastIndex(h.vmediaPath, "/")+1:],
-			"Name":        "Virtual Removable Media",
-			"MediaTypes":  []any{"CD", "USBStick"},
-		}
+		id := h.vmediaPath[strings.LastIndex(h.vmediaPath, "/")+1:]
+		doc = resource(h.vmediaPath, "#VirtualMedia.v1_3_0.VirtualMedia", id, "Virtual Removable Media", map[string]any{"MediaTypes": []any{"CD", "USBStick"}})
 	}
 	inserted := h.media.image != ""
 	var image any
@@ -443,14 +440,10 @@ func (b *bmc) odataService() map[string]any {
 // renderBios is a System's Bios resource: what links the System to the
 // BIOS member it runs (Links.ActiveSoftwareImage, Bios v1_1_0).
 func (b *bmc) renderBios(h *host) map[string]any {
-	doc := map[string]any{
-		"@odata.id":         h.path + "/Bios",
-		"@odata.type":       "#Bios.v1_1_0.Bios",
-		"Id":                "Bios",
-		"Name":              "BIOS Configuration Current Settings",
+	doc := resource(h.path+"/Bios", "#Bios.v1_1_0.Bios", "Bios", "BIOS Configuration Current Settings", map[string]any{
 		"AttributeRegistry": "BiosAttributeRegistry.v1_0_0",
 		"Attributes":        map[string]any{},
-	}
+	})
 	if i, ok := b.inv.hostComponent(h, ComponentBIOS); ok {
 		doc["Links"] = map[string]any{"ActiveSoftwareImage": ref(b.inv.memberPath(i)), "SoftwareImages": refs(b.inv.softwareImages(b.inv.comps[i].key))}
 	}

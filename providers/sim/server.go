@@ -439,9 +439,7 @@ func (b *bmc) post(w http.ResponseWriter, r *http.Request, p string) {
 		if !decodeBody(w, r, &req) {
 			return
 		}
-		b.mu.Lock()
-		now := b.fleet.opts.Now()
-		b.clock.advance(now)
+		now := b.lock()
 		err := b.power.reset(h, now, req.ResetType)
 		b.mu.Unlock()
 		if err != nil {
@@ -482,9 +480,7 @@ func (b *bmc) post(w http.ResponseWriter, r *http.Request, p string) {
 			writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterValueNotInList", fmt.Sprintf("ResetType %q is not one of [ForceRestart GracefulRestart]", req.ResetType), "ResetType", req.ResetType)
 			return
 		}
-		b.mu.Lock()
-		now := b.fleet.opts.Now()
-		b.clock.advance(now)
+		now := b.lock()
 		// The BMC answers, then goes away: the reset starts a moment later.
 		b.bmcReset(now.Add(10 * time.Millisecond))
 		b.mu.Unlock()

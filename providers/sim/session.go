@@ -77,11 +77,5 @@ func (ss *sessionStore) remove(id string) bool {
 func (ss *sessionStore) drop() { ss.list = nil }
 
 func (ss *sessionStore) doc(s *session) map[string]any {
-	return map[string]any{
-		"@odata.id":   "/redfish/v1/SessionService/Sessions/" + s.id,
-		"@odata.type": "#Session.v1_3_0.Session",
-		"Id":          s.id,
-		"Name":        "User Session",
-		"UserName":    ss.fleet.opts.Username,
-	}
+	return resource("/redfish/v1/SessionService/Sessions/"+s.id, "#Session.v1_3_0.Session", s.id, "User Session", map[string]any{"UserName": ss.fleet.opts.Username})
 }

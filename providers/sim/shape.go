@@ -55,14 +55,7 @@ func (p *profile) write(s shape) error {
 	p.systemPath = "/redfish/v1/Systems/" + s.system
 	p.managerPath = "/redfish/v1/Managers/" + s.manager
 	p.chassisPath = "/redfish/v1/Chassis/" + s.chassis
-	resource := func(path, t, id, name string, own map[string]any) map[string]any {
-		return merge(map[string]any{"@odata.id": path, "@odata.type": types[t], "Id": id, "Name": name}, own)
-	}
-	p.docs["/redfish/v1"] = merge(map[string]any{
-		"@odata.id":      "/redfish/v1",
-		"@odata.type":    types["ServiceRoot"],
-		"Id":             "RootService",
-		"Name":           "Root Service",
+	p.docs["/redfish/v1"] = resource("/redfish/v1", types["ServiceRoot"], "RootService", "Root Service", merge(map[string]any{
 		"RedfishVersion": v.redfish,
 		"Systems":        ref("/redfish/v1/Systems"),
 		"Chassis":        ref("/redfish/v1/Chassis"),
@@ -70,7 +63,7 @@ func (p *profile) write(s shape) error {
 		"UpdateService":  ref("/redfish/v1/UpdateService"),
 		"Tasks":          ref("/redfish/v1/TaskService"),
 		"SessionService": ref("/redfish/v1/SessionService"),
-	}, s.root)
+	}, s.root))
 	if p.noSystems {
 		// A device: no Systems link, collection, system or servers.
 		p.systemPath = ""
@@ -82,14 +75,14 @@ func (p *profile) write(s shape) error {
 	p.docs["/redfish/v1/Chassis"] = collection("/redfish/v1/Chassis", "#ChassisCollection.ChassisCollection", "Chassis Collection", []string{p.chassisPath})
 	managerLinks := map[string]any{}
 	if !p.noSystems {
-		p.docs[p.systemPath] = resource(p.systemPath, "ComputerSystem", s.system, "System", merge(map[string]any{
+		p.docs[p.systemPath] = resource(p.systemPath, types["ComputerSystem"], s.system, "System", merge(map[string]any{
 			"SystemType": "Physical",
 			"Links":      map[string]any{"Chassis": []any{ref(p.chassisPath)}, "ManagedBy": []any{ref(p.managerPath)}},
 			"Actions":    map[string]any{"#ComputerSystem.Reset": map[string]any{"target": p.systemPath + "/Actions/ComputerSystem.Reset"}},
 		}, s.systemDoc))
 		managerLinks["ManagerForServers"] = []any{ref(p.systemPath)}
 	}
-	p.docs[p.managerPath] = resource(p.managerPath, "Manager", s.manager, "Manager", merge(map[string]any{
+	p.docs[p.managerPath] = resource(p.managerPath, types["Manager"], s.manager, "Manager", merge(map[string]any{
 		"ManagerType": "BMC",
 		"Links":       managerLinks,
 		"Actions":     map[string]any{"#Manager.Reset": map[string]any{"target": p.managerPath + "/Actions/Manager.Reset"}},
@@ -99,17 +92,17 @@ func (p *profile) write(s shape) error {
 		// ComputerSystems is rendered from the BMC's hosts.
 		chassis["Links"] = map[string]any{"ComputerSystems": []any{}, "ManagedBy": []any{ref(p.managerPath)}}
 	}
-	p.docs[p.chassisPath] = resource(p.chassisPath, "Chassis", s.chassis, "Chassis", merge(chassis, s.chassisDoc))
-	p.docs["/redfish/v1/UpdateService"] = resource("/redfish/v1/UpdateService", "UpdateService", "UpdateService", "Update Service", merge(map[string]any{"ServiceEnabled": true}, s.update))
-	p.docs["/redfish/v1/TaskService"] = resource("/redfish/v1/TaskService", "TaskService", "TaskService", "Task Service", merge(map[string]any{"ServiceEnabled": true}, s.tasks))
-	p.docs["/redfish/v1/SessionService"] = resource("/redfish/v1/SessionService", "SessionService", "SessionService", "Session Service", merge(map[string]any{"ServiceEnabled": true}, s.sessions))
+	p.docs[p.chassisPath] = resource(p.chassisPath, types["Chassis"], s.chassis, "Chassis", merge(chassis, s.chassisDoc))
+	p.docs["/redfish/v1/UpdateService"] = resource("/redfish/v1/UpdateService", types["UpdateService"], "UpdateService", "Update Service", merge(map[string]any{"ServiceEnabled": true}, s.update))
+	p.docs["/redfish/v1/TaskService"] = resource("/redfish/v1/TaskService", types["TaskService"], "TaskService", "Task Service", merge(map[string]any{"ServiceEnabled": true}, s.tasks))
+	p.docs["/redfish/v1/SessionService"] = resource("/redfish/v1/SessionService", types["SessionService"], "SessionService", "Session Service", merge(map[string]any{"ServiceEnabled": true}, s.sessions))
 	if p.simpleUpdatePath != "" && p.actionInfo {
 		params := append([]any{
 			map[string]any{"Name": "ImageURI", "Required": true, "DataType": "String"},
 			map[string]any{"Name": "TransferProtocol", "DataType": "String"},
 		}, s.actionInfo...)
 		const ai = "/redfish/v1/UpdateService/SimpleUpdateActionInfo"
-		p.docs[ai] = resource(ai, "ActionInfo", "SimpleUpdateActionInfo", "SimpleUpdate Action Info", map[string]any{"Parameters": params})
+		p.docs[ai] = resource(ai, types["ActionInfo"], "SimpleUpdateActionInfo", "SimpleUpdate Action Info", map[string]any{"Parameters": params})
 	}
 	p.inventoryTemplate = merge(map[string]any{"@odata.type": types["SoftwareInventory"], "Updateable": true}, s.inventory)
 	return nil

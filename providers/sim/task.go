@@ -113,11 +113,7 @@ func (tl *taskList) doc(t *task, now time.Time) map[string]any {
 	case "New", "Starting":
 		msgID, msg = "Task.1.0.New", "The task with Id '"+t.id+"' has started."
 	}
-	doc := map[string]any{
-		"@odata.id":       "/redfish/v1/TaskService/Tasks/" + t.id,
-		"@odata.type":     "#Task.v1_4_3.Task",
-		"Id":              t.id,
-		"Name":            "Update " + t.image[strings.LastIndex(t.image, "/")+1:],
+	doc := resource("/redfish/v1/TaskService/Tasks/"+t.id, "#Task.v1_4_3.Task", t.id, "Update "+t.image[strings.LastIndex(t.image, "/")+1:], map[string]any{
 		"TaskState":       state,
 		"TaskStatus":      status,
 		"PercentComplete": percent,
@@ -126,7 +122,7 @@ func (tl *taskList) doc(t *task, now time.Time) map[string]any {
 		"Messages": []any{map[string]any{
 			"MessageId": msgID, "Message": msg, "Severity": status, "MessageArgs": []any{},
 		}},
-	}
+	})
 	if t.state != "" {
 		doc["EndTime"] = t.end.UTC().Format(time.RFC3339)
 	}

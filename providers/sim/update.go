@@ -242,9 +242,7 @@ func (b *bmc) push(w http.ResponseWriter, r *http.Request) {
 
 // accept creates the task and answers 202 with the task monitor.
 func (b *bmc) accept(w http.ResponseWriter, image string, targets []string, applyTime string, payload taskPayload) {
-	b.mu.Lock()
-	now := b.fleet.opts.Now()
-	b.clock.advance(now)
+	now := b.lock()
 	t := b.startTask(now, image, targets, applyTime, payload)
 	doc := b.tasks.doc(t, now)
 	b.mu.Unlock()
