@@ -3,7 +3,6 @@ package mockup
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 )
 
 // WriteError answers a Redfish error body with one message, as BMCs do.
@@ -23,7 +22,7 @@ func WriteError(w http.ResponseWriter, status int, messageID, message string) {
 	_ = json.NewEncoder(w).Encode(body)
 }
 
-func jsonEscape(s string) string {
-	b, _ := json.Marshal(s)
-	return strings.Trim(string(b), `"`)
+// writeMissing answers that there is no resource at p.
+func writeMissing(w http.ResponseWriter, p string) {
+	WriteError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+p+" was not found.")
 }

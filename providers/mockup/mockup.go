@@ -137,7 +137,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.mu.Unlock()
 		if !found {
-			WriteError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+p+" was not found.")
+			writeMissing(w, p)
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -150,7 +150,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	f := h.File(p)
 	if f == "" {
-		WriteError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+p+" was not found.")
+		writeMissing(w, p)
 		return
 	}
 	b, err := os.ReadFile(f)
@@ -188,7 +188,8 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Location", uri)
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(http.StatusCreated)
-	_, _ = w.Write([]byte(`{"@odata.id":"` + uri + `","@odata.type":"#Session.v1_0_0.Session","Id":"` + id + `","Name":"User Session","UserName":"` + jsonEscape(body.UserName) + `"}`))
+	raw, _ := json.Marshal(map[string]any{"@odata.id": uri, "@odata.type": "#Session.v1_0_0.Session", "Id": id, "Name": "User Session", "UserName": body.UserName})
+	_, _ = w.Write(raw)
 }
 
 // Authorized reports whether r carries valid credentials (always true
