@@ -52,12 +52,11 @@ func (fs *faultSet) holds(ft Fault) bool {
 	return !now.Before(ft.From) && (ft.Until.IsZero() || now.Before(ft.Until))
 }
 
-// forComponent reports whether a fault of kind k limited to component
-// comp holds, using one of its uses. Faults limited to a component are
-// never met by take.
-func (fs *faultSet) forComponent(k FaultKind, comp string) bool {
-	_, ok := fs.use(k, func(ft Fault) bool { return ft.Component != "" && strings.EqualFold(ft.Component, comp) })
-	return ok
+// forComponent returns the fault of kind k limited to component comp that
+// holds, using one of its uses. Faults limited to a component are never
+// met by take.
+func (fs *faultSet) forComponent(k FaultKind, comp string) (Fault, bool) {
+	return fs.use(k, func(ft Fault) bool { return ft.Component != "" && strings.EqualFold(ft.Component, comp) })
 }
 
 // use returns the first fault of kind k set on the BMC that holds now

@@ -85,8 +85,7 @@ func (b *bmc) restartDuringUpdate(t *task, now time.Time, applyTime string) bool
 	ft, ok := b.faults.take(FaultBMCRestartDuringUpdate, 0)
 	if !ok && t.comp >= 0 {
 		// One limited to a component hits only that component's updates.
-		key := b.inv.comps[t.comp].key
-		ft, ok = b.faults.use(FaultBMCRestartDuringUpdate, func(ft Fault) bool { return ft.Component != "" && strings.EqualFold(ft.Component, key) })
+		ft, ok = b.faults.forComponent(FaultBMCRestartDuringUpdate, b.inv.comps[t.comp].key)
 	}
 	if !ok {
 		return false

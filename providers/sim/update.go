@@ -316,7 +316,7 @@ func (b *bmc) startTask(now time.Time, image string, targets []string, applyTime
 		t.end = now.Add(b.faults.slowed(t.end.Sub(now), "update", key))
 	}
 	fail := t.comp < 0
-	if b.faults.forComponent(FaultTaskFail, key) {
+	if _, ok := b.faults.forComponent(FaultTaskFail, key); ok {
 		fail = true
 		b.stats.FaultsInjected++
 		if t.message == "" {
