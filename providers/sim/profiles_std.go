@@ -137,7 +137,7 @@ func (p *profile) dmtf() shape {
 		schemas:      schemas{redfish: "1.15.0", root: "v1_20_0", system: "v1_27_0", manager: "v1_24_0", chassis: "v1_28_0", update: "v1_17_0", inventory: "v1_13_0", tasks: "v1_3_0", sessions: "v1_2_0", actionInfo: "v1_5_0"},
 		manufacturer: "Contoso", model: "3500",
 		root:      obj{"UUID": "", "ProtocolFeaturesSupported": queryFeatures(expandOneLevel(true, true), true, false)},
-		systemDoc: obj{"BiosVersion": "", "Boot": obj{"BootSourceOverrideMode": "UEFI"}, "Links": obj{"Chassis": []any{ref("/redfish/v1/Chassis/1U")}}},
+		systemDoc: obj{"BiosVersion": "", "Boot": obj{"BootSourceOverrideMode": "UEFI"}},
 		managerDoc: obj{"Model": "Joo Janta 200", "PowerState": "On", "Actions": listsResetTypes,
 			"Links": obj{"ManagerForChassis": []any{ref("/redfish/v1/Chassis/1U")}, "ManagerInChassis": ref("/redfish/v1/Chassis/1U")}},
 		chassisDoc: obj{"Manufacturer": "Contoso", "Model": "3500RX", "PowerState": "On"},
