@@ -476,8 +476,8 @@ func (b *bmc) post(w http.ResponseWriter, r *http.Request, p string) {
 		if !decodeBody(w, r, &req) {
 			return
 		}
-		if req.ResetType != "" && req.ResetType != "GracefulRestart" && req.ResetType != "ForceRestart" {
-			writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterValueNotInList", fmt.Sprintf("ResetType %q is not one of [ForceRestart GracefulRestart]", req.ResetType), "ResetType", req.ResetType)
+		if req.ResetType != "" && !slices.Contains(managerResetTypes, req.ResetType) {
+			writeParamError(w, http.StatusBadRequest, "Base.1.8.ActionParameterValueNotInList", fmt.Sprintf("ResetType %q is not one of %v", req.ResetType, managerResetTypes), "ResetType", req.ResetType)
 			return
 		}
 		now := b.lock()
