@@ -158,8 +158,8 @@ type profile struct {
 	// SoftwareImages, following the members as they change (Dell, Lenovo,
 	// Supermicro).
 	activeImages bool
-	// biosResource: each System serves a Bios resource whose Links name
-	// the BIOS member it runs.
+	// biosResource: each System links and serves a Bios resource whose
+	// Links name the BIOS member it runs.
 	biosResource bool
 	// basicOnLogin: the session login wants HTTP Basic credentials as well
 	// (sushy-tools' emulator), else 401.

@@ -297,6 +297,9 @@ func (b *bmc) renderSystem(h *host) map[string]any {
 	if pr.vmediaUnderSystem {
 		doc = with(doc, ref(h.vmediaColl), "VirtualMedia")
 	}
+	if pr.biosResource {
+		doc = with(doc, ref(h.path+"/Bios"), "Bios")
+	}
 	target := h.path + "/Actions/ComputerSystem.Reset"
 	doc = with(doc, target, "Actions", "#ComputerSystem.Reset", "target")
 	doc = with(doc, resetTypes, "Actions", "#ComputerSystem.Reset", "ResetType@Redfish.AllowableValues")
