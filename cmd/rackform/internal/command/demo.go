@@ -332,20 +332,13 @@ func (c *demoCommand) header(out io.Writer, color bool, title string) {
 // demoRunState is the run's state as the state directory records it, and
 // the name of the rack whose pause_after_rack pause holds it ("" for none).
 func demoRunState(ctx context.Context, dir string) (executor.State, string, error) {
-	b, err := run.OpenLocal(dir)
+	// The plan applied last, in dir: no environment, so never PostgreSQL.
+	r, err := run.OpenForControl(ctx, run.Env{}, dir, "")
 	if err != nil {
 		return executor.State{}, "", err
 	}
-	defer b.Close()
-	s, err := b.Choose(ctx, "") // the plan applied last
-	if err != nil {
-		return executor.State{}, "", err
-	}
-	ctl, err := run.Control(b, s.Plan, s.SHA256)
-	if err != nil {
-		return executor.State{}, "", err
-	}
-	st, err := ctl.Status(ctx)
+	defer r.Close()
+	st, err := r.Control.Status(ctx)
 	if err != nil {
 		return executor.State{}, "", err
 	}

@@ -124,11 +124,7 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 		start = time.Now().UTC().Truncate(time.Minute)
 	}
 	name := rest[0]
-	f, err := run.ReadFile(name)
-	if err != nil {
-		return c.fail("%s", err)
-	}
-	p, err := f.Decode()
+	f, p, err := run.ReadPlan(name)
 	if err != nil {
 		return c.fail("%s", err)
 	}

@@ -113,11 +113,7 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 	// Reading, decoding and rendering all stop at a signal: the largest
 	// plan takes long to render as JSON.
 	err, ok = untilDone(ctx, func() error {
-		f, err := run.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		p, err := f.Decode()
+		f, p, err := run.ReadPlan(name)
 		if err != nil {
 			return err
 		}

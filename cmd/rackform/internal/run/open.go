@@ -300,18 +300,6 @@ func registeredDir(env Env, sha, dir string) string {
 	return dir
 }
 
-// LocateStateDir is the state directory of the run of plan p (SHA-256
-// sha, read from planFile) for the commands that take a plan file to act
-// on its run (status -plan, skip -plan): -state-dir when given, else the
-// one the plan records (StateDir) or, when that holds no run of it, the
-// one its run started in on this machine (the registry of started runs).
-func LocateStateDir(env Env, p *plan.Plan, sha, planFile, flagDir string, flagSet bool) string {
-	if flagSet {
-		return flagDir
-	}
-	return registeredDir(env, sha, StateDir(p, planFile, flagDir, false))
-}
-
 func (o Options) withDefaults() Options {
 	if o.Clock == nil {
 		o.Clock = executor.RealClock()
