@@ -96,16 +96,14 @@ func (o *runOpts) flags(fs *flag.FlagSet, stateDirUsage string) {
 func (o *runOpts) trust(m *Meta) (t run.Trust, code int, ok bool) {
 	expect := strings.TrimSpace(o.expectSHA.value)
 	if o.expectSHA.set && expect == "" {
-		fmt.Fprintf(m.Stderr, "Error: -expect-sha256 is empty: give the SHA-256 plan printed for the reviewed plan (is the variable holding it unset?)\n\n%s\n", optionsPointer(o.name))
-		return t, ExitUsage, false
+		return t, m.usageFor(o.name, "-expect-sha256 is empty: give the SHA-256 plan printed for the reviewed plan (is the variable holding it unset?)"), false
 	}
 	keys, err := trustedKeys(m.Getenv)
 	if err != nil {
 		return t, m.fail("%s", err), false
 	}
 	if o.allowUnsigned && len(keys) > 0 {
-		fmt.Fprintf(m.Stderr, "Error: -allow-unsigned cannot be used while %s is set: with trusted keys, only signed plans are applied\n", EnvTrustedKeys)
-		return t, ExitUsage, false
+		return t, m.usage("-allow-unsigned cannot be used while %s is set: with trusted keys, only signed plans are applied", EnvTrustedKeys), false
 	}
 	return run.Trust{Keys: keys, Expect: o.expectSHA.set, ExpectSHA256: expect, AllowUnsigned: o.allowUnsigned,
 		Interactive: m.input && isTerminal(m.Stderr) && isTerminalReader(m.Stdin), Command: o.name}, 0, true

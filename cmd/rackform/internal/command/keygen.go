@@ -55,8 +55,7 @@ func (c *keygenCommand) Run(_ context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 1 || rest[0] == "" {
-		fmt.Fprintf(c.Stderr, "Error: keygen takes one file name for the private key, got %d arguments\n\n%s\n", len(rest), optionsPointer("keygen"))
-		return ExitUsage
+		return c.usageFor("keygen", "keygen takes one file name for the private key, got %d arguments", len(rest))
 	}
 	name := rest[0]
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)

@@ -167,8 +167,7 @@ func (c *simCommand) Run(ctx context.Context, args []string) int {
 		err = c.applyQuirks(specs)
 	}
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: %s\n\n%s\n", err, optionsPointer("sim"))
-		return ExitUsage
+		return c.usageFor("sim", "%s", err)
 	}
 	serve, err := c.serveOptions()
 	if err == nil && c.configDir != "" {
@@ -189,12 +188,10 @@ func (c *simCommand) Run(ctx context.Context, args []string) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: %s\n\n%s\n", err, optionsPointer("sim"))
-		return ExitUsage
+		return c.usageFor("sim", "%s", err)
 	}
 	if err := serveFleet(ctx, c.Stdout, c.Stderr, serve, specs); err != nil {
-		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
-		return ExitError
+		return c.fail("%s", err)
 	}
 	return ExitOK
 }

@@ -72,16 +72,13 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if c.format != "text" && c.format != "json" && c.format != "html" {
-		fmt.Fprintf(c.Stderr, "Error: -format must be text, json or html, got %q\n", c.format)
-		return ExitUsage
+		return c.usage("-format must be text, json or html, got %q", c.format)
 	}
 	switch {
 	case c.approveAfter < 0:
-		fmt.Fprintf(c.Stderr, "Error: -approve-after must not be negative, got %s\n", c.approveAfter)
-		return ExitUsage
+		return c.usage("-approve-after must not be negative, got %s", c.approveAfter)
 	case c.approveAfter != 0 && c.format != "html":
-		fmt.Fprintf(c.Stderr, "Error: -approve-after sets the HTML page's rehearsed remainder: it needs -format=html\n")
-		return ExitUsage
+		return c.usage("-approve-after sets the HTML page's rehearsed remainder: it needs -format=html")
 	}
 	run, err := c.open(ctx, c.Meta)
 	if err != nil {
