@@ -24,17 +24,27 @@ func PluginSHA256(pp plan.Provider, getenv func(string) string) (string, error) 
 	if pp.Source == "builtin" {
 		return plugin.BuiltinSHA256()
 	}
-	dir := plugin.Dir("", getenv)
-	bins, err := plugin.Discover(dir)
+	bin, err := FindPlugin(pp.Name, getenv)
 	if err != nil {
 		return "", err
 	}
-	for _, b := range bins {
-		if b.Name == pp.Name {
-			return plugin.FileSHA256(b.Path)
+	return plugin.FileSHA256(bin.Path)
+}
+
+// FindPlugin is the binary in the plugins directory (plugin.Dir) that
+// serves the provider name.
+func FindPlugin(name string, getenv func(string) string) (*plugin.Binary, error) {
+	dir := plugin.Dir("", getenv)
+	bins, err := plugin.Discover(dir)
+	if err != nil {
+		return nil, err
+	}
+	for i := range bins {
+		if bins[i].Name == name {
+			return &bins[i], nil
 		}
 	}
-	return "", fmt.Errorf("no plugin binary %s%s in %s", plugin.BinaryPrefix, pp.Name, dir)
+	return nil, fmt.Errorf("no plugin binary %s%s in %s", plugin.BinaryPrefix, name, dir)
 }
 
 // CheckInputs refuses to go on when a sensitive variable of the plan is not
