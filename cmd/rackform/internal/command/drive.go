@@ -164,6 +164,12 @@ func (m *Meta) fail(format string, args ...any) int {
 // passed and before Run. It closes r.
 func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*executor.Executor) error) int {
 	defer r.Close()
+	// What is not the run's view: on stderr with -json (stdout is the
+	// event stream).
+	says := m.Stdout
+	if o.json {
+		says = m.Stderr
+	}
 	if h, err := r.Busy(ctx, control); err != nil {
 		var le *executor.LockedError
 		if errors.As(err, &le) {
@@ -173,11 +179,7 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 		}
 		return m.controlFailed(err)
 	} else if h != nil {
-		w := m.Stdout
-		if o.json {
-			w = m.Stderr // stdout is the event stream
-		}
-		fmt.Fprintf(w, "Recorded. The apply running as %s (pid %d, since %s) will act on it.\n", h.Who, h.PID, h.Since.UTC().Format(time.RFC3339))
+		fmt.Fprintf(says, "Recorded. The apply running as %s (pid %d, since %s) will act on it.\n", h.Who, h.PID, h.Since.UTC().Format(time.RFC3339))
 		return ExitOK
 	}
 	type prepared struct {
@@ -204,11 +206,7 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 	p, sha, b, cfg := r.Plan, r.SHA256, r.Backend, pr.Config
 	// Where the run's state is, from any working directory: the plan
 	// records it (beside the plan file), -state-dir overrides it.
-	if o.json {
-		fmt.Fprintf(m.Stderr, "state: %s\n", stateName(b))
-	} else {
-		fmt.Fprintf(m.Stdout, "state: %s\n", stateName(b))
-	}
+	fmt.Fprintf(says, "state: %s\n", stateName(b))
 	clock := r.Clock()
 
 	// Signals: the first one is graceful (ctx, also cancelled by main), the
