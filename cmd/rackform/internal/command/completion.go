@@ -150,9 +150,8 @@ func (m *Meta) installCompletion(install bool) int {
 		}
 	}
 	if !found {
-		fmt.Fprintf(m.Stderr, "Error: shell completion: neither %s nor %s exists; create the one your shell reads and run this again\n",
+		return m.fail("shell completion: neither %s nor %s exists; create the one your shell reads and run this again",
 			filepath.Join(home, ".bashrc"), filepath.Join(home, ".zshrc"))
-		return ExitError
 	}
 	return ExitOK
 }
