@@ -275,9 +275,10 @@ func (c *simCommand) applyQuirks(specs []sim.BMCSpec) error {
 		if !ok || name == "" || methods == "" {
 			return fmt.Errorf("-refuse %q: want NAME=METHOD[,METHOD]", r)
 		}
-		s := byName[c.bmcOf(name)]
+		name = c.bmcOf(name)
+		s := byName[name]
 		if s == nil {
-			return fmt.Errorf("-refuse %q: no BMC or server named %s", r, c.bmcOf(name))
+			return fmt.Errorf("-refuse %q: no BMC or server named %s", r, name)
 		}
 		for _, m := range strings.Split(methods, ",") {
 			m = strings.TrimSpace(m)
@@ -314,7 +315,8 @@ func configWantsTLS(cfg *config.Config) (bool, error) {
 func (c *simCommand) faultsByBMC(faults map[string][]sim.Fault) map[string][]sim.Fault {
 	out := map[string][]sim.Fault{}
 	for name, fs := range faults {
-		out[c.bmcOf(name)] = append(out[c.bmcOf(name)], fs...)
+		bmc := c.bmcOf(name)
+		out[bmc] = append(out[bmc], fs...)
 	}
 	return out
 }
