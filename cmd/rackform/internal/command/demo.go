@@ -245,7 +245,7 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 	// 3. Apply, then continue at every pause, through the commands' own
 	// code with apply's clock scaled like the simulator's.
 	clock := newScaledClock(c.speed)
-	opts := runOpts{clock: clock, poll: time.Duration(c.speed * float64(250*time.Millisecond))}
+	opts := runOpts{Options: run.Options{Clock: clock}, poll: time.Duration(c.speed * float64(250*time.Millisecond))}
 	common := []string{"-state-dir", stateDir}
 	if c.noColor {
 		common = append(common, "-no-color")

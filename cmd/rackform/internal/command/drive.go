@@ -29,13 +29,14 @@ import (
 // continue and approve. The run is opened by package run; drive starts
 // its providers, shows it and maps how it ended to an exit code.
 type runOpts struct {
-	json        bool
-	jsonInto    string
-	lockTimeout time.Duration
+	// Options are what the run is opened with (run.Open): -var,
+	// -var-file, -lock-timeout, apply -rerun and -join, continue's
+	// Recheck, the clock (tests, the demo). options adds the rest.
+	run.Options
+	json     bool
+	jsonInto string
 	// stateDir is -state-dir, and whether it was given.
 	stateDir optionalString
-	vars     stringList
-	varFiles stringList
 	noColor  bool
 
 	// expectSHA is -expect-sha256: the hash that was reviewed;
@@ -56,19 +57,10 @@ type runOpts struct {
 	// signature or a person at a terminal), added to the continue and
 	// approve commands printed to go on.
 	resumeFlag string
-	// rerun: apply -rerun starts a failed run again (executor.Rerun).
-	rerun bool
-	// recheck: continue reads the catalog again for the clusters planned
-	// pending (run.Options.Recheck).
-	recheck bool
-	// join: apply -join runs beside an apply of the same plan that holds
-	// the lock, as another worker of the run (postgres backend only).
-	join bool
 
-	// Tests replace these; nil means the real ones.
+	// Tests replace these; nil means the real ones (hashOf: Options.HashOf).
 	start   run.ProviderStarter
 	hashOf  func(plan.Provider, func(string) string) (string, error)
-	clock   executor.Clock
 	holder  string
 	poll    time.Duration
 	signals func(chan<- os.Signal) func()
@@ -77,14 +69,14 @@ type runOpts struct {
 // flags registers the options apply, continue and approve share;
 // stateDirUsage says where each finds the state without -state-dir.
 func (o *runOpts) flags(fs *flag.FlagSet, stateDirUsage string) {
-	o.vars, o.varFiles = nil, nil
+	o.Vars, o.VarFiles = nil, nil
 	o.stateDir = optionalString{}
 	fs.Var(&o.stateDir, "state-dir", stateDirUsage)
 	fs.BoolVar(&o.json, "json", false, "Print the machine-readable event stream (JSON lines, docs/json.md) on stdout instead of the progress view.")
 	fs.StringVar(&o.jsonInto, "json-into", "", "Also write the JSON-lines event stream to `FILE` (beside the progress view).")
-	fs.DurationVar(&o.lockTimeout, "lock-timeout", 0, "Wait up to `DURATION` for a state lock held by another apply (default: refuse at once).")
-	fs.Var(&o.vars, "var", "Set input variable `NAME=VALUE` (sensitive variables must be given again). Repeatable.")
-	fs.Var(&o.varFiles, "var-file", "Read input variables from `FILE`. Repeatable.")
+	fs.DurationVar(&o.LockTimeout, "lock-timeout", 0, "Wait up to `DURATION` for a state lock held by another apply (default: refuse at once).")
+	fs.Var((*stringList)(&o.Vars), "var", "Set input variable `NAME=VALUE` (sensitive variables must be given again). Repeatable.")
+	fs.Var((*stringList)(&o.VarFiles), "var-file", "Read input variables from `FILE`. Repeatable.")
 	fs.BoolVar(&o.noColor, "no-color", false, "Never colour or redraw the output (also: the NO_COLOR environment variable).")
 }
 
@@ -123,21 +115,13 @@ func (o *runOpts) vouched(t run.Trust, sha string) {
 	}
 }
 
-// options are the run options of these flags.
+// options are the run options of these flags, in the process m.
 func (o *runOpts) options(m *Meta) run.Options {
-	return run.Options{
-		Env:         m.runEnv(),
-		StateDir:    o.stateDir.value,
-		StateDirSet: o.stateDir.set,
-		Vars:        o.vars,
-		VarFiles:    o.varFiles,
-		Clock:       o.clock,
-		HashOf:      o.hashOf,
-		LockTimeout: o.lockTimeout,
-		Rerun:       o.rerun,
-		Join:        o.join,
-		Recheck:     o.recheck,
-	}
+	opts := o.Options
+	opts.Env = m.runEnv()
+	opts.StateDir, opts.StateDirSet = o.stateDir.value, o.stateDir.set
+	opts.HashOf = o.hashOf
+	return opts
 }
 
 // runEnv is the process as package run sees it.
