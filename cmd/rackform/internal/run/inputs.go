@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -81,14 +82,10 @@ func CheckInputs(p *plan.Plan, vars, varFiles []string, getenv func(string) stri
 	if len(missing) > 0 {
 		return fmt.Errorf("the sensitive variables %s are not stored in the plan and must be given again: use -var NAME=VALUE, -var-file or %sNAME", strings.Join(missing, ", "), config.EnvVarPrefix)
 	}
-	sensitive := map[string]bool{}
-	for _, n := range p.Inputs.Sensitive {
-		sensitive[n] = true
-	}
 	for _, v := range vars {
 		name, _, _ := strings.Cut(v, "=")
 		name = strings.TrimSpace(name)
-		if _, inPlan := p.Inputs.Variables[name]; inPlan && !sensitive[name] {
+		if _, inPlan := p.Inputs.Variables[name]; inPlan && !slices.Contains(p.Inputs.Sensitive, name) {
 			return fmt.Errorf("-var %s: the variable is not sensitive, so its value is in the plan; apply uses exactly what was reviewed (plan again to change it)", name)
 		}
 	}
@@ -147,14 +144,10 @@ func LoadSnapshot(p *plan.Plan, vars, varFiles []string, getenv func(string) str
 		files = append(files, path)
 	}
 	// Only sensitive variables come from -var: the others are the plan's.
-	sensitive := map[string]bool{}
-	for _, n := range p.Inputs.Sensitive {
-		sensitive[n] = true
-	}
 	var keep []string
 	for _, v := range vars {
 		name, _, _ := strings.Cut(v, "=")
-		if sensitive[strings.TrimSpace(name)] {
+		if slices.Contains(p.Inputs.Sensitive, strings.TrimSpace(name)) {
 			keep = append(keep, v)
 		}
 	}
