@@ -97,9 +97,9 @@ func (c *applyCommand) Flags() *flag.FlagSet {
 	c.runOpts.flags(fs, "Keep the journal, plans and lock in `DIR` (default: the state directory the plan records, found from the plan file's directory wherever apply runs; .rackform for plans that record none). A plan whose run started in another state directory on this machine is refused.")
 	c.expectSHA, c.allowUnsigned = optionalString{}, false
 	fs.Var(&c.expectSHA, "expect-sha256", "Refuse the plan unless its SHA-256 is `HASH` (as printed by plan): the hash that was reviewed.")
-	fs.BoolVar(&c.join, "join", false, "With the postgres backend, when another apply of the same plan is running, drive the run beside it as another worker (each worker claims rollout groups) instead of refusing or waiting for its lock.")
+	fs.BoolVar(&c.Join, "join", false, "With the postgres backend, when another apply of the same plan is running, drive the run beside it as another worker (each worker claims rollout groups) instead of refusing or waiting for its lock.")
 	fs.BoolVar(&c.allowUnsigned, "allow-unsigned", false, "Apply a plan that is neither signed by a trusted key nor checked with -expect-sha256 (needed outside a terminal). Its checksum only detects corruption.")
-	fs.BoolVar(&c.rerun, "rerun", false, "Run a failed run of this plan again: what finished is kept, what failed or did not start is applied again.")
+	fs.BoolVar(&c.Rerun, "rerun", false, "Run a failed run of this plan again: what finished is kept, what failed or did not start is applied again.")
 	c.habitFlags(fs)
 	return fs
 }
@@ -148,7 +148,7 @@ func (c *applyCommand) Run(ctx context.Context, args []string) int {
 		return c.failErr(err)
 	}
 	var control func(*executor.Executor) error
-	if c.rerun {
+	if c.Rerun {
 		control = func(e *executor.Executor) error { return e.Rerun(ctx) }
 	}
 	return c.drive(ctx, c.Meta, r, control)

@@ -197,8 +197,7 @@ func (m *Meta) operands(r runner, args []string, min, max int, takes string) (re
 	name := r.Flags().Name() // before parsing: Flags binds fresh storage
 	rest, code, ok = m.parseFlags(r, args)
 	if ok && (len(rest) < min || len(rest) > max) {
-		fmt.Fprintf(m.Stderr, "Error: %s %s\n\n%s\n", name, fmt.Sprintf(takes, len(rest)), optionsPointer(name))
-		return nil, ExitUsage, false
+		return nil, m.usageFor(name, "%s %s", name, fmt.Sprintf(takes, len(rest))), false
 	}
 	return rest, code, ok
 }
@@ -229,8 +228,7 @@ func (m *Meta) run(ctx context.Context, args []string) int {
 	if len(args) > 0 {
 		if opt := strings.TrimLeft(args[0], "-"); opt == "install-autocomplete" || opt == "uninstall-autocomplete" {
 			if len(args) > 1 {
-				fmt.Fprintf(m.Stderr, "Error: -%s takes no arguments\n", opt)
-				return ExitUsage
+				return m.usage("-%s takes no arguments", opt)
 			}
 			return m.installCompletion(opt == "install-autocomplete")
 		}
@@ -275,8 +273,7 @@ func (m *Meta) run(ctx context.Context, args []string) int {
 	}
 	code, err := c.Run()
 	if err != nil {
-		fmt.Fprintf(m.Stderr, "Error: %s\n", err)
-		return ExitError
+		return m.fail("%s", err)
 	}
 	if code == cliNoSuchCommand {
 		return ExitUsage // help was printed to stderr

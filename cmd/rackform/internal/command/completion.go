@@ -94,14 +94,12 @@ func (m *Meta) installCompletion(install bool) int {
 	if home == "" {
 		var err error
 		if home, err = os.UserHomeDir(); err != nil {
-			fmt.Fprintf(m.Stderr, "Error: shell completion: no home directory: %v\n", err)
-			return ExitError
+			return m.fail("shell completion: no home directory: %v", err)
 		}
 	}
 	bin, err := os.Executable()
 	if err != nil {
-		fmt.Fprintf(m.Stderr, "Error: shell completion: cannot tell where rackform is: %v\n", err)
-		return ExitError
+		return m.fail("shell completion: cannot tell where rackform is: %v", err)
 	}
 	found := false
 	for _, rc := range completionRCs(bin) {
@@ -111,8 +109,7 @@ func (m *Meta) installCompletion(install bool) int {
 			continue
 		}
 		if err != nil {
-			fmt.Fprintf(m.Stderr, "Error: shell completion: %v\n", err)
-			return ExitError
+			return m.fail("shell completion: %v", err)
 		}
 		found = true
 		text := string(b)
@@ -141,12 +138,10 @@ func (m *Meta) installCompletion(install bool) int {
 		}
 		info, err := os.Stat(path)
 		if err != nil {
-			fmt.Fprintf(m.Stderr, "Error: shell completion: %v\n", err)
-			return ExitError
+			return m.fail("shell completion: %v", err)
 		}
 		if err := os.WriteFile(path, []byte(text), info.Mode().Perm()); err != nil {
-			fmt.Fprintf(m.Stderr, "Error: shell completion: %v\n", err)
-			return ExitError
+			return m.fail("shell completion: %v", err)
 		}
 		if install {
 			fmt.Fprintf(m.Stdout, "Shell completion added to %s (open a new shell to use it)\n", path)
@@ -155,9 +150,8 @@ func (m *Meta) installCompletion(install bool) int {
 		}
 	}
 	if !found {
-		fmt.Fprintf(m.Stderr, "Error: shell completion: neither %s nor %s exists; create the one your shell reads and run this again\n",
+		return m.fail("shell completion: neither %s nor %s exists; create the one your shell reads and run this again",
 			filepath.Join(home, ".bashrc"), filepath.Join(home, ".zshrc"))
-		return ExitError
 	}
 	return ExitOK
 }

@@ -90,7 +90,7 @@ func (c *continueCommand) Run(ctx context.Context, args []string) int {
 	if !ok {
 		return code
 	}
-	c.name, c.recheck = "continue", true
+	c.name, c.Recheck = "continue", true
 	return c.resume(ctx, c.Meta, func(e *executor.Executor) error { return e.Continue(ctx) })
 }
 

@@ -115,12 +115,10 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 	// Read before helpText, which binds fresh flag storage.
 	speed, port := c.speed, c.port
 	if speed < 1 || speed > demoMaxSpeed {
-		fmt.Fprintf(c.Stderr, "Error: -speed must be between 1 and %d, got %v\n\n%s\n", demoMaxSpeed, speed, optionsPointer("demo"))
-		return ExitUsage
+		return c.usageFor("demo", "-speed must be between 1 and %d, got %v", demoMaxSpeed, speed)
 	}
 	if port < 1 || port > 65535 {
-		fmt.Fprintf(c.Stderr, "Error: -port %d is not a TCP port\n\n%s\n", port, optionsPointer("demo"))
-		return ExitUsage
+		return c.usageFor("demo", "-port %d is not a TCP port", port)
 	}
 	started := time.Now()
 	out := c.Stdout
@@ -186,8 +184,7 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 		return ExitError
 	}
 	if len(cfg.Clusters) != 1 || cfg.Clusters[0].Release == nil {
-		fmt.Fprintf(c.Stderr, "Error: the embedded example has %d clusters, want one with a release\n", len(cfg.Clusters))
-		return ExitError
+		return c.fail("the embedded example has %d clusters, want one with a release", len(cfg.Clusters))
 	}
 	sc := &simCommand{Meta: &meta, profile: sim.ProfileDMTF, atTarget: strings.Join(demoAtTarget, ","), down: strings.Join(demoDown, ",")}
 	specs, err := sc.configSpecs(cfg, demoFirmware, nil)
@@ -248,7 +245,7 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 	// 3. Apply, then continue at every pause, through the commands' own
 	// code with apply's clock scaled like the simulator's.
 	clock := newScaledClock(c.speed)
-	opts := runOpts{clock: clock, poll: time.Duration(c.speed * float64(250*time.Millisecond))}
+	opts := runOpts{Options: run.Options{Clock: clock}, poll: time.Duration(c.speed * float64(250*time.Millisecond))}
 	common := []string{"-state-dir", stateDir}
 	if c.noColor {
 		common = append(common, "-no-color")
@@ -264,8 +261,7 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 			return c.fail("reading the run's state: %s", err)
 		}
 		if st.Name != executor.Paused || st.Reason != executor.ReasonAfterRack {
-			fmt.Fprintf(c.Stderr, "Error: the run stopped as %s, not at a pause after a rack; the demo stops here.\n", st)
-			return ExitError
+			return c.fail("the run stopped as %s, not at a pause after a rack; the demo stops here.", st)
 		}
 		if rack == "" {
 			rack = "a compute rack"
@@ -311,11 +307,9 @@ func (c *demoCommand) Run(ctx context.Context, args []string) int {
 	case applyCode == ExitInterrupted:
 		return ExitInterrupted
 	case applyCode != ExitOK:
-		fmt.Fprintf(c.Stderr, "Error: the apply ended with exit status %d.\n", applyCode)
-		return ExitError
+		return c.fail("the apply ended with exit status %d.", applyCode)
 	case len(sum.behind) > 0:
-		fmt.Fprintf(c.Stderr, "Error: %d reachable servers are not at the release versions.\n", len(sum.behind))
-		return ExitError
+		return c.fail("%d reachable servers are not at the release versions.", len(sum.behind))
 	}
 	fmt.Fprintln(out, "Demo complete.")
 	return ExitOK
@@ -332,20 +326,13 @@ func (c *demoCommand) header(out io.Writer, color bool, title string) {
 // demoRunState is the run's state as the state directory records it, and
 // the name of the rack whose pause_after_rack pause holds it ("" for none).
 func demoRunState(ctx context.Context, dir string) (executor.State, string, error) {
-	b, err := run.OpenLocal(dir)
+	// The plan applied last, in dir: no environment, so never PostgreSQL.
+	r, err := run.OpenForControl(ctx, run.Env{}, dir, "")
 	if err != nil {
 		return executor.State{}, "", err
 	}
-	defer b.Close()
-	s, err := b.Choose(ctx, "") // the plan applied last
-	if err != nil {
-		return executor.State{}, "", err
-	}
-	ctl, err := run.Control(b, s.Plan, s.SHA256)
-	if err != nil {
-		return executor.State{}, "", err
-	}
-	st, err := ctl.Status(ctx)
+	defer r.Close()
+	st, err := r.Control.Status(ctx)
 	if err != nil {
 		return executor.State{}, "", err
 	}

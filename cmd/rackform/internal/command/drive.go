@@ -29,13 +29,14 @@ import (
 // continue and approve. The run is opened by package run; drive starts
 // its providers, shows it and maps how it ended to an exit code.
 type runOpts struct {
-	json        bool
-	jsonInto    string
-	lockTimeout time.Duration
+	// Options are what the run is opened with (run.Open): -var,
+	// -var-file, -lock-timeout, apply -rerun and -join, continue's
+	// Recheck, the clock (tests, the demo). options adds the rest.
+	run.Options
+	json     bool
+	jsonInto string
 	// stateDir is -state-dir, and whether it was given.
 	stateDir optionalString
-	vars     stringList
-	varFiles stringList
 	noColor  bool
 
 	// expectSHA is -expect-sha256: the hash that was reviewed;
@@ -56,19 +57,10 @@ type runOpts struct {
 	// signature or a person at a terminal), added to the continue and
 	// approve commands printed to go on.
 	resumeFlag string
-	// rerun: apply -rerun starts a failed run again (executor.Rerun).
-	rerun bool
-	// recheck: continue reads the catalog again for the clusters planned
-	// pending (run.Options.Recheck).
-	recheck bool
-	// join: apply -join runs beside an apply of the same plan that holds
-	// the lock, as another worker of the run (postgres backend only).
-	join bool
 
-	// Tests replace these; nil means the real ones.
+	// Tests replace these; nil means the real ones (hashOf: Options.HashOf).
 	start   run.ProviderStarter
 	hashOf  func(plan.Provider, func(string) string) (string, error)
-	clock   executor.Clock
 	holder  string
 	poll    time.Duration
 	signals func(chan<- os.Signal) func()
@@ -77,14 +69,14 @@ type runOpts struct {
 // flags registers the options apply, continue and approve share;
 // stateDirUsage says where each finds the state without -state-dir.
 func (o *runOpts) flags(fs *flag.FlagSet, stateDirUsage string) {
-	o.vars, o.varFiles = nil, nil
+	o.Vars, o.VarFiles = nil, nil
 	o.stateDir = optionalString{}
 	fs.Var(&o.stateDir, "state-dir", stateDirUsage)
 	fs.BoolVar(&o.json, "json", false, "Print the machine-readable event stream (JSON lines, docs/json.md) on stdout instead of the progress view.")
 	fs.StringVar(&o.jsonInto, "json-into", "", "Also write the JSON-lines event stream to `FILE` (beside the progress view).")
-	fs.DurationVar(&o.lockTimeout, "lock-timeout", 0, "Wait up to `DURATION` for a state lock held by another apply (default: refuse at once).")
-	fs.Var(&o.vars, "var", "Set input variable `NAME=VALUE` (sensitive variables must be given again). Repeatable.")
-	fs.Var(&o.varFiles, "var-file", "Read input variables from `FILE`. Repeatable.")
+	fs.DurationVar(&o.LockTimeout, "lock-timeout", 0, "Wait up to `DURATION` for a state lock held by another apply (default: refuse at once).")
+	fs.Var((*stringList)(&o.Vars), "var", "Set input variable `NAME=VALUE` (sensitive variables must be given again). Repeatable.")
+	fs.Var((*stringList)(&o.VarFiles), "var-file", "Read input variables from `FILE`. Repeatable.")
 	fs.BoolVar(&o.noColor, "no-color", false, "Never colour or redraw the output (also: the NO_COLOR environment variable).")
 }
 
@@ -96,16 +88,14 @@ func (o *runOpts) flags(fs *flag.FlagSet, stateDirUsage string) {
 func (o *runOpts) trust(m *Meta) (t run.Trust, code int, ok bool) {
 	expect := strings.TrimSpace(o.expectSHA.value)
 	if o.expectSHA.set && expect == "" {
-		fmt.Fprintf(m.Stderr, "Error: -expect-sha256 is empty: give the SHA-256 plan printed for the reviewed plan (is the variable holding it unset?)\n\n%s\n", optionsPointer(o.name))
-		return t, ExitUsage, false
+		return t, m.usageFor(o.name, "-expect-sha256 is empty: give the SHA-256 plan printed for the reviewed plan (is the variable holding it unset?)"), false
 	}
 	keys, err := trustedKeys(m.Getenv)
 	if err != nil {
 		return t, m.fail("%s", err), false
 	}
 	if o.allowUnsigned && len(keys) > 0 {
-		fmt.Fprintf(m.Stderr, "Error: -allow-unsigned cannot be used while %s is set: with trusted keys, only signed plans are applied\n", EnvTrustedKeys)
-		return t, ExitUsage, false
+		return t, m.usage("-allow-unsigned cannot be used while %s is set: with trusted keys, only signed plans are applied", EnvTrustedKeys), false
 	}
 	return run.Trust{Keys: keys, Expect: o.expectSHA.set, ExpectSHA256: expect, AllowUnsigned: o.allowUnsigned,
 		Interactive: m.input && isTerminal(m.Stderr) && isTerminalReader(m.Stdin), Command: o.name}, 0, true
@@ -125,21 +115,13 @@ func (o *runOpts) vouched(t run.Trust, sha string) {
 	}
 }
 
-// options are the run options of these flags.
+// options are the run options of these flags, in the process m.
 func (o *runOpts) options(m *Meta) run.Options {
-	return run.Options{
-		Env:         m.runEnv(),
-		StateDir:    o.stateDir.value,
-		StateDirSet: o.stateDir.set,
-		Vars:        o.vars,
-		VarFiles:    o.varFiles,
-		Clock:       o.clock,
-		HashOf:      o.hashOf,
-		LockTimeout: o.lockTimeout,
-		Rerun:       o.rerun,
-		Join:        o.join,
-		Recheck:     o.recheck,
-	}
+	opts := o.Options
+	opts.Env = m.runEnv()
+	opts.StateDir, opts.StateDirSet = o.stateDir.value, o.stateDir.set
+	opts.HashOf = o.hashOf
+	return opts
 }
 
 // runEnv is the process as package run sees it.
@@ -166,6 +148,12 @@ func (m *Meta) fail(format string, args ...any) int {
 // passed and before Run. It closes r.
 func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*executor.Executor) error) int {
 	defer r.Close()
+	// What is not the run's view: on stderr with -json (stdout is the
+	// event stream).
+	says := m.Stdout
+	if o.json {
+		says = m.Stderr
+	}
 	if h, err := r.Busy(ctx, control); err != nil {
 		var le *executor.LockedError
 		if errors.As(err, &le) {
@@ -175,11 +163,7 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 		}
 		return m.controlFailed(err)
 	} else if h != nil {
-		w := m.Stdout
-		if o.json {
-			w = m.Stderr // stdout is the event stream
-		}
-		fmt.Fprintf(w, "Recorded. The apply running as %s (pid %d, since %s) will act on it.\n", h.Who, h.PID, h.Since.UTC().Format(time.RFC3339))
+		fmt.Fprintf(says, "Recorded. The apply running as %s (pid %d, since %s) will act on it.\n", h.Who, h.PID, h.Since.UTC().Format(time.RFC3339))
 		return ExitOK
 	}
 	type prepared struct {
@@ -206,11 +190,7 @@ func (o *runOpts) drive(ctx context.Context, m *Meta, r *run.Run, control func(*
 	p, sha, b, cfg := r.Plan, r.SHA256, r.Backend, pr.Config
 	// Where the run's state is, from any working directory: the plan
 	// records it (beside the plan file), -state-dir overrides it.
-	if o.json {
-		fmt.Fprintf(m.Stderr, "state: %s\n", stateName(b))
-	} else {
-		fmt.Fprintf(m.Stdout, "state: %s\n", stateName(b))
-	}
+	fmt.Fprintf(says, "state: %s\n", stateName(b))
 	clock := r.Clock()
 
 	// Signals: the first one is graceful (ctx, also cancelled by main), the

@@ -71,8 +71,7 @@ func (c *fmtCommand) Run(_ context.Context, args []string) int {
 	}
 	stdin := len(paths) == 1 && paths[0] == "-"
 	if !stdin && slices.Contains(paths, "-") {
-		fmt.Fprintf(c.Stderr, "Error: - (stdin) cannot be combined with other paths\n\n%s\n", optionsPointer("fmt"))
-		return ExitUsage
+		return c.usageFor("fmt", "- (stdin) cannot be combined with other paths")
 	}
 	if len(paths) == 0 {
 		paths = []string{"."}
@@ -94,8 +93,7 @@ func (c *fmtCommand) Run(_ context.Context, args []string) int {
 			err = config.CheckSource(stdinName, src)
 		}
 		if err != nil {
-			fmt.Fprintf(c.Stderr, "Error: reading stdin: %s\n", err)
-			return ExitError
+			return c.fail("reading stdin: %s", err)
 		}
 		changed, diags = c.format(stdinName, src, 0, files)
 	} else {

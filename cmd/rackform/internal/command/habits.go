@@ -129,8 +129,7 @@ func (m *Meta) help(runners map[string]runner, args []string) int {
 	name := strings.Join(args, " ")
 	r, ok := runners[name]
 	if !ok {
-		fmt.Fprintf(m.Stderr, "Error: no command %q; \"rackform help\" lists them\n", name)
-		return ExitUsage
+		return m.usage("no command %q; \"rackform help\" lists them", name)
 	}
 	// As "rackform COMMAND -help" prints it (through hashicorp/cli).
 	fmt.Fprintln(m.Stdout, helpText(r))

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/rackform/rackform/internal/regularfile"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -55,8 +56,7 @@ func (c *keygenCommand) Run(_ context.Context, args []string) int {
 		return code
 	}
 	if len(rest) != 1 || rest[0] == "" {
-		fmt.Fprintf(c.Stderr, "Error: keygen takes one file name for the private key, got %d arguments\n\n%s\n", len(rest), optionsPointer("keygen"))
-		return ExitUsage
+		return c.usageFor("keygen", "keygen takes one file name for the private key, got %d arguments", len(rest))
 	}
 	name := rest[0]
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
@@ -85,28 +85,20 @@ func (c *keygenCommand) Run(_ context.Context, args []string) int {
 	return ExitOK
 }
 
-// write creates path with mode, refusing to replace a file unless -force.
-// The mode is set at creation, so the private key is never readable by
-// others, whatever the umask.
+// write puts b at path with mode, refusing to replace a file unless
+// -force. The file is written whole under a temporary name and given its
+// mode before it takes path (regularfile), so the private key is never
+// readable by others, whatever the umask, nor left half-written.
 func (c *keygenCommand) write(path string, b []byte, mode os.FileMode) error {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	put := regularfile.Create
 	if c.force {
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("replacing %s: %w", path, err)
-		}
+		put = regularfile.Write
 	}
-	f, err := os.OpenFile(path, flags, mode)
+	err := put(path, b, mode)
 	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("%s exists; choose another name, or give -force to replace it", path)
 	}
 	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil

@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"path/filepath"
 
@@ -38,18 +37,9 @@ func pluginStarter(pins func() (*plugin.Lock, error), getenv func(string) string
 			}
 			info.Source = "builtin"
 		} else {
-			bins, err := plugin.Discover(plugin.Dir("", getenv))
+			bin, err := run.FindPlugin(decl.Name, getenv)
 			if err != nil {
 				return nil, info, nil, err
-			}
-			var bin *plugin.Binary
-			for i := range bins {
-				if bins[i].Name == decl.Name {
-					bin = &bins[i]
-				}
-			}
-			if bin == nil {
-				return nil, info, nil, fmt.Errorf("no plugin binary %s%s in %s", plugin.BinaryPrefix, decl.Name, plugin.Dir("", getenv))
 			}
 			lock, err := pins()
 			if err != nil {

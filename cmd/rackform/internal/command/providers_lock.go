@@ -56,8 +56,7 @@ func (c *providersLockCommand) Run(_ context.Context, args []string) int {
 	case 1:
 		dir = rest[0]
 	default:
-		fmt.Fprintf(c.Stderr, "Error: providers lock takes at most one directory, got %q\n", rest)
-		return ExitUsage
+		return c.usage("providers lock takes at most one directory, got %q", rest)
 	}
 	loader := config.NewLoader(config.LoadOptions{Getenv: c.Getenv})
 	cfg, diags := loader.Load(dir)
@@ -68,14 +67,12 @@ func (c *providersLockCommand) Run(_ context.Context, args []string) int {
 	lockPath := filepath.Join(dir, plugin.LockFile)
 	lock, err := plugin.LoadLock(lockPath)
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
-		return ExitError
+		return c.fail("%s", err)
 	}
 	pdir := plugin.Dir(c.pluginDir, c.Getenv)
 	bins, err := plugin.Discover(pdir)
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
-		return ExitError
+		return c.fail("%s", err)
 	}
 	found := map[string]string{}
 	for _, b := range bins {
@@ -108,12 +105,10 @@ func (c *providersLockCommand) Run(_ context.Context, args []string) int {
 	}
 	if len(missing) > 0 {
 		// Write nothing: a half-pinned lock file would look complete in review.
-		fmt.Fprintf(c.Stderr, "Error: %s\n", errors.Join(missing...))
-		return ExitError
+		return c.fail("%s", errors.Join(missing...))
 	}
 	if err := lock.Write(lockPath); err != nil {
-		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
-		return ExitError
+		return c.fail("%s", err)
 	}
 	fmt.Fprintf(c.Stdout, "Wrote %s.\n", lockPath)
 	return ExitOK

@@ -104,31 +104,23 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 	switch c.format {
 	case "text", "json", "html":
 	default:
-		fmt.Fprintf(c.Stderr, "Error: -format must be text, json or html, got %q\n", c.format)
-		return ExitUsage
+		return c.usage("-format must be text, json or html, got %q", c.format)
 	}
 	if c.detail != "" && !slices.Contains(rehearseview.Details(), rehearseview.Detail(c.detail)) {
-		fmt.Fprintf(c.Stderr, "Error: -detail must be servers, racks or clusters, got %q\n", c.detail)
-		return ExitUsage
+		return c.usage("-detail must be servers, racks or clusters, got %q", c.detail)
 	}
 	if c.approveAfter < 0 {
-		fmt.Fprintf(c.Stderr, "Error: -approve-after must not be negative, got %s\n", c.approveAfter)
-		return ExitUsage
+		return c.usage("-approve-after must not be negative, got %s", c.approveAfter)
 	}
 	start, err := parseStart(c.start)
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
-		return ExitUsage
+		return c.usage("%s", err)
 	}
 	if start.IsZero() {
 		start = time.Now().UTC().Truncate(time.Minute)
 	}
 	name := rest[0]
-	f, err := run.ReadFile(name)
-	if err != nil {
-		return c.fail("%s", err)
-	}
-	p, err := f.Decode()
+	f, p, err := run.ReadPlan(name)
 	if err != nil {
 		return c.fail("%s", err)
 	}
@@ -192,8 +184,7 @@ func (c *rehearseCommand) Run(ctx context.Context, args []string) int {
 		err = rehearseview.WriteText(c.Stdout, p, res.Schedule, color, rehearseview.Detail(c.detail))
 	}
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: writing the rehearsal: %s\n", err)
-		return ExitError
+		return c.fail("writing the rehearsal: %s", err)
 	}
 	return runExitCode(res.Outcome)
 }

@@ -91,8 +91,7 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 	switch format {
 	case "text", "markdown", "html", "json":
 	default:
-		fmt.Fprintf(c.Stderr, "Error: -format must be text, markdown, html or json, got %q\n", format)
-		return ExitUsage
+		return c.usage("-format must be text, markdown, html or json, got %q", format)
 	}
 	start, err := parseStart(c.timeline.start)
 	if err == nil && c.timeline.approveAfter < 0 {
@@ -102,8 +101,7 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 		err = fmt.Errorf("-start and -approve-after set the HTML page's rehearsed timeline: they need -format=html")
 	}
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
-		return ExitUsage
+		return c.usage("%s", err)
 	}
 	name := rest[0]
 	keys, err := trustedKeys(c.Getenv)
@@ -113,11 +111,7 @@ func (c *showCommand) Run(ctx context.Context, args []string) int {
 	// Reading, decoding and rendering all stop at a signal: the largest
 	// plan takes long to render as JSON.
 	err, ok = untilDone(ctx, func() error {
-		f, err := run.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		p, err := f.Decode()
+		f, p, err := run.ReadPlan(name)
 		if err != nil {
 			return err
 		}

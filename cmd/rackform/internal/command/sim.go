@@ -1,6 +1,7 @@
 package command
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -10,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -167,8 +167,7 @@ func (c *simCommand) Run(ctx context.Context, args []string) int {
 		err = c.applyQuirks(specs)
 	}
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: %s\n\n%s\n", err, optionsPointer("sim"))
-		return ExitUsage
+		return c.usageFor("sim", "%s", err)
 	}
 	serve, err := c.serveOptions()
 	if err == nil && c.configDir != "" {
@@ -189,12 +188,10 @@ func (c *simCommand) Run(ctx context.Context, args []string) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: %s\n\n%s\n", err, optionsPointer("sim"))
-		return ExitUsage
+		return c.usageFor("sim", "%s", err)
 	}
 	if err := serveFleet(ctx, c.Stdout, c.Stderr, serve, specs); err != nil {
-		fmt.Fprintf(c.Stderr, "Error: %s\n", err)
-		return ExitError
+		return c.fail("%s", err)
 	}
 	return ExitOK
 }
@@ -214,13 +211,7 @@ type fleetServe struct {
 
 func (c *simCommand) serveOptions() (fleetServe, error) {
 	var s fleetServe
-	pw := c.password
-	if pw == "" {
-		pw = c.Getenv("RACKFORM_SIM_PASSWORD")
-	}
-	if pw == "" {
-		pw = defaultSimPassword
-	}
+	pw := cmp.Or(c.password, c.Getenv("RACKFORM_SIM_PASSWORD"), defaultSimPassword)
 	if c.speed <= 0 {
 		return s, fmt.Errorf("-speed must be positive, got %v", c.speed)
 	}
@@ -271,10 +262,7 @@ func (c *simCommand) applyQuirks(specs []sim.BMCSpec) error {
 	}
 	for _, a := range c.absent {
 		name, members, ok := strings.Cut(a, "=")
-		if bmc, isServer := c.aliases[name]; isServer {
-			name = bmc
-		}
-		s := byName[name]
+		s := byName[c.bmcOf(name)]
 		if !ok || s == nil || members == "" {
 			return fmt.Errorf("-absent %q: want NAME=MEMBER[,MEMBER] naming a BMC or server of this fleet", a)
 		}
@@ -287,9 +275,7 @@ func (c *simCommand) applyQuirks(specs []sim.BMCSpec) error {
 		if !ok || name == "" || methods == "" {
 			return fmt.Errorf("-refuse %q: want NAME=METHOD[,METHOD]", r)
 		}
-		if bmc, ok := c.aliases[name]; ok {
-			name = bmc
-		}
+		name = c.bmcOf(name)
 		s := byName[name]
 		if s == nil {
 			return fmt.Errorf("-refuse %q: no BMC or server named %s", r, name)
@@ -329,12 +315,19 @@ func configWantsTLS(cfg *config.Config) (bool, error) {
 func (c *simCommand) faultsByBMC(faults map[string][]sim.Fault) map[string][]sim.Fault {
 	out := map[string][]sim.Fault{}
 	for name, fs := range faults {
-		if bmc, ok := c.aliases[name]; ok {
-			name = bmc
-		}
-		out[name] = append(out[name], fs...)
+		bmc := c.bmcOf(name)
+		out[bmc] = append(out[bmc], fs...)
 	}
 	return out
+}
+
+// bmcOf is the BMC that serves name: with -config, a server's (a shared
+// BMC is named after its first server); else name itself.
+func (c *simCommand) bmcOf(name string) string {
+	if bmc, ok := c.aliases[name]; ok {
+		return bmc
+	}
+	return name
 }
 
 func parseVersions(flagName string, l stringList) (map[string]string, error) {
@@ -387,30 +380,21 @@ func (c *simCommand) specs() ([]sim.BMCSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	atTarget := map[string]bool{}
-	if c.atTarget != "" {
-		if len(target) == 0 {
-			return nil, errors.New("-at-target needs -target COMPONENT=VERSION")
-		}
-		for _, n := range strings.Split(c.atTarget, ",") {
-			atTarget[strings.TrimSpace(n)] = true
-		}
+	atTarget := nameSet(c.atTarget)
+	if len(atTarget) > 0 && len(target) == 0 {
+		return nil, errors.New("-at-target needs -target COMPONENT=VERSION")
 	}
 	width := max(4, len(strconv.Itoa(c.n)))
 	specs := make([]sim.BMCSpec, c.n)
+	known := map[string]bool{}
 	for i := range specs {
 		name := fmt.Sprintf("bmc-%0*d", width, i+1)
-		fw := map[string]string{}
-		maps.Copy(fw, firmware)
+		known[name] = true
+		fw := maps.Clone(firmware)
 		if atTarget[name] {
 			maps.Copy(fw, target)
-			delete(atTarget, name)
 		}
-		profile := profiles[i%len(profiles)]
-		if p, ok := profileFor[name]; ok {
-			profile = p
-			delete(profileFor, name)
-		}
+		profile := cmp.Or(profileFor[name], profiles[i%len(profiles)])
 		specs[i] = sim.BMCSpec{
 			Name:     name,
 			Addr:     net.JoinHostPort(ips[i].String(), strconv.Itoa(c.port)),
@@ -419,11 +403,9 @@ func (c *simCommand) specs() ([]sim.BMCSpec, error) {
 			PowerOn:  true,
 		}
 	}
-	if len(profileFor) > 0 {
-		return nil, fmt.Errorf("-profile-for names %s, not BMCs of this fleet (bmc-%0*d..bmc-%0*d)", strings.Join(slices.Sorted(maps.Keys(profileFor)), ", "), width, 1, width, c.n)
-	}
-	if len(atTarget) > 0 {
-		return nil, fmt.Errorf("-at-target names %s, not BMCs of this fleet (bmc-%0*d..bmc-%0*d)", strings.Join(slices.Sorted(maps.Keys(atTarget)), ", "), width, 1, width, c.n)
+	fleet := fmt.Sprintf("BMCs of this fleet (bmc-%0*d..bmc-%0*d)", width, 1, width, c.n)
+	if err := checkNamed(known, fleet, namedFlag{"-profile-for", boolSet(profileFor)}, namedFlag{"-at-target", atTarget}); err != nil {
+		return nil, err
 	}
 	return specs, nil
 }

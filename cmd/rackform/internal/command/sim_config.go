@@ -78,20 +78,8 @@ func (c *simCommand) configSpecs(cfg *config.Config, firmware, target map[string
 		}
 		g.servers = append(g.servers, s)
 	}
-	for _, left := range []struct {
-		flag  string
-		names map[string]bool
-	}{{"-at-target", atTarget}, {"-down", down}, {"-profile-for", boolSet(profileFor)}} {
-		var unknown []string
-		for n := range left.names {
-			if !known[n] {
-				unknown = append(unknown, n)
-			}
-		}
-		if len(unknown) > 0 {
-			sort.Strings(unknown)
-			return nil, fmt.Errorf("%s names %s, not servers of %s", left.flag, strings.Join(unknown, ", "), cfg.Path)
-		}
+	if err := checkNamed(known, "servers of "+cfg.Path, namedFlag{"-at-target", atTarget}, namedFlag{"-down", down}, namedFlag{"-profile-for", boolSet(profileFor)}); err != nil {
+		return nil, err
 	}
 	var specs []sim.BMCSpec
 	c.aliases = map[string]string{}
@@ -250,6 +238,30 @@ func serverNames(servers []*config.Server) string {
 		names[i] = s.Name
 	}
 	return strings.Join(names, ", ")
+}
+
+// namedFlag is the names a flag gives (-at-target, -down, -profile-for).
+type namedFlag struct {
+	flag  string
+	names map[string]bool
+}
+
+// checkNamed refuses the first flag that gives a name not in known, saying
+// what the names must be (what: "servers of DIR").
+func checkNamed(known map[string]bool, what string, flags ...namedFlag) error {
+	for _, f := range flags {
+		var unknown []string
+		for n := range f.names {
+			if !known[n] {
+				unknown = append(unknown, n)
+			}
+		}
+		if len(unknown) > 0 {
+			sort.Strings(unknown)
+			return fmt.Errorf("%s names %s, not %s", f.flag, strings.Join(unknown, ", "), what)
+		}
+	}
+	return nil
 }
 
 func boolSet(m map[string]string) map[string]bool {

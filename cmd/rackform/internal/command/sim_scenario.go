@@ -104,10 +104,7 @@ func (c *simCommand) scenarioFaults(cfg *config.Config, path string) (map[string
 			Detail: fmt.Sprintf("The %s fault %s; rehearse it with rackform rehearse -scenario instead.", f.Kind, why), Subject: &r})
 	}
 	for _, f := range faults.List {
-		name := byServer[f.Server]
-		if bmc, ok := c.aliases[name]; ok {
-			name = bmc
-		}
+		name := c.bmcOf(byServer[f.Server])
 		component := ""
 		if f.Component != "" {
 			if component = keys[f.Component]; component == "" {

@@ -10,16 +10,13 @@ import (
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/executor"
-	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/planner/plan"
 )
 
 // skipCommand skips a server, scope, wait or gate of the run.
 type skipCommand struct {
 	*Meta
-	stateDir optionalString
-	planFile string
-	runID    string
+	controlFlags
 }
 
 func (c *skipCommand) Synopsis() string {
@@ -50,10 +47,7 @@ Exit status: 0 when the skip is recorded, 1 when it is refused.`
 
 func (c *skipCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("skip", flag.ContinueOnError)
-	c.stateDir = optionalString{value: state.DefaultDir}
-	fs.Var(&c.stateDir, "state-dir", "The state `DIR` of the run (with -plan: default the state directory the plan records).")
-	fs.StringVar(&c.planFile, "plan", "", "Skip in the run of plan `FILE`, even before it is applied (a member, group or stage left out from the start), wherever its state is.")
-	runFlag(fs, &c.runID)
+	c.register(fs, "Skip in the run of plan `FILE`, even before it is applied (a member, group or stage left out from the start), wherever its state is.")
 	return fs
 }
 
@@ -62,12 +56,12 @@ func (c *skipCommand) Run(ctx context.Context, args []string) int {
 	if !ok {
 		return code
 	}
-	run, err := openRun(ctx, c.Meta, c.planFile, c.stateDir.value, c.stateDir.set, c.runID)
+	run, err := c.open(ctx, c.Meta)
 	if err != nil {
 		return c.fail("%s", err)
 	}
 	defer run.Close()
-	p, sha, e := run.plan, run.sha, run.exec
+	p, sha, e := run.Plan, run.SHA256, run.Control
 	if err := e.Skip(ctx, rest[0]); err != nil {
 		code := c.controlFailed(err)
 		if hint := failedSkipHint(p, rest[0], err); hint != "" {

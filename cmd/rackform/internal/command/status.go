@@ -13,7 +13,6 @@ import (
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
 	"github.com/rackform/rackform/executor"
-	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal"
 	"github.com/rackform/rackform/rehearsal/schedule"
@@ -22,11 +21,9 @@ import (
 // statusCommand shows the state of the run.
 type statusCommand struct {
 	*Meta
-	stateDir optionalString
-	planFile string
-	runID    string
-	json     bool
-	format   string
+	controlFlags
+	json   bool
+	format string
 	// approveAfter is -approve-after: how the rehearsed remainder answers
 	// gates and pauses; now is the clock (tests set it).
 	approveAfter time.Duration
@@ -62,10 +59,7 @@ Exit status: 0, or 1 when there is no run to show.`
 
 func (c *statusCommand) Flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	c.stateDir = optionalString{value: state.DefaultDir}
-	fs.Var(&c.stateDir, "state-dir", "The state `DIR` of the run (with -plan: default the state directory the plan records).")
-	fs.StringVar(&c.planFile, "plan", "", "Show the run of plan `FILE`, wherever its state is: the state directory the plan records (found from the plan file's directory), or the one its run started in on this machine.")
-	runFlag(fs, &c.runID)
+	c.register(fs, "Show the run of plan `FILE`, wherever its state is: the state directory the plan records (found from the plan file's directory), or the one its run started in on this machine.")
 	fs.BoolVar(&c.json, "json", false, "Print the state tree as JSON.")
 	fs.StringVar(&c.format, "format", "text", "Output `FORMAT`: text, json, or html (one self-contained page: the rack grid coloured by the run's state, and a timeline of what happened and the rehearsed remainder).")
 	fs.DurationVar(&c.approveAfter, "approve-after", 0, "With -format=html: answer each approval gate and pause `DURATION` after it is reached in the rehearsed remainder.")
@@ -78,36 +72,33 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		return code
 	}
 	if c.format != "text" && c.format != "json" && c.format != "html" {
-		fmt.Fprintf(c.Stderr, "Error: -format must be text, json or html, got %q\n", c.format)
-		return ExitUsage
+		return c.usage("-format must be text, json or html, got %q", c.format)
 	}
 	switch {
 	case c.approveAfter < 0:
-		fmt.Fprintf(c.Stderr, "Error: -approve-after must not be negative, got %s\n", c.approveAfter)
-		return ExitUsage
+		return c.usage("-approve-after must not be negative, got %s", c.approveAfter)
 	case c.approveAfter != 0 && c.format != "html":
-		fmt.Fprintf(c.Stderr, "Error: -approve-after sets the HTML page's rehearsed remainder: it needs -format=html\n")
-		return ExitUsage
+		return c.usage("-approve-after sets the HTML page's rehearsed remainder: it needs -format=html")
 	}
-	run, err := openRun(ctx, c.Meta, c.planFile, c.stateDir.value, c.stateDir.set, c.runID)
+	run, err := c.open(ctx, c.Meta)
 	if err != nil {
 		return c.fail("%s", err)
 	}
 	defer run.Close()
-	b, p, e := run.backend, run.plan, run.exec
+	b, p, e := run.Backend, run.Plan, run.Control
 	if c.format == "html" {
 		now := time.Now
 		if c.now != nil {
 			now = c.now
 		}
-		entries, err := b.Read(ctx, run.sha, -1)
+		entries, err := b.Read(ctx, run.SHA256, -1)
 		if err != nil {
 			return c.fail("reading the run's journal: %s", err)
 		}
 		// The rest of the run rehearsed first and its model dropped
 		// before the status's is made: of 100,000 servers each is
 		// hundreds of MB.
-		rehearsed, from, why := rehearseRemainder(ctx, p, run.sha, entries, now().UTC(), c.approveAfter)
+		rehearsed, from, why := rehearseRemainder(ctx, p, run.SHA256, entries, now().UTC(), c.approveAfter)
 		st, err := e.Status(ctx)
 		if err != nil {
 			return c.fail("%s", err)
@@ -126,7 +117,7 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 	applyview.CanonicalStatus(st)
 	var workers []executor.WorkerStatus
 	if cl, ok := b.Backend.(executor.Claimer); ok {
-		ws, err := cl.Workers(ctx, run.sha)
+		ws, err := cl.Workers(ctx, run.SHA256)
 		if err != nil {
 			return c.fail("reading the run's workers: %s", err)
 		}
@@ -143,8 +134,8 @@ func (c *statusCommand) Run(ctx context.Context, args []string) int {
 		}
 		return ExitOK
 	}
-	fmt.Fprintf(c.Stdout, "state: %s\n", stateName(run.backend))
-	if err := applyview.WriteStatus(c.Stdout, p, st, &applyview.Resume{StateDir: run.backend.Dir}); err != nil {
+	fmt.Fprintf(c.Stdout, "state: %s\n", stateName(run.Backend))
+	if err := applyview.WriteStatus(c.Stdout, p, st, &applyview.Resume{StateDir: run.Backend.Dir}); err != nil {
 		return c.fail("writing the status: %s", err)
 	}
 	for _, s := range st.Spares {

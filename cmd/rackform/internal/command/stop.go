@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/run"
 	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/planner/plan"
 )
@@ -44,13 +45,13 @@ func (c *stopCommand) Run(ctx context.Context, args []string) int {
 	if !ok {
 		return code
 	}
-	run, err := openControlRun(ctx, c.Meta, c.stateDir, c.runID)
+	r, err := run.OpenForControl(ctx, c.runEnv(), c.stateDir, c.runID)
 	if err != nil {
 		return c.fail("%s", err)
 	}
-	defer run.Close()
-	b, sha, e := run.backend, run.sha, run.exec
-	if err := e.Stop(ctx); err != nil {
+	defer r.Close()
+	b, sha := r.Backend, r.SHA256
+	if err := r.Control.Stop(ctx); err != nil {
 		return c.controlFailed(err)
 	}
 	if h, err := b.LockHolder(ctx); err == nil {

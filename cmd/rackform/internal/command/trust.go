@@ -3,7 +3,6 @@ package command
 import (
 	"crypto/ed25519"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
@@ -18,9 +17,10 @@ const (
 	EnvTrustedKeys = run.EnvTrustedKeys
 )
 
-// maxKeyFile bounds what is read from a key file: PEM keys are a few
-// hundred bytes.
-const maxKeyFile = 1 << 20
+// keyFile bounds what is read from a key file: PEM keys are a few
+// hundred bytes. A key file that is a FIFO or a device is refused
+// (regularfile.Read) instead of blocking or reading forever.
+var keyFile = regularfile.Limit{Bytes: 1 << 20, What: "a key file"}
 
 // signingKey returns the key RACKFORM_PLAN_SIGNING_KEY holds or names, nil
 // when it is unset. Errors never quote the key.
@@ -32,7 +32,7 @@ func signingKey(getenv func(string) string) (ed25519.PrivateKey, error) {
 	b, src := []byte(v), "the PEM text it holds"
 	if !isPEM(v) {
 		var err error
-		if b, err = readKeyFile(v); err != nil {
+		if b, err = regularfile.Read(v, keyFile); err != nil {
 			return nil, fmt.Errorf("%s: %w", EnvSigningKey, err)
 		}
 		src = v
@@ -64,7 +64,7 @@ func trustedKeys(getenv func(string) string) ([]ed25519.PublicKey, error) {
 		if path = strings.TrimSpace(path); path == "" {
 			continue
 		}
-		b, err := readKeyFile(path)
+		b, err := regularfile.Read(path, keyFile)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", EnvTrustedKeys, err)
 		}
@@ -81,24 +81,6 @@ func trustedKeys(getenv func(string) string) ([]ed25519.PublicKey, error) {
 }
 
 func isPEM(v string) bool { return strings.Contains(v, "-----BEGIN ") }
-
-// readKeyFile reads a small regular file: a key file that is a FIFO or a
-// device is refused instead of blocking or reading forever.
-func readKeyFile(path string) ([]byte, error) {
-	f, err := regularfile.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if len(b) > maxKeyFile {
-		return nil, fmt.Errorf("%s is larger than %d bytes, too large for a key file", path, maxKeyFile)
-	}
-	return b, nil
-}
 
 // signatureLine says who signed a plan and whether that was checked, for
 // show.

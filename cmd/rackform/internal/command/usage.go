@@ -21,6 +21,20 @@ func optionsPointer(command string) string {
 	return fmt.Sprintf("Run \"rackform %s -help\" to list its options.", command)
 }
 
+// usage reports a usage error (bad options or arguments) on stderr and
+// returns ExitUsage.
+func (m *Meta) usage(format string, args ...any) int {
+	fmt.Fprintf(m.Stderr, "Error: %s\n", fmt.Sprintf(format, args...))
+	return ExitUsage
+}
+
+// usageFor is usage followed by where command's options are listed.
+func (m *Meta) usageFor(command, format string, args ...any) int {
+	m.usage(format, args...)
+	fmt.Fprintf(m.Stderr, "\n%s\n", optionsPointer(command))
+	return ExitUsage
+}
+
 // terraformFlags are Terraform options rackform users type out of habit
 // that rackform does not need, with what to do instead.
 var terraformFlags = map[string]string{

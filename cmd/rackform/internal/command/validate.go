@@ -3,7 +3,6 @@ package command
 import (
 	"context"
 	"flag"
-	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -81,8 +80,7 @@ func (c *validateCommand) Run(ctx context.Context, args []string) int {
 		err = result.WriteTextWith(c.Stdout, c.Stderr, c.Color && !c.noColor, c.writeDiagnostics)
 	}
 	if err != nil {
-		fmt.Fprintf(c.Stderr, "Error: writing the result: %s\n", err)
-		return ExitError
+		return c.fail("writing the result: %s", err)
 	}
 	if !result.Valid {
 		return ExitError

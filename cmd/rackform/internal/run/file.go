@@ -84,6 +84,20 @@ func typedSHA256(s string) string {
 	return strings.ToLower(strings.TrimPrefix(strings.TrimSpace(s), "sha256:"))
 }
 
+// ReadPlan reads the plan file at path (ReadFile) and decodes it
+// (Decode).
+func ReadPlan(path string) (*File, *plan.Plan, error) {
+	f, err := ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := f.Decode()
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, p, nil
+}
+
 // Decode decodes and checks the plan (format, checksum, signature fields).
 func (f *File) Decode() (*plan.Plan, error) {
 	// A plan nests 13 levels deep; the JSON decoder gives up at 10,000 in

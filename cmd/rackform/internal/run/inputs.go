@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -24,17 +25,27 @@ func PluginSHA256(pp plan.Provider, getenv func(string) string) (string, error) 
 	if pp.Source == "builtin" {
 		return plugin.BuiltinSHA256()
 	}
-	dir := plugin.Dir("", getenv)
-	bins, err := plugin.Discover(dir)
+	bin, err := FindPlugin(pp.Name, getenv)
 	if err != nil {
 		return "", err
 	}
-	for _, b := range bins {
-		if b.Name == pp.Name {
-			return plugin.FileSHA256(b.Path)
+	return plugin.FileSHA256(bin.Path)
+}
+
+// FindPlugin is the binary in the plugins directory (plugin.Dir) that
+// serves the provider name.
+func FindPlugin(name string, getenv func(string) string) (*plugin.Binary, error) {
+	dir := plugin.Dir("", getenv)
+	bins, err := plugin.Discover(dir)
+	if err != nil {
+		return nil, err
+	}
+	for i := range bins {
+		if bins[i].Name == name {
+			return &bins[i], nil
 		}
 	}
-	return "", fmt.Errorf("no plugin binary %s%s in %s", plugin.BinaryPrefix, pp.Name, dir)
+	return nil, fmt.Errorf("no plugin binary %s%s in %s", plugin.BinaryPrefix, name, dir)
 }
 
 // CheckInputs refuses to go on when a sensitive variable of the plan is not
@@ -71,14 +82,10 @@ func CheckInputs(p *plan.Plan, vars, varFiles []string, getenv func(string) stri
 	if len(missing) > 0 {
 		return fmt.Errorf("the sensitive variables %s are not stored in the plan and must be given again: use -var NAME=VALUE, -var-file or %sNAME", strings.Join(missing, ", "), config.EnvVarPrefix)
 	}
-	sensitive := map[string]bool{}
-	for _, n := range p.Inputs.Sensitive {
-		sensitive[n] = true
-	}
 	for _, v := range vars {
 		name, _, _ := strings.Cut(v, "=")
 		name = strings.TrimSpace(name)
-		if _, inPlan := p.Inputs.Variables[name]; inPlan && !sensitive[name] {
+		if _, inPlan := p.Inputs.Variables[name]; inPlan && !slices.Contains(p.Inputs.Sensitive, name) {
 			return fmt.Errorf("-var %s: the variable is not sensitive, so its value is in the plan; apply uses exactly what was reviewed (plan again to change it)", name)
 		}
 	}
@@ -137,14 +144,10 @@ func LoadSnapshot(p *plan.Plan, vars, varFiles []string, getenv func(string) str
 		files = append(files, path)
 	}
 	// Only sensitive variables come from -var: the others are the plan's.
-	sensitive := map[string]bool{}
-	for _, n := range p.Inputs.Sensitive {
-		sensitive[n] = true
-	}
 	var keep []string
 	for _, v := range vars {
 		name, _, _ := strings.Cut(v, "=")
-		if sensitive[strings.TrimSpace(name)] {
+		if slices.Contains(p.Inputs.Sensitive, strings.TrimSpace(name)) {
 			keep = append(keep, v)
 		}
 	}

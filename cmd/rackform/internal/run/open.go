@@ -130,11 +130,8 @@ func Open(ctx context.Context, f *File, p *plan.Plan, o Options) (*Run, error) {
 	if absent {
 		// No state, so no started run: what may not start is refused
 		// before anything is created.
-		if expiredAt(p, o.Clock) {
-			return nil, expired(p, f.SHA256)
-		}
-		if err := plan.Applicable(p); err != nil {
-			return nil, fmt.Errorf("plan %s: %w", plan.ShortSHA(f.SHA256), err)
+		if err := startable(p, f.SHA256, o.Clock); err != nil {
+			return nil, err
 		}
 		if o.Rerun {
 			return nil, fmt.Errorf("plan %s: -rerun starts a failed run again, and this plan has no run in the state directory %s", plan.ShortSHA(f.SHA256), o.StateDir)
@@ -300,18 +297,6 @@ func registeredDir(env Env, sha, dir string) string {
 	return dir
 }
 
-// LocateStateDir is the state directory of the run of plan p (SHA-256
-// sha, read from planFile) for the commands that take a plan file to act
-// on its run (status -plan, skip -plan): -state-dir when given, else the
-// one the plan records (StateDir) or, when that holds no run of it, the
-// one its run started in on this machine (the registry of started runs).
-func LocateStateDir(env Env, p *plan.Plan, sha, planFile, flagDir string, flagSet bool) string {
-	if flagSet {
-		return flagDir
-	}
-	return registeredDir(env, sha, StateDir(p, planFile, flagDir, false))
-}
-
 func (o Options) withDefaults() Options {
 	if o.Clock == nil {
 		o.Clock = executor.RealClock()
@@ -359,26 +344,23 @@ func (r *Run) check(ctx context.Context) error {
 	if r.State.Name != executor.NotStarted {
 		return nil
 	}
-	// Expiry refuses only a fresh start: a started run is resumed and
-	// continued after not_after (each server is observed again anyway).
-	if expiredAt(r.Plan, r.o.Clock) {
-		return expired(r.Plan, r.SHA256)
+	return startable(r.Plan, r.SHA256, r.o.Clock)
+}
+
+// startable refuses to start a new run of plan p (SHA-256 sha) when it
+// has expired by clock or is of a format apply no longer starts. Neither
+// refuses a started run: it is resumed and continued after not_after
+// (each server is observed again anyway) and in its older format; a new
+// one needs what format 1.3 records (delivery, identity) in the compact
+// form of 1.4 (the observation it compares against).
+func startable(p *plan.Plan, sha string, clock executor.Clock) error {
+	if !p.NotAfter.IsZero() && clock.Now().After(p.NotAfter) {
+		return fmt.Errorf("plan %s expired at %s (made %s); plan again: what it observed is too old to trust", plan.ShortSHA(sha), p.NotAfter.UTC().Format(time.RFC3339), p.CreatedAt.UTC().Format(time.RFC3339))
 	}
-	// Likewise an older plan format: a run started with it is resumed,
-	// a new one needs what format 1.3 records (delivery, identity) in
-	// the compact form of 1.4 (the observation it compares against).
-	if err := plan.Applicable(r.Plan); err != nil {
-		return fmt.Errorf("plan %s: %w", plan.ShortSHA(r.SHA256), err)
+	if err := plan.Applicable(p); err != nil {
+		return fmt.Errorf("plan %s: %w", plan.ShortSHA(sha), err)
 	}
 	return nil
-}
-
-func expiredAt(p *plan.Plan, clock executor.Clock) bool {
-	return !p.NotAfter.IsZero() && clock.Now().After(p.NotAfter)
-}
-
-func expired(p *plan.Plan, sha string) error {
-	return fmt.Errorf("plan %s expired at %s (made %s); plan again: what it observed is too old to trust", plan.ShortSHA(sha), p.NotAfter.UTC().Format(time.RFC3339), p.CreatedAt.UTC().Format(time.RFC3339))
 }
 
 // Busy looks at the state lock before anything is started. Without

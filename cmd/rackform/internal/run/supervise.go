@@ -177,56 +177,52 @@ func (s *Supervised) check(p providers.Provider, gen int, server string, d provi
 	return d
 }
 
-func (s *Supervised) unavailable(server string, err error) providers.Diagnostics {
-	return providers.Unavailable(server, err.Error())
+// call makes a call on the running plugin (restarting a dead one first)
+// for server ("" for none) and looks at its diagnostics (check); a plugin
+// that cannot be restarted answers Unavailable.
+func (s *Supervised) call(ctx context.Context, server string, f func(providers.Provider) providers.Diagnostics) providers.Diagnostics {
+	p, gen, err := s.current(ctx)
+	if err != nil {
+		return providers.Unavailable(server, err.Error())
+	}
+	return s.check(p, gen, server, f(p))
 }
 
 // Describe implements providers.Provider.
-func (s *Supervised) Describe(ctx context.Context) (*providers.Description, providers.Diagnostics) {
-	p, gen, err := s.current(ctx)
-	if err != nil {
-		return nil, s.unavailable("", err)
-	}
-	desc, d := p.Describe(ctx)
-	return desc, s.check(p, gen, "", d)
+func (s *Supervised) Describe(ctx context.Context) (desc *providers.Description, d providers.Diagnostics) {
+	d = s.call(ctx, "", func(p providers.Provider) (d providers.Diagnostics) {
+		desc, d = p.Describe(ctx)
+		return d
+	})
+	return desc, d
 }
 
 // Configure implements providers.Provider.
 func (s *Supervised) Configure(ctx context.Context, req *providers.ConfigureRequest) providers.Diagnostics {
-	p, gen, err := s.current(ctx)
-	if err != nil {
-		return s.unavailable("", err)
-	}
-	return s.check(p, gen, "", p.Configure(ctx, req))
+	return s.call(ctx, "", func(p providers.Provider) providers.Diagnostics { return p.Configure(ctx, req) })
 }
 
 // Observe implements providers.Provider.
 func (s *Supervised) Observe(ctx context.Context, req *providers.ObserveRequest, fn func(*providers.Observation) error) providers.Diagnostics {
-	p, gen, err := s.current(ctx)
-	if err != nil {
-		return s.unavailable("", err)
-	}
-	return s.check(p, gen, "", p.Observe(ctx, req, fn))
+	return s.call(ctx, "", func(p providers.Provider) providers.Diagnostics { return p.Observe(ctx, req, fn) })
 }
 
 // Apply implements providers.Provider.
-func (s *Supervised) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*providers.Progress) error) (*providers.ApplyResult, providers.Diagnostics) {
-	p, gen, err := s.current(ctx)
-	if err != nil {
-		return nil, s.unavailable(req.Target.Name, err)
-	}
-	res, d := p.Apply(ctx, req, fn)
-	return res, s.check(p, gen, req.Target.Name, d)
+func (s *Supervised) Apply(ctx context.Context, req *providers.ApplyRequest, fn func(*providers.Progress) error) (res *providers.ApplyResult, d providers.Diagnostics) {
+	d = s.call(ctx, req.Target.Name, func(p providers.Provider) (d providers.Diagnostics) {
+		res, d = p.Apply(ctx, req, fn)
+		return d
+	})
+	return res, d
 }
 
 // Task implements providers.Provider.
-func (s *Supervised) Task(ctx context.Context, req *providers.TaskRequest) (*providers.TaskStatus, providers.Diagnostics) {
-	p, gen, err := s.current(ctx)
-	if err != nil {
-		return nil, s.unavailable(req.Target.Name, err)
-	}
-	ts, d := p.Task(ctx, req)
-	return ts, s.check(p, gen, req.Target.Name, d)
+func (s *Supervised) Task(ctx context.Context, req *providers.TaskRequest) (ts *providers.TaskStatus, d providers.Diagnostics) {
+	d = s.call(ctx, req.Target.Name, func(p providers.Provider) (d providers.Diagnostics) {
+		ts, d = p.Task(ctx, req)
+		return d
+	})
+	return ts, d
 }
 
 // Stop implements providers.Provider.
