@@ -331,10 +331,14 @@ func compactValue(v cty.Value) string {
 	}
 }
 
-// Plural is "1 server", "2 servers".
-func Plural(n int, what string) string {
+// Plural is "1 server", "2 servers": n and one, or the plural, which is
+// one with an "s" unless given ("1 server is", "2 servers are").
+func Plural(n int, one string, many ...string) string {
 	if n == 1 {
-		return "1 " + what
+		return "1 " + one
 	}
-	return fmt.Sprintf("%d %ss", n, what)
+	if len(many) > 0 {
+		return fmt.Sprintf("%d %s", n, many[0])
+	}
+	return fmt.Sprintf("%d %ss", n, one)
 }

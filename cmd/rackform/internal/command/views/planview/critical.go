@@ -3,6 +3,7 @@ package planview
 import (
 	"fmt"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -24,7 +25,7 @@ func UpgradedCritical(p *plan.Plan) []*plan.Server {
 // words: what is different about them and what apply does.
 func CriticalTitle(n int) string {
 	return fmt.Sprintf("%s although %s health Critical, as the configuration says (upgrade_when_critical); apply accepts %s back on and at target whatever health %s BMC then reports",
-		plural(n, "server is upgraded", "servers are upgraded"), ternary(n == 1, "its BMC reports", "their BMCs report"), ternary(n == 1, "it", "each"), "its")
+		views.Plural(n, "server is upgraded", "servers are upgraded"), ternary(n == 1, "its BMC reports", "their BMCs report"), ternary(n == 1, "it", "each"), "its")
 }
 
 // CriticalLine is one server of that list: its address and the reviewed

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -161,7 +162,7 @@ func mdEstimate(s *plan.Server) string {
 	if s.IsDevice() {
 		return fmt.Sprintf("~%s, no host steps", Duration(s.Estimate))
 	}
-	return fmt.Sprintf("~%s, %s", Duration(s.Estimate), plural(s.Reboots, "reboot", "reboots"))
+	return fmt.Sprintf("~%s, %s", Duration(s.Estimate), views.Plural(s.Reboots, "reboot"))
 }
 
 // mdEscape keeps text from breaking a table row or turning into markup.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -112,7 +113,7 @@ func SummaryLine(p *plan.Plan) string {
 	s := p.Summary
 	var head []string
 	if n := len(UpgradedCritical(p)); n > 0 {
-		head = append(head, fmt.Sprintf("%s upgraded although Critical", plural(n, "server", "servers")))
+		head = append(head, fmt.Sprintf("%s upgraded although Critical", views.Plural(n, "server")))
 	}
 	if l := NotObservedLine(p); l != "" {
 		head = append(head, l)
@@ -120,15 +121,15 @@ func SummaryLine(p *plan.Plan) string {
 	if s.HeldBack > 0 {
 		head = append(head, MembersText(HeldBack(p))+" held back")
 	}
-	upgrade := plural(s.Upgrade, "server", "servers")
+	upgrade := views.Plural(s.Upgrade, "server")
 	if d := devicesToUpgrade(p); d > 0 {
 		// Devices are counted with the servers in the plan file's summary.
-		upgrade = plural(s.Upgrade-d, "server", "servers") + " and " + plural(d, "device", "devices")
+		upgrade = views.Plural(s.Upgrade-d, "server") + " and " + views.Plural(d, "device")
 	}
 	line := fmt.Sprintf("%s to upgrade in %s, %d skipped, ~%s",
-		upgrade, plural(s.Racks, "rack", "racks"), s.Skip, Duration(s.Estimate))
+		upgrade, views.Plural(s.Racks, "rack"), s.Skip, Duration(s.Estimate))
 	if s.SharedUpdates > 0 {
-		line += fmt.Sprintf(" (%s of shared BMC components, each once)", plural(s.SharedUpdates, "update", "updates"))
+		line += fmt.Sprintf(" (%s of shared BMC components, each once)", views.Plural(s.SharedUpdates, "update"))
 	}
 	if len(head) > 0 {
 		return strings.Join(head, "; ") + "; " + line
@@ -184,11 +185,11 @@ func MembersText(list []*plan.Server) string {
 func Members(servers, devices int) string {
 	switch {
 	case devices == 0:
-		return plural(servers, "server", "servers")
+		return views.Plural(servers, "server")
 	case servers == 0:
-		return plural(devices, "device", "devices")
+		return views.Plural(devices, "device")
 	}
-	return plural(servers, "server", "servers") + " and " + plural(devices, "device", "devices")
+	return views.Plural(servers, "server") + " and " + views.Plural(devices, "device")
 }
 
 // Unobserved groups the servers not observed by cause, in report order:
@@ -217,13 +218,6 @@ func HeldBack(p *plan.Plan) []*plan.Server {
 		}
 	}
 	return out
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // ChangeText is one change for people: "bios 2.70 → 2.80", with how many
@@ -353,7 +347,7 @@ func ServerDetail(s *plan.Server) string {
 		// A device has no host: nothing reboots, nothing is drained.
 		return fmt.Sprintf("%s%s (no host steps, ~%s)", kind, strings.Join(changes, ", "), Duration(s.Estimate))
 	}
-	return fmt.Sprintf("%s (%s, ~%s)", strings.Join(changes, ", "), plural(s.Reboots, "reboot", "reboots"), Duration(s.Estimate))
+	return fmt.Sprintf("%s (%s, ~%s)", strings.Join(changes, ", "), views.Plural(s.Reboots, "reboot"), Duration(s.Estimate))
 }
 
 // KindText names a device's kind for people ("switch tray"), "" for a
