@@ -12,13 +12,7 @@ import (
 // order. Every rendering shows them first: each is an exception a
 // reviewer approves by name.
 func UpgradedCritical(p *plan.Plan) []*plan.Server {
-	var out []*plan.Server
-	for i := range p.Servers {
-		if s := &p.Servers[i]; s.Action == plan.ActionUpgrade && s.UpgradeWhenCritical != nil {
-			out = append(out, s)
-		}
-	}
-	return out
+	return Where(p, func(s *plan.Server) bool { return s.Action == plan.ActionUpgrade && s.UpgradeWhenCritical != nil })
 }
 
 // CriticalTitle heads the list of servers upgraded although Critical, in

@@ -122,7 +122,7 @@ func SummaryLine(p *plan.Plan) string {
 		head = append(head, MembersText(HeldBack(p))+" held back")
 	}
 	upgrade := views.Plural(s.Upgrade, "server")
-	if d := devicesToUpgrade(p); d > 0 {
+	if d := DevicesToUpgrade(p); d > 0 {
 		// Devices are counted with the servers in the plan file's summary.
 		upgrade = views.Plural(s.Upgrade-d, "server") + " and " + views.Plural(d, "device")
 	}
@@ -196,10 +196,7 @@ func Members(servers, devices int) string {
 // cause text and addresses.
 func Unobserved(p *plan.Plan) [][2]string {
 	by := map[string][]string{}
-	for _, s := range p.Servers {
-		if s.Action != plan.ActionSkip || !plan.NotObserved(s.Reason) {
-			continue
-		}
+	for _, s := range NotObservedServers(p) {
 		by[s.Reason] = append(by[s.Reason], s.Address)
 	}
 	var out [][2]string
@@ -209,15 +206,36 @@ func Unobserved(p *plan.Plan) [][2]string {
 	return out
 }
 
-// HeldBack lists the servers (and devices) held back, in plan order.
-func HeldBack(p *plan.Plan) []*plan.Server {
+// Where lists the servers (and devices) of p that is is true of, in plan
+// order.
+func Where(p *plan.Plan, is func(*plan.Server) bool) []*plan.Server {
 	var out []*plan.Server
 	for i := range p.Servers {
-		if p.Servers[i].Reason == plan.ReasonHeldBack {
+		if is(&p.Servers[i]) {
 			out = append(out, &p.Servers[i])
 		}
 	}
 	return out
+}
+
+// HeldBack lists the servers (and devices) held back, in plan order.
+func HeldBack(p *plan.Plan) []*plan.Server {
+	return Where(p, func(s *plan.Server) bool { return s.Reason == plan.ReasonHeldBack })
+}
+
+// NotObservedServers lists the servers (and devices) plan could not
+// observe, in plan order.
+func NotObservedServers(p *plan.Plan) []*plan.Server {
+	return Where(p, func(s *plan.Server) bool { return s.Action == plan.ActionSkip && plan.NotObserved(s.Reason) })
+}
+
+// Addresses lists the servers' addresses: "a, b, c".
+func Addresses(list []*plan.Server) string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = s.Address
+	}
+	return strings.Join(out, ", ")
 }
 
 // ChangeText is one change for people: "bios 2.70 → 2.80", with how many
@@ -354,16 +372,10 @@ func ServerDetail(s *plan.Server) string {
 // server.
 func KindText(s *plan.Server) string { return strings.ReplaceAll(s.Kind, "_", " ") }
 
-// devicesToUpgrade counts the devices (rack members that are not
+// DevicesToUpgrade counts the devices (rack members that are not
 // servers) the plan upgrades.
-func devicesToUpgrade(p *plan.Plan) int {
-	n := 0
-	for i := range p.Servers {
-		if s := &p.Servers[i]; s.IsDevice() && s.Action == plan.ActionUpgrade {
-			n++
-		}
-	}
-	return n
+func DevicesToUpgrade(p *plan.Plan) int {
+	return len(Where(p, func(s *plan.Server) bool { return s.IsDevice() && s.Action == plan.ActionUpgrade }))
 }
 
 // windowText describes a cluster's window for people.
