@@ -14,6 +14,7 @@ import (
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal/schedule"
 )
@@ -270,15 +271,7 @@ func (t *text) windowLine(w schedule.ClusterWindow) string {
 	if w.Fits && w.Opening != nil {
 		return fmt.Sprintf("fits its maintenance window: started in the opening %s → %s, done %s", t.at(w.Opening.Start), t.clockOrAt(w.Opening.Start, w.Opening.End), t.at(w.End))
 	}
-	return t.st.Wrap("does not fit its maintenance window: "+t.miss(w), views.ANSIRed, views.ANSIBold)
-}
-
-// miss says why a cluster does not fit, on the view's calendar.
-func (t *text) miss(w schedule.ClusterWindow) string {
-	if w.Overrun > 0 && w.Opening != nil {
-		return fmt.Sprintf("its work runs until %s, %s past the window's close at %s (a window only gates the start)", t.at(w.End), w.Overrun.Human(), t.at(w.Opening.End))
-	}
-	return w.Miss
+	return t.st.Wrap("does not fit its maintenance window: "+planview.WindowMiss(w, t.at), views.ANSIRed, views.ANSIBold)
 }
 
 func (t *text) windows() {
@@ -297,7 +290,7 @@ func (t *text) windows() {
 		case w.Fits:
 			t.printf("  %s: fits (%s → %s, in the opening %s → %s)\n", w.Name, t.at(w.Start), t.clockOrAt(w.Start, w.End), t.at(w.Opening.Start), t.clockOrAt(w.Opening.Start, w.Opening.End))
 		default:
-			t.printf("  %s: %s\n", w.Name, t.st.Wrap("does not fit: "+t.miss(w), views.ANSIRed))
+			t.printf("  %s: %s\n", w.Name, t.st.Wrap("does not fit: "+planview.WindowMiss(w, t.at), views.ANSIRed))
 		}
 	}
 }
