@@ -173,10 +173,7 @@ func indent(d int) string { return strings.Repeat("  ", d) }
 func (t *text) bar(b schedule.Bar, d int) {
 	name := label(b)
 	pad := max(t.col-2*d-len(name), 0)
-	end := t.at(b.End)
-	if sameDay(b.Start, b.End) {
-		end = t.clock(b.End)
-	}
+	end := t.clockOrAt(b.Start, b.End)
 	if b.Open {
 		end += "…"
 	}
@@ -223,10 +220,7 @@ func (t *text) barMarks(b schedule.Bar, d int) {
 }
 
 func (t *text) mark(m schedule.Mark, d int) {
-	until := t.at(m.Until)
-	if sameDay(m.At, m.Until) {
-		until = t.clock(m.Until)
-	}
+	until := t.clockOrAt(m.At, m.Until)
 	switch m.Kind {
 	case schedule.MarkWindow:
 		if m.Open {
@@ -378,6 +372,8 @@ func (t *text) clock(x time.Time) string {
 	return x.UTC().Format("15:04")
 }
 
+// clockOrAt is x as a clock time when it falls on from's day, else on
+// the calendar.
 func (t *text) clockOrAt(from, x time.Time) string {
 	if sameDay(from, x) {
 		return t.clock(x)
