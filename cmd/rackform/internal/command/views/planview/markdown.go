@@ -106,11 +106,7 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 		// Warnings get at most a quarter of the comment, so a fleet of
 		// unreachable servers still leaves room for the plan itself.
 		capped(&head, len(p.Warnings), limit/4, func(i int) string {
-			line := p.Warnings[i].Summary
-			if d := p.Warnings[i].Detail; d != "" {
-				line += ": " + d
-			}
-			return fmt.Sprintf("- %s\n", mdEscape(line))
+			return fmt.Sprintf("- %s\n", mdEscape(warningText(p.Warnings[i])))
 		}, "- … and %d more warnings (`rackform show PLANFILE` lists them all)\n")
 	}
 
