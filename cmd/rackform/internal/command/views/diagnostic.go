@@ -123,13 +123,11 @@ func NewDiagnostic(d *hcl.Diagnostic, files map[string]*hcl.File) *Diagnostic {
 	}
 	// An empty range would highlight nothing and snippet no line; widen
 	// it to the character at its start, as Terraform does.
-	if snip.Empty() {
-		snip.End.Byte++
-		snip.End.Column++
-	}
-	if highlight.Empty() {
-		highlight.End.Byte++
-		highlight.End.Column++
+	for _, r := range []*hcl.Range{&snip, &highlight} {
+		if r.Empty() {
+			r.End.Byte++
+			r.End.Column++
+		}
 	}
 	out.Range = &Range{
 		Filename: highlight.Filename,
