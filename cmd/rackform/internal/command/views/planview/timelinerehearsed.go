@@ -492,12 +492,12 @@ func (c *Cells) Rehearse(p *plan.Plan, s *schedule.Schedule) {
 		}
 		misfits = append(misfits, w.Name)
 	}
-	notice := fmt.Sprintf("Rehearsed, the rollout takes %s (%s → %s UTC) where the plan estimates %s.", s.Total.Human(),
-		s.Start.UTC().Format("Mon 02 Jan 15:04"), s.End.UTC().Format("Mon 02 Jan 15:04"), s.PlanEstimate.Human())
+	takes := "takes"
 	if s.Outcome.Status != "completed" {
-		notice = fmt.Sprintf("Rehearsed, the rollout ends %s after %s (%s → %s UTC) where the plan estimates %s.", strings.ReplaceAll(s.Outcome.Status, "_", " "),
-			s.Total.Human(), s.Start.UTC().Format("Mon 02 Jan 15:04"), s.End.UTC().Format("Mon 02 Jan 15:04"), s.PlanEstimate.Human())
+		takes = "ends " + strings.ReplaceAll(s.Outcome.Status, "_", " ") + " after"
 	}
+	notice := fmt.Sprintf("Rehearsed, the rollout %s %s (%s → %s UTC) where the plan estimates %s.", takes, s.Total.Human(),
+		s.Start.UTC().Format("Mon 02 Jan 15:04"), s.End.UTC().Format("Mon 02 Jan 15:04"), s.PlanEstimate.Human())
 	switch n := len(misfits); {
 	case n == 0:
 	case n == 1:
