@@ -322,11 +322,7 @@ func ScopeRule(sc *plan.Scope) string {
 	if sc.Eligible == 0 {
 		parts = append(parts, "nothing to upgrade (skipped)")
 	} else {
-		th := fmt.Sprintf("%d%%", sc.Threshold.Value)
-		if sc.Threshold.Type == "count" {
-			th = fmt.Sprintf("%d", sc.Threshold.Value)
-		}
-		parts = append(parts, fmt.Sprintf("%d of %d must succeed (threshold %s)", sc.Required, sc.Eligible, th))
+		parts = append(parts, fmt.Sprintf("%d of %d must succeed (threshold %s)", sc.Required, sc.Eligible, thresholdText(sc.Threshold)))
 		parts = append(parts, fmt.Sprintf("%d may fail", sc.Budget))
 		if sc.MaxUnavailable == 1 {
 			parts = append(parts, "one at a time")

@@ -86,6 +86,7 @@ func distinct(vals []string) string {
 	return strings.Join(out, "; ")
 }
 
+// thresholdText is a threshold as configured: "2" servers, "80%".
 func thresholdText(t plan.Threshold) string {
 	if t.Type == "count" {
 		return fmt.Sprintf("%d", t.Value)
