@@ -123,13 +123,11 @@ func NewDiagnostic(d *hcl.Diagnostic, files map[string]*hcl.File) *Diagnostic {
 	}
 	// An empty range would highlight nothing and snippet no line; widen
 	// it to the character at its start, as Terraform does.
-	if snip.Empty() {
-		snip.End.Byte++
-		snip.End.Column++
-	}
-	if highlight.Empty() {
-		highlight.End.Byte++
-		highlight.End.Column++
+	for _, r := range []*hcl.Range{&snip, &highlight} {
+		if r.Empty() {
+			r.End.Byte++
+			r.End.Column++
+		}
 	}
 	out.Range = &Range{
 		Filename: highlight.Filename,
@@ -331,10 +329,14 @@ func compactValue(v cty.Value) string {
 	}
 }
 
-// Plural is "1 server", "2 servers".
-func Plural(n int, what string) string {
+// Plural is "1 server", "2 servers": n and one, or the plural, which is
+// one with an "s" unless given ("1 server is", "2 servers are").
+func Plural(n int, one string, many ...string) string {
 	if n == 1 {
-		return "1 " + what
+		return "1 " + one
 	}
-	return fmt.Sprintf("%d %ss", n, what)
+	if len(many) > 0 {
+		return fmt.Sprintf("%d %s", n, many[0])
+	}
+	return fmt.Sprintf("%d %ss", n, one)
 }

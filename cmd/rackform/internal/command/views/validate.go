@@ -69,15 +69,12 @@ func (v *Validate) WriteTextWith(out, diag io.Writer, color bool, write func(io.
 	}
 	msg := "The configuration is valid."
 	if v.WarningCount > 0 {
-		msg = fmt.Sprintf("The configuration is valid, but there %s.", plural(v.WarningCount, "was 1 warning", "were %d warnings"))
+		verb := "were"
+		if v.WarningCount == 1 {
+			verb = "was"
+		}
+		msg = fmt.Sprintf("The configuration is valid, but there %s %s.", verb, Plural(v.WarningCount, "warning"))
 	}
 	_, err := fmt.Fprintf(out, "%s %s\n", Style(color).Wrap("Success!", ANSIBold, ANSIGreen), msg)
 	return err
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return fmt.Sprintf(many, n)
 }

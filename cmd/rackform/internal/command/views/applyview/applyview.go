@@ -509,15 +509,6 @@ func (v *View) eta(t time.Time) (time.Duration, bool) {
 
 // Summary counts the plan's servers to upgrade and skip, and the racks of
 // the former.
-func hasDevices(p *plan.Plan) bool {
-	for i := range p.Servers {
-		if p.Servers[i].IsDevice() {
-			return true
-		}
-	}
-	return false
-}
-
 func Summary(p *plan.Plan) (up, skip, racks int) {
 	seen := map[string]bool{}
 	for _, s := range p.Servers {

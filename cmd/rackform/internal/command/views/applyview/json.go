@@ -129,13 +129,7 @@ func Classify(e executor.Event) (typ, level string) {
 		return uijson.TypeLog, uijson.LevelWarn
 	case "apply_ended":
 		if e.Outcome != nil {
-			switch e.Outcome.Status {
-			case executor.OutcomeFailed:
-				level = uijson.LevelError
-			case executor.OutcomeCompleted:
-			default:
-				level = uijson.LevelWarn
-			}
+			level = OutcomeLevel(string(e.Outcome.Status))
 		}
 		return uijson.TypeChangeSummary, level
 	case "continue_requested", "gate_approved", "stop_requested", "skip_requested":
@@ -162,6 +156,19 @@ func Classify(e executor.Event) (typ, level string) {
 		return uijson.TypeApplyProgress, level
 	}
 	return uijson.TypeRolloutState, level
+}
+
+// OutcomeLevel is the level of the line that ends a run or a rehearsal,
+// by its outcome's status: info when it completed, an error when it
+// failed, else a warning.
+func OutcomeLevel(status string) string {
+	switch executor.OutcomeStatus(status) {
+	case executor.OutcomeCompleted:
+		return uijson.LevelInfo
+	case executor.OutcomeFailed:
+		return uijson.LevelError
+	}
+	return uijson.LevelWarn
 }
 
 // EventMessage is an event's "@message": one line for people.

@@ -24,12 +24,7 @@ func (v *View) lines(e executor.Event) []string {
 			verb = "Resuming"
 		}
 		up, skip, racks := Summary(v.p)
-		devices := 0
-		for i := range v.p.Servers {
-			if s := &v.p.Servers[i]; s.IsDevice() && s.Action == plan.ActionUpgrade {
-				devices++
-			}
-		}
+		devices := planview.DevicesToUpgrade(v.p)
 		est := time.Duration(v.p.Summary.Estimate)
 		if est == 0 {
 			for _, st := range v.p.Run.Stages {
@@ -39,28 +34,11 @@ func (v *View) lines(e executor.Event) []string {
 		out := []string{fmt.Sprintf("%s plan %s: %s to upgrade in %s, %d skipped, estimated %s", verb, plan.ShortSHA(v.sha), planview.Members(up-devices, devices), views.Plural(racks, "rack"), skip, human(est))}
 		// Servers the plan could not see or held back are named, never
 		// silently left out of the run.
-		var unseen, held []string
-		var unseenDevices, heldDevices int
-		for _, s := range v.p.Servers {
-			switch {
-			case s.Action != plan.ActionSkip:
-			case plan.NotObserved(s.Reason):
-				unseen = append(unseen, s.Address)
-				if s.IsDevice() {
-					unseenDevices++
-				}
-			case s.Reason == plan.ReasonHeldBack:
-				held = append(held, s.Address)
-				if s.IsDevice() {
-					heldDevices++
-				}
-			}
+		if unseen := planview.NotObservedServers(v.p); len(unseen) > 0 {
+			out = append(out, fmt.Sprintf("Not in this run: %s not observed when planned: %s", planview.MembersText(unseen), planview.Addresses(unseen)))
 		}
-		if len(unseen) > 0 {
-			out = append(out, fmt.Sprintf("Not in this run: %s not observed when planned: %s", planview.Members(len(unseen)-unseenDevices, unseenDevices), strings.Join(unseen, ", ")))
-		}
-		if len(held) > 0 {
-			out = append(out, fmt.Sprintf("Not in this run: %s held back when planned: %s", planview.Members(len(held)-heldDevices, heldDevices), strings.Join(held, ", ")))
+		if held := planview.HeldBack(v.p); len(held) > 0 {
+			out = append(out, fmt.Sprintf("Not in this run: %s held back when planned: %s", planview.MembersText(held), planview.Addresses(held)))
 		}
 		if e.Message != "" {
 			out = append(out, "Note: "+e.Message) // a stale lock taken over
@@ -234,7 +212,7 @@ func (v *View) ending(e executor.Event) []string {
 		out = append(out, "Apply complete: "+o.Message)
 	case executor.OutcomeCompletedWithFailures:
 		what := "every server"
-		if hasDevices(v.p) {
+		if len(planview.Where(v.p, (*plan.Server).IsDevice)) > 0 {
 			what = "every server and device"
 		}
 		out = append(out, "Apply complete, not "+what+" reached its target: "+o.Message)

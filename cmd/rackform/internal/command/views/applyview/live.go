@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/planner/plan"
 )
@@ -132,34 +133,19 @@ func (v *View) bar(c executor.Counts) string {
 	if ok+bad > barWidth {
 		ok = barWidth - bad
 	}
-	rest := barWidth - ok - bad
-	if v.opts.Color {
-		var b strings.Builder
-		b.WriteString("[")
-		if ok > 0 {
-			b.WriteString("\x1b[32m" + strings.Repeat("#", ok) + "\x1b[0m")
-		}
-		if bad > 0 {
-			b.WriteString("\x1b[31m" + strings.Repeat("x", bad) + "\x1b[0m")
-		}
-		b.WriteString(strings.Repeat("-", rest) + "]")
-		return b.String()
-	}
-	return "[" + strings.Repeat("#", ok) + strings.Repeat("x", bad) + strings.Repeat("-", rest) + "]"
+	st := views.Style(v.opts.Color)
+	return "[" + st.Wrap(strings.Repeat("#", ok), views.ANSIGreen) + st.Wrap(strings.Repeat("x", bad), views.ANSIRed) + strings.Repeat("-", barWidth-ok-bad) + "]"
 }
 
 func (v *View) colorState(s executor.State) string {
-	t := HumanState(s)
-	if !v.opts.Color {
-		return t
-	}
+	st, t := views.Style(v.opts.Color), HumanState(s)
 	switch s.Name {
 	case executor.Completed:
-		return "\x1b[32m" + t + "\x1b[0m"
+		return st.Wrap(t, views.ANSIGreen)
 	case executor.Failed:
-		return "\x1b[31m" + t + "\x1b[0m"
+		return st.Wrap(t, views.ANSIRed)
 	case executor.Paused, executor.Pending, executor.Stopped, executor.Stopping:
-		return "\x1b[33m" + t + "\x1b[0m"
+		return st.Wrap(t, views.ANSIYellow)
 	}
 	return t
 }

@@ -26,21 +26,15 @@ var StatusColors = map[string]planview.CellColor{
 
 // StatusClass is the status page's class for a server state.
 func StatusClass(s executor.StateName) string {
-	switch s {
-	case executor.Running, executor.Stopping:
-		return "running"
-	case executor.Completed:
-		return "done"
-	case executor.Failed:
-		return "failed"
-	case executor.Paused, executor.Pending:
-		return "waiting"
-	case executor.Skipped:
-		return "skipped"
-	case executor.Stopped:
-		return "stopped"
+	if c, ok := statusClasses[s]; ok {
+		return c
 	}
 	return "not-started"
+}
+
+var statusClasses = map[executor.StateName]string{
+	executor.Running: "running", executor.Stopping: "running", executor.Completed: "done", executor.Failed: "failed",
+	executor.Paused: "waiting", executor.Pending: "waiting", executor.Skipped: "skipped", executor.Stopped: "stopped",
 }
 
 // WriteStatusHTML renders the plan's rack grid and timeline coloured by the

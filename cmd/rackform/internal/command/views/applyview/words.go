@@ -5,7 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/planner/plan"
 )
 
 // Words for people: states and their reasons, counts, durations, and the
@@ -27,17 +29,10 @@ func countsText(c executor.Counts) string {
 	return fmt.Sprintf("%d/%d done, %d failed, %d skipped", c.Succeeded, c.Eligible, c.Failed, c.Skipped)
 }
 
-// human formats a duration like the plan does: "~1h20m", "~40m", "~0m".
+// human formats a duration as the plan's estimates are, to the minute:
+// "~1h20m", "~40m", "~0m".
 func human(d time.Duration) string {
-	d = d.Round(time.Minute)
-	h, m := int(d.Hours()), int(d.Minutes())%60
-	if h > 0 {
-		if m == 0 {
-			return fmt.Sprintf("~%dh", h)
-		}
-		return fmt.Sprintf("~%dh%dm", h, m)
-	}
-	return fmt.Sprintf("~%dm", m)
+	return "~" + planview.Duration(plan.Duration(d.Round(time.Minute)))
 }
 
 // clock formats elapsed time as mm:ss or h:mm:ss.

@@ -3,6 +3,7 @@ package planview
 import (
 	"fmt"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -11,20 +12,14 @@ import (
 // order. Every rendering shows them first: each is an exception a
 // reviewer approves by name.
 func UpgradedCritical(p *plan.Plan) []*plan.Server {
-	var out []*plan.Server
-	for i := range p.Servers {
-		if s := &p.Servers[i]; s.Action == plan.ActionUpgrade && s.UpgradeWhenCritical != nil {
-			out = append(out, s)
-		}
-	}
-	return out
+	return Where(p, func(s *plan.Server) bool { return s.Action == plan.ActionUpgrade && s.UpgradeWhenCritical != nil })
 }
 
 // CriticalTitle heads the list of servers upgraded although Critical, in
 // words: what is different about them and what apply does.
 func CriticalTitle(n int) string {
 	return fmt.Sprintf("%s although %s health Critical, as the configuration says (upgrade_when_critical); apply accepts %s back on and at target whatever health %s BMC then reports",
-		plural(n, "server is upgraded", "servers are upgraded"), ternary(n == 1, "its BMC reports", "their BMCs report"), ternary(n == 1, "it", "each"), "its")
+		views.Plural(n, "server is upgraded", "servers are upgraded"), ternary(n == 1, "its BMC reports", "their BMCs report"), ternary(n == 1, "it", "each"), "its")
 }
 
 // CriticalLine is one server of that list: its address and the reviewed

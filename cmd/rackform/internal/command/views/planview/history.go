@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -81,12 +82,12 @@ func HistoryLines(p *plan.Plan) []string {
 	case h.Runs == 0:
 		return []string{"estimates: no earlier run in the history; every step has its kind's default"}
 	case len(h.Estimates) == 0:
-		return []string{fmt.Sprintf("estimates: %s read, none with steps like these; every step has its kind's default", plural(h.Runs, "earlier run", "earlier runs"))}
+		return []string{fmt.Sprintf("estimates: %s read, none with steps like these; every step has its kind's default", views.Plural(h.Runs, "earlier run"))}
 	}
-	out := []string{fmt.Sprintf("estimates learned from %s (other steps have their kind's default):", plural(h.Runs, "earlier run", "earlier runs"))}
+	out := []string{fmt.Sprintf("estimates learned from %s (other steps have their kind's default):", views.Plural(h.Runs, "earlier run"))}
 	for _, l := range h.Estimates {
 		out = append(out, fmt.Sprintf("  %s: median %s (p90 %s), %s in %s",
-			l.Key, learnedDuration(l.Median), learnedDuration(l.P90), plural(l.Samples, "sample", "samples"), plural(l.Runs, "run", "runs")))
+			l.Key, learnedDuration(l.Median), learnedDuration(l.P90), views.Plural(l.Samples, "sample"), views.Plural(l.Runs, "run")))
 	}
 	return out
 }

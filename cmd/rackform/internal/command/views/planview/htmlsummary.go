@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 )
 
 // A page stays readable however large the plan: past a size the grid
@@ -47,7 +49,7 @@ func summariseGrid(clusters []*htmlCluster, servers, racks int, legend []string)
 			out = append(out, htmlCell{Name: fmt.Sprintf("%d %s", n[class], class), Class: class, Count: n[class]})
 			parts = append(parts, fmt.Sprintf("%d %s", n[class], class))
 		}
-		title := fmt.Sprintf("%s: %s: %s", name, plural(total, "server", "servers"), strings.Join(parts, ", "))
+		title := fmt.Sprintf("%s: %s: %s", name, views.Plural(total, "server"), strings.Join(parts, ", "))
 		for i := range out {
 			out[i].Title = title
 		}
@@ -60,13 +62,13 @@ func summariseGrid(clusters []*htmlCluster, servers, racks int, legend []string)
 			}
 		}
 		return fmt.Sprintf("%s: each rack is shown as counts of its servers (a cell per server up to %d servers; rackform show lists every server).",
-			plural(servers, "server", "servers"), HTMLServerCells)
+			views.Plural(servers, "server"), HTMLServerCells)
 	}
 	for _, c := range clusters {
-		c.Racks = []*htmlRack{{Name: plural(len(c.Racks), "rack", "racks"), Cells: counts("cluster "+c.Name, c.Racks)}}
+		c.Racks = []*htmlRack{{Name: views.Plural(len(c.Racks), "rack"), Cells: counts("cluster "+c.Name, c.Racks)}}
 	}
 	return fmt.Sprintf("%s in %s: each cluster is shown as counts of its servers (a cell per server up to %d servers, counts per rack up to %d racks; rackform show lists every server).",
-		plural(servers, "server", "servers"), plural(racks, "rack", "racks"), HTMLServerCells, HTMLRackCells)
+		views.Plural(servers, "server"), views.Plural(racks, "rack"), HTMLServerCells, HTMLRackCells)
 }
 
 // classOrder is the classes counted in n, the legend's first, then any

@@ -701,37 +701,15 @@ func serverJSON(s *plan.Server) JSONServer {
 }
 
 // imagesJSON lists every image the plan delivers (update and reimage
-// steps), in run order of first use, with the servers each goes to: a
-// set remembers who has one already, so a fleet of any size is read once.
+// steps), in run order of first use, with the servers each goes to.
 func imagesJSON(entries []Entry) []JSONImage {
-	out := []JSONImage{}
-	index := map[[4]string]int{}
-	type use struct {
-		image  int
-		server string
+	servers := make([]*plan.Server, len(entries))
+	for i, e := range entries {
+		servers[i] = e.Server
 	}
-	used := map[use]bool{}
-	for _, e := range entries {
-		for _, st := range e.Server.Steps {
-			if st.Image == "" {
-				continue
-			}
-			key := [4]string{st.Component, st.Target.Version, st.Image, st.SHA256}
-			i, ok := index[key]
-			if !ok {
-				i = len(out)
-				index[key] = i
-				out = append(out, JSONImage{Component: st.Component, Version: st.Target.Version, URI: st.Image, SHA256: st.SHA256, Methods: []string{}, Servers: []string{}})
-			}
-			im := &out[i]
-			if m := st.Method; m != "" && !slices.Contains(im.Methods, m) {
-				im.Methods = append(im.Methods, m)
-			}
-			if u := (use{i, e.Server.Address}); !used[u] {
-				used[u] = true
-				im.Servers = append(im.Servers, e.Server.Address)
-			}
-		}
+	out := []JSONImage{}
+	for _, im := range images(servers) {
+		out = append(out, JSONImage{Component: im.component, Version: im.version, URI: im.url, SHA256: im.sha, Methods: orEmpty(im.methods), Servers: im.servers})
 	}
 	return out
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -87,7 +89,7 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 		}, "- … (`rackform show PLANFILE` lists every cluster)\n")
 	}
 	writeRiskSummary(&head, p)
-	if imgs := images(p); len(imgs) > 0 {
+	if imgs := images(Where(p, func(*plan.Server) bool { return true })); len(imgs) > 0 {
 		head.WriteString("\n**Images**\n\n| component | version | image | sha256 | delivered by |\n|---|---|---|---|---|\n")
 		capped(&head, len(imgs), limit/2, func(i int) string {
 			im := imgs[i]
@@ -95,7 +97,7 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 			if im.sha == "" {
 				sum = "none given: not verified"
 			}
-			return fmt.Sprintf("| %s | %s | `%s` | %s | %s |\n", mdEscape(im.component), mdEscape(im.version), strings.ReplaceAll(im.url, "`", "%60"), sum, mdEscape(im.methods()))
+			return fmt.Sprintf("| %s | %s | `%s` | %s | %s |\n", mdEscape(im.component), mdEscape(im.version), strings.ReplaceAll(im.url, "`", "%60"), sum, mdEscape(im.delivery()))
 		}, "| … | %d more images | `rackform show PLANFILE` | |\n")
 	}
 	writeHooks(&head, p)
@@ -104,11 +106,7 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, sha string, limit int) error {
 		// Warnings get at most a quarter of the comment, so a fleet of
 		// unreachable servers still leaves room for the plan itself.
 		capped(&head, len(p.Warnings), limit/4, func(i int) string {
-			line := p.Warnings[i].Summary
-			if d := p.Warnings[i].Detail; d != "" {
-				line += ": " + d
-			}
-			return fmt.Sprintf("- %s\n", mdEscape(line))
+			return fmt.Sprintf("- %s\n", mdEscape(warningText(p.Warnings[i])))
 		}, "- … and %d more warnings (`rackform show PLANFILE` lists them all)\n")
 	}
 
@@ -161,7 +159,7 @@ func mdEstimate(s *plan.Server) string {
 	if s.IsDevice() {
 		return fmt.Sprintf("~%s, no host steps", Duration(s.Estimate))
 	}
-	return fmt.Sprintf("~%s, %s", Duration(s.Estimate), plural(s.Reboots, "reboot", "reboots"))
+	return fmt.Sprintf("~%s, %s", Duration(s.Estimate), views.Plural(s.Reboots, "reboot"))
 }
 
 // mdEscape keeps text from breaking a table row or turning into markup.
@@ -169,15 +167,17 @@ func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
+// image is one image the plan's steps send (update and reimage steps),
+// with the servers it goes to and the methods their steps name, and how
+// many steps send it by each way of delivery ("simple_update HTTPS, apply
+// time OnReset"), each in first-use order.
 type image struct {
 	component, version, url, sha string
-	// how counts the servers by delivery ("simple_update HTTPS"), in
-	// first-use order.
-	how   []string
-	count map[string]int
+	servers, methods, how        []string
+	count                        map[string]int
 }
 
-func (im *image) methods() string {
+func (im *image) delivery() string {
 	var parts []string
 	for _, h := range im.how {
 		parts = append(parts, fmt.Sprintf("%s (%d)", h, im.count[h]))
@@ -185,13 +185,14 @@ func (im *image) methods() string {
 	return strings.Join(parts, ", ")
 }
 
-// images are the distinct images the plan's steps send, in first-use
-// order, with how many servers get each by which method.
-func images(p *plan.Plan) []*image {
+// images are the distinct images the servers' steps send, in first-use
+// order: a set remembers each image's, so a fleet of any size is read
+// once.
+func images(servers []*plan.Server) []*image {
 	var out []*image
 	type key struct{ component, version, url, sha string }
 	seen := map[key]*image{}
-	for _, s := range p.Servers {
+	for _, s := range servers {
 		for _, st := range s.Steps {
 			if st.Image == "" || !st.IsFlash() {
 				continue
@@ -202,6 +203,12 @@ func images(p *plan.Plan) []*image {
 				im = &image{component: k.component, version: k.version, url: k.url, sha: k.sha, count: map[string]int{}}
 				seen[k] = im
 				out = append(out, im)
+			}
+			if n := len(im.servers); n == 0 || im.servers[n-1] != s.Address {
+				im.servers = append(im.servers, s.Address)
+			}
+			if m := st.Method; m != "" && !slices.Contains(im.methods, m) {
+				im.methods = append(im.methods, m)
 			}
 			how := st.Method
 			switch {

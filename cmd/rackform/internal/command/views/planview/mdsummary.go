@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -45,7 +46,7 @@ func clusterRunOrder(entries []Entry, scopes, budget, limit int) []byte {
 	var out bytes.Buffer
 	out.WriteString("\n#### Run order, cluster by cluster\n")
 	fmt.Fprintf(&out, "\n> **Summarised:** %s do not fit in this comment even folded to a line each (%d KB), so the run order is one row per cluster, as `rackform rehearse -detail clusters` shows a large plan. Run `rackform show PLANFILE` for every rack and server.\n",
-		plural(scopes, "rack, batch or control plane", "racks, batches and control planes"), limit/1024)
+		views.Plural(scopes, "rack, batch or control plane", "racks, batches and control planes"), limit/1024)
 	out.WriteString("\n| stage › group | cluster | racks and batches | servers | changing | estimate | window |\n|---|---|---|---|---|---|---|\n")
 	// Room for the last notes.
 	budget -= 512
@@ -58,13 +59,13 @@ func clusterRunOrder(entries []Entry, scopes, budget, limit int) []byte {
 				servers += rest.servers
 			}
 			fmt.Fprintf(&out, "\n> **Truncated:** the last %d of %d clusters (%s) do not fit. Run `rackform show PLANFILE` for all of them.\n",
-				len(rows)-i, len(rows), plural(servers, "server", "servers"))
+				len(rows)-i, len(rows), views.Plural(servers, "server"))
 			break
 		}
 		out.WriteString(line)
 	}
 	if outside > 0 {
-		fmt.Fprintf(&out, "\n%s outside the run tree.\n", plural(outside, "server is", "servers are"))
+		fmt.Fprintf(&out, "\n%s outside the run tree.\n", views.Plural(outside, "server is", "servers are"))
 	}
 	return out.Bytes()
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -112,7 +113,7 @@ func SummaryLine(p *plan.Plan) string {
 	s := p.Summary
 	var head []string
 	if n := len(UpgradedCritical(p)); n > 0 {
-		head = append(head, fmt.Sprintf("%s upgraded although Critical", plural(n, "server", "servers")))
+		head = append(head, fmt.Sprintf("%s upgraded although Critical", views.Plural(n, "server")))
 	}
 	if l := NotObservedLine(p); l != "" {
 		head = append(head, l)
@@ -120,15 +121,15 @@ func SummaryLine(p *plan.Plan) string {
 	if s.HeldBack > 0 {
 		head = append(head, MembersText(HeldBack(p))+" held back")
 	}
-	upgrade := plural(s.Upgrade, "server", "servers")
-	if d := devicesToUpgrade(p); d > 0 {
+	upgrade := views.Plural(s.Upgrade, "server")
+	if d := DevicesToUpgrade(p); d > 0 {
 		// Devices are counted with the servers in the plan file's summary.
-		upgrade = plural(s.Upgrade-d, "server", "servers") + " and " + plural(d, "device", "devices")
+		upgrade = views.Plural(s.Upgrade-d, "server") + " and " + views.Plural(d, "device")
 	}
 	line := fmt.Sprintf("%s to upgrade in %s, %d skipped, ~%s",
-		upgrade, plural(s.Racks, "rack", "racks"), s.Skip, Duration(s.Estimate))
+		upgrade, views.Plural(s.Racks, "rack"), s.Skip, Duration(s.Estimate))
 	if s.SharedUpdates > 0 {
-		line += fmt.Sprintf(" (%s of shared BMC components, each once)", plural(s.SharedUpdates, "update", "updates"))
+		line += fmt.Sprintf(" (%s of shared BMC components, each once)", views.Plural(s.SharedUpdates, "update"))
 	}
 	if len(head) > 0 {
 		return strings.Join(head, "; ") + "; " + line
@@ -184,21 +185,18 @@ func MembersText(list []*plan.Server) string {
 func Members(servers, devices int) string {
 	switch {
 	case devices == 0:
-		return plural(servers, "server", "servers")
+		return views.Plural(servers, "server")
 	case servers == 0:
-		return plural(devices, "device", "devices")
+		return views.Plural(devices, "device")
 	}
-	return plural(servers, "server", "servers") + " and " + plural(devices, "device", "devices")
+	return views.Plural(servers, "server") + " and " + views.Plural(devices, "device")
 }
 
 // Unobserved groups the servers not observed by cause, in report order:
 // cause text and addresses.
 func Unobserved(p *plan.Plan) [][2]string {
 	by := map[string][]string{}
-	for _, s := range p.Servers {
-		if s.Action != plan.ActionSkip || !plan.NotObserved(s.Reason) {
-			continue
-		}
+	for _, s := range NotObservedServers(p) {
 		by[s.Reason] = append(by[s.Reason], s.Address)
 	}
 	var out [][2]string
@@ -208,22 +206,36 @@ func Unobserved(p *plan.Plan) [][2]string {
 	return out
 }
 
-// HeldBack lists the servers (and devices) held back, in plan order.
-func HeldBack(p *plan.Plan) []*plan.Server {
+// Where lists the servers (and devices) of p that is is true of, in plan
+// order.
+func Where(p *plan.Plan, is func(*plan.Server) bool) []*plan.Server {
 	var out []*plan.Server
 	for i := range p.Servers {
-		if p.Servers[i].Reason == plan.ReasonHeldBack {
+		if is(&p.Servers[i]) {
 			out = append(out, &p.Servers[i])
 		}
 	}
 	return out
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
+// HeldBack lists the servers (and devices) held back, in plan order.
+func HeldBack(p *plan.Plan) []*plan.Server {
+	return Where(p, func(s *plan.Server) bool { return s.Reason == plan.ReasonHeldBack })
+}
+
+// NotObservedServers lists the servers (and devices) plan could not
+// observe, in plan order.
+func NotObservedServers(p *plan.Plan) []*plan.Server {
+	return Where(p, func(s *plan.Server) bool { return s.Action == plan.ActionSkip && plan.NotObserved(s.Reason) })
+}
+
+// Addresses lists the servers' addresses: "a, b, c".
+func Addresses(list []*plan.Server) string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = s.Address
 	}
-	return fmt.Sprintf("%d %s", n, many)
+	return strings.Join(out, ", ")
 }
 
 // ChangeText is one change for people: "bios 2.70 → 2.80", with how many
@@ -310,11 +322,7 @@ func ScopeRule(sc *plan.Scope) string {
 	if sc.Eligible == 0 {
 		parts = append(parts, "nothing to upgrade (skipped)")
 	} else {
-		th := fmt.Sprintf("%d%%", sc.Threshold.Value)
-		if sc.Threshold.Type == "count" {
-			th = fmt.Sprintf("%d", sc.Threshold.Value)
-		}
-		parts = append(parts, fmt.Sprintf("%d of %d must succeed (threshold %s)", sc.Required, sc.Eligible, th))
+		parts = append(parts, fmt.Sprintf("%d of %d must succeed (threshold %s)", sc.Required, sc.Eligible, thresholdText(sc.Threshold)))
 		parts = append(parts, fmt.Sprintf("%d may fail", sc.Budget))
 		if sc.MaxUnavailable == 1 {
 			parts = append(parts, "one at a time")
@@ -353,23 +361,17 @@ func ServerDetail(s *plan.Server) string {
 		// A device has no host: nothing reboots, nothing is drained.
 		return fmt.Sprintf("%s%s (no host steps, ~%s)", kind, strings.Join(changes, ", "), Duration(s.Estimate))
 	}
-	return fmt.Sprintf("%s (%s, ~%s)", strings.Join(changes, ", "), plural(s.Reboots, "reboot", "reboots"), Duration(s.Estimate))
+	return fmt.Sprintf("%s (%s, ~%s)", strings.Join(changes, ", "), views.Plural(s.Reboots, "reboot"), Duration(s.Estimate))
 }
 
 // KindText names a device's kind for people ("switch tray"), "" for a
 // server.
 func KindText(s *plan.Server) string { return strings.ReplaceAll(s.Kind, "_", " ") }
 
-// devicesToUpgrade counts the devices (rack members that are not
+// DevicesToUpgrade counts the devices (rack members that are not
 // servers) the plan upgrades.
-func devicesToUpgrade(p *plan.Plan) int {
-	n := 0
-	for i := range p.Servers {
-		if s := &p.Servers[i]; s.IsDevice() && s.Action == plan.ActionUpgrade {
-			n++
-		}
-	}
-	return n
+func DevicesToUpgrade(p *plan.Plan) int {
+	return len(Where(p, func(s *plan.Server) bool { return s.IsDevice() && s.Action == plan.ActionUpgrade }))
 }
 
 // windowText describes a cluster's window for people.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -85,6 +86,7 @@ func distinct(vals []string) string {
 	return strings.Join(out, "; ")
 }
 
+// thresholdText is a threshold as configured: "2" servers, "80%".
 func thresholdText(t plan.Threshold) string {
 	if t.Type == "count" {
 		return fmt.Sprintf("%d", t.Value)
@@ -143,24 +145,24 @@ func writeRiskSummary(b *bytes.Buffer, p *plan.Plan) {
 				if len(ph.Scopes) > 0 && ph.Scopes[0].Kind == "rack" {
 					what = "rack"
 				}
-				waits = append(waits, fmt.Sprintf("%s after %s in %s of cluster `%s`", distinct(w), plural(len(w), what, what+"s"), strings.ToLower(PhaseTitle(&ph)), cr.Cluster.Name))
+				waits = append(waits, fmt.Sprintf("%s after %s in %s of cluster `%s`", distinct(w), views.Plural(len(w), what), strings.ToLower(PhaseTitle(&ph)), cr.Cluster.Name))
 			}
 		}
 	}
 
 	b.WriteString("\n#### Summary\n\n| risk | this plan |\n|---|---|\n")
 	total := p.Summary.Upgrade + p.Summary.Skip
-	fmt.Fprintf(b, "| Servers changing | **%d** of %d, in %s (%d not changing) |\n", p.Summary.Upgrade, total, plural(p.Summary.Racks, "rack", "racks"), p.Summary.Skip)
+	fmt.Fprintf(b, "| Servers changing | **%d** of %d, in %s (%d not changing) |\n", p.Summary.Upgrade, total, views.Plural(p.Summary.Racks, "rack"), p.Summary.Skip)
 	fmt.Fprintf(b, "| Reboots | %d |\n", reboots)
 	fmt.Fprintf(b, "| Estimated duration | ~%s |\n", Duration(p.Summary.Estimate))
-	fmt.Fprintf(b, "| Clusters | %d, in %s |\n", len(cls), plural(len(p.Run.Stages), "stage", "stages"))
+	fmt.Fprintf(b, "| Clusters | %d, in %s |\n", len(cls), views.Plural(len(p.Run.Stages), "stage"))
 	par := "stages one after another; clusters of a group one after another; in each cluster the control plane one server at a time, then management, then compute"
 	if maxGroups > 1 {
 		par = fmt.Sprintf("stages one after another; up to %d groups of a stage in parallel; clusters of a group one after another; in each cluster the control plane one server at a time, then management, then compute", maxGroups)
 	}
 	fmt.Fprintf(b, "| Parallelism | %s (per phase below) |\n", par)
 	fmt.Fprintf(b, "| Approval gates | %d |\n", len(gates))
-	fmt.Fprintf(b, "| Waits and pauses | %s, %s |\n", plural(len(waits), "wait", "waits"), plural(len(pauses), "pause", "pauses"))
+	fmt.Fprintf(b, "| Waits and pauses | %s, %s |\n", views.Plural(len(waits), "wait"), views.Plural(len(pauses), "pause"))
 	if len(onBreach) > 0 {
 		fmt.Fprintf(b, "| On breach | %s |\n", mdEscape(distinct(onBreach)))
 	}
@@ -403,7 +405,7 @@ func detail(p *plan.Plan, budget, limit int) []byte {
 		i = j
 	}
 	if len(outside) > 0 {
-		title := fmt.Sprintf("<b>Servers outside the run tree</b>: %s", plural(len(outside), "server", "servers"))
+		title := fmt.Sprintf("<b>Servers outside the run tree</b>: %s", views.Plural(len(outside), "server"))
 		blocks = append(blocks, scopeBlock{
 			header: "\n##### Servers outside the run tree\n\n",
 			full:   "<details><summary>" + title + "</summary>\n\n" + serverRows(outside) + "\n</details>\n\n",

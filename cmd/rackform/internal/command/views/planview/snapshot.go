@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -12,7 +13,7 @@ import (
 // upgraded as much as HCL does, so reviewers see its name and hash).
 func SnapshotLine(s plan.Snapshot) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s", s.Dir, plural(len(s.Files), "file", "files"))
+	fmt.Fprintf(&b, "%s: %s", s.Dir, views.Plural(len(s.Files), "file"))
 	if len(s.DataFiles) > 0 {
 		names := make([]string, len(s.DataFiles))
 		for i, f := range s.DataFiles {

@@ -92,11 +92,7 @@ func WriteText(w io.Writer, p *plan.Plan, color bool) error {
 	if len(p.Warnings) > 0 {
 		fmt.Fprintf(bw, "\n%s\n", st.Wrap("Warnings:", views.ANSIYellow, views.ANSIBold))
 		for _, m := range p.Warnings {
-			line := m.Summary
-			if m.Detail != "" {
-				line += ": " + m.Detail
-			}
-			fmt.Fprintf(bw, "  - %s\n", line)
+			fmt.Fprintf(bw, "  - %s\n", warningText(m))
 		}
 	}
 	fmt.Fprintf(bw, "\n%s %s\n", st.Wrap("Plan:", views.ANSIBold), st.Wrap(SummaryLine(p), summaryColor(p.Summary)))
@@ -160,6 +156,14 @@ func nextOpening(c *plan.Cluster) string {
 		return " (no opening before the plan expires)"
 	}
 	return " (next opens " + c.Windows[0].Start.UTC().Format(time.RFC3339) + ")"
+}
+
+// warningText is a plan's warning in a line: "summary: detail".
+func warningText(m plan.Message) string {
+	if m.Detail == "" {
+		return m.Summary
+	}
+	return m.Summary + ": " + m.Detail
 }
 
 // SignerLine says who signed the plan, as the plan records it: a key

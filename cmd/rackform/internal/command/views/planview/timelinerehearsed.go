@@ -224,8 +224,7 @@ func (r *rehearsed) cluster(c *plan.Cluster, depth int) {
 		case w.Overrun > 0 && w.Opening != nil:
 			label += "; runs " + w.Overrun.Human() + " past its window's close"
 			bars = append(bars, TimelineBar{Kind: "overrun", ID: c.ID + ".overrun", From: r.off(w.Opening.End), To: r.off(w.End),
-				Title: fmt.Sprintf("cluster %s does not fit its maintenance window: its work runs until %s, %s past the window's close at %s (a window only gates the start)",
-					c.Name, calendarText(w.End), w.Overrun.Human(), calendarText(w.Opening.End))})
+				Title: "cluster " + c.Name + " does not fit its maintenance window: " + WindowMiss(w, calendarText)})
 		default:
 			label += "; does not fit its window: " + w.Miss
 		}
@@ -408,11 +407,8 @@ func findings(s *schedule.Schedule, outcome bool) []string {
 		case len(w.Windows) == 0:
 			// No window to fit: it did not start (the outcome says why).
 			notes = append(notes, fmt.Sprintf("Cluster %s %s.", w.Name, strings.TrimSuffix(w.Miss, ".")))
-		case w.Overrun > 0 && w.Opening != nil:
-			notes = append(notes, fmt.Sprintf("Cluster %s does not fit its maintenance window: its work runs until %s, %s past the window's close at %s (a window only gates the start).",
-				w.Name, calendarText(w.End), w.Overrun.Human(), calendarText(w.Opening.End)))
 		default:
-			notes = append(notes, fmt.Sprintf("Cluster %s does not fit its maintenance window: %s.", w.Name, strings.TrimSuffix(w.Miss, ".")))
+			notes = append(notes, fmt.Sprintf("Cluster %s does not fit its maintenance window: %s.", w.Name, strings.TrimSuffix(WindowMiss(w, calendarText), ".")))
 		}
 	}
 	if misfits > said {
@@ -429,6 +425,16 @@ func findings(s *schedule.Schedule, outcome bool) []string {
 		notes = append(notes, strings.TrimSuffix(out, ".")+".")
 	}
 	return notes
+}
+
+// WindowMiss says why a cluster does not fit its maintenance window, its
+// times as at writes them: its work runs past the window's close, or the
+// schedule's words for it.
+func WindowMiss(w schedule.ClusterWindow, at func(time.Time) string) string {
+	if w.Overrun > 0 && w.Opening != nil {
+		return fmt.Sprintf("its work runs until %s, %s past the window's close at %s (a window only gates the start)", at(w.End), w.Overrun.Human(), at(w.Opening.End))
+	}
+	return w.Miss
 }
 
 // calendarText is a time on a rehearsed timeline: "Sat 28 Nov 01:00 UTC".
@@ -486,12 +492,12 @@ func (c *Cells) Rehearse(p *plan.Plan, s *schedule.Schedule) {
 		}
 		misfits = append(misfits, w.Name)
 	}
-	notice := fmt.Sprintf("Rehearsed, the rollout takes %s (%s → %s UTC) where the plan estimates %s.", s.Total.Human(),
-		s.Start.UTC().Format("Mon 02 Jan 15:04"), s.End.UTC().Format("Mon 02 Jan 15:04"), s.PlanEstimate.Human())
+	takes := "takes"
 	if s.Outcome.Status != "completed" {
-		notice = fmt.Sprintf("Rehearsed, the rollout ends %s after %s (%s → %s UTC) where the plan estimates %s.", strings.ReplaceAll(s.Outcome.Status, "_", " "),
-			s.Total.Human(), s.Start.UTC().Format("Mon 02 Jan 15:04"), s.End.UTC().Format("Mon 02 Jan 15:04"), s.PlanEstimate.Human())
+		takes = "ends " + strings.ReplaceAll(s.Outcome.Status, "_", " ") + " after"
 	}
+	notice := fmt.Sprintf("Rehearsed, the rollout %s %s (%s → %s UTC) where the plan estimates %s.", takes, s.Total.Human(),
+		s.Start.UTC().Format("Mon 02 Jan 15:04"), s.End.UTC().Format("Mon 02 Jan 15:04"), s.PlanEstimate.Human())
 	switch n := len(misfits); {
 	case n == 0:
 	case n == 1:

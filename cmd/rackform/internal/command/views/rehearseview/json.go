@@ -37,21 +37,13 @@ func (j *JSON) Event(e executor.Event) { j.events.Event(e) }
 
 // Schedule writes the last line: the schedule under "schedule".
 func (j *JSON) Schedule(s *schedule.Schedule) error {
-	level := uijson.LevelInfo
-	switch s.Outcome.Status {
-	case "completed":
-	case "failed":
-		level = uijson.LevelError
-	default:
-		level = uijson.LevelWarn
-	}
 	msg := fmt.Sprintf("Rehearsal %s after %s (the plan estimates %s, its critical path is %s)", s.Outcome.Status, s.Total.Human(), s.PlanEstimate.Human(), s.CriticalPath.Human())
 	for _, w := range s.Windows {
 		if !w.Fits {
 			msg += "; " + w.Name + " does not fit its maintenance window"
 		}
 	}
-	return j.w.Write(uijson.TypeSchedule, level, msg, s.End, struct {
+	return j.w.Write(uijson.TypeSchedule, applyview.OutcomeLevel(s.Outcome.Status), msg, s.End, struct {
 		Schedule *schedule.Schedule `json:"schedule"`
 	}{s})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views"
 	"github.com/rackform/rackform/cmd/rackform/internal/command/views/applyview"
+	"github.com/rackform/rackform/cmd/rackform/internal/command/views/planview"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/rehearsal/schedule"
 )
@@ -172,10 +173,7 @@ func indent(d int) string { return strings.Repeat("  ", d) }
 func (t *text) bar(b schedule.Bar, d int) {
 	name := label(b)
 	pad := max(t.col-2*d-len(name), 0)
-	end := t.at(b.End)
-	if sameDay(b.Start, b.End) {
-		end = t.clock(b.End)
-	}
+	end := t.clockOrAt(b.Start, b.End)
 	if b.Open {
 		end += "…"
 	}
@@ -222,10 +220,7 @@ func (t *text) barMarks(b schedule.Bar, d int) {
 }
 
 func (t *text) mark(m schedule.Mark, d int) {
-	until := t.at(m.Until)
-	if sameDay(m.At, m.Until) {
-		until = t.clock(m.Until)
-	}
+	until := t.clockOrAt(m.At, m.Until)
 	switch m.Kind {
 	case schedule.MarkWindow:
 		if m.Open {
@@ -270,15 +265,7 @@ func (t *text) windowLine(w schedule.ClusterWindow) string {
 	if w.Fits && w.Opening != nil {
 		return fmt.Sprintf("fits its maintenance window: started in the opening %s → %s, done %s", t.at(w.Opening.Start), t.clockOrAt(w.Opening.Start, w.Opening.End), t.at(w.End))
 	}
-	return t.st.Wrap("does not fit its maintenance window: "+t.miss(w), views.ANSIRed, views.ANSIBold)
-}
-
-// miss says why a cluster does not fit, on the view's calendar.
-func (t *text) miss(w schedule.ClusterWindow) string {
-	if w.Overrun > 0 && w.Opening != nil {
-		return fmt.Sprintf("its work runs until %s, %s past the window's close at %s (a window only gates the start)", t.at(w.End), w.Overrun.Human(), t.at(w.Opening.End))
-	}
-	return w.Miss
+	return t.st.Wrap("does not fit its maintenance window: "+planview.WindowMiss(w, t.at), views.ANSIRed, views.ANSIBold)
 }
 
 func (t *text) windows() {
@@ -297,7 +284,7 @@ func (t *text) windows() {
 		case w.Fits:
 			t.printf("  %s: fits (%s → %s, in the opening %s → %s)\n", w.Name, t.at(w.Start), t.clockOrAt(w.Start, w.End), t.at(w.Opening.Start), t.clockOrAt(w.Opening.Start, w.Opening.End))
 		default:
-			t.printf("  %s: %s\n", w.Name, t.st.Wrap("does not fit: "+t.miss(w), views.ANSIRed))
+			t.printf("  %s: %s\n", w.Name, t.st.Wrap("does not fit: "+planview.WindowMiss(w, t.at), views.ANSIRed))
 		}
 	}
 }
@@ -385,6 +372,8 @@ func (t *text) clock(x time.Time) string {
 	return x.UTC().Format("15:04")
 }
 
+// clockOrAt is x as a clock time when it falls on from's day, else on
+// the calendar.
 func (t *text) clockOrAt(from, x time.Time) string {
 	if sameDay(from, x) {
 		return t.clock(x)
