@@ -260,25 +260,16 @@ func ReadJournal(name string, after int64) ([]executor.Entry, error) {
 	if _, err := f.ReadAt(buf, start); err != nil {
 		return nil, err
 	}
-	return splitLines(buf, start), nil
-}
-
-// splitLines returns the complete lines of buf; a trailing partial line is
-// torn or still being written and is left out.
-func splitLines(buf []byte, base int64) []executor.Entry {
+	// A trailing partial line is torn or still being written: scanLines
+	// leaves it out.
 	var out []executor.Entry
-	off := 0
-	for {
-		i := bytes.IndexByte(buf[off:], '\n')
-		if i < 0 {
-			return out
+	err = scanLines(buf, start, start, func(en executor.Entry) error {
+		if len(bytes.TrimSpace(en.Data)) > 0 {
+			out = append(out, en)
 		}
-		line := buf[off : off+i]
-		off += i + 1
-		if len(bytes.TrimSpace(line)) > 0 {
-			out = append(out, executor.Entry{Pos: base + int64(off), Data: line})
-		}
-	}
+		return nil
+	})
+	return out, err
 }
 
 func (d *Dir) lockPath() string { return filepath.Join(d.path, "lock.json") }
