@@ -98,7 +98,7 @@ func (b *Backend) Claim(ctx context.Context, sha string, units []string, max int
 			return err
 		}
 		defer tx.Rollback(context.WithoutCancel(ctx))
-		if _, err := tx.Exec(ctx, `SELECT `+b.s+`.worker_fence($1)`, me); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT `+b.s+`.`+workerLease.fn+`($1)`, me); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO `+b.s+`.claims (plan_sha256, unit) SELECT $1, u FROM unnest($2::text[]) AS u
