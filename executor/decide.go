@@ -106,10 +106,7 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 		r.start(ctx, sv, stepOp(st.Index))
 		return
 	}
-	msg := ""
-	if len(s.warnings) > 0 {
-		msg = strings.Join(s.warnings, "; ")
-	}
+	msg := strings.Join(s.warnings, "; ")
 	if o := sv.srv.UpgradeWhenCritical; o != nil {
 		// Said first: the reviewed exception and how it ended (rule 50).
 		msg = strings.TrimSuffix(criticalNote(o.Reason, s.cameBack)+"; "+msg, "; ")

@@ -188,9 +188,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	} else {
 		r.event(Event{Type: "worker_joined", By: r.workerLabel(), Message: "joined the run beside the apply of " + le.Holder.Who + " (pid " + fmt.Sprint(le.Holder.PID) + "), which holds the state lock; this worker drives the groups it claims"})
 	}
-	if !resumed {
-		r.set(hard, m.run, State{Name: Running})
-	} else if m.run.st.Name == Stopped || m.run.st.Name == Stopping {
+	if !resumed || m.run.st.Name == Stopped || m.run.st.Name == Stopping {
 		r.set(hard, m.run, State{Name: Running})
 	}
 	for _, sv := range m.servers {
