@@ -92,7 +92,7 @@ func Load(ctx context.Context, sources []Source, opts Options) (*Estimates, erro
 		}
 	}
 	slices.SortStableFunc(all, func(a, b found) int {
-		if c := b.At.Compare(a.At); c != 0 {
+		if c := b.LastAppendAt.Compare(a.LastAppendAt); c != 0 {
 			return c
 		}
 		return strings.Compare(a.PlanSHA256, b.PlanSHA256)
