@@ -335,14 +335,19 @@ func cpBusy(st State) bool {
 	return false
 }
 
-func clusterOf(n *node) *node {
+// ancestor is n, or the nearest node above it, of kind k; nil when none
+// is.
+func ancestor(n *node, k Kind) *node {
 	for ; n != nil; n = n.parent {
-		if n.kind == KindCluster {
+		if n.kind == k {
 			return n
 		}
 	}
 	return nil
 }
+
+// clusterOf is the cluster n belongs to (n itself for a cluster).
+func clusterOf(n *node) *node { return ancestor(n, KindCluster) }
 
 // apply applies one journal record at pos to the model. Replay is applying
 // every record in order; the live engine appends a record and then applies

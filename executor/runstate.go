@@ -31,12 +31,8 @@ func (sch *scheduler) runState(n *node, st State) State {
 
 // failFast reports whether n is in a fail-fast stage.
 func failFast(n *node) bool {
-	for p := n; p != nil; p = p.parent {
-		if p.kind == KindStage {
-			return p.stage != nil && p.stage.FailFast
-		}
-	}
-	return false
+	st := ancestor(n, KindStage)
+	return st != nil && st.stage != nil && st.stage.FailFast
 }
 
 // userSkipped reports whether a kid of n was skipped by the operator (or

@@ -46,14 +46,7 @@ type workerMode struct {
 type crew struct{ r *runner }
 
 // unitOf is the group n belongs to (n itself for a group); nil above.
-func unitOf(n *node) *node {
-	for ; n != nil; n = n.parent {
-		if n.kind == KindGroup {
-			return n
-		}
-	}
-	return nil
-}
+func unitOf(n *node) *node { return ancestor(n, KindGroup) }
 
 // writes reports whether this worker may record n's state changes: a node
 // of a group it claimed, or, for the leader, a node above the groups.
