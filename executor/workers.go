@@ -210,14 +210,13 @@ func (cw *crew) claimPass(ctx context.Context) bool {
 		// Its servers already started (by a worker gone, or by this one
 		// before a restart) resume from the journal: a recorded BMC task is
 		// polled, a versioned step verified, never run blindly again.
-		for _, sv := range cw.r.m.order {
-			if sv.kind == KindServer && unitOf(sv).id == id && !sv.st.Name.Terminal() && sv.st.Name != NotStarted && sv.st.Name != Pending {
-				cw.r.ready = append(cw.r.ready, sv)
-			}
-		}
 		for _, n := range cw.r.m.order {
-			if unitOf(n) != nil && unitOf(n).id == id {
-				n.dirty = true
+			if u := unitOf(n); u == nil || u.id != id {
+				continue
+			}
+			n.dirty = true
+			if n.kind == KindServer && !n.st.Name.Terminal() && n.st.Name != NotStarted && n.st.Name != Pending {
+				cw.r.ready = append(cw.r.ready, n)
 			}
 		}
 	}
@@ -431,13 +430,7 @@ func (cw *crew) holdStarts(ctx context.Context, launch []*opRun) []*opRun {
 	if cw.r.w == nil {
 		return launch
 	}
-	first := false
-	for _, o := range launch {
-		if o.kind == opObserve {
-			first = true
-		}
-	}
-	if !first {
+	if !slices.ContainsFunc(launch, func(o *opRun) bool { return o.kind == opObserve }) {
 		return launch
 	}
 	cw.r.poll(ctx)
