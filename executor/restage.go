@@ -163,15 +163,10 @@ func (s *serverRun) lossSigns(from, to int) (lost bool, lostIf []*plan.Step) {
 // lostIn reports whether obs, read after the reset, bears out a sign that
 // the BMC lost u's image.
 func (u unconfirmedUpdate) lostIn(obs *providers.Observation) bool {
-	if u.lost {
-		return true
-	}
-	for _, st := range u.lostIf {
-		if at, _ := hasVersion(st, obs); !at {
-			return true
-		}
-	}
-	return false
+	return u.lost || slices.ContainsFunc(u.lostIf, func(st *plan.Step) bool {
+		at, _ := hasVersion(st, obs)
+		return !at
+	})
 }
 
 // restage starts an op of a retry of staged updates (scheduler side).

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"slices"
 	"strings"
 )
 
@@ -38,12 +39,7 @@ func failFast(n *node) bool {
 // userSkipped reports whether a kid of n was skipped by the operator (or
 // is itself a container skipped that way).
 func userSkipped(n *node) bool {
-	for _, k := range n.kids {
-		if k.st.Name == Skipped && k.st.Reason == ReasonUser {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(n.kids, func(k *node) bool { return k.st.Name == Skipped && k.st.Reason == ReasonUser })
 }
 
 // failedUnder lists the servers under n that failed, or were skipped by

@@ -70,12 +70,7 @@ type path struct {
 
 // hasGate reports whether a stage has a gate after it (after), or before.
 func hasGate(st plan.Stage, after bool) bool {
-	for _, g := range st.Gates {
-		if rollout.GateAfter(g) == after {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(st.Gates, func(g plan.Gate) bool { return rollout.GateAfter(g) == after })
 }
 
 func eligible(c *plan.Cluster) int {
