@@ -209,10 +209,8 @@ func rewind(sv *node) {
 // breachReason is the outcome's reason while scopes hold the run: quorum
 // when one is paused for it, else threshold.
 func (m *model) breachReason() string {
-	for _, n := range m.order {
-		if n.kind == KindScope && n.st.Name == Paused && n.st.Reason == ReasonQuorum {
-			return ReasonQuorum
-		}
+	if slices.ContainsFunc(m.order, func(n *node) bool { return n.kind == KindScope && n.st.Name == Paused && n.st.Reason == ReasonQuorum }) {
+		return ReasonQuorum
 	}
 	return ReasonThreshold
 }

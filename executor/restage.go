@@ -103,10 +103,8 @@ func (s *serverRun) nextRestage() string {
 // shutdownStep is the plan's shutdown step of the server, nil if it has
 // none.
 func (s *serverRun) shutdownStep() *plan.Step {
-	for i := range s.p.Steps {
-		if s.p.Steps[i].Kind == plan.StepShutdown {
-			return &s.p.Steps[i]
-		}
+	if i := slices.IndexFunc(s.p.Steps, func(st plan.Step) bool { return st.Kind == plan.StepShutdown }); i >= 0 {
+		return &s.p.Steps[i]
 	}
 	return nil
 }
