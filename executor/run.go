@@ -22,7 +22,6 @@ import (
 // runner is one Run: the single scheduler loop owns the model; workers only
 // call providers and hooks and report back on msgs.
 type runner struct {
-	e   *Executor
 	o   *Options
 	m   *model
 	sha string
@@ -173,7 +172,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 		}
 	}
 	o.Logger.Info("applying plan", "plan", plan.ShortSHA(o.PlanSHA256), "resumed", m.records > 0, "holder", o.Holder)
-	r := &runner{e: e, o: o, m: m, sha: o.PlanSHA256, j: newJournal(o.Backend, o.PlanSHA256, m, o.Clock, cursor),
+	r := &runner{o: o, m: m, sha: o.PlanSHA256, j: newJournal(o.Backend, o.PlanSHA256, m, o.Clock, cursor),
 		ops: newOpTable(), msgs: make(chan msg, 256), skipsAt: 0,
 		down: map[string]string{}, interrupts: map[string]int{}, remNoted: map[*node]bool{}, barNoted: map[*node]bool{}, w: wm}
 	r.sched, r.crew, r.worker, r.quorum, r.virtual = &scheduler{r: r}, &crew{r: r}, &worker{r: r}, &quorumGuard{r: r}, &virtualLoop{r: r}
