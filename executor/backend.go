@@ -255,6 +255,12 @@ func acquire(ctx context.Context, b Backend, info LockInfo, timeout time.Duratio
 	}
 }
 
+// tookOverFrom says which lock was taken over from whom, and why.
+func tookOverFrom(h LockInfo) string {
+	return fmt.Sprintf("took over the lock %s of %s (pid %d, since %s, plan %s): %s",
+		h.ID, h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), plan.ShortSHA(h.PlanSHA256), GoneReason(h))
+}
+
 // GoneReason says why a replaced lock holder was taken for gone.
 func GoneReason(h LockInfo) string {
 	if h.Expired {

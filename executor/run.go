@@ -131,8 +131,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	}
 	tookOver := ""
 	if replaced != nil {
-		tookOver = fmt.Sprintf("took over the lock %s of %s (pid %d, since %s, plan %s): %s",
-			replaced.ID, replaced.Who, replaced.PID, replaced.Since.UTC().Format(time.RFC3339), plan.ShortSHA(replaced.PlanSHA256), GoneReason(*replaced))
+		tookOver = tookOverFrom(*replaced)
 		o.Logger.Warn(tookOver)
 	}
 	defer func() {

@@ -337,8 +337,7 @@ func (cw *crew) tryLead(ctx context.Context) {
 	cw.r.skipsAt = 0
 	msg := "this worker leads the run (the leader's lock was free)"
 	if replaced != nil {
-		msg = fmt.Sprintf("took over the lock %s of %s (pid %d, since %s, plan %s): %s", replaced.ID, replaced.Who, replaced.PID,
-			replaced.Since.UTC().Format(time.RFC3339), plan.ShortSHA(replaced.PlanSHA256), GoneReason(*replaced))
+		msg = tookOverFrom(*replaced)
 		cw.r.o.Logger.Warn(msg)
 	}
 	cw.r.emit(ctx, &Record{Type: recRunStarted, PlanSHA256: cw.r.sha, PID: os.Getpid(), By: cw.r.workerLabel(), Message: msg})
