@@ -5,13 +5,14 @@ package state
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -530,13 +531,14 @@ func Journals(dir string) ([]Run, error) {
 		}
 		out = append(out, Run{PlanSHA256: sha, LastAppendAt: fi.ModTime()})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].LastAppendAt.Equal(out[j].LastAppendAt) {
-			return out[i].LastAppendAt.After(out[j].LastAppendAt)
-		}
-		return out[i].PlanSHA256 < out[j].PlanSHA256
-	})
+	slices.SortFunc(out, RecentFirst)
 	return out, nil
+}
+
+// RecentFirst orders runs the most recently written first, then by
+// SHA-256.
+func RecentFirst(a, b Run) int {
+	return cmp.Or(b.LastAppendAt.Compare(a.LastAppendAt), strings.Compare(a.PlanSHA256, b.PlanSHA256))
 }
 
 // Started reports whether the state directory dir holds a started run of
