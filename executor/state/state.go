@@ -301,18 +301,13 @@ func (d *Dir) Lock(_ context.Context, info executor.LockInfo) error {
 func (d *Dir) Unlock(ctx context.Context, id string) error {
 	h, err := d.LockHolder(ctx)
 	var corrupt *executor.CorruptLockError
-	if errors.As(err, &corrupt) && corrupt.ID() == id {
+	switch {
+	case errors.As(err, &corrupt) && corrupt.ID() == id:
 		// The ID is a hash of the bytes just read: this removes exactly
 		// the corrupt lock the operator was shown.
-		if err := os.Remove(d.lockPath()); err != nil {
-			return err
-		}
-		return syncDir(d.path)
-	}
-	if err != nil {
+	case err != nil:
 		return err
-	}
-	if h.ID != id {
+	case h.ID != id:
 		return fmt.Errorf("the lock is held by %s with ID %s, not %s", h.Who, h.ID, id)
 	}
 	if err := os.Remove(d.lockPath()); err != nil {
