@@ -175,19 +175,13 @@ func (e *CorruptLockError) Unwrap() error { return e.Err }
 func ForceUnlock(ctx context.Context, b Backend, id string) error {
 	h, err := b.LockHolder(ctx)
 	var corrupt *CorruptLockError
-	if errors.As(err, &corrupt) {
-		if corrupt.ID() != id {
-			return fmt.Errorf("force-unlock %s: %w", id, err)
-		}
-		return b.Unlock(ctx, id)
-	}
-	if errors.Is(err, ErrNotFound) {
+	switch {
+	case errors.As(err, &corrupt) && corrupt.ID() == id:
+	case errors.Is(err, ErrNotFound):
 		return fmt.Errorf("force-unlock %s: the state is not locked", id)
-	}
-	if err != nil {
+	case err != nil:
 		return fmt.Errorf("force-unlock %s: %w", id, err)
-	}
-	if h.ID != id {
+	case h.ID != id:
 		return fmt.Errorf("force-unlock %s: the lock is held by %s with ID %s, not %s", id, h.Who, h.ID, id)
 	}
 	return b.Unlock(ctx, id)
@@ -253,6 +247,12 @@ func acquire(ctx context.Context, b Backend, info LockInfo, timeout time.Duratio
 		case <-clock.At(next):
 		}
 	}
+}
+
+// tookOverFrom says which lock was taken over from whom, and why.
+func tookOverFrom(h LockInfo) string {
+	return fmt.Sprintf("took over the lock %s of %s (pid %d, since %s, plan %s): %s",
+		h.ID, h.Who, h.PID, h.Since.UTC().Format(time.RFC3339), plan.ShortSHA(h.PlanSHA256), GoneReason(h))
 }
 
 // GoneReason says why a replaced lock holder was taken for gone.

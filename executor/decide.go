@@ -98,7 +98,7 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 				if !r.barNoted[sv] {
 					r.barNoted[sv] = true
 					r.event(Event{Type: "step_waiting", Server: sv.id, Op: stepOp(st.Index), StepKind: string(st.Kind), Component: st.Component,
-						Message: fmt.Sprintf("%s is shared by every server on this BMC: waiting until %s %s drained and shut down (or done)", st.Component, strings.Join(wait, ", "), isAreVerb(len(wait)))})
+						Message: fmt.Sprintf("%s is shared by every server on this BMC: waiting until %s %s drained and shut down (or done)", st.Component, strings.Join(wait, ", "), plural(len(wait), "is", "are"))})
 				}
 			}
 			return
@@ -106,10 +106,7 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 		r.start(ctx, sv, stepOp(st.Index))
 		return
 	}
-	msg := ""
-	if len(s.warnings) > 0 {
-		msg = strings.Join(s.warnings, "; ")
-	}
+	msg := strings.Join(s.warnings, "; ")
 	if o := sv.srv.UpgradeWhenCritical; o != nil {
 		// Said first: the reviewed exception and how it ended (rule 50).
 		msg = strings.TrimSuffix(criticalNote(o.Reason, s.cameBack)+"; "+msg, "; ")
@@ -140,13 +137,6 @@ func (r *runner) barrier(st *plan.Step) []string {
 		}
 	}
 	return wait
-}
-
-func isAreVerb(n int) string {
-	if n == 1 {
-		return "is"
-	}
-	return "are"
 }
 
 // skippedWhy says why a remediation action was left out.

@@ -66,9 +66,6 @@ type scopeRun struct {
 	// down counts failed servers that were touched (step, unhealthy): in a
 	// serial scope they block the next start (rule 4).
 	down int
-	// lastCompute: the last scope of a compute phase, which never pauses
-	// after itself (rule 17).
-	last bool
 }
 
 // Counts are a scope's numbers, in status and events.
@@ -106,7 +103,6 @@ type model struct {
 	// first started, across continues and resumes (for elapsed and ETA).
 	startedAt time.Time
 
-	p       *plan.Plan
 	run     *node
 	nodes   map[string]*node
 	servers map[string]*node
@@ -133,7 +129,7 @@ type model struct {
 }
 
 func buildModel(p *plan.Plan) (*model, error) {
-	m := &model{p: p, nodes: map[string]*node{}, servers: map[string]*node{}, approved: map[string]bool{}, available: map[string]string{},
+	m := &model{nodes: map[string]*node{}, servers: map[string]*node{}, approved: map[string]bool{}, available: map[string]string{},
 		lastStop: -1, lastResume: -1, lastContinue: -1}
 	byAddr := map[string]*plan.Server{}
 	index := map[string]int{}
@@ -199,7 +195,7 @@ func buildModel(p *plan.Plan) (*model, error) {
 						psc := &pp.Scopes[sci]
 						sc := add(ph, psc.ID, psc.Name, KindScope)
 						sc.scope = psc
-						sc.sc = &scopeRun{last: sci == len(pp.Scopes)-1}
+						sc.sc = &scopeRun{}
 						ph.scopes = append(ph.scopes, sc)
 						for _, addr := range psc.Servers {
 							ps := byAddr[addr]
@@ -335,14 +331,19 @@ func cpBusy(st State) bool {
 	return false
 }
 
-func clusterOf(n *node) *node {
+// ancestor is n, or the nearest node above it, of kind k; nil when none
+// is.
+func ancestor(n *node, k Kind) *node {
 	for ; n != nil; n = n.parent {
-		if n.kind == KindCluster {
+		if n.kind == k {
 			return n
 		}
 	}
 	return nil
 }
+
+// clusterOf is the cluster n belongs to (n itself for a cluster).
+func clusterOf(n *node) *node { return ancestor(n, KindCluster) }
 
 // apply applies one journal record at pos to the model. Replay is applying
 // every record in order; the live engine appends a record and then applies

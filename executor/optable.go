@@ -2,6 +2,7 @@ package executor
 
 import (
 	"iter"
+	"maps"
 	"time"
 )
 
@@ -42,15 +43,7 @@ func (t *opTable) of(sv *node) *opRun { return t.byServer[sv] }
 func (t *opTable) inflight() int { return t.n }
 
 // all ranges over the operations in flight, in no particular order.
-func (t *opTable) all() iter.Seq[*opRun] {
-	return func(yield func(*opRun) bool) {
-		for _, o := range t.byServer {
-			if !yield(o) {
-				return
-			}
-		}
-	}
-}
+func (t *opTable) all() iter.Seq[*opRun] { return maps.Values(t.byServer) }
 
 // time gives a begun o a deadline on the run's clock (expire cancels it).
 func (t *opTable) time(o *opRun, at time.Time) {

@@ -124,10 +124,10 @@ func (m *model) serverCounts() (ServerCounts, int) {
 // devices upgraded apart when the plan has devices (devices >= 0): "5
 // servers and 2 devices upgraded, 0 failed, 0 skipped".
 func summary(c ServerCounts, devices, stranded int) string {
-	upgraded := fmt.Sprintf("%d %s", c.Upgraded, servers(c.Upgraded))
+	upgraded := fmt.Sprintf("%d %s", c.Upgraded, plural(c.Upgraded, "server", "servers"))
 	if devices >= 0 {
 		n := c.Upgraded - devices
-		upgraded = fmt.Sprintf("%d %s and %d %s", n, servers(n), devices, devicesWord(devices))
+		upgraded = fmt.Sprintf("%d %s and %d %s", n, plural(n, "server", "servers"), devices, plural(devices, "device", "devices"))
 	}
 	s := fmt.Sprintf("%s upgraded, %d failed, %d skipped", upgraded, c.Failed, c.Skipped)
 	if c.SkippedAfterStart > 0 {
@@ -162,18 +162,11 @@ func (r *runner) cutShort() Outcome {
 	return Outcome{Next: []NextAction{{Kind: NextApply}}, Stranded: r.m.stranded(true)}
 }
 
-// devicesWord is "device" or "devices" for n of them.
-func devicesWord(n int) string {
+// plural is one, for n = 1, or many: the word for n of something
+// ("server", "servers"; "is", "are").
+func plural(n int, one, many string) string {
 	if n == 1 {
-		return "device"
+		return one
 	}
-	return "devices"
-}
-
-// servers is "server" or "servers" for n of them.
-func servers(n int) string {
-	if n == 1 {
-		return "server"
-	}
-	return "servers"
+	return many
 }

@@ -182,44 +182,37 @@ func (qg *quorumGuard) quorumHolds(ctx context.Context, sv *node, o *opRun) bool
 		}
 		qg.r.downMember[sv.srv.Cluster] = first
 		qg.r.set(ctx, sv, State{Name: Pending, Reason: ReasonQuorum, Message: "held until the spare takes the place of " + first + ", which is down"})
-		sc := sv.parent
-		for i, x := range sc.sc.servers {
-			if x == sv && i < sc.sc.cursor {
-				sc.sc.cursor = i
-			}
-		}
+		rewind(sv)
 		return false
 	}
 	why := fmt.Sprintf("quorum: taking %s down would leave %d of %d control-plane members healthy, %d needed for quorum; down now: %s. Restore %s, or let the spare take its place (plan again with spare_takeover = true), or leave the control plane for now (%s); then %s",
-		sv.id, healthy, members, need, strings.Join(down, ", "), ternary(len(down) == 1, "it", "them"), NextAction{Kind: NextSkip, Target: sv.parent.id}.Ref(), NextAction{Kind: NextContinue}.Ref())
+		sv.id, healthy, members, need, strings.Join(down, ", "), plural(len(down), "it", "them"), NextAction{Kind: NextSkip, Target: sv.parent.id}.Ref(), NextAction{Kind: NextContinue}.Ref())
 	qg.r.set(ctx, sv, State{Name: Pending, Reason: ReasonQuorum, Message: fmt.Sprintf("held before its first step: taking it down would leave %d of %d control-plane members healthy (%d needed for quorum)", healthy, members, need)})
+	rewind(sv)
 	sc := sv.parent
-	for i, x := range sc.sc.servers {
-		if x == sv && i < sc.sc.cursor {
-			sc.sc.cursor = i // started again after continue
-		}
-	}
 	qg.r.event(Event{Type: "quorum_hold", ID: sc.id, Server: sv.id, Kind: KindScope, Message: why})
 	qg.r.set(ctx, sc, State{Name: Paused, Reason: ReasonQuorum, Message: why})
 	return false
 }
 
+// rewind puts the start of sv's scope back to sv, held: it starts again
+// after continue, or once the spare took its peer's place.
+func rewind(sv *node) {
+	sc := sv.parent.sc
+	for i, x := range sc.servers {
+		if x == sv && i < sc.cursor {
+			sc.cursor = i
+		}
+	}
+}
+
 // breachReason is the outcome's reason while scopes hold the run: quorum
 // when one is paused for it, else threshold.
 func (m *model) breachReason() string {
-	for _, n := range m.order {
-		if n.kind == KindScope && n.st.Name == Paused && n.st.Reason == ReasonQuorum {
-			return ReasonQuorum
-		}
+	if slices.ContainsFunc(m.order, func(n *node) bool { return n.kind == KindScope && n.st.Name == Paused && n.st.Reason == ReasonQuorum }) {
+		return ReasonQuorum
 	}
 	return ReasonThreshold
-}
-
-func ternary(c bool, a, b string) string {
-	if c {
-		return a
-	}
-	return b
 }
 
 // takeover is the spare takeover of cluster when the run has made it

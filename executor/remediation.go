@@ -125,12 +125,7 @@ func (wk *worker) watchReady(ctx context.Context, prov providers.Provider, o *op
 			return wk.providerFault(ctx, prov, o, diags.Err())
 		}
 		if diags.Err() == nil {
-			m := msg{o: o, done: true}
-			if res != nil {
-				m.message = res.Message
-			}
-			m.message = cameBack(o, res, m.message)
-			return m
+			return msg{o: o, done: true, message: cameBack(o, res, confirmed(o.op, o.pstep.Kind, res))}
 		}
 		if ctx.Err() != nil {
 			return msg{o: o, err: ctx.Err()}

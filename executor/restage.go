@@ -103,10 +103,8 @@ func (s *serverRun) nextRestage() string {
 // shutdownStep is the plan's shutdown step of the server, nil if it has
 // none.
 func (s *serverRun) shutdownStep() *plan.Step {
-	for i := range s.p.Steps {
-		if s.p.Steps[i].Kind == plan.StepShutdown {
-			return &s.p.Steps[i]
-		}
+	if i := slices.IndexFunc(s.p.Steps, func(st plan.Step) bool { return st.Kind == plan.StepShutdown }); i >= 0 {
+		return &s.p.Steps[i]
 	}
 	return nil
 }
@@ -163,15 +161,10 @@ func (s *serverRun) lossSigns(from, to int) (lost bool, lostIf []*plan.Step) {
 // lostIn reports whether obs, read after the reset, bears out a sign that
 // the BMC lost u's image.
 func (u unconfirmedUpdate) lostIn(obs *providers.Observation) bool {
-	if u.lost {
-		return true
-	}
-	for _, st := range u.lostIf {
-		if at, _ := hasVersion(st, obs); !at {
-			return true
-		}
-	}
-	return false
+	return u.lost || slices.ContainsFunc(u.lostIf, func(st *plan.Step) bool {
+		at, _ := hasVersion(st, obs)
+		return !at
+	})
 }
 
 // restage starts an op of a retry of staged updates (scheduler side).

@@ -22,7 +22,6 @@ import (
 // runner is one Run: the single scheduler loop owns the model; workers only
 // call providers and hooks and report back on msgs.
 type runner struct {
-	e   *Executor
 	o   *Options
 	m   *model
 	sha string
@@ -132,8 +131,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	}
 	tookOver := ""
 	if replaced != nil {
-		tookOver = fmt.Sprintf("took over the lock %s of %s (pid %d, since %s, plan %s): %s",
-			replaced.ID, replaced.Who, replaced.PID, replaced.Since.UTC().Format(time.RFC3339), plan.ShortSHA(replaced.PlanSHA256), GoneReason(*replaced))
+		tookOver = tookOverFrom(*replaced)
 		o.Logger.Warn(tookOver)
 	}
 	defer func() {
@@ -173,7 +171,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 		}
 	}
 	o.Logger.Info("applying plan", "plan", plan.ShortSHA(o.PlanSHA256), "resumed", m.records > 0, "holder", o.Holder)
-	r := &runner{e: e, o: o, m: m, sha: o.PlanSHA256, j: newJournal(o.Backend, o.PlanSHA256, m, o.Clock, cursor),
+	r := &runner{o: o, m: m, sha: o.PlanSHA256, j: newJournal(o.Backend, o.PlanSHA256, m, o.Clock, cursor),
 		ops: newOpTable(), msgs: make(chan msg, 256), skipsAt: 0,
 		down: map[string]string{}, interrupts: map[string]int{}, remNoted: map[*node]bool{}, barNoted: map[*node]bool{}, w: wm}
 	r.sched, r.crew, r.worker, r.quorum, r.virtual = &scheduler{r: r}, &crew{r: r}, &worker{r: r}, &quorumGuard{r: r}, &virtualLoop{r: r}
@@ -188,9 +186,7 @@ func (e *Executor) Run(ctx, hard context.Context) (Outcome, error) {
 	} else {
 		r.event(Event{Type: "worker_joined", By: r.workerLabel(), Message: "joined the run beside the apply of " + le.Holder.Who + " (pid " + fmt.Sprint(le.Holder.PID) + "), which holds the state lock; this worker drives the groups it claims"})
 	}
-	if !resumed {
-		r.set(hard, m.run, State{Name: Running})
-	} else if m.run.st.Name == Stopped || m.run.st.Name == Stopping {
+	if !resumed || m.run.st.Name == Stopped || m.run.st.Name == Stopping {
 		r.set(hard, m.run, State{Name: Running})
 	}
 	for _, sv := range m.servers {

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"slices"
 	"strings"
 )
 
@@ -31,23 +32,14 @@ func (sch *scheduler) runState(n *node, st State) State {
 
 // failFast reports whether n is in a fail-fast stage.
 func failFast(n *node) bool {
-	for p := n; p != nil; p = p.parent {
-		if p.kind == KindStage {
-			return p.stage != nil && p.stage.FailFast
-		}
-	}
-	return false
+	st := ancestor(n, KindStage)
+	return st != nil && st.stage != nil && st.stage.FailFast
 }
 
 // userSkipped reports whether a kid of n was skipped by the operator (or
 // is itself a container skipped that way).
 func userSkipped(n *node) bool {
-	for _, k := range n.kids {
-		if k.st.Name == Skipped && k.st.Reason == ReasonUser {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(n.kids, func(k *node) bool { return k.st.Name == Skipped && k.st.Reason == ReasonUser })
 }
 
 // failedUnder lists the servers under n that failed, or were skipped by

@@ -187,9 +187,7 @@ func (sch *scheduler) stepGate(ctx context.Context, g *node) {
 	switch g.st.Name {
 	case NotStarted:
 		sch.r.set(ctx, g, State{Name: Pending, Reason: ReasonApproval, Message: "run: " + NextAction{Kind: NextApprove, Gate: g.id}.Ref()})
-		if sch.r.m.approved[g.id] {
-			sch.r.set(ctx, g, State{Name: Completed, Message: "approved"})
-		}
+		fallthrough
 	case Pending:
 		if sch.r.m.approved[g.id] {
 			sch.r.set(ctx, g, State{Name: Completed, Message: "approved"})

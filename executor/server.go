@@ -166,10 +166,8 @@ func (s *serverRun) posOf(index int) (int, bool) {
 	if i := index - 1; i >= 0 && i < len(s.p.Steps) && s.p.Steps[i].Index == index {
 		return i, true // steps are numbered 1, 2, … in order
 	}
-	for i := range s.p.Steps {
-		if s.p.Steps[i].Index == index {
-			return i, true
-		}
+	if i := slices.IndexFunc(s.p.Steps, func(st plan.Step) bool { return st.Index == index }); i >= 0 {
+		return i, true
 	}
 	return 0, false
 }

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -44,13 +45,8 @@ func (s Stranded) What() string {
 // in flight only with inFlight (the run is ending, or not running: their
 // steps wait for the next apply).
 func (m *model) stranded(inFlight bool) []Stranded {
-	ns := make([]*node, 0, len(m.mayStrand))
-	for n := range m.mayStrand {
-		ns = append(ns, n)
-	}
-	slices.SortFunc(ns, func(a, b *node) int { return a.seq - b.seq })
 	var out []Stranded
-	for _, n := range ns {
+	for _, n := range slices.SortedFunc(maps.Keys(m.mayStrand), func(a, b *node) int { return a.seq - b.seq }) {
 		s := n.sv
 		if !n.st.Name.Terminal() && !inFlight {
 			continue

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -120,10 +121,7 @@ func (vl *virtualLoop) virtualWake(now, wake time.Time) time.Time {
 // canonical orders worker messages by the server's position in the plan,
 // then by op. A worker has one message at a time, and a server one worker.
 func canonical(a, b msg) int {
-	if a.o.sv.index != b.o.sv.index {
-		return a.o.sv.index - b.o.sv.index
-	}
-	return strings.Compare(a.o.op, b.o.op)
+	return cmp.Or(a.o.sv.index-b.o.sv.index, strings.Compare(a.o.op, b.o.op))
 }
 
 // drain ends the workers still running when the run stops on a virtual

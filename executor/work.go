@@ -153,11 +153,7 @@ func (wk *worker) work(ctx context.Context, o *opRun) msg {
 		}
 		return msg{o: o, err: err}
 	}
-	m := msg{o: o, done: true}
-	if res != nil {
-		m.message = res.Message
-	}
-	m.message = cameBack(o, res, confirmed(o.op, o.pstep.Kind, res))
+	m := msg{o: o, done: true, message: cameBack(o, res, confirmed(o.op, o.pstep.Kind, res))}
 	if res != nil && o.pstep.Kind == providers.StepUpdate && o.step != nil && o.step.Target.Version != "" {
 		switch {
 		case res.TaskState == providers.TaskGone:

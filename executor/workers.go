@@ -46,14 +46,7 @@ type workerMode struct {
 type crew struct{ r *runner }
 
 // unitOf is the group n belongs to (n itself for a group); nil above.
-func unitOf(n *node) *node {
-	for ; n != nil; n = n.parent {
-		if n.kind == KindGroup {
-			return n
-		}
-	}
-	return nil
-}
+func unitOf(n *node) *node { return ancestor(n, KindGroup) }
 
 // writes reports whether this worker may record n's state changes: a node
 // of a group it claimed, or, for the leader, a node above the groups.
@@ -217,14 +210,13 @@ func (cw *crew) claimPass(ctx context.Context) bool {
 		// Its servers already started (by a worker gone, or by this one
 		// before a restart) resume from the journal: a recorded BMC task is
 		// polled, a versioned step verified, never run blindly again.
-		for _, sv := range cw.r.m.order {
-			if sv.kind == KindServer && unitOf(sv).id == id && !sv.st.Name.Terminal() && sv.st.Name != NotStarted && sv.st.Name != Pending {
-				cw.r.ready = append(cw.r.ready, sv)
-			}
-		}
 		for _, n := range cw.r.m.order {
-			if unitOf(n) != nil && unitOf(n).id == id {
-				n.dirty = true
+			if u := unitOf(n); u == nil || u.id != id {
+				continue
+			}
+			n.dirty = true
+			if n.kind == KindServer && !n.st.Name.Terminal() && n.st.Name != NotStarted && n.st.Name != Pending {
+				cw.r.ready = append(cw.r.ready, n)
 			}
 		}
 	}
@@ -345,8 +337,7 @@ func (cw *crew) tryLead(ctx context.Context) {
 	cw.r.skipsAt = 0
 	msg := "this worker leads the run (the leader's lock was free)"
 	if replaced != nil {
-		msg = fmt.Sprintf("took over the lock %s of %s (pid %d, since %s, plan %s): %s", replaced.ID, replaced.Who, replaced.PID,
-			replaced.Since.UTC().Format(time.RFC3339), plan.ShortSHA(replaced.PlanSHA256), GoneReason(*replaced))
+		msg = tookOverFrom(*replaced)
 		cw.r.o.Logger.Warn(msg)
 	}
 	cw.r.emit(ctx, &Record{Type: recRunStarted, PlanSHA256: cw.r.sha, PID: os.Getpid(), By: cw.r.workerLabel(), Message: msg})
@@ -438,13 +429,7 @@ func (cw *crew) holdStarts(ctx context.Context, launch []*opRun) []*opRun {
 	if cw.r.w == nil {
 		return launch
 	}
-	first := false
-	for _, o := range launch {
-		if o.kind == opObserve {
-			first = true
-		}
-	}
-	if !first {
+	if !slices.ContainsFunc(launch, func(o *opRun) bool { return o.kind == opObserve }) {
 		return launch
 	}
 	cw.r.poll(ctx)

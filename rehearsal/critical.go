@@ -70,12 +70,7 @@ type path struct {
 
 // hasGate reports whether a stage has a gate after it (after), or before.
 func hasGate(st plan.Stage, after bool) bool {
-	for _, g := range st.Gates {
-		if rollout.GateAfter(g) == after {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(st.Gates, func(g plan.Gate) bool { return rollout.GateAfter(g) == after })
 }
 
 func eligible(c *plan.Cluster) int {
@@ -230,26 +225,31 @@ func (sim *stageSim) next(t time.Time) (time.Time, bool) {
 	if len(sim.paused) > 0 && len(sim.inflight) == 0 {
 		return t.Add(sim.cp.approveAfter), true
 	}
-	var next time.Time
-	consider := func(x time.Time) {
-		if x.After(t) && (next.IsZero() || x.Before(next)) {
-			next = x
-		}
-	}
+	next := earliest{after: t}
 	for _, e := range sim.inflight {
-		consider(e)
+		next.consider(e)
 	}
 	for _, g := range sim.groups {
 		if len(sim.paused) == 0 {
-			consider(g.wake)
+			next.consider(g.wake)
 		}
 		for _, s := range g.scopes {
 			if !s.waitAt.IsZero() && !s.waited {
-				consider(s.waitAt)
+				next.consider(s.waitAt)
 			}
 		}
 	}
-	return next, !next.IsZero()
+	return next.at, !next.at.IsZero()
+}
+
+// earliest is the earliest moment after a time of those it considered
+// (at: zero when none was).
+type earliest struct{ after, at time.Time }
+
+func (e *earliest) consider(x time.Time) {
+	if x.After(e.after) && (e.at.IsZero() || x.Before(e.at)) {
+		e.at = x
+	}
 }
 
 // moment makes every decision at t, in the executor's order: first what

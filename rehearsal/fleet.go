@@ -251,12 +251,7 @@ func (f *Fleet) gate(ctx context.Context, s *server) error {
 }
 
 func holding(spans []span, t time.Time) bool {
-	for _, sp := range spans {
-		if sp.holds(t) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(spans, func(sp span) bool { return sp.holds(t) })
 }
 
 // effective is the server's power and health at t, with its host

@@ -297,17 +297,12 @@ func (f *Fleet) notReady(s *server, t time.Time, expect []providers.Expectation,
 // nextChange is the first moment after t at which a fault on s begins or
 // ends (zero: none). f.mu is held.
 func (s *server) nextChange(t time.Time) time.Time {
-	var next time.Time
-	consider := func(x time.Time) {
-		if x.After(t) && (next.IsZero() || x.Before(next)) {
-			next = x
-		}
-	}
+	next := earliest{after: t}
 	for _, l := range [][]span{s.hostDown, s.bmc.busy, s.bmc.down} {
 		for _, sp := range l {
-			consider(sp.from)
+			next.consider(sp.from)
 			if !sp.to.IsZero() {
-				consider(sp.to)
+				next.consider(sp.to)
 			}
 		}
 	}
@@ -320,13 +315,13 @@ func (s *server) nextChange(t time.Time) time.Time {
 			if at.IsZero() {
 				continue
 			}
-			consider(at)
+			next.consider(at)
 			if c.d > 0 {
-				consider(at.Add(c.d))
+				next.consider(at.Add(c.d))
 			}
 		}
 	}
-	return next
+	return next.at
 }
 
 func orUnknown(s string) string {

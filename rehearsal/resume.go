@@ -2,6 +2,7 @@ package rehearsal
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rackform/rackform/executor"
@@ -117,6 +118,12 @@ func (f *Fleet) replay(j *journal) {
 // updates ("restage:shutdown", "restage:reset": the host off, then booted
 // On); "" for what changes nothing on the server.
 func opStep(s *plan.Server, op string) (plan.StepKind, providers.Step) {
+	find := func(match func(plan.Step) bool) (plan.StepKind, providers.Step) {
+		if i := slices.IndexFunc(s.Steps, match); i >= 0 {
+			return s.Steps[i].Kind, s.Steps[i].ProviderStep()
+		}
+		return "", providers.Step{}
+	}
 	jo := executor.ParseJournalOp(op)
 	switch {
 	case jo.Family == executor.OpPowerOff:
@@ -128,21 +135,11 @@ func opStep(s *plan.Server, op string) (plan.StepKind, providers.Step) {
 	case jo.Family == executor.OpRemedy && jo.Action == executor.ActionReboot:
 		return plan.StepReset, providers.Step{}
 	case jo.Family == executor.OpRemedy && jo.Action == executor.ActionReimage:
-		for _, st := range s.Steps {
-			if st.Kind == plan.StepReimage {
-				return plan.StepReimage, st.ProviderStep()
-			}
-		}
-		return "", providers.Step{}
+		return find(func(st plan.Step) bool { return st.Kind == plan.StepReimage })
 	}
 	n, ok := executor.PlanStepIndex(op)
 	if !ok {
 		return "", providers.Step{}
 	}
-	for _, st := range s.Steps {
-		if st.Index == n {
-			return st.Kind, st.ProviderStep()
-		}
-	}
-	return "", providers.Step{}
+	return find(func(st plan.Step) bool { return st.Index == n })
 }

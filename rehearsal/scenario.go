@@ -384,8 +384,7 @@ func (s *Scenario) Resolve(targets []Target, start time.Time) (*Faults, hcl.Diag
 			for _, n := range names {
 				idx := find(n.value)
 				if len(idx) == 0 {
-					diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown " + what,
-						Detail: notFound(what, n.value), Subject: n.rng.Ptr()})
+					diags = append(diags, errorAt(n.rng.Ptr(), "Unknown "+what, "%s", notFound(what, n.value)))
 				}
 				for _, i := range idx {
 					hit[i] = true

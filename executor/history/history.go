@@ -16,6 +16,7 @@ import (
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/executor/state"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -91,12 +92,7 @@ func Load(ctx context.Context, sources []Source, opts Options) (*Estimates, erro
 			all = append(all, found{r, src})
 		}
 	}
-	slices.SortStableFunc(all, func(a, b found) int {
-		if c := b.At.Compare(a.At); c != 0 {
-			return c
-		}
-		return strings.Compare(a.PlanSHA256, b.PlanSHA256)
-	})
+	slices.SortStableFunc(all, func(a, b found) int { return state.RecentFirst(a.Run, b.Run) })
 	e := &Estimates{minSamples: opts.MinSamples, classes: map[plan.EstimateKey]*class{}}
 	for _, f := range all {
 		if e.runs == opts.Runs {

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/rackform/rackform/executor"
 	"github.com/rackform/rackform/executor/state"
@@ -33,11 +32,9 @@ type Source interface {
 }
 
 // Run is one run a Source holds: the plan it ran, and when its journal was
-// last written (which orders runs across sources, newest first).
-type Run struct {
-	PlanSHA256 string
-	At         time.Time
-}
+// last written (which orders runs across sources, newest first), as a
+// state directory lists its runs.
+type Run = state.Run
 
 // Store is what a state backend offers to read a run: its plan and its
 // journal (executor.Backend has both).
@@ -71,18 +68,7 @@ func OpenStateDir(path string) (Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return FromBackend("the state directory "+path, d, func(ctx context.Context) ([]Run, error) {
-		return runsOf(d.Runs(ctx))
-	}), nil
-}
-
-// runsOf is the Runs of a state directory's listing of its journals.
-func runsOf(runs []state.Run, err error) ([]Run, error) {
-	out := make([]Run, len(runs))
-	for i, r := range runs {
-		out[i] = Run{PlanSHA256: r.PlanSHA256, At: r.LastAppendAt}
-	}
-	return out, err
+	return FromBackend("the state directory "+path, d, d.Runs), nil
 }
 
 // OpenArchive makes Sources of a directory of archived runs. It takes:
@@ -145,7 +131,7 @@ type files struct {
 func (f *files) String() string { return "the archive " + f.dir }
 
 func (f *files) Runs(context.Context) ([]Run, error) {
-	return runsOf(state.Journals(f.dir))
+	return state.Journals(f.dir)
 }
 
 // maxPlanFile bounds the files hashed while looking for plans: a plan of

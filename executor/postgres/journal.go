@@ -98,11 +98,7 @@ func (b *Backend) Append(ctx context.Context, sha string, records ...[]byte) ([]
 	if len(records) == 0 {
 		return nil, nil
 	}
-	leaseID, err := b.heldLease()
-	if err != nil {
-		return nil, err
-	}
-	workerID, err := b.heldWorker()
+	fences, err := b.fences()
 	if err != nil {
 		return nil, err
 	}
@@ -113,22 +109,18 @@ func (b *Backend) Append(ctx context.Context, sha string, records ...[]byte) ([]
 		bt := &pgx.Batch{}
 		bt.Queue(`INSERT INTO `+b.s+`.runs (plan_sha256) VALUES ($1)
 			ON CONFLICT (plan_sha256) DO UPDATE SET last_append_at = now()`, sha)
-		if leaseID != "" {
-			bt.Queue(`SELECT `+b.s+`.fence($1)`, leaseID)
-		}
-		if workerID != "" {
-			bt.Queue(`SELECT `+b.s+`.worker_fence($1)`, workerID)
+		for _, l := range fences {
+			bt.Queue(`SELECT `+b.s+`.`+l.kind.fn+`($1)`, l.id)
 		}
 		bt.Queue(`INSERT INTO `+b.s+`.journal (plan_sha256, batch, batch_seq, record)
 			SELECT $1, $2, n, r FROM unnest($3::bytea[]) WITH ORDINALITY AS t(r, n) ORDER BY n
 			RETURNING pos`, sha, batch, records)
 		res := b.pool.SendBatch(ctx, bt)
 		_, err := res.Exec()
-		if err == nil && leaseID != "" {
-			_, err = res.Exec()
-		}
-		if err == nil && workerID != "" {
-			_, err = res.Exec()
+		for range fences {
+			if err == nil {
+				_, err = res.Exec()
+			}
 		}
 		if err == nil {
 			var rows pgx.Rows
@@ -156,11 +148,10 @@ func (b *Backend) Append(ctx context.Context, sha string, records ...[]byte) ([]
 		return err
 	})
 	if err != nil {
-		if lost := lockLease.fencedBy(err, leaseID, b.Lease()); lost != nil {
-			return nil, lost
-		}
-		if lost := workerLease.fencedBy(err, workerID, b.Lease()); lost != nil {
-			return nil, lost
+		for _, l := range fences {
+			if lost := l.kind.fencedBy(err, l.id, b.Lease()); lost != nil {
+				return nil, lost
+			}
 		}
 		return nil, err
 	}

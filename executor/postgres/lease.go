@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,10 +31,11 @@ type lease struct {
 }
 
 // leaseKind is what differs between the state lock's lease and a worker's
-// (workers.go): the row the heartbeat renews, the SQLSTATE its journal
-// fence raises (schema.go), and what losing it means.
+// (workers.go): the row the heartbeat renews, its journal fence (the SQL
+// function fn, which raises the SQLSTATE code), and what losing it means.
 type leaseKind struct {
 	table, what, label string
+	fn, param, subject string
 	code               string
 	err                error
 	// expired says how it was lost when the heartbeat finds it gone;
@@ -44,14 +46,30 @@ type leaseKind struct {
 
 var (
 	lockLease = &leaseKind{table: "lock", what: "state lock", label: "lock", code: "RFL01", err: ErrLeaseLost,
+		fn: "fence", param: "lock_id", subject: "the state lock",
 		expired: "it expired or was removed with force-unlock",
 		fenced:  "its lease expired (the database was unreachable for longer than the lease, %s) or force-unlock removed it",
 		then:    "so another apply may drive this run; this apply stops: run apply or continue again to resume from the journal"}
 	workerLease = &leaseKind{table: "workers", what: "worker", label: "worker", code: "RFL02", err: ErrWorkerLeaseLost,
+		fn: "worker_fence", param: "worker_id", subject: "the worker lease",
 		expired: "it expired",
 		fenced:  "it expired (the database was unreachable for longer than the lease, %s)",
 		then:    "so other workers may have adopted what this one had claimed; this apply stops: run apply again to resume from the journal"}
 )
+
+// fenceFunction creates this kind's fence (a migration's SQL, %[1]s the
+// schema): it raises code unless the lease of the ID it is given is held
+// and unexpired, by the database's clock.
+func (k *leaseKind) fenceFunction() string {
+	return `
+	CREATE FUNCTION %[1]s.` + k.fn + `(` + k.param + ` text) RETURNS void LANGUAGE plpgsql AS $$
+	BEGIN
+		PERFORM 1 FROM %[1]s.` + k.table + ` WHERE id = ` + k.param + ` AND lease_expires > now() FOR SHARE;
+		IF NOT FOUND THEN
+			RAISE EXCEPTION '` + k.subject + ` % is no longer held by this apply', ` + k.param + ` USING ERRCODE = '` + k.code + `';
+		END IF;
+	END $$;`
+}
 
 // lostError says the lease id of this kind is lost, and how.
 func (k *leaseKind) lostError(id, how string) error {
@@ -118,9 +136,20 @@ func (l *lease) halt() {
 	<-l.done
 }
 
-// heldLease returns the ID of the lease this Backend holds, or an error
-// when it was lost.
-func (b *Backend) heldLease() (string, error) { return b.held(&b.lease) }
+// fences are the leases this Backend holds, the lock's first, which every
+// Append fences on; an error when one was lost.
+func (b *Backend) fences() ([]*lease, error) {
+	b.mu.Lock()
+	held := []*lease{b.lease, b.worker}
+	b.mu.Unlock()
+	held = slices.DeleteFunc(held, func(l *lease) bool { return l == nil })
+	for _, l := range held {
+		if err := l.lostErr(); err != nil {
+			return nil, err
+		}
+	}
+	return held, nil
+}
 
 // held returns the ID of the lease in *field (b.lease or b.worker), "" when
 // none is held, or an error when it was lost.

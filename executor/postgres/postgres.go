@@ -49,6 +49,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -136,13 +137,7 @@ func secrets(conn string) []string {
 			out = append(out, p)
 		}
 	}
-	var keep []string
-	for _, s := range out {
-		if len(s) >= 3 {
-			keep = append(keep, s)
-		}
-	}
-	return keep
+	return slices.DeleteFunc(out, func(s string) bool { return len(s) < 3 })
 }
 
 // scrub removes every secret of the connection string from err's text.
@@ -245,11 +240,7 @@ func (b *Backend) cfg() Options {
 }
 
 // Lease is the lease of locks this Backend takes.
-func (b *Backend) Lease() time.Duration {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.o.Lease
-}
+func (b *Backend) Lease() time.Duration { return b.cfg().Lease }
 
 // Where names the database for messages (never the password).
 func (b *Backend) Where() string {

@@ -50,14 +50,7 @@ var migrations = []string{
 		heartbeat_at  timestamptz NOT NULL,
 		lease_expires timestamptz NOT NULL,
 		lease_seconds double precision NOT NULL
-	);
-	CREATE FUNCTION %[1]s.fence(lock_id text) RETURNS void LANGUAGE plpgsql AS $$
-	BEGIN
-		PERFORM 1 FROM %[1]s.lock WHERE id = lock_id AND lease_expires > now() FOR SHARE;
-		IF NOT FOUND THEN
-			RAISE EXCEPTION 'the state lock % is no longer held by this apply', lock_id USING ERRCODE = 'RFL01';
-		END IF;
-	END $$;`,
+	);` + lockLease.fenceFunction(),
 	// 2: several workers on one run (workers.go).
 	`CREATE TABLE %[1]s.workers (
 		id            text PRIMARY KEY,
@@ -75,14 +68,7 @@ var migrations = []string{
 		worker      text,
 		claimed_at  timestamptz,
 		PRIMARY KEY (plan_sha256, unit)
-	);
-	CREATE FUNCTION %[1]s.worker_fence(worker_id text) RETURNS void LANGUAGE plpgsql AS $$
-	BEGIN
-		PERFORM 1 FROM %[1]s.workers WHERE id = worker_id AND lease_expires > now() FOR SHARE;
-		IF NOT FOUND THEN
-			RAISE EXCEPTION 'the worker lease % is no longer held by this apply', worker_id USING ERRCODE = 'RFL02';
-		END IF;
-	END $$;`,
+	);` + workerLease.fenceFunction(),
 }
 
 func (b *Backend) migrate(ctx context.Context) error {

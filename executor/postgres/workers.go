@@ -98,7 +98,7 @@ func (b *Backend) Claim(ctx context.Context, sha string, units []string, max int
 			return err
 		}
 		defer tx.Rollback(context.WithoutCancel(ctx))
-		if _, err := tx.Exec(ctx, `SELECT `+b.s+`.worker_fence($1)`, me); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT `+b.s+`.`+workerLease.fn+`($1)`, me); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO `+b.s+`.claims (plan_sha256, unit) SELECT $1, u FROM unnest($2::text[]) AS u
@@ -241,18 +241,14 @@ func (b *Backend) lockClaimable(ctx context.Context, tx pgx.Tx, sha string, unit
 	if err != nil {
 		return nil, nil, err
 	}
-	type held struct{ unit, worker string }
-	locked, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (held, error) {
-		var h held
-		err := r.Scan(&h.unit, &h.worker)
-		return h, err
-	})
+	type held struct{ Unit, Worker string }
+	locked, err := pgx.CollectRows(rows, pgx.RowToStructByPos[held])
 	if err != nil || len(locked) == 0 {
 		return take, nil, err
 	}
 	var ids []string
 	for _, h := range locked {
-		ids = append(ids, h.worker)
+		ids = append(ids, h.Worker)
 	}
 	rows, err = tx.Query(ctx, `SELECT id FROM `+b.s+`.workers WHERE id = ANY($1::text[]) AND lease_expires > now()`, ids)
 	if err != nil {
@@ -263,9 +259,9 @@ func (b *Backend) lockClaimable(ctx context.Context, tx pgx.Tx, sha string, unit
 		return nil, nil, err
 	}
 	for _, h := range locked {
-		if !slices.Contains(live, h.worker) {
-			take = append(take, h.unit)
-			adopt = append(adopt, h.unit)
+		if !slices.Contains(live, h.Worker) {
+			take = append(take, h.Unit)
+			adopt = append(adopt, h.Unit)
 		}
 	}
 	return take, adopt, nil

@@ -96,11 +96,15 @@ func (j *memJournal) scan(after int64, fn func(executor.Entry) error) error {
 }
 
 // scanLines calls fn with each line of block past after; start is the
-// position before the block's first line.
+// position before the block's first line. A last line without its newline
+// is left out.
 func scanLines(block []byte, start, after int64, fn func(executor.Entry) error) error {
 	pos := start
-	for len(block) > 0 {
+	for {
 		i := bytes.IndexByte(block, '\n')
+		if i < 0 {
+			return nil
+		}
 		line := block[:i]
 		block = block[i+1:]
 		pos += int64(i) + 1
@@ -111,5 +115,4 @@ func scanLines(block []byte, start, after int64, fn func(executor.Entry) error) 
 			return err
 		}
 	}
-	return nil
 }

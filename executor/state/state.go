@@ -5,13 +5,14 @@ package state
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -260,25 +261,16 @@ func ReadJournal(name string, after int64) ([]executor.Entry, error) {
 	if _, err := f.ReadAt(buf, start); err != nil {
 		return nil, err
 	}
-	return splitLines(buf, start), nil
-}
-
-// splitLines returns the complete lines of buf; a trailing partial line is
-// torn or still being written and is left out.
-func splitLines(buf []byte, base int64) []executor.Entry {
+	// A trailing partial line is torn or still being written: scanLines
+	// leaves it out.
 	var out []executor.Entry
-	off := 0
-	for {
-		i := bytes.IndexByte(buf[off:], '\n')
-		if i < 0 {
-			return out
+	err = scanLines(buf, start, start, func(en executor.Entry) error {
+		if len(bytes.TrimSpace(en.Data)) > 0 {
+			out = append(out, en)
 		}
-		line := buf[off : off+i]
-		off += i + 1
-		if len(bytes.TrimSpace(line)) > 0 {
-			out = append(out, executor.Entry{Pos: base + int64(off), Data: line})
-		}
-	}
+		return nil
+	})
+	return out, err
 }
 
 func (d *Dir) lockPath() string { return filepath.Join(d.path, "lock.json") }
@@ -309,18 +301,13 @@ func (d *Dir) Lock(_ context.Context, info executor.LockInfo) error {
 func (d *Dir) Unlock(ctx context.Context, id string) error {
 	h, err := d.LockHolder(ctx)
 	var corrupt *executor.CorruptLockError
-	if errors.As(err, &corrupt) && corrupt.ID() == id {
+	switch {
+	case errors.As(err, &corrupt) && corrupt.ID() == id:
 		// The ID is a hash of the bytes just read: this removes exactly
 		// the corrupt lock the operator was shown.
-		if err := os.Remove(d.lockPath()); err != nil {
-			return err
-		}
-		return syncDir(d.path)
-	}
-	if err != nil {
+	case err != nil:
 		return err
-	}
-	if h.ID != id {
+	case h.ID != id:
 		return fmt.Errorf("the lock is held by %s with ID %s, not %s", h.Who, h.ID, id)
 	}
 	if err := os.Remove(d.lockPath()); err != nil {
@@ -539,13 +526,14 @@ func Journals(dir string) ([]Run, error) {
 		}
 		out = append(out, Run{PlanSHA256: sha, LastAppendAt: fi.ModTime()})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].LastAppendAt.Equal(out[j].LastAppendAt) {
-			return out[i].LastAppendAt.After(out[j].LastAppendAt)
-		}
-		return out[i].PlanSHA256 < out[j].PlanSHA256
-	})
+	slices.SortFunc(out, RecentFirst)
 	return out, nil
+}
+
+// RecentFirst orders runs the most recently written first, then by
+// SHA-256.
+func RecentFirst(a, b Run) int {
+	return cmp.Or(b.LastAppendAt.Compare(a.LastAppendAt), strings.Compare(a.PlanSHA256, b.PlanSHA256))
 }
 
 // Started reports whether the state directory dir holds a started run of

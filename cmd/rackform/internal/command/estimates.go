@@ -105,7 +105,7 @@ func pgRuns(b *postgres.Backend) func(context.Context) ([]history.Run, error) {
 		runs, err := b.Runs(ctx)
 		out := make([]history.Run, len(runs))
 		for i, r := range runs {
-			out[i] = history.Run{PlanSHA256: r.PlanSHA256, At: r.LastAppendAt}
+			out[i] = history.Run{PlanSHA256: r.PlanSHA256, LastAppendAt: r.LastAppendAt}
 		}
 		return out, err
 	}
