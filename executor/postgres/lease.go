@@ -57,16 +57,17 @@ var (
 		then:    "so other workers may have adopted what this one had claimed; this apply stops: run apply again to resume from the journal"}
 )
 
-// fenceFunction creates this kind's fence (a migration's SQL, %[1]s the
-// schema): it raises code unless the lease of the ID it is given is held
-// and unexpired, by the database's clock.
+// fenceFunction creates this kind's fence (a migration's SQL, formatted
+// with %[1]s the schema, so RAISE's placeholder is written %%): it raises
+// code unless the lease of the ID it is given is held and unexpired, by
+// the database's clock.
 func (k *leaseKind) fenceFunction() string {
 	return `
-	CREATE FUNCTION %[1]s.` + k.fn + `(` + k.param + ` text) RETURNS void LANGUAGE plpgsql AS $$
+	CREATE OR REPLACE FUNCTION %[1]s.` + k.fn + `(` + k.param + ` text) RETURNS void LANGUAGE plpgsql AS $$
 	BEGIN
 		PERFORM 1 FROM %[1]s.` + k.table + ` WHERE id = ` + k.param + ` AND lease_expires > now() FOR SHARE;
 		IF NOT FOUND THEN
-			RAISE EXCEPTION '` + k.subject + ` % is no longer held by this apply', ` + k.param + ` USING ERRCODE = '` + k.code + `';
+			RAISE EXCEPTION '` + k.subject + ` %% is no longer held by this apply', ` + k.param + ` USING ERRCODE = '` + k.code + `';
 		END IF;
 	END $$;`
 }

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -333,6 +334,38 @@ func TestMalformedConnStringNamesNoSecret(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), "RACKFORM_PG_CONN_STR is not a usable PostgreSQL connection string") {
 			t.Errorf("unclear error: %s", err)
+		}
+	}
+}
+
+// TestFenceRefusalNamesTheLease: the fences refuse with their code and a
+// message that names the lease (what PostgreSQL logs, and what a DBA who
+// calls the function sees), not a Go formatting error.
+func TestFenceRefusalNamesTheLease(t *testing.T) {
+	pgtest.Need(t, srv)
+	ctx := context.Background()
+	conn := srv.Database(t)
+	old := open(t, Options{ConnString: conn})
+	// A schema migrated by a rackform whose fences read "…!i(MISSING)s no
+	// longer held": opening it again rewrites them.
+	for _, k := range []*leaseKind{lockLease, workerLease} {
+		garbled := strings.Replace(fmt.Sprintf(k.fenceFunction(), old.s), "% is", "%!i(MISSING)s", 1)
+		if _, err := old.pool.Exec(ctx, garbled); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := open(t, Options{ConnString: conn})
+	for _, k := range []*leaseKind{lockLease, workerLease} {
+		_, err := b.pool.Exec(ctx, `SELECT `+b.s+`.`+k.fn+`($1)`, "apply-gone")
+		var pe interface {
+			SQLState() string
+			Error() string
+		}
+		if !errors.As(err, &pe) || pe.SQLState() != k.code {
+			t.Fatalf("%s of an ID that holds nothing: %v, want SQLSTATE %s", k.fn, err, k.code)
+		}
+		if want := k.subject + " apply-gone is no longer held by this apply"; !strings.Contains(err.Error(), want) {
+			t.Errorf("%s refuses with %q, want it to say %q", k.fn, err, want)
 		}
 	}
 }

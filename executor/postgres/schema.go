@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"fmt"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // The tables, created and migrated on first use.
@@ -112,8 +114,32 @@ func (b *Backend) migrate(ctx context.Context) error {
 			return fmt.Errorf("migrating the state schema %s to version %d: %w", b.o.Schema, v+1, err)
 		}
 	}
+	b.repairFences(ctx, tx)
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("migrating the state schema %s: %w", b.o.Schema, err)
 	}
 	return nil
+}
+
+// repairFences rewrites the fences of a schema migrated before their
+// messages were escaped: their code was right, but their words read "the
+// state lock ID!i(MISSING)s no longer held". The function is replaced in
+// place (no new schema version, which would shut out older rackforms);
+// a role that may not replace it keeps the old words.
+func (b *Backend) repairFences(ctx context.Context, tx pgx.Tx) {
+	for _, k := range []*leaseKind{lockLease, workerLease} {
+		var garbled bool
+		err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_proc WHERE proname = $1
+			AND pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = $2) AND prosrc LIKE '%!i(MISSING)%')`, k.fn, b.o.Schema).Scan(&garbled)
+		if err != nil || !garbled {
+			continue
+		}
+		if sp, err := tx.Begin(ctx); err == nil {
+			if _, err := sp.Exec(ctx, fmt.Sprintf(k.fenceFunction(), b.s)); err != nil {
+				sp.Rollback(ctx)
+			} else {
+				sp.Commit(ctx)
+			}
+		}
+	}
 }
