@@ -88,30 +88,6 @@ func (b *gofishBMC) Device(ctx context.Context) (*systemInfo, *managerInfo, erro
 	return dev, m, nil
 }
 
-// readDeviceState reads a device: its Manager and Chassis, and the
-// inventory, every member its own (there is no other system to attribute
-// a member to). The Manager's links say which image runs where they name
-// it; its FirmwareVersion stands in for a BMC member the inventory lacks.
-func (p *Provider) readDeviceState(ctx context.Context, b bmc) (*state, error) {
-	var (
-		items  []invItem
-		invErr error
-	)
-	serial, _ := b.Serial()
-	invRead := beside(serial, func() { items, invErr = b.Inventory(ctx) })
-	dev, m, err := b.Device(ctx)
-	invRead()
-	if err != nil {
-		return nil, err
-	}
-	st := &state{sys: dev, mgr: m, items: items}
-	if st.invErr, err = inventoryFallback(invErr); err != nil {
-		return nil, err
-	}
-	st.addManager(m)
-	return st, nil
-}
-
 // subject reads what stands for t: its ComputerSystem, or for a device
 // the systemInfo Device makes of its Manager and Chassis.
 func (s *stepRun) subject(ctx context.Context) (*systemInfo, error) {

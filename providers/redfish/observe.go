@@ -195,11 +195,10 @@ func (p *Provider) observeOne(ctx context.Context, b bmc, t providers.Target) *p
 	return obs
 }
 
-// state is what one read of a server found: the chosen system, its
-// manager, and the inventory members attributed to it.
+// state is what one read of a server found: the chosen system and the
+// inventory members attributed to it.
 type state struct {
 	sys    *systemInfo
-	mgr    *managerInfo
 	items  []invItem
 	multi  bool  // the BMC serves several systems
 	invErr error // the inventory could not be read (fallback versions only)
@@ -214,29 +213,40 @@ func (st *state) components() []providers.Component {
 	return out
 }
 
-// readState reads the chosen system, the inventory and, where the
-// inventory lacks them, the fallback versions. Observe and wait_ready both
-// read through it, so a version is verified where it was planned.
+// readState reads the chosen system (for a device, what Device makes of
+// its Manager and Chassis), the inventory and, where the inventory lacks
+// them, the fallback versions. Observe and wait_ready both read through
+// it, so a version is verified where it was planned.
 func (p *Provider) readState(ctx context.Context, b bmc, t providers.Target) (*state, error) {
-	if t.Device != "" {
-		return p.readDeviceState(ctx, b)
-	}
 	// The inventory does not depend on the system: both are read at once
 	// unless the BMC answers one request at a time (beside).
 	var (
 		items  []invItem
 		invErr error
+		sys    *systemInfo
+		m      *managerInfo
+		err    error
 	)
 	serial, _ := b.Serial()
 	invRead := beside(serial, func() { items, invErr = b.Inventory(ctx) })
-	sys, err := b.System(ctx, t.System)
+	if t.Device != "" {
+		sys, m, err = b.Device(ctx)
+	} else {
+		sys, err = b.System(ctx, t.System)
+	}
 	invRead()
 	if err != nil {
 		return nil, err
 	}
-	st := &state{sys: sys}
+	st := &state{sys: sys, items: items}
 	if st.invErr, err = inventoryFallback(invErr); err != nil {
 		return nil, err
+	}
+	if t.Device != "" {
+		// Every member is the device's own: there is no other system to
+		// attribute a member to.
+		st.addManager(m)
+		return st, nil
 	}
 	st.items, st.multi = attribute(items, sys, p.systemIDs(ctx, b, sys))
 	if err := p.readImages(ctx, b, st); err != nil {
@@ -370,7 +380,6 @@ func (p *Provider) readImages(ctx context.Context, b bmc, st *state) error {
 		}
 		return nil // no manager: the inventory may suffice
 	}
-	st.mgr = m
 	if m == nil {
 		return nil
 	}

@@ -23,9 +23,8 @@ type rawSystem struct {
 		} `json:"#ComputerSystem.Reset"`
 	}
 	Boot struct {
-		Targets  []string `json:"BootSourceOverrideTarget@Redfish.AllowableValues"`
-		Override string   `json:"BootSourceOverrideTarget"`
-		Enabled  string   `json:"BootSourceOverrideEnabled"`
+		Override string `json:"BootSourceOverrideTarget"`
+		Enabled  string `json:"BootSourceOverrideEnabled"`
 	}
 	VirtualMedia odataLink
 	Links        struct {
@@ -126,7 +125,6 @@ func systemFrom(sys *systemDoc) *systemInfo {
 		Health:              sys.Status.HealthRollup,
 		ResetTarget:         sys.Actions.Reset.Target,
 		ResetTypes:          sys.Actions.Reset.ResetTypes,
-		BootTargets:         sys.Boot.Targets,
 		BootOverride:        sys.Boot.Override,
 		BootOverrideEnabled: sys.Boot.Enabled,
 		VirtualMedia:        sys.VirtualMedia.ID,
