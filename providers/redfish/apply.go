@@ -44,34 +44,33 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 		fn = func(*providers.Progress) error { return nil }
 	}
 	s := &stepRun{p: p, b: b, cfg: cfg, t: req.Target, step: req.Step, progress: fn}
-	var res *providers.ApplyResult
-	switch req.Step.Kind {
-	case providers.StepShutdown, providers.StepPowerOn, providers.StepReset, providers.StepReimage:
-		if req.Target.Device != "" {
-			return nil, p.fail(req.Target, s.summary(), s.errNoHost())
-		}
-	}
-	switch req.Step.Kind {
-	case providers.StepUpdate:
-		res, err = s.update(ctx)
-	case providers.StepShutdown:
-		res, err = s.shutdown(ctx)
-	case providers.StepPowerOn:
-		res, err = s.powerOn(ctx)
-	case providers.StepReset:
-		res, err = s.reset(ctx)
-	case providers.StepReimage:
-		res, err = s.reimage(ctx)
-	case providers.StepWaitReady:
-		res, err = s.waitReady(ctx)
-	default:
+	kind, ok := stepKinds[req.Step.Kind]
+	if !ok {
 		return nil, providers.Errorf(req.Target.Name, "Unsupported step", fmt.Sprintf("The redfish provider has no step %q.", req.Step.Kind))
 	}
+	if kind.host && req.Target.Device != "" {
+		return nil, p.fail(req.Target, s.summary(), s.errNoHost())
+	}
+	res, err := kind.run(s, ctx)
 	if err != nil {
 		return res, p.fail(req.Target, s.summary(), err)
 	}
 	ended = true
 	return res, s.warnings
+}
+
+// stepKinds are the steps the provider runs; host says the step acts on
+// the host, which a device does not have.
+var stepKinds = map[providers.StepKind]struct {
+	run  func(*stepRun, context.Context) (*providers.ApplyResult, error)
+	host bool
+}{
+	providers.StepUpdate:    {(*stepRun).update, false},
+	providers.StepShutdown:  {(*stepRun).shutdown, true},
+	providers.StepPowerOn:   {(*stepRun).powerOn, true},
+	providers.StepReset:     {(*stepRun).reset, true},
+	providers.StepReimage:   {(*stepRun).reimage, true},
+	providers.StepWaitReady: {(*stepRun).waitReady, false},
 }
 
 // stepRun is one Apply call.
@@ -219,18 +218,8 @@ func (s *stepRun) update(ctx context.Context) (*providers.ApplyResult, error) {
 		if err != nil {
 			return nil, updateRefused("SimpleUpdate", body, err)
 		}
-	case MethodPush:
-		acc, err = s.push(ctx, us, "", nil)
-	case providers.MethodMultipartPush:
-		if us.MultipartHTTPPushURI == "" {
-			return nil, errors.New("the plan says multipart_push, but the BMC no longer offers MultipartHttpPushUri")
-		}
-		acc, err = s.push(ctx, us, providers.MethodMultipartPush, s.step.Targets)
-	case providers.MethodHTTPPush:
-		if us.HTTPPushURI == "" {
-			return nil, errors.New("the plan says http_push, but the BMC no longer offers HttpPushUri")
-		}
-		acc, err = s.push(ctx, us, providers.MethodHTTPPush, nil)
+	case MethodPush, providers.MethodMultipartPush, providers.MethodHTTPPush:
+		acc, err = s.push(ctx, us, method)
 	default:
 		return nil, fmt.Errorf("unknown update method %q", method)
 	}

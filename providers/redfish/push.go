@@ -144,23 +144,26 @@ func (e *exactReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// push uploads the image with method (multipart_push or http_push, as
-// planned; "" for the older rule: multipart to MultipartHttpPushUri when
-// offered, otherwise the raw image to HttpPushUri, whose apply time is a
-// property of the UpdateService, so it is PATCHed first when the step sets
-// one). targets are the multipart UpdateParameters' Targets as planned;
-// nil with method "" names the member the step's Match finds.
-func (s *stepRun) push(ctx context.Context, us *updateInfo, method string, targets []string) (*accepted, error) {
-	if method == "" {
-		switch {
-		case us.MultipartHTTPPushURI != "":
-			method = providers.MethodMultipartPush
-			targets = s.targets(ctx)
-		case us.HTTPPushURI != "":
-			method = providers.MethodHTTPPush
-		default:
-			return nil, errors.New("the BMC offers neither MultipartHttpPushUri nor HttpPushUri")
-		}
+// push uploads the image with method: multipart_push or http_push as
+// planned, with the multipart UpdateParameters' Targets the plan gives,
+// or push for the older rule: multipart to MultipartHttpPushUri when
+// offered, naming the members the step's Match finds, otherwise the raw
+// image to HttpPushUri. HttpPushUri's apply time is a property of the
+// UpdateService, so it is PATCHed first when the step sets one.
+func (s *stepRun) push(ctx context.Context, us *updateInfo, method string) (*accepted, error) {
+	targets := s.step.Targets
+	switch {
+	case method == providers.MethodMultipartPush && us.MultipartHTTPPushURI == "":
+		return nil, errors.New("the plan says multipart_push, but the BMC no longer offers MultipartHttpPushUri")
+	case method == providers.MethodHTTPPush && us.HTTPPushURI == "":
+		return nil, errors.New("the plan says http_push, but the BMC no longer offers HttpPushUri")
+	case method != MethodPush:
+	case us.MultipartHTTPPushURI != "":
+		method, targets = providers.MethodMultipartPush, s.targets(ctx)
+	case us.HTTPPushURI != "":
+		method = providers.MethodHTTPPush
+	default:
+		return nil, errors.New("the BMC offers neither MultipartHttpPushUri nor HttpPushUri")
 	}
 	img, err := s.openImage(ctx)
 	if err != nil {
