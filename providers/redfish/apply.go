@@ -308,11 +308,8 @@ func (s *stepRun) shutdown(ctx context.Context) (*providers.ApplyResult, error) 
 		return &providers.ApplyResult{Message: "already off"}, nil
 	}
 	if allows(sys, "GracefulShutdown") {
-		if err := s.report("graceful shutdown", -1); err != nil {
+		if _, err := s.resetTo(ctx, sys, "GracefulShutdown", "graceful shutdown", "GracefulShutdown, the server was not shut down"); err != nil {
 			return nil, err
-		}
-		if _, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": "GracefulShutdown"}); err != nil {
-			return nil, fmt.Errorf("the BMC refused GracefulShutdown, the server was not shut down: %w", err)
 		}
 		off, err := s.waitPower(ctx, providers.PowerOff, s.deadline(defaultShutdownTimeout))
 		if err != nil {
@@ -324,11 +321,8 @@ func (s *stepRun) shutdown(ctx context.Context) (*providers.ApplyResult, error) 
 		s.warnings = append(s.warnings, providers.Diagnostic{Severity: providers.Warning, Server: s.t.Name,
 			Summary: "Graceful shutdown timed out", Detail: "The server did not power off in time; it was forced off."})
 	}
-	if err := s.report("force off", -1); err != nil {
+	if _, err := s.resetTo(ctx, sys, "ForceOff", "force off", "ForceOff, the server was not powered off"); err != nil {
 		return nil, err
-	}
-	if _, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": "ForceOff"}); err != nil {
-		return nil, fmt.Errorf("the BMC refused ForceOff, the server was not powered off: %w", err)
 	}
 	off, err := s.waitPower(ctx, providers.PowerOff, s.p.clock.Now().Add(forceOffTimeout))
 	if err != nil {
@@ -375,11 +369,8 @@ func (s *stepRun) powerOn(ctx context.Context) (*providers.ApplyResult, error) {
 	if sys.PowerState == providers.PowerOn {
 		return &providers.ApplyResult{Message: "already on"}, nil
 	}
-	if err := s.report("power on", -1); err != nil {
+	if _, err := s.resetTo(ctx, sys, "On", "power on", "ResetType On, the server was not powered on"); err != nil {
 		return nil, err
-	}
-	if _, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": "On"}); err != nil {
-		return nil, fmt.Errorf("the BMC refused ResetType On, the server was not powered on: %w", err)
 	}
 	on, err := s.waitPower(ctx, providers.PowerOn, s.deadline(defaultPowerTimeout))
 	if err != nil {
@@ -406,14 +397,21 @@ func (s *stepRun) resetHost(ctx context.Context, sys *systemInfo, resetType stri
 	if sys.ResetTarget == "" {
 		return nil, resetType, errors.New("the system offers no Reset action")
 	}
-	if err := s.report("reset "+resetType, -1); err != nil {
-		return nil, resetType, err
+	acc, err := s.resetTo(ctx, sys, resetType, "reset "+resetType, "reset "+resetType+", the server was not reset")
+	return acc, resetType, err
+}
+
+// resetTo sends the system's Reset action with resetType, first telling
+// the caller what it does; refused words what the BMC refused.
+func (s *stepRun) resetTo(ctx context.Context, sys *systemInfo, resetType, what, refused string) (*accepted, error) {
+	if err := s.report(what, -1); err != nil {
+		return nil, err
 	}
 	acc, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": resetType})
 	if err != nil {
-		return nil, resetType, fmt.Errorf("the BMC refused reset %s, the server was not reset: %w", resetType, err)
+		return nil, fmt.Errorf("the BMC refused %s: %w", refused, err)
 	}
-	return acc, resetType, nil
+	return acc, nil
 }
 
 func (s *stepRun) reset(ctx context.Context) (*providers.ApplyResult, error) {

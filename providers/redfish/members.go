@@ -2,6 +2,7 @@ package redfish
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -203,19 +204,10 @@ func applyImageLinks(items []invItem, l imageLinks) {
 		switch {
 		case it.URI == l.Active:
 			it.State, it.StateSign = providers.StateActive, l.From+".Links.ActiveSoftwareImage"
-		case it.IsActive() && containsURI(l.Images, it.URI):
+		case it.IsActive() && slices.Contains(l.Images, it.URI):
 			it.State, it.StateSign = providers.StateStandby, l.From+".Links.SoftwareImages, not its ActiveSoftwareImage"
 		}
 	}
-}
-
-func containsURI(list []string, uri string) bool {
-	for _, u := range list {
-		if relPath(u) == uri {
-			return true
-		}
-	}
-	return false
 }
 
 // ambiguous reports whether two active members that related says belong

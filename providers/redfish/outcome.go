@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -254,17 +255,20 @@ func lacks(re *requestError, status int) string {
 	return "did not give its " + what
 }
 
-// outcomeSummary is the diagnostic summary of an outcome.
+// outcomeSummaries are the diagnostic summaries of the outcomes a failed
+// observation names (outcomeSummary).
+var outcomeSummaries = map[string]string{
+	providers.OutcomeCredentialsRefused:   "BMC refused the credentials",
+	providers.OutcomeInventoryUnavailable: "No firmware inventory",
+	providers.OutcomeSystemUnresolved:     "System not resolved",
+	providers.OutcomeUnusableAnswer:       "BMC answered without what the plan needs",
+}
+
+// outcomeSummary is the diagnostic summary of an outcome; unreachable's
+// is "Server unreachable".
 func outcomeSummary(outcome string) string {
-	switch outcome {
-	case providers.OutcomeCredentialsRefused:
-		return "BMC refused the credentials"
-	case providers.OutcomeInventoryUnavailable:
-		return "No firmware inventory"
-	case providers.OutcomeSystemUnresolved:
-		return "System not resolved"
-	case providers.OutcomeUnusableAnswer:
-		return "BMC answered without what the plan needs"
+	if s, ok := outcomeSummaries[outcome]; ok {
+		return s
 	}
 	return "Server unreachable"
 }
@@ -275,7 +279,7 @@ func outcomeSummary(outcome string) string {
 func redfishMessage(re *schemas.Error) string {
 	var parts []string
 	for _, x := range re.ExtendedInfos {
-		if m := oneLine(x.Message); m != "" && !looksRaw(m) && !contains(parts, m) {
+		if m := oneLine(x.Message); m != "" && !looksRaw(m) && !slices.Contains(parts, m) {
 			parts = append(parts, m)
 		}
 	}
@@ -285,15 +289,6 @@ func redfishMessage(re *schemas.Error) string {
 		}
 	}
 	return truncate(strings.Join(parts, "; "), 300)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // looksRaw tells a whole response body (JSON, HTML) from a message.
