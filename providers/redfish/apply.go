@@ -631,10 +631,8 @@ func (s *stepRun) readyOnce(ctx context.Context) (string, *providers.Observation
 	if len(missing) > 0 {
 		return strings.Join(missing, ", "), nil, nil
 	}
-	obs := &providers.Observation{Server: s.t.Name, Reachable: true, Outcome: providers.OutcomeObserved, System: sys.ID,
-		PowerState: sys.PowerState, Health: sys.Health, Components: comps, Fingerprint: fingerprint(sys.PowerState, sys.Health, comps), Auth: s.b.Auth(),
-		Identity: providers.Identity{UUID: sys.UUID, SerialNumber: sys.SerialNumber, Manufacturer: sys.Manufacturer, Model: sys.Model}}
-	return "", obs, nil
+	obs := observed(s.t.Name, s.b.Auth(), sys, comps)
+	return "", &obs, nil
 }
 
 func orUnknown(s string) string {

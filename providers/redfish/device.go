@@ -54,7 +54,7 @@ func (b *gofishBMC) Device(ctx context.Context) (*systemInfo, *managerInfo, erro
 				return err
 			}
 		}
-		all, err := readMembers[chassisDoc](ctx, c, serviceLink(c, "chassis", "/redfish/v1/Chassis"))
+		all, err := readMembers[chassisDoc](ctx, c, serviceLink(c, "chassis", "/redfish/v1/Chassis"), nil)
 		if err != nil {
 			if outcomeOf(err) == providers.OutcomeCredentialsRefused {
 				return err

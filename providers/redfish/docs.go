@@ -125,19 +125,11 @@ type collectionDoc[T any] struct {
 // fails, then every member the page only links, at once (the transport
 // limits requests per BMC), then the next pages. The members come in the
 // service's order; failures are a *schemas.CollectionError by link, as
-// gofish's collections report them.
+// gofish's collections report them. The first page is decoded into buf's
+// capacity (zeroed first; nil for a new array), so a caller that reads a
+// collection on every server can reuse one array instead of growing a
+// new one each time. The members returned share buf.
 func readMembers[T any, PT interface {
-	*T
-	entity() *entityDoc
-}](ctx context.Context, c *gofish.APIClient, uri string) ([]T, error) {
-	return readMembersInto[T, PT](ctx, c, uri, nil)
-}
-
-// readMembersInto is readMembers decoding the first page into buf's
-// capacity (zeroed first), so a caller that reads a collection on every
-// server can reuse one array instead of growing a new one each time. The
-// members returned share buf.
-func readMembersInto[T any, PT interface {
 	*T
 	entity() *entityDoc
 }](ctx context.Context, c *gofish.APIClient, uri string, buf []T) ([]T, error) {

@@ -37,7 +37,7 @@ func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
 		docs := invDocs.Get().(*[]invDoc)
 		defer invDocs.Put(docs)
 		for _, l := range links {
-			items, err := readMembersInto(ctx, c, l, *docs)
+			items, err := readMembers(ctx, c, l, *docs)
 			if cap(items) > cap(*docs) && cap(items) <= maxPooledMembers {
 				*docs = items[:0]
 			}

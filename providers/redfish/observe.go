@@ -171,14 +171,7 @@ func (p *Provider) observeOne(ctx context.Context, b bmc, t providers.Target) *p
 		}
 		return failed(providers.OutcomeInventoryUnavailable, errors.New(why+", and neither the System's BiosVersion nor the Manager's FirmwareVersion"))
 	}
-	obs.Outcome, obs.Reachable = providers.OutcomeObserved, true
-	obs.System = st.sys.ID
-	obs.PowerState = st.sys.PowerState
-	obs.Health = st.sys.Health
-	obs.Components = st.components()
-	obs.Identity = providers.Identity{UUID: st.sys.UUID, SerialNumber: st.sys.SerialNumber, Manufacturer: st.sys.Manufacturer, Model: st.sys.Model}
-	obs.Fingerprint = fingerprint(st.sys.PowerState, st.sys.Health, obs.Components)
-	obs.Auth = b.Auth()
+	*obs = observed(t.Name, b.Auth(), st.sys, st.components())
 	if st.invErr != nil {
 		obs.Diagnostics = append(obs.Diagnostics, providers.Diagnostic{Severity: providers.Warning, Server: t.Name,
 			Summary: "Versions read from the System and Manager",
@@ -193,6 +186,14 @@ func (p *Provider) observeOne(ctx context.Context, b bmc, t providers.Target) *p
 		}
 	}
 	return obs
+}
+
+// observed is the observation of server, read through a BMC authenticated
+// by auth: sys and its components.
+func observed(server, auth string, sys *systemInfo, comps []providers.Component) providers.Observation {
+	return providers.Observation{Server: server, Reachable: true, Outcome: providers.OutcomeObserved, System: sys.ID,
+		PowerState: sys.PowerState, Health: sys.Health, Components: comps, Fingerprint: fingerprint(sys.PowerState, sys.Health, comps), Auth: auth,
+		Identity: providers.Identity{UUID: sys.UUID, SerialNumber: sys.SerialNumber, Manufacturer: sys.Manufacturer, Model: sys.Model}}
 }
 
 // state is what one read of a server found: the chosen system and the
@@ -248,7 +249,13 @@ func (p *Provider) readState(ctx context.Context, b bmc, t providers.Target) (*s
 		st.addManager(m)
 		return st, nil
 	}
-	st.items, st.multi = attribute(items, sys, p.systemIDs(ctx, b, sys))
+	// Every system the BMC serves, from the Systems collection's member
+	// links (one request); just sys's when it serves one.
+	ids, err := b.SystemIDs(ctx)
+	if err != nil || len(ids) == 0 {
+		ids = []string{sys.ID}
+	}
+	st.items, st.multi = attribute(items, sys, ids)
 	if err := p.readImages(ctx, b, st); err != nil {
 		return nil, err
 	}
@@ -289,17 +296,6 @@ func inventoryFallback(err error) (fallback, fatal error) {
 		return err, nil
 	}
 	return nil, err
-}
-
-// systemIDs lists the Ids of every system the BMC serves (just sys's when
-// it serves one). The list is read from the Systems collection's member
-// links, which cost one request.
-func (p *Provider) systemIDs(ctx context.Context, b bmc, sys *systemInfo) []string {
-	ids, err := b.SystemIDs(ctx)
-	if err != nil || len(ids) == 0 {
-		return []string{sys.ID}
-	}
-	return ids
 }
 
 // attribute keeps the members of sys and the BMC's shared ones: a member

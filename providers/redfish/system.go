@@ -53,7 +53,7 @@ func (b *gofishBMC) System(ctx context.Context, sel string) (*systemInfo, error)
 			}
 		}
 		coll := serviceLink(c, "systems", "/redfish/v1/Systems")
-		systems, err := readMembers[systemDoc](ctx, c, coll)
+		systems, err := readMembers[systemDoc](ctx, c, coll, nil)
 		if err != nil {
 			return collErr(err)
 		}
@@ -193,7 +193,7 @@ func (b *gofishBMC) Manager(ctx context.Context, sys *systemInfo) (*managerInfo,
 			}
 		}
 		if m == nil {
-			managers, err := readMembers[managerDoc](ctx, c, serviceLink(c, "managers", "/redfish/v1/Managers"))
+			managers, err := readMembers[managerDoc](ctx, c, serviceLink(c, "managers", "/redfish/v1/Managers"), nil)
 			if err != nil {
 				return collErr(err)
 			}
