@@ -159,24 +159,14 @@ func outcomeOf(err error) string {
 		se *systemUnresolvedError
 		re *requestError
 	)
-	switch {
-	case errors.As(err, &ce):
+	switch status := statusOf(err); {
+	case errors.As(err, &ce), status == http.StatusUnauthorized, status == http.StatusForbidden:
+		// A status: the session or Basic credentials were refused on a
+		// read (after one fresh login).
 		return providers.OutcomeCredentialsRefused
 	case errors.As(err, &se):
 		return providers.OutcomeSystemUnresolved
-	case errors.Is(err, errNoSystem), errors.Is(err, errNoManager):
-		return providers.OutcomeUnusableAnswer
-	}
-	switch statusOf(err) {
-	case http.StatusUnauthorized, http.StatusForbidden:
-		// The session or Basic credentials were refused on a read (after
-		// one fresh login).
-		return providers.OutcomeCredentialsRefused
-	case 0:
-	default:
-		return providers.OutcomeUnusableAnswer
-	}
-	if errors.As(err, &re) || notJSON(err) {
+	case status != 0, errors.Is(err, errNoSystem), errors.Is(err, errNoManager), errors.As(err, &re), notJSON(err):
 		return providers.OutcomeUnusableAnswer
 	}
 	return providers.OutcomeUnreachable

@@ -282,11 +282,10 @@ func (p *Provider) RequestCount(endpoint string) int64 {
 	p.mu.Lock()
 	tr := p.tr
 	p.mu.Unlock()
-	u, err := url.Parse(endpoint)
-	if tr == nil || err != nil {
+	if tr == nil {
 		return 0
 	}
-	return tr.requests(u.Host)
+	return tr.requests(hostOf(endpoint))
 }
 
 // bmcFor returns the connection to t's BMC under t's credentials, kept
