@@ -152,20 +152,16 @@ func (s *stepRun) update(ctx context.Context) (*providers.ApplyResult, error) {
 	}
 	remote := isRemoteImage(s.step.ImageURI)
 	method, planned := s.step.Method, true
-	switch method {
-	case "", MethodAuto:
+	if method == "" || method == MethodAuto {
 		// Older plans and tests: the provider chooses, as before plans
 		// recorded the method.
-		planned = false
-		method = s.cfg.UpdateMethod
+		planned, method = false, s.cfg.UpdateMethod
 		if method == MethodAuto {
 			method = MethodPush
 			if us.SimpleUpdateTarget != "" && remote {
 				method = MethodSimpleUpdate
 			}
 		}
-	case MethodPush:
-		planned = false
 	}
 	deadline := s.deadline(defaultUpdateTimeout)
 	if t := s.resumeUpdate(ctx); t != nil {
