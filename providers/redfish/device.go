@@ -72,18 +72,7 @@ func (b *gofishBMC) Device(ctx context.Context) (*systemInfo, *managerInfo, erro
 	dev := &systemInfo{Name: m.ID, Health: m.Health, PowerState: providers.PowerOn, ManagedBy: []string{m.URI}}
 	if ch != nil {
 		dev.Name = ch.ID
-		dev.UUID = ch.UUID
-		dev.SerialNumber = strings.TrimSpace(ch.SerialNumber)
-		dev.Manufacturer = strings.TrimSpace(ch.Manufacturer)
-		dev.Model = strings.TrimSpace(ch.Model)
-		if ch.PowerState != "" {
-			dev.PowerState = ch.PowerState
-		}
-		if h := ch.Status.HealthRollup; h != "" {
-			dev.Health = h
-		} else if ch.Status.Health != "" {
-			dev.Health = ch.Status.Health
-		}
+		ch.fill(dev)
 	}
 	return dev, m, nil
 }

@@ -116,13 +116,7 @@ func systemFrom(sys *systemDoc) *systemInfo {
 		URI:                 relPath(sys.ODataID),
 		ID:                  sys.ID,
 		Name:                sys.Name,
-		UUID:                sys.UUID,
-		SerialNumber:        strings.TrimSpace(sys.SerialNumber),
-		Manufacturer:        strings.TrimSpace(sys.Manufacturer),
-		Model:               strings.TrimSpace(sys.Model),
 		BiosVersion:         strings.TrimSpace(sys.BiosVersion),
-		PowerState:          sys.PowerState,
-		Health:              sys.Status.HealthRollup,
 		ResetTarget:         sys.Actions.Reset.Target,
 		ResetTypes:          sys.Actions.Reset.ResetTypes,
 		BootOverride:        sys.Boot.Override,
@@ -135,9 +129,7 @@ func systemFrom(sys *systemDoc) *systemInfo {
 			info.ManagedBy = append(info.ManagedBy, relPath(m.ID))
 		}
 	}
-	if info.Health == "" {
-		info.Health = sys.Status.Health
-	}
+	sys.fill(info)
 	return info
 }
 
