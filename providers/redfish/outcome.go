@@ -245,20 +245,17 @@ func lacks(re *requestError, status int) string {
 	return "did not give its " + what
 }
 
-// outcomeSummaries are the diagnostic summaries of the outcomes a failed
-// observation names (outcomeSummary).
-var outcomeSummaries = map[string]string{
-	providers.OutcomeCredentialsRefused:   "BMC refused the credentials",
-	providers.OutcomeInventoryUnavailable: "No firmware inventory",
-	providers.OutcomeSystemUnresolved:     "System not resolved",
-	providers.OutcomeUnusableAnswer:       "BMC answered without what the plan needs",
-}
-
-// outcomeSummary is the diagnostic summary of an outcome; unreachable's
-// is "Server unreachable".
+// outcomeSummary is the diagnostic summary of an outcome.
 func outcomeSummary(outcome string) string {
-	if s, ok := outcomeSummaries[outcome]; ok {
-		return s
+	switch outcome {
+	case providers.OutcomeCredentialsRefused:
+		return "BMC refused the credentials"
+	case providers.OutcomeInventoryUnavailable:
+		return "No firmware inventory"
+	case providers.OutcomeSystemUnresolved:
+		return "System not resolved"
+	case providers.OutcomeUnusableAnswer:
+		return "BMC answered without what the plan needs"
 	}
 	return "Server unreachable"
 }
