@@ -93,20 +93,15 @@ func (s *stepRun) openImage(ctx context.Context) (*image, error) {
 func multipartBody(params map[string]any, img *image) (contentType string, body io.Reader, size int64, err error) {
 	var head bytes.Buffer
 	w := multipart.NewWriter(&head)
-	h := textproto.MIMEHeader{}
-	h.Set("Content-Disposition", `form-data; name="UpdateParameters"`)
-	h.Set("Content-Type", "application/json")
-	pw, err := w.CreatePart(h)
+	pw, err := w.CreatePart(textproto.MIMEHeader{"Content-Disposition": {`form-data; name="UpdateParameters"`}, "Content-Type": {"application/json"}})
 	if err != nil {
 		return "", nil, 0, err
 	}
 	if err := json.NewEncoder(pw).Encode(params); err != nil {
 		return "", nil, 0, err
 	}
-	h = textproto.MIMEHeader{}
-	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="UpdateFile"; filename=%q`, img.name))
-	h.Set("Content-Type", "application/octet-stream")
-	if _, err := w.CreatePart(h); err != nil {
+	file := textproto.MIMEHeader{"Content-Disposition": {fmt.Sprintf(`form-data; name="UpdateFile"; filename=%q`, img.name)}, "Content-Type": {"application/octet-stream"}}
+	if _, err := w.CreatePart(file); err != nil {
 		return "", nil, 0, err
 	}
 	headLen := head.Len()
