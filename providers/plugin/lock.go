@@ -126,11 +126,11 @@ func parseLock(data []byte, path string) (*Lock, error) {
 // It returns an error wrapping ErrNotPinned, a *HashMismatchError, or an
 // error reading the file.
 func (l *Lock) Verify(name, path string) error {
-	p, ok := l.Providers[name]
-	if !ok {
-		return fmt.Errorf("provider %q (%s): %w %s; pin it first", name, path, ErrNotPinned, l.path)
+	spec, err := l.Spec(Binary{Name: name, Path: path})
+	if err != nil {
+		return err
 	}
-	return verifyFile(name, path, p.SHA256, l.path)
+	return verifyFile(name, path, spec.SHA256, l.path)
 }
 
 // Pin records the hash of the binary at path for provider name and returns it.

@@ -25,43 +25,35 @@ type GRPCServer struct {
 
 var _ pb.ProviderServer = (*GRPCServer)(nil)
 
-// recoverPanic turns a panic in the provider's call into an error
+// guard runs the provider's call fn, turning a panic in it into an error
 // diagnostic, so one bad call does not take the plugin process (and every
-// other call in flight) down. It must be deferred directly.
-func (s *GRPCServer) recoverPanic(op, server string, diags *providers.Diagnostics) {
-	r := recover()
-	if r == nil {
-		return
-	}
-	if s.Logger != nil {
-		s.Logger.Error("provider panicked", "call", op, "server", server, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-	}
-	*diags = append(*diags, providers.Diagnostic{
-		Severity: providers.Error,
-		Summary:  "Provider panicked",
-		Detail:   fmt.Sprintf("The provider panicked in %s: %v. This is a bug in the provider; its log has the stack.", op, r),
-		Server:   server,
-	})
+// other call in flight) down.
+func guard[T any](s *GRPCServer, op, server string, fn func() (T, providers.Diagnostics)) (res T, diags providers.Diagnostics) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if s.Logger != nil {
+			s.Logger.Error("provider panicked", "call", op, "server", server, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		}
+		diags = append(diags, providers.Errorf(server, "Provider panicked",
+			fmt.Sprintf("The provider panicked in %s: %v. This is a bug in the provider; its log has the stack.", op, r))...)
+	}()
+	return fn()
 }
 
 // Describe implements pb.ProviderServer.
 func (s *GRPCServer) Describe(ctx context.Context, _ *pb.DescribeRequest) (*pb.DescribeResponse, error) {
-	var d *providers.Description
-	var diags providers.Diagnostics
-	func() {
-		defer s.recoverPanic("Describe", "", &diags)
-		d, diags = s.Impl.Describe(ctx)
-	}()
+	d, diags := guard(s, "Describe", "", func() (*providers.Description, providers.Diagnostics) { return s.Impl.Describe(ctx) })
 	return &pb.DescribeResponse{Description: descriptionToProto(d), Diagnostics: diagsToProto(diags)}, nil
 }
 
 // Configure implements pb.ProviderServer.
 func (s *GRPCServer) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.ConfigureResponse, error) {
-	var diags providers.Diagnostics
-	func() {
-		defer s.recoverPanic("Configure", "", &diags)
-		diags = s.Impl.Configure(ctx, &providers.ConfigureRequest{Config: req.GetConfig()})
-	}()
+	_, diags := guard(s, "Configure", "", func() (any, providers.Diagnostics) {
+		return nil, s.Impl.Configure(ctx, &providers.ConfigureRequest{Config: req.GetConfig()})
+	})
 	return &pb.ConfigureResponse{Diagnostics: diagsToProto(diags)}, nil
 }
 
@@ -109,16 +101,14 @@ func (s *stream[T]) finish(m *T) error {
 func (s *GRPCServer) Observe(req *pb.ObserveRequest, srv pb.Provider_ObserveServer) error {
 	out := &stream[pb.ObserveResponse]{send: srv.Send}
 	r := &providers.ObserveRequest{Concurrency: int(req.GetConcurrency()), Targets: targetsFromProto(req.GetTargets())}
-	var diags providers.Diagnostics
-	func() {
-		defer s.recoverPanic("Observe", "", &diags)
-		diags = s.Impl.Observe(srv.Context(), r, func(o *providers.Observation) error {
+	_, diags := guard(s, "Observe", "", func() (any, providers.Diagnostics) {
+		return nil, s.Impl.Observe(srv.Context(), r, func(o *providers.Observation) error {
 			if o == nil {
 				return errors.New("plugin: nil observation")
 			}
 			return out.Send(&pb.ObserveResponse{Event: &pb.ObserveResponse_Observation{Observation: observationToProto(o)}})
 		})
-	}()
+	})
 	return out.finish(&pb.ObserveResponse{Event: &pb.ObserveResponse_Done{Done: &pb.ObserveDone{}}, Diagnostics: diagsToProto(diags)})
 }
 
@@ -128,20 +118,17 @@ func (s *GRPCServer) Apply(req *pb.ApplyRequest, srv pb.Provider_ApplyServer) er
 	step, err := stepFromProto(req.GetStep())
 	if err != nil {
 		return out.finish(&pb.ApplyResponse{Event: &pb.ApplyResponse_Done{Done: &pb.ApplyDone{}},
-			Diagnostics: diagsToProto(providers.Diagnostics{{Severity: providers.Error, Summary: "Invalid step", Detail: err.Error(), Server: req.GetTarget().GetName()}})})
+			Diagnostics: diagsToProto(providers.Errorf(req.GetTarget().GetName(), "Invalid step", err.Error()))})
 	}
 	r := &providers.ApplyRequest{Target: targetFromProto(req.GetTarget()), Step: step, Last: req.GetLast()}
-	var res *providers.ApplyResult
-	var diags providers.Diagnostics
-	func() {
-		defer s.recoverPanic("Apply", r.Target.Name, &diags)
-		res, diags = s.Impl.Apply(srv.Context(), r, func(p *providers.Progress) error {
+	res, diags := guard(s, "Apply", r.Target.Name, func() (*providers.ApplyResult, providers.Diagnostics) {
+		return s.Impl.Apply(srv.Context(), r, func(p *providers.Progress) error {
 			if p == nil {
 				return errors.New("plugin: nil progress")
 			}
 			return out.Send(&pb.ApplyResponse{Event: &pb.ApplyResponse_Progress{Progress: progressToProto(p)}})
 		})
-	}()
+	})
 	return out.finish(&pb.ApplyResponse{
 		Event:       &pb.ApplyResponse_Done{Done: &pb.ApplyDone{Result: applyResultToProto(res)}},
 		Diagnostics: diagsToProto(diags),
@@ -151,21 +138,12 @@ func (s *GRPCServer) Apply(req *pb.ApplyRequest, srv pb.Provider_ApplyServer) er
 // Task implements pb.ProviderServer.
 func (s *GRPCServer) Task(ctx context.Context, req *pb.TaskRequest) (*pb.TaskResponse, error) {
 	r := &providers.TaskRequest{Target: targetFromProto(req.GetTarget()), TaskURI: req.GetTaskUri()}
-	var st *providers.TaskStatus
-	var diags providers.Diagnostics
-	func() {
-		defer s.recoverPanic("Task", r.Target.Name, &diags)
-		st, diags = s.Impl.Task(ctx, r)
-	}()
+	st, diags := guard(s, "Task", r.Target.Name, func() (*providers.TaskStatus, providers.Diagnostics) { return s.Impl.Task(ctx, r) })
 	return &pb.TaskResponse{Status: taskStatusToProto(st), Diagnostics: diagsToProto(diags)}, nil
 }
 
 // Stop implements pb.ProviderServer.
 func (s *GRPCServer) Stop(ctx context.Context, _ *pb.StopRequest) (*pb.StopResponse, error) {
-	var diags providers.Diagnostics
-	func() {
-		defer s.recoverPanic("Stop", "", &diags)
-		diags = s.Impl.Stop(ctx)
-	}()
+	_, diags := guard(s, "Stop", "", func() (any, providers.Diagnostics) { return nil, s.Impl.Stop(ctx) })
 	return &pb.StopResponse{Diagnostics: diagsToProto(diags)}, nil
 }

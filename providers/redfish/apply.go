@@ -44,34 +44,33 @@ func (p *Provider) Apply(ctx context.Context, req *providers.ApplyRequest, fn fu
 		fn = func(*providers.Progress) error { return nil }
 	}
 	s := &stepRun{p: p, b: b, cfg: cfg, t: req.Target, step: req.Step, progress: fn}
-	var res *providers.ApplyResult
-	switch req.Step.Kind {
-	case providers.StepShutdown, providers.StepPowerOn, providers.StepReset, providers.StepReimage:
-		if req.Target.Device != "" {
-			return nil, p.fail(req.Target, s.summary(), s.errNoHost())
-		}
-	}
-	switch req.Step.Kind {
-	case providers.StepUpdate:
-		res, err = s.update(ctx)
-	case providers.StepShutdown:
-		res, err = s.shutdown(ctx)
-	case providers.StepPowerOn:
-		res, err = s.powerOn(ctx)
-	case providers.StepReset:
-		res, err = s.reset(ctx)
-	case providers.StepReimage:
-		res, err = s.reimage(ctx)
-	case providers.StepWaitReady:
-		res, err = s.waitReady(ctx)
-	default:
+	kind, ok := stepKinds[req.Step.Kind]
+	if !ok {
 		return nil, providers.Errorf(req.Target.Name, "Unsupported step", fmt.Sprintf("The redfish provider has no step %q.", req.Step.Kind))
 	}
+	if kind.host && req.Target.Device != "" {
+		return nil, p.fail(req.Target, s.summary(), s.errNoHost())
+	}
+	res, err := kind.run(s, ctx)
 	if err != nil {
 		return res, p.fail(req.Target, s.summary(), err)
 	}
 	ended = true
 	return res, s.warnings
+}
+
+// stepKinds are the steps the provider runs; host says the step acts on
+// the host, which a device does not have.
+var stepKinds = map[providers.StepKind]struct {
+	run  func(*stepRun, context.Context) (*providers.ApplyResult, error)
+	host bool
+}{
+	providers.StepUpdate:    {(*stepRun).update, false},
+	providers.StepShutdown:  {(*stepRun).shutdown, true},
+	providers.StepPowerOn:   {(*stepRun).powerOn, true},
+	providers.StepReset:     {(*stepRun).reset, true},
+	providers.StepReimage:   {(*stepRun).reimage, true},
+	providers.StepWaitReady: {(*stepRun).waitReady, false},
 }
 
 // stepRun is one Apply call.
@@ -153,20 +152,16 @@ func (s *stepRun) update(ctx context.Context) (*providers.ApplyResult, error) {
 	}
 	remote := isRemoteImage(s.step.ImageURI)
 	method, planned := s.step.Method, true
-	switch method {
-	case "", MethodAuto:
+	if method == "" || method == MethodAuto {
 		// Older plans and tests: the provider chooses, as before plans
 		// recorded the method.
-		planned = false
-		method = s.cfg.UpdateMethod
+		planned, method = false, s.cfg.UpdateMethod
 		if method == MethodAuto {
 			method = MethodPush
 			if us.SimpleUpdateTarget != "" && remote {
 				method = MethodSimpleUpdate
 			}
 		}
-	case MethodPush:
-		planned = false
 	}
 	deadline := s.deadline(defaultUpdateTimeout)
 	if t := s.resumeUpdate(ctx); t != nil {
@@ -219,18 +214,8 @@ func (s *stepRun) update(ctx context.Context) (*providers.ApplyResult, error) {
 		if err != nil {
 			return nil, updateRefused("SimpleUpdate", body, err)
 		}
-	case MethodPush:
-		acc, err = s.push(ctx, us, "", nil)
-	case providers.MethodMultipartPush:
-		if us.MultipartHTTPPushURI == "" {
-			return nil, errors.New("the plan says multipart_push, but the BMC no longer offers MultipartHttpPushUri")
-		}
-		acc, err = s.push(ctx, us, providers.MethodMultipartPush, s.step.Targets)
-	case providers.MethodHTTPPush:
-		if us.HTTPPushURI == "" {
-			return nil, errors.New("the plan says http_push, but the BMC no longer offers HttpPushUri")
-		}
-		acc, err = s.push(ctx, us, providers.MethodHTTPPush, nil)
+	case MethodPush, providers.MethodMultipartPush, providers.MethodHTTPPush:
+		acc, err = s.push(ctx, us, method)
 	default:
 		return nil, fmt.Errorf("unknown update method %q", method)
 	}
@@ -319,11 +304,8 @@ func (s *stepRun) shutdown(ctx context.Context) (*providers.ApplyResult, error) 
 		return &providers.ApplyResult{Message: "already off"}, nil
 	}
 	if allows(sys, "GracefulShutdown") {
-		if err := s.report("graceful shutdown", -1); err != nil {
+		if _, err := s.resetTo(ctx, sys, "GracefulShutdown", "graceful shutdown", "GracefulShutdown, the server was not shut down"); err != nil {
 			return nil, err
-		}
-		if _, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": "GracefulShutdown"}); err != nil {
-			return nil, fmt.Errorf("the BMC refused GracefulShutdown, the server was not shut down: %w", err)
 		}
 		off, err := s.waitPower(ctx, providers.PowerOff, s.deadline(defaultShutdownTimeout))
 		if err != nil {
@@ -335,11 +317,8 @@ func (s *stepRun) shutdown(ctx context.Context) (*providers.ApplyResult, error) 
 		s.warnings = append(s.warnings, providers.Diagnostic{Severity: providers.Warning, Server: s.t.Name,
 			Summary: "Graceful shutdown timed out", Detail: "The server did not power off in time; it was forced off."})
 	}
-	if err := s.report("force off", -1); err != nil {
+	if _, err := s.resetTo(ctx, sys, "ForceOff", "force off", "ForceOff, the server was not powered off"); err != nil {
 		return nil, err
-	}
-	if _, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": "ForceOff"}); err != nil {
-		return nil, fmt.Errorf("the BMC refused ForceOff, the server was not powered off: %w", err)
 	}
 	off, err := s.waitPower(ctx, providers.PowerOff, s.p.clock.Now().Add(forceOffTimeout))
 	if err != nil {
@@ -386,11 +365,8 @@ func (s *stepRun) powerOn(ctx context.Context) (*providers.ApplyResult, error) {
 	if sys.PowerState == providers.PowerOn {
 		return &providers.ApplyResult{Message: "already on"}, nil
 	}
-	if err := s.report("power on", -1); err != nil {
+	if _, err := s.resetTo(ctx, sys, "On", "power on", "ResetType On, the server was not powered on"); err != nil {
 		return nil, err
-	}
-	if _, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": "On"}); err != nil {
-		return nil, fmt.Errorf("the BMC refused ResetType On, the server was not powered on: %w", err)
 	}
 	on, err := s.waitPower(ctx, providers.PowerOn, s.deadline(defaultPowerTimeout))
 	if err != nil {
@@ -417,14 +393,21 @@ func (s *stepRun) resetHost(ctx context.Context, sys *systemInfo, resetType stri
 	if sys.ResetTarget == "" {
 		return nil, resetType, errors.New("the system offers no Reset action")
 	}
-	if err := s.report("reset "+resetType, -1); err != nil {
-		return nil, resetType, err
+	acc, err := s.resetTo(ctx, sys, resetType, "reset "+resetType, "reset "+resetType+", the server was not reset")
+	return acc, resetType, err
+}
+
+// resetTo sends the system's Reset action with resetType, first telling
+// the caller what it does; refused words what the BMC refused.
+func (s *stepRun) resetTo(ctx context.Context, sys *systemInfo, resetType, what, refused string) (*accepted, error) {
+	if err := s.report(what, -1); err != nil {
+		return nil, err
 	}
 	acc, err := s.b.Post(ctx, sys.ResetTarget, map[string]any{"ResetType": resetType})
 	if err != nil {
-		return nil, resetType, fmt.Errorf("the BMC refused reset %s, the server was not reset: %w", resetType, err)
+		return nil, fmt.Errorf("the BMC refused %s: %w", refused, err)
 	}
-	return acc, resetType, nil
+	return acc, nil
 }
 
 func (s *stepRun) reset(ctx context.Context) (*providers.ApplyResult, error) {
@@ -644,10 +627,8 @@ func (s *stepRun) readyOnce(ctx context.Context) (string, *providers.Observation
 	if len(missing) > 0 {
 		return strings.Join(missing, ", "), nil, nil
 	}
-	obs := &providers.Observation{Server: s.t.Name, Reachable: true, Outcome: providers.OutcomeObserved, System: sys.ID,
-		PowerState: sys.PowerState, Health: sys.Health, Components: comps, Fingerprint: fingerprint(sys.PowerState, sys.Health, comps), Auth: s.b.Auth(),
-		Identity: providers.Identity{UUID: sys.UUID, SerialNumber: sys.SerialNumber, Manufacturer: sys.Manufacturer, Model: sys.Model}}
-	return "", obs, nil
+	obs := observed(s.t.Name, s.b.Auth(), sys, comps)
+	return "", &obs, nil
 }
 
 func orUnknown(s string) string {

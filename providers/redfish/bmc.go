@@ -88,8 +88,6 @@ type systemInfo struct {
 	ResetTarget string
 	// ResetTypes are the allowed ResetType values, empty when the BMC does not say.
 	ResetTypes []string
-	// BootTargets are the allowed BootSourceOverrideTarget values, when listed.
-	BootTargets []string
 	// BootOverride and BootOverrideEnabled are the current one-time or
 	// continuous boot override ("Cd", "Once"), "" when not reported.
 	BootOverride, BootOverrideEnabled string
@@ -137,17 +135,12 @@ type updateInfo struct {
 	SimpleUpdateTarget   string
 	MultipartHTTPPushURI string
 	HTTPPushURI          string
-	// TransferProtocols are SimpleUpdate's allowed TransferProtocol values.
-	TransferProtocols []string
 	// SimpleUpdateTargets says SimpleUpdate takes Targets: its ActionInfo
 	// lists the parameter (or the action lists allowable Targets).
 	SimpleUpdateTargets bool
-	// ActionInfo is SimpleUpdate's @Redfish.ActionInfo link; ActionInfoRead
-	// says it was read, Params are its parameters (with the action's own
-	// @Redfish.AllowableValues annotations).
-	ActionInfo     string
-	ActionInfoRead bool
-	Params         []actionParam
+	// Params are the parameters SimpleUpdate's @Redfish.ActionInfo lists
+	// (with the action's own @Redfish.AllowableValues annotations).
+	Params []actionParam
 	// The apply times each method takes, as the BMC lists them.
 	SimpleUpdateApplyTimes, MultipartApplyTimes, HTTPPushApplyTimes applyTimes
 	// Offline says why the service takes no update now (ServiceEnabled
@@ -206,10 +199,9 @@ type taskInfo struct {
 	State string // normalised: providers.Task*
 	// Start is the task's StartTime; zero when the BMC does not say.
 	Start time.Time
-	// TargetURI and JSONBody are from Task.Payload (Redfish Task v1_3_0+);
-	// JSONBody is the request body's JSON text ("" when absent).
-	TargetURI string
-	JSONBody  string
+	// JSONBody is Task.Payload's (Redfish Task v1_3_0+): the request
+	// body's JSON text ("" when absent).
+	JSONBody string
 }
 
 // accepted is what a mutating request returned: a task monitor when the BMC
@@ -218,6 +210,4 @@ type accepted struct {
 	Status     int
 	TaskURI    string
 	RetryAfter string
-	// Body is the 202 body (a Task representation when the BMC sent one).
-	Body []byte
 }

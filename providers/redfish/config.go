@@ -138,6 +138,11 @@ func parseConfig(raw json.RawMessage) (config, providers.Diagnostics) {
 			Detail:   fmt.Sprintf("The attribute %q must be %s.", name, want),
 		})
 	}
+	// Where each attribute of a plain type goes.
+	strs := map[string]*string{"username": &cfg.Username, "password": &cfg.Password}
+	flags := map[string]*bool{"insecure": &cfg.Insecure, "allow_http": &cfg.AllowHTTP}
+	durations := map[string]*time.Duration{"timeout": &cfg.Timeout, "retry_base_delay": &cfg.BaseDelay, "retry_max_delay": &cfg.MaxDelay, "poll_interval": &cfg.PollInterval}
+	counts := map[string]*int{"concurrency": &cfg.Concurrency, "per_bmc_limit": &cfg.PerBMCLimit, "retry_max_attempts": &cfg.MaxAttempts}
 	for name, v := range attrs {
 		if !known[name] {
 			diags = append(diags, providers.Diagnostic{Severity: providers.Error, Summary: "Unsupported attribute " + name,
@@ -147,71 +152,49 @@ func parseConfig(raw json.RawMessage) (config, providers.Diagnostics) {
 		if string(v) == "null" {
 			continue
 		}
-		switch name {
-		case "username", "password", "ca_bundle", "update_method":
+		switch {
+		case strs[name] != nil:
+			if json.Unmarshal(v, strs[name]) != nil {
+				bad(name, "a string")
+			}
+		case flags[name] != nil:
+			if json.Unmarshal(v, flags[name]) != nil {
+				bad(name, "a bool")
+			}
+		case durations[name] != nil:
+			if d, ok := parseDuration(v); ok {
+				*durations[name] = d
+			} else {
+				bad(name, `a positive duration such as "30s" (or a number of seconds)`)
+			}
+		case counts[name] != nil:
+			var n float64
+			if json.Unmarshal(v, &n) != nil || n < 1 || n != float64(int(n)) || n > 1e6 {
+				bad(name, "a whole number of at least 1")
+			} else {
+				*counts[name] = int(n)
+			}
+		case name == "ca_bundle", name == "update_method":
 			var s string
 			if json.Unmarshal(v, &s) != nil {
 				bad(name, "a string")
 				continue
 			}
-			switch name {
-			case "username":
-				cfg.Username = s
-			case "password":
-				cfg.Password = s
-			case "ca_bundle":
-				pem, err := loadCABundle(s)
-				if err != nil {
-					diags = append(diags, providers.Diagnostic{Severity: providers.Error, Summary: "Invalid attribute ca_bundle", Detail: err.Error()})
-					continue
-				}
-				cfg.CABundle = pem
-			case "update_method":
+			if name == "update_method" {
 				switch s {
 				case MethodAuto, MethodSimpleUpdate, MethodPush:
 					cfg.UpdateMethod = s
 				default:
 					bad(name, `one of "auto", "simple_update" or "push"`)
 				}
-			}
-		case "insecure":
-			if json.Unmarshal(v, &cfg.Insecure) != nil {
-				bad(name, "a bool")
-			}
-		case "allow_http":
-			if json.Unmarshal(v, &cfg.AllowHTTP) != nil {
-				bad(name, "a bool")
-			}
-		case "timeout", "retry_base_delay", "retry_max_delay", "poll_interval":
-			d, ok := parseDuration(v)
-			if !ok {
-				bad(name, `a positive duration such as "30s" (or a number of seconds)`)
 				continue
 			}
-			switch name {
-			case "timeout":
-				cfg.Timeout = d
-			case "retry_base_delay":
-				cfg.BaseDelay = d
-			case "retry_max_delay":
-				cfg.MaxDelay = d
-			case "poll_interval":
-				cfg.PollInterval = d
-			}
-		case "concurrency", "per_bmc_limit", "retry_max_attempts":
-			var n float64
-			if json.Unmarshal(v, &n) != nil || n < 1 || n != float64(int(n)) || n > 1e6 {
-				bad(name, "a whole number of at least 1")
+			pem, err := loadCABundle(s)
+			if err != nil {
+				diags = append(diags, providers.Diagnostic{Severity: providers.Error, Summary: "Invalid attribute ca_bundle", Detail: err.Error()})
 				continue
 			}
-			switch name {
-			case "concurrency":
-				cfg.Concurrency = int(n)
-			case "per_bmc_limit":
-				cfg.PerBMCLimit = int(n)
-			case "retry_max_attempts":
-				cfg.MaxAttempts = int(n)
-			}
+			cfg.CABundle = pem
 		}
 	}
 	if cfg.MaxDelay < cfg.BaseDelay {

@@ -54,7 +54,7 @@ func (b *gofishBMC) Device(ctx context.Context) (*systemInfo, *managerInfo, erro
 				return err
 			}
 		}
-		all, err := readMembers[chassisDoc](ctx, c, serviceLink(c, "chassis", "/redfish/v1/Chassis"))
+		all, err := readMembers[chassisDoc](ctx, c, serviceLink(c, "chassis", "/redfish/v1/Chassis"), nil)
 		if err != nil {
 			if outcomeOf(err) == providers.OutcomeCredentialsRefused {
 				return err
@@ -72,44 +72,9 @@ func (b *gofishBMC) Device(ctx context.Context) (*systemInfo, *managerInfo, erro
 	dev := &systemInfo{Name: m.ID, Health: m.Health, PowerState: providers.PowerOn, ManagedBy: []string{m.URI}}
 	if ch != nil {
 		dev.Name = ch.ID
-		dev.UUID = ch.UUID
-		dev.SerialNumber = strings.TrimSpace(ch.SerialNumber)
-		dev.Manufacturer = strings.TrimSpace(ch.Manufacturer)
-		dev.Model = strings.TrimSpace(ch.Model)
-		if ch.PowerState != "" {
-			dev.PowerState = ch.PowerState
-		}
-		if h := ch.Status.HealthRollup; h != "" {
-			dev.Health = h
-		} else if ch.Status.Health != "" {
-			dev.Health = ch.Status.Health
-		}
+		ch.fill(dev)
 	}
 	return dev, m, nil
-}
-
-// readDeviceState reads a device: its Manager and Chassis, and the
-// inventory, every member its own (there is no other system to attribute
-// a member to). The Manager's links say which image runs where they name
-// it; its FirmwareVersion stands in for a BMC member the inventory lacks.
-func (p *Provider) readDeviceState(ctx context.Context, b bmc) (*state, error) {
-	var (
-		items  []invItem
-		invErr error
-	)
-	serial, _ := b.Serial()
-	invRead := beside(serial, func() { items, invErr = b.Inventory(ctx) })
-	dev, m, err := b.Device(ctx)
-	invRead()
-	if err != nil {
-		return nil, err
-	}
-	st := &state{sys: dev, mgr: m, items: items}
-	if st.invErr, err = inventoryFallback(invErr); err != nil {
-		return nil, err
-	}
-	st.addManager(m)
-	return st, nil
 }
 
 // subject reads what stands for t: its ComputerSystem, or for a device

@@ -2,11 +2,13 @@ package redfish
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"io"
 	"net/http"
 	"reflect"
+	"strings"
 	"sync"
 
 	jsonv1 "github.com/go-json-experiment/json/v1"
@@ -125,19 +127,11 @@ type collectionDoc[T any] struct {
 // fails, then every member the page only links, at once (the transport
 // limits requests per BMC), then the next pages. The members come in the
 // service's order; failures are a *schemas.CollectionError by link, as
-// gofish's collections report them.
+// gofish's collections report them. The first page is decoded into buf's
+// capacity (zeroed first; nil for a new array), so a caller that reads a
+// collection on every server can reuse one array instead of growing a
+// new one each time. The members returned share buf.
 func readMembers[T any, PT interface {
-	*T
-	entity() *entityDoc
-}](ctx context.Context, c *gofish.APIClient, uri string) ([]T, error) {
-	return readMembersInto[T, PT](ctx, c, uri, nil)
-}
-
-// readMembersInto is readMembers decoding the first page into buf's
-// capacity (zeroed first), so a caller that reads a collection on every
-// server can reuse one array instead of growing a new one each time. The
-// members returned share buf.
-func readMembersInto[T any, PT interface {
 	*T
 	entity() *entityDoc
 }](ctx context.Context, c *gofish.APIClient, uri string, buf []T) ([]T, error) {
@@ -235,9 +229,25 @@ func serviceLink(c *gofish.APIClient, name, def string) string {
 // systemDoc is the part of a ComputerSystem the provider uses.
 type systemDoc struct {
 	entityDoc
-	UUID, SerialNumber, Manufacturer, Model, BiosVersion, PowerState string
-	Status                                                           struct{ Health, HealthRollup string }
+	identityDoc
+	BiosVersion string
 	rawSystem
+}
+
+// identityDoc is what a ComputerSystem and a Chassis both say of
+// themselves: identity, power and health.
+type identityDoc struct {
+	UUID, SerialNumber, Manufacturer, Model, PowerState string
+	Status                                              struct{ Health, HealthRollup string }
+}
+
+// fill sets info's identity, power state and health (the rollup where
+// given) from d, keeping info's power and health where d says none.
+func (d *identityDoc) fill(info *systemInfo) {
+	info.UUID = d.UUID
+	info.SerialNumber, info.Manufacturer, info.Model = strings.TrimSpace(d.SerialNumber), strings.TrimSpace(d.Manufacturer), strings.TrimSpace(d.Model)
+	info.PowerState = cmp.Or(d.PowerState, info.PowerState)
+	info.Health = cmp.Or(d.Status.HealthRollup, d.Status.Health, info.Health)
 }
 
 // managerDoc is the part of a Manager the provider uses.
@@ -259,8 +269,7 @@ type managerLinksDoc struct {
 // identity, power and health.
 type chassisDoc struct {
 	entityDoc
-	UUID, SerialNumber, Manufacturer, Model, PowerState string
-	Status                                              struct{ Health, HealthRollup string }
+	identityDoc
 }
 
 // imageLinksDoc is the Links of a Manager or a Bios resource that name its

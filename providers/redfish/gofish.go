@@ -74,7 +74,7 @@ func (b *gofishBMC) Upload(ctx context.Context, uri, contentType, filename strin
 func acceptedFrom(resp *http.Response) *accepted {
 	defer schemas.DeferredCleanupHTTPResponse(resp)
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes))
-	acc := &accepted{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After"), Body: body}
+	acc := &accepted{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}
 	if resp.StatusCode == http.StatusAccepted {
 		acc.TaskURI = relPath(resp.Header.Get("Location"))
 	}

@@ -33,11 +33,10 @@ func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
 		// earlier one already holds is named by its collection too
 		// ("SoftwareInventory/1"), so id = "1" selects the firmware only.
 		taken := map[string]bool{}
-		var itemsTaken []string
 		docs := invDocs.Get().(*[]invDoc)
 		defer invDocs.Put(docs)
 		for _, l := range links {
-			items, err := readMembersInto(ctx, c, l, *docs)
+			items, err := readMembers(ctx, c, l, *docs)
 			if cap(items) > cap(*docs) && cap(items) <= maxPooledMembers {
 				*docs = items[:0]
 			}
@@ -52,18 +51,17 @@ func (b *gofishBMC) Inventory(ctx context.Context) ([]invItem, error) {
 			}
 			// Grown once per collection, to what it adds.
 			out = slices.Grow(out, len(items))
+			start := len(out)
 			for i := range items {
 				item := memberOf(&items[i])
 				if taken[item.ID] {
 					item.ID = path.Base(strings.TrimSuffix(l, "/")) + "/" + item.ID
 				}
-				itemsTaken = append(itemsTaken, item.ID)
 				out = append(out, item)
 			}
-			for _, id := range itemsTaken {
-				taken[id] = true
+			for _, it := range out[start:] {
+				taken[it.ID] = true
 			}
-			itemsTaken = itemsTaken[:0]
 		}
 		if len(out) == 0 && missing != nil {
 			return missing

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/stmcginnis/gofish"
@@ -55,7 +56,7 @@ func (b *gofishBMC) VirtualMedia(ctx context.Context, sys *systemInfo) (*mediaIn
 			// so a slot named like a CD drive is the next best.
 			var pick *schemas.VirtualMedia
 			for _, m := range media {
-				if isOpticalMedia(m.MediaTypes) {
+				if slices.Contains(m.MediaTypes, schemas.CDVirtualMediaType) || slices.Contains(m.MediaTypes, schemas.DVDVirtualMediaType) {
 					pick = m
 					break
 				}
@@ -76,13 +77,4 @@ func (b *gofishBMC) VirtualMedia(ctx context.Context, sys *systemInfo) (*mediaIn
 		return errors.New("the BMC offers no CD/DVD virtual media")
 	})
 	return found, err
-}
-
-func isOpticalMedia(types []schemas.VirtualMediaType) bool {
-	for _, t := range types {
-		if t == schemas.CDVirtualMediaType || t == schemas.DVDVirtualMediaType {
-			return true
-		}
-	}
-	return false
 }

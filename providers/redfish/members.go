@@ -1,7 +1,9 @@
 package redfish
 
 import (
+	"cmp"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -44,10 +46,13 @@ import (
 // memberOf turns one inventory member document into an item, with its
 // state from its own signs (steps 1 to 4 above).
 func memberOf(it *invDoc) invItem {
-	// A member that omits Updateable is updateable: many real BMCs omit it.
-	updateable := it.Updateable == nil || *it.Updateable
-	item := invItem{Component: normalizeInventory(it.ID, it.Name, it.SoftwareID, it.Version, updateable), URI: relPath(it.ODataID)}
-	item.State, item.StateSign = ownState(it.ID, it.Name, it.Description, strings.TrimSpace(it.Version), it.Status.State, it.Oem.Dell.DellSoftwareInventory.Status)
+	// Versions are trimmed (iLO pads some); an empty id falls back to the
+	// name, so a component is never anonymous. A member that omits
+	// Updateable is updateable: many real BMCs omit it.
+	id, name := strings.TrimSpace(it.ID), strings.TrimSpace(it.Name)
+	item := invItem{Component: providers.Component{ID: cmp.Or(id, name), Name: name, SoftwareID: strings.TrimSpace(it.SoftwareID),
+		Version: strings.TrimSpace(it.Version), Updateable: it.Updateable == nil || *it.Updateable}, URI: relPath(it.ODataID)}
+	item.State, item.StateSign = ownState(it.ID, it.Name, it.Description, item.Version, it.Status.State, it.Oem.Dell.DellSoftwareInventory.Status)
 	for _, r := range it.RelatedItem {
 		if r.ID != "" {
 			item.Related = append(item.Related, relPath(r.ID))
@@ -203,19 +208,10 @@ func applyImageLinks(items []invItem, l imageLinks) {
 		switch {
 		case it.URI == l.Active:
 			it.State, it.StateSign = providers.StateActive, l.From+".Links.ActiveSoftwareImage"
-		case it.IsActive() && containsURI(l.Images, it.URI):
+		case it.IsActive() && slices.Contains(l.Images, it.URI):
 			it.State, it.StateSign = providers.StateStandby, l.From+".Links.SoftwareImages, not its ActiveSoftwareImage"
 		}
 	}
-}
-
-func containsURI(list []string, uri string) bool {
-	for _, u := range list {
-		if relPath(u) == uri {
-			return true
-		}
-	}
-	return false
 }
 
 // ambiguous reports whether two active members that related says belong

@@ -171,14 +171,7 @@ func (p *Provider) observeOne(ctx context.Context, b bmc, t providers.Target) *p
 		}
 		return failed(providers.OutcomeInventoryUnavailable, errors.New(why+", and neither the System's BiosVersion nor the Manager's FirmwareVersion"))
 	}
-	obs.Outcome, obs.Reachable = providers.OutcomeObserved, true
-	obs.System = st.sys.ID
-	obs.PowerState = st.sys.PowerState
-	obs.Health = st.sys.Health
-	obs.Components = st.components()
-	obs.Identity = providers.Identity{UUID: st.sys.UUID, SerialNumber: st.sys.SerialNumber, Manufacturer: st.sys.Manufacturer, Model: st.sys.Model}
-	obs.Fingerprint = fingerprint(st.sys.PowerState, st.sys.Health, obs.Components)
-	obs.Auth = b.Auth()
+	*obs = observed(t.Name, b.Auth(), st.sys, st.components())
 	if st.invErr != nil {
 		obs.Diagnostics = append(obs.Diagnostics, providers.Diagnostic{Severity: providers.Warning, Server: t.Name,
 			Summary: "Versions read from the System and Manager",
@@ -195,11 +188,18 @@ func (p *Provider) observeOne(ctx context.Context, b bmc, t providers.Target) *p
 	return obs
 }
 
-// state is what one read of a server found: the chosen system, its
-// manager, and the inventory members attributed to it.
+// observed is the observation of server, read through a BMC authenticated
+// by auth: sys and its components.
+func observed(server, auth string, sys *systemInfo, comps []providers.Component) providers.Observation {
+	return providers.Observation{Server: server, Reachable: true, Outcome: providers.OutcomeObserved, System: sys.ID,
+		PowerState: sys.PowerState, Health: sys.Health, Components: comps, Fingerprint: fingerprint(sys.PowerState, sys.Health, comps), Auth: auth,
+		Identity: providers.Identity{UUID: sys.UUID, SerialNumber: sys.SerialNumber, Manufacturer: sys.Manufacturer, Model: sys.Model}}
+}
+
+// state is what one read of a server found: the chosen system and the
+// inventory members attributed to it.
 type state struct {
 	sys    *systemInfo
-	mgr    *managerInfo
 	items  []invItem
 	multi  bool  // the BMC serves several systems
 	invErr error // the inventory could not be read (fallback versions only)
@@ -214,31 +214,48 @@ func (st *state) components() []providers.Component {
 	return out
 }
 
-// readState reads the chosen system, the inventory and, where the
-// inventory lacks them, the fallback versions. Observe and wait_ready both
-// read through it, so a version is verified where it was planned.
+// readState reads the chosen system (for a device, what Device makes of
+// its Manager and Chassis), the inventory and, where the inventory lacks
+// them, the fallback versions. Observe and wait_ready both read through
+// it, so a version is verified where it was planned.
 func (p *Provider) readState(ctx context.Context, b bmc, t providers.Target) (*state, error) {
-	if t.Device != "" {
-		return p.readDeviceState(ctx, b)
-	}
 	// The inventory does not depend on the system: both are read at once
 	// unless the BMC answers one request at a time (beside).
 	var (
 		items  []invItem
 		invErr error
+		sys    *systemInfo
+		m      *managerInfo
+		err    error
 	)
 	serial, _ := b.Serial()
 	invRead := beside(serial, func() { items, invErr = b.Inventory(ctx) })
-	sys, err := b.System(ctx, t.System)
+	if t.Device != "" {
+		sys, m, err = b.Device(ctx)
+	} else {
+		sys, err = b.System(ctx, t.System)
+	}
 	invRead()
 	if err != nil {
 		return nil, err
 	}
-	st := &state{sys: sys}
+	st := &state{sys: sys, items: items}
 	if st.invErr, err = inventoryFallback(invErr); err != nil {
 		return nil, err
 	}
-	st.items, st.multi = attribute(items, sys, p.systemIDs(ctx, b, sys))
+	if t.Device != "" {
+		// Every member is the device's own: there is no other system to
+		// attribute a member to.
+		st.addManager(m)
+		return st, nil
+	}
+	// Every system the BMC serves, from the Systems collection's member
+	// links (one request); just sys's when it serves one.
+	ids, err := b.SystemIDs(ctx)
+	if err != nil || len(ids) == 0 {
+		ids = []string{sys.ID}
+	}
+	st.items, st.multi = attribute(items, sys, ids)
 	if err := p.readImages(ctx, b, st); err != nil {
 		return nil, err
 	}
@@ -279,17 +296,6 @@ func inventoryFallback(err error) (fallback, fatal error) {
 		return err, nil
 	}
 	return nil, err
-}
-
-// systemIDs lists the Ids of every system the BMC serves (just sys's when
-// it serves one). The list is read from the Systems collection's member
-// links, which cost one request.
-func (p *Provider) systemIDs(ctx context.Context, b bmc, sys *systemInfo) []string {
-	ids, err := b.SystemIDs(ctx)
-	if err != nil || len(ids) == 0 {
-		return []string{sys.ID}
-	}
-	return ids
 }
 
 // attribute keeps the members of sys and the BMC's shared ones: a member
@@ -370,7 +376,6 @@ func (p *Provider) readImages(ctx context.Context, b bmc, st *state) error {
 		}
 		return nil // no manager: the inventory may suffice
 	}
-	st.mgr = m
 	if m == nil {
 		return nil
 	}

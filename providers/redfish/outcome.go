@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -158,24 +159,14 @@ func outcomeOf(err error) string {
 		se *systemUnresolvedError
 		re *requestError
 	)
-	switch {
-	case errors.As(err, &ce):
+	switch status := statusOf(err); {
+	case errors.As(err, &ce), status == http.StatusUnauthorized, status == http.StatusForbidden:
+		// A status: the session or Basic credentials were refused on a
+		// read (after one fresh login).
 		return providers.OutcomeCredentialsRefused
 	case errors.As(err, &se):
 		return providers.OutcomeSystemUnresolved
-	case errors.Is(err, errNoSystem), errors.Is(err, errNoManager):
-		return providers.OutcomeUnusableAnswer
-	}
-	switch statusOf(err) {
-	case http.StatusUnauthorized, http.StatusForbidden:
-		// The session or Basic credentials were refused on a read (after
-		// one fresh login).
-		return providers.OutcomeCredentialsRefused
-	case 0:
-	default:
-		return providers.OutcomeUnusableAnswer
-	}
-	if errors.As(err, &re) || notJSON(err) {
+	case status != 0, errors.Is(err, errNoSystem), errors.Is(err, errNoManager), errors.As(err, &re), notJSON(err):
 		return providers.OutcomeUnusableAnswer
 	}
 	return providers.OutcomeUnreachable
@@ -275,7 +266,7 @@ func outcomeSummary(outcome string) string {
 func redfishMessage(re *schemas.Error) string {
 	var parts []string
 	for _, x := range re.ExtendedInfos {
-		if m := oneLine(x.Message); m != "" && !looksRaw(m) && !contains(parts, m) {
+		if m := oneLine(x.Message); m != "" && !looksRaw(m) && !slices.Contains(parts, m) {
 			parts = append(parts, m)
 		}
 	}
@@ -285,15 +276,6 @@ func redfishMessage(re *schemas.Error) string {
 		}
 	}
 	return truncate(strings.Join(parts, "; "), 300)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // looksRaw tells a whole response body (JSON, HTML) from a message.

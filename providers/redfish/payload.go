@@ -14,25 +14,7 @@ import (
 
 // This file holds the Redfish payload handling the provider does itself
 // rather than through gofish: task bodies (monitors answer in several
-// shapes), inventory normalisation and the fingerprint. Fuzzed in
-// fuzz_test.go.
-
-// normalizeInventory turns one SoftwareInventory member into a Component.
-// Versions are trimmed (iLO pads some); an empty id falls back to the name
-// so a component is never anonymous.
-func normalizeInventory(id, name, softwareID, version string, updateable bool) providers.Component {
-	id, name = strings.TrimSpace(id), strings.TrimSpace(name)
-	if id == "" {
-		id = name
-	}
-	return providers.Component{
-		ID:         id,
-		Name:       name,
-		SoftwareID: strings.TrimSpace(softwareID),
-		Version:    strings.TrimSpace(version),
-		Updateable: updateable,
-	}
-}
+// shapes) and the fingerprint. Fuzzed in fuzz_test.go.
 
 // fingerprint hashes what matters for drift: the sorted (id, version) pairs,
 // power and health. Names and order of the BMC's listing do not count.

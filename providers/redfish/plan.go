@@ -84,29 +84,27 @@ func planUpdate(in providers.UpdateIntent, st *state, us *updateInfo, usErr erro
 	// resource, whether or not the BMC describes Targets.
 	fallback := len(members) == 1 && (members[0].Source == providers.SourceSystem || members[0].Source == providers.SourceManager)
 
+	// option is how one method would carry the image; why, when set, is
+	// why it cannot.
 	type option struct {
-		method, why string
-		ok          bool
-		proto       string
-		targets     []string
-		perRequest  int
+		why        string
+		proto      string
+		targets    []string
+		perRequest int
 	}
 	simple := func() option {
-		o := option{method: providers.MethodSimpleUpdate}
 		if us.SimpleUpdateTarget == "" {
-			o.why = "the BMC has no UpdateService.SimpleUpdate"
-			return o
+			return option{why: "the BMC has no UpdateService.SimpleUpdate"}
 		}
 		u, err := url.Parse(in.ImageURI)
 		if err != nil || u.Host == "" || u.Scheme == "file" {
-			o.why = "SimpleUpdate needs an image URL the BMC can fetch, not a local path"
-			return o
+			return option{why: "SimpleUpdate needs an image URL the BMC can fetch, not a local path"}
 		}
+		var o option
 		scheme := strings.ToUpper(u.Scheme)
 		if p, ok := us.param("TransferProtocol"); ok {
 			if len(p.AllowableValues) > 0 && !slices.ContainsFunc(p.AllowableValues, func(v string) bool { return strings.EqualFold(v, scheme) }) {
-				o.why = fmt.Sprintf("SimpleUpdate allows TransferProtocol %s, not the image URL's %s", strings.Join(p.AllowableValues, ", "), scheme)
-				return o
+				return option{why: fmt.Sprintf("SimpleUpdate allows TransferProtocol %s, not the image URL's %s", strings.Join(p.AllowableValues, ", "), scheme)}
 			}
 			if p.Required || len(p.AllowableValues) > 0 {
 				o.proto = scheme
@@ -123,8 +121,7 @@ func planUpdate(in providers.UpdateIntent, st *state, us *updateInfo, usErr erro
 		switch {
 		case described && refused != "":
 			if p.Required || fallback {
-				o.why = fmt.Sprintf("SimpleUpdate's Targets do not allow %s", refused)
-				return o
+				return option{why: fmt.Sprintf("SimpleUpdate's Targets do not allow %s", refused)}
 			}
 			// Targets optional and a member not listed: send none (the
 			// image says what it is for).
@@ -134,30 +131,22 @@ func planUpdate(in providers.UpdateIntent, st *state, us *updateInfo, usErr erro
 		}
 		for _, p := range us.Params {
 			if p.Required && !slices.Contains([]string{"ImageURI", "TransferProtocol", "Targets"}, p.Name) {
-				o.why = fmt.Sprintf("SimpleUpdate requires the parameter %s, which rackform cannot give", p.Name)
-				return o
+				return option{why: fmt.Sprintf("SimpleUpdate requires the parameter %s, which rackform cannot give", p.Name)}
 			}
 		}
-		o.ok = true
 		return o
 	}
 	multipart := func() option {
-		o := option{method: providers.MethodMultipartPush}
 		if us.MultipartHTTPPushURI == "" {
-			o.why = "the BMC has no MultipartHttpPushUri"
-			return o
+			return option{why: "the BMC has no MultipartHttpPushUri"}
 		}
-		o.ok, o.targets = true, uris
-		return o
+		return option{targets: uris}
 	}
 	push := func() option {
-		o := option{method: providers.MethodHTTPPush}
 		if us.HTTPPushURI == "" {
-			o.why = "the BMC has no HttpPushUri"
-			return o
+			return option{why: "the BMC has no HttpPushUri"}
 		}
-		o.ok = true
-		return o
+		return option{}
 	}
 	options := map[string]func() option{providers.MethodSimpleUpdate: simple, providers.MethodMultipartPush: multipart, providers.MethodHTTPPush: push}
 	var order []string
@@ -176,12 +165,12 @@ func planUpdate(in providers.UpdateIntent, st *state, us *updateInfo, usErr erro
 	var whys []string
 	for _, m := range order {
 		o := options[m]()
-		if o.ok {
-			plan.Method, plan.TransferProtocol, plan.Targets, plan.TargetsPerRequest = o.method, o.proto, o.targets, o.perRequest
+		if o.why == "" {
+			plan.Method, plan.TransferProtocol, plan.Targets, plan.TargetsPerRequest = m, o.proto, o.targets, o.perRequest
 			for _, it := range members {
 				plan.Members = append(plan.Members, it.ID)
 			}
-			plan.ApplyTime, plan.ApplyTimeFrom = chooseApplyTime(in.ApplyTime, o.method, us)
+			plan.ApplyTime, plan.ApplyTimeFrom = chooseApplyTime(in.ApplyTime, m, us)
 			return plan
 		}
 		whys = append(whys, o.why)

@@ -42,9 +42,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -110,6 +112,7 @@ type Provider struct {
 // task call used it (kept, for reuse across steps, until Stop).
 type bmcEntry struct {
 	b      bmc
+	key    string // its key in bmcs (keyOf)
 	host   string // the BMC's host:port
 	refs   int
 	pinned bool
@@ -233,25 +236,7 @@ func (p *Provider) call(ctx context.Context) (context.Context, context.CancelFun
 }
 
 func (p *Provider) closeAll(ctx context.Context, bmcs map[string]*bmcEntry, owned *http.Transport, tr *transport) providers.Diagnostics {
-	var (
-		mu    sync.Mutex
-		diags providers.Diagnostics
-		wg    sync.WaitGroup
-	)
-	// Logouts are small and each BMC has its own connection: all at once,
-	// so none is cut short by the caller's deadline.
-	for key, e := range bmcs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := logout(ctx, e.b); err != nil {
-				mu.Lock()
-				diags = append(diags, p.logoutFailed(endpointOf(key), err))
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
+	diags := p.logoutAll(ctx, tr, slices.Collect(maps.Values(bmcs)))
 	if owned != nil {
 		owned.CloseIdleConnections()
 	}
@@ -297,11 +282,10 @@ func (p *Provider) RequestCount(endpoint string) int64 {
 	p.mu.Lock()
 	tr := p.tr
 	p.mu.Unlock()
-	u, err := url.Parse(endpoint)
-	if tr == nil || err != nil {
+	if tr == nil {
 		return 0
 	}
-	return tr.requests(u.Host)
+	return tr.requests(hostOf(endpoint))
 }
 
 // bmcFor returns the connection to t's BMC under t's credentials, kept
@@ -368,13 +352,13 @@ func (p *Provider) reap(ctx context.Context) {
 // before now less the idle time; a logout that fails twice is kept for
 // Stop to report.
 func (p *Provider) reapIdle(ctx context.Context, now time.Time) {
-	var gone []droppedEntry
+	var gone []*bmcEntry
 	p.mu.Lock()
 	limit := max(pinnedIdle, 3*p.cfg.PollInterval)
-	for k, e := range p.bmcs {
+	for _, e := range p.bmcs {
 		if e.pinned && e.busy == 0 && e.refs == 0 && now.Sub(e.used) >= limit {
-			p.dropLocked(k, e)
-			gone = append(gone, droppedEntry{k, e})
+			p.dropLocked(e)
+			gone = append(gone, e)
 		}
 	}
 	tr := p.tr
@@ -388,43 +372,52 @@ func (p *Provider) reapIdle(ctx context.Context, now time.Time) {
 // pinnedIdle for reap. A later call for the server logs in again.
 func (p *Provider) endSession(ctx context.Context, t providers.Target) {
 	p.mu.Lock()
-	key := p.keyOf(t)
-	e := p.bmcs[key]
+	e := p.bmcs[p.keyOf(t)]
 	if e == nil || e.busy > 0 || e.refs > 0 {
 		p.mu.Unlock()
 		return
 	}
-	p.dropLocked(key, e)
+	p.dropLocked(e)
 	tr := p.tr
 	p.mu.Unlock()
-	p.logoutDropped(ctx, tr, []droppedEntry{{key, e}})
+	p.logoutDropped(ctx, tr, []*bmcEntry{e})
 }
 
-// droppedEntry is a session taken out of bmcs, to be logged out.
-type droppedEntry struct {
-	key string
-	e   *bmcEntry
+// logoutDropped logs out the sessions gone (logoutAll); a logout that
+// fails twice is kept for Stop to report.
+func (p *Provider) logoutDropped(ctx context.Context, tr *transport, gone []*bmcEntry) {
+	failed := p.logoutAll(ctx, tr, gone)
+	for _, d := range failed {
+		p.log.Warn("could not delete a BMC session its server no longer uses", "bmc", d.Server, "error", d.Detail)
+	}
+	p.mu.Lock()
+	p.idleLogouts = append(p.idleLogouts, failed...)
+	p.mu.Unlock()
 }
 
-// logoutDropped logs out the sessions gone, at once, and closes their
-// hosts' connections; a logout that fails twice is kept for Stop to
-// report.
-func (p *Provider) logoutDropped(ctx context.Context, tr *transport, gone []droppedEntry) {
-	var wg sync.WaitGroup
-	for _, g := range gone {
+// logoutAll logs out the sessions gone, all at once so that none is cut
+// short by the caller's deadline (logouts are small and each BMC has its
+// own connection), and closes their hosts' connections; the logouts that
+// failed twice are returned.
+func (p *Provider) logoutAll(ctx context.Context, tr *transport, gone []*bmcEntry) providers.Diagnostics {
+	var (
+		mu     sync.Mutex
+		failed providers.Diagnostics
+		wg     sync.WaitGroup
+	)
+	for _, e := range gone {
 		wg.Go(func() {
-			err := logout(ctx, g.e.b)
-			p.closeHostIfUnused(tr, g.e.host)
+			err := logout(ctx, e.b)
+			p.closeHostIfUnused(tr, e.host)
 			if err != nil {
-				d := p.logoutFailed(endpointOf(g.key), err)
-				p.log.Warn("could not delete a BMC session its server no longer uses", "bmc", endpointOf(g.key), "error", d.Detail)
-				p.mu.Lock()
-				p.idleLogouts = append(p.idleLogouts, d)
-				p.mu.Unlock()
+				mu.Lock()
+				failed = append(failed, p.logoutFailed(endpointOf(e.key), err))
+				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
+	return failed
 }
 
 // closeHostIfUnused closes host's connections unless another session to
@@ -438,9 +431,9 @@ func (p *Provider) closeHostIfUnused(tr *transport, host string) {
 	}
 }
 
-// dropLocked removes key's entry e (p.mu held).
-func (p *Provider) dropLocked(key string, e *bmcEntry) {
-	delete(p.bmcs, key)
+// dropLocked removes e from bmcs (p.mu held).
+func (p *Provider) dropLocked(e *bmcEntry) {
+	delete(p.bmcs, e.key)
 	if p.hostUse[e.host]--; p.hostUse[e.host] <= 0 {
 		delete(p.hostUse, e.host)
 	}
@@ -463,15 +456,15 @@ func (p *Provider) acquire(t providers.Target) (bmc, func(context.Context) *prov
 		// this session and connection (reap logs it out once idle).
 		e.pinned = true
 	}
-	key, tr := p.keyOf(t), p.tr
+	tr := p.tr
 	p.mu.Unlock()
 	release := func(ctx context.Context) *providers.Diagnostic {
 		p.mu.Lock()
 		e.refs--
 		e.used = p.clock.Now()
-		last := e.refs == 0 && !e.pinned && p.bmcs[key] == e
+		last := e.refs == 0 && !e.pinned && p.bmcs[e.key] == e
 		if last {
-			p.dropLocked(key, e)
+			p.dropLocked(e)
 		}
 		p.mu.Unlock()
 		if !last {
@@ -480,7 +473,7 @@ func (p *Provider) acquire(t providers.Target) (bmc, func(context.Context) *prov
 		err := logout(ctx, e.b)
 		p.closeHostIfUnused(tr, e.host)
 		if err != nil {
-			d := p.logoutFailed(endpointOf(key), err)
+			d := p.logoutFailed(endpointOf(e.key), err)
 			d.Server = t.Name
 			return &d
 		}
@@ -497,19 +490,25 @@ func hostOf(endpoint string) string {
 	return u.Host
 }
 
-// keyOf is t's session key (p.mu held): endpoint, user and the password's
-// hash; "" when the endpoint is bad.
+// keyOf is t's session key (p.mu held); "" when the endpoint is bad.
 func (p *Provider) keyOf(t providers.Target) string {
-	endpoint, err := cleanEndpoint(t.Endpoint)
+	_, _, key, _ := p.sessionOf(t)
+	return key
+}
+
+// sessionOf is t's BMC endpoint, credentials and session key (p.mu held):
+// endpoint, user and the password's hash.
+func (p *Provider) sessionOf(t providers.Target) (endpoint string, creds providers.Credentials, key string, err error) {
+	endpoint, err = cleanEndpoint(t.Endpoint)
 	if err != nil {
-		return ""
+		return "", creds, "", err
 	}
-	creds := providers.Credentials{Username: p.cfg.Username, Password: p.cfg.Password}
+	creds = providers.Credentials{Username: p.cfg.Username, Password: p.cfg.Password}
 	if t.Credentials != nil {
 		creds = *t.Credentials
 	}
 	pw := sha256.Sum256([]byte(creds.Password))
-	return endpoint + "\x00" + creds.Username + "\x00" + hex.EncodeToString(pw[:])
+	return endpoint, creds, endpoint + "\x00" + creds.Username + "\x00" + hex.EncodeToString(pw[:]), nil
 }
 
 // entryLocked finds or makes t's entry (p.mu held).
@@ -517,22 +516,17 @@ func (p *Provider) entryLocked(t providers.Target) (*bmcEntry, error) {
 	if p.tr == nil {
 		return nil, fmt.Errorf("the provider is not configured")
 	}
-	endpoint, err := cleanEndpoint(t.Endpoint)
+	endpoint, creds, key, err := p.sessionOf(t)
 	if err != nil {
 		return nil, err
-	}
-	creds := providers.Credentials{Username: p.cfg.Username, Password: p.cfg.Password}
-	if t.Credentials != nil {
-		creds = *t.Credentials
 	}
 	// One session and connection per BMC endpoint and credentials: targets
 	// sharing both (several systems behind one BMC) share them; other
 	// credentials for the same BMC never ride on a session they did not
 	// open. The password is keyed by its hash, never kept in clear here.
-	key := p.keyOf(t)
 	e := p.bmcs[key]
 	if e == nil {
-		e = &bmcEntry{b: newGofishBMC(endpoint, creds, t.Auth, p.tr, p.cfg.PerBMCLimit), host: hostOf(endpoint)}
+		e = &bmcEntry{b: newGofishBMC(endpoint, creds, t.Auth, p.tr, p.cfg.PerBMCLimit), key: key, host: hostOf(endpoint)}
 		p.bmcs[key] = e
 		p.hostUse[e.host]++
 	}

@@ -93,20 +93,15 @@ func (s *stepRun) openImage(ctx context.Context) (*image, error) {
 func multipartBody(params map[string]any, img *image) (contentType string, body io.Reader, size int64, err error) {
 	var head bytes.Buffer
 	w := multipart.NewWriter(&head)
-	h := textproto.MIMEHeader{}
-	h.Set("Content-Disposition", `form-data; name="UpdateParameters"`)
-	h.Set("Content-Type", "application/json")
-	pw, err := w.CreatePart(h)
+	pw, err := w.CreatePart(textproto.MIMEHeader{"Content-Disposition": {`form-data; name="UpdateParameters"`}, "Content-Type": {"application/json"}})
 	if err != nil {
 		return "", nil, 0, err
 	}
 	if err := json.NewEncoder(pw).Encode(params); err != nil {
 		return "", nil, 0, err
 	}
-	h = textproto.MIMEHeader{}
-	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="UpdateFile"; filename=%q`, img.name))
-	h.Set("Content-Type", "application/octet-stream")
-	if _, err := w.CreatePart(h); err != nil {
+	file := textproto.MIMEHeader{"Content-Disposition": {fmt.Sprintf(`form-data; name="UpdateFile"; filename=%q`, img.name)}, "Content-Type": {"application/octet-stream"}}
+	if _, err := w.CreatePart(file); err != nil {
 		return "", nil, 0, err
 	}
 	headLen := head.Len()
@@ -144,23 +139,26 @@ func (e *exactReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// push uploads the image with method (multipart_push or http_push, as
-// planned; "" for the older rule: multipart to MultipartHttpPushUri when
-// offered, otherwise the raw image to HttpPushUri, whose apply time is a
-// property of the UpdateService, so it is PATCHed first when the step sets
-// one). targets are the multipart UpdateParameters' Targets as planned;
-// nil with method "" names the member the step's Match finds.
-func (s *stepRun) push(ctx context.Context, us *updateInfo, method string, targets []string) (*accepted, error) {
-	if method == "" {
-		switch {
-		case us.MultipartHTTPPushURI != "":
-			method = providers.MethodMultipartPush
-			targets = s.targets(ctx)
-		case us.HTTPPushURI != "":
-			method = providers.MethodHTTPPush
-		default:
-			return nil, errors.New("the BMC offers neither MultipartHttpPushUri nor HttpPushUri")
-		}
+// push uploads the image with method: multipart_push or http_push as
+// planned, with the multipart UpdateParameters' Targets the plan gives,
+// or push for the older rule: multipart to MultipartHttpPushUri when
+// offered, naming the members the step's Match finds, otherwise the raw
+// image to HttpPushUri. HttpPushUri's apply time is a property of the
+// UpdateService, so it is PATCHed first when the step sets one.
+func (s *stepRun) push(ctx context.Context, us *updateInfo, method string) (*accepted, error) {
+	targets := s.step.Targets
+	switch {
+	case method == providers.MethodMultipartPush && us.MultipartHTTPPushURI == "":
+		return nil, errors.New("the plan says multipart_push, but the BMC no longer offers MultipartHttpPushUri")
+	case method == providers.MethodHTTPPush && us.HTTPPushURI == "":
+		return nil, errors.New("the plan says http_push, but the BMC no longer offers HttpPushUri")
+	case method != MethodPush:
+	case us.MultipartHTTPPushURI != "":
+		method, targets = providers.MethodMultipartPush, s.targets(ctx)
+	case us.HTTPPushURI != "":
+		method = providers.MethodHTTPPush
+	default:
+		return nil, errors.New("the BMC offers neither MultipartHttpPushUri nor HttpPushUri")
 	}
 	img, err := s.openImage(ctx)
 	if err != nil {

@@ -23,9 +23,8 @@ type rawSystem struct {
 		} `json:"#ComputerSystem.Reset"`
 	}
 	Boot struct {
-		Targets  []string `json:"BootSourceOverrideTarget@Redfish.AllowableValues"`
-		Override string   `json:"BootSourceOverrideTarget"`
-		Enabled  string   `json:"BootSourceOverrideEnabled"`
+		Override string `json:"BootSourceOverrideTarget"`
+		Enabled  string `json:"BootSourceOverrideEnabled"`
 	}
 	VirtualMedia odataLink
 	Links        struct {
@@ -54,7 +53,7 @@ func (b *gofishBMC) System(ctx context.Context, sel string) (*systemInfo, error)
 			}
 		}
 		coll := serviceLink(c, "systems", "/redfish/v1/Systems")
-		systems, err := readMembers[systemDoc](ctx, c, coll)
+		systems, err := readMembers[systemDoc](ctx, c, coll, nil)
 		if err != nil {
 			return collErr(err)
 		}
@@ -117,16 +116,9 @@ func systemFrom(sys *systemDoc) *systemInfo {
 		URI:                 relPath(sys.ODataID),
 		ID:                  sys.ID,
 		Name:                sys.Name,
-		UUID:                sys.UUID,
-		SerialNumber:        strings.TrimSpace(sys.SerialNumber),
-		Manufacturer:        strings.TrimSpace(sys.Manufacturer),
-		Model:               strings.TrimSpace(sys.Model),
 		BiosVersion:         strings.TrimSpace(sys.BiosVersion),
-		PowerState:          sys.PowerState,
-		Health:              sys.Status.HealthRollup,
 		ResetTarget:         sys.Actions.Reset.Target,
 		ResetTypes:          sys.Actions.Reset.ResetTypes,
-		BootTargets:         sys.Boot.Targets,
 		BootOverride:        sys.Boot.Override,
 		BootOverrideEnabled: sys.Boot.Enabled,
 		VirtualMedia:        sys.VirtualMedia.ID,
@@ -137,9 +129,7 @@ func systemFrom(sys *systemDoc) *systemInfo {
 			info.ManagedBy = append(info.ManagedBy, relPath(m.ID))
 		}
 	}
-	if info.Health == "" {
-		info.Health = sys.Status.Health
-	}
+	sys.fill(info)
 	return info
 }
 
@@ -195,7 +185,7 @@ func (b *gofishBMC) Manager(ctx context.Context, sys *systemInfo) (*managerInfo,
 			}
 		}
 		if m == nil {
-			managers, err := readMembers[managerDoc](ctx, c, serviceLink(c, "managers", "/redfish/v1/Managers"))
+			managers, err := readMembers[managerDoc](ctx, c, serviceLink(c, "managers", "/redfish/v1/Managers"), nil)
 			if err != nil {
 				return collErr(err)
 			}

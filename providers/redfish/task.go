@@ -22,7 +22,7 @@ func (p *Provider) Task(ctx context.Context, req *providers.TaskRequest) (*provi
 		return nil, p.fail(req.Target, "Cannot poll task", err)
 	}
 	defer release()
-	st, err := pollTask(ctx, b, req.TaskURI)
+	st, _, _, err := pollTask(ctx, b, req.TaskURI)
 	if err != nil {
 		d := p.fail(req.Target, "Cannot poll task "+req.TaskURI, err)
 		if noAnswer(err) && ctx.Err() == nil {
@@ -51,32 +51,20 @@ func noAnswer(err error) bool {
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
 }
 
-func pollTask(ctx context.Context, b bmc, uri string) (providers.TaskStatus, error) {
-	st, _, err := pollTaskRetryAfter(ctx, b, uri)
-	return st, err
-}
-
-func pollTaskRetryAfter(ctx context.Context, b bmc, uri string) (providers.TaskStatus, string, error) {
-	return pollTaskRetryAfterResource(ctx, b, uri, nil)
-}
-
-// pollTaskRetryAfterResource polls uri once; when resource is not nil it
-// records the Task resource the answer names (monitors and tasks differ).
-func pollTaskRetryAfterResource(ctx context.Context, b bmc, uri string, resource *string) (providers.TaskStatus, string, error) {
+// pollTask polls uri once: the task's status, the answer's Retry-After,
+// and the Task resource the answer names, if any (monitors and tasks
+// differ).
+func pollTask(ctx context.Context, b bmc, uri string) (st providers.TaskStatus, retryAfter, resource string, err error) {
 	status, body, ra, err := b.Get(ctx, uri)
 	if err != nil {
-		return providers.TaskStatus{URI: uri, Percent: -1}, "", err
+		return providers.TaskStatus{URI: uri, Percent: -1}, "", "", err
 	}
-	if resource != nil {
-		if r := taskResourceFromBody(body); r != "" {
-			*resource = r
-		}
-	}
+	resource = taskResourceFromBody(body)
 	st, ok := parseTaskBody(uri, status, body)
 	if !ok {
-		return st, ra, &unreadableTaskError{status: status, body: truncate(strings.TrimSpace(string(body)), 120)}
+		return st, ra, resource, &unreadableTaskError{status: status, body: truncate(strings.TrimSpace(string(body)), 120)}
 	}
-	return st, ra, nil
+	return st, ra, resource, nil
 }
 
 // unreadableTaskError is a task monitor answer that is not a task.
@@ -107,11 +95,14 @@ func (p *Provider) waitTask(ctx context.Context, b bmc, cfg config, uri string, 
 	unreadable, lastState, resource := 0, "", ""
 	var lastErr error
 	for {
-		st, ra, err := pollTaskRetryAfterResource(ctx, b, uri, &resource)
+		st, ra, named, err := pollTask(ctx, b, uri)
+		if named != "" {
+			resource = named
+		}
 		if err == nil && st.State == providers.TaskGone && resource != "" && resource != uri {
 			// iLO deletes the monitor of a finished task but keeps the Task
 			// resource a 202 body named: read the outcome there.
-			if fin, ferr := pollTask(ctx, b, resource); ferr == nil && fin.Terminal() && fin.State != providers.TaskGone {
+			if fin, _, _, ferr := pollTask(ctx, b, resource); ferr == nil && fin.Terminal() && fin.State != providers.TaskGone {
 				fin.URI = uri
 				st = fin
 			}

@@ -23,8 +23,7 @@ type listedTask struct {
 	TaskStatus string
 	StartTime  string
 	Payload    struct {
-		TargetURI string          `json:"TargetUri"`
-		JSONBody  json.RawMessage `json:"JsonBody"`
+		JSONBody json.RawMessage `json:"JsonBody"`
 	}
 }
 
@@ -76,8 +75,7 @@ func (b *gofishBMC) Tasks(ctx context.Context) ([]taskInfo, error) {
 					t.ID = uri
 				}
 			}
-			info := taskInfo{URI: relPath(t.ID), Name: t.Name, State: normalizeTaskState(t.TaskState, t.TaskStatus),
-				TargetURI: t.Payload.TargetURI, JSONBody: jsonText(t.Payload.JSONBody)}
+			info := taskInfo{URI: relPath(t.ID), Name: t.Name, State: normalizeTaskState(t.TaskState, t.TaskStatus), JSONBody: jsonText(t.Payload.JSONBody)}
 			if st, err := time.Parse(time.RFC3339, t.StartTime); err == nil {
 				info.Start = st
 			}

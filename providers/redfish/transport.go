@@ -192,16 +192,14 @@ func (t *transport) pool(h *hostState, bulk bool) *http.Transport {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	pool := &h.rt
 	if bulk {
-		if h.bulk == nil {
-			h.bulk = t.perHost(true)
-		}
-		return h.bulk
+		pool = &h.bulk
 	}
-	if h.rt == nil {
-		h.rt = t.perHost(false)
+	if *pool == nil {
+		*pool = t.perHost(bulk)
 	}
-	return h.rt
+	return *pool
 }
 
 // requests is how many HTTP requests went to host (host:port) so far:

@@ -106,9 +106,7 @@ func (b *gofishBMC) UpdateService(ctx context.Context) (*updateInfo, error) {
 			SimpleUpdateTarget:   su.Target,
 			MultipartHTTPPushURI: us.MultipartHTTPPushURI,
 			HTTPPushURI:          us.HTTPPushURI,
-			TransferProtocols:    su.Protocols,
 			SimpleUpdateTargets:  len(su.Targets) > 0,
-			ActionInfo:           su.ActionInfo,
 			SimpleUpdateApplyTimes: applyTimes{Values: su.ApplyTimes.SupportedValues,
 				From: "SimpleUpdate's @Redfish.OperationApplyTimeSupport"},
 			MultipartApplyTimes: applyTimes{Values: us.MultipartApplyTimes.SupportedValues,
@@ -128,13 +126,9 @@ func (b *gofishBMC) UpdateService(ctx context.Context) (*updateInfo, error) {
 			// An unreadable ActionInfo only means its parameters are unknown.
 			var doc struct{ Parameters []actionParam }
 			if err := getJSON(ctx, c, ai, &doc); err == nil {
-				info.ActionInfoRead = true
 				for _, p := range doc.Parameters {
 					if p.Name == "Targets" {
 						info.SimpleUpdateTargets = true
-					}
-					if p.Name == "TransferProtocol" && len(p.AllowableValues) > 0 {
-						info.TransferProtocols = p.AllowableValues
 					}
 					if p.Name == "@Redfish.OperationApplyTime" && len(p.AllowableValues) > 0 {
 						info.SimpleUpdateApplyTimes = applyTimes{Values: p.AllowableValues, From: "SimpleUpdate's ActionInfo"}
