@@ -607,15 +607,3 @@ func posString(r hcl.Range) string {
 }
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }
-
-// capitalize upper-cases the first letter of s (an error text opening a
-// sentence).
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	if c := s[0]; c >= 'a' && c <= 'z' {
-		return string(c-'a'+'A') + s[1:]
-	}
-	return s
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/rackform/rackform/config/version"
+	"github.com/rackform/rackform/internal/words"
 )
 
 var releaseSchema = &hcl.BodySchema{
@@ -93,7 +94,7 @@ func (a *attrs) format(inherit version.Format, fallback hcl.Range) (f version.Fo
 	}
 	f, err := version.NewFormat(scheme, pat)
 	if err != nil {
-		a.errorf(a.rng("version_pattern", fallback), "Invalid version_pattern", "%s.", capitalize(err.Error()))
+		a.errorf(a.rng("version_pattern", fallback), "Invalid version_pattern", "%s.", words.Capitalize(err.Error()))
 		return version.Format{}, true
 	}
 	return f, true

@@ -12,6 +12,7 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 
 	"github.com/rackform/rackform/config/version"
+	"github.com/rackform/rackform/internal/words"
 )
 
 // checkBMC validates a BMC URL: http or https, a host, and no password in
@@ -550,7 +551,7 @@ func checkManagementFits(c *Cluster, rng func(hcl.Range) hcl.Range) hcl.Diagnost
 	}
 	return hcl.Diagnostics{errorAt(rng(ms.Threshold.Range), "Threshold larger than the batch",
 		"Strategy %q needs %d successful servers per management batch, but %s in cluster %q has only %d %s, so the threshold can never be met; use a percentage or a count up to %d.",
-		st.Name, ms.Threshold.Value, where, c.Name, smallest, plural(smallest, "server"), smallest)}
+		st.Name, ms.Threshold.Value, where, c.Name, smallest, words.Plural(smallest, "server", "servers"), smallest)}
 }
 
 // checkStagesFit checks a strategy's generic stages against cluster c:
@@ -593,7 +594,7 @@ func (v *validator) checkStagesFit(c *Cluster, rng func(hcl.Range) hcl.Range) hc
 		if !bs.Percent && !bs.Unset && bs.Value > n {
 			diags = append(diags, errorAt(rng(bs.Range), "batch_size larger than the stage",
 				"Stage %q of strategy %q has batch_size %d, but in cluster %q it takes only %d %s besides control-plane servers; use a percentage or a count up to %d.",
-				stg.Name, st.Name, bs.Value, c.Name, n, plural(n, "server"), n))
+				stg.Name, st.Name, bs.Value, c.Name, n, words.Plural(n, "server", "servers"), n))
 			continue
 		}
 		size := bs.Resolve(n, 1)
@@ -607,7 +608,7 @@ func (v *validator) checkStagesFit(c *Cluster, rng func(hcl.Range) hcl.Range) hc
 		if stg.Threshold.Type == "count" && stg.Threshold.Value > smallest {
 			diags = append(diags, errorAt(rng(stg.Threshold.Range), "Threshold larger than the batch",
 				"Stage %q of strategy %q needs %d successful servers per batch, but in cluster %q its %s has only %d %s, so the threshold can never be met; use a percentage or a count up to %d.",
-				stg.Name, st.Name, stg.Threshold.Value, c.Name, batchName(n, size), smallest, plural(smallest, "server"), smallest))
+				stg.Name, st.Name, stg.Threshold.Value, c.Name, batchName(n, size), smallest, words.Plural(smallest, "server", "servers"), smallest))
 		}
 	}
 	return diags
@@ -663,13 +664,6 @@ func groupLetter(i int) string {
 		return string(rune('A' + i))
 	}
 	return fmt.Sprint(i + 1)
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return noun
-	}
-	return noun + "s"
 }
 
 // checkReleases applies the version rules that need no observation

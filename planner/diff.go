@@ -12,6 +12,7 @@ import (
 
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/config/version"
+	"github.com/rackform/rackform/internal/words"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -50,7 +51,7 @@ func (f *findings) add(key string, sev hcl.DiagnosticSeverity, subject *hcl.Rang
 		if f.problems == nil {
 			f.problems = map[string][]string{}
 		}
-		f.problems[server] = append(f.problems[server], summary+": "+capitalize(detail))
+		f.problems[server] = append(f.problems[server], summary+": "+words.Capitalize(detail))
 	}
 }
 
