@@ -14,37 +14,21 @@ import (
 )
 
 var releaseSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "version", Required: true},
-		{Name: "scheme"},
-		{Name: "version_pattern"},
-		{Name: "allow_downgrade"},
-		{Name: "upgrade_from"},
-	},
+	Attributes: append(required("version"), optional(
+		"scheme", "version_pattern", "allow_downgrade", "upgrade_from",
+	)...),
 	Blocks: []hcl.BlockHeaderSchema{{Type: "component", LabelNames: []string{"name"}}},
 }
 
 var componentSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "version", Required: true},
-		{Name: "scheme"},
-		{Name: "version_pattern"},
-		{Name: "image"},
-		{Name: "sha256"},
-		{Name: "apply_time"},
-		{Name: "reboot"},
-		{Name: "method"},
-		{Name: "kind"},
-		{Name: "allow_downgrade"},
-		{Name: "allow_change"},
-		{Name: "devices"},
-	},
+	Attributes: append(required("version"), optional(
+		"scheme", "version_pattern", "image", "sha256", "apply_time", "reboot", "method", "kind",
+		"allow_downgrade", "allow_change", "devices",
+	)...),
 	Blocks: []hcl.BlockHeaderSchema{{Type: "match"}},
 }
 
-var matchSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "software_id"}, {Name: "id"}, {Name: "name"}, {Name: "count"},
-}}
+var matchSchema = &hcl.BodySchema{Attributes: optional("software_id", "id", "name", "count")}
 
 // maxMatchCount bounds a match block's count: more members than any
 // server carries is a typo.
