@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -517,11 +516,9 @@ func suggestRack(c *Cluster, name string) string {
 }
 
 // checkManagementFits checks a count threshold against the management
-// batches the planner makes (rule 5): management servers grouped
-// by rack, racks in the compute order alternating between the groups
-// (1st, 3rd, … rack → A; 2nd, 4th, … → B), each group cut into batches,
-// the first ⌈n/b⌉ servers, then the rest. Every batch must reach the
-// threshold, so a count above the smallest batch can never be met.
+// batches the planner makes (Cluster.ManagementBatches, rule 5). Every
+// batch must reach the threshold, so a count above the smallest batch can
+// never be met.
 func checkManagementFits(c *Cluster, rng func(hcl.Range) hcl.Range) hcl.Diagnostics {
 	st := c.Strategy
 	ms := st.Management
@@ -534,15 +531,11 @@ func checkManagementFits(c *Cluster, rng func(hcl.Range) hcl.Range) hcl.Diagnost
 			mgmt = append(mgmt, sv)
 		}
 	}
-	groups := make([][]*Server, max(ms.Groups, 1))
-	for i, r := range racksInOrder(mgmt, st.Compute.Order) {
-		groups[i%len(groups)] = append(groups[i%len(groups)], r...)
-	}
 	smallest, where := 0, ""
-	for g, list := range groups {
-		for b, size := range batchSizes(len(list), max(ms.Batches, 1)) {
-			if smallest == 0 || size < smallest {
-				smallest, where = size, fmt.Sprintf("batch %d of management group %s", b+1, groupLetter(g))
+	for g, batches := range c.ManagementBatches(mgmt) {
+		for b, batch := range batches {
+			if size := len(batch); smallest == 0 || size < smallest {
+				smallest, where = size, fmt.Sprintf("batch %d of management group %s", b+1, GroupLetter(g))
 			}
 		}
 	}
@@ -619,51 +612,6 @@ func batchName(n, size int) string {
 		return "one batch"
 	}
 	return fmt.Sprintf("last batch (batch %d)", (n+size-1)/size)
-}
-
-// batchSizes cuts n servers into at most b consecutive batches, each
-// ⌈remaining/batches left⌉ long; empty batches are dropped.
-func batchSizes(n, b int) []int {
-	var out []int
-	for i := 0; i < b && n > 0; i++ {
-		size := (n + (b - i) - 1) / (b - i)
-		out = append(out, size)
-		n -= size
-	}
-	return out
-}
-
-// racksInOrder groups servers by rack (declared order inside a rack) and
-// orders the racks alphanumerically (byte-wise) or naturally.
-func racksInOrder(servers []*Server, order string) [][]*Server {
-	idx := map[string]int{}
-	var names []string
-	var racks [][]*Server
-	for _, sv := range servers {
-		i, ok := idx[sv.Rack.Name]
-		if !ok {
-			i = len(racks)
-			idx[sv.Rack.Name] = i
-			names = append(names, sv.Rack.Name)
-			racks = append(racks, nil)
-		}
-		racks[i] = append(racks[i], sv)
-	}
-	less := RackLess(order)
-	sorted := append([]string(nil), names...)
-	sort.SliceStable(sorted, func(i, j int) bool { return less(sorted[i], sorted[j]) })
-	out := make([][]*Server, len(sorted))
-	for i, n := range sorted {
-		out[i] = racks[idx[n]]
-	}
-	return out
-}
-
-func groupLetter(i int) string {
-	if i < 26 {
-		return string(rune('A' + i))
-	}
-	return fmt.Sprint(i + 1)
 }
 
 // checkReleases applies the version rules that need no observation
