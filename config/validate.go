@@ -248,7 +248,7 @@ func (v *validator) checkSharedBMC(sv *Server, before []*Server) *hcl.Diagnostic
 		first := before[0]
 		return errorAt(sv.BMCRange, "Duplicate BMC address",
 			"Server %s has the BMC address %s, which server %q at %s already has. Servers share a BMC address only when the BMC serves several systems (a multi-node chassis) and each server names its own with system = \"ID\" (the ComputerSystem's Id or UUID); %s %s no system.",
-			v.origins.serverRef(sv), sv.BMC, first.Name, v.origins.whereFrom(first), joinAnd(unnamed), ternary(len(unnamed) == 1, "names", "name"))
+			v.origins.serverRef(sv), sv.BMC, first.Name, v.origins.whereFrom(first), joinAnd(unnamed), words.Plural(len(unnamed), "names", "name"))
 	}
 	for _, o := range before {
 		if strings.EqualFold(o.System, sv.System) {
@@ -340,13 +340,6 @@ func joinAnd(xs []string) string {
 		return xs[0]
 	}
 	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
-}
-
-func ternary(c bool, a, b string) string {
-	if c {
-		return a
-	}
-	return b
 }
 
 // checkPlacement enforces control-plane placement

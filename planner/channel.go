@@ -9,6 +9,7 @@ import (
 
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/config/version"
+	"github.com/rackform/rackform/internal/words"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -323,7 +324,7 @@ func consistentPick(l *minorLine, sites []string) (*config.Release, bool) {
 // newest, else "have 4.6.2 in common" or, for one site, "has 4.6.2 only".
 func commonPhrase(l *minorLine, pick *config.Release, sites []string) string {
 	if pick == l.releases[0] {
-		return ternary(len(sites) == 1, "has ", "have ") + pick.Version.String()
+		return words.Plural(len(sites), "has ", "have ") + pick.Version.String()
 	}
 	if len(sites) == 1 {
 		return "has " + pick.Version.String() + " at newest"
@@ -344,7 +345,7 @@ func commonPhrase(l *minorLine, pick *config.Release, sites []string) string {
 			short = append(short, s)
 		}
 	}
-	return fmt.Sprintf("have %s in common (%s %s only)", pick.Version, siteList(short), ternary(len(short) == 1, "has "+pick.Version.String(), "have "+pick.Version.String()))
+	return fmt.Sprintf("have %s in common (%s %s only)", pick.Version, siteList(short), words.Plural(len(short), "has ", "have ")+pick.Version.String())
 }
 
 func siteName(s string) string {

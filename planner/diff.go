@@ -267,13 +267,6 @@ func (p *planning) onUnreachable(s *config.Server) string {
 	return OnUnreachableSkip
 }
 
-func ternary(c bool, a, b string) string {
-	if c {
-		return a
-	}
-	return b
-}
-
 // decidedOn splits a server's observed components into those the plan
 // decides on, which it records in id order (every component a release
 // component matches, in scope or not), and a count and digest of the
