@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -550,8 +551,8 @@ func checkManagementFits(c *Cluster, rng func(hcl.Range) hcl.Range) hcl.Diagnost
 func (v *validator) checkStagesFit(c *Cluster, rng func(hcl.Range) hcl.Range) hcl.Diagnostics {
 	st := c.Strategy
 	var diags hcl.Diagnostics
-	taken := map[*Server]bool{}
-	for _, stg := range st.Stages {
+	members, _ := st.StageMembers(c.Servers())
+	for si, stg := range st.Stages {
 		for i, name := range stg.Racks {
 			if c.Rack(name) == nil {
 				r := stg.DeclRange
@@ -563,16 +564,8 @@ func (v *validator) checkStagesFit(c *Cluster, rng func(hcl.Range) hcl.Range) hc
 					stg.Name, st.Name, name, c.Name, suggestRack(c, name)))
 			}
 		}
-		n := 0
-		for _, sv := range c.Servers() {
-			if taken[sv] || sv.IsDevice() || !stg.Selects(sv) {
-				continue // devices go in a phase of their own
-			}
-			taken[sv] = true
-			if sv.Role != RoleControlPlane && sv.Role != RoleControlPlaneSpare {
-				n++
-			}
-		}
+		rest := slices.DeleteFunc(members[si], (*Server).IsControlPlane)
+		n := len(rest)
 		if n == 0 {
 			continue
 		}
@@ -583,28 +576,22 @@ func (v *validator) checkStagesFit(c *Cluster, rng func(hcl.Range) hcl.Range) hc
 				stg.Name, st.Name, bs.Value, c.Name, n, words.Plural(n, "server", "servers"), n))
 			continue
 		}
-		size := bs.Resolve(n, 1)
-		smallest := size
-		if n%size != 0 {
-			smallest = n % size
-		}
-		if n < size {
-			smallest = n
-		}
+		batches := stg.Batches(rest)
+		smallest := len(batches[len(batches)-1])
 		if stg.Threshold.Type == "count" && stg.Threshold.Value > smallest {
 			diags = append(diags, errorAt(rng(stg.Threshold.Range), "Threshold larger than the batch",
 				"Stage %q of strategy %q needs %d successful servers per batch, but in cluster %q its %s has only %d %s, so the threshold can never be met; use a percentage or a count up to %d.",
-				stg.Name, st.Name, stg.Threshold.Value, c.Name, batchName(n, size), smallest, words.Plural(smallest, "server", "servers"), smallest))
+				stg.Name, st.Name, stg.Threshold.Value, c.Name, batchName(len(batches)), smallest, words.Plural(smallest, "server", "servers"), smallest))
 		}
 	}
 	return diags
 }
 
-func batchName(n, size int) string {
-	if n <= size {
+func batchName(batches int) string {
+	if batches == 1 {
 		return "one batch"
 	}
-	return fmt.Sprintf("last batch (batch %d)", (n+size-1)/size)
+	return fmt.Sprintf("last batch (batch %d)", batches)
 }
 
 // checkReleases applies the version rules that need no observation

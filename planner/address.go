@@ -41,10 +41,6 @@ func validAddress(addr string) bool {
 	return true
 }
 
-func isControlPlane(s *config.Server) bool {
-	return s.Role == config.RoleControlPlane || s.Role == config.RoleControlPlaneSpare
-}
-
 // selectServers collects the servers this plan covers, in rollout order:
 // the rollout's clusters, minus what the upgrade scope, -target and
 // -exclude leave out. A -target or -exclude that matches nothing is an
@@ -68,7 +64,7 @@ func (p *planning) selectServers() {
 				}
 				seen[c] = true
 				for _, s := range c.Servers() {
-					if p.rollout.Scope == config.ScopeControlPlaneOnly && !isControlPlane(s) {
+					if p.rollout.Scope == config.ScopeControlPlaneOnly && !s.IsControlPlane() {
 						continue
 					}
 					// An exclude is checked against every server, so one

@@ -257,16 +257,12 @@ func (h *durationHeap) Pop() any {
 // other servers (rule 4 holds whatever the config says).
 func (pb *phaseBuilder) strategyStages(c *config.Cluster, servers []*config.Server) []plan.Phase {
 	st := c.Strategy
-	taken := map[*config.Server]bool{}
+	members, missed := st.StageMembers(servers)
 	var phases []plan.Phase
-	for _, stg := range st.Stages {
+	for si, stg := range st.Stages {
 		var cp, rest []*config.Server
-		for _, s := range servers {
-			if taken[s] || !stg.Selects(s) {
-				continue
-			}
-			taken[s] = true
-			if isControlPlane(s) {
+		for _, s := range members[si] {
+			if s.IsControlPlane() {
 				cp = append(cp, s)
 			} else {
 				rest = append(rest, s)
@@ -274,14 +270,11 @@ func (pb *phaseBuilder) strategyStages(c *config.Cluster, servers []*config.Serv
 		}
 		id := "cluster." + c.Name + ".stage." + stg.Name
 		scopes := pb.controlPlaneScopes(id+".control_plane", cp, st.ControlPlane.OnBreach)
-		size := stg.BatchSize.Resolve(len(rest), 1)
 		var batches []plan.Scope
-		for b := 0; len(rest) > 0; b++ {
-			k := min(size, len(rest))
-			sc := pb.newScope(fmt.Sprintf("%s.batch.%d", id, b+1), "batch", fmt.Sprintf("batch %d", b+1), "", rest[:k])
+		for b, batch := range stg.Batches(rest) {
+			sc := pb.newScope(fmt.Sprintf("%s.batch.%d", id, b+1), "batch", fmt.Sprintf("batch %d", b+1), "", batch)
 			pb.thresholds(&sc, stg.ScopeSettings, config.Quantity{Value: 100, Percent: true}, fmt.Sprintf("batch %d of stage %q", b+1, stg.Name))
 			batches = append(batches, sc)
-			rest = rest[k:]
 		}
 		waitsAndPauses(batches, 0, false)
 		scopes = append(scopes, batches...)
@@ -295,24 +288,18 @@ func (pb *phaseBuilder) strategyStages(c *config.Cluster, servers []*config.Serv
 		}
 		phases = append(phases, ph)
 	}
-	var missed []string
-	var first *config.Server
-	for _, s := range servers {
-		if !taken[s] {
-			if first == nil {
-				first = s
-			}
-			missed = append(missed, address(s))
-		}
-	}
 	if len(missed) > 0 {
-		more := "" // every server is named: all problems at once
+		// Every server is named: all problems at once.
+		addrs := make([]string, len(missed))
+		for i, s := range missed {
+			addrs[i] = address(s)
+		}
 		pb.report.diags = append(pb.report.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Server in no strategy stage",
-			Detail: fmt.Sprintf("Strategy %q declares stages, and no stage selects %s%s. Add a stage that selects them (a stage with no roles, racks or labels selects every remaining server).",
-				st.Name, strings.Join(missed, ", "), more),
-			Subject: rangePtr(first.DeclRange),
+			Detail: fmt.Sprintf("Strategy %q declares stages, and no stage selects %s. Add a stage that selects them (a stage with no roles, racks or labels selects every remaining server).",
+				st.Name, strings.Join(addrs, ", ")),
+			Subject: rangePtr(missed[0].DeclRange),
 		})
 	}
 	return phases
