@@ -212,12 +212,8 @@ func (v *validator) checkChannels() hcl.Diagnostics {
 			diags = append(diags, errorAt(ro.ChannelRange, "Channel without a catalog",
 				"Rollout %q follows the %s channel, which selects releases from the catalog, but no catalog publishes any: declare a catalog block with release blocks or a source file.", ro.Name, ro.Channel))
 		}
-		for _, st := range ro.Stages {
-			for _, g := range st.Groups {
-				for _, c := range g.Clusters {
-					inChannel[c] = true
-				}
-			}
+		for _, c := range ro.Clusters() {
+			inChannel[c] = true
 		}
 	}
 	for _, c := range v.noRelease {

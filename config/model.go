@@ -600,6 +600,18 @@ type Rollout struct {
 	ChannelRange  hcl.Range
 }
 
+// Clusters are the rollout's clusters in declared order, stage by stage,
+// group by group (a cluster in two groups, an error, twice).
+func (ro *Rollout) Clusters() []*Cluster {
+	var out []*Cluster
+	for _, st := range ro.Stages {
+		for _, g := range st.Groups {
+			out = append(out, g.Clusters...)
+		}
+	}
+	return out
+}
+
 // Channels of a rollout (the Fleet auto-upgrade channels).
 const (
 	// ChannelStable is the latest patch of minor N-1, N the newest minor.

@@ -63,17 +63,6 @@ func (cr *channelResolver) releaseOf(c *config.Cluster) *config.Release {
 	return c.Release
 }
 
-// rolloutClusters are the rollout's clusters in declared order.
-func (cr *channelResolver) rolloutClusters() []*config.Cluster {
-	var out []*config.Cluster
-	for _, st := range cr.rollout.Stages {
-		for _, g := range st.Groups {
-			out = append(out, g.Clusters...)
-		}
-	}
-	return out
-}
-
 // minorLine is one minor line of the catalog, newest release first.
 type minorLine struct {
 	minor    string
@@ -156,7 +145,7 @@ func (cr *channelResolver) resolveReleases(current map[*config.Cluster]version.V
 		hop  bool
 	}
 	var wants []want
-	for _, c := range cr.rolloutClusters() {
+	for _, c := range cr.rollout.Clusters() {
 		var line *minorLine
 		var why string
 		switch cr.rollout.Channel {
@@ -274,7 +263,7 @@ func (cr *channelResolver) resolveReleases(current map[*config.Cluster]version.V
 // checkAvailability: without a channel, a cluster's release is still
 // checked against the catalog's sites when the catalog publishes it.
 func (cr *channelResolver) checkAvailability() {
-	for _, c := range cr.rolloutClusters() {
+	for _, c := range cr.rollout.Clusters() {
 		if c.Release == nil {
 			continue
 		}
@@ -458,7 +447,7 @@ func (cr *channelResolver) planCatalog() *plan.Catalog {
 	}
 	out := &plan.Catalog{Source: cat.Source, SourceName: cat.SourceName, CAFile: cat.CAFile}
 	seen := map[*config.Release]bool{}
-	for _, c := range cr.rolloutClusters() {
+	for _, c := range cr.rollout.Clusters() {
 		ch := cr.choices[c]
 		if ch == nil || ch.release == nil || seen[ch.release] {
 			continue
