@@ -62,14 +62,10 @@ func (f *findings) diagnostics(holdBack bool) hcl.Diagnostics {
 	var out hcl.Diagnostics
 	for _, k := range f.order {
 		x := f.byKey[k]
-		noun := "Server"
-		if len(x.servers) > 1 {
-			noun = "Servers"
-		}
 		d := &hcl.Diagnostic{
 			Severity: x.severity,
 			Summary:  x.summary,
-			Detail:   fmt.Sprintf("%s %s: %s", noun, strings.Join(x.servers, ", "), x.detail),
+			Detail:   fmt.Sprintf("%s %s: %s", words.Plural(len(x.servers), "Server", "Servers"), strings.Join(x.servers, ", "), x.detail),
 			Subject:  x.subject,
 		}
 		if holdBack && d.Severity == hcl.DiagError {
