@@ -177,7 +177,7 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 	// cluster is decoded (checkChannels otherwise).
 	for _, b := range blocks {
 		if b.Type == kindRollout {
-			if c, _, _ := b.Body.PartialContent(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "channel"}}}); c != nil && c.Attributes["channel"] != nil {
+			if c, _, _ := b.Body.PartialContent(&hcl.BodySchema{Attributes: optional("channel")}); c != nil && c.Attributes["channel"] != nil {
 				s.anyChannel = true
 			}
 		}

@@ -469,6 +469,20 @@ func (c *Cluster) Servers() []*Server {
 	return out
 }
 
+// ControlPlane returns the cluster's control_plane servers and its
+// control_plane_spare servers, in declared order.
+func (c *Cluster) ControlPlane() (members, spares []*Server) {
+	for _, sv := range c.Servers() {
+		switch sv.Role {
+		case RoleControlPlane:
+			members = append(members, sv)
+		case RoleControlPlaneSpare:
+			spares = append(spares, sv)
+		}
+	}
+	return members, spares
+}
+
 // Rack returns the rack named name, or nil.
 func (c *Cluster) Rack(name string) *Rack {
 	return find(c.Racks, name, func(r *Rack) string { return r.Name })

@@ -350,15 +350,7 @@ func joinAnd(xs []string) string {
 // three control-plane servers in it. A cluster with no control-plane
 // server at all is a plain fleet and has nothing to place.
 func checkPlacement(c *Cluster) hcl.Diagnostics {
-	var cps, spares []*Server
-	for _, sv := range c.Servers() {
-		switch sv.Role {
-		case RoleControlPlane:
-			cps = append(cps, sv)
-		case RoleControlPlaneSpare:
-			spares = append(spares, sv)
-		}
-	}
+	cps, spares := c.ControlPlane()
 	// Distinct names: a duplicated rack is reported once, as a duplicate.
 	names := map[string]bool{}
 	for _, r := range c.Racks {

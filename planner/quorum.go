@@ -32,15 +32,7 @@ type quorumCheck struct {
 // override (allow_quorum_loss), which the plan shows prominently. It
 // returns what the plan records, or nil when nothing needs a reviewer.
 func (qc *quorumCheck) quorum(c *config.Cluster) *plan.Quorum {
-	var members, spares []*config.Server
-	for _, s := range c.Servers() {
-		switch s.Role {
-		case config.RoleControlPlane:
-			members = append(members, s)
-		case config.RoleControlPlaneSpare:
-			spares = append(spares, s)
-		}
-	}
+	members, spares := c.ControlPlane()
 	if len(members) < 3 {
 		return nil
 	}
