@@ -32,29 +32,15 @@ import (
 // there, never from its source.
 
 var catalogSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "releases"},
-		{Name: "scheme"},
-		{Name: "version_pattern"},
-		{Name: "source"},
-		{Name: "ca_file"},
-	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: kindRelease, LabelNames: []string{"name"}}},
+	Attributes: optional("releases", "scheme", "version_pattern", "source", "ca_file"),
+	Blocks:     []hcl.BlockHeaderSchema{{Type: kindRelease, LabelNames: []string{"name"}}},
 }
 
 // catalogReleaseSchema is a release block inside a catalog: version may
 // be left out (the label is the version), minor and sites are its own.
 var catalogReleaseSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "version"},
-		{Name: "scheme"},
-		{Name: "version_pattern"},
-		{Name: "allow_downgrade"},
-		{Name: "upgrade_from"},
-		{Name: "minor"},
-		{Name: "sites"},
-	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "component", LabelNames: []string{"name"}}},
+	Attributes: optional("version", "scheme", "version_pattern", "allow_downgrade", "upgrade_from", "minor", "sites"),
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "component", LabelNames: []string{"name"}}},
 }
 
 // catalogFileSchema is the top level of a catalog file.
@@ -226,12 +212,8 @@ func (v *validator) checkChannels() hcl.Diagnostics {
 			diags = append(diags, errorAt(ro.ChannelRange, "Channel without a catalog",
 				"Rollout %q follows the %s channel, which selects releases from the catalog, but no catalog publishes any: declare a catalog block with release blocks or a source file.", ro.Name, ro.Channel))
 		}
-		for _, st := range ro.Stages {
-			for _, g := range st.Groups {
-				for _, c := range g.Clusters {
-					inChannel[c] = true
-				}
-			}
+		for _, c := range ro.Clusters() {
+			inChannel[c] = true
 		}
 	}
 	for _, c := range v.noRelease {

@@ -13,19 +13,13 @@ import (
 )
 
 var clusterSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "strategy"}, {Name: "release"}, {Name: "maintenance_window"},
-		{Name: "provider"}, {Name: "labels"}, {Name: "site"}, {Name: "region"},
-	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "rack", LabelNames: []string{"name"}}},
+	Attributes: optional("strategy", "release", "maintenance_window", "provider", "labels", "site", "region"),
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "rack", LabelNames: []string{"name"}}},
 }
 
 var rackSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "for_each"}, {Name: "count"}, {Name: "name"},
-		{Name: "labels"}, {Name: "maintenance_window"},
-	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "server", LabelNames: []string{"name"}}, {Type: "device", LabelNames: []string{"name"}}},
+	Attributes: optional("for_each", "count", "name", "labels", "maintenance_window"),
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "server", LabelNames: []string{"name"}}, {Type: "device", LabelNames: []string{"name"}}},
 }
 
 var serverSchema = &hcl.BodySchema{
@@ -38,9 +32,7 @@ var serverSchema = &hcl.BodySchema{
 	Blocks: []hcl.BlockHeaderSchema{{Type: "credentials"}},
 }
 
-var credentialsSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "username", Required: true}, {Name: "password", Required: true},
-}}
+var credentialsSchema = &hcl.BodySchema{Attributes: required("username", "password")}
 
 const maxCount = 100_000
 

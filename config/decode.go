@@ -29,6 +29,20 @@ func (s *loadState) attrs(m hcl.Attributes, ctx *hcl.EvalContext, diags *hcl.Dia
 	return &attrs{secrets: s.secrets, m: m, ctx: ctx, diags: diags}
 }
 
+// required and optional list a block's attributes for its schema:
+// append(required("version"), optional("scheme", "image")...).
+func required(names ...string) []hcl.AttributeSchema { return attributeSchema(names, true) }
+
+func optional(names ...string) []hcl.AttributeSchema { return attributeSchema(names, false) }
+
+func attributeSchema(names []string, required bool) []hcl.AttributeSchema {
+	out := make([]hcl.AttributeSchema, len(names))
+	for i, n := range names {
+		out[i] = hcl.AttributeSchema{Name: n, Required: required}
+	}
+	return out
+}
+
 // content is a nested block's body decoded with schema, and its
 // attributes to evaluate with ctx; diagnostics go to diags.
 func (s *loadState) content(body hcl.Body, schema *hcl.BodySchema, ctx *hcl.EvalContext, diags *hcl.Diagnostics) (*hcl.BodyContent, *attrs) {

@@ -95,9 +95,7 @@ type RemediationTriggers struct {
 	DeclRange hcl.Range
 }
 
-var triggersSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "provisioning"}, {Name: "read_only_filesystem"}, {Name: "unknown_state"},
-}}
+var triggersSchema = &hcl.BodySchema{Attributes: optional("provisioning", "read_only_filesystem", "unknown_state")}
 
 func (s *loadState) decodeTriggers(blocks hcl.Blocks, ctx *hcl.EvalContext, diags *hcl.Diagnostics) RemediationTriggers {
 	out := RemediationTriggers{Provisioning: DefaultProvisioningTimeout, ReadOnlyFilesystem: DefaultReadOnlyFilesystem, UnknownState: DefaultUnknownState}

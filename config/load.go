@@ -177,7 +177,7 @@ func (s *loadState) load(files []*hcl.File) hcl.Diagnostics {
 	// cluster is decoded (checkChannels otherwise).
 	for _, b := range blocks {
 		if b.Type == kindRollout {
-			if c, _, _ := b.Body.PartialContent(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "channel"}}}); c != nil && c.Attributes["channel"] != nil {
+			if c, _, _ := b.Body.PartialContent(&hcl.BodySchema{Attributes: optional("channel")}); c != nil && c.Attributes["channel"] != nil {
 				s.anyChannel = true
 			}
 		}
@@ -607,15 +607,3 @@ func posString(r hcl.Range) string {
 }
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }
-
-// capitalize upper-cases the first letter of s (an error text opening a
-// sentence).
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	if c := s[0]; c >= 'a' && c <= 'z' {
-		return string(c-'a'+'A') + s[1:]
-	}
-	return s
-}

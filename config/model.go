@@ -360,6 +360,42 @@ func (stg *StrategyStage) Selects(sv *Server) bool {
 	return true
 }
 
+// StageMembers places servers in st's stages: each goes to the first
+// stage whose selectors match it, in servers' order; rest are those no
+// stage selects. Devices go in a phase of their own, in no stage.
+// Validation and the planner both place servers with it.
+func (st *Strategy) StageMembers(servers []*Server) (stages [][]*Server, rest []*Server) {
+	stages = make([][]*Server, len(st.Stages))
+next:
+	for _, sv := range servers {
+		if sv.IsDevice() {
+			continue
+		}
+		for i, stg := range st.Stages {
+			if stg.Selects(sv) {
+				stages[i] = append(stages[i], sv)
+				continue next
+			}
+		}
+		rest = append(rest, sv)
+	}
+	return stages, rest
+}
+
+// Batches cuts servers, a stage's servers but its control-plane ones
+// (which go one at a time), into batches of batch_size in order, the last
+// batch holding the rest.
+func (stg *StrategyStage) Batches(servers []*Server) [][]*Server {
+	size := stg.BatchSize.Resolve(len(servers), 1)
+	var out [][]*Server
+	for len(servers) > 0 {
+		k := min(size, len(servers))
+		out = append(out, servers[:k])
+		servers = servers[k:]
+	}
+	return out
+}
+
 // Strategy is how one cluster is upgraded.
 type Strategy struct {
 	Name string
@@ -403,6 +439,12 @@ const (
 // Roles lists every valid role.
 var Roles = []string{RoleControlPlane, RoleControlPlaneSpare, RoleManagement, RoleCompute}
 
+// IsControlPlane reports whether sv is a control-plane server, a spare
+// included: those go one at a time (rule 4).
+func (sv *Server) IsControlPlane() bool {
+	return sv.Role == RoleControlPlane || sv.Role == RoleControlPlaneSpare
+}
+
 // Cluster is a cluster with its racks in declared order.
 type Cluster struct {
 	Name              string
@@ -425,6 +467,20 @@ func (c *Cluster) Servers() []*Server {
 		out = append(out, r.Servers...)
 	}
 	return out
+}
+
+// ControlPlane returns the cluster's control_plane servers and its
+// control_plane_spare servers, in declared order.
+func (c *Cluster) ControlPlane() (members, spares []*Server) {
+	for _, sv := range c.Servers() {
+		switch sv.Role {
+		case RoleControlPlane:
+			members = append(members, sv)
+		case RoleControlPlaneSpare:
+			spares = append(spares, sv)
+		}
+	}
+	return members, spares
 }
 
 // Rack returns the rack named name, or nil.
@@ -556,6 +612,18 @@ type Rollout struct {
 	// per run) instead of failing the plan.
 	AllowMultiHop bool
 	ChannelRange  hcl.Range
+}
+
+// Clusters are the rollout's clusters in declared order, stage by stage,
+// group by group (a cluster in two groups, an error, twice).
+func (ro *Rollout) Clusters() []*Cluster {
+	var out []*Cluster
+	for _, st := range ro.Stages {
+		for _, g := range st.Groups {
+			out = append(out, g.Clusters...)
+		}
+	}
+	return out
 }
 
 // Channels of a rollout (the Fleet auto-upgrade channels).

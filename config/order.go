@@ -1,6 +1,10 @@
 package config
 
-import "strings"
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
 
 // RackLess returns how racks sort under a compute order (rule 6):
 // OrderAlphanumeric is plain byte-wise order ("rack10" before "rack2"),
@@ -48,4 +52,64 @@ func naturalLess(a, b string) bool {
 		a, b = a[1:], b[1:]
 	}
 	return len(a) < len(b)
+}
+
+// RacksInOrder groups servers by rack, declared order inside a rack, and
+// orders the racks under a compute order (RackLess), the rack named first
+// (the canary; "" for none) before all others (rule 6).
+func RacksInOrder(servers []*Server, order, first string) [][]*Server {
+	idx := map[string]int{}
+	var racks [][]*Server
+	for _, sv := range servers {
+		i, ok := idx[sv.Rack.Name]
+		if !ok {
+			i = len(racks)
+			idx[sv.Rack.Name] = i
+			racks = append(racks, nil)
+		}
+		racks[i] = append(racks[i], sv)
+	}
+	less := RackLess(order)
+	sort.SliceStable(racks, func(i, j int) bool {
+		a, b := racks[i][0].Rack.Name, racks[j][0].Rack.Name
+		if (a == first) != (b == first) {
+			return a == first
+		}
+		return less(a, b)
+	})
+	return racks
+}
+
+// ManagementBatches cuts the management servers mgmt of cluster c into
+// its strategy's management groups, each cut into batches (rule 5):
+// servers grouped by rack, racks in the compute order alternating between
+// the groups (1st, 3rd, … rack → A; 2nd, 4th, … → B), each group cut
+// into at most Batches consecutive batches ⌈remaining/batches left⌉ long,
+// empty batches dropped. The planner makes these scopes and validation
+// checks thresholds against them.
+func (c *Cluster) ManagementBatches(mgmt []*Server) [][][]*Server {
+	ms := c.Strategy.Management
+	groups := make([][]*Server, max(ms.Groups, 1))
+	for i, r := range RacksInOrder(mgmt, c.Strategy.Compute.Order, "") {
+		groups[i%len(groups)] = append(groups[i%len(groups)], r...)
+	}
+	out := make([][][]*Server, len(groups))
+	for g, list := range groups {
+		n := max(ms.Batches, 1)
+		for i := 0; i < n && len(list) > 0; i++ {
+			size := (len(list) + (n - i) - 1) / (n - i)
+			out[g] = append(out[g], list[:size])
+			list = list[size:]
+		}
+	}
+	return out
+}
+
+// GroupLetter names management group i (from 0) for people: A to Z, then
+// its number.
+func GroupLetter(i int) string {
+	if i < 26 {
+		return string(rune('A' + i))
+	}
+	return fmt.Sprint(i + 1)
 }

@@ -10,40 +10,25 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/rackform/rackform/config/version"
+	"github.com/rackform/rackform/internal/words"
 )
 
 var releaseSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "version", Required: true},
-		{Name: "scheme"},
-		{Name: "version_pattern"},
-		{Name: "allow_downgrade"},
-		{Name: "upgrade_from"},
-	},
+	Attributes: append(required("version"), optional(
+		"scheme", "version_pattern", "allow_downgrade", "upgrade_from",
+	)...),
 	Blocks: []hcl.BlockHeaderSchema{{Type: "component", LabelNames: []string{"name"}}},
 }
 
 var componentSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "version", Required: true},
-		{Name: "scheme"},
-		{Name: "version_pattern"},
-		{Name: "image"},
-		{Name: "sha256"},
-		{Name: "apply_time"},
-		{Name: "reboot"},
-		{Name: "method"},
-		{Name: "kind"},
-		{Name: "allow_downgrade"},
-		{Name: "allow_change"},
-		{Name: "devices"},
-	},
+	Attributes: append(required("version"), optional(
+		"scheme", "version_pattern", "image", "sha256", "apply_time", "reboot", "method", "kind",
+		"allow_downgrade", "allow_change", "devices",
+	)...),
 	Blocks: []hcl.BlockHeaderSchema{{Type: "match"}},
 }
 
-var matchSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "software_id"}, {Name: "id"}, {Name: "name"}, {Name: "count"},
-}}
+var matchSchema = &hcl.BodySchema{Attributes: optional("software_id", "id", "name", "count")}
 
 // maxMatchCount bounds a match block's count: more members than any
 // server carries is a typo.
@@ -93,7 +78,7 @@ func (a *attrs) format(inherit version.Format, fallback hcl.Range) (f version.Fo
 	}
 	f, err := version.NewFormat(scheme, pat)
 	if err != nil {
-		a.errorf(a.rng("version_pattern", fallback), "Invalid version_pattern", "%s.", capitalize(err.Error()))
+		a.errorf(a.rng("version_pattern", fallback), "Invalid version_pattern", "%s.", words.Capitalize(err.Error()))
 		return version.Format{}, true
 	}
 	return f, true

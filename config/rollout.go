@@ -5,25 +5,21 @@ import (
 )
 
 var rolloutSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "scope"}, {Name: "channel"}, {Name: "image_selection"}, {Name: "allow_multi_hop"}},
+	Attributes: optional("scope", "channel", "image_selection", "allow_multi_hop"),
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "stage", LabelNames: []string{"name"}}},
 }
 
 var rolloutStageSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "after_stage_wait"}},
+	Attributes: optional("after_stage_wait"),
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "approval", LabelNames: []string{"name"}},
 		{Type: "group", LabelNames: []string{"name"}},
 	},
 }
 
-var approvalSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "when"}, {Name: "description"},
-}}
+var approvalSchema = &hcl.BodySchema{Attributes: optional("when", "description")}
 
-var groupSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "clusters", Required: true},
-}}
+var groupSchema = &hcl.BodySchema{Attributes: required("clusters")}
 
 func (s *loadState) decodeRollout(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagnostics {
 	content, diags := b.Body.Content(rolloutSchema)

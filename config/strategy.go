@@ -83,10 +83,10 @@ func NewDefaultStrategy() *Strategy {
 var thresholdSchema = &hcl.BlockHeaderSchema{Type: "threshold"}
 
 var strategySchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "drain_timeout"}, {Name: "shutdown_timeout"}, {Name: "verify_timeout"},
-		{Name: "on_unreachable"}, {Name: "exceed_seed_limits"}, {Name: "devices"},
-	},
+	Attributes: optional(
+		"drain_timeout", "shutdown_timeout", "verify_timeout", "on_unreachable",
+		"exceed_seed_limits", "devices",
+	),
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "control_plane"}, {Type: "management"}, {Type: "compute"},
 		{Type: "drain"}, {Type: "uncordon"},
@@ -98,45 +98,36 @@ var strategySchema = &hcl.BodySchema{
 var remediationSchema = &hcl.BlockHeaderSchema{Type: "remediation"}
 
 var controlPlaneSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "on_breach"}, {Name: "verify_timeout"},
-		{Name: "allow_quorum_loss"}, {Name: "spare_takeover"}, {Name: "takeover_command"}},
-	Blocks: []hcl.BlockHeaderSchema{*remediationSchema},
+	Attributes: optional("on_breach", "verify_timeout", "allow_quorum_loss", "spare_takeover", "takeover_command"),
+	Blocks:     []hcl.BlockHeaderSchema{*remediationSchema},
 }
 
 var managementSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "groups"}, {Name: "batches"}, {Name: "failure_budget"}, {Name: "on_breach"}, {Name: "verify_timeout"},
-	},
-	Blocks: []hcl.BlockHeaderSchema{*thresholdSchema, *remediationSchema},
+	Attributes: optional("groups", "batches", "failure_budget", "on_breach", "verify_timeout"),
+	Blocks:     []hcl.BlockHeaderSchema{*thresholdSchema, *remediationSchema},
 }
 
 var computeSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "order"}, {Name: "max_unavailable"}, {Name: "wait_after_rack"}, {Name: "pause_after_rack"},
-		{Name: "canary_rack"}, {Name: "failure_budget"}, {Name: "on_breach"}, {Name: "verify_timeout"},
-	},
+	Attributes: optional(
+		"order", "max_unavailable", "wait_after_rack", "pause_after_rack", "canary_rack",
+		"failure_budget", "on_breach", "verify_timeout",
+	),
 	Blocks: []hcl.BlockHeaderSchema{*thresholdSchema, *remediationSchema},
 }
 
 var stageSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "roles"}, {Name: "racks"}, {Name: "labels"}, {Name: "batch_size"},
-		{Name: "failure_budget"}, {Name: "on_breach"}, {Name: "wait_after"}, {Name: "pause_after"},
-	},
+	Attributes: optional(
+		"roles", "racks", "labels", "batch_size", "failure_budget", "on_breach", "wait_after",
+		"pause_after",
+	),
 	Blocks: []hcl.BlockHeaderSchema{*thresholdSchema},
 }
 
-var hookSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "command", Required: true}, {Name: "timeout"},
-}}
+var hookSchema = &hcl.BodySchema{Attributes: append(required("command"), optional("timeout")...)}
 
-var thresholdBodySchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "type", Required: true}, {Name: "value", Required: true},
-}}
+var thresholdBodySchema = &hcl.BodySchema{Attributes: required("type", "value")}
 
-var remediationBodySchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "reboots"}, {Name: "reimages"},
-}}
+var remediationBodySchema = &hcl.BodySchema{Attributes: optional("reboots", "reimages")}
 
 // single returns the only block of typ in blocks, reporting duplicates.
 func single(blocks hcl.Blocks, typ string, diags *hcl.Diagnostics) *hcl.Block {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -12,6 +12,7 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 
 	"github.com/rackform/rackform/config/version"
+	"github.com/rackform/rackform/internal/words"
 )
 
 // checkBMC validates a BMC URL: http or https, a host, and no password in
@@ -248,7 +249,7 @@ func (v *validator) checkSharedBMC(sv *Server, before []*Server) *hcl.Diagnostic
 		first := before[0]
 		return errorAt(sv.BMCRange, "Duplicate BMC address",
 			"Server %s has the BMC address %s, which server %q at %s already has. Servers share a BMC address only when the BMC serves several systems (a multi-node chassis) and each server names its own with system = \"ID\" (the ComputerSystem's Id or UUID); %s %s no system.",
-			v.origins.serverRef(sv), sv.BMC, first.Name, v.origins.whereFrom(first), joinAnd(unnamed), ternary(len(unnamed) == 1, "names", "name"))
+			v.origins.serverRef(sv), sv.BMC, first.Name, v.origins.whereFrom(first), joinAnd(unnamed), words.Plural(len(unnamed), "names", "name"))
 	}
 	for _, o := range before {
 		if strings.EqualFold(o.System, sv.System) {
@@ -342,13 +343,6 @@ func joinAnd(xs []string) string {
 	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
 }
 
-func ternary(c bool, a, b string) string {
-	if c {
-		return a
-	}
-	return b
-}
-
 // checkPlacement enforces control-plane placement
 // (seeds/nexus-rack-resiliency.md): with three or more racks, three
 // control-plane servers in distinct racks plus one spare; with two racks,
@@ -356,15 +350,7 @@ func ternary(c bool, a, b string) string {
 // three control-plane servers in it. A cluster with no control-plane
 // server at all is a plain fleet and has nothing to place.
 func checkPlacement(c *Cluster) hcl.Diagnostics {
-	var cps, spares []*Server
-	for _, sv := range c.Servers() {
-		switch sv.Role {
-		case RoleControlPlane:
-			cps = append(cps, sv)
-		case RoleControlPlaneSpare:
-			spares = append(spares, sv)
-		}
-	}
+	cps, spares := c.ControlPlane()
 	// Distinct names: a duplicated rack is reported once, as a duplicate.
 	names := map[string]bool{}
 	for _, r := range c.Racks {
@@ -516,11 +502,9 @@ func suggestRack(c *Cluster, name string) string {
 }
 
 // checkManagementFits checks a count threshold against the management
-// batches the planner makes (rule 5): management servers grouped
-// by rack, racks in the compute order alternating between the groups
-// (1st, 3rd, … rack → A; 2nd, 4th, … → B), each group cut into batches,
-// the first ⌈n/b⌉ servers, then the rest. Every batch must reach the
-// threshold, so a count above the smallest batch can never be met.
+// batches the planner makes (Cluster.ManagementBatches, rule 5). Every
+// batch must reach the threshold, so a count above the smallest batch can
+// never be met.
 func checkManagementFits(c *Cluster, rng func(hcl.Range) hcl.Range) hcl.Diagnostics {
 	st := c.Strategy
 	ms := st.Management
@@ -533,15 +517,11 @@ func checkManagementFits(c *Cluster, rng func(hcl.Range) hcl.Range) hcl.Diagnost
 			mgmt = append(mgmt, sv)
 		}
 	}
-	groups := make([][]*Server, max(ms.Groups, 1))
-	for i, r := range racksInOrder(mgmt, st.Compute.Order) {
-		groups[i%len(groups)] = append(groups[i%len(groups)], r...)
-	}
 	smallest, where := 0, ""
-	for g, list := range groups {
-		for b, size := range batchSizes(len(list), max(ms.Batches, 1)) {
-			if smallest == 0 || size < smallest {
-				smallest, where = size, fmt.Sprintf("batch %d of management group %s", b+1, groupLetter(g))
+	for g, batches := range c.ManagementBatches(mgmt) {
+		for b, batch := range batches {
+			if size := len(batch); smallest == 0 || size < smallest {
+				smallest, where = size, fmt.Sprintf("batch %d of management group %s", b+1, GroupLetter(g))
 			}
 		}
 	}
@@ -550,7 +530,7 @@ func checkManagementFits(c *Cluster, rng func(hcl.Range) hcl.Range) hcl.Diagnost
 	}
 	return hcl.Diagnostics{errorAt(rng(ms.Threshold.Range), "Threshold larger than the batch",
 		"Strategy %q needs %d successful servers per management batch, but %s in cluster %q has only %d %s, so the threshold can never be met; use a percentage or a count up to %d.",
-		st.Name, ms.Threshold.Value, where, c.Name, smallest, plural(smallest, "server"), smallest)}
+		st.Name, ms.Threshold.Value, where, c.Name, smallest, words.Plural(smallest, "server", "servers"), smallest)}
 }
 
 // checkStagesFit checks a strategy's generic stages against cluster c:
@@ -563,8 +543,8 @@ func checkManagementFits(c *Cluster, rng func(hcl.Range) hcl.Range) hcl.Diagnost
 func (v *validator) checkStagesFit(c *Cluster, rng func(hcl.Range) hcl.Range) hcl.Diagnostics {
 	st := c.Strategy
 	var diags hcl.Diagnostics
-	taken := map[*Server]bool{}
-	for _, stg := range st.Stages {
+	members, _ := st.StageMembers(c.Servers())
+	for si, stg := range st.Stages {
 		for i, name := range stg.Racks {
 			if c.Rack(name) == nil {
 				r := stg.DeclRange
@@ -576,16 +556,8 @@ func (v *validator) checkStagesFit(c *Cluster, rng func(hcl.Range) hcl.Range) hc
 					stg.Name, st.Name, name, c.Name, suggestRack(c, name)))
 			}
 		}
-		n := 0
-		for _, sv := range c.Servers() {
-			if taken[sv] || sv.IsDevice() || !stg.Selects(sv) {
-				continue // devices go in a phase of their own
-			}
-			taken[sv] = true
-			if sv.Role != RoleControlPlane && sv.Role != RoleControlPlaneSpare {
-				n++
-			}
-		}
+		rest := slices.DeleteFunc(members[si], (*Server).IsControlPlane)
+		n := len(rest)
 		if n == 0 {
 			continue
 		}
@@ -593,83 +565,25 @@ func (v *validator) checkStagesFit(c *Cluster, rng func(hcl.Range) hcl.Range) hc
 		if !bs.Percent && !bs.Unset && bs.Value > n {
 			diags = append(diags, errorAt(rng(bs.Range), "batch_size larger than the stage",
 				"Stage %q of strategy %q has batch_size %d, but in cluster %q it takes only %d %s besides control-plane servers; use a percentage or a count up to %d.",
-				stg.Name, st.Name, bs.Value, c.Name, n, plural(n, "server"), n))
+				stg.Name, st.Name, bs.Value, c.Name, n, words.Plural(n, "server", "servers"), n))
 			continue
 		}
-		size := bs.Resolve(n, 1)
-		smallest := size
-		if n%size != 0 {
-			smallest = n % size
-		}
-		if n < size {
-			smallest = n
-		}
+		batches := stg.Batches(rest)
+		smallest := len(batches[len(batches)-1])
 		if stg.Threshold.Type == "count" && stg.Threshold.Value > smallest {
 			diags = append(diags, errorAt(rng(stg.Threshold.Range), "Threshold larger than the batch",
 				"Stage %q of strategy %q needs %d successful servers per batch, but in cluster %q its %s has only %d %s, so the threshold can never be met; use a percentage or a count up to %d.",
-				stg.Name, st.Name, stg.Threshold.Value, c.Name, batchName(n, size), smallest, plural(smallest, "server"), smallest))
+				stg.Name, st.Name, stg.Threshold.Value, c.Name, batchName(len(batches)), smallest, words.Plural(smallest, "server", "servers"), smallest))
 		}
 	}
 	return diags
 }
 
-func batchName(n, size int) string {
-	if n <= size {
+func batchName(batches int) string {
+	if batches == 1 {
 		return "one batch"
 	}
-	return fmt.Sprintf("last batch (batch %d)", (n+size-1)/size)
-}
-
-// batchSizes cuts n servers into at most b consecutive batches, each
-// ⌈remaining/batches left⌉ long; empty batches are dropped.
-func batchSizes(n, b int) []int {
-	var out []int
-	for i := 0; i < b && n > 0; i++ {
-		size := (n + (b - i) - 1) / (b - i)
-		out = append(out, size)
-		n -= size
-	}
-	return out
-}
-
-// racksInOrder groups servers by rack (declared order inside a rack) and
-// orders the racks alphanumerically (byte-wise) or naturally.
-func racksInOrder(servers []*Server, order string) [][]*Server {
-	idx := map[string]int{}
-	var names []string
-	var racks [][]*Server
-	for _, sv := range servers {
-		i, ok := idx[sv.Rack.Name]
-		if !ok {
-			i = len(racks)
-			idx[sv.Rack.Name] = i
-			names = append(names, sv.Rack.Name)
-			racks = append(racks, nil)
-		}
-		racks[i] = append(racks[i], sv)
-	}
-	less := RackLess(order)
-	sorted := append([]string(nil), names...)
-	sort.SliceStable(sorted, func(i, j int) bool { return less(sorted[i], sorted[j]) })
-	out := make([][]*Server, len(sorted))
-	for i, n := range sorted {
-		out[i] = racks[idx[n]]
-	}
-	return out
-}
-
-func groupLetter(i int) string {
-	if i < 26 {
-		return string(rune('A' + i))
-	}
-	return fmt.Sprint(i + 1)
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return noun
-	}
-	return noun + "s"
+	return fmt.Sprintf("last batch (batch %d)", batches)
 }
 
 // checkReleases applies the version rules that need no observation

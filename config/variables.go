@@ -17,17 +17,11 @@ import (
 const EnvVarPrefix = "RACKFORM_VAR_"
 
 var variableSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "type"}, {Name: "default"}, {Name: "description"},
-		{Name: "sensitive"}, {Name: "nullable"},
-	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "validation"}},
+	Attributes: optional("type", "default", "description", "sensitive", "nullable"),
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "validation"}},
 }
 
-var validationSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "condition", Required: true},
-	{Name: "error_message", Required: true},
-}}
+var validationSchema = &hcl.BodySchema{Attributes: required("condition", "error_message")}
 
 type variableDecl struct {
 	v           *Variable

@@ -135,12 +135,9 @@ func (w *MaintenanceWindow) Priority(now time.Time) WindowPriority {
 	return WindowClosed
 }
 
-var windowSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "start", Required: true},
-	{Name: "duration", Required: true},
-	{Name: "recurrence"},
-	{Name: "timezone"},
-}}
+var windowSchema = &hcl.BodySchema{
+	Attributes: append(required("start", "duration"), optional("recurrence", "timezone")...),
+}
 
 func (s *loadState) decodeWindow(b *hcl.Block, ctx *hcl.EvalContext) hcl.Diagnostics {
 	content, diags := b.Body.Content(windowSchema)

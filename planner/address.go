@@ -41,10 +41,6 @@ func validAddress(addr string) bool {
 	return true
 }
 
-func isControlPlane(s *config.Server) bool {
-	return s.Role == config.RoleControlPlane || s.Role == config.RoleControlPlaneSpare
-}
-
 // selectServers collects the servers this plan covers, in rollout order:
 // the rollout's clusters, minus what the upgrade scope, -target and
 // -exclude leave out. A -target or -exclude that matches nothing is an
@@ -60,42 +56,38 @@ func (p *planning) selectServers() {
 	targetHit := make([]bool, len(p.opts.Targets))
 	excludeHit := make([]bool, len(p.opts.Excludes))
 	seen := map[*config.Cluster]bool{}
-	for _, st := range p.rollout.Stages {
-		for _, g := range st.Groups {
-			for _, c := range g.Clusters {
-				if seen[c] {
-					continue
-				}
-				seen[c] = true
-				for _, s := range c.Servers() {
-					if p.rollout.Scope == config.ScopeControlPlaneOnly && !isControlPlane(s) {
-						continue
-					}
-					// An exclude is checked against every server, so one
-					// that only overlaps no -target is not called a typo.
-					out := false
-					for i, x := range p.opts.Excludes {
-						if targetMatches(x, s) {
-							excludeHit[i], out = true, true
-						}
-					}
-					if len(p.opts.Targets) > 0 {
-						in := false
-						for i, t := range p.opts.Targets {
-							if targetMatches(t, s) {
-								targetHit[i], in = true, true
-							}
-						}
-						if !in {
-							continue
-						}
-					}
-					if out {
-						continue
-					}
-					p.inScope = append(p.inScope, s)
+	for _, c := range p.rollout.Clusters() {
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		for _, s := range c.Servers() {
+			if p.rollout.Scope == config.ScopeControlPlaneOnly && !s.IsControlPlane() {
+				continue
+			}
+			// An exclude is checked against every server, so one
+			// that only overlaps no -target is not called a typo.
+			out := false
+			for i, x := range p.opts.Excludes {
+				if targetMatches(x, s) {
+					excludeHit[i], out = true, true
 				}
 			}
+			if len(p.opts.Targets) > 0 {
+				in := false
+				for i, t := range p.opts.Targets {
+					if targetMatches(t, s) {
+						targetHit[i], in = true, true
+					}
+				}
+				if !in {
+					continue
+				}
+			}
+			if out {
+				continue
+			}
+			p.inScope = append(p.inScope, s)
 		}
 	}
 	for i, hit := range targetHit {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/config/version"
+	"github.com/rackform/rackform/internal/words"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -60,17 +61,6 @@ func (cr *channelResolver) releaseOf(c *config.Cluster) *config.Release {
 		return ch.release
 	}
 	return c.Release
-}
-
-// rolloutClusters are the rollout's clusters in declared order.
-func (cr *channelResolver) rolloutClusters() []*config.Cluster {
-	var out []*config.Cluster
-	for _, st := range cr.rollout.Stages {
-		for _, g := range st.Groups {
-			out = append(out, g.Clusters...)
-		}
-	}
-	return out
 }
 
 // minorLine is one minor line of the catalog, newest release first.
@@ -155,7 +145,7 @@ func (cr *channelResolver) resolveReleases(current map[*config.Cluster]version.V
 		hop  bool
 	}
 	var wants []want
-	for _, c := range cr.rolloutClusters() {
+	for _, c := range cr.rollout.Clusters() {
 		var line *minorLine
 		var why string
 		switch cr.rollout.Channel {
@@ -273,7 +263,7 @@ func (cr *channelResolver) resolveReleases(current map[*config.Cluster]version.V
 // checkAvailability: without a channel, a cluster's release is still
 // checked against the catalog's sites when the catalog publishes it.
 func (cr *channelResolver) checkAvailability() {
-	for _, c := range cr.rolloutClusters() {
+	for _, c := range cr.rollout.Clusters() {
 		if c.Release == nil {
 			continue
 		}
@@ -323,7 +313,7 @@ func consistentPick(l *minorLine, sites []string) (*config.Release, bool) {
 // newest, else "have 4.6.2 in common" or, for one site, "has 4.6.2 only".
 func commonPhrase(l *minorLine, pick *config.Release, sites []string) string {
 	if pick == l.releases[0] {
-		return ternary(len(sites) == 1, "has ", "have ") + pick.Version.String()
+		return words.Plural(len(sites), "has ", "have ") + pick.Version.String()
 	}
 	if len(sites) == 1 {
 		return "has " + pick.Version.String() + " at newest"
@@ -344,7 +334,7 @@ func commonPhrase(l *minorLine, pick *config.Release, sites []string) string {
 			short = append(short, s)
 		}
 	}
-	return fmt.Sprintf("have %s in common (%s %s only)", pick.Version, siteList(short), ternary(len(short) == 1, "has "+pick.Version.String(), "have "+pick.Version.String()))
+	return fmt.Sprintf("have %s in common (%s %s only)", pick.Version, siteList(short), words.Plural(len(short), "has ", "have ")+pick.Version.String())
 }
 
 func siteName(s string) string {
@@ -457,7 +447,7 @@ func (cr *channelResolver) planCatalog() *plan.Catalog {
 	}
 	out := &plan.Catalog{Source: cat.Source, SourceName: cat.SourceName, CAFile: cat.CAFile}
 	seen := map[*config.Release]bool{}
-	for _, c := range cr.rolloutClusters() {
+	for _, c := range cr.rollout.Clusters() {
 		ch := cr.choices[c]
 		if ch == nil || ch.release == nil || seen[ch.release] {
 			continue

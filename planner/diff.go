@@ -12,6 +12,7 @@ import (
 
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/config/version"
+	"github.com/rackform/rackform/internal/words"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -50,7 +51,7 @@ func (f *findings) add(key string, sev hcl.DiagnosticSeverity, subject *hcl.Rang
 		if f.problems == nil {
 			f.problems = map[string][]string{}
 		}
-		f.problems[server] = append(f.problems[server], summary+": "+capitalize(detail))
+		f.problems[server] = append(f.problems[server], summary+": "+words.Capitalize(detail))
 	}
 }
 
@@ -61,14 +62,10 @@ func (f *findings) diagnostics(holdBack bool) hcl.Diagnostics {
 	var out hcl.Diagnostics
 	for _, k := range f.order {
 		x := f.byKey[k]
-		noun := "Server"
-		if len(x.servers) > 1 {
-			noun = "Servers"
-		}
 		d := &hcl.Diagnostic{
 			Severity: x.severity,
 			Summary:  x.summary,
-			Detail:   fmt.Sprintf("%s %s: %s", noun, strings.Join(x.servers, ", "), x.detail),
+			Detail:   fmt.Sprintf("%s %s: %s", words.Plural(len(x.servers), "Server", "Servers"), strings.Join(x.servers, ", "), x.detail),
 			Subject:  x.subject,
 		}
 		if holdBack && d.Severity == hcl.DiagError {
@@ -264,13 +261,6 @@ func (p *planning) onUnreachable(s *config.Server) string {
 		return s.Cluster.Strategy.OnUnreachable
 	}
 	return OnUnreachableSkip
-}
-
-func ternary(c bool, a, b string) string {
-	if c {
-		return a
-	}
-	return b
 }
 
 // decidedOn splits a server's observed components into those the plan

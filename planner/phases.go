@@ -89,39 +89,14 @@ func (pb *phaseBuilder) managementScopes(id string, c *config.Cluster, mgmt []*c
 		return nil
 	}
 	ms := c.Strategy.Management
-	groups, batches := max(ms.Groups, 1), max(ms.Batches, 1)
-	racks := rackOrder(c, mgmt, c.Strategy.Compute.Order, "")
-	members := make([][]*config.Server, groups)
-	for i, r := range racks {
-		members[i%groups] = append(members[i%groups], r.servers...)
-	}
 	var out []plan.Scope
-	for g, list := range members {
-		for b, batch := range split(list, batches) {
-			name := fmt.Sprintf("group %s batch %d", groupLetter(g), b+1)
-			sc := pb.newScope(fmt.Sprintf("%s.group.%s.batch.%d", id, strings.ToLower(groupLetter(g)), b+1), "batch", name, "", batch)
+	for g, batches := range c.ManagementBatches(mgmt) {
+		for b, batch := range batches {
+			name := fmt.Sprintf("group %s batch %d", config.GroupLetter(g), b+1)
+			sc := pb.newScope(fmt.Sprintf("%s.group.%s.batch.%d", id, strings.ToLower(config.GroupLetter(g)), b+1), "batch", name, "", batch)
 			pb.thresholds(&sc, ms.ScopeSettings, config.Quantity{Value: 100, Percent: true}, "management "+name)
 			out = append(out, sc)
 		}
-	}
-	return out
-}
-
-func groupLetter(i int) string {
-	if i < 26 {
-		return string(rune('A' + i))
-	}
-	return fmt.Sprint(i + 1)
-}
-
-// split cuts list into at most n consecutive batches, the first ones
-// ⌈len/n⌉ long; empty batches are dropped.
-func split(list []*config.Server, n int) [][]*config.Server {
-	var out [][]*config.Server
-	for i := 0; i < n && len(list) > 0; i++ {
-		size := (len(list) + (n - i) - 1) / (n - i)
-		out = append(out, list[:size])
-		list = list[size:]
 	}
 	return out
 }
@@ -148,9 +123,10 @@ func (pb *phaseBuilder) computeScopes(id string, c *config.Cluster, compute []*c
 func (pb *phaseBuilder) rackScopes(id string, c *config.Cluster, servers []*config.Server, what string) []plan.Scope {
 	cs := c.Strategy.Compute
 	var out []plan.Scope
-	for _, r := range rackOrder(c, servers, cs.Order, cs.CanaryRack) {
-		sc := pb.newScope(id+".rack."+r.name, "rack", r.name, r.name, r.servers)
-		pb.thresholds(&sc, cs.ScopeSettings, cs.MaxUnavailable, what+"rack "+r.name+" of cluster "+c.Name)
+	for _, r := range config.RacksInOrder(servers, cs.Order, cs.CanaryRack) {
+		rack := r[0].Rack.Name
+		sc := pb.newScope(id+".rack."+rack, "rack", rack, rack, r)
+		pb.thresholds(&sc, cs.ScopeSettings, cs.MaxUnavailable, what+"rack "+rack+" of cluster "+c.Name)
 		out = append(out, sc)
 	}
 	waitsAndPauses(out, cs.WaitAfterRack, cs.PauseAfterRack)
@@ -174,37 +150,6 @@ func waitsAndPauses(scopes []plan.Scope, wait time.Duration, pause bool) {
 			scopes[i].Estimate += plan.Duration(wait)
 		}
 	}
-}
-
-type rackServers struct {
-	name    string
-	servers []*config.Server
-}
-
-// rackOrder groups servers by rack and orders the racks: alphanumeric
-// (byte-wise: "rack10" < "rack2") or natural ("rack2" < "rack10"), the
-// canary first (rule 6). Servers keep declared order in a rack.
-func rackOrder(c *config.Cluster, servers []*config.Server, order, canary string) []rackServers {
-	idx := map[string]int{}
-	var racks []rackServers
-	for _, s := range servers {
-		i, ok := idx[s.Rack.Name]
-		if !ok {
-			i = len(racks)
-			idx[s.Rack.Name] = i
-			racks = append(racks, rackServers{name: s.Rack.Name})
-		}
-		racks[i].servers = append(racks[i].servers, s)
-	}
-	less := config.RackLess(order)
-	sort.SliceStable(racks, func(i, j int) bool {
-		a, b := racks[i].name, racks[j].name
-		if (a == canary) != (b == canary) {
-			return a == canary
-		}
-		return less(a, b)
-	})
-	return racks
 }
 
 // newScope makes a scope over servers with N counted (rule 9:
@@ -312,16 +257,12 @@ func (h *durationHeap) Pop() any {
 // other servers (rule 4 holds whatever the config says).
 func (pb *phaseBuilder) strategyStages(c *config.Cluster, servers []*config.Server) []plan.Phase {
 	st := c.Strategy
-	taken := map[*config.Server]bool{}
+	members, missed := st.StageMembers(servers)
 	var phases []plan.Phase
-	for _, stg := range st.Stages {
+	for si, stg := range st.Stages {
 		var cp, rest []*config.Server
-		for _, s := range servers {
-			if taken[s] || !stg.Selects(s) {
-				continue
-			}
-			taken[s] = true
-			if isControlPlane(s) {
+		for _, s := range members[si] {
+			if s.IsControlPlane() {
 				cp = append(cp, s)
 			} else {
 				rest = append(rest, s)
@@ -329,14 +270,11 @@ func (pb *phaseBuilder) strategyStages(c *config.Cluster, servers []*config.Serv
 		}
 		id := "cluster." + c.Name + ".stage." + stg.Name
 		scopes := pb.controlPlaneScopes(id+".control_plane", cp, st.ControlPlane.OnBreach)
-		size := stg.BatchSize.Resolve(len(rest), 1)
 		var batches []plan.Scope
-		for b := 0; len(rest) > 0; b++ {
-			k := min(size, len(rest))
-			sc := pb.newScope(fmt.Sprintf("%s.batch.%d", id, b+1), "batch", fmt.Sprintf("batch %d", b+1), "", rest[:k])
+		for b, batch := range stg.Batches(rest) {
+			sc := pb.newScope(fmt.Sprintf("%s.batch.%d", id, b+1), "batch", fmt.Sprintf("batch %d", b+1), "", batch)
 			pb.thresholds(&sc, stg.ScopeSettings, config.Quantity{Value: 100, Percent: true}, fmt.Sprintf("batch %d of stage %q", b+1, stg.Name))
 			batches = append(batches, sc)
-			rest = rest[k:]
 		}
 		waitsAndPauses(batches, 0, false)
 		scopes = append(scopes, batches...)
@@ -350,24 +288,18 @@ func (pb *phaseBuilder) strategyStages(c *config.Cluster, servers []*config.Serv
 		}
 		phases = append(phases, ph)
 	}
-	var missed []string
-	var first *config.Server
-	for _, s := range servers {
-		if !taken[s] {
-			if first == nil {
-				first = s
-			}
-			missed = append(missed, address(s))
-		}
-	}
 	if len(missed) > 0 {
-		more := "" // every server is named: all problems at once
+		// Every server is named: all problems at once.
+		addrs := make([]string, len(missed))
+		for i, s := range missed {
+			addrs[i] = address(s)
+		}
 		pb.report.diags = append(pb.report.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Server in no strategy stage",
-			Detail: fmt.Sprintf("Strategy %q declares stages, and no stage selects %s%s. Add a stage that selects them (a stage with no roles, racks or labels selects every remaining server).",
-				st.Name, strings.Join(missed, ", "), more),
-			Subject: rangePtr(first.DeclRange),
+			Detail: fmt.Sprintf("Strategy %q declares stages, and no stage selects %s. Add a stage that selects them (a stage with no roles, racks or labels selects every remaining server).",
+				st.Name, strings.Join(addrs, ", ")),
+			Subject: rangePtr(missed[0].DeclRange),
 		})
 	}
 	return phases

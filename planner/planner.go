@@ -14,6 +14,7 @@ import (
 
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/config/version"
+	"github.com/rackform/rackform/internal/words"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -163,16 +164,17 @@ func (r *reporter) warnf(subject *hcl.Range, summary, format string, args ...any
 func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
 	ro, err := p.cfg.EffectiveRollout(p.opts.Rollout)
 	if err != nil {
-		p.report.errorf(nil, "No rollout to plan", "%s.", capitalize(err.Error()))
+		p.report.errorf(nil, "No rollout to plan", "%s.", words.Capitalize(err.Error()))
 		return nil, p.report.diags
 	}
 	p.rollout = ro
 	p.channel = &channelResolver{cfg: p.cfg, rollout: ro, report: p.report}
-	if len(p.cfg.MissingEnv) > 0 {
+	if n := len(p.cfg.MissingEnv); n > 0 {
 		// Without them providers would log in with empty credentials.
+		them := words.Plural(n, "it", "them")
 		p.report.errorf(nil, "Missing environment variables",
 			"The configuration reads %s with env(), but %s not set or empty. Set %s before planning; apply needs %s too.",
-			strings.Join(p.cfg.MissingEnv, ", "), isAre(len(p.cfg.MissingEnv)), itThem(len(p.cfg.MissingEnv)), itThem(len(p.cfg.MissingEnv)))
+			strings.Join(p.cfg.MissingEnv, ", "), words.Plural(n, "it is", "they are"), them, them)
 		return nil, p.report.diags
 	}
 	if n := p.cfg.SensitiveDataReads; n > 0 {
@@ -280,28 +282,4 @@ func sortedProviders(in []plan.Provider) []plan.Provider {
 	out := append([]plan.Provider(nil), in...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-func isAre(n int) string {
-	if n == 1 {
-		return "it is"
-	}
-	return "they are"
-}
-
-func itThem(n int) string {
-	if n == 1 {
-		return "it"
-	}
-	return "them"
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	if c := s[0]; c >= 'a' && c <= 'z' {
-		return string(c-'a'+'A') + s[1:]
-	}
-	return s
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/rackform/rackform/config"
+	"github.com/rackform/rackform/internal/words"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -31,15 +32,7 @@ type quorumCheck struct {
 // override (allow_quorum_loss), which the plan shows prominently. It
 // returns what the plan records, or nil when nothing needs a reviewer.
 func (qc *quorumCheck) quorum(c *config.Cluster) *plan.Quorum {
-	var members, spares []*config.Server
-	for _, s := range c.Servers() {
-		switch s.Role {
-		case config.RoleControlPlane:
-			members = append(members, s)
-		case config.RoleControlPlaneSpare:
-			spares = append(spares, s)
-		}
-	}
+	members, spares := c.ControlPlane()
 	if len(members) < 3 {
 		return nil
 	}
@@ -109,8 +102,8 @@ func (qc *quorumCheck) quorum(c *config.Cluster) *plan.Quorum {
 			Severity: hcl.DiagError,
 			Summary:  "Control-plane quorum would be lost",
 			Detail: fmt.Sprintf("Cluster %q has %d control-plane members and keeps quorum only while %d are healthy. %s, so %d %s healthy, and upgrading %s %s, leaving %d: the cluster would lose quorum. Ways out: %s.",
-				c.Name, len(members), q.Required, downList(q.Down)+ternary(len(q.Down) == 1, " is down", " are down"),
-				healthy, ternary(healthy == 1, "is", "are"), strings.Join(planned, ", "), ternary(len(planned) == 1, "takes it down", "takes each down in turn"),
+				c.Name, len(members), q.Required, downList(q.Down)+words.Plural(len(q.Down), " is down", " are down"),
+				healthy, words.Plural(healthy, "is", "are"), strings.Join(planned, ", "), words.Plural(len(planned), "takes it down", "takes each down in turn"),
 				healthy-1, strings.Join(ways, "; ")),
 			Subject: subject,
 		})
