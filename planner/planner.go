@@ -240,7 +240,10 @@ func (p *planning) run(ctx context.Context) (*plan.Plan, hcl.Diagnostics) {
 }
 
 // checkRolloutMembership enforces rule 8 across the rollout: a
-// cluster (and so its servers) may sit in only one group.
+// cluster (and so its servers) may sit in only one group. The
+// configuration refuses such a rollout too; the plan checks again because
+// it must never upgrade a server twice, whoever built the model. (A
+// cluster left out of the rollout is the configuration's warning alone.)
 func (p *planning) checkRolloutMembership() {
 	type seen struct {
 		stage, group string
@@ -259,12 +262,6 @@ func (p *planning) checkRolloutMembership() {
 				}
 				where[c] = seen{st.Name, g.Name, g.DeclRange}
 			}
-		}
-	}
-	for _, c := range p.cfg.Clusters {
-		if _, ok := where[c]; !ok {
-			p.report.warnf(rangePtr(c.DeclRange), "Cluster not in the rollout",
-				"Cluster %q is in no group of rollout %q, so this plan does not upgrade it.", c.Name, p.rollout.Name)
 		}
 	}
 }
