@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rackform/rackform/executor/rollout"
+	"github.com/rackform/rackform/internal/words"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -98,7 +99,7 @@ func (r *runner) decide(ctx context.Context, sv *node) {
 				if !r.barNoted[sv] {
 					r.barNoted[sv] = true
 					r.event(Event{Type: "step_waiting", Server: sv.id, Op: stepOp(st.Index), StepKind: string(st.Kind), Component: st.Component,
-						Message: fmt.Sprintf("%s is shared by every server on this BMC: waiting until %s %s drained and shut down (or done)", st.Component, strings.Join(wait, ", "), plural(len(wait), "is", "are"))})
+						Message: fmt.Sprintf("%s is shared by every server on this BMC: waiting until %s %s drained and shut down (or done)", st.Component, strings.Join(wait, ", "), words.Plural(len(wait), "is", "are"))})
 				}
 			}
 			return

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/rackform/rackform/internal/words"
 )
 
 // How a Run ends: the outcome and its words.
@@ -124,10 +126,10 @@ func (m *model) serverCounts() (ServerCounts, int) {
 // devices upgraded apart when the plan has devices (devices >= 0): "5
 // servers and 2 devices upgraded, 0 failed, 0 skipped".
 func summary(c ServerCounts, devices, stranded int) string {
-	upgraded := fmt.Sprintf("%d %s", c.Upgraded, plural(c.Upgraded, "server", "servers"))
+	upgraded := fmt.Sprintf("%d %s", c.Upgraded, words.Plural(c.Upgraded, "server", "servers"))
 	if devices >= 0 {
 		n := c.Upgraded - devices
-		upgraded = fmt.Sprintf("%d %s and %d %s", n, plural(n, "server", "servers"), devices, plural(devices, "device", "devices"))
+		upgraded = fmt.Sprintf("%d %s and %d %s", n, words.Plural(n, "server", "servers"), devices, words.Plural(devices, "device", "devices"))
 	}
 	s := fmt.Sprintf("%s upgraded, %d failed, %d skipped", upgraded, c.Failed, c.Skipped)
 	if c.SkippedAfterStart > 0 {
@@ -160,13 +162,4 @@ func (r *runner) finish(ctx context.Context, out Outcome) {
 // error, and the command that resumes it once the cause is fixed.
 func (r *runner) cutShort() Outcome {
 	return Outcome{Next: []NextAction{{Kind: NextApply}}, Stranded: r.m.stranded(true)}
-}
-
-// plural is one, for n = 1, or many: the word for n of something
-// ("server", "servers"; "is", "are").
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

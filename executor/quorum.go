@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rackform/rackform/executor/rollout"
+	"github.com/rackform/rackform/internal/words"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
@@ -186,7 +187,7 @@ func (qg *quorumGuard) quorumHolds(ctx context.Context, sv *node, o *opRun) bool
 		return false
 	}
 	why := fmt.Sprintf("quorum: taking %s down would leave %d of %d control-plane members healthy, %d needed for quorum; down now: %s. Restore %s, or let the spare take its place (plan again with spare_takeover = true), or leave the control plane for now (%s); then %s",
-		sv.id, healthy, members, need, strings.Join(down, ", "), plural(len(down), "it", "them"), NextAction{Kind: NextSkip, Target: sv.parent.id}.Ref(), NextAction{Kind: NextContinue}.Ref())
+		sv.id, healthy, members, need, strings.Join(down, ", "), words.Plural(len(down), "it", "them"), NextAction{Kind: NextSkip, Target: sv.parent.id}.Ref(), NextAction{Kind: NextContinue}.Ref())
 	qg.r.set(ctx, sv, State{Name: Pending, Reason: ReasonQuorum, Message: fmt.Sprintf("held before its first step: taking it down would leave %d of %d control-plane members healthy (%d needed for quorum)", healthy, members, need)})
 	rewind(sv)
 	sc := sv.parent

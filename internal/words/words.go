@@ -1,5 +1,5 @@
 // Package words holds the few helpers messages are worded with, so that
-// the config, the planner and the provider contract word them alike.
+// the configuration, the planner and the executor word them alike.
 package words
 
 // Capitalize upper-cases the first letter of s (an error text opening a
