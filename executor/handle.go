@@ -158,22 +158,7 @@ func (r *runner) preflight(ctx context.Context, sv *node, m msg) {
 }
 
 // outcomeText names an observation outcome in a sentence.
-func outcomeText(outcome string) string {
-	switch outcome {
-	case providers.OutcomeCredentialsRefused:
-		return "the BMC refused the credentials"
-	case providers.OutcomeInventoryUnavailable:
-		return "the BMC gives no usable firmware inventory"
-	case providers.OutcomeSystemUnresolved:
-		return "the BMC does not serve the server's system"
-	case providers.OutcomeUnusableAnswer:
-		return "the BMC answered without what the plan needs"
-	case providers.OutcomeUnreachable:
-		return "the BMC is unreachable"
-	}
-	// A newer plugin's outcome: named, never taken for unreachable.
-	return "the BMC could not be observed (" + strings.ReplaceAll(outcome, "_", " ") + ")"
-}
+func outcomeText(outcome string) string { return providers.WordingOf(outcome).BMC }
 
 // identityChanged says how the server's identity differs from the one the
 // plan recorded, comparing only fields recorded and reported, or "" when

@@ -123,22 +123,12 @@ func (p *planning) reportUnavailable() {
 	p.report.diags = append(p.report.diags, out...)
 }
 
+// causeSummary words cause after a count of servers.
 func causeSummary(cause string) string {
-	switch cause {
-	case providers.OutcomeUnreachable:
-		return "unreachable"
-	case providers.OutcomeUnusableAnswer:
-		return "whose BMC answered without what the plan needs"
-	case providers.OutcomeCredentialsRefused:
-		return "refused the credentials"
-	case providers.OutcomeInventoryUnavailable:
-		return "without a usable firmware inventory"
-	case providers.OutcomeSystemUnresolved:
-		return "whose system could not be resolved"
-	case plan.ReasonUnhealthy:
+	if cause == plan.ReasonUnhealthy {
 		return "unhealthy"
 	}
-	return "not observed (" + strings.ReplaceAll(cause, "_", " ") + ")"
+	return providers.WordingOf(cause).Servers
 }
 
 // whyGroups lists servers by the reason their BMC gave: "connection

@@ -282,6 +282,33 @@ func (o *Observation) EffectiveOutcome() string {
 	return OutcomeUnreachable
 }
 
+// OutcomeWording is how messages name an outcome where they do: heading a
+// diagnostic, saying it of the server's BMC, and after a count of servers.
+type OutcomeWording struct {
+	Summary string // "BMC refused the credentials"
+	BMC     string // "the BMC refused the credentials"
+	Servers string // "3 servers refused the credentials"
+}
+
+var outcomeWordings = map[string]OutcomeWording{
+	OutcomeUnreachable:          {"Server unreachable", "the BMC is unreachable", "unreachable"},
+	OutcomeUnusableAnswer:       {"BMC answered without what the plan needs", "the BMC answered without what the plan needs", "whose BMC answered without what the plan needs"},
+	OutcomeCredentialsRefused:   {"BMC refused the credentials", "the BMC refused the credentials", "refused the credentials"},
+	OutcomeInventoryUnavailable: {"No firmware inventory", "the BMC gives no usable firmware inventory", "without a usable firmware inventory"},
+	OutcomeSystemUnresolved:     {"System not resolved", "the BMC does not serve the server's system", "whose system could not be resolved"},
+}
+
+// WordingOf is how messages name outcome. An outcome this version does not
+// know (a newer plugin's) is named by its own words, never taken for
+// unreachable.
+func WordingOf(outcome string) OutcomeWording {
+	if w, ok := outcomeWordings[outcome]; ok {
+		return w
+	}
+	words := strings.ReplaceAll(outcome, "_", " ")
+	return OutcomeWording{Summary: "Server not observed (" + words + ")", BMC: "the BMC could not be observed (" + words + ")", Servers: "not observed (" + words + ")"}
+}
+
 // NotHealthy says why a server does not count as a healthy member (of a
 // control plane's quorum), or "" when it does: reachable, not Critical,
 // and on. A nil observation (none reported) is "not observed".

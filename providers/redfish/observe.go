@@ -110,7 +110,7 @@ func (p *Provider) observeUnit(ctx context.Context, ts []providers.Target, emit 
 	if err != nil {
 		for _, t := range ts {
 			obs := &providers.Observation{Server: t.Name, Outcome: providers.OutcomeUnreachable}
-			obs.Diagnostics = p.fail(t, outcomeSummary(providers.OutcomeUnreachable), err)
+			obs.Diagnostics = p.fail(t, providers.WordingOf(providers.OutcomeUnreachable).Summary, err)
 			emit(obs)
 		}
 		return
@@ -141,7 +141,7 @@ func (p *Provider) observeOne(ctx context.Context, b bmc, t providers.Target) *p
 		if outcome == providers.OutcomeUnusableAnswer {
 			err = &unusableError{err}
 		}
-		obs.Diagnostics = p.fail(t, outcomeSummary(outcome), err)
+		obs.Diagnostics = p.fail(t, providers.WordingOf(outcome).Summary, err)
 		return obs
 	}
 	// The UpdateService is read beside the state: they do not depend on

@@ -245,21 +245,6 @@ func lacks(re *requestError, status int) string {
 	return "did not give its " + what
 }
 
-// outcomeSummary is the diagnostic summary of an outcome.
-func outcomeSummary(outcome string) string {
-	switch outcome {
-	case providers.OutcomeCredentialsRefused:
-		return "BMC refused the credentials"
-	case providers.OutcomeInventoryUnavailable:
-		return "No firmware inventory"
-	case providers.OutcomeSystemUnresolved:
-		return "System not resolved"
-	case providers.OutcomeUnusableAnswer:
-		return "BMC answered without what the plan needs"
-	}
-	return "Server unreachable"
-}
-
 // redfishMessage is the readable part of a Redfish error: the
 // @Message.ExtendedInfo messages, else error.message. A body that is not a
 // Redfish error (HTML, other JSON) gives "": it is never quoted raw.
