@@ -439,16 +439,11 @@ func (s *fakeServer) healthNow() string {
 	return h
 }
 
-// reports says whether the server reports every expected version.
+// reports says whether the server reports every expected version, by the
+// rule every provider's wait_ready follows (providers.Match.AtTarget).
 func (s *fakeServer) reports(expect []providers.Expectation) bool {
 	for _, e := range expect {
-		found := false
-		for _, c := range s.components {
-			if e.Match.Selects(c) && c.Version == e.Target.Version {
-				found = true
-			}
-		}
-		if !found {
+		if at, _, _ := e.Match.AtTarget(e.Target, s.components); !at {
 			return false
 		}
 	}
