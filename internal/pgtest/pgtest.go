@@ -126,29 +126,20 @@ func Start() (*Server, error) {
 
 func (s *Server) init() error {
 	if os.Geteuid() == 0 {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			return fmt.Errorf("running as root, PostgreSQL must run as an unprivileged user, and there is no user postgres: %w", err)
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
 		s.asUser = "postgres"
-		if err := os.Chown(s.dir, uid, gid); err != nil {
+		if err := s.chown(s.dir); err != nil {
 			return err
 		}
 	}
-	if err := s.mkdir(s.sock); err != nil {
+	if err := os.Mkdir(s.sock, 0o700); err != nil {
 		return err
 	}
 	pw := filepath.Join(s.dir, "pwfile")
 	if err := os.WriteFile(pw, []byte(Password+"\n"), 0o600); err != nil {
 		return err
 	}
-	if s.asUser != "" {
-		u, _ := user.Lookup(s.asUser)
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		if err := os.Chown(pw, uid, gid); err != nil {
+	for _, p := range []string{s.sock, pw} {
+		if err := s.chown(p); err != nil {
 			return err
 		}
 	}
@@ -173,17 +164,19 @@ func (s *Server) init() error {
 	return err
 }
 
-func (s *Server) mkdir(d string) error {
-	if err := os.Mkdir(d, 0o700); err != nil {
-		return err
+// chown gives path to the user the server runs as (asUser), if not
+// ourselves.
+func (s *Server) chown(path string) error {
+	if s.asUser == "" {
+		return nil
 	}
-	if s.asUser != "" {
-		u, _ := user.Lookup(s.asUser)
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		return os.Chown(d, uid, gid)
+	u, err := user.Lookup(s.asUser)
+	if err != nil {
+		return fmt.Errorf("running as root, PostgreSQL must run as an unprivileged user, and there is no user %s: %w", s.asUser, err)
 	}
-	return nil
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return os.Chown(path, uid, gid)
 }
 
 func (s *Server) cmd(name string, args ...string) *exec.Cmd {
