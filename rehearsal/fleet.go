@@ -14,17 +14,10 @@ import (
 	"time"
 
 	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/internal/vclock"
 	"github.com/rackform/rackform/planner/plan"
 	"github.com/rackform/rackform/providers"
 )
-
-// Sleeper is what the fleet needs of the virtual clock: its calls come
-// from the executor's workers, which are the clock's actors, and take
-// their time by sleeping on it.
-type Sleeper interface {
-	Now() time.Time
-	Sleep(ctx context.Context, t time.Time) error
-}
 
 // How long what the plan has no step for takes (a remediation reboot, a
 // skipped server's power on): the plan's typical durations (plan.Typical*),
@@ -49,7 +42,7 @@ const (
 // staged, and wait_ready checks power, health and versions as the redfish
 // provider does. Faults (a scenario's, resolved) change what it does.
 type Fleet struct {
-	clock  Sleeper
+	clock  vclock.Sleeper
 	seed   uint64
 	random Random
 
@@ -119,7 +112,7 @@ type server struct {
 }
 
 // NewFleet seeds the fleet from the plan's servers and applies the faults.
-func NewFleet(p *plan.Plan, faults *Faults, clock Sleeper, seed uint64) *Fleet {
+func NewFleet(p *plan.Plan, faults *Faults, clock vclock.Sleeper, seed uint64) *Fleet {
 	f := &Fleet{clock: clock, seed: seed, servers: map[string]*server{}, bmcs: map[string]*bmc{}}
 	if faults != nil {
 		f.random = faults.Random

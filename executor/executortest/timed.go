@@ -6,16 +6,9 @@ import (
 	"time"
 
 	"github.com/rackform/rackform/executor"
+	"github.com/rackform/rackform/internal/vclock"
 	"github.com/rackform/rackform/providers"
 )
-
-// Sleeper is what the timed fakes need of a virtual clock (internal/vclock
-// is one): calls sleep on it, from the executor's workers, which are its
-// actors.
-type Sleeper interface {
-	Now() time.Time
-	Sleep(ctx context.Context, t time.Time) error
-}
 
 // Timed makes a provider's calls take time on a virtual clock, so that a
 // run takes as long in virtual time as its steps say. Took maps what a call
@@ -26,7 +19,7 @@ type Sleeper interface {
 // fifth of it.
 type Timed struct {
 	providers.Provider
-	Clock Sleeper
+	Clock vclock.Sleeper
 	Took  map[string]time.Duration
 }
 
@@ -88,7 +81,7 @@ func (t *Timed) take(ctx context.Context, what string, parts int, fn func(*provi
 // timeout, an interrupt) fails as a command killed at its deadline does.
 type TimedHooks struct {
 	executor.HookRunner
-	Clock Sleeper
+	Clock vclock.Sleeper
 	Took  map[string]time.Duration
 }
 

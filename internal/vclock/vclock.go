@@ -90,6 +90,14 @@ func (c *Clock) Done() {
 	c.mu.Unlock()
 }
 
+// Sleeper is what a fake that takes virtual time needs of the clock (a
+// *Clock is one): its calls come from the clock's actors (the executor's
+// workers) and take their time by sleeping on it.
+type Sleeper interface {
+	Now() time.Time
+	Sleep(ctx context.Context, t time.Time) error
+}
+
 // Sleep blocks the calling actor until the clock reaches t, or ctx ends
 // (then it returns ctx's error). A t not after now returns at once.
 func (c *Clock) Sleep(ctx context.Context, t time.Time) error {
