@@ -193,25 +193,21 @@ func (s *Server) cmd(name string, args ...string) *exec.Cmd {
 
 // StartServer starts the (stopped) server and waits until it accepts
 // connections.
-func (s *Server) StartServer() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out, err := s.cmd("pg_ctl", "-D", s.data, "-l", s.log, "-w", "-t", "60", "start").CombinedOutput()
-	if err != nil {
-		log, _ := os.ReadFile(s.log)
-		return fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, log)
-	}
-	return nil
-}
+func (s *Server) StartServer() error { return s.pgCtl("start", "-l", s.log) }
 
 // StopServer stops the server at once (mode immediate: like a crash, no
 // checkpoint; committed transactions survive through the WAL).
-func (s *Server) StopServer() error {
+func (s *Server) StopServer() error { return s.pgCtl("stop", "-m", "immediate") }
+
+// pgCtl runs pg_ctl's action on the server and waits for it to finish;
+// its error holds pg_ctl's output and the server's log.
+func (s *Server) pgCtl(action string, args ...string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out, err := s.cmd("pg_ctl", "-D", s.data, "-m", "immediate", "-w", "-t", "60", "stop").CombinedOutput()
+	out, err := s.cmd("pg_ctl", append(append([]string{"-D", s.data}, args...), "-w", "-t", "60", action)...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("pg_ctl stop: %v\n%s", err, out)
+		log, _ := os.ReadFile(s.log)
+		return fmt.Errorf("pg_ctl %s: %v\n%s\n%s", action, err, out, log)
 	}
 	return nil
 }
