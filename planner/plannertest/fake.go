@@ -13,6 +13,7 @@ import (
 	"github.com/rackform/rackform/config"
 	"github.com/rackform/rackform/config/version"
 	"github.com/rackform/rackform/providers"
+	"github.com/rackform/rackform/providers/providertest"
 )
 
 // Provider is a fake providers.Provider. Observe answers from Servers;
@@ -56,65 +57,41 @@ func (p *Provider) Configure(context.Context, *providers.ConfigureRequest) provi
 	return nil
 }
 
+// Observe implements providers.Provider (providertest.ObserveEach), up to
+// ten servers at once when the request does not say.
 func (p *Provider) Observe(ctx context.Context, req *providers.ObserveRequest, fn func(*providers.Observation) error) providers.Diagnostics {
 	p.calls.Add(1)
 	p.mu.Lock()
 	p.targets = append(p.targets, req.Targets...)
 	p.mu.Unlock()
-	conc := req.Concurrency
-	if conc <= 0 {
-		conc = 10
-	}
-	sem := make(chan struct{}, conc)
-	var wg sync.WaitGroup
-	var fnMu sync.Mutex
-	var failed atomic.Bool
-	for _, t := range req.Targets {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			wg.Wait()
-			return providers.Errorf("", "Observe cancelled", ctx.Err().Error())
+	return providertest.ObserveEach(ctx, req, 10, p.observe, fn)
+}
+
+// observe reads one server: Requests round trips of Latency, then what
+// Servers says it reports.
+func (p *Provider) observe(ctx context.Context, t providers.Target) *providers.Observation {
+	n := p.inflight.Add(1)
+	for {
+		old := p.peak.Load()
+		if n <= old || p.peak.CompareAndSwap(old, n) {
+			break
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			n := p.inflight.Add(1)
-			for {
-				old := p.peak.Load()
-				if n <= old || p.peak.CompareAndSwap(old, n) {
-					break
-				}
-			}
-			defer p.inflight.Add(-1)
-			for i := 0; i < max(p.Requests, 1) && p.Latency > 0; i++ {
-				select {
-				case <-time.After(p.Latency):
-				case <-ctx.Done():
-					return
-				}
-			}
-			o := p.Servers[t.Name]
-			if o == nil {
-				o = &providers.Observation{Server: t.Name, Diagnostics: providers.Errorf(t.Name, "BMC unreachable", "connection refused")}
-			} else {
-				c := *o
-				c.Server = t.Name
-				o = &c
-			}
-			fnMu.Lock()
-			defer fnMu.Unlock()
-			if err := fn(o); err != nil {
-				failed.Store(true)
-			}
-		}()
 	}
-	wg.Wait()
-	if failed.Load() {
-		return providers.Errorf("", "Observe aborted", "the caller stopped the stream")
+	defer p.inflight.Add(-1)
+	for i := 0; i < max(p.Requests, 1) && p.Latency > 0; i++ {
+		select {
+		case <-time.After(p.Latency):
+		case <-ctx.Done():
+			return nil
+		}
 	}
-	return nil
+	o := p.Servers[t.Name]
+	if o == nil {
+		return &providers.Observation{Server: t.Name, Diagnostics: providers.Errorf(t.Name, "BMC unreachable", "connection refused")}
+	}
+	c := *o
+	c.Server = t.Name
+	return &c
 }
 
 func (p *Provider) Apply(context.Context, *providers.ApplyRequest, func(*providers.Progress) error) (*providers.ApplyResult, providers.Diagnostics) {

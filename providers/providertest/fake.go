@@ -107,18 +107,25 @@ func (f *Fake) Configure(_ context.Context, req *providers.ConfigureRequest) pro
 	return nil
 }
 
-// Observe implements providers.Provider. It reads up to Concurrency servers
-// at once and calls fn from one goroutine at a time, as the plugin client
-// and the redfish provider do.
+// Observe implements providers.Provider, through ObserveEach.
 func (f *Fake) Observe(ctx context.Context, req *providers.ObserveRequest, fn func(*providers.Observation) error) providers.Diagnostics {
 	if d := f.ready(); d != nil {
 		return d
 	}
-	workers := req.Concurrency
-	if workers <= 0 {
-		workers = 8
+	return ObserveEach(ctx, req, 8, func(_ context.Context, t providers.Target) *providers.Observation { return f.observe(t) }, fn)
+}
+
+// ObserveEach is a fake's Observe: it reads up to req.Concurrency servers
+// at once (workers when the request sets none), observe reading one, and
+// calls fn from one goroutine at a time, as the plugin client and the
+// redfish provider do. A callback error stops the feed like a cancellation
+// does. observe returns nil for a server it was cut off from (ctx ended):
+// nothing is sent for it.
+func ObserveEach(ctx context.Context, req *providers.ObserveRequest, workers int,
+	observe func(context.Context, providers.Target) *providers.Observation, fn func(*providers.Observation) error) providers.Diagnostics {
+	if req.Concurrency > 0 {
+		workers = req.Concurrency
 	}
-	// A callback error stops the feed like a cancellation does.
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	jobs := make(chan providers.Target)
@@ -130,7 +137,10 @@ func (f *Fake) Observe(ctx context.Context, req *providers.ObserveRequest, fn fu
 		go func() {
 			defer wg.Done()
 			for t := range jobs {
-				o := f.observe(t)
+				o := observe(ctx, t)
+				if o == nil {
+					continue
+				}
 				mu.Lock()
 				if err := fn(o); err != nil {
 					diags = append(diags, providers.Errorf("", "Observe stopped", err.Error())...)
