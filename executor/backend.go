@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackform/rackform/internal/process"
 	"github.com/rackform/rackform/planner/plan"
 )
 
@@ -204,7 +205,7 @@ func HolderGone(h LockInfo) bool {
 	if err != nil || host == "" || h.PID <= 0 || !strings.HasSuffix(h.Who, "@"+host) {
 		return false
 	}
-	return !processRunning(h.PID)
+	return !process.Running(h.PID)
 }
 
 // acquire takes the lock, retrying on the clock until timeout. A holder

@@ -30,6 +30,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/rackform/rackform/internal/process"
 	"github.com/rackform/rackform/internal/testenv"
 )
 
@@ -339,7 +340,7 @@ func stopStale(bin, parent string) {
 			continue
 		}
 		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || pid <= 0 || processAlive(pid) {
+		if err != nil || pid <= 0 || process.Running(pid) {
 			continue
 		}
 		s := &Server{bin: bin, dir: d, data: filepath.Join(d, "data")}

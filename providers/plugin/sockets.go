@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rackform/rackform/internal/process"
 )
 
 // socketDirPrefix begins the name of each plugin's socket directory in the
@@ -50,7 +52,7 @@ func sweepSockets(dir string) {
 			continue // the form without a process id: whose is unknown
 		}
 		pid, err := strconv.Atoi(digits)
-		if err != nil || pid <= 0 || pid == os.Getpid() || processRunning(pid) {
+		if err != nil || pid <= 0 || pid == os.Getpid() || process.Running(pid) {
 			continue
 		}
 		if path := filepath.Join(dir, e.Name()); !listening(path) {
